@@ -1,0 +1,108 @@
+#include "util/subprocess.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/sha256.hpp"
+
+namespace lp {
+namespace {
+
+TEST(Subprocess, CapturesStdoutStderrAndExitCode) {
+  const ProcessResult r = run_process({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"});
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.describe(), "exit 3");
+}
+
+TEST(Subprocess, ArgumentsAreNotInterpretedByAShell) {
+  // Each argument arrives verbatim: no globbing, no substitution, no word splitting.
+  const std::string nasty = "a b; rm -rf / $(touch /tmp/lp-pwned) `id` *";
+  const ProcessResult r = run_process({"/usr/bin/printf", "%s|", nasty, "x"});
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.out, nasty + "|x|");
+  EXPECT_FALSE(std::filesystem::exists("/tmp/lp-pwned"));
+}
+
+TEST(Subprocess, ProgramPathWithSpacesAndMetacharacters) {
+  const auto dir = std::filesystem::temp_directory_path() / "lp dir ;$(x) &";
+  std::filesystem::create_directories(dir);
+  const auto tool = dir / "fake tool";
+  {
+    std::ofstream f(tool);
+    f << "#!/bin/sh\necho \"ran:$1\"\n";
+  }
+  std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+  const ProcessResult r = run_process({tool.string(), "--version"});
+  EXPECT_TRUE(r.ok()) << r.err;
+  EXPECT_EQ(r.out, "ran:--version\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Subprocess, TimeoutKillsTheProcessGroup) {
+  ProcessOptions options;
+  options.timeout = std::chrono::milliseconds(300);
+  options.grace = std::chrono::milliseconds(200);
+  const auto start = std::chrono::steady_clock::now();
+  const ProcessResult r = run_process({"/bin/sh", "-c", "trap '' TERM; sleep 30 & wait"}, options);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_FALSE(r.ok());
+  EXPECT_LT(elapsed, std::chrono::seconds(10));
+}
+
+TEST(Subprocess, OutputIsCapped) {
+  ProcessOptions options;
+  options.max_output = 100;
+  const ProcessResult r = run_process({"/bin/sh", "-c", "head -c 100000 /dev/zero"}, options);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.out.size(), 100U);
+  EXPECT_TRUE(r.out_truncated);
+}
+
+TEST(Subprocess, CleanEnvironmentDropsOurVariables) {
+  ::setenv("LP_SECRET_FOR_TEST", "leak", 1);
+  ProcessOptions options;
+  options.environment = clean_environment();
+  const ProcessResult r = run_process({"/usr/bin/env"}, options);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.out.find("LP_SECRET_FOR_TEST"), std::string::npos);
+  EXPECT_NE(r.out.find("LC_ALL=C"), std::string::npos);
+}
+
+TEST(Subprocess, StdinIsFed) {
+  ProcessOptions options;
+  options.stdin_data = "hello";
+  const ProcessResult r = run_process({"/bin/cat"}, options);
+  EXPECT_EQ(r.out, "hello");
+}
+
+TEST(Subprocess, MissingProgramThrows) {
+  EXPECT_THROW(run_process({"/nonexistent/ptxas"}), Error);
+  EXPECT_FALSE(find_executable("/nonexistent/ptxas").has_value());
+  EXPECT_TRUE(find_executable("sh").has_value());
+}
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Files, AtomicWriteThenReadBack) {
+  const auto path = (std::filesystem::temp_directory_path() / "lp-atomic-test.txt").string();
+  write_file_atomic(path, "first");
+  write_file_atomic(path, "second");
+  EXPECT_EQ(read_file(path), "second");
+  EXPECT_EQ(sha256_file_hex(path), sha256_hex("second"));
+  std::filesystem::remove(path);
+  EXPECT_THROW(read_file(path), UsageError);
+}
+
+}  // namespace
+}  // namespace lp
