@@ -1,26 +1,41 @@
 #include "cli/app.hpp"
 
+#include <vector>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/commands.hpp"
 #include "util/error.hpp"
 
 namespace lp::cli {
 
 int run_app(int argc, char** argv) {
-  CLI::App app{"loraprobe: reproduce and diagnose the Hopper wgmma register hazard in LoRA Triton kernels"};
+  CLI::App app{"loraprobe: reproduce and diagnose the Hopper wgmma register hazard in vLLM's LoRA Triton kernels"};
   app.require_subcommand(1);
-  auto* version = app.add_subcommand("version", "Print the version");
+  app.footer(
+      "Exit codes: 0 clean, 1 failures (or a hazard), 2 usage or config error, 3 environment error.\n"
+      "Run 'loraprobe <subcommand> --help' for the options and examples of each.");
+  const std::vector<Command> commands = {
+      add_sweep_command(app), add_list_command(app), add_inspect_command(app),
+      add_env_command(app),   add_version_command(app),
+  };
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes (106, 109, ...) are not our contract: bad usage is 2.
+    throw UsageError(e.what());
   }
-  if (*version) {
-    fmt::print("loraprobe {}\n", "0.1.0");
-    return 0;
+  for (const Command& command : commands) {
+    if (command.app->parsed()) {
+      return command.run();
+    }
   }
-  throw NotBuiltYet("this subcommand");
+  throw UsageError("no subcommand given; run 'loraprobe --help'");
 }
 
 }  // namespace lp::cli

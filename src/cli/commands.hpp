@@ -1,0 +1,24 @@
+#pragma once
+// One subcommand per file: each add_*_command registers its options on the app
+// (filling an options struct it owns) and returns the function that runs it.
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace lp::cli {
+
+/// A registered subcommand: its CLI11 node and the function that runs it after
+/// parsing, returning the process exit code.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_sweep_command(CLI::App& app);
+Command add_list_command(CLI::App& app);
+Command add_inspect_command(CLI::App& app);
+Command add_env_command(CLI::App& app);
+Command add_version_command(CLI::App& app);
+
+}  // namespace lp::cli
