@@ -39,13 +39,14 @@ class UsageError : public Fatal {
   explicit UsageError(const std::string& what) : Fatal(ExitCode::usage, what) {}
 };
 
-/// Bad input inside a file: formatted as `<file>:<json pointer>: <message>`, exit 2.
+/// Bad input inside a file: formatted as `<file>:<json pointer>: <message>`, exit 2;
+/// `<file>: <message>` when the fault is the whole document (unreadable, not JSON).
 class InputError : public UsageError {
  public:
   /// file: the path as the user gave it; pointer: RFC 6901 JSON pointer ("" for the
   /// whole document); message: what is wrong, naming the offending value.
   InputError(std::string file, std::string pointer, std::string message)
-      : UsageError(file + ":" + pointer + ": " + message),
+      : UsageError(pointer.empty() ? file + ": " + message : file + ":" + pointer + ": " + message),
         m_file(std::move(file)),
         m_pointer(std::move(pointer)),
         m_message(std::move(message)) {}

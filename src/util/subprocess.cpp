@@ -106,10 +106,8 @@ std::optional<std::string> find_executable(const std::string& name) {
   std::size_t start = 0;
   while (start <= dirs.size()) {
     const std::size_t end = std::min(dirs.find(':', start), dirs.size());
-    std::string dir = dirs.substr(start, end - start);
-    if (dir.empty()) {
-      dir = ".";
-    }
+    // An empty PATH entry means the current directory.
+    const std::string dir = end > start ? dirs.substr(start, end - start) : std::string(".");
     const std::string candidate = dir + "/" + name;
     if (is_executable_file(candidate)) {
       return candidate;

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets up and builds loraprobe, then runs every test. Tests labelled `gpu` print
+# "skipped: no GPU" on hosts without one; CPU tests always run.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$repo/scripts/setup.sh"
+cd "${LORAPROBE_BUILD_DIR:-$repo/build}"
+ctest --output-on-failure -j "$(nproc)" "$@"

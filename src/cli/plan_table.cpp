@@ -1,0 +1,69 @@
+#include "cli/plan_table.hpp"
+
+#include <fmt/format.h>
+
+namespace lp::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string knob(const json& axes, const char* key) {
+  const auto it = axes.find(key);
+  if (it == axes.end() || it->is_null()) {
+    return "-";
+  }
+  if (it->is_boolean()) {
+    return it->get<bool>() ? "y" : "n";
+  }
+  return plan::format_value(*it);
+}
+
+}  // namespace
+
+std::string format_plan(const plan::SweepConfig& config, const plan::Plan& p) {
+  std::string out = fmt::format("plan: {} cases from {} combinations of {}{}\n", p.cases.size(), p.combinations,
+                                config.name, config.source.empty() ? "" : " (" + config.source + ")");
+  for (const plan::Dropped& d : p.not_applicable) {
+    out += fmt::format("  not applicable: {} ({})\n", d.count, d.reason);
+  }
+  for (std::size_t r = 0; r < p.excluded_by_rule.size(); ++r) {
+    out += fmt::format("  excluded by {}: {}\n", config.exclude.value[r].pointer, p.excluded_by_rule[r]);
+  }
+  if (p.duplicates > 0) {
+    out += fmt::format("  collapsed: {} (an axis that does not apply to the op, or equal once \"vllm\" is resolved)\n",
+                       p.duplicates);
+  }
+  out += fmt::format("  repeats per case: {}, seed: {}\n", config.repeats.value, config.seed.value);
+  out += fmt::format("{:>5} {:<12} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} {:>2} "
+                     "{:>3} {:<5} {}\n",
+                     "#", "id", "op", "tokens", "rank", "hidden", "lora", "in", "w", "add", "bm", "bn", "bk", "nw",
+                     "ns", "sk", "evenk", "compiler");
+  for (const plan::Case& c : p.cases) {
+    const json& a = c.axes;
+    out += fmt::format("{:>5} {:<12} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} {:>2} "
+                       "{:>3} {:<5} {}\n",
+                       c.index, c.id, knob(a, "op"), c.tokens, c.rank, knob(a, "hidden"), c.num_loras,
+                       knob(a, "input_dtype"), knob(a, "weight_dtype"), knob(a, "add_inputs"), knob(a, "block_m"),
+                       knob(a, "block_n"), knob(a, "block_k"), knob(a, "num_warps"), knob(a, "num_stages"),
+                       c.shrink ? std::to_string(c.shrink->split_k) : "-", knob(a, "even_k"), c.compiler);
+  }
+  return out;
+}
+
+json plan_to_json(const plan::SweepConfig& config, const plan::Plan& p) {
+  json not_applicable = json::array();
+  for (const plan::Dropped& d : p.not_applicable) {
+    not_applicable.push_back({{"reason", d.reason}, {"count", d.count}});
+  }
+  json cases = json::array();
+  for (const plan::Case& c : p.cases) {
+    cases.push_back(plan::case_to_json(c));
+  }
+  return {{"config", config.to_json()},       {"count", p.cases.size()},
+          {"combinations", p.combinations},   {"not_applicable", std::move(not_applicable)},
+          {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates},
+          {"cases", std::move(cases)}};
+}
+
+}  // namespace lp::cli

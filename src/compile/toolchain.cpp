@@ -1,0 +1,229 @@
+#include "compile/toolchain.hpp"
+
+#include <cuda.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/sha256.hpp"
+#include "util/subprocess.hpp"
+
+namespace lp::compile {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
+}
+
+ProcessOptions quick() {
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(30);
+  o.max_output = 1 << 20;
+  o.environment = clean_environment();
+  return o;
+}
+
+PtxasInfo describe(std::string spec, const std::string& path) {
+  PtxasInfo info;
+  info.spec = std::move(spec);
+  info.path = fs::absolute(path).lexically_normal().string();
+  const ProcessResult r = run_process({info.path, "--version"}, quick());
+  info.version = parse_tool_version(r.out);
+  info.sha256 = sha256_file_hex(info.path);
+  return info;
+}
+
+/// Version folders under tools_dir()/ptxas, each with ptxas or bin/ptxas, sorted by version.
+std::vector<std::pair<std::string, std::string>> installed_versions() {
+  std::vector<std::pair<std::string, std::string>> found;
+  const fs::path root = fs::path(tools_dir()) / "ptxas";
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    return found;
+  }
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    for (const char* rel : {"ptxas", "bin/ptxas"}) {
+      const fs::path candidate = entry.path() / rel;
+      if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) {
+        found.emplace_back(entry.path().filename().string(), candidate.string());
+        break;
+      }
+    }
+  }
+  auto numeric = [](const std::string& v) {
+    std::vector<int> parts;
+    std::size_t start = 0;
+    while (start < v.size()) {
+      const std::size_t dot = std::min(v.find('.', start), v.size());
+      parts.push_back(std::atoi(v.substr(start, dot - start).c_str()));
+      start = dot + 1;
+    }
+    return parts;
+  };
+  std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) { return numeric(a.first) < numeric(b.first); });
+  return found;
+}
+
+}  // namespace
+
+json PtxasInfo::to_json() const {
+  return {{"spec", spec}, {"path", path}, {"version", version.empty() ? json() : json(version)}, {"sha256", sha256}};
+}
+
+std::optional<std::string> toolkit_root() {
+  std::vector<std::string> candidates;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (auto v = env(var)) {
+      candidates.push_back(*v);
+    }
+  }
+  candidates.emplace_back("/usr/local/cuda");
+  for (const std::string& root : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(fs::path(root) / "bin" / "ptxas", ec)) {
+      return fs::canonical(root, ec).string();
+    }
+  }
+  return std::nullopt;
+}
+
+json toolkit_record() {
+  json record = {{"build_version", fmt::format("{}.{}", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10)}};
+  const std::optional<std::string> root = toolkit_root();
+  record["root"] = root ? json(*root) : json();
+  record["version"] = nullptr;
+  if (root) {
+    const fs::path version_json = fs::path(*root) / "version.json";
+    std::error_code ec;
+    if (fs::is_regular_file(version_json, ec)) {
+      try {
+        const json v = json::parse(read_file(version_json.string(), 1 << 20));
+        record["version"] = v.at("cuda").at("version");
+      } catch (const std::exception&) {
+        // Unreadable version.json: fall back to nvcc below.
+      }
+    }
+    if (record["version"].is_null()) {
+      const fs::path nvcc = fs::path(*root) / "bin" / "nvcc";
+      if (fs::is_regular_file(nvcc, ec)) {
+        const std::string v = parse_tool_version(run_process({nvcc.string(), "--version"}, quick()).out);
+        record["version"] = v.empty() ? json() : json(v);
+      }
+    }
+  }
+  return record;
+}
+
+std::optional<std::string> triton_bin_dir() {
+  static const std::optional<std::string> cached = []() -> std::optional<std::string> {
+    const std::optional<std::string> python = find_executable("python3");
+    if (!python) {
+      return std::nullopt;
+    }
+    // find_spec locates the package without importing it (importing triton takes seconds).
+    ProcessOptions o = quick();
+    o.environment.reset();  // python needs its own environment (PYTHONPATH, virtualenv)
+    const ProcessResult r = run_process(
+        {*python, "-c",
+         "import importlib.util as u; s = u.find_spec('triton'); "
+         "print(s.submodule_search_locations[0] if s else '')"},
+        o);
+    std::string dir = r.out.substr(0, r.out.find('\n'));
+    if (!r.ok() || dir.empty()) {
+      return std::nullopt;
+    }
+    const fs::path bin = fs::path(dir) / "backends" / "nvidia" / "bin";
+    std::error_code ec;
+    return fs::is_directory(bin, ec) ? std::optional<std::string>(bin.string()) : std::nullopt;
+  }();
+  return cached;
+}
+
+std::string tools_dir() {
+  if (auto v = env("LORAPROBE_TOOLS_DIR")) {
+    return *v;
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    return ".tools";
+  }
+  return (exe.parent_path().parent_path() / ".tools").string();
+}
+
+std::string parse_tool_version(const std::string& version_output) {
+  static const std::regex with_build(R"(V(\d+\.\d+\.\d+))");
+  static const std::regex release(R"(release (\d+\.\d+))");
+  std::smatch m;
+  if (std::regex_search(version_output, m, with_build)) {
+    return m[1];
+  }
+  if (std::regex_search(version_output, m, release)) {
+    return m[1];
+  }
+  return {};
+}
+
+PtxasInfo resolve_ptxas(const std::string& spec) {
+  if (spec == "toolkit") {
+    const std::optional<std::string> root = toolkit_root();
+    if (!root) {
+      throw UsageError("ptxas=toolkit: no CUDA toolkit found ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda)");
+    }
+    return describe(spec, *root + "/bin/ptxas");
+  }
+  if (spec == "triton") {
+    const std::optional<std::string> bin = triton_bin_dir();
+    if (!bin) {
+      throw UsageError("ptxas=triton: Triton is not installed for the python3 on PATH");
+    }
+    return describe(spec, *bin + "/ptxas");
+  }
+  if (spec.find('/') != std::string::npos) {
+    if (!find_executable(spec)) {
+      throw UsageError(fmt::format("ptxas={}: no executable file at that path", spec));
+    }
+    return describe(spec, spec);
+  }
+  const auto versions = installed_versions();
+  std::string available;
+  for (const auto& [version, path] : versions) {
+    if (version == spec || version.rfind(spec + ".", 0) == 0) {
+      return describe(spec, path);
+    }
+    available += (available.empty() ? "" : ", ") + version;
+  }
+  throw UsageError(fmt::format("ptxas={}: not a path, 'toolkit', 'triton', or a version installed under {}/ptxas ({})",
+                               spec, tools_dir(), available.empty() ? "none installed: run scripts/setup.sh" : "installed: " + available));
+}
+
+std::vector<PtxasInfo> discover_ptxas() {
+  std::vector<PtxasInfo> found;
+  if (toolkit_root()) {
+    found.push_back(resolve_ptxas("toolkit"));
+  }
+  if (triton_bin_dir()) {
+    std::error_code ec;
+    if (fs::is_regular_file(*triton_bin_dir() + "/ptxas", ec)) {
+      found.push_back(resolve_ptxas("triton"));
+    }
+  }
+  for (const auto& [version, path] : installed_versions()) {
+    found.push_back(describe(version, path));
+  }
+  return found;
+}
+
+}  // namespace lp::compile

@@ -1,0 +1,47 @@
+#pragma once
+// Where the compilers are: the CUDA toolkit, Triton's bundled ptxas, and the
+// project-local ptxas versions setup installs under .tools/. Finding them needs
+// no GPU, so `loraprobe env` and the static inspection work on any host.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lp::compile {
+
+/// A ptxas binary and what it says of itself.
+struct PtxasInfo {
+  std::string spec;     ///< how it was asked for: "toolkit", "triton", "13.0", or a path
+  std::string path;     ///< absolute path
+  std::string version;  ///< "13.0.88" from `ptxas --version`, empty when it did not say
+  std::string sha256;   ///< of the binary
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+/// The CUDA toolkit root: $CUDA_HOME, $CUDA_PATH, or /usr/local/cuda; nullopt when none has bin/ptxas.
+std::optional<std::string> toolkit_root();
+
+/// {"root", "version" (from version.json or nvcc), "build_version" (the CUDA headers loraprobe was built with)}.
+nlohmann::json toolkit_record();
+
+/// site-packages/triton/backends/nvidia/bin of the python3 on PATH, when Triton is installed.
+std::optional<std::string> triton_bin_dir();
+
+/// The project-local tools folder: $LORAPROBE_TOOLS_DIR, else .tools beside the build
+/// folder that holds this executable (<repo>/.tools for <repo>/build/loraprobe).
+std::string tools_dir();
+
+/// Parses "release 13.0, V13.0.88" out of `ptxas --version` output; empty when absent.
+std::string parse_tool_version(const std::string& version_output);
+
+/// Resolves a ptxas spec ("toolkit", "triton", a version such as "13.0" or "12.8.93"
+/// installed under tools_dir()/ptxas/, or a path), runs `--version` and hashes it.
+/// Throws lp::UsageError naming the spec and the versions available when not found.
+PtxasInfo resolve_ptxas(const std::string& spec);
+
+/// Every ptxas found: toolkit, Triton's, and each version under tools_dir()/ptxas/.
+std::vector<PtxasInfo> discover_ptxas();
+
+}  // namespace lp::compile

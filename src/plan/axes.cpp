@@ -1,0 +1,187 @@
+#include "plan/axes.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace lp::plan {
+
+namespace {
+
+constexpr std::int64_t k_max_tokens = std::int64_t{1} << 20;
+
+const std::vector<AxisInfo> k_axes = {
+    {AxisId::op, "op", "--op", AxisKind::op, 0, 0, false, false,
+     "LoRA operation: expand (buf -> y), shrink (x -> buf), lora_linear (shrink then expand)"},
+    {AxisId::input_dtype, "input_dtype", "--input-dtype", AxisKind::dtype, 0, 0, false, false,
+     "dtype of the kernel's input (expand: buf; shrink: x, which must equal weight_dtype)"},
+    {AxisId::weight_dtype, "weight_dtype", "--weight-dtype", AxisKind::dtype, 0, 0, false, false,
+     "dtype of the LoRA weights and of the expand output (bf16 or fp16)"},
+    {AxisId::num_slices, "num_slices", "--num-slices", AxisKind::integer, 1, 3, false, false,
+     "number of output slices (1; 2 or 3 for merged projections such as qkv)"},
+    {AxisId::hidden, "hidden", "--hidden", AxisKind::hidden, 1, 131072, false, false,
+     "hidden size per slice; a list gives one size per slice (GQA qkv has unequal slices)"},
+    {AxisId::ranks, "ranks", "--ranks", AxisKind::integer, 1, 4096, false, false, "LoRA rank"},
+    {AxisId::num_loras, "num_loras", "--num-loras", AxisKind::integer, 1, 1024, false, false,
+     "adapters in the batch; above 1 tokens are shuffled over adapters, some with none (-1)"},
+    {AxisId::add_inputs, "add_inputs", "--add-inputs", AxisKind::boolean, 0, 0, false, false,
+     "expand adds into the base layer output (ADD_INPUTS)"},
+    {AxisId::block_m, "block_m", "--block-m", AxisKind::integer, 16, 256, true, true, "BLOCK_M tile rows"},
+    {AxisId::block_n, "block_n", "--block-n", AxisKind::integer, 16, 256, true, true, "BLOCK_N tile columns"},
+    {AxisId::block_k, "block_k", "--block-k", AxisKind::integer, 16, 256, true, true, "BLOCK_K reduction step"},
+    {AxisId::num_warps, "num_warps", "--num-warps", AxisKind::integer, 1, 16, true, true, "warps per program"},
+    {AxisId::num_stages, "num_stages", "--num-stages", AxisKind::integer, 1, 8, false, true,
+     "software-pipelining depth of the k-loop"},
+    {AxisId::split_k, "split_k", "--split-k", AxisKind::integer, 1, 256, false, true,
+     "shrink: K splits added with atomics"},
+    {AxisId::compilers, "compilers", "--compiler", AxisKind::compiler, 0, 0, false, false,
+     "how the PTX becomes SASS: prebuilt (Triton's cubin), driver (cuLink JIT), ptxas=PATH|VERSION|toolkit|triton"},
+    {AxisId::tokens, "tokens", "--tokens", AxisKind::integer, 1, k_max_tokens, false, false,
+     "number of tokens (rows) in the batch"},
+};
+
+bool is_power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+std::optional<std::string> check_integer(const AxisInfo& axis, const nlohmann::json& value) {
+  if (value.is_string() && axis.allows_vllm && value.get<std::string>() == k_vllm_default) {
+    return std::nullopt;
+  }
+  if (!value.is_number_integer()) {
+    return fmt::format("expected {}, got {}", axis.allows_vllm ? "a whole number or \"vllm\"" : "a whole number",
+                       value.dump());
+  }
+  const auto v = value.get<std::int64_t>();
+  if (v < axis.min || v > axis.max) {
+    return fmt::format("{} is out of range [{}, {}]", v, axis.min, axis.max);
+  }
+  if (axis.power_of_two && !is_power_of_two(v)) {
+    return fmt::format("{} is not a power of two", v);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(Op op) {
+  switch (op) {
+    case Op::expand:
+      return "expand";
+    case Op::shrink:
+      return "shrink";
+    case Op::lora_linear:
+      return "lora_linear";
+  }
+  return "?";
+}
+
+std::string_view to_string(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32:
+      return "fp32";
+    case Dtype::bf16:
+      return "bf16";
+    case Dtype::fp16:
+      return "fp16";
+  }
+  return "?";
+}
+
+std::optional<Op> parse_op(std::string_view text) {
+  for (Op op : {Op::expand, Op::shrink, Op::lora_linear}) {
+    if (text == to_string(op)) {
+      return op;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Dtype> parse_dtype(std::string_view text) {
+  for (Dtype d : {Dtype::fp32, Dtype::bf16, Dtype::fp16}) {
+    if (text == to_string(d)) {
+      return d;
+    }
+  }
+  return std::nullopt;
+}
+
+const std::vector<AxisInfo>& axis_table() { return k_axes; }
+
+const AxisInfo& axis_info(AxisId id) { return k_axes.at(static_cast<std::size_t>(id)); }
+
+const AxisInfo* find_axis(std::string_view key) {
+  for (const AxisInfo& axis : k_axes) {
+    if (axis.key == key) {
+      return &axis;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<std::string> check_value(const AxisInfo& axis, const nlohmann::json& value) {
+  switch (axis.kind) {
+    case AxisKind::integer:
+      return check_integer(axis, value);
+    case AxisKind::hidden: {
+      if (value.is_array()) {
+        if (value.empty() || value.size() > 3) {
+          return fmt::format("a per-slice hidden list has 1 to 3 sizes, got {}", value.size());
+        }
+        for (const auto& item : value) {
+          if (auto bad = check_integer(axis, item)) {
+            return bad;
+          }
+        }
+        return std::nullopt;
+      }
+      return check_integer(axis, value);
+    }
+    case AxisKind::op:
+      if (!value.is_string() || !parse_op(value.get<std::string>())) {
+        return fmt::format("expected one of expand, shrink, lora_linear, got {}", value.dump());
+      }
+      return std::nullopt;
+    case AxisKind::dtype:
+      if (!value.is_string() || !parse_dtype(value.get<std::string>())) {
+        return fmt::format("expected one of fp32, bf16, fp16, got {}", value.dump());
+      }
+      if (axis.id == AxisId::weight_dtype && value.get<std::string>() == "fp32") {
+        return "weight_dtype fp32 is not a LoRA configuration (weights are bf16 or fp16)";
+      }
+      return std::nullopt;
+    case AxisKind::boolean:
+      if (!value.is_boolean()) {
+        return fmt::format("expected true or false, got {}", value.dump());
+      }
+      return std::nullopt;
+    case AxisKind::compiler: {
+      if (!value.is_string()) {
+        return fmt::format("expected a compiler name, got {}", value.dump());
+      }
+      const auto text = value.get<std::string>();
+      if (text == "prebuilt" || text == "driver") {
+        return std::nullopt;
+      }
+      if (text.rfind("ptxas=", 0) == 0 && text.size() > 6) {
+        return std::nullopt;
+      }
+      return fmt::format("expected prebuilt, driver or ptxas=<path|version|toolkit|triton>, got {}", value.dump());
+    }
+  }
+  return "unknown axis kind";
+}
+
+std::string format_value(const nlohmann::json& value) {
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  if (value.is_array()) {
+    std::string out;
+    for (const auto& item : value) {
+      out += (out.empty() ? "" : "/") + format_value(item);
+    }
+    return out;
+  }
+  return value.dump();
+}
+
+}  // namespace lp::plan

@@ -1,0 +1,85 @@
+#pragma once
+// The sweep axes: one table drives config parsing, CLI flags, validation,
+// excludes, --show-config and the case JSON, so an axis is described once.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lp::plan {
+
+/// Which LoRA operation a case runs (docs/problem.md).
+enum class Op { expand, shrink, lora_linear };
+/// Element types of inputs and weights.
+enum class Dtype { fp32, bf16, fp16 };
+
+std::string_view to_string(Op op);
+std::string_view to_string(Dtype dtype);
+std::optional<Op> parse_op(std::string_view text);
+std::optional<Dtype> parse_dtype(std::string_view text);
+
+/// Every axis a sweep can vary, in plan-expansion order (outermost first).
+enum class AxisId {
+  op,
+  input_dtype,
+  weight_dtype,
+  num_slices,
+  hidden,
+  ranks,
+  num_loras,
+  add_inputs,
+  block_m,
+  block_n,
+  block_k,
+  num_warps,
+  num_stages,
+  split_k,
+  compilers,
+  tokens,
+};
+
+/// How an axis's values are spelled and checked.
+enum class AxisKind {
+  integer,   ///< whole numbers within [min, max], optionally powers of two; ranges allowed
+  hidden,    ///< a whole number, or a list of one per slice
+  op,        ///< expand | shrink | lora_linear
+  dtype,     ///< fp32 | bf16 | fp16
+  boolean,   ///< true | false
+  compiler,  ///< prebuilt | driver | ptxas=<path, version or toolkit/triton>
+};
+
+/// One row of the axis table.
+struct AxisInfo {
+  AxisId id;
+  std::string_view key;          ///< JSON key in configs and reports
+  std::string_view flag;         ///< CLI flag that overrides it
+  AxisKind kind;
+  std::int64_t min = 0;          ///< integer axes: smallest valid value
+  std::int64_t max = 0;          ///< integer axes: largest valid value
+  bool power_of_two = false;     ///< integer axes: values must be powers of two
+  bool allows_vllm = false;      ///< accepts "vllm": vLLM's default for the op and token count
+  std::string_view description;  ///< one line for --help and the schema
+};
+
+/// All axes, in AxisId order.
+const std::vector<AxisInfo>& axis_table();
+/// The row of `id`.
+const AxisInfo& axis_info(AxisId id);
+/// The row whose key is `key`, or nullptr.
+const AxisInfo* find_axis(std::string_view key);
+
+/// The value spelled "vllm" in configs: resolved per case to vLLM's default.
+inline constexpr std::string_view k_vllm_default = "vllm";
+
+/// Checks one already-expanded value (no ranges) of `axis`; returns the message
+/// naming the value when it is invalid, nullopt when valid.
+std::optional<std::string> check_value(const AxisInfo& axis, const nlohmann::json& value);
+
+/// Spells a value as the CLI and tables print it (4096/1024/1024 for per-slice hidden).
+std::string format_value(const nlohmann::json& value);
+
+}  // namespace lp::plan

@@ -1,0 +1,567 @@
+#include "plan/config.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "plan/embedded_configs.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/sha256.hpp"
+
+namespace lp::plan {
+
+using nlohmann::json;
+
+namespace {
+
+const std::vector<std::string_view> k_top_level_keys = {"$schema", "name",      "description", "axes",
+                                                        "repeats", "seed",      "tolerance",   "exclude"};
+
+/// Levenshtein distance, for "did you mean" hints on mistyped keys.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string did_you_mean(std::string_view key, const std::vector<std::string_view>& known) {
+  std::string_view best;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  for (std::string_view candidate : known) {
+    const std::size_t d = edit_distance(key, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  if (best_distance <= std::max<std::size_t>(2, key.size() / 3)) {
+    return fmt::format(" (did you mean \"{}\"?)", best);
+  }
+  std::string list;
+  for (std::string_view candidate : known) {
+    if (candidate != "$schema") {
+      list += (list.empty() ? "" : ", ") + std::string(candidate);
+    }
+  }
+  return fmt::format(" (known: {})", list);
+}
+
+std::vector<std::string_view> axis_keys() {
+  std::vector<std::string_view> keys;
+  for (const AxisInfo& axis : axis_table()) {
+    keys.push_back(axis.key);
+  }
+  return keys;
+}
+
+std::string escape_pointer_token(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/// Parses JSON text with the size and nesting limits; throws InputError.
+json parse_json_limited(std::string_view text, const std::string& file) {
+  if (text.size() > k_max_config_bytes) {
+    throw InputError(file, "", fmt::format("config is {} bytes, over the limit of {}", text.size(), k_max_config_bytes));
+  }
+  bool too_deep = false;
+  json::parser_callback_t limit_depth = [&too_deep](int depth, json::parse_event_t /*event*/, json& /*parsed*/) {
+    if (static_cast<std::size_t>(depth) > k_max_config_depth) {
+      too_deep = true;
+    }
+    return !too_deep;
+  };
+  try {
+    json doc = json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true,
+                           /*ignore_comments=*/false);
+    if (too_deep) {
+      throw InputError(file, "", fmt::format("nesting deeper than {} levels", k_max_config_depth));
+    }
+    return doc;
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] " prefix: the user needs the position.
+    if (const auto pos = what.find("] "); pos != std::string::npos) {
+      what = what.substr(pos + 2);
+    }
+    throw InputError(file, "", "invalid JSON: " + what);
+  }
+}
+
+std::int64_t integer_field(const json& object, std::string_view key, const std::string& file, const std::string& ptr) {
+  const auto it = object.find(key);
+  if (it == object.end()) {
+    throw InputError(file, ptr, fmt::format("range needs \"{}\"", key));
+  }
+  if (!it->is_number_integer()) {
+    throw InputError(file, ptr + "/" + std::string(key), fmt::format("expected a whole number, got {}", it->dump()));
+  }
+  return it->get<std::int64_t>();
+}
+
+/// Expands a range object {"from", "to", "mul"|"step"} of an integer axis.
+std::vector<json> expand_range(const AxisInfo& axis, const json& range, const std::string& file,
+                               const std::string& ptr) {
+  if (axis.kind != AxisKind::integer) {
+    throw InputError(file, ptr, fmt::format("{} takes no ranges, only values", axis.key));
+  }
+  for (const auto& [key, value] : range.items()) {
+    if (key != "from" && key != "to" && key != "mul" && key != "step") {
+      throw InputError(file, ptr + "/" + escape_pointer_token(key),
+                       fmt::format("unknown key \"{}\" in a range (from, to, and mul or step)", key));
+    }
+  }
+  const bool has_mul = range.contains("mul");
+  const bool has_step = range.contains("step");
+  if (has_mul == has_step) {
+    throw InputError(file, ptr, "a range needs exactly one of \"mul\" (geometric) or \"step\" (arithmetic)");
+  }
+  const std::int64_t from = integer_field(range, "from", file, ptr);
+  const std::int64_t to = integer_field(range, "to", file, ptr);
+  if (from > to) {
+    throw InputError(file, ptr, fmt::format("range from {} is above to {}", from, to));
+  }
+  const std::int64_t by = integer_field(range, has_mul ? "mul" : "step", file, ptr);
+  if (has_mul ? by < 2 : by < 1) {
+    throw InputError(file, ptr + (has_mul ? "/mul" : "/step"),
+                     fmt::format("{} must be at least {}, got {}", has_mul ? "mul" : "step", has_mul ? 2 : 1, by));
+  }
+  std::vector<json> values;
+  for (std::int64_t v = from; v <= to; v = has_mul ? v * by : v + by) {
+    if (values.size() >= k_max_axis_values) {
+      throw InputError(file, ptr, fmt::format("range gives more than {} values", k_max_axis_values));
+    }
+    values.emplace_back(v);
+    if (has_mul && v == 0) {
+      break;
+    }
+  }
+  return values;
+}
+
+/// The values of one axis as written in a file: a list, a range, or one value.
+std::vector<json> parse_axis_values(const AxisInfo& axis, const json& node, const std::string& file,
+                                    const std::string& ptr, bool allow_vllm) {
+  std::vector<std::pair<json, std::string>> raw;  // value, pointer
+  if (node.is_array()) {
+    if (node.empty()) {
+      throw InputError(file, ptr, fmt::format("empty axis: {} needs at least one value", axis.key));
+    }
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string item_ptr = fmt::format("{}/{}", ptr, i);
+      if (node[i].is_object()) {
+        for (json& v : expand_range(axis, node[i], file, item_ptr)) {
+          raw.emplace_back(std::move(v), item_ptr);
+        }
+      } else {
+        raw.emplace_back(node[i], item_ptr);
+      }
+    }
+  } else if (node.is_object()) {
+    for (json& v : expand_range(axis, node, file, ptr)) {
+      raw.emplace_back(std::move(v), ptr);
+    }
+  } else {
+    raw.emplace_back(node, ptr);
+  }
+  if (raw.size() > k_max_axis_values) {
+    throw InputError(file, ptr, fmt::format("{} values, over the limit of {}", raw.size(), k_max_axis_values));
+  }
+  std::vector<json> values;
+  for (auto& [value, where] : raw) {
+    if (!allow_vllm && value.is_string() && value.get<std::string>() == k_vllm_default) {
+      throw InputError(file, where, "\"vllm\" cannot be matched here: name the resolved value");
+    }
+    if (auto bad = check_value(axis, value)) {
+      throw InputError(file, where, *bad);
+    }
+    if (std::find(values.begin(), values.end(), value) != values.end()) {
+      throw InputError(file, where, fmt::format("duplicate value {}", format_value(value)));
+    }
+    values.push_back(std::move(value));
+  }
+  return values;
+}
+
+Tolerance parse_tolerance(const json& node, const std::string& file, const std::string& ptr) {
+  if (!node.is_object()) {
+    throw InputError(file, ptr, fmt::format("expected an object {{\"atol\": ..., \"rtol\": ...}}, got {}", node.dump()));
+  }
+  Tolerance tol;
+  for (const auto& [key, value] : node.items()) {
+    const std::string item_ptr = ptr + "/" + escape_pointer_token(key);
+    if (key != "atol" && key != "rtol") {
+      throw InputError(file, item_ptr, fmt::format("unknown key \"{}\" (atol, rtol)", key));
+    }
+    if (!value.is_number()) {
+      throw InputError(file, item_ptr, fmt::format("expected a number, got {}", value.dump()));
+    }
+    const double v = value.get<double>();
+    if (!std::isfinite(v) || v < 0.0 || v > 1.0) {
+      throw InputError(file, item_ptr, fmt::format("{} must be within [0, 1], got {}", key, value.dump()));
+    }
+    (key == "atol" ? tol.atol : tol.rtol) = v;
+  }
+  if (!node.contains("atol") || !node.contains("rtol")) {
+    throw InputError(file, ptr, "a tolerance needs both atol and rtol");
+  }
+  return tol;
+}
+
+Setting<std::vector<json>> builtin_axis(std::vector<json> values) {
+  return {std::move(values), Origin{Origin::Kind::builtin, ""}};
+}
+
+std::vector<json> tokens_16_to_8192() {
+  std::vector<json> v;
+  for (std::int64_t t = 16; t <= 8192; t *= 2) {
+    v.emplace_back(t);
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string Origin::describe() const {
+  switch (kind) {
+    case Kind::builtin:
+      return "default";
+    case Kind::file:
+      return "file " + where;
+    case Kind::flag:
+      return "flag " + where;
+  }
+  return "?";
+}
+
+SweepConfig builtin_config() {
+  SweepConfig c;
+  c.name = "builtin";
+  const json vllm = std::string(k_vllm_default);
+  c.axes[AxisId::op] = builtin_axis({"expand"});
+  c.axes[AxisId::input_dtype] = builtin_axis({"fp32"});
+  c.axes[AxisId::weight_dtype] = builtin_axis({"bf16"});
+  c.axes[AxisId::num_slices] = builtin_axis({1});
+  c.axes[AxisId::hidden] = builtin_axis({4096});
+  c.axes[AxisId::ranks] = builtin_axis({64});
+  c.axes[AxisId::num_loras] = builtin_axis({1});
+  c.axes[AxisId::add_inputs] = builtin_axis({true});
+  for (AxisId id : {AxisId::block_m, AxisId::block_n, AxisId::block_k, AxisId::num_warps, AxisId::num_stages,
+                    AxisId::split_k}) {
+    c.axes[id] = builtin_axis({vllm});
+  }
+  c.axes[AxisId::compilers] = builtin_axis({"prebuilt"});
+  c.axes[AxisId::tokens] = builtin_axis(tokens_16_to_8192());
+  c.repeats = {3, {}};
+  c.seed = {48590, {}};
+  c.exclude = {{}, {}};
+  return c;
+}
+
+SweepConfig parse_config(std::string_view text, const std::string& file) {
+  const json doc = parse_json_limited(text, file);
+  if (!doc.is_object()) {
+    throw InputError(file, "", fmt::format("a config is a JSON object, got {}", doc.type_name()));
+  }
+  SweepConfig c = builtin_config();
+  c.source = file;
+  c.source_sha256 = sha256_hex(text);
+  const Origin from_file{Origin::Kind::file, file};
+  for (const auto& [key, value] : doc.items()) {
+    if (std::find(k_top_level_keys.begin(), k_top_level_keys.end(), key) == k_top_level_keys.end()) {
+      const bool is_axis = find_axis(key) != nullptr;
+      throw InputError(file, "/" + escape_pointer_token(key),
+                       is_axis ? fmt::format("unknown key \"{}\": axes go inside \"axes\"", key)
+                               : fmt::format("unknown key \"{}\"{}", key, did_you_mean(key, k_top_level_keys)));
+    }
+  }
+  if (const auto it = doc.find("name"); it != doc.end()) {
+    if (!it->is_string()) {
+      throw InputError(file, "/name", fmt::format("expected a string, got {}", it->dump()));
+    }
+    c.name = it->get<std::string>();
+  } else {
+    c.name = file;
+  }
+  if (const auto it = doc.find("description"); it != doc.end()) {
+    if (!it->is_string()) {
+      throw InputError(file, "/description", fmt::format("expected a string, got {}", it->dump()));
+    }
+    c.description = it->get<std::string>();
+  }
+  if (const auto it = doc.find("axes"); it != doc.end()) {
+    if (!it->is_object()) {
+      throw InputError(file, "/axes", fmt::format("expected an object of axes, got {}", it->dump()));
+    }
+    for (const auto& [key, value] : it->items()) {
+      const std::string ptr = "/axes/" + escape_pointer_token(key);
+      const AxisInfo* axis = find_axis(key);
+      if (axis == nullptr) {
+        throw InputError(file, ptr, fmt::format("unknown axis \"{}\"{}", key, did_you_mean(key, axis_keys())));
+      }
+      c.axes[axis->id] = {parse_axis_values(*axis, value, file, ptr, /*allow_vllm=*/true), from_file};
+    }
+  }
+  if (const auto it = doc.find("repeats"); it != doc.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > 100000) {
+      throw InputError(file, "/repeats", fmt::format("expected a whole number in [1, 100000], got {}", it->dump()));
+    }
+    c.repeats = {it->get<std::int64_t>(), from_file};
+  }
+  if (const auto it = doc.find("seed"); it != doc.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
+      throw InputError(file, "/seed", fmt::format("expected a non-negative whole number, got {}", it->dump()));
+    }
+    c.seed = {it->get<std::uint64_t>(), from_file};
+  }
+  if (const auto it = doc.find("tolerance"); it != doc.end()) {
+    if (!it->is_object()) {
+      throw InputError(file, "/tolerance", fmt::format("expected an object keyed by dtype, got {}", it->dump()));
+    }
+    for (const auto& [key, value] : it->items()) {
+      const std::string ptr = "/tolerance/" + escape_pointer_token(key);
+      const std::optional<Dtype> dtype = parse_dtype(key);
+      if (!dtype) {
+        throw InputError(file, ptr, fmt::format("unknown dtype \"{}\" (fp32, bf16, fp16)", key));
+      }
+      c.tolerance[*dtype] = {parse_tolerance(value, file, ptr), from_file};
+    }
+  }
+  if (const auto it = doc.find("exclude"); it != doc.end()) {
+    if (!it->is_array()) {
+      throw InputError(file, "/exclude", fmt::format("expected a list of rules, got {}", it->dump()));
+    }
+    std::vector<ExcludeRule> rules;
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const std::string ptr = fmt::format("/exclude/{}", i);
+      const json& rule = (*it)[i];
+      if (!rule.is_object()) {
+        throw InputError(file, ptr, fmt::format("expected an object of axis values, got {}", rule.dump()));
+      }
+      if (rule.empty()) {
+        throw InputError(file, ptr, "an empty rule would exclude every case");
+      }
+      ExcludeRule parsed;
+      parsed.pointer = ptr;
+      for (const auto& [key, value] : rule.items()) {
+        const std::string key_ptr = ptr + "/" + escape_pointer_token(key);
+        const AxisInfo* axis = find_axis(key);
+        if (axis == nullptr) {
+          throw InputError(file, key_ptr, fmt::format("unknown axis \"{}\"{}", key, did_you_mean(key, axis_keys())));
+        }
+        parsed.match[axis->id] = parse_axis_values(*axis, value, file, key_ptr, /*allow_vllm=*/false);
+      }
+      rules.push_back(std::move(parsed));
+    }
+    c.exclude = {std::move(rules), from_file};
+  }
+  return c;
+}
+
+SweepConfig load_config_file(const std::string& path) {
+  return parse_config(read_file(path, k_max_config_bytes), path);
+}
+
+SweepConfig load_default_config() {
+  return parse_config(embedded_config("default.json"), std::string(k_embedded_prefix) + "default.json");
+}
+
+std::vector<json> parse_flag_values(const AxisInfo& axis, std::string_view text) {
+  const std::string flag(axis.flag);
+  auto fail = [&](const std::string& message) -> UsageError {
+    return UsageError(fmt::format("{} {}: {}", flag, text, message));
+  };
+  auto parse_int = [&](std::string_view s) -> std::int64_t {
+    std::int64_t v = 0;
+    const auto* end = s.data() + s.size();
+    const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+    if (ec != std::errc() || ptr != end || s.empty()) {
+      throw fail(fmt::format("\"{}\" is not a whole number", s));
+    }
+    return v;
+  };
+  std::vector<json> values;
+  auto push = [&](json value) {
+    if (auto bad = check_value(axis, value)) {
+      throw fail(*bad);
+    }
+    if (std::find(values.begin(), values.end(), value) != values.end()) {
+      throw fail(fmt::format("duplicate value {}", format_value(value)));
+    }
+    if (values.size() >= k_max_axis_values) {
+      throw fail(fmt::format("more than {} values", k_max_axis_values));
+    }
+    values.push_back(std::move(value));
+  };
+  if (axis.kind == AxisKind::compiler) {
+    push(json(std::string(text)));
+    return values;
+  }
+  if (text.empty()) {
+    throw fail("empty axis: give at least one value");
+  }
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    start = comma + 1;
+    if (item.empty()) {
+      throw fail("empty value between commas");
+    }
+    switch (axis.kind) {
+      case AxisKind::integer: {
+        if (axis.allows_vllm && item == k_vllm_default) {
+          push(json(std::string(item)));
+          break;
+        }
+        const std::size_t dots = item.find("..");
+        if (dots == std::string_view::npos) {
+          push(json(parse_int(item)));
+          break;
+        }
+        const std::string_view rest = item.substr(dots + 2);
+        const std::size_t op = rest.find_first_of("*+");
+        if (op == std::string_view::npos) {
+          throw fail("a range is FROM..TO*MUL or FROM..TO+STEP");
+        }
+        json range = {{"from", parse_int(item.substr(0, dots))},
+                      {"to", parse_int(rest.substr(0, op))},
+                      {rest[op] == '*' ? "mul" : "step", parse_int(rest.substr(op + 1))}};
+        try {
+          for (json& v : expand_range(axis, range, flag, "")) {
+            push(std::move(v));
+          }
+        } catch (const InputError& e) {
+          throw fail(e.message());
+        }
+        break;
+      }
+      case AxisKind::hidden: {
+        if (item.find('/') == std::string_view::npos) {
+          push(json(parse_int(item)));
+          break;
+        }
+        json sizes = json::array();
+        std::size_t s = 0;
+        while (s <= item.size()) {
+          const std::size_t slash = std::min(item.find('/', s), item.size());
+          sizes.push_back(parse_int(item.substr(s, slash - s)));
+          s = slash + 1;
+        }
+        push(std::move(sizes));
+        break;
+      }
+      case AxisKind::boolean:
+        if (item == "true") {
+          push(json(true));
+        } else if (item == "false") {
+          push(json(false));
+        } else {
+          throw fail(fmt::format("expected true or false, got \"{}\"", item));
+        }
+        break;
+      case AxisKind::op:
+      case AxisKind::dtype:
+      case AxisKind::compiler:
+        push(json(std::string(item)));
+        break;
+    }
+  }
+  return values;
+}
+
+void override_axis(SweepConfig& config, AxisId id, std::vector<json> values, std::string flag) {
+  config.axes[id] = {std::move(values), Origin{Origin::Kind::flag, std::move(flag)}};
+}
+
+json SweepConfig::to_json() const {
+  json out;
+  out["name"] = name;
+  out["description"] = description;
+  out["source"] = source;
+  out["source_sha256"] = source_sha256;
+  json axes_json = json::object();
+  for (const auto& [id, setting] : axes) {
+    axes_json[std::string(axis_info(id).key)] = {{"values", setting.value}, {"origin", setting.origin.describe()}};
+  }
+  out["axes"] = std::move(axes_json);
+  out["repeats"] = {{"value", repeats.value}, {"origin", repeats.origin.describe()}};
+  out["seed"] = {{"value", seed.value}, {"origin", seed.origin.describe()}};
+  json tol = json::object();
+  for (const auto& [dtype, setting] : tolerance) {
+    tol[std::string(to_string(dtype))] = {
+        {"atol", setting.value.atol}, {"rtol", setting.value.rtol}, {"origin", setting.origin.describe()}};
+  }
+  out["tolerance_overrides"] = std::move(tol);
+  json rules = json::array();
+  for (const ExcludeRule& rule : exclude.value) {
+    json r = json::object();
+    for (const auto& [id, values] : rule.match) {
+      r[std::string(axis_info(id).key)] = values;
+    }
+    rules.push_back(std::move(r));
+  }
+  out["exclude"] = {{"rules", std::move(rules)}, {"origin", exclude.origin.describe()}};
+  return out;
+}
+
+std::string format_config(const SweepConfig& config) {
+  constexpr std::size_t k_values_width = 46;
+  auto shorten = [](std::string s) {
+    if (s.size() > k_values_width) {
+      s = s.substr(0, k_values_width - 3) + "...";
+    }
+    return s;
+  };
+  std::string out = fmt::format("config: {}{}\n", config.name, config.source.empty() ? "" : " (" + config.source + ")");
+  out += fmt::format("{:<14} {:<{}} {}\n", "setting", "values", k_values_width, "origin");
+  for (const AxisInfo& axis : axis_table()) {
+    const auto& setting = config.axes.at(axis.id);
+    std::string joined;
+    for (const json& v : setting.value) {
+      joined += (joined.empty() ? "" : ",") + format_value(v);
+    }
+    if (setting.value.size() > 4) {
+      joined = fmt::format("{} ({} values)", joined, setting.value.size());
+    }
+    out += fmt::format("{:<14} {:<{}} {}\n", axis.key, shorten(joined), k_values_width, setting.origin.describe());
+  }
+  out += fmt::format("{:<14} {:<{}} {}\n", "repeats", config.repeats.value, k_values_width,
+                     config.repeats.origin.describe());
+  out += fmt::format("{:<14} {:<{}} {}\n", "seed", config.seed.value, k_values_width, config.seed.origin.describe());
+  for (const auto& [dtype, setting] : config.tolerance) {
+    out += fmt::format("{:<14} {:<{}} {}\n", fmt::format("tolerance.{}", to_string(dtype)),
+                       fmt::format("atol {} rtol {}", setting.value.atol, setting.value.rtol), k_values_width,
+                       setting.origin.describe());
+  }
+  out += fmt::format("{:<14} {:<{}} {}\n", "exclude", fmt::format("{} rule{}", config.exclude.value.size(), config.exclude.value.size() == 1 ? "" : "s"),
+                     k_values_width, config.exclude.origin.describe());
+  return out;
+}
+
+}  // namespace lp::plan

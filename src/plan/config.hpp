@@ -1,0 +1,95 @@
+#pragma once
+// A sweep config: the axes' value lists plus repeats, seed, tolerance overrides
+// and exclude rules. Three layers fill it, each value remembering its origin:
+// built-in defaults, a config file (or the embedded configs/default.json), and
+// CLI flags.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/axes.hpp"
+
+namespace lp::plan {
+
+/// Where a setting's value came from.
+struct Origin {
+  enum class Kind { builtin, file, flag };
+  Kind kind = Kind::builtin;
+  std::string where;  ///< file path, or the flag as typed; empty for builtin
+  /// "default", "file configs/x.json", "flag --tokens".
+  [[nodiscard]] std::string describe() const;
+};
+
+/// A value and where it came from.
+template <typename T>
+struct Setting {
+  T value{};
+  Origin origin{};
+};
+
+/// Absolute and relative tolerance: |actual - expected| <= atol + rtol * |expected|.
+struct Tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+
+/// Cases matching every key of a rule are left out of the plan.
+struct ExcludeRule {
+  std::map<AxisId, std::vector<nlohmann::json>> match;  ///< axis -> values (ranges expanded)
+  std::string pointer;                                  ///< where it was written, for messages
+};
+
+/// The resolved sweep configuration.
+struct SweepConfig {
+  std::string name;
+  std::string description;
+  std::string source;         ///< path of the file layer ("<embedded>/configs/default.json" for the default)
+  std::string source_sha256;  ///< sha256 of that file's bytes
+  std::map<AxisId, Setting<std::vector<nlohmann::json>>> axes;  ///< every axis, ranges expanded
+  Setting<std::int64_t> repeats;
+  Setting<std::uint64_t> seed;
+  std::map<Dtype, Setting<Tolerance>> tolerance;  ///< overrides of the built-in table only
+  Setting<std::vector<ExcludeRule>> exclude;
+
+  /// The values of `id`.
+  [[nodiscard]] const std::vector<nlohmann::json>& values(AxisId id) const { return axes.at(id).value; }
+  /// The config as JSON, with each setting's origin ({"value": ..., "origin": ...}).
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+/// Limits on config files: parsing refuses more.
+inline constexpr std::size_t k_max_config_bytes = std::size_t{4} << 20;
+inline constexpr std::size_t k_max_config_depth = 16;
+/// Most values one axis may expand to (a range typo must not allocate gigabytes).
+inline constexpr std::size_t k_max_axis_values = 4096;
+
+/// The built-in layer alone: vLLM defaults for every knob, tokens 16..8192 doubling.
+SweepConfig builtin_config();
+
+/// Parses a config file's text over the built-in layer. `file` names it in errors,
+/// which are lp::InputError "<file>:<json pointer>: <message>".
+SweepConfig parse_config(std::string_view text, const std::string& file);
+
+/// Reads and parses a config file (lp::UsageError when it cannot be read).
+SweepConfig load_config_file(const std::string& path);
+
+/// The embedded configs/default.json, parsed.
+SweepConfig load_default_config();
+
+/// Parses a flag's text ("256,384", "16..8192*2", "16..128+16", "4096/1024/1024")
+/// into the values of `axis`; throws lp::UsageError "<flag>: <message>".
+std::vector<nlohmann::json> parse_flag_values(const AxisInfo& axis, std::string_view text);
+
+/// Replaces an axis's values with a flag's, recording the flag as origin.
+void override_axis(SweepConfig& config, AxisId id, std::vector<nlohmann::json> values, std::string flag);
+
+/// The table `sweep --show-config` prints: setting, values, origin.
+std::string format_config(const SweepConfig& config);
+
+}  // namespace lp::plan

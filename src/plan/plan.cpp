@@ -1,0 +1,261 @@
+#include "plan/plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+namespace lp::plan {
+
+using nlohmann::json;
+
+namespace {
+
+int resolve(const json& value, int vllm_default) {
+  return value.is_string() ? vllm_default : value.get<int>();
+}
+
+json knobs_json(const KernelKnobs& k, bool with_split_k) {
+  json j = {{"block_m", k.block_m}, {"block_n", k.block_n}, {"block_k", k.block_k},
+            {"num_warps", k.num_warps}, {"num_stages", k.num_stages}, {"even_k", k.even_k}};
+  if (with_split_k) {
+    j["split_k"] = k.split_k;
+  }
+  return j;
+}
+
+/// Records `reason` once per combination, keeping first-seen order for stable output.
+void count_reason(std::vector<Dropped>& dropped, std::string reason) {
+  for (Dropped& d : dropped) {
+    if (d.reason == reason) {
+      ++d.count;
+      return;
+    }
+  }
+  dropped.push_back({std::move(reason), 1});
+}
+
+/// Does the case value `actual` of an axis match one of a rule's `wanted` values?
+bool rule_value_matches(AxisId id, const json& actual, const std::vector<json>& wanted) {
+  for (const json& w : wanted) {
+    if (id == AxisId::hidden && w.is_number_integer() && actual.is_array()) {
+      const bool all_equal = std::all_of(actual.begin(), actual.end(), [&](const json& h) { return h == w; });
+      if (all_equal) {
+        return true;
+      }
+      continue;
+    }
+    if (w == actual) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The case's value of axis `id` for exclude matching; null when the axis does not apply.
+json case_axis_value(const Case& c, AxisId id) {
+  const KernelKnobs* knobs = c.expand ? &*c.expand : (c.shrink ? &*c.shrink : nullptr);
+  switch (id) {
+    case AxisId::op:
+      return std::string(to_string(c.op));
+    case AxisId::input_dtype:
+      return c.op == Op::lora_linear ? json() : json(std::string(to_string(c.input_dtype)));
+    case AxisId::weight_dtype:
+      return std::string(to_string(c.weight_dtype));
+    case AxisId::num_slices:
+      return c.num_slices;
+    case AxisId::hidden:
+      return c.hidden;
+    case AxisId::ranks:
+      return c.rank;
+    case AxisId::num_loras:
+      return c.num_loras;
+    case AxisId::add_inputs:
+      return c.op == Op::shrink ? json() : json(c.add_inputs);
+    case AxisId::block_m:
+      return knobs->block_m;
+    case AxisId::block_n:
+      return knobs->block_n;
+    case AxisId::block_k:
+      return knobs->block_k;
+    case AxisId::num_warps:
+      return knobs->num_warps;
+    case AxisId::num_stages:
+      return knobs->num_stages;
+    case AxisId::split_k:
+      return c.shrink ? json(c.shrink->split_k) : json();
+    case AxisId::compilers:
+      return c.compiler;
+    case AxisId::tokens:
+      return c.tokens;
+  }
+  return {};
+}
+
+}  // namespace
+
+KernelKnobs vllm_expand_defaults(int num_slices) {
+  return KernelKnobs{64, num_slices > 1 ? 64 : 128, 32, 4, 2, 1, false};
+}
+
+KernelKnobs vllm_shrink_defaults(std::int64_t tokens) {
+  const bool small_batch = tokens < 128;
+  return KernelKnobs{32, 16, small_batch ? 256 : 32, 4, 2, small_batch ? 64 : 8, false};
+}
+
+json Case::row_key() const {
+  json key = axes;
+  key.erase("tokens");
+  return key;
+}
+
+json case_to_json(const Case& c) { return {{"index", c.index}, {"id", c.id}, {"axes", c.axes}}; }
+
+Plan expand_plan(const SweepConfig& config) {
+  const auto& table = axis_table();
+  std::vector<const std::vector<json>*> lists;
+  std::size_t combinations = 1;
+  for (const AxisInfo& axis : table) {
+    const auto& values = config.values(axis.id);
+    lists.push_back(&values);
+    combinations *= values.size();
+    if (combinations > k_max_combinations) {
+      throw UsageError(fmt::format("{}: the sweep has more than {} combinations; narrow an axis or add excludes",
+                                   config.source.empty() ? config.name : config.source, k_max_combinations));
+    }
+  }
+  Plan plan;
+  plan.combinations = combinations;
+  plan.excluded_by_rule.assign(config.exclude.value.size(), 0);
+  std::set<std::string> seen_ids;
+  std::vector<std::size_t> at(table.size(), 0);
+  for (std::size_t n = 0; n < combinations; ++n) {
+    // Odometer over the axes, the last axis (tokens) fastest.
+    if (n > 0) {
+      for (std::size_t a = table.size(); a-- > 0;) {
+        if (++at[a] < lists[a]->size()) {
+          break;
+        }
+        at[a] = 0;
+      }
+    }
+    auto v = [&](AxisId id) -> const json& { return (*lists[static_cast<std::size_t>(id)])[at[static_cast<std::size_t>(id)]]; };
+
+    Case c;
+    c.op = *parse_op(v(AxisId::op).get<std::string>());
+    c.tokens = v(AxisId::tokens).get<std::int64_t>();
+    c.rank = v(AxisId::ranks).get<std::int64_t>();
+    c.num_slices = v(AxisId::num_slices).get<int>();
+    c.num_loras = v(AxisId::num_loras).get<int>();
+    c.weight_dtype = *parse_dtype(v(AxisId::weight_dtype).get<std::string>());
+    c.input_dtype = *parse_dtype(v(AxisId::input_dtype).get<std::string>());
+    c.add_inputs = v(AxisId::add_inputs).get<bool>();
+    c.compiler = v(AxisId::compilers).get<std::string>();
+
+    const json& hidden = v(AxisId::hidden);
+    if (hidden.is_array()) {
+      if (static_cast<int>(hidden.size()) != c.num_slices) {
+        count_reason(plan.not_applicable, fmt::format("hidden lists {} sizes but num_slices is {}", hidden.size(),
+                                                      c.num_slices));
+        continue;
+      }
+      c.hidden = hidden.get<std::vector<std::int64_t>>();
+    } else {
+      c.hidden.assign(static_cast<std::size_t>(c.num_slices), hidden.get<std::int64_t>());
+    }
+
+    if (c.op == Op::shrink) {
+      if (c.input_dtype != c.weight_dtype) {
+        count_reason(plan.not_applicable, "shrink reads x in the weight dtype (input_dtype must equal weight_dtype)");
+        continue;
+      }
+      if (std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) != c.hidden.end()) {
+        count_reason(plan.not_applicable, "shrink slices share one input x, so they share one hidden size");
+        continue;
+      }
+      c.add_inputs = false;
+    }
+    if (c.op == Op::lora_linear) {
+      c.input_dtype = c.weight_dtype;  // x is in the weight dtype; buf is fp32 by construction
+    }
+
+    const KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
+    const KernelKnobs s_def = vllm_shrink_defaults(c.tokens);
+    if (c.op == Op::shrink) {
+      KernelKnobs k{resolve(v(AxisId::block_m), s_def.block_m),     resolve(v(AxisId::block_n), s_def.block_n),
+                    resolve(v(AxisId::block_k), s_def.block_k),     resolve(v(AxisId::num_warps), s_def.num_warps),
+                    resolve(v(AxisId::num_stages), s_def.num_stages), resolve(v(AxisId::split_k), s_def.split_k),
+                    false};
+      k.even_k = c.hidden[0] % (static_cast<std::int64_t>(k.block_k) * k.split_k) == 0;
+      c.shrink = k;
+    } else {
+      KernelKnobs k{resolve(v(AxisId::block_m), e_def.block_m),     resolve(v(AxisId::block_n), e_def.block_n),
+                    resolve(v(AxisId::block_k), e_def.block_k),     resolve(v(AxisId::num_warps), e_def.num_warps),
+                    resolve(v(AxisId::num_stages), e_def.num_stages), 1, false};
+      k.even_k = c.rank % k.block_k == 0;
+      c.expand = k;
+      if (c.op == Op::lora_linear) {
+        KernelKnobs s = s_def;
+        s.split_k = resolve(v(AxisId::split_k), s_def.split_k);
+        s.even_k = c.hidden[0] % (static_cast<std::int64_t>(s.block_k) * s.split_k) == 0;
+        c.shrink = s;
+      }
+    }
+    if (c.op == Op::lora_linear &&
+        std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) != c.hidden.end()) {
+      count_reason(plan.not_applicable, "lora_linear shrinks one x, so its slices share one hidden size");
+      continue;
+    }
+
+    bool excluded = false;
+    for (std::size_t r = 0; r < config.exclude.value.size() && !excluded; ++r) {
+      const ExcludeRule& rule = config.exclude.value[r];
+      const bool match = std::all_of(rule.match.begin(), rule.match.end(), [&](const auto& entry) {
+        const json actual = case_axis_value(c, entry.first);
+        return !actual.is_null() && rule_value_matches(entry.first, actual, entry.second);
+      });
+      if (match) {
+        ++plan.excluded_by_rule[r];
+        excluded = true;
+      }
+    }
+    if (excluded) {
+      continue;
+    }
+
+    json axes = {{"op", to_string(c.op)},
+                 {"tokens", c.tokens},
+                 {"rank", c.rank},
+                 {"hidden", c.hidden},
+                 {"num_slices", c.num_slices},
+                 {"num_loras", c.num_loras},
+                 {"weight_dtype", to_string(c.weight_dtype)},
+                 {"compiler", c.compiler}};
+    if (c.op != Op::lora_linear) {
+      axes["input_dtype"] = to_string(c.input_dtype);
+    }
+    if (c.op != Op::shrink) {
+      axes["add_inputs"] = c.add_inputs;
+    }
+    const KernelKnobs& main_knobs = c.expand ? *c.expand : *c.shrink;
+    axes.update(knobs_json(main_knobs, c.op == Op::shrink));
+    if (c.op == Op::lora_linear) {
+      axes["shrink"] = knobs_json(*c.shrink, true);
+    }
+    c.id = sha256_hex(axes.dump()).substr(0, 12);
+    if (!seen_ids.insert(c.id).second) {
+      ++plan.duplicates;
+      continue;
+    }
+    c.axes = std::move(axes);
+    c.index = plan.cases.size();
+    plan.cases.push_back(std::move(c));
+  }
+  return plan;
+}
+
+}  // namespace lp::plan

@@ -1,0 +1,83 @@
+#pragma once
+// Plan expansion: the cartesian product of a config's axes, with per-op axes
+// collapsed, "vllm" defaults resolved, excludes and duplicates removed, in a
+// deterministic order, each case with a stable id.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/axes.hpp"
+#include "plan/config.hpp"
+
+namespace lp::plan {
+
+/// Launch knobs of one Triton kernel (constexprs plus num_warps/num_stages).
+struct KernelKnobs {
+  int block_m = 0;
+  int block_n = 0;
+  int block_k = 0;
+  int num_warps = 0;
+  int num_stages = 0;
+  int split_k = 1;      ///< shrink only; 1 for expand
+  bool even_k = false;  ///< K is a multiple of BLOCK_K (times SPLIT_K for shrink): no masked tail
+  bool operator==(const KernelKnobs&) const = default;
+};
+
+/// One point of the sweep.
+struct Case {
+  std::size_t index = 0;  ///< position in plan order
+  std::string id;         ///< 12 hex digits of sha256(axes.dump()): stable across runs and hosts
+  Op op = Op::expand;
+  std::int64_t tokens = 0;
+  std::int64_t rank = 0;
+  std::vector<std::int64_t> hidden;  ///< one size per slice
+  int num_slices = 1;
+  int num_loras = 1;
+  Dtype input_dtype = Dtype::fp32;  ///< expand: buf; shrink: x; lora_linear: x (= weight dtype)
+  Dtype weight_dtype = Dtype::bf16;
+  bool add_inputs = false;            ///< expand and lora_linear
+  std::optional<KernelKnobs> expand;  ///< expand and lora_linear
+  std::optional<KernelKnobs> shrink;  ///< shrink and lora_linear
+  std::string compiler;
+  nlohmann::json axes;  ///< canonical axis values: what the id hashes and reports print
+
+  /// The case's axes without tokens: one row of the verdict table.
+  [[nodiscard]] nlohmann::json row_key() const;
+};
+
+/// Why combinations of the cartesian product did not become cases.
+struct Dropped {
+  std::string reason;
+  std::size_t count = 0;
+};
+
+/// The expanded sweep.
+struct Plan {
+  std::vector<Case> cases;
+  std::size_t combinations = 0;            ///< size of the cartesian product
+  std::vector<Dropped> not_applicable;     ///< combinations that make no sense (reason, count)
+  std::vector<std::size_t> excluded_by_rule;  ///< per config exclude rule
+  std::size_t duplicates = 0;              ///< combinations equal to an earlier case after resolving "vllm"
+};
+
+/// Largest cartesian product and plan accepted (lp::UsageError beyond).
+inline constexpr std::size_t k_max_combinations = 5'000'000;
+
+/// vLLM's default expand knobs for `num_slices` (DESIGN.md: 64/128/32, 4 warps, 2 stages;
+/// block_n 64 when num_slices > 1).
+KernelKnobs vllm_expand_defaults(int num_slices);
+/// vLLM's default shrink knobs for `tokens` (block_k 256 and split_k 64 below 128 tokens,
+/// else 32 and 8; block_m 32, block_n 16, 4 warps, 2 stages).
+KernelKnobs vllm_shrink_defaults(std::int64_t tokens);
+
+/// Expands `config` into a plan. Throws lp::UsageError when the product is too large.
+Plan expand_plan(const SweepConfig& config);
+
+/// The case as JSON: {"index", "id", "axes"}.
+nlohmann::json case_to_json(const Case& c);
+
+}  // namespace lp::plan

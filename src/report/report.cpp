@@ -1,0 +1,149 @@
+#include "report/report.hpp"
+
+#include <chrono>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "report_schema_version.hpp"
+#include "util/files.hpp"
+
+namespace lp::report {
+
+using nlohmann::json;
+
+std::string_view schema_version() { return k_report_schema_version; }
+
+json CaseRecord::to_json() const {
+  json j = {{"index", index},
+            {"id", id},
+            {"axes", axes},
+            {"variant", variant ? json(*variant) : json()},
+            {"verdict", to_string(verdict)},
+            {"reason", reason.empty() ? json() : json(reason)},
+            {"runs", runs},
+            {"failed_runs", failed_runs},
+            {"metrics", metrics},
+            {"timing", timing},
+            {"static_findings", static_findings ? json(*static_findings) : json()}};
+  if (runs > 0) {
+    j["failure_rate"] = static_cast<double>(failed_runs) / runs;
+    // Rule of three: with 0 failures in n runs the 95% upper bound on the rate is 3/n.
+    j["failure_rate_upper_bound"] = failed_runs == 0 ? json(3.0 / runs) : json();
+  } else {
+    j["failure_rate"] = nullptr;
+    j["failure_rate_upper_bound"] = nullptr;
+  }
+  return j;
+}
+
+json CaseRecord::to_ref() const {
+  return {{"index", index},
+          {"id", id},
+          {"axes", axes},
+          {"verdict", to_string(verdict)},
+          {"reason", reason.empty() ? json() : json(reason)}};
+}
+
+Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>& fail_on, bool controls_valid) {
+  Summary s;
+  auto axis_int = [](const json& axes, const char* key) {
+    const auto it = axes.find(key);
+    return it != axes.end() && it->is_number_integer() ? it->get<std::int64_t>() : std::int64_t{0};
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const CaseRecord& c = cases[i];
+    ++s.counts[c.verdict];
+    if (c.verdict == Verdict::latent && !s.first_latent) {
+      s.first_latent = i;
+    }
+    if (fail_on.count(c.verdict) == 0) {
+      continue;
+    }
+    if (!s.first_failure) {
+      s.first_failure = i;
+    }
+    if (!s.minimal_failure) {
+      s.minimal_failure = i;
+      continue;
+    }
+    const CaseRecord& best = cases[*s.minimal_failure];
+    const auto key = std::make_pair(axis_int(c.axes, "tokens"), axis_int(c.axes, "rank"));
+    const auto best_key = std::make_pair(axis_int(best.axes, "tokens"), axis_int(best.axes, "rank"));
+    if (key < best_key) {
+      s.minimal_failure = i;
+    }
+  }
+  if (!controls_valid) {
+    s.outcome = Outcome::invalid_controls;
+    s.exit_code = 3;
+  } else if (s.first_failure) {
+    s.outcome = Outcome::failures;
+    s.exit_code = 1;
+  }
+  return s;
+}
+
+Summary Report::summary() const {
+  const bool controls_valid = !controls.value("valid", json()).is_boolean() || controls["valid"].get<bool>();
+  return summarize(cases, fail_on, controls_valid);
+}
+
+json Report::to_json() const {
+  const Summary s = summary();
+  json counts = json::object();
+  for (const auto& [verdict, n] : s.counts) {
+    counts[std::string(to_string(verdict))] = n;
+  }
+  auto ref = [&](const std::optional<std::size_t>& i) { return i ? cases[*i].to_ref() : json(); };
+  std::string outcome = "clean";
+  switch (s.outcome) {
+    case Outcome::clean:
+      break;
+    case Outcome::failures:
+      outcome = "failures";
+      break;
+    case Outcome::invalid_controls:
+      outcome = "invalid_controls";
+      break;
+    case Outcome::interrupted:
+      outcome = "interrupted";
+      break;
+  }
+  json case_list = json::array();
+  for (const CaseRecord& c : cases) {
+    case_list.push_back(c.to_json());
+  }
+  json m = meta;
+  json fail_on_list = json::array();
+  for (Verdict v : fail_on) {
+    fail_on_list.push_back(to_string(v));
+  }
+  m["fail_on"] = std::move(fail_on_list);
+  return {{"schema_version", schema_version()},
+          {"meta", std::move(m)},
+          {"environment", environment},
+          {"tolerances", tolerances},
+          {"controls", controls},
+          {"cases", std::move(case_list)},
+          {"variants", variants},
+          {"summary",
+           {{"counts", std::move(counts)},
+            {"first_failure", ref(s.first_failure)},
+            {"minimal_failure", ref(s.minimal_failure)},
+            {"first_latent", ref(s.first_latent)},
+            {"exit_code", s.exit_code},
+            {"outcome", outcome}}}};
+}
+
+void Report::write(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec);
+}
+
+}  // namespace lp::report

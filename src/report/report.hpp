@@ -1,0 +1,79 @@
+#pragma once
+// The JSON report of a sweep (configs/schema/report.schema.json): meta,
+// environment, tolerances, controls, cases, per-variant static findings and a
+// summary with the first and the minimal failure. The exit code is derived here.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/verdict.hpp"
+
+namespace lp::report {
+
+/// Version of the report format; generated from configs/schema/report.schema.json.
+std::string_view schema_version();
+
+/// The outcome of one case.
+struct CaseRecord {
+  std::size_t index = 0;     ///< plan order
+  std::string id;            ///< stable case id
+  nlohmann::json axes;       ///< the case's axis values
+  std::optional<std::string> variant;  ///< kernel variant id, when one was chosen
+  Verdict verdict = Verdict::skipped;
+  std::string reason;        ///< why (for every verdict but PASS); empty: none
+  int runs = 0;              ///< launches judged
+  int failed_runs = 0;       ///< launches with wrong numbers
+  nlohmann::json metrics;    ///< report.schema.json#/$defs/metrics, or null
+  nlohmann::json timing;     ///< kernel/reference ms, bytes, bandwidth, or null
+  std::optional<int> static_findings;  ///< hazards in the SASS that ran, when inspected
+
+  [[nodiscard]] nlohmann::json to_json() const;
+  /// The short form used by summary.first_failure and friends.
+  [[nodiscard]] nlohmann::json to_ref() const;
+};
+
+/// Why the sweep's exit code is what it is.
+enum class Outcome { clean, failures, invalid_controls, interrupted };
+
+/// Counts and the failures worth reading first.
+struct Summary {
+  std::map<Verdict, std::size_t> counts;
+  std::optional<std::size_t> first_failure;    ///< index into the cases vector
+  std::optional<std::size_t> minimal_failure;  ///< fewest tokens, then smallest rank, then plan order
+  std::optional<std::size_t> first_latent;
+  Outcome outcome = Outcome::clean;
+  int exit_code = 0;
+};
+
+/// Computes the summary. A case "fails" when its verdict is in `fail_on`.
+/// `controls_valid` false gives outcome invalid_controls and exit 3 whatever the cases say.
+Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>& fail_on, bool controls_valid);
+
+/// Everything a report holds; fill the blocks, then write().
+struct Report {
+  nlohmann::json meta = nlohmann::json::object();
+  nlohmann::json environment = nlohmann::json::object();
+  nlohmann::json tolerances = nlohmann::json::object();
+  nlohmann::json controls = {{"ran", false}, {"valid", nullptr}};
+  std::vector<CaseRecord> cases;
+  nlohmann::json variants = nlohmann::json::array();
+  std::set<Verdict> fail_on = default_fail_on();
+
+  /// The whole report as JSON, summary included.
+  [[nodiscard]] nlohmann::json to_json() const;
+  /// Summary of the cases with this report's fail_on and controls.
+  [[nodiscard]] Summary summary() const;
+  /// Writes to_json() atomically (temporary file in the same folder, then rename).
+  void write(const std::string& path) const;
+};
+
+/// Current UTC time as ISO 8601 ("2026-12-01T10:20:30Z").
+std::string utc_now_iso8601();
+
+}  // namespace lp::report

@@ -1,0 +1,32 @@
+#pragma once
+// The verdict vocabulary, one spelling across code, JSON keys, flags and tables.
+
+#include <optional>
+#include <set>
+#include <string_view>
+
+namespace lp::report {
+
+/// What loraprobe concluded about one case (DESIGN.md section 1).
+enum class Verdict {
+  pass,           ///< PASS: clean statically and dynamically
+  fail,           ///< FAIL: wrong numbers observed
+  latent,         ///< LATENT: static hazard, not observed in n runs
+  incomplete,     ///< ran but could not be judged (e.g. the reference failed)
+  fault,          ///< the kernel faulted (illegal address, trap, ...)
+  timeout,        ///< the case exceeded --case-timeout and was killed
+  compile_error,  ///< the compile path could not build the variant
+  skipped,        ///< not run, with a reason (no variant, specialisation, memory, no GPU)
+};
+
+/// "PASS", "FAIL", "LATENT", "incomplete", "fault", "timeout", "compile_error", "skipped".
+std::string_view to_string(Verdict verdict);
+/// One letter for the verdict table: P F L i f t c s.
+char verdict_letter(Verdict verdict);
+/// Parses a verdict, case-insensitively ("latent" and "LATENT" both work).
+std::optional<Verdict> parse_verdict(std::string_view text);
+
+/// Verdicts that make a sweep exit 1 unless --fail-on adds more.
+std::set<Verdict> default_fail_on();
+
+}  // namespace lp::report

@@ -1,0 +1,113 @@
+// End-to-end checks of the loraprobe binary: exit codes (the CI contract) and
+// one-line error messages naming the file, key and value.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "util/subprocess.hpp"
+
+namespace lp {
+namespace {
+
+ProcessResult loraprobe(std::vector<std::string> args) {
+  args.insert(args.begin(), LP_LORAPROBE);
+  ProcessOptions options;
+  options.timeout = std::chrono::seconds(120);
+  return run_process(args, options);
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(Cli, VersionExitsZero) {
+  const ProcessResult r = loraprobe({"version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("loraprobe ", 0), 0U) << r.out;
+}
+
+TEST(Cli, NoSubcommandIsUsageError) {
+  const ProcessResult r = loraprobe({});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Cli, UnknownFlagIsOneLineUsageError) {
+  const ProcessResult r = loraprobe({"sweep", "--tokes", "16"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("--tokes"), std::string::npos) << r.err;
+}
+
+TEST(Cli, HelpShowsExamples) {
+  const ProcessResult r = loraprobe({"sweep", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Examples:"), std::string::npos);
+  EXPECT_NE(r.out.find("--block-n"), std::string::npos);
+}
+
+TEST(Cli, MissingConfigFile) {
+  const ProcessResult r = loraprobe({"sweep", "--dry-run", "--config", "/nonexistent/sweep.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: /nonexistent/sweep.json: cannot read: No such file or directory\n");
+}
+
+TEST(Cli, BadConfigIsOneLineNamingFilePointerAndValue) {
+  const std::string path = write_temp("lp-cli-bad.json", R"({"axes": {"block_n": [128, 96]}})");
+  const ProcessResult r = loraprobe({"sweep", "--dry-run", "--config", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: " + path + ":/axes/block_n/1: 96 is not a power of two\n");
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Cli, BadFlagValue) {
+  const ProcessResult r = loraprobe({"sweep", "--dry-run", "--tokens", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: --tokens 0: 0 is out of range [1, 1048576]\n");
+}
+
+TEST(Cli, DryRunOfTheEmbeddedDefault) {
+  const ProcessResult r = loraprobe({"sweep", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("plan: 1320 cases from 1920 combinations of default (<embedded>/configs/default.json)", 0), 0U)
+      << r.out.substr(0, 200);
+}
+
+TEST(Cli, DryRunJsonOfTheReportedConditions) {
+  const ProcessResult r = loraprobe({"sweep", "--dry-run", "--json", "--config", LP_SOURCE_DIR "/configs/seed-48590.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json plan = nlohmann::json::parse(r.out);
+  EXPECT_EQ(plan["count"], 20);
+  EXPECT_EQ(plan["cases"][0]["axes"]["block_n"], 128);
+  EXPECT_EQ(plan["cases"][10]["axes"]["block_n"], 32);
+  EXPECT_EQ(plan["cases"][19]["axes"]["tokens"], 8192);
+}
+
+TEST(Cli, FlagsOverrideTheConfigAndShowTheirOrigin) {
+  const ProcessResult r = loraprobe({"sweep", "--show-config", "--json", "--config",
+                                     LP_SOURCE_DIR "/configs/seed-48590.json", "--tokens", "256,384", "--block-n",
+                                     "32,128", "--num-stages", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json config = nlohmann::json::parse(r.out);
+  EXPECT_EQ(config["axes"]["tokens"]["values"], nlohmann::json::array({256, 384}));
+  EXPECT_EQ(config["axes"]["tokens"]["origin"], "flag --tokens");
+  EXPECT_EQ(config["axes"]["ranks"]["origin"], "file " LP_SOURCE_DIR "/configs/seed-48590.json");
+  EXPECT_EQ(config["axes"]["split_k"]["origin"], "default");
+}
+
+TEST(Cli, RepeatedCompilerFlagsKeepPathsWhole) {
+  const ProcessResult r = loraprobe({"sweep", "--show-config", "--json", "--compiler", "prebuilt", "--compiler",
+                                     "ptxas=/opt/a dir,with comma/ptxas"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json config = nlohmann::json::parse(r.out);
+  EXPECT_EQ(config["axes"]["compilers"]["values"],
+            nlohmann::json::array({"prebuilt", "ptxas=/opt/a dir,with comma/ptxas"}));
+}
+
+}  // namespace
+}  // namespace lp

@@ -1,0 +1,158 @@
+#include "plan/plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "plan/embedded_configs.hpp"
+#include "util/error.hpp"
+
+namespace lp::plan {
+namespace {
+
+Plan plan_of(const std::string& text) { return expand_plan(parse_config(text, "t.json")); }
+
+TEST(Plan, CartesianProductInDeterministicOrderTokensFastest) {
+  const Plan p = plan_of(R"({"axes": {"op": "expand", "ranks": [16, 64], "block_n": [32, 128], "tokens": [16, 256]}})");
+  ASSERT_EQ(p.cases.size(), 8U);
+  EXPECT_EQ(p.combinations, 8U);
+  const std::vector<std::tuple<std::int64_t, int, std::int64_t>> expected = {
+      {16, 32, 16}, {16, 32, 256}, {16, 128, 16}, {16, 128, 256}, {64, 32, 16}, {64, 32, 256}, {64, 128, 16}, {64, 128, 256}};
+  for (std::size_t i = 0; i < p.cases.size(); ++i) {
+    EXPECT_EQ(p.cases[i].index, i);
+    EXPECT_EQ(std::make_tuple(p.cases[i].rank, p.cases[i].expand->block_n, p.cases[i].tokens), expected[i]) << i;
+  }
+}
+
+TEST(Plan, CaseIdsAreStableAndUnique) {
+  const Plan a = plan_of(R"({"axes": {"ranks": [16, 64], "tokens": [256, 384]}})");
+  const Plan b = plan_of(R"({"axes": {"ranks": [64, 16, 32], "tokens": [384, 256]}, "seed": 1})");
+  std::set<std::string> ids;
+  for (const Case& c : a.cases) {
+    ids.insert(c.id);
+    EXPECT_EQ(c.id.size(), 12U);
+  }
+  EXPECT_EQ(ids.size(), a.cases.size());
+  // The same axis values give the same id whatever else the config holds or its order.
+  for (const Case& c : a.cases) {
+    const auto it = std::find_if(b.cases.begin(), b.cases.end(), [&](const Case& o) { return o.axes == c.axes; });
+    ASSERT_NE(it, b.cases.end());
+    EXPECT_EQ(it->id, c.id);
+  }
+}
+
+TEST(Plan, IdOfTheReportedConfigurationIsPinned) {
+  // Changing how ids are computed breaks --resume and comparisons across reports:
+  // this pin makes that a deliberate decision.
+  const Plan p = expand_plan(parse_config(embedded_config("seed-48590.json"), "seed-48590.json"));
+  const auto it = std::find_if(p.cases.begin(), p.cases.end(),
+                               [](const Case& c) { return c.tokens == 256 && c.expand->block_n == 128; });
+  ASSERT_NE(it, p.cases.end());
+  EXPECT_EQ(it->axes.dump(),
+            R"({"add_inputs":true,"block_k":32,"block_m":64,"block_n":128,"compiler":"prebuilt","even_k":true,)"
+            R"("hidden":[4096],"input_dtype":"fp32","num_loras":1,"num_slices":1,"num_stages":2,"num_warps":4,)"
+            R"("op":"expand","rank":64,"tokens":256,"weight_dtype":"bf16"})");
+  EXPECT_EQ(it->id, "983a25606a67");
+}
+
+TEST(Plan, VllmDefaultsResolvePerOpSlicesAndTokens) {
+  const Plan p = plan_of(R"({"axes": {"op": ["expand", "shrink"], "input_dtype": "bf16", "num_slices": [1, 3],
+                                       "tokens": [127, 128]}})");
+  for (const Case& c : p.cases) {
+    if (c.op == Op::expand) {
+      EXPECT_EQ(c.expand->block_m, 64);
+      EXPECT_EQ(c.expand->block_n, c.num_slices == 1 ? 128 : 64);
+      EXPECT_EQ(c.expand->block_k, 32);
+      EXPECT_EQ(c.expand->num_warps, 4);
+      EXPECT_EQ(c.expand->num_stages, 2);
+      EXPECT_FALSE(c.shrink.has_value());
+    } else {
+      EXPECT_EQ(c.shrink->block_m, 32);
+      EXPECT_EQ(c.shrink->block_n, 16);
+      EXPECT_EQ(c.shrink->block_k, c.tokens < 128 ? 256 : 32);
+      EXPECT_EQ(c.shrink->split_k, c.tokens < 128 ? 64 : 8);
+      EXPECT_FALSE(c.expand.has_value());
+    }
+  }
+  EXPECT_EQ(p.cases.size(), 8U);
+}
+
+TEST(Plan, ResolvedDuplicatesCollapse) {
+  // "vllm" is 128 for one slice: the two spellings give one case per token count.
+  const Plan p = plan_of(R"({"axes": {"op": "expand", "block_n": ["vllm", 128, 32], "tokens": [16, 32]}})");
+  EXPECT_EQ(p.cases.size(), 4U);
+  EXPECT_EQ(p.duplicates, 2U);
+}
+
+TEST(Plan, AxesThatDoNotApplyCollapseAndMismatchesAreCounted) {
+  const Plan p = plan_of(R"({"axes": {"op": ["expand", "shrink"], "input_dtype": ["fp32", "bf16"],
+                                       "add_inputs": [true, false], "split_k": [8, 64], "tokens": [256]}})");
+  std::size_t expand = 0;
+  std::size_t shrink = 0;
+  for (const Case& c : p.cases) {
+    (c.op == Op::expand ? expand : shrink)++;
+    if (c.op == Op::shrink) {
+      EXPECT_EQ(c.axes.count("add_inputs"), 0U);
+      EXPECT_EQ(c.input_dtype, Dtype::bf16);
+    } else {
+      EXPECT_EQ(c.axes.count("split_k"), 0U);
+    }
+  }
+  EXPECT_EQ(expand, 4U);  // 2 input dtypes x 2 add_inputs; split_k collapses
+  EXPECT_EQ(shrink, 2U);  // bf16 only, 2 split_k; add_inputs collapses
+  ASSERT_EQ(p.not_applicable.size(), 1U);
+  EXPECT_EQ(p.not_applicable[0].count, 4U);  // shrink with fp32 input: 2 add_inputs x 2 split_k
+}
+
+TEST(Plan, PerSliceHiddenMustMatchNumSlices) {
+  const Plan p = plan_of(R"({"axes": {"num_slices": [2, 3], "hidden": [[4096, 1024, 1024]], "tokens": [256]}})");
+  ASSERT_EQ(p.cases.size(), 1U);
+  EXPECT_EQ(p.cases[0].hidden, (std::vector<std::int64_t>{4096, 1024, 1024}));
+  ASSERT_EQ(p.not_applicable.size(), 1U);
+  EXPECT_EQ(p.not_applicable[0].reason, "hidden lists 3 sizes but num_slices is 2");
+}
+
+TEST(Plan, ExcludeRulesMatchResolvedValuesAndAreCounted) {
+  const Plan p = plan_of(R"({"axes": {"block_n": ["vllm", 32], "tokens": [16, 32, 64]},
+                             "exclude": [{"block_n": 128, "tokens": {"from": 32, "to": 64, "mul": 2}}, {"tokens": 16, "block_n": 32}]})");
+  EXPECT_EQ(p.cases.size(), 3U);
+  EXPECT_EQ(p.excluded_by_rule, (std::vector<std::size_t>{2, 1}));
+}
+
+TEST(Plan, EvenKFollowsRankForExpandAndHiddenTimesSplitForShrink) {
+  const Plan p = plan_of(R"({"axes": {"op": ["expand", "shrink"], "input_dtype": "bf16", "ranks": [16, 64],
+                                       "hidden": [4096, 4000], "split_k": [8], "block_k": [32], "tokens": [256]}})");
+  for (const Case& c : p.cases) {
+    if (c.op == Op::expand) {
+      EXPECT_EQ(c.expand->even_k, c.rank % 32 == 0);
+    } else {
+      EXPECT_EQ(c.shrink->even_k, c.hidden[0] % 256 == 0);
+    }
+  }
+}
+
+TEST(Plan, LoraLinearCarriesBothKernels) {
+  const Plan p = plan_of(R"({"axes": {"op": "lora_linear", "input_dtype": ["fp32", "bf16"], "tokens": [64]}})");
+  ASSERT_EQ(p.cases.size(), 1U);  // input_dtype does not apply: x is in the weight dtype
+  const Case& c = p.cases[0];
+  ASSERT_TRUE(c.expand && c.shrink);
+  EXPECT_EQ(c.expand->block_n, 128);
+  EXPECT_EQ(c.shrink->split_k, 64);
+  EXPECT_EQ(c.axes.at("shrink").at("block_k"), 256);
+}
+
+TEST(Plan, TooLargeIsAUsageError) {
+  EXPECT_THROW(plan_of(R"({"axes": {"tokens": {"from": 1, "to": 4000, "step": 1}, "ranks": {"from": 1, "to": 4000, "step": 1}}})"),
+               UsageError);
+}
+
+TEST(Plan, ShippedConfigsExpand) {
+  for (std::string_view name : embedded_config_names()) {
+    SCOPED_TRACE(std::string(name));
+    const Plan p = expand_plan(parse_config(embedded_config(name), std::string(name)));
+    EXPECT_GT(p.cases.size(), 0U);
+  }
+}
+
+}  // namespace
+}  // namespace lp::plan

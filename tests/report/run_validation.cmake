@@ -1,0 +1,11 @@
+# Writes the sample reports, then validates them; fails the test on any error.
+file(REMOVE_RECURSE ${OUTDIR})
+file(MAKE_DIRECTORY ${OUTDIR})
+execute_process(COMMAND ${WRITER} ${OUTDIR} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "write_sample_reports failed: ${rc}")
+endif()
+execute_process(COMMAND ${PYTHON} ${VALIDATOR} ${SCHEMA} ${OUTDIR} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "report schema validation failed")
+endif()

@@ -1,0 +1,96 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "report/report.hpp"
+#include "util/files.hpp"
+
+namespace lp::report {
+namespace {
+
+CaseRecord record(std::size_t index, std::int64_t tokens, std::int64_t rank, Verdict verdict) {
+  CaseRecord r;
+  r.index = index;
+  r.id = fmt::format("{:012x}", index);
+  r.axes = {{"tokens", tokens}, {"rank", rank}};
+  r.verdict = verdict;
+  r.runs = 4;
+  r.failed_runs = verdict == Verdict::fail ? 2 : 0;
+  return r;
+}
+
+TEST(Summary, CleanSweepExitsZero) {
+  const std::vector<CaseRecord> cases = {record(0, 16, 64, Verdict::pass), record(1, 32, 64, Verdict::skipped)};
+  const Summary s = summarize(cases, default_fail_on(), true);
+  EXPECT_EQ(s.exit_code, 0);
+  EXPECT_EQ(s.outcome, Outcome::clean);
+  EXPECT_FALSE(s.first_failure.has_value());
+  EXPECT_EQ(s.counts.at(Verdict::pass), 1U);
+  EXPECT_EQ(s.counts.at(Verdict::skipped), 1U);
+}
+
+TEST(Summary, FirstFailureIsPlanOrderMinimalIsFewestTokensThenRank) {
+  const std::vector<CaseRecord> cases = {
+      record(0, 256, 64, Verdict::pass), record(1, 1024, 16, Verdict::fail), record(2, 384, 128, Verdict::fail),
+      record(3, 384, 64, Verdict::fault), record(4, 8192, 16, Verdict::fail)};
+  const Summary s = summarize(cases, default_fail_on(), true);
+  EXPECT_EQ(s.exit_code, 1);
+  EXPECT_EQ(s.outcome, Outcome::failures);
+  EXPECT_EQ(s.first_failure, 1U);
+  EXPECT_EQ(s.minimal_failure, 3U);  // 384 tokens ties with case 2; rank 64 < 128
+}
+
+TEST(Summary, LatentFailsOnlyWhenAsked) {
+  const std::vector<CaseRecord> cases = {record(0, 16, 64, Verdict::pass), record(1, 256, 64, Verdict::latent)};
+  const Summary lenient = summarize(cases, default_fail_on(), true);
+  EXPECT_EQ(lenient.exit_code, 0);
+  EXPECT_EQ(lenient.first_latent, 1U);
+  std::set<Verdict> strict = default_fail_on();
+  strict.insert(Verdict::latent);
+  const Summary gate = summarize(cases, strict, true);
+  EXPECT_EQ(gate.exit_code, 1);
+  EXPECT_EQ(gate.first_failure, 1U);
+}
+
+TEST(Summary, InvalidControlsExitThreeWhateverTheCases) {
+  const std::vector<CaseRecord> cases = {record(0, 16, 64, Verdict::fail)};
+  const Summary s = summarize(cases, default_fail_on(), false);
+  EXPECT_EQ(s.exit_code, 3);
+  EXPECT_EQ(s.outcome, Outcome::invalid_controls);
+}
+
+TEST(CaseRecord, RuleOfThreeBoundOnlyWithoutFailures) {
+  CaseRecord clean = record(0, 16, 64, Verdict::latent);
+  clean.runs = 100;
+  EXPECT_DOUBLE_EQ(clean.to_json()["failure_rate_upper_bound"].get<double>(), 0.03);
+  EXPECT_DOUBLE_EQ(clean.to_json()["failure_rate"].get<double>(), 0.0);
+  const CaseRecord failing = record(1, 16, 64, Verdict::fail);
+  EXPECT_TRUE(failing.to_json()["failure_rate_upper_bound"].is_null());
+  EXPECT_DOUBLE_EQ(failing.to_json()["failure_rate"].get<double>(), 0.5);
+}
+
+TEST(Verdict, SpellingsRoundTrip) {
+  for (Verdict v : {Verdict::pass, Verdict::fail, Verdict::latent, Verdict::incomplete, Verdict::fault, Verdict::timeout,
+                    Verdict::compile_error, Verdict::skipped}) {
+    EXPECT_EQ(parse_verdict(to_string(v)), v);
+  }
+  EXPECT_EQ(parse_verdict("latent"), Verdict::latent);
+  EXPECT_FALSE(parse_verdict("maybe").has_value());
+}
+
+TEST(Report, WritesAtomicallyAndCarriesTheSchemaVersion) {
+  Report r;
+  r.cases = {record(0, 16, 64, Verdict::fail)};
+  const auto path = (std::filesystem::temp_directory_path() / "lp-report-test.json").string();
+  r.write(path);
+  const nlohmann::json j = nlohmann::json::parse(read_file(path));
+  EXPECT_EQ(j["schema_version"], schema_version());
+  EXPECT_EQ(j["summary"]["exit_code"], 1);
+  EXPECT_EQ(j["summary"]["first_failure"]["id"], "000000000000");
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace lp::report
