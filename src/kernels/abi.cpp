@@ -1,0 +1,38 @@
+#include "kernels/abi.hpp"
+
+namespace lp::kernels {
+
+const std::vector<std::string_view>& expand_arguments() {
+  static const std::vector<std::string_view> args = {
+      "input_ptr",       "lora_ptr",        "out_ptr",         "M",
+      "N",               "K",               "token_indices_sorted_by_lora_ids",
+      "num_tokens_per_lora",                "lora_token_start_loc",
+      "lora_ids",        "slice_start_loc", "input_d0_stride", "input_d1_stride",
+      "input_d2_stride", "ls_d0_ptr",       "ls_d1_ptr",       "ls_d2_ptr",
+      "output_d0_stride", "output_d1_stride", "output_hs_ptr"};
+  return args;
+}
+
+const std::vector<std::string_view>& shrink_arguments() {
+  static const std::vector<std::string_view> args = {
+      "input_ptr",       "lora_ptr",        "out_ptr",        "M",
+      "N",               "K",               "token_indices_sorted_by_lora_ids",
+      "num_tokens_per_lora",                "lora_token_start_loc",
+      "lora_ids",        "scaling",         "input_d0_stride", "input_d1_stride",
+      "lora_d0_stride",  "lora_d1_stride",  "lora_d2_stride", "output_d0_stride",
+      "output_d1_stride", "output_d2_stride"};
+  return args;
+}
+
+const std::vector<std::string_view>& kernel_arguments(std::string_view op) {
+  static const std::vector<std::string_view> none;
+  if (op == "expand") {
+    return expand_arguments();
+  }
+  if (op == "shrink") {
+    return shrink_arguments();
+  }
+  return none;
+}
+
+}  // namespace lp::kernels

@@ -1,0 +1,205 @@
+#include "kernels/kernel_set.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kernels/embedded.hpp"
+#include "kernels/gzip.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/sha256.hpp"
+
+namespace lp::kernels {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* k_embedded_origin = "<embedded>/kernels";
+
+bool is_kernel_role(const std::string& role) { return role == "kernel" || role == "negative_control"; }
+
+std::string describe(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
+std::vector<FilterTerm> parse_filter(const std::string& text) {
+  std::vector<FilterTerm> terms;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    const std::size_t eq = item.find('=');
+    if (item.empty() || eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      throw UsageError(fmt::format("--filter {}: \"{}\" is not key=value", text, item));
+    }
+    const std::string raw = item.substr(eq + 1);
+    json value = json::parse(raw, nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded() || value.is_structured()) {
+      value = raw;
+    }
+    terms.push_back({item.substr(0, eq), std::move(value)});
+  }
+  return terms;
+}
+
+json variant_field(const Variant& v, const std::string& key) {
+  if (key == "id") {
+    return v.id;
+  }
+  if (key == "op") {
+    return v.op;
+  }
+  if (key == "role") {
+    return v.role;
+  }
+  if (key == "status") {
+    return v.status;
+  }
+  if (key == "entry") {
+    return v.entry;
+  }
+  const auto it = v.axes.find(key);
+  return it != v.axes.end() ? *it : json();
+}
+
+KernelSet KernelSet::embedded() {
+  const std::optional<std::string_view> text = embedded_file("manifest.json");
+  if (!text) {
+    throw Error("this loraprobe was built without an embedded kernel set (kernels/manifest.json was missing)");
+  }
+  return KernelSet(parse_manifest(*text, std::string(k_embedded_origin) + "/manifest.json"), k_embedded_origin,
+                   std::nullopt);
+}
+
+KernelSet KernelSet::from_directory(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "manifest.json").string();
+  return KernelSet(parse_manifest(read_file(path, k_max_manifest_bytes), path), dir, dir);
+}
+
+const Variant* KernelSet::find(const std::string& id) const {
+  const auto& vs = m_manifest.variants;
+  const auto it = std::lower_bound(vs.begin(), vs.end(), id, [](const Variant& v, const std::string& i) { return v.id < i; });
+  return it != vs.end() && it->id == id ? &*it : nullptr;
+}
+
+std::string KernelSet::contents(const FileRef& file) const {
+  const std::string where = fmt::format("{}/{}", m_origin, file.path);
+  std::string stored;
+  if (m_dir) {
+    stored = read_file((std::filesystem::path(*m_dir) / file.path).string(), std::size_t{512} << 20);
+  } else {
+    const std::optional<std::string_view> bytes = embedded_file(file.path);
+    if (!bytes) {
+      throw Error(fmt::format("{}: listed in the manifest but not embedded", where));
+    }
+    stored = std::string(*bytes);
+  }
+  std::string data = file.compression == "gzip" ? gunzip(stored, where, file.bytes) : std::move(stored);
+  if (data.size() != file.bytes) {
+    throw Error(fmt::format("{}: {} bytes, the manifest says {}", where, data.size(), file.bytes));
+  }
+  const std::string digest = sha256_hex(data);
+  if (digest != file.sha256) {
+    throw Error(fmt::format("{}: sha256 {} differs from the manifest's {}", where, digest, file.sha256));
+  }
+  return data;
+}
+
+std::vector<const Variant*> KernelSet::filter(const std::vector<FilterTerm>& terms) const {
+  std::set<std::string> known = {"id", "op", "role", "status", "entry"};
+  for (const Variant& v : m_manifest.variants) {
+    for (const auto& [key, value] : v.axes.items()) {
+      known.insert(key);
+    }
+  }
+  for (const FilterTerm& t : terms) {
+    if (known.count(t.key) == 0) {
+      std::string list;
+      for (const std::string& k : known) {
+        list += (list.empty() ? "" : ", ") + k;
+      }
+      throw UsageError(fmt::format("--filter: unknown key \"{}\" (keys: {})", t.key, list));
+    }
+  }
+  std::vector<const Variant*> out;
+  for (const Variant& v : m_manifest.variants) {
+    if (std::all_of(terms.begin(), terms.end(), [&](const FilterTerm& t) { return variant_field(v, t.key) == t.value; })) {
+      out.push_back(&v);
+    }
+  }
+  return out;
+}
+
+const Variant* KernelSet::with_role(const std::string& role) const {
+  for (const Variant& v : m_manifest.variants) {
+    if (v.role == role) {
+      return &v;
+    }
+  }
+  return nullptr;
+}
+
+Lookup KernelSet::lookup(const json& wanted) const {
+  const std::string op = wanted.value("op", std::string());
+  std::vector<const Variant*> candidates;
+  for (const Variant& v : m_manifest.variants) {
+    if (v.op == op && is_kernel_role(v.role)) {
+      candidates.push_back(&v);
+    }
+  }
+  if (candidates.empty()) {
+    return {nullptr, fmt::format("the kernel set {} has no {} variants", m_origin, op)};
+  }
+  // Fewest differing axes first: an exact match has none.
+  std::size_t best_diff = std::numeric_limits<std::size_t>::max();
+  std::vector<const Variant*> nearest;
+  for (const Variant* v : candidates) {
+    std::size_t diff = 0;
+    for (const auto& [key, value] : wanted.items()) {
+      diff += variant_field(*v, key) != value ? 1 : 0;
+    }
+    if (diff < best_diff) {
+      best_diff = diff;
+      nearest.clear();
+    }
+    if (diff == best_diff) {
+      nearest.push_back(v);
+    }
+  }
+  if (best_diff == 0) {
+    const Variant* v = nearest.front();
+    if (!v->ok()) {
+      return {nullptr, fmt::format("variant {} was rejected when the set was generated: {}", v->id, v->reason)};
+    }
+    return {v, ""};
+  }
+  // Name, for each axis that differs, the values the nearest variants offer instead.
+  std::map<std::string, std::set<std::string>> offered;
+  for (const Variant* v : nearest) {
+    for (const auto& [key, value] : wanted.items()) {
+      const json have = variant_field(*v, key);
+      if (have != value) {
+        offered[key].insert(describe(have));
+      }
+    }
+  }
+  std::string wanted_text;
+  std::string alternatives;
+  for (const auto& [key, values] : offered) {
+    wanted_text += fmt::format("{}{}={}", wanted_text.empty() ? "" : ", ", key, describe(wanted.at(key)));
+    std::string list;
+    for (const std::string& s : values) {
+      list += (list.empty() ? "" : "|") + s;
+    }
+    alternatives += fmt::format("{}{}={}", alternatives.empty() ? "" : ", ", key, list);
+  }
+  return {nullptr, fmt::format("no {} variant with {} in the kernel set (nearest: {}, e.g. {})", op, wanted_text,
+                               alternatives, nearest.front()->id)};
+}
+
+}  // namespace lp::kernels

@@ -1,0 +1,210 @@
+#include "kernels/manifest.hpp"
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace lp::kernels {
+
+using nlohmann::json;
+
+namespace {
+
+/// Typed field access with errors naming the manifest and the pointer.
+class Reader {
+ public:
+  Reader(const std::string& source) : m_source(source) {}
+
+  const json& field(const json& object, const std::string& ptr, const char* key) const {
+    if (!object.is_object()) {
+      throw InputError(m_source, ptr, fmt::format("expected an object, got {}", object.type_name()));
+    }
+    const auto it = object.find(key);
+    if (it == object.end()) {
+      throw InputError(m_source, ptr, fmt::format("missing \"{}\"", key));
+    }
+    return *it;
+  }
+  std::string string(const json& object, const std::string& ptr, const char* key) const {
+    const json& v = field(object, ptr, key);
+    if (!v.is_string()) {
+      throw InputError(m_source, ptr + "/" + key, fmt::format("expected a string, got {}", v.dump()));
+    }
+    return v.get<std::string>();
+  }
+  std::int64_t integer(const json& object, const std::string& ptr, const char* key) const {
+    const json& v = field(object, ptr, key);
+    if (!v.is_number_integer()) {
+      throw InputError(m_source, ptr + "/" + key, fmt::format("expected a whole number, got {}", v.dump()));
+    }
+    return v.get<std::int64_t>();
+  }
+  std::vector<std::string> strings(const json& object, const std::string& ptr, const char* key) const {
+    const json& v = field(object, ptr, key);
+    if (!v.is_array()) {
+      throw InputError(m_source, ptr + "/" + key, fmt::format("expected a list, got {}", v.dump()));
+    }
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string()) {
+        throw InputError(m_source, fmt::format("{}/{}/{}", ptr, key, i), fmt::format("expected a string, got {}", v[i].dump()));
+      }
+      out.push_back(v[i].get<std::string>());
+    }
+    return out;
+  }
+  FileRef file(const json& files, const std::string& ptr, const char* key) const {
+    const json& f = field(files, ptr, key);
+    const std::string p = ptr + "/" + key;
+    FileRef ref{string(f, p, "path"), string(f, p, "compression"), string(f, p, "sha256"),
+                static_cast<std::size_t>(integer(f, p, "bytes"))};
+    if (ref.compression != "gzip" && ref.compression != "none") {
+      throw InputError(m_source, p + "/compression", fmt::format("unknown compression \"{}\"", ref.compression));
+    }
+    if (ref.path.find("..") != std::string::npos || (!ref.path.empty() && ref.path[0] == '/')) {
+      throw InputError(m_source, p + "/path", fmt::format("path \"{}\" leaves the kernel folder", ref.path));
+    }
+    return ref;
+  }
+  [[noreturn]] void fail(const std::string& ptr, const std::string& message) const {
+    throw InputError(m_source, ptr, message);
+  }
+
+ private:
+  const std::string& m_source;
+};
+
+Variant parse_variant(const Reader& r, const json& v, const std::string& ptr) {
+  Variant out;
+  out.id = r.string(v, ptr, "id");
+  out.op = r.string(v, ptr, "op");
+  out.role = r.string(v, ptr, "role");
+  out.status = r.string(v, ptr, "status");
+  out.axes = r.field(v, ptr, "axes");
+  if (!out.axes.is_object()) {
+    r.fail(ptr + "/axes", "expected an object");
+  }
+  if (out.status != "ok") {
+    if (out.status != "rejected") {
+      r.fail(ptr + "/status", fmt::format("unknown status \"{}\" (ok, rejected)", out.status));
+    }
+    out.reason = r.string(v, ptr, "reason");
+    return out;
+  }
+  out.constexprs = r.field(v, ptr, "constexprs");
+  out.num_warps = static_cast<int>(r.integer(v, ptr, "num_warps"));
+  out.num_stages = static_cast<int>(r.integer(v, ptr, "num_stages"));
+  const json& spec = r.field(v, ptr, "specialization");
+  const std::string sp = ptr + "/specialization";
+  out.specialization = {r.strings(spec, sp, "equal_to_1"), r.strings(spec, sp, "divisible_by_16"),
+                        r.strings(spec, sp, "aligned_16"), r.strings(spec, sp, "unspecialized")};
+  const json& grid = r.field(v, ptr, "grid");
+  if (!grid.is_array() || grid.size() != 3) {
+    r.fail(ptr + "/grid", "expected three dimensions");
+  }
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (!grid[d].is_array() || grid[d].empty()) {
+      r.fail(fmt::format("{}/grid/{}", ptr, d), "expected a non-empty list of factors");
+    }
+    out.grid[d] = grid[d].get<GridDim>();
+  }
+  const json& block = r.field(v, ptr, "block");
+  if (!block.is_array() || block.size() != 3) {
+    r.fail(ptr + "/block", "expected [x, y, z]");
+  }
+  for (std::size_t d = 0; d < 3; ++d) {
+    out.block[d] = block[d].get<int>();
+  }
+  out.entry = r.string(v, ptr, "entry");
+  const json& params = r.field(v, ptr, "params");
+  if (!params.is_array()) {
+    r.fail(ptr + "/params", "expected a list");
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const std::string pp = fmt::format("{}/params/{}", ptr, i);
+    Param p{static_cast<int>(r.integer(params[i], pp, "index")), r.string(params[i], pp, "ptx_type"),
+            r.string(params[i], pp, "name"), r.string(params[i], pp, "type")};
+    if (p.index != static_cast<int>(i)) {
+      r.fail(pp + "/index", fmt::format("expected {}, got {}", i, p.index));
+    }
+    out.params.push_back(std::move(p));
+  }
+  out.shared_bytes = r.integer(v, ptr, "shared_bytes");
+  out.global_scratch_size = r.integer(v, ptr, "global_scratch_size");
+  out.global_scratch_align = r.integer(v, ptr, "global_scratch_align");
+  out.profile_scratch_size = r.integer(v, ptr, "profile_scratch_size");
+  out.profile_scratch_align = r.integer(v, ptr, "profile_scratch_align");
+  out.resource_usage = v.value("resource_usage", json::object());
+  out.ptxas_version = r.string(v, ptr, "ptxas_version");
+  const json& files = r.field(v, ptr, "files");
+  out.ptx = r.file(files, ptr + "/files", "ptx");
+  out.cubin = r.file(files, ptr + "/files", "cubin");
+  return out;
+}
+
+}  // namespace
+
+json Variant::summary_json() const {
+  json j = {{"id", id}, {"op", op}, {"role", role}, {"status", status}, {"axes", axes}};
+  if (ok()) {
+    j["entry"] = entry;
+    j["shared_bytes"] = shared_bytes;
+    j["resource_usage"] = resource_usage;
+    j["ptxas_version"] = ptxas_version;
+  } else {
+    j["reason"] = reason;
+  }
+  return j;
+}
+
+Manifest parse_manifest(std::string_view text, const std::string& source) {
+  if (text.size() > k_max_manifest_bytes) {
+    throw InputError(source, "", fmt::format("manifest is {} bytes, over the limit of {}", text.size(), k_max_manifest_bytes));
+  }
+  bool too_deep = false;
+  json::parser_callback_t limit = [&too_deep](int depth, json::parse_event_t, json&) {
+    too_deep = too_deep || static_cast<std::size_t>(depth) > k_max_manifest_depth;
+    return !too_deep;
+  };
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end(), limit);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    if (const auto pos = what.find("] "); pos != std::string::npos) {
+      what = what.substr(pos + 2);
+    }
+    throw InputError(source, "", "invalid JSON: " + what);
+  }
+  if (too_deep) {
+    throw InputError(source, "", fmt::format("nesting deeper than {} levels", k_max_manifest_depth));
+  }
+  const Reader r(source);
+  Manifest m;
+  m.source = source;
+  m.format_version = static_cast<int>(r.integer(doc, "", "format_version"));
+  if (m.format_version != k_manifest_format_version) {
+    r.fail("/format_version", fmt::format("format_version {} is not the {} this loraprobe reads", m.format_version,
+                                          k_manifest_format_version));
+  }
+  m.generated_by = r.string(doc, "", "generated_by");
+  m.triton_version = r.string(doc, "", "triton_version");
+  m.ptxas = r.field(doc, "", "ptxas");
+  m.target = r.field(doc, "", "target");
+  const json& variants = r.field(doc, "", "variants");
+  if (!variants.is_array()) {
+    r.fail("/variants", "expected a list");
+  }
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    m.variants.push_back(parse_variant(r, variants[i], fmt::format("/variants/{}", i)));
+  }
+  std::sort(m.variants.begin(), m.variants.end(), [](const Variant& a, const Variant& b) { return a.id < b.id; });
+  for (std::size_t i = 1; i < m.variants.size(); ++i) {
+    if (m.variants[i].id == m.variants[i - 1].id) {
+      r.fail("/variants", fmt::format("variant id \"{}\" appears twice", m.variants[i].id));
+    }
+  }
+  return m;
+}
+
+}  // namespace lp::kernels

@@ -1,0 +1,96 @@
+#pragma once
+// kernels/manifest.json (format_version 1, documented in kernels/README.md and
+// kernels/manifest.schema.json): the variants of the kernel set and their
+// launch ABI, parsed into typed records.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lp::kernels {
+
+/// The manifest format this build reads.
+inline constexpr int k_manifest_format_version = 1;
+
+/// One generated file of a variant, as listed in the manifest.
+struct FileRef {
+  std::string path;         ///< relative to the manifest's folder
+  std::string compression;  ///< "gzip" or "none"
+  std::string sha256;       ///< of the uncompressed contents
+  std::size_t bytes = 0;    ///< uncompressed size
+};
+
+/// One PTX parameter of a variant's entry, in order.
+struct Param {
+  int index = 0;
+  std::string ptx_type;  ///< "u64", "u32", "f32"
+  std::string name;      ///< the kernel argument, or global_scratch / profile_scratch
+  std::string type;      ///< Triton type: "*fp32", "i32", "fp32", ...
+  [[nodiscard]] bool is_pointer() const { return !type.empty() && type[0] == '*'; }
+};
+
+/// Specialisation assumptions compiled into a variant.
+struct Specialization {
+  std::vector<std::string> equal_to_1;       ///< folded to the constant 1, not passed
+  std::vector<std::string> divisible_by_16;  ///< integers that must be multiples of 16
+  std::vector<std::string> aligned_16;       ///< pointers that must be 16-byte aligned
+  std::vector<std::string> unspecialized;    ///< any value
+};
+
+/// One grid dimension: the product of its factors (see kernels/README.md "Grid factors").
+using GridDim = std::vector<nlohmann::json>;
+
+/// One variant of the kernel set.
+struct Variant {
+  std::string id;
+  std::string op;      ///< "expand" or "shrink"
+  std::string role;    ///< kernel, positive_control, negative_control, test_*
+  std::string status;  ///< "ok" or "rejected"
+  std::string reason;  ///< why it was rejected; empty when ok
+  nlohmann::json axes;        ///< flat axis values (null where not applicable)
+  nlohmann::json constexprs;  ///< every constant it was compiled with
+  int num_warps = 0;
+  int num_stages = 0;
+  Specialization specialization;
+  std::array<GridDim, 3> grid;
+  std::array<int, 3> block{0, 1, 1};
+  std::string entry;
+  std::vector<Param> params;
+  std::int64_t shared_bytes = 0;
+  std::int64_t global_scratch_size = 0;
+  std::int64_t global_scratch_align = 1;
+  std::int64_t profile_scratch_size = 0;
+  std::int64_t profile_scratch_align = 1;
+  nlohmann::json resource_usage;
+  std::string ptxas_version;
+  std::optional<FileRef> ptx;
+  std::optional<FileRef> cubin;
+
+  [[nodiscard]] bool ok() const { return status == "ok"; }
+  /// The fields `list --json` prints.
+  [[nodiscard]] nlohmann::json summary_json() const;
+};
+
+/// The parsed manifest.
+struct Manifest {
+  std::string source;  ///< "<embedded>/kernels/manifest.json" or the path read
+  int format_version = 0;
+  std::string generated_by;
+  std::string triton_version;
+  nlohmann::json ptxas;
+  nlohmann::json target;
+  std::vector<Variant> variants;  ///< sorted by id
+};
+
+/// Limits on manifest files, as on configs.
+inline constexpr std::size_t k_max_manifest_bytes = std::size_t{64} << 20;
+inline constexpr std::size_t k_max_manifest_depth = 16;
+
+/// Parses manifest text; `source` names it in errors (lp::InputError with a JSON pointer).
+Manifest parse_manifest(std::string_view text, const std::string& source);
+
+}  // namespace lp::kernels
