@@ -88,13 +88,21 @@ def _sanitise(text: str) -> str:
 
 
 def _reason(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    # Triton's CompilationError puts the failing source line first and the
-    # message last; ptxas errors are prefixed by a summary line.
-    message = lines[-1] if lines else ""
-    if "ptxas" in type(exc).__name__.lower() or (lines and "ptxas" in lines[0]):
+    # Triton wraps the real error in one CompilationError per inlined call
+    # ("at line:col" + source excerpt); the innermost cause says what is wrong.
+    chain = [exc]
+    while chain[-1].__cause__ is not None and len(chain) < 32:
+        chain.append(chain[-1].__cause__)
+    root = chain[-1]
+    lines = [line.strip() for line in str(root).splitlines() if line.strip()]
+    if "ptxas" in type(root).__name__.lower():
+        # PTXASError: a summary line, then ptxas's own stderr.
         message = " ".join(lines[:4])
-    return _sanitise(f"{type(exc).__name__}: {message}")[:500]
+    else:
+        message = lines[-1] if lines else ""
+    where = next((str(e).splitlines()[0] for e in reversed(chain) if str(e).startswith("at ")), "")
+    text = f"{type(root).__name__}: {message}" + (f" ({where.rstrip(':')} of the innermost function)" if where else "")
+    return _sanitise(text)[:500]
 
 
 _PARAM_RE = re.compile(r"\.param\s+\.(\w+)(\s+\.ptr[^\n,]*)?\s+(\w+)")
