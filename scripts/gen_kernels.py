@@ -17,7 +17,6 @@ Standard library + Triton only. Needs no GPU.
 
 import argparse
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -121,6 +120,14 @@ def compile_all(variants, jobs, header, log):
     return results
 
 
+def read_or_none(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
 def write_set(out_dir, variants, results, command, triton_version, ptxas, log):
     for sub in (manifest.PTX_DIR, manifest.CUBIN_DIR):
         os.makedirs(os.path.join(out_dir, sub), exist_ok=True)
@@ -135,7 +142,7 @@ def write_set(out_dir, variants, results, command, triton_version, ptxas, log):
                 stored = manifest.compress(data)
                 path = os.path.join(out_dir, rel)
                 # Leave identical files untouched (mtimes, make, git stat).
-                if not os.path.exists(path) or open(path, "rb").read() != stored:
+                if read_or_none(path) != stored:
                     manifest.write_atomic(path, stored)
                     written += 1
                 files[kind] = manifest.file_record(rel, data, stored)
