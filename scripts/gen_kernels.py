@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""Build loraprobe's embedded kernel set: AOT-compile our Triton LoRA kernels
+(kernels/triton) for sm_90 with Triton 3.6.0 and its bundled ptxas, and write
+kernels/ptx/*.ptx.gz, kernels/cubin/*.cubin.gz and kernels/manifest.json.
+
+Everything under kernels/ptx, kernels/cubin and kernels/manifest.json is made
+by this script and only by it; regenerating with the same Triton gives the
+same bytes. kernels/README.md documents the manifest.
+
+    python3 scripts/gen_kernels.py                        # the full set (slow)
+    python3 scripts/gen_kernels.py --only block_n=128,num_stages=2 --out /tmp/k
+    python3 scripts/gen_kernels.py --verify              # re-check kernels/
+    python3 scripts/gen_kernels.py --list --only shrink
+
+Standard library + Triton only. Needs no GPU.
+"""
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+# Anything that steers Triton, MLIR or LLVM from the environment would make
+# the output depend on the shell it ran in: drop it before Triton is imported.
+_ENV_PREFIXES = ("TRITON_", "MLIR_", "LLVM_", "NVPTX_", "AMDGCN_")
+_ENV_NAMES = ("DISABLE_PTXAS_OPT", "PTXAS_OPTIONS", "USE_IR_LOC", "DISABLE_LLVM_OPT")
+_SCRUBBED = sorted(k for k in os.environ if k.startswith(_ENV_PREFIXES) or k in _ENV_NAMES)
+for _key in _SCRUBBED:
+    del os.environ[_key]
+
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(SCRIPT_DIR)
+sys.path.insert(0, SCRIPT_DIR)
+
+from kernelgen import build, manifest  # noqa: E402
+from kernelgen.abi import RUNTIME_QUANTITIES  # noqa: E402
+from kernelgen.variants import build_matrix, matches, parse_filter  # noqa: E402
+
+PINNED_TRITON = "3.6.0"
+DEFAULT_OUT = os.path.join(REPO_ROOT, "kernels")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default=None, help="output directory (default: kernels/ of this repository)")
+    p.add_argument("--only", action="append", default=[],
+                   help="build only matching variants: comma-separated terms, all must match; a term is "
+                   "key=value on an axis, id, op or role (true/false/null/integers), or a substring of the id. "
+                   "Repeat to narrow further. Partial sets must go to an explicit --out.")
+    p.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--allow-triton-version", action="store_true",
+                   help=f"run with a Triton other than {PINNED_TRITON} (the result is then not the reference set)")
+    p.add_argument("--verify", action="store_true",
+                   help="build nothing; re-hash the files of --out against its manifest and re-check every "
+                   "variant's parameter list against its kernel signature and specialisation")
+    p.add_argument("--list", action="store_true", help="print the ids of the (filtered) matrix and exit")
+    args = p.parse_args(argv)
+    if args.jobs < 1:
+        p.error("-j must be at least 1")
+    return args
+
+
+def canonical_command(args) -> str:
+    """The command as recorded in every generated file: options that change
+    the output, in a fixed order (not -j, which only changes the speed)."""
+    words = ["python3", "scripts/gen_kernels.py"]
+    if args.out is not None and os.path.realpath(args.out) != os.path.realpath(DEFAULT_OUT):
+        words += ["--out", args.out]
+    for only in args.only:
+        words += ["--only", only]
+    if args.allow_triton_version:
+        words.append("--allow-triton-version")
+    return shlex.join(words)
+
+
+def ptxas_info() -> dict:
+    path = build.tool_path("ptxas")
+    text = subprocess.run([path, "--version"], check=True, capture_output=True, text=True).stdout
+    version = next((line.strip() for line in text.splitlines() if "compilation tools" in line), text.strip())
+    with open(path, "rb") as f:
+        digest = manifest.sha256(f.read())
+    return {"path_hint": "triton/backends/nvidia/bin/ptxas", "version": version, "sha256": digest}
+
+
+def select(args):
+    variants = build_matrix()
+    for only in args.only:
+        terms = parse_filter(only)
+        variants = [v for v in variants if matches(v, terms)]
+    return variants
+
+
+def compile_all(variants, jobs, header, log):
+    import concurrent.futures
+    import multiprocessing
+
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="gen_kernels-") as tmp:
+        # A private cache that always recompiles: nothing from an earlier
+        # run, another Triton or another checkout can leak into the set.
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(tmp, "cache")
+        os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+        os.environ["TRITON_PTXAS_PATH"] = build.tool_path("ptxas")
+        # spawn, not fork: the parent has imported Triton (LLVM, threads).
+        ctx = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=build.init_worker,
+                                                    initargs=(REPO_ROOT, header)) as pool:
+            futures = {pool.submit(build.compile_variant, v, tmp): v for v in variants}
+            start = time.monotonic()
+            for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
+                v = futures[fut]
+                res = fut.result()
+                results[v.id] = res
+                note = "" if res["status"] == "ok" else f": {res['reason']}"
+                log(f"[{n}/{len(variants)} {time.monotonic() - start:7.1f}s] {res['status']:8} {v.id}{note}")
+    return results
+
+
+def read_or_none(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def write_set(out_dir, variants, results, command, triton_version, ptxas, log):
+    for sub in (manifest.PTX_DIR, manifest.CUBIN_DIR):
+        os.makedirs(os.path.join(out_dir, sub), exist_ok=True)
+    entries, keep, written = [], set(), 0
+    for v in variants:
+        res = results[v.id]
+        files = None
+        if res["status"] == "ok":
+            files = {}
+            for kind, data in (("ptx", res["ptx"].encode("utf-8")), ("cubin", res["cubin"])):
+                rel = f"{kind}/{v.id}.{kind}.gz"
+                stored = manifest.compress(data)
+                path = os.path.join(out_dir, rel)
+                # Leave identical files untouched (mtimes, make, git stat).
+                if read_or_none(path) != stored:
+                    manifest.write_atomic(path, stored)
+                    written += 1
+                files[kind] = manifest.file_record(rel, data, stored)
+                keep.add(rel)
+        entries.append(manifest.variant_entry(v, res, ptxas["version"], files))
+    for rel in manifest.stale_files(out_dir, keep):
+        os.remove(os.path.join(out_dir, rel))
+        log(f"removed stale {rel}")
+    top = {
+        "$comment": f"Generated by {command}; do not edit. Fields: kernels/README.md.",
+        "generated_by": command,
+        "format_version": manifest.FORMAT_VERSION,
+        "triton_version": triton_version,
+        "ptxas": ptxas,
+        "target": dict(build.TARGET, max_shared_bytes=build.MAX_SHARED_BYTES),
+        "line_info": True,
+        "grid_quantities": RUNTIME_QUANTITIES,
+        "variants": entries,
+    }
+    manifest.write_atomic(os.path.join(out_dir, "manifest.json"), manifest.dumps(top).encode("ascii"))
+    return written
+
+
+def arg_names_of(variant) -> list:
+    return build.kernel_function(variant).arg_names
+
+
+def dir_bytes(out_dir) -> int:
+    total = 0
+    for root, _, names in os.walk(out_dir):
+        total += sum(os.path.getsize(os.path.join(root, n)) for n in names)
+    return total
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    out_dir = args.out or DEFAULT_OUT
+    try:
+        variants = select(args)
+    except ValueError as exc:
+        log(f"gen_kernels: --only: {exc}")
+        return 2
+    if args.list:
+        print("\n".join(v.id for v in variants))
+        return 0
+    if args.verify:
+        build.import_kernels(REPO_ROOT)
+        problems = manifest.verify(out_dir, {v.id: v for v in build_matrix()}, arg_names_of)
+        for p in problems:
+            log(f"verify: {p}")
+        log(f"verify: {out_dir}: {'FAILED, %d problems' % len(problems) if problems else 'ok'}")
+        return 1 if problems else 0
+
+    import triton
+    if triton.__version__ != PINNED_TRITON and not args.allow_triton_version:
+        log(f"gen_kernels: Triton {triton.__version__} found, the set is pinned to {PINNED_TRITON}; "
+            "pass --allow-triton-version to build with it anyway")
+        return 2
+    if args.only and os.path.realpath(out_dir) == os.path.realpath(DEFAULT_OUT):
+        log("gen_kernels: a partial set (--only) would replace the committed kernels/ manifest; pass --out DIR")
+        return 2
+    if not variants:
+        log("gen_kernels: no variant matches the filter")
+        return 2
+    if _SCRUBBED:
+        log(f"gen_kernels: ignoring environment: {' '.join(_SCRUBBED)}")
+
+    command = canonical_command(args)
+    header = f"Generated by {command}; do not edit."
+    ptxas = ptxas_info()
+    log(f"gen_kernels: {len(variants)} variants, Triton {triton.__version__}, {ptxas['version']}, -j {args.jobs}")
+    start = time.monotonic()
+    results = compile_all(variants, args.jobs, header, log)
+    os.makedirs(out_dir, exist_ok=True)
+    written = write_set(out_dir, variants, results, command, triton.__version__, ptxas, log)
+    elapsed = time.monotonic() - start
+
+    build.import_kernels(REPO_ROOT)
+    problems = manifest.verify(out_dir, {v.id: v for v in variants}, arg_names_of)
+    for p in problems:
+        log(f"verify: {p}")
+    ok = sum(1 for r in results.values() if r["status"] == "ok")
+    log(f"gen_kernels: {ok} ok, {len(results) - ok} rejected, {written} files (re)written, "
+        f"{dir_bytes(out_dir) / 1e6:.1f} MB in {out_dir}, {elapsed:.0f} s")
+    for vid, res in sorted(results.items()):
+        if res["status"] != "ok":
+            log(f"  rejected {vid}: {res['reason']}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""The launch ABI of our Triton kernels: for each runtime argument its
+Triton type, the specialisation it is compiled under, and the grid.
+
+This is what vLLM's JIT would see for typical shapes: every tensor from the
+caching allocator is 16-byte aligned; rank, hidden sizes and row strides are
+multiples of 16; the innermost strides of contiguous tensors are 1 (Triton
+turns an integer argument equal to 1 into a constant and drops it from the
+PTX parameters). The token count M is deliberately left unspecialised so one
+binary serves any number of tokens.
+
+Meanings of the arguments, for the launcher, are tabulated in
+kernels/README.md; the names are vLLM's.
+"""
+
+from .variants import TEST_HOOKS, Variant
+
+# Specialisation classes, as the manifest names them.
+EQUAL_TO_1 = "equal_to_1"
+DIVISIBLE_BY_16 = "divisible_by_16"
+ALIGNED_16 = "aligned_16"
+UNSPECIALIZED = "unspecialized"
+SPECIALIZATIONS = (EQUAL_TO_1, DIVISIBLE_BY_16, ALIGNED_16, UNSPECIALIZED)
+
+# Runtime quantities the grid is written in (docs/problem.md sizes).
+RUNTIME_QUANTITIES = {
+    "num_tokens": "T, the number of tokens (rows of x / of buf's slices / of y)",
+    "rank": "R, the LoRA rank",
+    "hidden_size": "H, width of x (shrink's K)",
+    "max_hidden_size": "max over slices of H_s (expand's N)",
+    "num_slices": "S, the number of slices (equals SLICE_NUM)",
+    "num_lora_ids": "J, the length of lora_ids",
+}
+
+INDEX_ARRAYS = ("token_indices_sorted_by_lora_ids", "num_tokens_per_lora", "lora_token_start_loc", "lora_ids")
+
+
+def _ptr(dtype):
+    return ("*" + dtype, ALIGNED_16)
+
+
+_I32_D16 = ("i32", DIVISIBLE_BY_16)
+_ONE = ("constexpr", EQUAL_TO_1)
+
+
+def expand_arguments(v: Variant) -> list:
+    """(name, triton type, specialisation) for each runtime argument of
+    _lora_expand_kernel, in signature order."""
+    multi = v.num_slices > 1
+    per_slice = multi and not v.same_stride
+    # With one slice the B tensor itself is passed; with several, a device
+    # array of their uint64 addresses. Per-slice strides and widths are int64
+    # device arrays (torch.tensor of Python ints), slice offsets uint64.
+    args = [
+        ("input_ptr", _ptr(v.input_dtype)),
+        ("lora_ptr", _ptr("u64") if multi else _ptr(v.weight_dtype)),
+        ("out_ptr", _ptr(v.weight_dtype)),
+        ("M", ("i32", UNSPECIALIZED)),
+        ("N", _I32_D16),
+        ("K", _I32_D16),
+    ]
+    args += [(name, _ptr("i32")) for name in INDEX_ARRAYS]
+    args += [
+        # Single slice: the column offset off_0, which is 0 (divisible by 16).
+        ("slice_start_loc", _ptr("u64") if multi else _I32_D16),
+        ("input_d0_stride", _I32_D16),
+        ("input_d1_stride", _I32_D16),
+        ("input_d2_stride", _ONE),
+        ("ls_d0_ptr", _ptr("i64") if per_slice else _I32_D16),
+        ("ls_d1_ptr", _ptr("i64") if per_slice else _I32_D16),
+        ("ls_d2_ptr", _ptr("i64") if per_slice else _ONE),
+        ("output_d0_stride", _I32_D16),
+        ("output_d1_stride", _ONE),
+        ("output_hs_ptr", _ptr("i64") if per_slice else _I32_D16),
+    ]
+    return [(name, ty, spec) for name, (ty, spec) in args]
+
+
+def shrink_arguments(v: Variant) -> list:
+    args = [
+        ("input_ptr", _ptr(v.input_dtype)),
+        ("lora_ptr", _ptr("u64") if v.num_slices > 1 else _ptr(v.weight_dtype)),
+        ("out_ptr", _ptr("fp32")),
+        ("M", ("i32", UNSPECIALIZED)),
+        ("N", _I32_D16),
+        ("K", _I32_D16),
+    ]
+    args += [(name, _ptr("i32")) for name in INDEX_ARRAYS]
+    args += [
+        # Triton never specialises float arguments.
+        ("scaling", ("fp32", UNSPECIALIZED)),
+        ("input_d0_stride", _I32_D16),
+        ("input_d1_stride", _ONE),
+        ("lora_d0_stride", _I32_D16),
+        ("lora_d1_stride", _I32_D16),
+        ("lora_d2_stride", _ONE),
+        ("output_d0_stride", _I32_D16),
+        ("output_d1_stride", _I32_D16),
+        ("output_d2_stride", _ONE),
+    ]
+    return [(name, ty, spec) for name, (ty, spec) in args]
+
+
+def arguments(v: Variant) -> list:
+    return expand_arguments(v) if v.op == "expand" else shrink_arguments(v)
+
+
+def kernel_constexprs(v: Variant) -> dict:
+    """The tl.constexpr parameters of the kernel, by name."""
+    if v.op == "shrink":
+        return {
+            "BLOCK_M": v.block_m,
+            "BLOCK_N": v.block_n,
+            "BLOCK_K": v.block_k,
+            "EVEN_K": v.even_k,
+            "SPLIT_K": v.split_k,
+            "GROUP_SIZE_M": v.group_size_m,
+            "SLICE_NUM": v.num_slices,
+        }
+    ce = {
+        "BLOCK_M": v.block_m,
+        "BLOCK_N": v.block_n,
+        "BLOCK_K": v.block_k,
+        "EVEN_K": v.even_k,
+        "ADD_INPUTS": v.add_inputs,
+        "CAST_TYPE": v.cast_type,
+        "SLICE_NUM": v.num_slices,
+        "SAME_STRIDE": v.same_stride,
+        "RAW_A_BITS": v.role == "positive_control",
+    }
+    if v.role in TEST_HOOKS:
+        ce["HOOK"] = TEST_HOOKS[v.role]
+    return ce
+
+
+def kernel_source(v: Variant) -> tuple:
+    """(module, function) under kernels/triton that builds this variant."""
+    if v.role in TEST_HOOKS:
+        return ("test_hooks", "_lora_expand_test_hook_kernel")
+    if v.op == "expand":
+        return ("lora_expand", "_lora_expand_kernel")
+    return ("lora_shrink", "_lora_shrink_kernel")
+
+
+def compile_inputs(v: Variant, arg_names: list) -> tuple:
+    """signature, constexprs and attrs for triton.compiler.ASTSource, i.e.
+    exactly what Triton's JIT would build for this specialisation."""
+    args = arguments(v)
+    ce = kernel_constexprs(v)
+    runtime_names = [a[0] for a in args]
+    expected = runtime_names + list(ce)
+    if list(arg_names) != expected:
+        raise ValueError(f"kernel signature {list(arg_names)} does not match the ABI table {expected}")
+    signature, constexprs, attrs = {}, {}, {}
+    for index, (name, ty, spec) in enumerate(args):
+        signature[name] = ty
+        if spec == EQUAL_TO_1:
+            constexprs[name] = 1
+        elif spec in (DIVISIBLE_BY_16, ALIGNED_16):
+            attrs[(index, )] = [["tt.divisibility", 16]]
+    for name, value in ce.items():
+        signature[name] = "constexpr"
+        constexprs[name] = value
+    return signature, constexprs, attrs
+
+
+def specialization(v: Variant) -> dict:
+    out = {key: [] for key in SPECIALIZATIONS}
+    for name, _, spec in arguments(v):
+        out[spec].append(name)
+    return out
+
+
+def expected_params(v: Variant) -> list:
+    """The PTX parameter list Triton 3.6 produces: the non-constexpr
+    arguments in order, then the global and profile scratch pointers."""
+    params = [(name, ty) for name, ty, spec in arguments(v) if spec != EQUAL_TO_1]
+    return params + [("global_scratch", "global_scratch"), ("profile_scratch", "profile_scratch")]
+
+
+def grid(v: Variant) -> list:
+    """Three dimensions, each a product of factors: an integer, a runtime
+    quantity name, or "cdiv:<quantity>:<constexpr>" = ceil(quantity / value
+    of that constexpr)."""
+    if v.op == "expand":
+        x = ["cdiv:num_tokens:BLOCK_M", "cdiv:max_hidden_size:BLOCK_N"]
+    else:
+        x = [v.split_k, "cdiv:num_tokens:BLOCK_M", "cdiv:rank:BLOCK_N"]
+    return [x, ["num_slices"], ["num_lora_ids"]]

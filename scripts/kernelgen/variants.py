@@ -1,0 +1,190 @@
+"""The variant matrix: which (op, dtypes, constexprs, num_warps, num_stages)
+combinations are built, their ids, roles and the --only filter.
+
+The matrix is issue 3's minimum plus the neighbours of vLLM's defaults. It is
+data, not logic: adding a row here is how the set grows.
+"""
+
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Optional
+
+# Roles: what a variant is for. "kernel" variants are the LoRA ops; the
+# negative control is also a normal kernel (the bf16-input expand at vLLM's
+# default config), singled out so the sweep can insist it passes.
+ROLES = ("kernel", "positive_control", "negative_control", "test_skip_tile", "test_trap", "test_spin",
+         "test_oob_write")
+
+# HOOK constexpr of kernels/triton/test_hooks.py for each test role.
+TEST_HOOKS = {"test_skip_tile": 1, "test_trap": 2, "test_spin": 3, "test_oob_write": 4}
+
+# Flat axes, in manifest order. None where an axis does not apply to the op.
+AXES = ("input_dtype", "weight_dtype", "block_m", "block_n", "block_k", "num_warps", "num_stages", "even_k",
+        "add_inputs", "num_slices", "same_stride", "split_k", "group_size_m")
+
+
+@dataclass(frozen=True)
+class Variant:
+    op: str  # "expand" | "shrink"
+    input_dtype: str
+    weight_dtype: str
+    block_m: int
+    block_n: int
+    block_k: int
+    num_warps: int
+    num_stages: int
+    even_k: bool
+    num_slices: int
+    add_inputs: Optional[bool] = None  # expand only
+    same_stride: Optional[bool] = None  # expand only (shrink slices always share strides)
+    split_k: Optional[int] = None  # shrink only
+    group_size_m: Optional[int] = None  # shrink only
+    role: str = "kernel"
+    sources: tuple = field(default=(), compare=False)  # which matrix rows asked for it
+
+    @property
+    def id(self) -> str:
+        tiles = f"m{self.block_m}n{self.block_n}k{self.block_k}-w{self.num_warps}s{self.num_stages}"
+        k = "evenk" if self.even_k else "maskk"
+        if self.op == "expand":
+            parts = ["expand", self.input_dtype, self.weight_dtype, tiles, k, "add" if self.add_inputs else "noadd",
+                     f"s{self.num_slices}"]
+            if self.num_slices > 1:
+                parts.append("samestride" if self.same_stride else "perslice")
+        else:
+            parts = ["shrink", self.input_dtype, tiles, f"sk{self.split_k}", f"g{self.group_size_m}", k,
+                     f"s{self.num_slices}"]
+        suffix = {
+            "positive_control": "rawbits",
+            "test_skip_tile": "hook-skiptile",
+            "test_trap": "hook-trap",
+            "test_spin": "hook-spin",
+            "test_oob_write": "hook-oobwrite",
+        }.get(self.role)
+        if suffix:
+            parts.append(suffix)
+        return "-".join(parts)
+
+    def axes(self) -> dict:
+        return {name: getattr(self, name) for name in AXES}
+
+    @property
+    def cast_type(self) -> bool:
+        # docs/problem.md: cast_W whenever the buffer dtype differs from W.
+        # vLLM only ever meets the fp32 case (its buffer is fp32 or W).
+        return self.op == "expand" and self.input_dtype != self.weight_dtype
+
+
+def _expand(input_dtype, weight_dtype, bm, bn, bk, nw, ns, even_k, add, slices=1, same=True, role="kernel",
+            source=""):
+    return Variant("expand", input_dtype, weight_dtype, bm, bn, bk, nw, ns, even_k, slices, add_inputs=add,
+                   same_stride=same, role=role, sources=(source, ))
+
+
+def _shrink(dtype, bm, bn, bk, nw, ns, even_k, split_k, slices=1, group_size_m=8, source=""):
+    return Variant("shrink", dtype, dtype, bm, bn, bk, nw, ns, even_k, slices, split_k=split_k,
+                   group_size_m=group_size_m, sources=(source, ))
+
+
+EXPAND_DTYPES = [(i, w) for i in ("fp32", "bf16", "fp16") for w in ("bf16", "fp16")]
+# fp32 -> W is vLLM's lora_linear path (the bug); W -> W is the plain expand.
+MULTI_SLICE_DTYPES = [("fp32", "bf16"), ("fp32", "fp16"), ("bf16", "bf16"), ("fp16", "fp16")]
+TRUE_FALSE = (True, False)
+
+# vLLM's defaults (vllm/lora/ops/triton_ops/utils.py, get_lora_op_configs).
+# Expand: block_m 64, block_n 128 for one slice (64 for more), num_warps 4,
+# num_stages 2; block_k is 32 in some vLLM versions and 16 in others (see
+# kernels/README.md), so both are built.
+EXPAND_DEFAULT = dict(bm=64, bn=128, bk=32, nw=4, ns=2)
+# Shrink: block_m 32, block_n 16, num_warps 4, num_stages 2, group_size_m 8;
+# block_k 256 / split_k 64 for batch < 128, block_k 32 / split_k 8 otherwise.
+SHRINK_DEFAULTS = {"batch<128": dict(bk=256, sk=64), "batch>=128": dict(bk=32, sk=8)}
+
+
+def build_matrix() -> list:
+    """Every variant, deduplicated by id (a variant asked for by several rows
+    keeps the list of rows in `sources`), sorted by id."""
+    rows = []
+    d = EXPAND_DEFAULT
+
+    for (i, w), bn, ns, nw, even, add in product(EXPAND_DTYPES, (16, 32, 64, 128, 256), (1, 2, 3, 4), (4, 8),
+                                                 TRUE_FALSE, TRUE_FALSE):
+        rows.append(_expand(i, w, 64, bn, 32, nw, ns, even, add, source="expand-single-slice"))
+
+    # Multi-slice as vLLM runs it: EVEN_K (ranks are multiples of block_k) and
+    # ADD_INPUTS (the LoRA delta is added into the base layer output).
+    for slices, same, bn, ns, (i, w) in product((2, 3), TRUE_FALSE, (32, 64, 128), (1, 2, 3), MULTI_SLICE_DTYPES):
+        rows.append(_expand(i, w, 64, bn, 32, 4, ns, True, True, slices, same, source="expand-multi-slice"))
+    # vLLM's newer multi-slice default: block_n 64, block_k 16.
+    for slices, same, (i, w) in product((2, 3), TRUE_FALSE, [("fp32", "bf16"), ("bf16", "bf16")]):
+        rows.append(_expand(i, w, 64, 64, 16, 4, 2, True, True, slices, same, source="expand-multi-slice-default"))
+
+    # Tile shape neighbours of the default, one axis at a time.
+    for (i, w), even, add in product(EXPAND_DTYPES, TRUE_FALSE, TRUE_FALSE):
+        for bm in (16, 32):
+            rows.append(_expand(i, w, bm, d["bn"], d["bk"], d["nw"], d["ns"], even, add, source="expand-block-m"))
+        for bk in (16, 64):
+            rows.append(_expand(i, w, d["bm"], d["bn"], bk, d["nw"], d["ns"], even, add, source="expand-block-k"))
+
+    for dt, bn, ns, sk, even, bk in product(("bf16", "fp16"), (16, 32, 64), (1, 2, 3), (1, 8, 64), TRUE_FALSE,
+                                            (32, 256)):
+        rows.append(_shrink(dt, 32, bn, bk, 4, ns, even, sk, source="shrink-grid"))
+    for (name, cfg), dt, even in product(SHRINK_DEFAULTS.items(), ("bf16", "fp16"), TRUE_FALSE):
+        rows.append(_shrink(dt, 32, 16, cfg["bk"], 4, 2, even, cfg["sk"], source=f"shrink-default-{name}"))
+    for (name, cfg), dt, slices in product(SHRINK_DEFAULTS.items(), ("bf16", "fp16"), (2, 3)):
+        rows.append(_shrink(dt, 32, 16, cfg["bk"], 4, 2, True, cfg["sk"], slices,
+                            source=f"shrink-default-{name}-multi-slice"))
+
+    # Controls and test hooks, all at the default expand config.
+    rows.append(_expand("fp32", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, True,
+                        role="positive_control", source="positive-control"))
+    for role in TEST_HOOKS:
+        rows.append(_expand("bf16", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, True, role=role,
+                            source=role.replace("_", "-")))
+
+    negative_id = _expand("bf16", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, True).id
+    by_id = {}
+    for v in rows:
+        if v.role == "kernel" and v.id == negative_id:
+            v = Variant(**{**v.__dict__, "role": "negative_control"})
+        if v.id in by_id:
+            old = by_id[v.id]
+            v = Variant(**{**old.__dict__, "sources": tuple(sorted(set(old.sources + v.sources)))})
+        by_id[v.id] = v
+    return [by_id[k] for k in sorted(by_id)]
+
+
+def _render(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "null" if value is None else str(value)
+
+
+def parse_filter(text: str) -> list:
+    """`--only` syntax: comma-separated terms, all of which must match. A
+    term `key=value` compares an axis (or id, op, role) by its JSON
+    rendering (true/false/null, plain integers); any other term is a
+    substring of the id."""
+    terms = []
+    for raw in text.split(","):
+        raw = raw.strip()
+        if not raw:
+            raise ValueError(f"empty term in filter {text!r}")
+        if "=" in raw:
+            key, value = (s.strip() for s in raw.split("=", 1))
+            if key not in AXES + ("id", "op", "role"):
+                raise ValueError(f"unknown filter key {key!r}; keys: {', '.join(AXES + ('id', 'op', 'role'))}")
+            terms.append((key, value))
+        else:
+            terms.append((None, raw))
+    return terms
+
+
+def matches(variant: Variant, terms: list) -> bool:
+    for key, value in terms:
+        if key is None:
+            if value not in variant.id:
+                return False
+        elif _render(getattr(variant, key)) != value:
+            return False
+    return True
