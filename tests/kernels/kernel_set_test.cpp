@@ -107,10 +107,11 @@ TEST(KernelSet, ParamsAgreeWithTheSignatureAndSpecialisation) {
       const Param& p = v.params[i];
       EXPECT_EQ(p.name, expected[i]);
       EXPECT_EQ(p.ptx_type, ptx_types[i]) << p.name;
-      EXPECT_EQ(p.ptx_type, p.is_pointer() ? "u64" : (p.type == "fp32" ? "f32" : "u32")) << p.name;
       if (i + 2 >= v.params.size()) {
-        continue;  // the scratch pointers carry no specialisation
+        EXPECT_EQ(p.ptx_type, "u64");  // the scratch pointers: no specialisation either
+        continue;
       }
+      EXPECT_EQ(p.ptx_type, p.is_pointer() ? "u64" : (p.type == "fp32" ? "f32" : "u32")) << p.name;
       const int lists = (std::count(s.divisible_by_16.begin(), s.divisible_by_16.end(), p.name) > 0) +
                         (std::count(s.aligned_16.begin(), s.aligned_16.end(), p.name) > 0) +
                         (std::count(s.unspecialized.begin(), s.unspecialized.end(), p.name) > 0);
