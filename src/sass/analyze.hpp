@@ -91,13 +91,22 @@ CubinReport analyze_cubin(std::string_view cubin, const Nvdisasm& tool, const An
 /// "0x1d30": the address spelling of reports (nvdisasm prints /*1d30*/).
 std::string format_address(std::uint64_t address);
 
-/// JSON forms (nlohmann ADL hooks). Finding: {check, kernel, address, instruction,
-/// access, registers: ["R88", ...], wgmma: {address, instruction}, over_back_edge}.
+/// JSON forms (nlohmann ADL hooks, so `nlohmann::json j = report;` works).
+/// Finding: {check, kernel, address: "0x2340", instruction, access: "write"|"read",
+///           registers: ["R88", ...], wgmma: {address, instruction}, over_back_edge}.
 void to_json(nlohmann::json& j, const Finding& f);
+/// KernelStats: {instructions, basic_blocks, back_edges, wgmma, wgmma_register_a,
+///   a_from_registers, max_groups_in_flight, local_loads, local_stores,
+///   registers, frame_bytes, min_stack_bytes} (the last three null for a listing).
 void to_json(nlohmann::json& j, const KernelStats& s);
+/// KernelReport: {name, stats, findings: [...]}.
 void to_json(nlohmann::json& j, const KernelReport& k);
+/// ListingReport: {arch, checks: [ids], finding_count, analysis_ms, kernels: [...]}.
 void to_json(nlohmann::json& j, const ListingReport& r);
+/// Nvdisasm: {path, origin, version, sha256}.
 void to_json(nlohmann::json& j, const Nvdisasm& d);
+/// CubinReport: the ListingReport keys plus cubin_sha256, cubin_bytes,
+/// disassembler: {path, origin, version, sha256, format}, warnings, disassemble_ms.
 void to_json(nlohmann::json& j, const CubinReport& r);
 
 }  // namespace lp::sass

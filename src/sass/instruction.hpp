@@ -34,6 +34,7 @@ struct Register {
 struct GprRange {
   int first = 0;
   int count = 1;
+  /// True when R`reg` lies in the range.
   [[nodiscard]] bool contains(int reg) const noexcept { return reg >= first && reg < first + count; }
   bool operator==(const GprRange&) const = default;
 };
@@ -95,11 +96,14 @@ struct Instruction {
 /// re-wrap it (an InputError for a user's file, a recorded Error for a variant).
 class ListingError : public lp::Error {
  public:
+  /// `source` names the listing (a path, or "<cubin> via nvdisasm"), `line` is
+  /// 1-based (0 when the whole input is at fault), `message` says what is wrong.
   ListingError(std::string source, int line, std::string message)
       : lp::Error(source + ":" + std::to_string(line) + ": " + message),
         m_source(std::move(source)),
         m_line(line),
         m_message(std::move(message)) {}
+  /// The parts of what(), for callers that re-wrap the error.
   [[nodiscard]] const std::string& source() const noexcept { return m_source; }
   [[nodiscard]] int line() const noexcept { return m_line; }
   [[nodiscard]] const std::string& message() const noexcept { return m_message; }
