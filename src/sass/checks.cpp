@@ -1,0 +1,69 @@
+#include "sass/checks.hpp"
+
+#include <array>
+
+namespace lp::sass {
+namespace {
+
+Finding to_finding(std::string_view check, const CheckContext& ctx, const Conflict& c) {
+  const Instruction& insn = ctx.kernel.instructions[c.instruction];
+  const Instruction& mma = ctx.kernel.instructions[c.wgmma];
+  return Finding{std::string(check),
+                 ctx.kernel.name,
+                 insn.address,
+                 insn.text,
+                 mma.address,
+                 mma.text,
+                 c.access == Access::write ? "write" : "read",
+                 c.registers,
+                 c.over_back_edge};
+}
+
+constexpr std::string_view k_a_reg_reuse = "wgmma-a-reg-reuse";
+constexpr std::string_view k_acc_in_flight = "wgmma-acc-in-flight";
+
+/// The ptxas bug of shared/DESIGN.md: the next loads land in the registers that
+/// an in-flight HGMMA still reads as its A fragment.
+void check_a_reg_reuse(const CheckContext& ctx, std::vector<Finding>& out) {
+  for (const auto& c : ctx.scoreboard.conflicts) {
+    if (c.role == HeldRole::a_operand) {
+      out.push_back(to_finding(k_a_reg_reuse, ctx, c));
+    }
+  }
+}
+
+/// The accumulator is the MMA's output: touching it before the DEPBAR that
+/// retires the MMA reads stale values or races with the result.
+void check_acc_in_flight(const CheckContext& ctx, std::vector<Finding>& out) {
+  for (const auto& c : ctx.scoreboard.conflicts) {
+    if (c.role == HeldRole::accumulator) {
+      out.push_back(to_finding(k_acc_in_flight, ctx, c));
+    }
+  }
+}
+
+constexpr std::array<Check, 2> k_checks{{
+    {k_a_reg_reuse,
+     "an instruction writes a register that an in-flight warpgroup MMA (HGMMA) reads as its A operand, "
+     "before the WARPGROUP.DEPBAR that retires it",
+     &check_a_reg_reuse},
+    {k_acc_in_flight,
+     "an instruction other than an MMA chained on the same accumulator reads or writes the accumulator "
+     "of an in-flight warpgroup MMA",
+     &check_acc_in_flight},
+}};
+
+}  // namespace
+
+std::span<const Check> all_checks() noexcept { return k_checks; }
+
+const Check* find_check(std::string_view id) noexcept {
+  for (const auto& c : k_checks) {
+    if (c.id == id) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace lp::sass

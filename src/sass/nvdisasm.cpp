@@ -1,0 +1,225 @@
+#include "sass/nvdisasm.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <regex>
+
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+#include "util/subprocess.hpp"
+
+#ifndef LP_PROJECT_DIR
+#error "LP_PROJECT_DIR must name the source tree (set by src/sass/CMakeLists.txt)"
+#endif
+
+namespace lp::sass {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_executable_file(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+/// Runs `path --version`; nullopt when it does not run or does not look like nvdisasm.
+std::optional<Nvdisasm> probe(const std::string& path, const std::string& origin) {
+  if (!is_executable_file(path)) {
+    return std::nullopt;
+  }
+  ProcessOptions opts;
+  opts.timeout = std::chrono::seconds(30);
+  opts.environment = clean_environment();
+  ProcessResult r;
+  try {
+    r = run_process({path, "--version"}, opts);
+  } catch (const lp::Error&) {
+    return std::nullopt;
+  }
+  static const std::regex k_release(R"(release (\d+)\.(\d+), V([0-9.]+))");
+  std::smatch m;
+  if (!r.ok() || r.out.find("nvdisasm") == std::string::npos || !std::regex_search(r.out, m, k_release)) {
+    return std::nullopt;
+  }
+  Nvdisasm tool;
+  tool.path = fs::absolute(path).string();
+  tool.origin = origin;
+  tool.major = std::stoi(m[1].str());
+  tool.minor = std::stoi(m[2].str());
+  tool.version = m[3].str();
+  std::string line = m.prefix().str();
+  line = line.substr(line.rfind('\n') == std::string::npos ? 0 : line.rfind('\n') + 1) + m[0].str();
+  tool.version_line = line;
+  tool.sha256 = sha256_file_hex(path);
+  return tool;
+}
+
+/// Where python3 finds the triton package ("" when it does not), asked once per
+/// interpreter per process: the answer cannot change while we run.
+std::string triton_package_dir(const std::string& python) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> cache;
+  std::lock_guard lock(mutex);
+  if (auto it = cache.find(python); it != cache.end()) {
+    return it->second;
+  }
+  std::string dir;
+  try {
+    ProcessOptions opts;
+    opts.timeout = std::chrono::seconds(60);
+    // find_spec locates the package without importing it (importing triton is slow).
+    ProcessResult r = run_process(
+        {python, "-c",
+         "import importlib.util, os\n"
+         "s = importlib.util.find_spec('triton')\n"
+         "print(os.path.dirname(s.origin) if s and s.origin else '')\n"},
+        opts);
+    if (r.ok()) {
+      dir = r.out.substr(0, r.out.find('\n'));
+    }
+  } catch (const lp::Error&) {
+    // no python: no Triton fallback
+  }
+  cache[python] = dir;
+  return dir;
+}
+
+/// A private temporary file holding the cubin, removed on scope exit.
+class TempFile {
+ public:
+  explicit TempFile(std::string_view bytes) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/loraprobe-cubin-XXXXXX";
+    int fd = ::mkstemp(pattern.data());
+    if (fd < 0) {
+      throw lp::Error("cannot create a temporary file in " + pattern.substr(0, pattern.rfind('/')));
+    }
+    m_path = pattern;
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n <= 0) {
+        ::close(fd);
+        ::unlink(m_path.c_str());
+        throw lp::Error("cannot write the temporary cubin " + m_path);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { ::unlink(m_path.c_str()); }
+  [[nodiscard]] const std::string& path() const noexcept { return m_path; }
+
+ private:
+  std::string m_path;
+};
+
+std::vector<std::string> warning_lines(const std::string& err) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos < err.size()) {
+    std::size_t nl = err.find('\n', pos);
+    std::string line = err.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? err.size() : nl + 1;
+    if (!line.empty()) {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string default_tools_dir() {
+  if (const char* env = std::getenv("LP_TOOLS_DIR"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return std::string(LP_PROJECT_DIR) + "/.tools";
+}
+
+Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
+  if (search.path) {
+    if (auto tool = probe(*search.path, "option")) {
+      return *tool;
+    }
+    throw lp::UsageError("--nvdisasm " + *search.path + ": not an executable nvdisasm (its --version failed)");
+  }
+  std::vector<std::pair<std::string, std::string>> candidates;
+  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
+    candidates.emplace_back(std::string(home) + "/bin/nvdisasm", "CUDA_HOME");
+  }
+  candidates.emplace_back("/usr/local/cuda/bin/nvdisasm", "/usr/local/cuda");
+  const std::string tools = search.tools_dir.empty() ? default_tools_dir() : search.tools_dir;
+  candidates.emplace_back(tools + "/nvdisasm/nvdisasm", "tools_dir");
+  for (const auto& [path, origin] : candidates) {
+    if (auto tool = probe(path, origin)) {
+      return *tool;
+    }
+  }
+  std::string looked;
+  for (const auto& c : candidates) {
+    looked += (looked.empty() ? "" : ", ") + c.first;
+  }
+  if (search.use_triton) {
+    const std::string dir = triton_package_dir(search.python);
+    if (!dir.empty()) {
+      const std::string path = dir + "/backends/nvidia/bin/nvdisasm";
+      if (auto tool = probe(path, "triton")) {
+        return *tool;
+      }
+      looked += ", " + path;
+    } else {
+      looked += ", Triton's (" + search.python + " finds no triton package)";
+    }
+  }
+  throw lp::EnvironmentError("no nvdisasm found (looked at " + looked +
+                             "); run scripts/install_tools.sh nvdisasm or pass --nvdisasm PATH");
+}
+
+Disassembly disassemble(const Nvdisasm& tool, std::string_view cubin, std::string_view name,
+                        std::chrono::milliseconds timeout) {
+  TempFile file(cubin);
+  ProcessOptions opts;
+  opts.timeout = timeout;
+  opts.environment = clean_environment();
+  auto run = [&](const std::string& flag) {
+    ProcessResult r = run_process({tool.path, flag, file.path()}, opts);
+    if (!r.ok()) {
+      throw lp::Error("nvdisasm " + flag + " on " + std::string(name) + " failed (" + r.describe() +
+                      "): " + r.err.substr(0, 2000));
+    }
+    if (r.out_truncated) {
+      throw lp::Error("nvdisasm output for " + std::string(name) + " exceeded the output cap");
+    }
+    return r;
+  };
+  Disassembly d;
+  if (tool.json_reliable()) {
+    ProcessResult r = run("-json");
+    try {
+      d.listing = parse_json_listing(r.out, name);
+      d.format = "json";
+      d.warnings = warning_lines(r.err);
+      d.raw = std::move(r.out);
+      return d;
+    } catch (const UnreliableJsonError& e) {
+      d.warnings.push_back(std::string("JSON output unusable, fell back to text: ") + e.what());
+    }
+  }
+  ProcessResult r = run("-c");
+  d.listing = parse_text_listing(r.out, name);
+  d.format = "text";
+  for (auto& w : warning_lines(r.err)) {
+    d.warnings.push_back(std::move(w));
+  }
+  d.raw = std::move(r.out);
+  return d;
+}
+
+}  // namespace lp::sass
