@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -14,6 +13,7 @@
 #include "util/files.hpp"
 #include "util/sha256.hpp"
 #include "util/subprocess.hpp"
+#include "tools/tools.hpp"
 
 namespace lp::compile {
 
@@ -21,11 +21,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::optional<std::string> env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
-}
 
 ProcessOptions quick() {
   ProcessOptions o;
@@ -40,7 +35,8 @@ PtxasInfo describe(std::string spec, const std::string& path) {
   info.spec = std::move(spec);
   info.path = fs::absolute(path).lexically_normal().string();
   const ProcessResult r = run_process({info.path, "--version"}, quick());
-  info.version = parse_tool_version(r.out);
+  const std::optional<tools::ToolVersion> version = tools::parse_tool_version(r.out);
+  info.version = version ? version->version : std::string();
   info.sha256 = sha256_file_hex(info.path);
   return info;
 }
@@ -48,7 +44,7 @@ PtxasInfo describe(std::string spec, const std::string& path) {
 /// Version folders under tools_dir()/ptxas, each with ptxas or bin/ptxas, sorted by version.
 std::vector<std::pair<std::string, std::string>> installed_versions() {
   std::vector<std::pair<std::string, std::string>> found;
-  const fs::path root = fs::path(tools_dir()) / "ptxas";
+  const fs::path root = fs::path(tools::tools_dir()) / "ptxas";
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
     return found;
@@ -82,26 +78,9 @@ json PtxasInfo::to_json() const {
   return {{"spec", spec}, {"path", path}, {"version", version.empty() ? json() : json(version)}, {"sha256", sha256}};
 }
 
-std::optional<std::string> toolkit_root() {
-  std::vector<std::string> candidates;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (auto v = env(var)) {
-      candidates.push_back(*v);
-    }
-  }
-  candidates.emplace_back("/usr/local/cuda");
-  for (const std::string& root : candidates) {
-    std::error_code ec;
-    if (fs::is_regular_file(fs::path(root) / "bin" / "ptxas", ec)) {
-      return fs::canonical(root, ec).string();
-    }
-  }
-  return std::nullopt;
-}
-
 json toolkit_record() {
   json record = {{"build_version", fmt::format("{}.{}", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10)}};
-  const std::optional<std::string> root = toolkit_root();
+  const std::optional<std::string> root = tools::toolkit_root();
   record["root"] = root ? json(*root) : json();
   record["version"] = nullptr;
   if (root) {
@@ -118,8 +97,8 @@ json toolkit_record() {
     if (record["version"].is_null()) {
       const fs::path nvcc = fs::path(*root) / "bin" / "nvcc";
       if (fs::is_regular_file(nvcc, ec)) {
-        const std::string v = parse_tool_version(run_process({nvcc.string(), "--version"}, quick()).out);
-        record["version"] = v.empty() ? json() : json(v);
+        const auto v = tools::parse_tool_version(run_process({nvcc.string(), "--version"}, quick()).out);
+        record["version"] = v ? json(v->version) : json();
       }
     }
   }
@@ -127,58 +106,18 @@ json toolkit_record() {
 }
 
 std::optional<std::string> triton_bin_dir() {
-  static const std::optional<std::string> cached = []() -> std::optional<std::string> {
-    const std::optional<std::string> python = find_executable("python3");
-    if (!python) {
-      return std::nullopt;
-    }
-    // find_spec locates the package without importing it (importing triton takes seconds).
-    ProcessOptions o = quick();
-    o.environment.reset();  // python needs its own environment (PYTHONPATH, virtualenv)
-    const ProcessResult r = run_process(
-        {*python, "-c",
-         "import importlib.util as u; s = u.find_spec('triton'); "
-         "print(s.submodule_search_locations[0] if s else '')"},
-        o);
-    std::string dir = r.out.substr(0, r.out.find('\n'));
-    if (!r.ok() || dir.empty()) {
-      return std::nullopt;
-    }
-    const fs::path bin = fs::path(dir) / "backends" / "nvidia" / "bin";
-    std::error_code ec;
-    return fs::is_directory(bin, ec) ? std::optional<std::string>(bin.string()) : std::nullopt;
-  }();
-  return cached;
-}
-
-std::string tools_dir() {
-  if (auto v = env("LORAPROBE_TOOLS_DIR")) {
-    return *v;
+  const std::string package = tools::triton_package_dir();
+  if (package.empty()) {
+    return std::nullopt;
   }
+  const fs::path bin = fs::path(package) / "backends" / "nvidia" / "bin";
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) {
-    return ".tools";
-  }
-  return (exe.parent_path().parent_path() / ".tools").string();
-}
-
-std::string parse_tool_version(const std::string& version_output) {
-  static const std::regex with_build(R"(V(\d+\.\d+\.\d+))");
-  static const std::regex release(R"(release (\d+\.\d+))");
-  std::smatch m;
-  if (std::regex_search(version_output, m, with_build)) {
-    return m[1];
-  }
-  if (std::regex_search(version_output, m, release)) {
-    return m[1];
-  }
-  return {};
+  return fs::is_directory(bin, ec) ? std::optional<std::string>(bin.string()) : std::nullopt;
 }
 
 PtxasInfo resolve_ptxas(const std::string& spec) {
   if (spec == "toolkit") {
-    const std::optional<std::string> root = toolkit_root();
+    const std::optional<std::string> root = tools::toolkit_root();
     if (!root) {
       throw UsageError("ptxas=toolkit: no CUDA toolkit found ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda)");
     }
@@ -206,12 +145,12 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
     available += (available.empty() ? "" : ", ") + version;
   }
   throw UsageError(fmt::format("ptxas={}: not a path, 'toolkit', 'triton', or a version installed under {}/ptxas ({})",
-                               spec, tools_dir(), available.empty() ? "none installed: run scripts/setup.sh" : "installed: " + available));
+                               spec, tools::tools_dir(), available.empty() ? "none installed: run scripts/setup.sh" : "installed: " + available));
 }
 
 std::vector<PtxasInfo> discover_ptxas() {
   std::vector<PtxasInfo> found;
-  if (toolkit_root()) {
+  if (tools::toolkit_root()) {
     found.push_back(resolve_ptxas("toolkit"));
   }
   if (triton_bin_dir()) {

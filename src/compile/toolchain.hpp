@@ -20,28 +20,18 @@ struct PtxasInfo {
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
-/// The CUDA toolkit root: $CUDA_HOME, $CUDA_PATH, or /usr/local/cuda; nullopt when none has bin/ptxas.
-std::optional<std::string> toolkit_root();
-
 /// {"root", "version" (from version.json or nvcc), "build_version" (the CUDA headers loraprobe was built with)}.
 nlohmann::json toolkit_record();
 
 /// site-packages/triton/backends/nvidia/bin of the python3 on PATH, when Triton is installed.
 std::optional<std::string> triton_bin_dir();
 
-/// The project-local tools folder: $LORAPROBE_TOOLS_DIR, else .tools beside the build
-/// folder that holds this executable (<repo>/.tools for <repo>/build/loraprobe).
-std::string tools_dir();
-
-/// Parses "release 13.0, V13.0.88" out of `ptxas --version` output; empty when absent.
-std::string parse_tool_version(const std::string& version_output);
-
 /// Resolves a ptxas spec ("toolkit", "triton", a version such as "13.0" or "12.8.93"
-/// installed under tools_dir()/ptxas/, or a path), runs `--version` and hashes it.
+/// installed under tools::tools_dir()/ptxas/, or a path), runs `--version` and hashes it.
 /// Throws lp::UsageError naming the spec and the versions available when not found.
 PtxasInfo resolve_ptxas(const std::string& spec);
 
-/// Every ptxas found: toolkit, Triton's, and each version under tools_dir()/ptxas/.
+/// Every ptxas found: toolkit, Triton's, and each version under tools::tools_dir()/ptxas/.
 std::vector<PtxasInfo> discover_ptxas();
 
 }  // namespace lp::compile

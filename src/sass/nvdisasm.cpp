@@ -11,24 +11,16 @@
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 #include "util/subprocess.hpp"
-
-#ifndef LP_PROJECT_DIR
-#error "LP_PROJECT_DIR must name the source tree (set by src/sass/CMakeLists.txt)"
-#endif
+#include "tools/tools.hpp"
 
 namespace lp::sass {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool is_executable_file(const std::string& path) {
-  std::error_code ec;
-  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
-}
-
 /// Runs `path --version`; nullopt when it does not run or does not look like nvdisasm.
 std::optional<Nvdisasm> probe(const std::string& path, const std::string& origin) {
-  if (!is_executable_file(path)) {
+  if (!tools::is_executable_file(path)) {
     return std::nullopt;
   }
   ProcessOptions opts;
@@ -40,52 +32,19 @@ std::optional<Nvdisasm> probe(const std::string& path, const std::string& origin
   } catch (const lp::Error&) {
     return std::nullopt;
   }
-  static const std::regex k_release(R"(release (\d+)\.(\d+), V([0-9.]+))");
-  std::smatch m;
-  if (!r.ok() || r.out.find("nvdisasm") == std::string::npos || !std::regex_search(r.out, m, k_release)) {
+  const std::optional<tools::ToolVersion> version = tools::parse_tool_version(r.out);
+  if (!r.ok() || r.out.find("nvdisasm") == std::string::npos || !version) {
     return std::nullopt;
   }
   Nvdisasm tool;
   tool.path = fs::absolute(path).string();
   tool.origin = origin;
-  tool.major = std::stoi(m[1].str());
-  tool.minor = std::stoi(m[2].str());
-  tool.version = m[3].str();
-  std::string line = m.prefix().str();
-  line = line.substr(line.rfind('\n') == std::string::npos ? 0 : line.rfind('\n') + 1) + m[0].str();
-  tool.version_line = line;
+  tool.major = version->major;
+  tool.minor = version->minor;
+  tool.version = version->version;
+  tool.version_line = version->line;
   tool.sha256 = sha256_file_hex(path);
   return tool;
-}
-
-/// Where python3 finds the triton package ("" when it does not), asked once per
-/// interpreter per process: the answer cannot change while we run.
-std::string triton_package_dir(const std::string& python) {
-  static std::mutex mutex;
-  static std::map<std::string, std::string> cache;
-  std::lock_guard lock(mutex);
-  if (auto it = cache.find(python); it != cache.end()) {
-    return it->second;
-  }
-  std::string dir;
-  try {
-    ProcessOptions opts;
-    opts.timeout = std::chrono::seconds(60);
-    // find_spec locates the package without importing it (importing triton is slow).
-    ProcessResult r = run_process(
-        {python, "-c",
-         "import importlib.util, os\n"
-         "s = importlib.util.find_spec('triton')\n"
-         "print(os.path.dirname(s.origin) if s and s.origin else '')\n"},
-        opts);
-    if (r.ok()) {
-      dir = r.out.substr(0, r.out.find('\n'));
-    }
-  } catch (const lp::Error&) {
-    // no python: no Triton fallback
-  }
-  cache[python] = dir;
-  return dir;
 }
 
 /// A private temporary file holding the cubin, removed on scope exit.
@@ -136,12 +95,7 @@ std::vector<std::string> warning_lines(const std::string& err) {
 
 }  // namespace
 
-std::string default_tools_dir() {
-  if (const char* env = std::getenv("LP_TOOLS_DIR"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  return std::string(LP_PROJECT_DIR) + "/.tools";
-}
+std::string default_tools_dir() { return tools::tools_dir(); }
 
 Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
   if (search.path) {
@@ -167,7 +121,7 @@ Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
     looked += (looked.empty() ? "" : ", ") + c.first;
   }
   if (search.use_triton) {
-    const std::string dir = triton_package_dir(search.python);
+    const std::string dir = tools::triton_package_dir(search.python);
     if (!dir.empty()) {
       const std::string path = dir + "/backends/nvidia/bin/nvdisasm";
       if (auto tool = probe(path, "triton")) {

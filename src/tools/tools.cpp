@@ -1,0 +1,105 @@
+#include "tools/tools.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <regex>
+
+#include "util/error.hpp"
+#include "util/subprocess.hpp"
+
+#ifndef LP_PROJECT_DIR
+#error "LP_PROJECT_DIR must name the source tree (set by src/tools/CMakeLists.txt)"
+#endif
+
+namespace lp::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
+}
+
+}  // namespace
+
+std::string tools_dir() {
+  if (auto dir = env("LP_TOOLS_DIR")) {
+    return *dir;
+  }
+  return std::string(LP_PROJECT_DIR) + "/.tools";
+}
+
+bool is_executable_file(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::optional<std::string> toolkit_root() {
+  std::vector<std::string> candidates;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (auto v = env(var)) {
+      candidates.push_back(*v);
+    }
+  }
+  candidates.emplace_back("/usr/local/cuda");
+  for (const std::string& root : candidates) {
+    if (is_executable_file(root + "/bin/ptxas")) {
+      std::error_code ec;
+      const fs::path canonical = fs::canonical(root, ec);
+      return ec ? root : canonical.string();
+    }
+  }
+  return std::nullopt;
+}
+
+std::string triton_package_dir(const std::string& python) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> cache;
+  std::lock_guard lock(mutex);
+  if (auto it = cache.find(python); it != cache.end()) {
+    return it->second;
+  }
+  std::string dir;
+  try {
+    ProcessOptions opts;
+    opts.timeout = std::chrono::seconds(60);
+    // find_spec locates the package without importing it (importing triton takes seconds).
+    const ProcessResult r = run_process({python, "-c",
+                                         "import importlib.util, os\n"
+                                         "s = importlib.util.find_spec('triton')\n"
+                                         "print(os.path.dirname(s.origin) if s and s.origin else '')\n"},
+                                        opts);
+    if (r.ok()) {
+      dir = r.out.substr(0, r.out.find('\n'));
+    }
+  } catch (const lp::Error&) {
+    // No python: there is no Triton to fall back on.
+  }
+  cache[python] = dir;
+  return dir;
+}
+
+std::optional<ToolVersion> parse_tool_version(const std::string& version_output) {
+  static const std::regex k_release(R"(release (\d+)\.(\d+)(?:, V([0-9.]+))?)");
+  std::smatch m;
+  if (!std::regex_search(version_output, m, k_release)) {
+    return std::nullopt;
+  }
+  ToolVersion v;
+  v.major = std::stoi(m[1].str());
+  v.minor = std::stoi(m[2].str());
+  v.version = m[3].matched ? m[3].str() : m[1].str() + "." + m[2].str();
+  const std::size_t begin = version_output.rfind('\n', static_cast<std::size_t>(m.position(0)));
+  const std::size_t start = begin == std::string::npos ? 0 : begin + 1;
+  const std::size_t end = version_output.find('\n', static_cast<std::size_t>(m.position(0)));
+  v.line = version_output.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  return v;
+}
+
+}  // namespace lp::tools

@@ -1,0 +1,38 @@
+#pragma once
+// Where the NVIDIA command-line tools live and what they say of themselves:
+// the CUDA toolkit, the project-local .tools/ folder that scripts/install_tools.sh
+// fills from PyPI, and Triton's bundled binaries. Shared by compile/ (ptxas) and
+// sass/ (nvdisasm), so both look in the same places in the same order.
+
+#include <optional>
+#include <string>
+
+namespace lp::tools {
+
+/// The project tools folder: $LP_TOOLS_DIR when set, else "<source tree>/.tools"
+/// (baked in at build time: the folder scripts/install_tools.sh fills).
+std::string tools_dir();
+
+/// The CUDA toolkit root: $CUDA_HOME, $CUDA_PATH, then /usr/local/cuda, the first that
+/// has bin/ptxas; nullopt when none does.
+std::optional<std::string> toolkit_root();
+
+/// The folder of the triton package the interpreter `python` imports ("" when none),
+/// found without importing triton, asked once per interpreter per process.
+std::string triton_package_dir(const std::string& python = "python3");
+
+/// What `<tool> --version` printed, parsed.
+struct ToolVersion {
+  int major = 0;
+  int minor = 0;
+  std::string version;  ///< "13.0.88" (from "V13.0.88"), or "13.0" when no build number
+  std::string line;     ///< the whole line: "Cuda compilation tools, release 13.0, V13.0.88"
+};
+
+/// Parses "release X.Y, VX.Y.Z" out of a CUDA tool's --version output.
+std::optional<ToolVersion> parse_tool_version(const std::string& version_output);
+
+/// True when `path` is a regular file we may execute.
+bool is_executable_file(const std::string& path);
+
+}  // namespace lp::tools
