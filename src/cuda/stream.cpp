@@ -29,6 +29,12 @@ Stream& Stream::operator=(Stream&& other) noexcept {
 
 void Stream::synchronize() const { LP_CU_CHECK(driver().cuStreamSynchronize(m_stream)); }
 
+StreamDrain::~StreamDrain() {
+  if (const DriverApi* drv = driver_if_loaded()) {
+    LP_CU_CHECK_NOEXCEPT(drv->cuStreamSynchronize(m_stream));
+  }
+}
+
 Event::Event() { LP_CU_CHECK(driver().cuEventCreate(&m_event, CU_EVENT_DEFAULT)); }
 
 Event::~Event() {

@@ -32,6 +32,20 @@ class Stream {
   CUstream m_stream = nullptr;
 };
 
+/// Waits for `stream` when it goes out of scope, also while an exception unwinds, so
+/// device scratch memory declared before the guard is never freed under work still
+/// queued on the stream. A failure there is logged, not thrown (it runs in a destructor).
+class StreamDrain {
+ public:
+  explicit StreamDrain(const Stream& stream) noexcept : m_stream(stream.get()) {}
+  ~StreamDrain();
+  StreamDrain(const StreamDrain&) = delete;
+  StreamDrain& operator=(const StreamDrain&) = delete;
+
+ private:
+  CUstream m_stream;
+};
+
 /// Move-only owner of a CUevent with timing enabled.
 class Event {
  public:
@@ -57,5 +71,17 @@ class Event {
 /// Milliseconds of GPU time between two recorded events (resolution about 0.5 us);
 /// waits for `stop` first. Throws lp::CudaError, e.g. when either was never recorded.
 [[nodiscard]] float elapsed_ms(const Event& start, const Event& stop);
+
+/// GPU time in ms of the work `enqueue()` puts on `stream` (events recorded around
+/// it; waits for the work to finish). Throws whatever enqueue throws, lp::CudaError.
+template <class Work>
+[[nodiscard]] double time_on_stream(const Stream& stream, Work&& enqueue) {
+  const Event start;
+  const Event stop;
+  start.record(stream);
+  enqueue();
+  stop.record(stream);
+  return static_cast<double>(elapsed_ms(start, stop));
+}
 
 }  // namespace lp

@@ -245,6 +245,7 @@ CompareMetrics compare_on_device(const CompareLayout& layout, const CompareSpec&
   DeviceBuffer tile_failed(static_cast<std::size_t>(layout.total_tiles(spec.tile)) * sizeof(unsigned));
   tile_failed.fill_u32(0, stream);
   DeviceBuffer block_buffer(sizeof(MetricsBlock));
+  const StreamDrain drain(stream);  // the scratch above outlives the kernels, even on a throw
   const MetricsBlock initial = compare_detail::empty_block();
   block_buffer.copy_from_host(&initial, sizeof initial, stream);
 
