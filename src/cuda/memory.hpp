@@ -1,0 +1,98 @@
+#pragma once
+// Device memory: one owning buffer type with its size in bytes, and typed views.
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cuda/stream.hpp"
+
+namespace lp {
+
+/// A typed, non-owning view of device memory: `size` elements of T at `data`.
+/// Valid only while the DeviceBuffer it came from lives.
+template <class T>
+struct DeviceSpan {
+  T* data = nullptr;
+  std::size_t size = 0;
+  [[nodiscard]] std::size_t bytes() const noexcept { return size * sizeof(T); }
+};
+
+/// Move-only owner of one cuMemAlloc allocation in the current context. An empty
+/// buffer (size 0, default-constructed or moved-from) holds no allocation.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  /// Allocates `bytes` bytes (0 is allowed and allocates nothing). Contents are
+  /// undefined. Throws lp::CudaError (CUDA_ERROR_OUT_OF_MEMORY when it does not fit).
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  [[nodiscard]] CUdeviceptr get() const noexcept { return m_ptr; }
+  [[nodiscard]] std::size_t bytes() const noexcept { return m_bytes; }
+  [[nodiscard]] bool empty() const noexcept { return m_bytes == 0; }
+  /// The address as a raw pointer, for runtime kernel launches.
+  [[nodiscard]] void* raw() const noexcept { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(m_ptr)); }
+
+  /// The buffer as elements of T. Throws lp::Error when the size is not a multiple
+  /// of sizeof(T) (a typed view must never straddle the end).
+  template <class T>
+  [[nodiscard]] DeviceSpan<T> view() const {
+    check_view(sizeof(T), alignof(T));
+    return DeviceSpan<T>{static_cast<T*>(raw()), m_bytes / sizeof(T)};
+  }
+
+  /// Asynchronous copies and fills on `stream`. Sizes are in bytes and must fit
+  /// (lp::Error otherwise). Host memory may be pageable; the driver then stages it
+  /// and the call returns once the host side may be reused.
+  void copy_from_host(const void* src, std::size_t bytes, const Stream& stream);
+  void copy_to_host(void* dst, std::size_t bytes, const Stream& stream) const;
+  /// Copies all of `src` (same size required) device to device.
+  void copy_from(const DeviceBuffer& src, const Stream& stream);
+  /// Fills every byte / 16-bit / 32-bit word with `value`; the size must be a
+  /// multiple of the word size. Throws lp::Error / lp::CudaError.
+  void fill_u8(std::uint8_t value, const Stream& stream);
+  void fill_u16(std::uint16_t value, const Stream& stream);
+  void fill_u32(std::uint32_t value, const Stream& stream);
+
+ private:
+  void check_view(std::size_t size, std::size_t align) const;
+  void check_fits(std::size_t bytes, const char* what) const;
+
+  CUdeviceptr m_ptr = 0;
+  std::size_t m_bytes = 0;
+};
+
+/// A new device buffer holding a copy of `values` (copied on `stream`, which is
+/// then synchronised so `values` may die). Throws lp::CudaError.
+template <class T>
+[[nodiscard]] DeviceBuffer upload(std::span<const T> values, const Stream& stream) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  DeviceBuffer buffer(values.size_bytes());
+  buffer.copy_from_host(values.data(), values.size_bytes(), stream);
+  stream.synchronize();
+  return buffer;
+}
+
+/// The whole buffer as host elements of T (waits for `stream`). Throws lp::Error
+/// when the size is not a multiple of sizeof(T), lp::CudaError on failure.
+template <class T>
+[[nodiscard]] std::vector<T> download(const DeviceBuffer& buffer, const Stream& stream) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const DeviceSpan<T> span = buffer.view<T>();
+  std::vector<T> out(span.size);
+  buffer.copy_to_host(out.data(), span.bytes(), stream);
+  stream.synchronize();
+  return out;
+}
+
+}  // namespace lp

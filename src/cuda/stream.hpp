@@ -1,0 +1,87 @@
+#pragma once
+// Streams and timing events. A CUstream is also a cudaStream_t, so the same stream
+// orders driver launches (Triton kernels), runtime launches (our .cu kernels) and
+// cuBLAS calls.
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+namespace lp {
+
+/// Move-only owner of a non-blocking CUstream (it does not synchronise with the
+/// legacy default stream, so a stray default-stream call cannot hide a race).
+class Stream {
+ public:
+  /// Creates the stream in the current context. Throws lp::CudaError.
+  Stream();
+  ~Stream();
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  /// Blocks until everything queued so far has finished. Throws lp::CudaError;
+  /// a fault in a kernel on this stream surfaces here as lp::StickyCudaError.
+  void synchronize() const;
+
+  [[nodiscard]] CUstream get() const noexcept { return m_stream; }
+  /// The same stream for runtime launches and cuBLAS.
+  [[nodiscard]] cudaStream_t runtime() const noexcept { return reinterpret_cast<cudaStream_t>(m_stream); }
+
+ private:
+  CUstream m_stream = nullptr;
+};
+
+/// Waits for `stream` when it goes out of scope, also while an exception unwinds, so
+/// device scratch memory declared before the guard is never freed under work still
+/// queued on the stream. A failure there is logged, not thrown (it runs in a destructor).
+class StreamDrain {
+ public:
+  explicit StreamDrain(const Stream& stream) noexcept : m_stream(stream.get()) {}
+  ~StreamDrain();
+  StreamDrain(const StreamDrain&) = delete;
+  StreamDrain& operator=(const StreamDrain&) = delete;
+
+ private:
+  CUstream m_stream;
+};
+
+/// Move-only owner of a CUevent with timing enabled.
+class Event {
+ public:
+  /// Creates the event in the current context. Throws lp::CudaError.
+  Event();
+  ~Event();
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  /// Records the event at the current end of `stream`. Throws lp::CudaError.
+  void record(const Stream& stream) const;
+  /// Blocks until the recorded work has finished. Throws lp::CudaError.
+  void synchronize() const;
+
+  [[nodiscard]] CUevent get() const noexcept { return m_event; }
+
+ private:
+  CUevent m_event = nullptr;
+};
+
+/// Milliseconds of GPU time between two recorded events (resolution about 0.5 us);
+/// waits for `stop` first. Throws lp::CudaError, e.g. when either was never recorded.
+[[nodiscard]] float elapsed_ms(const Event& start, const Event& stop);
+
+/// GPU time in ms of the work `enqueue()` puts on `stream` (events recorded around
+/// it; waits for the work to finish). Throws whatever enqueue throws, lp::CudaError.
+template <class Work>
+[[nodiscard]] double time_on_stream(const Stream& stream, Work&& enqueue) {
+  const Event start;
+  const Event stop;
+  start.record(stream);
+  enqueue();
+  stop.record(stream);
+  return static_cast<double>(elapsed_ms(start, stop));
+}
+
+}  // namespace lp

@@ -1,0 +1,62 @@
+#pragma once
+// The device tensors of one case, laid out as docs/problem.md says (contiguous,
+// row-major), with seeded inputs and the output's pre-launch state.
+
+#include <cstdint>
+#include <vector>
+
+#include "cuda/memory.hpp"
+#include "cuda/stream.hpp"
+#include "verify/problem.hpp"
+
+namespace lp {
+
+/// What an output holds before each launch, and so whether unwritten elements
+/// can be counted (verify/poison.hpp explains why).
+enum class OutputInit : std::uint8_t {
+  poison,  ///< the dtype's poison: unwritten elements are measurable
+  y_in,    ///< ADD_INPUTS: y starts as the base output y_in; unwritten not measurable
+  zero,    ///< SPLIT_K > 1: atomics add into zeros; unwritten not measurable
+};
+
+/// How the output the comparison checks (y, or buf for shrink) starts.
+[[nodiscard]] OutputInit output_init(const Problem& problem) noexcept;
+/// True when output_init() is poison.
+[[nodiscard]] bool unwritten_measurable(const Problem& problem) noexcept;
+
+/// Every device tensor of one case. Buffers an op does not use are empty.
+struct CaseBuffers {
+  DeviceBuffer x;                     ///< [T, H_in] X (shrink, lora_linear)
+  std::vector<DeviceBuffer> lora_a;   ///< per slice [L, R, H_in] X (shrink, lora_linear)
+  std::vector<DeviceBuffer> lora_b;   ///< per slice [L, H_s, R] W (expand, lora_linear)
+  /// [S, T, R]: expand's input (dtype I, generated), shrink's output (fp32), or
+  /// lora_linear's intermediate (fp32, written by the shrink kernel).
+  DeviceBuffer buf;
+  DeviceBuffer y_in;                  ///< [T, H_tot] W, the base layer output (add_inputs only)
+  DeviceBuffer y;                     ///< [T, H_tot] W, the output (expand, lora_linear)
+  DeviceBuffer reference;             ///< expected output: same shape and dtype as output()
+  // The mapping and its metadata (int32, docs/problem.md).
+  DeviceBuffer lora_of;               ///< [T]
+  DeviceBuffer lora_ids;              ///< [J]
+  DeviceBuffer num_tokens_per_lora;   ///< [J]
+  DeviceBuffer lora_token_start_loc;  ///< [J + 1]
+  DeviceBuffer token_indices_sorted_by_lora_ids;  ///< [T]
+
+  /// The tensor the comparison checks: buf for shrink, y otherwise.
+  [[nodiscard]] const DeviceBuffer& output(const Problem& problem) const noexcept;
+  [[nodiscard]] DeviceBuffer& output(const Problem& problem) noexcept;
+};
+
+/// Allocates every tensor of `problem`, uploads the mapping metadata and generates
+/// the inputs (inputs.hpp: x, A, B, expand's buf, y_in) from problem.seed. Outputs
+/// are left unset: call reset_output() before each launch. Synchronises `stream`.
+/// Throws lp::Error for an invalid problem, lp::CudaError on allocation/launch failure.
+[[nodiscard]] CaseBuffers make_case_buffers(const Problem& problem, const LoraMetadata& metadata,
+                                            const Stream& stream);
+
+/// Puts the output (and lora_linear's intermediate buf) in its pre-launch state:
+/// poison, a copy of y_in (ADD_INPUTS) or zeros (SPLIT_K > 1). Call before every
+/// launch, so each repeat starts fresh. Asynchronous on `stream`. Throws lp::CudaError.
+void reset_output(const Problem& problem, CaseBuffers& buffers, const Stream& stream);
+
+}  // namespace lp

@@ -1,0 +1,261 @@
+#include "verify/compare.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+#include "verify/compare_internal.hpp"
+#include "verify/device_launchers.hpp"
+#include "verify/poison.hpp"
+
+namespace lp {
+
+using compare_detail::Coord;
+using compare_detail::ElementOutcome;
+using compare_detail::KernelLayout;
+using compare_detail::LocalMetrics;
+using compare_detail::MetricsBlock;
+
+CompareLayout CompareLayout::expand_output(std::int64_t num_tokens, const std::vector<std::int64_t>& slice_hidden) {
+  CompareLayout l;
+  l.m_slice_major = false;
+  l.m_num_tokens = num_tokens;
+  l.m_width = slice_hidden;
+  l.m_offset.assign(slice_hidden.size(), 0);
+  std::exclusive_scan(slice_hidden.begin(), slice_hidden.end(), l.m_offset.begin(), std::int64_t{0});
+  l.m_row_stride = std::accumulate(slice_hidden.begin(), slice_hidden.end(), std::int64_t{0});
+  return l;
+}
+
+CompareLayout CompareLayout::shrink_output(std::int64_t num_slices, std::int64_t num_tokens, std::int64_t rank) {
+  CompareLayout l;
+  l.m_slice_major = true;
+  l.m_num_tokens = num_tokens;
+  l.m_width.assign(static_cast<std::size_t>(std::max<std::int64_t>(num_slices, 0)), rank);
+  l.m_offset.assign(l.m_width.size(), 0);
+  l.m_row_stride = rank;
+  return l;
+}
+
+CompareLayout CompareLayout::for_problem(const Problem& problem) {
+  if (problem.op == Op::shrink) {
+    return shrink_output(problem.num_slices(), problem.num_tokens, problem.rank);
+  }
+  return expand_output(problem.num_tokens, problem.slice_hidden);
+}
+
+std::int64_t CompareLayout::total_elements() const noexcept {
+  return m_slice_major ? num_slices() * m_num_tokens * m_row_stride : m_num_tokens * m_row_stride;
+}
+
+std::int64_t CompareLayout::total_tiles(const TileShape& tile) const {
+  const KernelLayout k = compare_detail::kernel_layout(*this, tile);
+  return k.num_slices == 0 ? 0 : k.tile_base[k.num_slices - 1] + ((m_num_tokens + tile.block_m - 1) / tile.block_m) *
+                                                                    k.tiles_n[k.num_slices - 1];
+}
+
+double CompareSpec::rel_floor() const noexcept {
+  if (rtol > 0.0) {
+    return atol / rtol;
+  }
+  // Smallest normal of the dtype: below it the dtype has no relative precision.
+  return dtype == DType::f16 ? 6.103515625e-05 : static_cast<double>(std::numeric_limits<float>::min());
+}
+
+std::string BadElement::describe() const {
+  const auto hex = [&](std::uint32_t bits) {
+    return dtype == DType::f32 ? fmt::format("{:#010x}", bits) : fmt::format("{:#06x}", bits);
+  };
+  return fmt::format("token {}, column {} (slice {}{}): expected {} ({}), got {} ({})", token, column, slice,
+                     untouched_row ? ", a row without LoRA that must stay untouched" : "", expected,
+                     hex(expected_bits), actual, hex(actual_bits));
+}
+
+std::string CompareMetrics::summary() const {
+  const std::string unwritten_text = unwritten ? fmt::format("{}", *unwritten) : std::string("n/a");
+  std::string text = fmt::format(
+      "{} {} of {} elements mismatched (nan {}, inf {}, unwritten {}), {} writes to untouched rows, "
+      "{} of {} tiles failing, max abs dev {:.3g}, max rel dev {:.3g}, max dev/tol {:.3g} (atol {:.3g}, rtol {:.3g})",
+      passed() ? "PASS" : "FAIL", mismatches, elements, nan, inf, unwritten_text, untouched_writes, failing_tiles,
+      total_tiles, max_abs_dev, max_rel_dev, max_tol_ratio, atol, rtol);
+  if (ref_nonfinite > 0) {
+    text += fmt::format(", INVALID: {} reference elements are not finite", ref_nonfinite);
+  }
+  if (first_bad) {
+    text += "; first bad: " + first_bad->describe();
+  }
+  return text;
+}
+
+namespace compare_detail {
+
+KernelLayout kernel_layout(const CompareLayout& layout, const TileShape& tile) {
+  if (tile.block_m <= 0 || tile.block_n <= 0) {
+    throw Error(fmt::format("tile shape {}x{} is not positive", tile.block_m, tile.block_n));
+  }
+  if (layout.num_slices() < 1 || layout.num_slices() > k_max_slices) {
+    throw Error(fmt::format("{} slices; the comparison handles 1 to {}", layout.num_slices(), k_max_slices));
+  }
+  KernelLayout k;
+  k.kind = layout.slice_major() ? 1 : 0;
+  k.num_slices = static_cast<int>(layout.num_slices());
+  k.num_tokens = layout.num_tokens();
+  k.row_stride = layout.row_stride();
+  k.slice_stride = layout.slice_major() ? layout.num_tokens() * layout.row_stride() : 0;
+  k.block_m = tile.block_m;
+  k.block_n = tile.block_n;
+  const std::int64_t tiles_m = (layout.num_tokens() + tile.block_m - 1) / tile.block_m;
+  std::int64_t base = 0;
+  for (int s = 0; s < k.num_slices; ++s) {
+    k.offset[s] = layout.slice_offset()[static_cast<std::size_t>(s)];
+    k.width[s] = layout.slice_width()[static_cast<std::size_t>(s)];
+    k.tiles_n[s] = (k.width[s] + tile.block_n - 1) / tile.block_n;
+    k.tile_base[s] = base;
+    base += tiles_m * k.tiles_n[s];
+  }
+  return k;
+}
+
+ElementRule element_rule(const CompareSpec& spec) {
+  ElementRule r;
+  r.dtype = spec.dtype;
+  r.atol = spec.atol;
+  r.rtol = spec.rtol;
+  r.rel_floor = spec.rel_floor();
+  r.poison_measurable = spec.unwritten_measurable;
+  r.poison = poison_bits(spec.dtype);
+  return r;
+}
+
+void check_size(const CompareLayout& layout, DType dtype, std::size_t bytes, const char* what) {
+  const auto wanted = static_cast<std::size_t>(layout.total_elements()) * dtype_size(dtype);
+  if (bytes != wanted) {
+    throw Error(fmt::format("comparison: {} has {} bytes, the layout needs {} ({} {} elements)", what, bytes, wanted,
+                            layout.total_elements(), dtype_name(dtype)));
+  }
+}
+
+MetricsBlock empty_block() {
+  MetricsBlock b{};
+  b.first_bad = k_no_index;
+  return b;
+}
+
+CompareMetrics to_metrics(const CompareLayout& layout, const CompareSpec& spec, const MetricsBlock& block) {
+  CompareMetrics m;
+  m.elements = block.elements;
+  m.untouched_elements = block.untouched_elements;
+  m.nan = block.nan;
+  m.inf = block.inf;
+  if (spec.unwritten_measurable) {
+    m.unwritten = block.unwritten;
+  }
+  m.untouched_writes = block.untouched_writes;
+  m.mismatches = block.mismatches;
+  m.ref_nonfinite = block.ref_nonfinite;
+  m.max_abs_dev = double_from_bits(block.max_abs_dev_bits);
+  m.max_rel_dev = double_from_bits(block.max_rel_dev_bits);
+  m.max_tol_ratio = double_from_bits(block.max_tol_ratio_bits);
+  m.failing_tiles = block.failing_tiles;
+  m.total_tiles = static_cast<std::uint64_t>(layout.total_tiles(spec.tile));
+  m.atol = spec.atol;
+  m.rtol = spec.rtol;
+  m.rel_floor = spec.rel_floor();
+  if (block.first_bad != k_no_index) {
+    const Coord c = decode(kernel_layout(layout, spec.tile), block.first_bad);
+    BadElement bad;
+    bad.index = block.first_bad;
+    bad.slice = c.slice;
+    bad.token = c.token;
+    bad.column = c.column;
+    bad.expected_bits = block.first_expected_bits;
+    bad.actual_bits = block.first_actual_bits;
+    bad.expected = static_cast<double>(bits_to_float(spec.dtype, block.first_expected_bits));
+    bad.actual = static_cast<double>(bits_to_float(spec.dtype, block.first_actual_bits));
+    bad.untouched_row = block.first_untouched_row != 0;
+    bad.dtype = spec.dtype;
+    m.first_bad = bad;
+  }
+  return m;
+}
+
+}  // namespace compare_detail
+
+CompareMetrics compare_on_host(const CompareLayout& layout, const CompareSpec& spec, std::span<const std::byte> actual,
+                               std::span<const std::byte> expected, std::span<const std::int32_t> lora_of) {
+  compare_detail::check_size(layout, spec.dtype, actual.size(), "the actual output");
+  compare_detail::check_size(layout, spec.dtype, expected.size(), "the expected output");
+  if (static_cast<std::int64_t>(lora_of.size()) != layout.num_tokens()) {
+    throw Error(fmt::format("comparison: lora_of has {} entries for {} tokens", lora_of.size(), layout.num_tokens()));
+  }
+  const KernelLayout k = compare_detail::kernel_layout(layout, spec.tile);
+  const compare_detail::ElementRule rule = compare_detail::element_rule(spec);
+  std::vector<std::uint8_t> tile_failed(static_cast<std::size_t>(layout.total_tiles(spec.tile)), 0);
+
+  MetricsBlock block = compare_detail::empty_block();
+  LocalMetrics local;
+  const auto n = static_cast<std::uint64_t>(layout.total_elements());
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const Coord c = compare_detail::decode(k, i);
+    const bool live = lora_of[static_cast<std::size_t>(c.token)] >= 0;
+    const std::uint32_t a = load_bits(spec.dtype, actual.data(), i);
+    const std::uint32_t e = load_bits(spec.dtype, expected.data(), i);
+    const ElementOutcome o = compare_detail::compare_element(rule, a, e, live);
+    local.add(o, live);
+    if (o.bad) {
+      if (block.first_bad == compare_detail::k_no_index) {
+        block.first_bad = i;
+        block.first_expected_bits = e;
+        block.first_actual_bits = a;
+        block.first_untouched_row = live ? 0u : 1u;
+      }
+      std::uint8_t& flag = tile_failed[static_cast<std::size_t>(compare_detail::tile_index(k, c))];
+      block.failing_tiles += flag == 0 ? 1u : 0u;
+      flag = 1;
+    }
+  }
+  block.elements = local.elements;
+  block.untouched_elements = local.untouched_elements;
+  block.nan = local.nan;
+  block.inf = local.inf;
+  block.unwritten = local.unwritten;
+  block.untouched_writes = local.untouched_writes;
+  block.mismatches = local.mismatches;
+  block.ref_nonfinite = local.ref_nonfinite;
+  block.max_abs_dev_bits = compare_detail::double_bits(local.max_abs_dev);
+  block.max_rel_dev_bits = compare_detail::double_bits(local.max_rel_dev);
+  block.max_tol_ratio_bits = compare_detail::double_bits(local.max_tol_ratio);
+  return compare_detail::to_metrics(layout, spec, block);
+}
+
+CompareMetrics compare_on_device(const CompareLayout& layout, const CompareSpec& spec, const DeviceBuffer& actual,
+                                 const DeviceBuffer& expected, const DeviceBuffer& lora_of, const Stream& stream) {
+  compare_detail::check_size(layout, spec.dtype, actual.bytes(), "the actual output");
+  compare_detail::check_size(layout, spec.dtype, expected.bytes(), "the expected output");
+  if (lora_of.bytes() != static_cast<std::size_t>(layout.num_tokens()) * sizeof(std::int32_t)) {
+    throw Error("comparison: the device lora_of does not have one int32 per token");
+  }
+  const KernelLayout k = compare_detail::kernel_layout(layout, spec.tile);
+  const compare_detail::ElementRule rule = compare_detail::element_rule(spec);
+
+  DeviceBuffer tile_failed(static_cast<std::size_t>(layout.total_tiles(spec.tile)) * sizeof(unsigned));
+  tile_failed.fill_u32(0, stream);
+  DeviceBuffer block_buffer(sizeof(MetricsBlock));
+  const StreamDrain drain(stream);  // the scratch above outlives the kernels, even on a throw
+  const MetricsBlock initial = compare_detail::empty_block();
+  block_buffer.copy_from_host(&initial, sizeof initial, stream);
+
+  device_launch::compare(k, rule, actual.raw(), expected.raw(), static_cast<const std::int32_t*>(lora_of.raw()),
+                         static_cast<unsigned*>(tile_failed.raw()), static_cast<MetricsBlock*>(block_buffer.raw()),
+                         static_cast<unsigned long long>(layout.total_elements()), stream.runtime());
+  MetricsBlock result{};
+  block_buffer.copy_to_host(&result, sizeof result, stream);
+  stream.synchronize();
+  return compare_detail::to_metrics(layout, spec, result);
+}
+
+}  // namespace lp

@@ -1,0 +1,146 @@
+#pragma once
+// Comparison of a kernel's output with the reference. compare_on_device runs on the
+// GPU and copies back only the metrics; compare_on_host is its twin for CPU tests
+// and produces identical metrics from the same bits (compare_element.hpp).
+//
+// Definitions (the report uses these names):
+//   live element       an element of a token with a LoRA (lora_of >= 0)
+//   untouched element  an element of a token without one; it must keep its pre-launch bits
+//   elements           number of live elements compared
+//   nan / inf          live elements that are NaN (poison excluded) / +-Inf
+//   unwritten          live elements still holding the poison; null (nullopt) when the
+//                      output could not be poisoned (ADD_INPUTS, SPLIT_K > 1), never a fake 0
+//   untouched_writes   untouched elements whose bits changed
+//   mismatches         live elements failing |a - e| <= atol + rtol*|e|; NaN, Inf and
+//                      unwritten elements always fail, so they are included here
+//   max_abs_dev        max |a - e| over live elements where both are finite
+//   max_rel_dev        max |a - e| / max(|e|, rel_floor), rel_floor = atol/rtol: below that
+//                      magnitude the tolerance is mostly atol, and dividing by a tiny |e|
+//                      would turn harmless absolute noise into huge "relative" errors
+//   max_tol_ratio      max |a - e| / (atol + rtol*|e|): > 1 is a mismatch; clean cases are
+//                      expected at <= 0.5
+//   first_bad          the first failing element (mismatch or untouched write) in row-major
+//                      memory order of the output tensor
+//   failing_tiles      output tiles (block_m tokens x block_n columns of one slice, by token
+//                      index and column within the slice) holding at least one failing element
+//   ref_nonfinite      live elements whose reference is NaN/Inf: the case itself is invalid
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cuda/memory.hpp"
+#include "cuda/stream.hpp"
+#include "verify/dtype.hpp"
+#include "verify/problem.hpp"
+
+namespace lp {
+
+/// Tile shape used to count failing tiles: block_m tokens x block_n columns.
+struct TileShape {
+  std::int64_t block_m = 64;
+  std::int64_t block_n = 128;
+};
+
+/// Where the elements of an output tensor live. Only the two shapes of
+/// docs/problem.md exist, so only the two factories construct one.
+class CompareLayout {
+ public:
+  /// y [T, H_tot]: slice s is columns [off_s, off_s + H_s) of every row.
+  static CompareLayout expand_output(std::int64_t num_tokens, const std::vector<std::int64_t>& slice_hidden);
+  /// buf [S, T, R]: slice s is the s-th [T, R] block.
+  static CompareLayout shrink_output(std::int64_t num_slices, std::int64_t num_tokens, std::int64_t rank);
+  /// The layout of problem's output (buf for shrink, y otherwise).
+  static CompareLayout for_problem(const Problem& problem);
+
+  [[nodiscard]] bool slice_major() const noexcept { return m_slice_major; }
+  [[nodiscard]] std::int64_t num_tokens() const noexcept { return m_num_tokens; }
+  [[nodiscard]] std::int64_t num_slices() const noexcept { return static_cast<std::int64_t>(m_width.size()); }
+  [[nodiscard]] std::int64_t row_stride() const noexcept { return m_row_stride; }
+  [[nodiscard]] const std::vector<std::int64_t>& slice_offset() const noexcept { return m_offset; }
+  [[nodiscard]] const std::vector<std::int64_t>& slice_width() const noexcept { return m_width; }
+  /// Elements in the tensor.
+  [[nodiscard]] std::int64_t total_elements() const noexcept;
+  /// Tiles of `tile` shape over all slices.
+  [[nodiscard]] std::int64_t total_tiles(const TileShape& tile) const;
+
+ private:
+  CompareLayout() = default;
+  bool m_slice_major = false;
+  std::int64_t m_num_tokens = 0;
+  std::int64_t m_row_stride = 0;
+  std::vector<std::int64_t> m_offset;
+  std::vector<std::int64_t> m_width;
+};
+
+/// How to judge: the output dtype, the tolerance, the tile shape, and whether the
+/// output was poisoned before the launch.
+struct CompareSpec {
+  DType dtype = DType::bf16;
+  double atol = 0.0;
+  double rtol = 0.0;
+  TileShape tile;
+  bool unwritten_measurable = true;
+  /// atol / rtol, or the dtype's smallest normal when rtol is 0 (see max_rel_dev).
+  [[nodiscard]] double rel_floor() const noexcept;
+};
+
+/// The first failing element. `column` is y's column (off_s + n) or buf's r.
+struct BadElement {
+  std::uint64_t index = 0;  ///< row-major element index in the output tensor
+  std::int64_t slice = 0;
+  std::int64_t token = 0;
+  std::int64_t column = 0;
+  double expected = 0.0;
+  double actual = 0.0;
+  std::uint32_t expected_bits = 0;
+  std::uint32_t actual_bits = 0;
+  bool untouched_row = false;  ///< in a row of a token without LoRA (a write that should not be)
+  DType dtype = DType::f32;    ///< of the bits above
+  /// "token 17, column 4096 (slice 1): expected 0.4375 (0x3ee0), got nan (0x7fff)".
+  [[nodiscard]] std::string describe() const;
+};
+
+/// Everything the comparison measures (definitions at the top of this file).
+struct CompareMetrics {
+  std::uint64_t elements = 0;
+  std::uint64_t untouched_elements = 0;
+  std::uint64_t nan = 0;
+  std::uint64_t inf = 0;
+  std::optional<std::uint64_t> unwritten;
+  std::uint64_t untouched_writes = 0;
+  std::uint64_t mismatches = 0;
+  std::uint64_t ref_nonfinite = 0;
+  double max_abs_dev = 0.0;
+  double max_rel_dev = 0.0;
+  double max_tol_ratio = 0.0;
+  std::optional<BadElement> first_bad;
+  std::uint64_t failing_tiles = 0;
+  std::uint64_t total_tiles = 0;
+  double atol = 0.0;  ///< the tolerance used, for the report
+  double rtol = 0.0;
+  double rel_floor = 0.0;
+  /// No mismatch, no write to an untouched row, and a finite reference.
+  [[nodiscard]] bool passed() const noexcept { return mismatches == 0 && untouched_writes == 0 && ref_nonfinite == 0; }
+  /// One line: "PASS max dev/tol 0.12 ..." or "FAIL 12 mismatches (3 NaN, ...), first bad ...".
+  [[nodiscard]] std::string summary() const;
+};
+
+/// Host twin of compare_on_device: `actual` and `expected` hold layout.total_elements()
+/// elements of spec.dtype, `lora_of` one entry per token. Throws lp::Error when a
+/// size does not match or the tile shape is not positive.
+[[nodiscard]] CompareMetrics compare_on_host(const CompareLayout& layout, const CompareSpec& spec,
+                                             std::span<const std::byte> actual, std::span<const std::byte> expected,
+                                             std::span<const std::int32_t> lora_of);
+
+/// Compares on the device and copies back only the metrics (one small struct).
+/// `lora_of` is the int32 device copy. Synchronises `stream`. Throws lp::Error for
+/// mismatched sizes, lp::CudaError on failure (StickyCudaError if an earlier
+/// kernel on the stream faulted).
+[[nodiscard]] CompareMetrics compare_on_device(const CompareLayout& layout, const CompareSpec& spec,
+                                               const DeviceBuffer& actual, const DeviceBuffer& expected,
+                                               const DeviceBuffer& lora_of, const Stream& stream);
+
+}  // namespace lp

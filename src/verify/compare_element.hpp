@@ -1,0 +1,217 @@
+#pragma once
+// The per-element arithmetic of the comparison, compiled twice: by nvcc into the
+// device kernel (compare_device.cu) and by g++ into the host twin (compare.cpp).
+// Every floating-point step is spelled out (explicit fma, no expression nvcc could
+// contract differently from g++), so the twin reproduces the device's metrics bit
+// for bit and CPU tests on host-built buffers test what the GPU runs.
+
+#include <cmath>
+#include <cstdint>
+
+#include "verify/dtype.hpp"
+
+namespace lp::compare_detail {
+
+inline constexpr int k_max_slices = 3;
+
+/// The output's layout as the kernel sees it (a POD copy of CompareLayout + tiles).
+struct KernelLayout {
+  int kind = 0;  ///< 0: token-major y [T, H_tot]; 1: slice-major buf [S, T, R]
+  int num_slices = 0;
+  std::int64_t num_tokens = 0;
+  std::int64_t row_stride = 0;    ///< elements between consecutive tokens
+  std::int64_t slice_stride = 0;  ///< elements between slices (slice-major only)
+  std::int64_t offset[k_max_slices] = {};     ///< first column of each slice (token-major)
+  std::int64_t width[k_max_slices] = {};      ///< columns of each slice
+  std::int64_t tiles_n[k_max_slices] = {};    ///< ceil(width / block_n)
+  std::int64_t tile_base[k_max_slices] = {};  ///< index of the slice's first tile
+  std::int64_t block_m = 1;
+  std::int64_t block_n = 1;
+};
+
+/// What the comparison needs to judge one element.
+struct ElementRule {
+  DType dtype = DType::f32;
+  double atol = 0.0;
+  double rtol = 0.0;
+  double rel_floor = 0.0;        ///< max_rel_dev divides by max(|expected|, rel_floor)
+  bool poison_measurable = false;
+  std::uint32_t poison = 0;
+};
+
+/// Position of one element: slice, token, column (y: the column of y, off_s + n;
+/// buf: r).
+struct Coord {
+  std::int64_t slice;
+  std::int64_t token;
+  std::int64_t column;
+};
+
+LP_HD inline Coord decode(const KernelLayout& l, std::uint64_t index) {
+  const auto i = static_cast<std::int64_t>(index);
+  if (l.kind == 1) {
+    const std::int64_t slice = i / l.slice_stride;
+    const std::int64_t rest = i - slice * l.slice_stride;
+    return Coord{slice, rest / l.row_stride, rest % l.row_stride};
+  }
+  const std::int64_t token = i / l.row_stride;
+  const std::int64_t column = i - token * l.row_stride;
+  int slice = 0;
+  while (slice + 1 < l.num_slices && column >= l.offset[slice + 1]) {
+    ++slice;
+  }
+  return Coord{slice, token, column};
+}
+
+/// The output tile (block_m tokens x block_n columns of one slice) holding `c`.
+LP_HD inline std::int64_t tile_index(const KernelLayout& l, const Coord& c) {
+  const auto s = static_cast<int>(c.slice);
+  const std::int64_t n = l.kind == 1 ? c.column : c.column - l.offset[s];
+  return l.tile_base[s] + (c.token / l.block_m) * l.tiles_n[s] + n / l.block_n;
+}
+
+LP_HD inline bool f32_bits_nan(std::uint32_t bits) { return (bits & 0x7FFFFFFFu) > 0x7F800000u; }
+LP_HD inline bool f32_bits_inf(std::uint32_t bits) { return (bits & 0x7FFFFFFFu) == 0x7F800000u; }
+
+/// The verdict on one element.
+struct ElementOutcome {
+  bool bad = false;              ///< counts toward first_bad and failing tiles
+  bool mismatch = false;         ///< live element outside tolerance (NaN, Inf, poison included)
+  bool nan = false;              ///< live element is a NaN other than the poison
+  bool inf = false;              ///< live element is +-Inf
+  bool unwritten = false;        ///< live element still holds the poison
+  bool untouched_write = false;  ///< element of a -1 row whose bits changed
+  bool ref_nonfinite = false;    ///< the reference itself is not finite (an invalid case)
+  bool has_dev = false;          ///< both finite: the deviations below are defined
+  double abs_dev = 0.0;
+  double rel_dev = 0.0;
+  double tol_ratio = 0.0;        ///< abs_dev / (atol + rtol * |expected|)
+};
+
+LP_HD inline double abs_d(double x) { return x < 0.0 ? -x : x; }
+
+LP_HD inline double safe_div(double num, double den) {
+  if (den > 0.0) {
+    return num / den;
+  }
+  return num > 0.0 ? static_cast<double>(INFINITY) : 0.0;  // x/0: +inf when something deviates, else 0
+}
+
+/// Judges `actual` against `expected` (raw bits of rule.dtype). `live`: the
+/// element's token has a LoRA (lora_of >= 0); otherwise it must keep its bits.
+LP_HD inline ElementOutcome compare_element(const ElementRule& rule, std::uint32_t actual, std::uint32_t expected,
+                                            bool live) {
+  ElementOutcome o;
+  if (!live) {
+    o.untouched_write = actual != expected;
+    o.bad = o.untouched_write;
+    return o;
+  }
+  const float e = bits_to_float(rule.dtype, expected);
+  const std::uint32_t e32 = u32_from_float(e);
+  o.ref_nonfinite = f32_bits_nan(e32) || f32_bits_inf(e32);
+  if (rule.poison_measurable && actual == rule.poison) {
+    o.unwritten = true;
+    o.mismatch = true;
+    o.bad = true;
+    return o;
+  }
+  const float a = bits_to_float(rule.dtype, actual);
+  const std::uint32_t a32 = u32_from_float(a);
+  o.nan = f32_bits_nan(a32);
+  o.inf = f32_bits_inf(a32);
+  if (o.nan || o.inf || o.ref_nonfinite) {
+    o.mismatch = true;  // NaN never passes; neither does Inf, nor anything against a non-finite reference
+    o.bad = true;
+    return o;
+  }
+  const double ad = static_cast<double>(a);
+  const double ed = static_cast<double>(e);
+  const double magnitude = abs_d(ed);
+  o.has_dev = true;
+  o.abs_dev = abs_d(ad - ed);
+  const double tolerance = fma(rule.rtol, magnitude, rule.atol);
+  o.tol_ratio = safe_div(o.abs_dev, tolerance);
+  o.rel_dev = safe_div(o.abs_dev, magnitude > rule.rel_floor ? magnitude : rule.rel_floor);
+  o.mismatch = !(o.abs_dev <= tolerance);
+  o.bad = o.mismatch;
+  return o;
+}
+
+/// Counters and maxima of a set of elements (a thread's, a warp's, or all).
+struct LocalMetrics {
+  unsigned long long elements = 0;            ///< live elements
+  unsigned long long untouched_elements = 0;  ///< elements of -1 rows
+  unsigned long long nan = 0;
+  unsigned long long inf = 0;
+  unsigned long long unwritten = 0;
+  unsigned long long untouched_writes = 0;
+  unsigned long long mismatches = 0;
+  unsigned long long ref_nonfinite = 0;
+  double max_abs_dev = 0.0;
+  double max_rel_dev = 0.0;
+  double max_tol_ratio = 0.0;
+
+  LP_HD void add(const ElementOutcome& o, bool live) {
+    elements += live ? 1u : 0u;
+    untouched_elements += live ? 0u : 1u;
+    nan += o.nan ? 1u : 0u;
+    inf += o.inf ? 1u : 0u;
+    unwritten += o.unwritten ? 1u : 0u;
+    untouched_writes += o.untouched_write ? 1u : 0u;
+    mismatches += o.mismatch ? 1u : 0u;
+    ref_nonfinite += o.ref_nonfinite ? 1u : 0u;
+    if (o.has_dev) {
+      max_abs_dev = o.abs_dev > max_abs_dev ? o.abs_dev : max_abs_dev;
+      max_rel_dev = o.rel_dev > max_rel_dev ? o.rel_dev : max_rel_dev;
+      max_tol_ratio = o.tol_ratio > max_tol_ratio ? o.tol_ratio : max_tol_ratio;
+    }
+  }
+};
+
+inline constexpr unsigned long long k_no_index = ~0ull;
+
+LP_HD inline unsigned long long double_bits(double d) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<unsigned long long>(__double_as_longlong(d));
+#else
+  unsigned long long bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return bits;
+#endif
+}
+
+LP_HD inline double double_from_bits(unsigned long long bits) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(bits));
+#else
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+#endif
+}
+
+/// The device's result block (counters, maxima as the bits of non-negative
+/// doubles, which order like the doubles, and the first bad element), filled by
+/// the host twin in the same form so one function turns either into CompareMetrics.
+struct MetricsBlock {
+  unsigned long long elements;
+  unsigned long long untouched_elements;
+  unsigned long long nan;
+  unsigned long long inf;
+  unsigned long long unwritten;
+  unsigned long long untouched_writes;
+  unsigned long long mismatches;
+  unsigned long long ref_nonfinite;
+  unsigned long long failing_tiles;
+  unsigned long long max_abs_dev_bits;
+  unsigned long long max_rel_dev_bits;
+  unsigned long long max_tol_ratio_bits;
+  unsigned long long first_bad;  ///< row-major index, k_no_index when none
+  unsigned int first_expected_bits;
+  unsigned int first_actual_bits;
+  unsigned int first_untouched_row;  ///< 1 when first_bad lies in a -1 row
+  unsigned int pad;
+};
+
+}  // namespace lp::compare_detail

@@ -1,0 +1,26 @@
+#include "verify/dtype.hpp"
+
+namespace lp {
+
+std::string_view dtype_name(DType t) noexcept {
+  switch (t) {
+    case DType::f32:
+      return "fp32";
+    case DType::bf16:
+      return "bf16";
+    case DType::f16:
+      return "fp16";
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view name) noexcept {
+  for (const DType t : {DType::f32, DType::bf16, DType::f16}) {
+    if (name == dtype_name(t)) {
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace lp

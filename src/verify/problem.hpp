@@ -1,0 +1,99 @@
+#pragma once
+// One LoRA problem as docs/problem.md describes it: the op, the sizes, the dtypes
+// and the token -> LoRA mapping, plus the metadata vLLM derives from the mapping
+// (computed on the host exactly as docs/problem.md says). Pure host code.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <optional>
+#include <vector>
+
+#include "verify/dtype.hpp"
+
+namespace lp {
+
+/// What the kernel under test computes (docs/problem.md).
+enum class Op : std::uint8_t {
+  expand,       ///< buf [S,T,R] (dtype I) -> y [T,H_tot] (dtype W)
+  shrink,       ///< x [T,H] (dtype X) -> buf [S,T,R] fp32, times scale
+  lora_linear,  ///< shrink then expand with I = fp32: the path on which vLLM hits the bug
+};
+
+/// "expand", "shrink", "lora_linear".
+std::string_view op_name(Op op) noexcept;
+/// Inverse of op_name; nullopt for anything else.
+std::optional<Op> parse_op(std::string_view name) noexcept;
+
+/// Sizes, types and mapping of one case. Field names follow docs/problem.md.
+struct Problem {
+  Op op = Op::expand;
+  std::int64_t num_tokens = 0;             ///< T
+  std::int64_t rank = 0;                   ///< R
+  /// H_s, one per slice (S = size(), 1 to 3); expand's output widths. For op shrink
+  /// S slices all read the same x, so every entry must equal hidden_in (docs: H = H_0).
+  std::vector<std::int64_t> slice_hidden;
+  /// H of shrink: the width of x (shrink and lora_linear; ignored by expand).
+  std::int64_t hidden_in = 0;
+  std::int32_t num_loras = 1;              ///< L
+  /// expand: I, the dtype of buf (fp32, bf16 or fp16). shrink and lora_linear: X,
+  /// the dtype of x and of the A weights, which must equal weight_dtype.
+  DType input_dtype = DType::f32;
+  DType weight_dtype = DType::bf16;        ///< W: B weights and y (bf16 or fp16)
+  bool add_inputs = false;                 ///< y += ... instead of y = ... (expand, lora_linear)
+  float scale = 1.0f;                      ///< shrink's scaling (shrink, lora_linear; 1 for expand)
+  std::uint64_t seed = 0;                  ///< inputs and mapping are a function of this
+  std::int32_t split_k = 1;                ///< shrink's SPLIT_K (shrink, lora_linear; 1 for expand)
+  std::vector<std::int32_t> lora_of;       ///< T entries in {-1, 0..L-1}; -1 = no LoRA
+
+  [[nodiscard]] std::int64_t num_slices() const noexcept { return static_cast<std::int64_t>(slice_hidden.size()); }
+  /// H_tot = sum of H_s.
+  [[nodiscard]] std::int64_t hidden_total() const noexcept;
+  /// off_s = sum_{j<s} H_j (size S).
+  [[nodiscard]] std::vector<std::int64_t> slice_offsets() const;
+  /// The dtype of what the op writes: fp32 for shrink, W otherwise.
+  [[nodiscard]] DType output_dtype() const noexcept { return op == Op::shrink ? DType::f32 : weight_dtype; }
+  /// The dtype expand casts its A operand from: I for expand, fp32 for lora_linear.
+  [[nodiscard]] DType expand_input_dtype() const noexcept { return op == Op::lora_linear ? DType::f32 : input_dtype; }
+  /// One line for logs and failure messages: "expand T=256 R=64 H=[4096] L=1 fp32->bf16 seed=1".
+  [[nodiscard]] std::string describe() const;
+};
+
+/// The maximum number of slices (docs/problem.md: 1, 2 or 3).
+inline constexpr std::int64_t k_max_slices = 3;
+
+/// Throws lp::Error naming the first field that breaks docs/problem.md: sizes not
+/// positive, T beyond int32 (the index tensors are int32), S outside 1..3, dtypes
+/// outside the op's set, add_inputs / scale / split_k on an op without them, shrink
+/// slices of unequal width, lora_of of the wrong length or out of {-1..L-1}.
+void validate(const Problem& problem);
+
+/// What vLLM's LoRA mapping hands the kernels (docs/problem.md), all int32.
+struct LoraMetadata {
+  std::vector<std::int32_t> lora_ids;                          ///< J distinct lora_of values, ascending (-1 first if present)
+  std::vector<std::int32_t> num_tokens_per_lora;               ///< J
+  std::vector<std::int32_t> lora_token_start_loc;              ///< J + 1, exclusive prefix sum
+  std::vector<std::int32_t> token_indices_sorted_by_lora_ids;  ///< T, stable sort of token indices by lora_of
+  /// J, the grid's z extent.
+  [[nodiscard]] std::int64_t num_active() const noexcept { return static_cast<std::int64_t>(lora_ids.size()); }
+  /// Tokens whose lora_of is not -1.
+  [[nodiscard]] std::int64_t live_tokens() const noexcept;
+  /// Distinct LoRAs used (lora_ids without -1).
+  [[nodiscard]] std::int64_t used_loras() const noexcept;
+};
+
+/// Builds the metadata from lora_of. Throws lp::Error when an entry is outside
+/// {-1, 0..num_loras-1} or there are more than INT32_MAX tokens.
+[[nodiscard]] LoraMetadata build_lora_metadata(std::span<const std::int32_t> lora_of, std::int32_t num_loras);
+
+/// The seeded token -> LoRA mapping: with one LoRA every token uses LoRA 0 (the
+/// field report's single-adapter prompt). With L > 1 the T tokens are dealt round
+/// robin over {-1, 0, .., L-1} (so about T/(L+1) tokens have no LoRA and every
+/// adapter appears once T > L) and shuffled with a seeded Fisher-Yates whose
+/// generator (SplitMix64) and bounded draw are our own, so the mapping is the same
+/// on every platform and standard library. Throws lp::Error for T < 0 or L < 1.
+[[nodiscard]] std::vector<std::int32_t> make_token_mapping(std::int64_t num_tokens, std::int32_t num_loras,
+                                                           std::uint64_t seed);
+
+}  // namespace lp

@@ -1,0 +1,58 @@
+#include "verify/stats.hpp"
+
+#include <algorithm>
+
+#include "util/error.hpp"
+
+namespace lp {
+
+double FailureRate::rate() const noexcept {
+  return runs == 0 ? 0.0 : static_cast<double>(failures) / static_cast<double>(runs);
+}
+
+std::optional<double> FailureRate::upper_bound_95() const noexcept {
+  if (failures != 0 || runs == 0) {
+    return std::nullopt;
+  }
+  return std::min(1.0, 3.0 / static_cast<double>(runs));
+}
+
+double rule_of_three_upper_bound(std::uint64_t runs) {
+  if (runs == 0) {
+    throw Error("rule of three: no runs, so no bound on the failure probability");
+  }
+  return std::min(1.0, 3.0 / static_cast<double>(runs));
+}
+
+std::uint64_t compulsory_bytes(const Problem& p, const LoraMetadata& metadata) {
+  const auto live = static_cast<std::uint64_t>(metadata.live_tokens());
+  const auto used = static_cast<std::uint64_t>(metadata.used_loras());
+  const auto slices = static_cast<std::uint64_t>(p.num_slices());
+  const auto rank = static_cast<std::uint64_t>(p.rank);
+  const auto h_tot = static_cast<std::uint64_t>(p.hidden_total());
+  const std::uint64_t w = dtype_size(p.weight_dtype);
+
+  std::uint64_t shrink = 0;
+  if (p.op != Op::expand) {
+    const auto h_in = static_cast<std::uint64_t>(p.hidden_in);
+    const std::uint64_t x = dtype_size(p.input_dtype);
+    shrink = live * h_in * x                 // x rows of live tokens
+             + slices * used * rank * h_in * x  // A of the LoRAs in use
+             + slices * live * rank * 4;        // buf written (fp32)
+  }
+  std::uint64_t expand = 0;
+  if (p.op != Op::shrink) {
+    const std::uint64_t in = dtype_size(p.expand_input_dtype());
+    expand = slices * live * rank * in     // buf read
+             + used * h_tot * rank * w     // B of the LoRAs in use, every slice
+             + live * h_tot * w            // y written
+             + (p.add_inputs ? live * h_tot * w : 0);  // y read back for ADD_INPUTS
+  }
+  return shrink + expand;
+}
+
+double CaseTiming::bandwidth_gbps() const noexcept {
+  return kernel_ms > 0.0 ? static_cast<double>(bytes) / (kernel_ms * 1e-3) / 1e9 : 0.0;
+}
+
+}  // namespace lp

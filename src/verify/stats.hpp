@@ -1,0 +1,45 @@
+#pragma once
+// Repeats and timing: how often a case failed, what 0 failures in n runs can
+// claim, and the bandwidth a kernel achieved.
+
+#include <cstdint>
+#include <optional>
+
+#include "verify/problem.hpp"
+
+namespace lp {
+
+/// k failing runs out of n.
+struct FailureRate {
+  std::uint64_t failures = 0;  ///< k
+  std::uint64_t runs = 0;      ///< n
+  /// k / n; 0 when n is 0.
+  [[nodiscard]] double rate() const noexcept;
+  /// For k = 0 and n > 0: the rule-of-three 95% upper bound on the per-run failure
+  /// probability, min(1, 3/n) (exact bound 1 - 0.05^(1/n), which 3/n slightly exceeds,
+  /// so it stays conservative; only meaningful for n of about 30 or more). nullopt
+  /// when a failure was seen (the rate itself is then the statement) or n is 0.
+  [[nodiscard]] std::optional<double> upper_bound_95() const noexcept;
+};
+
+/// min(1, 3/n). Throws lp::Error for n = 0 (no runs bound nothing).
+[[nodiscard]] double rule_of_three_upper_bound(std::uint64_t runs);
+
+/// Compulsory DRAM traffic of one launch of `problem`'s kernel(s), in bytes: every
+/// element the op must read or write counted once (buf / x rows of live tokens, the
+/// weights of the LoRAs in use, y rows written and, with ADD_INPUTS, read; for
+/// lora_linear both kernels including the buf round trip). Re-reads (x per slice,
+/// weights per token tile) and the int32 metadata are not counted, so the achieved
+/// bandwidth is a lower bound on what the kernel really moved.
+[[nodiscard]] std::uint64_t compulsory_bytes(const Problem& problem, const LoraMetadata& metadata);
+
+/// Timing of one case.
+struct CaseTiming {
+  double kernel_ms = 0.0;     ///< CUDA-event time of the kernel launch(es)
+  double reference_ms = 0.0;  ///< CUDA-event time of the cuBLAS reference (casts, gathers, GEMMs)
+  std::uint64_t bytes = 0;    ///< compulsory_bytes()
+  /// bytes / kernel time in GB/s (1e9 bytes per second); 0 when kernel_ms is 0.
+  [[nodiscard]] double bandwidth_gbps() const noexcept;
+};
+
+}  // namespace lp

@@ -1,0 +1,153 @@
+#include "verify/tolerance.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+#include "verify/inputs.hpp"
+
+namespace lp {
+namespace {
+
+constexpr double k_u32 = 5.9604644775390625e-08;  // 2^-24, fp32 unit roundoff
+constexpr double k_margin = 2.0;                   // clean cases land at dev/tol <= 1/k_margin
+constexpr double k_sigmas = 4.0;                   // "a large element" of a random-sign sum
+
+// Root mean square of a magnitude uniform in [lo, hi].
+double rms(ValueRange r) {
+  const double lo = r.lo;
+  const double hi = r.hi;
+  return std::sqrt((hi * hi * hi - lo * lo * lo) / (3.0 * (hi - lo)));
+}
+
+// One side's fp32 accumulation error over k terms bounded by a_max * b_max:
+// sqrt(k) * 2^-24 * sum|terms| (the typical growth of rounding errors of random
+// sign, with sum|terms| at its worst case k * a_max * b_max).
+double accumulation_error(double k, double a_max, double b_max) { return std::sqrt(k) * k_u32 * k * a_max * b_max; }
+
+void add_term(Tolerance& t, std::string name, double value, std::string why) {
+  t.atol_terms.push_back(ToleranceTerm{std::move(name), value, std::move(why)});
+}
+
+void finish(Tolerance& t) {
+  double sum = 0.0;
+  for (const ToleranceTerm& term : t.atol_terms) {
+    sum += term.value;
+  }
+  t.atol = k_margin * sum;
+  t.margin = k_margin;
+}
+
+// Rounding the output to W: two results whose fp32 accumulators differ by less
+// than an ulp round to the same W value or to neighbours, one ulp = at most 2u|y|
+// apart. rtol = margin * 2u, so a flip costs at most 1/margin of the tolerance.
+void set_output_rtol(Tolerance& t, DType out) {
+  const double u = unit_roundoff(out);
+  t.rtol = k_margin * 2.0 * u;
+  t.rtol_reason = fmt::format("one {} rounding flip of the output is at most one ulp = 2u|y| (u = {:.3g}); "
+                              "rtol = {} x 2u",
+                              dtype_name(out), u, k_margin);
+}
+
+}  // namespace
+
+double Tolerance::rel_floor() const noexcept { return rtol > 0.0 ? atol / rtol : 0.0; }
+
+std::string Tolerance::describe() const {
+  std::string text = fmt::format("atol {:.4g} = {} x (", atol, margin);
+  for (std::size_t i = 0; i < atol_terms.size(); ++i) {
+    text += fmt::format("{}{} {:.4g}", i == 0 ? "" : " + ", atol_terms[i].name, atol_terms[i].value);
+  }
+  text += fmt::format("); rtol {:.4g}: {}", rtol, rtol_reason);
+  return text;
+}
+
+Tolerance tolerance_for(const Problem& p) {
+  validate(p);
+  Tolerance t;
+  const double act_max = k_activation_range.hi;
+  const double w_max = k_weight_range.hi;
+  const double act_rms = rms(k_activation_range);
+  const double w_rms = rms(k_weight_range);
+  const double scale = std::abs(static_cast<double>(p.scale));
+  const auto rank = static_cast<double>(p.rank);
+  const DType out = p.output_dtype();
+  const double u_out = unit_roundoff(out);
+
+  if (p.op == Op::shrink) {
+    const auto k = static_cast<double>(p.hidden_in);
+    add_term(t, "accumulation", 2.0 * accumulation_error(k, act_max, w_max) * scale,
+             "fp32 accumulation order of the kernel and of cuBLAS over K = hidden_in, sqrt(K) 2^-24 sum|terms| each");
+    if (p.split_k > 1) {
+      add_term(t, "split_k", (p.split_k - 1) * k_u32 * k * act_max * w_max * scale,
+               "SPLIT_K partial sums added by atomics in any order: (SPLIT_K - 1) 2^-24 sum|terms|");
+    }
+    t.rtol = k_margin * 2.0 * k_u32;
+    t.rtol_reason = fmt::format("fp32 output: one rounding of the final product; rtol = {} x 2^-23", k_margin);
+    finish(t);
+    return t;
+  }
+
+  // expand and lora_linear: y in W, K = R.
+  double a_max = act_max;    // bound on the expand's A operand
+  double a_rms = act_rms;
+  if (p.op == Op::lora_linear) {
+    // buf comes out of the shrink: a random-sign sum of hidden_in terms.
+    const double buf_sigma = std::sqrt(static_cast<double>(p.hidden_in)) * act_rms * w_rms * scale;
+    a_max = k_sigmas * buf_sigma;
+    a_rms = buf_sigma;
+    add_term(t, "buf_cast_flip", 2.0 * u_out * a_max * w_max,
+             fmt::format("the two shrinks differ by their fp32 accumulation error, so cast_{}(buf) may round one "
+                         "element to a neighbouring value: one ulp (2u) of a {}-sigma buf times the largest weight",
+                         dtype_name(out), k_sigmas));
+  }
+  add_term(t, "accumulation", 2.0 * accumulation_error(rank, a_max, w_max),
+           "fp32 accumulation order of the kernel and of cuBLAS over K = R, sqrt(K) 2^-24 sum|terms| each");
+  if (p.add_inputs) {
+    const double acc_sigma = std::sqrt(rank) * a_rms * w_rms;
+    add_term(t, "add_inputs_rounding", 2.0 * u_out * k_sigmas * acc_sigma,
+             fmt::format("ADD_INPUTS rounds acc to {} before adding y_in, so a flip there is one ulp of acc, not of "
+                         "y (they differ when y_in cancels acc): 2u of a {}-sigma acc",
+                         dtype_name(out), k_sigmas));
+  }
+  set_output_rtol(t, out);
+  finish(t);
+  return t;
+}
+
+std::vector<ToleranceRow> tolerance_table() {
+  std::vector<ToleranceRow> rows;
+  const auto row = [&](Op op, DType w, std::int64_t rank, std::int64_t hidden_in, bool add_inputs) {
+    Problem p;
+    p.op = op;
+    p.num_tokens = 1;
+    p.rank = rank;
+    p.hidden_in = op == Op::expand ? 0 : hidden_in;
+    p.slice_hidden = {op == Op::shrink ? hidden_in : 4096};
+    p.input_dtype = op == Op::expand ? DType::f32 : w;
+    p.weight_dtype = w;
+    p.add_inputs = add_inputs;
+    p.lora_of = {0};
+    rows.push_back(ToleranceRow{op, p.output_dtype(), op == Op::shrink ? hidden_in : rank, add_inputs, hidden_in,
+                                tolerance_for(p)});
+  };
+  for (const DType w : {DType::bf16, DType::f16}) {
+    for (const std::int64_t rank : {16, 64, 256, 1024}) {
+      row(Op::expand, w, rank, 0, false);
+      row(Op::expand, w, rank, 0, true);
+    }
+  }
+  for (const std::int64_t hidden : {1024, 4096, 16384}) {
+    row(Op::shrink, DType::bf16, 64, hidden, false);
+  }
+  for (const DType w : {DType::bf16, DType::f16}) {
+    for (const std::int64_t rank : {16, 64, 256}) {
+      row(Op::lora_linear, w, rank, 4096, false);
+    }
+  }
+  return rows;
+}
+
+}  // namespace lp

@@ -1,0 +1,100 @@
+#pragma once
+// Tolerances: an element passes when |actual - expected| <= atol + rtol * |expected|.
+// Derived per case from the output dtype, the op, K and the magnitudes the input
+// generator guarantees (inputs.hpp: activations |v| <= 2, weights |v| <= 0.1), and
+// written into the report by the caller (Tolerance::describe and atol_terms).
+//
+// Reasoning. Kernel and cuBLAS see the same rounded operands, so they differ only by
+//  1. fp32 accumulation order (tensor-core blocking, split-K, cuBLAS's algorithm):
+//     per side ~ sqrt(K) * 2^-24 * sum|terms|, sum|terms| <= K * a_max * b_max;
+//     two sides, so 2x that ("accumulation");
+//  2. the output rounding to W: accumulators that differ by less than an ulp round
+//     to the same value or to neighbours, one ulp = at most 2u|y| apart, u = 2^-8 for
+//     bf16, 2^-11 for fp16 (2^-24 for shrink's fp32 output) -> rtol = 2 * 2u;
+//  3. ADD_INPUTS: round_W(round_W(acc) + y_in) rounds acc first, so a flip there is an
+//     ulp of acc, which exceeds an ulp of y when y_in cancels acc: 2u * 4 sigma_acc,
+//     sigma_acc = sqrt(R) * rms(buf) * rms(B) ("add_inputs_rounding");
+//  4. lora_linear: the two shrinks differ (1.), so cast_W(buf) may round an element
+//     differently: one ulp of a 4-sigma buf times the largest weight ("buf_cast_flip");
+//  5. shrink SPLIT_K > 1: atomics add the partial sums in any order:
+//     (SPLIT_K - 1) * 2^-24 * sum|terms| ("split_k").
+// atol = 2 x (sum of the terms that apply) and rtol = 2 x 2u: the factor 2 is the
+// margin, so a clean case is expected at max dev/tol <= 0.5 and the 4-sigma terms
+// would need an 8-sigma element (p ~ 1e-15) to fail a clean case. NaN, Inf and
+// poison never pass, whatever the tolerance.
+//
+// The table (tolerance_table(); scale 1, SPLIT_K 1, expand input fp32, H_in 4096 for
+// lora_linear). The numbers are pinned by tests/verify/tolerance_test.cpp.
+//
+//   op           out   K      add_inputs  atol       rtol
+//   expand       bf16  16     no          3.052e-06  1.562e-02
+//   expand       bf16  16     yes         1.982e-02  1.562e-02
+//   expand       bf16  64     no          2.441e-05  1.562e-02
+//   expand       bf16  64     yes         3.967e-02  1.562e-02
+//   expand       bf16  256    no          1.953e-04  1.562e-02
+//   expand       bf16  256    yes         7.948e-02  1.562e-02
+//   expand       bf16  1024   no          1.563e-03  1.562e-02
+//   expand       bf16  1024   yes         1.601e-01  1.562e-02
+//   expand       fp16  16     no          3.052e-06  1.953e-03
+//   expand       fp16  16     yes         2.481e-03  1.953e-03
+//   expand       fp16  64     no          2.441e-05  1.953e-03
+//   expand       fp16  64     yes         4.980e-03  1.953e-03
+//   expand       fp16  256    no          1.953e-04  1.953e-03
+//   expand       fp16  256    yes         1.011e-02  1.953e-03
+//   expand       fp16  1024   no          1.563e-03  1.953e-03
+//   expand       fp16  1024   yes         2.138e-02  1.953e-03
+//   shrink       fp32  1024   no          1.563e-03  2.384e-07
+//   shrink       fp32  4096   no          1.250e-02  2.384e-07
+//   shrink       fp32  16384  no          1.000e-01  2.384e-07
+//   lora_linear  bf16  16     no          3.174e-02  1.562e-02
+//   lora_linear  bf16  64     no          3.196e-02  1.562e-02
+//   lora_linear  bf16  256    no          3.370e-02  1.562e-02
+//   lora_linear  fp16  16     no          3.995e-03  1.953e-03
+//   lora_linear  fp16  64     no          4.212e-03  1.953e-03
+//   lora_linear  fp16  256    no          5.946e-03  1.953e-03
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "verify/problem.hpp"
+
+namespace lp {
+
+/// One named contribution to atol (before the margin factor).
+struct ToleranceTerm {
+  std::string name;   ///< "accumulation", "add_inputs_rounding", "buf_cast_flip", "split_k"
+  double value;       ///< in units of the output
+  std::string why;    ///< the formula and the reason, for the report
+};
+
+/// The pass criterion |a - e| <= atol + rtol * |e| of one case.
+struct Tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+  double margin = 1.0;                  ///< atol = margin * sum(atol_terms)
+  std::vector<ToleranceTerm> atol_terms;
+  std::string rtol_reason;
+  /// atol / rtol: the magnitude below which atol dominates (max_rel_dev's floor).
+  [[nodiscard]] double rel_floor() const noexcept;
+  /// One line for logs and the report: "atol 1.2e-05 = 2 x (accumulation 6.1e-06); rtol ...".
+  [[nodiscard]] std::string describe() const;
+};
+
+/// The tolerance of `problem` (reasoning above). Throws lp::Error for an invalid problem.
+[[nodiscard]] Tolerance tolerance_for(const Problem& problem);
+
+/// One row of the documented table.
+struct ToleranceRow {
+  Op op;
+  DType output;
+  std::int64_t k;          ///< R for expand and lora_linear, hidden_in for shrink
+  bool add_inputs;
+  std::int64_t hidden_in;  ///< lora_linear's shrink K (0 for expand)
+  Tolerance tolerance;
+};
+
+/// The rows of the table above, computed by tolerance_for().
+[[nodiscard]] std::vector<ToleranceRow> tolerance_table();
+
+}  // namespace lp

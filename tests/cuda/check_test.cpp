@@ -1,0 +1,163 @@
+// CPU tests of the error layer: they run on the CI machine without libcuda.so.1.
+
+#include "cuda/check.hpp"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cuda/cublas.hpp"
+#include "cuda/driver.hpp"
+#include "util/error.hpp"
+
+namespace lp {
+namespace {
+
+TEST(IsSticky, ContextKillingErrorsAreSticky) {
+  for (const CUresult r : {CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_MISALIGNED_ADDRESS,
+                           CUDA_ERROR_ILLEGAL_INSTRUCTION, CUDA_ERROR_ASSERT, CUDA_ERROR_HARDWARE_STACK_ERROR,
+                           CUDA_ERROR_INVALID_PC, CUDA_ERROR_INVALID_ADDRESS_SPACE, CUDA_ERROR_LAUNCH_TIMEOUT}) {
+    EXPECT_TRUE(is_sticky(r)) << r;
+    EXPECT_TRUE(is_sticky(static_cast<cudaError_t>(r))) << r;
+  }
+}
+
+TEST(IsSticky, RecoverableErrorsAreNot) {
+  for (const CUresult r : {CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND,
+                           CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES}) {
+    EXPECT_FALSE(is_sticky(r)) << r;
+  }
+  EXPECT_FALSE(is_sticky(cudaErrorMemoryAllocation));
+}
+
+TEST(StickyName, ComesFromOurTableWithoutADriver) {
+  EXPECT_STREQ(sticky_error_name(CUDA_ERROR_ILLEGAL_ADDRESS), "CUDA_ERROR_ILLEGAL_ADDRESS");
+  EXPECT_STREQ(sticky_error_name(CUDA_ERROR_MISALIGNED_ADDRESS), "CUDA_ERROR_MISALIGNED_ADDRESS");
+  EXPECT_EQ(sticky_error_name(CUDA_ERROR_OUT_OF_MEMORY), nullptr);
+}
+
+CUresult fake_driver_call(CUresult result, int& calls) {
+  ++calls;
+  return result;
+}
+
+TEST(CuCheck, EvaluatesOnceAndPassesSuccess) {
+  int calls = 0;
+  EXPECT_NO_THROW(LP_CU_CHECK(fake_driver_call(CUDA_SUCCESS, calls)));
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(CuCheck, StickyErrorThrowsStickyWithFaultReason) {
+  int calls = 0;
+  try {
+    LP_CU_CHECK(fake_driver_call(CUDA_ERROR_ILLEGAL_ADDRESS, calls));
+    FAIL() << "LP_CU_CHECK did not throw";
+  } catch (const StickyCudaError& e) {
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(e.result(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    EXPECT_EQ(e.api(), CudaApi::driver);
+    EXPECT_EQ(e.fault_reason(), "fault: CUDA_ERROR_ILLEGAL_ADDRESS");
+    const std::string what = e.what();
+    EXPECT_NE(what.find("tests/cuda/check_test.cpp:"), std::string::npos) << what;
+    EXPECT_NE(what.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << what;
+    EXPECT_NE(what.find("`fake_driver_call(CUDA_ERROR_ILLEGAL_ADDRESS, calls)`"), std::string::npos) << what;
+  }
+}
+
+TEST(CuCheck, OrdinaryErrorIsARecordableError) {
+  int calls = 0;
+  try {
+    LP_CU_CHECK(fake_driver_call(CUDA_ERROR_OUT_OF_MEMORY, calls));
+    FAIL() << "LP_CU_CHECK did not throw";
+  } catch (const StickyCudaError&) {
+    FAIL() << "out of memory is not sticky";
+  } catch (const Error& e) {  // CudaError is an lp::Error: recorded against the case
+    const auto* cuda = dynamic_cast<const CudaError*>(&e);
+    ASSERT_NE(cuda, nullptr);
+    EXPECT_EQ(cuda->code(), CUDA_ERROR_OUT_OF_MEMORY);
+    EXPECT_NE(std::string(e.what()).find("fake_driver_call(CUDA_ERROR_OUT_OF_MEMORY, calls)"), std::string::npos);
+  }
+}
+
+TEST(CudaCheck, RuntimeErrorsCarryTheRuntimeName) {
+  try {
+    LP_CUDA_CHECK(cudaErrorInvalidValue);
+    FAIL() << "LP_CUDA_CHECK did not throw";
+  } catch (const CudaError& e) {
+    EXPECT_EQ(e.api(), CudaApi::runtime);
+    EXPECT_EQ(e.name(), "cudaErrorInvalidValue");
+    EXPECT_NE(std::string(e.what()).find("CUDA runtime call failed with cudaErrorInvalidValue"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CudaCheck, RuntimeStickyErrorsCarryTheDriverName) {
+  try {
+    LP_CUDA_CHECK(cudaErrorIllegalAddress);
+    FAIL() << "LP_CUDA_CHECK did not throw";
+  } catch (const StickyCudaError& e) {
+    EXPECT_EQ(e.api(), CudaApi::runtime);
+    EXPECT_EQ(e.result(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    EXPECT_EQ(e.fault_reason(), "fault: CUDA_ERROR_ILLEGAL_ADDRESS");
+    EXPECT_NE(std::string(e.what()).find("cudaErrorIllegalAddress"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CublasCheck, StatusNameAndCallText) {
+  try {
+    LP_CUBLAS_CHECK(CUBLAS_STATUS_NOT_SUPPORTED);
+    FAIL() << "LP_CUBLAS_CHECK did not throw";
+  } catch (const CudaError& e) {
+    EXPECT_EQ(e.api(), CudaApi::cublas);
+    EXPECT_EQ(e.name(), "CUBLAS_STATUS_NOT_SUPPORTED");
+    EXPECT_NE(std::string(e.what()).find("`CUBLAS_STATUS_NOT_SUPPORTED`"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NoexceptForms, LogAndNeverThrow) {
+  int calls = 0;
+  testing::internal::CaptureStderr();
+  EXPECT_NO_THROW(LP_CU_CHECK_NOEXCEPT(fake_driver_call(CUDA_ERROR_INVALID_VALUE, calls)));
+  EXPECT_NO_THROW(LP_CUDA_CHECK_NOEXCEPT(cudaErrorInvalidValue));
+  EXPECT_NO_THROW(LP_CUBLAS_CHECK_NOEXCEPT(CUBLAS_STATUS_INVALID_VALUE));
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(calls, 1);
+  EXPECT_NE(err.find("fake_driver_call(CUDA_ERROR_INVALID_VALUE, calls)"), std::string::npos) << err;
+  EXPECT_NE(err.find("cudaErrorInvalidValue"), std::string::npos) << err;
+  EXPECT_NE(err.find("CUBLAS_STATUS_INVALID_VALUE"), std::string::npos) << err;
+}
+
+TEST(Driver, HasCudaDeviceNeverThrows) {
+  bool answer = true;
+  EXPECT_NO_THROW(answer = has_cuda_device());
+  if (answer) {
+    EXPECT_NO_THROW(static_cast<void>(driver()));
+  }
+}
+
+TEST(Driver, MissingLibcudaIsAnEnvironmentError) {
+  if (void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    dlclose(handle);
+    GTEST_SKIP() << "libcuda.so.1 is present on this machine; this test is for hosts without the driver";
+  }
+  EXPECT_FALSE(has_cuda_device());
+  try {
+    static_cast<void>(init_driver(false));
+    FAIL() << "init_driver did not throw without libcuda.so.1";
+  } catch (const EnvironmentError& e) {
+    EXPECT_EQ(e.code(), ExitCode::environment);
+    EXPECT_NE(std::string(e.what()).find("libcuda.so.1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(static_cast<void>(driver()), Error);
+  EXPECT_EQ(driver_if_loaded(), nullptr);
+}
+
+TEST(Cublas, VersionsNeedNoGpu) {
+  EXPECT_EQ(cublas_header_version().rfind(std::to_string(CUBLAS_VER_MAJOR) + ".", 0), 0u);
+  const std::string loaded = cublas_library_version();
+  EXPECT_EQ(loaded.rfind(std::to_string(CUBLAS_VER_MAJOR) + ".", 0), 0u) << loaded;
+}
+
+}  // namespace
+}  // namespace lp

@@ -1,0 +1,197 @@
+#include "host_model.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "verify/case_buffers.hpp"
+#include "verify/inputs.hpp"
+#include "verify/poison.hpp"
+
+namespace lp::test {
+namespace {
+
+std::vector<std::uint32_t> generate(DType t, ValueRange range, std::uint64_t seed, std::uint32_t tensor,
+                                    std::size_t count) {
+  std::vector<std::uint32_t> bits(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    bits[i] = generated_bits(t, range, seed, tensor, i);
+  }
+  return bits;
+}
+
+// sum_k a(k) * b(k) with the chosen accumulation. a and b are already the rounded
+// operand values.
+template <class A, class B>
+double dot(std::int64_t k_count, A a, B b, Accumulation accumulation) {
+  switch (accumulation) {
+    case Accumulation::float64: {
+      double sum = 0.0;
+      for (std::int64_t k = 0; k < k_count; ++k) {
+        sum += static_cast<double>(a(k)) * static_cast<double>(b(k));
+      }
+      return sum;
+    }
+    case Accumulation::fp32_forward: {
+      float sum = 0.0f;
+      for (std::int64_t k = 0; k < k_count; ++k) {
+        sum = std::fma(a(k), b(k), sum);
+      }
+      return sum;
+    }
+    case Accumulation::fp32_reverse: {
+      float sum = 0.0f;
+      for (std::int64_t k = k_count - 1; k >= 0; --k) {
+        sum = std::fma(a(k), b(k), sum);
+      }
+      return sum;
+    }
+    case Accumulation::fp32_blocked: {
+      float sum = 0.0f;
+      for (std::int64_t k0 = 0; k0 < k_count; k0 += 16) {
+        float block = 0.0f;
+        for (std::int64_t k = k0; k < k0 + 16 && k < k_count; ++k) {
+          block = std::fma(a(k), b(k), block);
+        }
+        sum += block;
+      }
+      return sum;
+    }
+  }
+  return 0.0;
+}
+
+// fp32 value of a double result, as the kernels store an fp32 accumulator.
+float to_f32(double v) { return static_cast<float>(v); }
+
+// buf [S, T, R] in fp32: the shrink, for live tokens.
+std::vector<float> shrink(const Problem& p, const HostInputs& in, Accumulation acc) {
+  const std::int64_t t_count = p.num_tokens;
+  const std::int64_t r_count = p.rank;
+  const std::int64_t h = p.hidden_in;
+  const DType x_type = p.input_dtype;
+  std::vector<float> buf(static_cast<std::size_t>(p.num_slices() * t_count * r_count), 0.0f);
+  for (std::int64_t s = 0; s < p.num_slices(); ++s) {
+    const auto& a_bits = in.lora_a[static_cast<std::size_t>(s)];
+    for (std::int64_t t = 0; t < t_count; ++t) {
+      const std::int32_t lora = p.lora_of[static_cast<std::size_t>(t)];
+      if (lora < 0) {
+        continue;
+      }
+      for (std::int64_t r = 0; r < r_count; ++r) {
+        const double sum = dot(
+            h, [&](std::int64_t k) { return bits_to_float(x_type, in.x[static_cast<std::size_t>(t * h + k)]); },
+            [&](std::int64_t k) {
+              return bits_to_float(x_type, a_bits[static_cast<std::size_t>((lora * r_count + r) * h + k)]);
+            },
+            acc);
+        // The kernel scales its fp32 accumulator: one fp32 multiply.
+        buf[static_cast<std::size_t>((s * t_count + t) * r_count + r)] = to_f32(sum) * p.scale;
+      }
+    }
+  }
+  return buf;
+}
+
+void put(DType t, std::vector<std::byte>& out, std::size_t index, std::uint32_t bits) {
+  std::memcpy(out.data() + index * dtype_size(t), &bits, dtype_size(t));
+}
+
+std::uint32_t pre_launch_bits(const Problem& p, const HostInputs& in, std::size_t index) {
+  switch (output_init(p)) {
+    case OutputInit::poison:
+      return poison_bits(p.output_dtype());
+    case OutputInit::y_in:
+      return in.y_in[index];
+    case OutputInit::zero:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+HostInputs generate_host_inputs(const Problem& p) {
+  HostInputs in;
+  const auto t = static_cast<std::size_t>(p.num_tokens);
+  const auto r = static_cast<std::size_t>(p.rank);
+  const auto l = static_cast<std::size_t>(p.num_loras);
+  const auto s_count = static_cast<std::size_t>(p.num_slices());
+  if (p.op != Op::expand) {
+    const auto h = static_cast<std::size_t>(p.hidden_in);
+    in.x = generate(p.input_dtype, k_activation_range, p.seed, tensor_id::x, t * h);
+    for (std::size_t s = 0; s < s_count; ++s) {
+      in.lora_a.push_back(generate(p.input_dtype, k_weight_range, p.seed, tensor_id::lora_a(static_cast<std::int64_t>(s)), l * r * h));
+    }
+  }
+  if (p.op != Op::shrink) {
+    for (std::size_t s = 0; s < s_count; ++s) {
+      const auto h = static_cast<std::size_t>(p.slice_hidden[s]);
+      in.lora_b.push_back(generate(p.weight_dtype, k_weight_range, p.seed, tensor_id::lora_b(static_cast<std::int64_t>(s)), l * h * r));
+    }
+    if (p.add_inputs) {
+      in.y_in = generate(p.weight_dtype, k_activation_range, p.seed, tensor_id::y_in,
+                         t * static_cast<std::size_t>(p.hidden_total()));
+    }
+  }
+  if (p.op == Op::expand) {
+    in.buf = generate(p.input_dtype, k_activation_range, p.seed, tensor_id::buf, s_count * t * r);
+  }
+  return in;
+}
+
+std::vector<std::byte> host_output(const Problem& p, const HostInputs& in, Accumulation acc) {
+  validate(p);
+  const DType out_type = p.output_dtype();
+  const std::int64_t t_count = p.num_tokens;
+  const std::int64_t r_count = p.rank;
+  if (p.op == Op::shrink) {
+    const std::vector<float> buf = shrink(p, in, acc);
+    std::vector<std::byte> out(buf.size() * sizeof(float));
+    for (std::size_t i = 0; i < buf.size(); ++i) {
+      const auto t = static_cast<std::size_t>((static_cast<std::int64_t>(i) / r_count) % t_count);
+      put(DType::f32, out, i, p.lora_of[t] >= 0 ? u32_from_float(buf[i]) : pre_launch_bits(p, in, i));
+    }
+    return out;
+  }
+  // expand / lora_linear: the A operand is cast_W of buf (generated, or the shrink's fp32 result).
+  const DType w = p.weight_dtype;
+  std::vector<float> operand;
+  if (p.op == Op::lora_linear) {
+    for (const float v : shrink(p, in, acc)) {
+      operand.push_back(round_to(w, v));
+    }
+  } else {
+    for (const std::uint32_t bits : in.buf) {
+      operand.push_back(round_to(w, bits_to_float(p.input_dtype, bits)));
+    }
+  }
+  const std::int64_t h_tot = p.hidden_total();
+  const std::vector<std::int64_t> offsets = p.slice_offsets();
+  std::vector<std::byte> out(static_cast<std::size_t>(t_count * h_tot) * dtype_size(out_type));
+  for (std::int64_t t = 0; t < t_count; ++t) {
+    const std::int32_t lora = p.lora_of[static_cast<std::size_t>(t)];
+    for (std::int64_t s = 0; s < p.num_slices(); ++s) {
+      const std::int64_t h = p.slice_hidden[static_cast<std::size_t>(s)];
+      const auto& b_bits = in.lora_b[static_cast<std::size_t>(s)];
+      for (std::int64_t n = 0; n < h; ++n) {
+        const auto at = static_cast<std::size_t>(t * h_tot + offsets[static_cast<std::size_t>(s)] + n);
+        if (lora < 0) {
+          put(out_type, out, at, pre_launch_bits(p, in, at));
+          continue;
+        }
+        const double sum = dot(
+            r_count, [&](std::int64_t r) { return operand[static_cast<std::size_t>((s * t_count + t) * r_count + r)]; },
+            [&](std::int64_t r) { return bits_to_float(w, b_bits[static_cast<std::size_t>((lora * h + n) * r_count + r)]); },
+            acc);
+        std::uint32_t bits = float_to_bits(w, to_f32(sum));
+        if (p.add_inputs) {
+          bits = float_to_bits(w, bits_to_float(w, bits) + bits_to_float(w, in.y_in[at]));
+        }
+        put(out_type, out, at, bits);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace lp::test

@@ -1,0 +1,41 @@
+#pragma once
+// Test helper: the LoRA ops computed on the host from the host twin of the input
+// generator, with a choice of accumulation. float64 is the "host float64
+// reference" the GPU tests hold cuBLAS to; the fp32 orders model how two correct
+// fp32 implementations (kernel, cuBLAS) can differ, which is what the tolerance
+// must absorb.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "verify/problem.hpp"
+
+namespace lp::test {
+
+/// How dot products are summed.
+enum class Accumulation {
+  float64,        ///< double accumulation, then fp32 like an accumulator, then the output rounding
+  fp32_forward,   ///< fp32 FMA, r (or h) ascending
+  fp32_reverse,   ///< fp32 FMA, descending
+  fp32_blocked,   ///< fp32 partial sums of 16 products, then summed: tensor-core-like
+};
+
+/// Inputs as raw bits (half types in the low 16 bits), generated like the device does.
+struct HostInputs {
+  std::vector<std::uint32_t> x;                   ///< [T, H_in]
+  std::vector<std::vector<std::uint32_t>> lora_a; ///< per slice [L, R, H_in]
+  std::vector<std::vector<std::uint32_t>> lora_b; ///< per slice [L, H_s, R]
+  std::vector<std::uint32_t> buf;                 ///< expand input [S, T, R]
+  std::vector<std::uint32_t> y_in;                ///< [T, H_tot]
+};
+
+/// The inputs of `problem` from its seed (generated_bits, the device generator's twin).
+HostInputs generate_host_inputs(const Problem& problem);
+
+/// The output tensor of `problem` as bytes of its output dtype, laid out like the
+/// device output; rows of tokens without LoRA hold the pre-launch state (poison,
+/// y_in or zero), like CaseBuffers::reference.
+std::vector<std::byte> host_output(const Problem& problem, const HostInputs& inputs, Accumulation accumulation);
+
+}  // namespace lp::test
