@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/sha256.hpp"
 #include "util/subprocess.hpp"
 #include "tools/tools.hpp"
@@ -46,38 +47,6 @@ std::optional<Nvdisasm> probe(const std::string& path, const std::string& origin
   tool.sha256 = sha256_file_hex(path);
   return tool;
 }
-
-/// A private temporary file holding the cubin, removed on scope exit.
-class TempFile {
- public:
-  explicit TempFile(std::string_view bytes) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/loraprobe-cubin-XXXXXX";
-    int fd = ::mkstemp(pattern.data());
-    if (fd < 0) {
-      throw lp::Error("cannot create a temporary file in " + pattern.substr(0, pattern.rfind('/')));
-    }
-    m_path = pattern;
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n <= 0) {
-        ::close(fd);
-        ::unlink(m_path.c_str());
-        throw lp::Error("cannot write the temporary cubin " + m_path);
-      }
-      done += static_cast<std::size_t>(n);
-    }
-    ::close(fd);
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() { ::unlink(m_path.c_str()); }
-  [[nodiscard]] const std::string& path() const noexcept { return m_path; }
-
- private:
-  std::string m_path;
-};
 
 std::vector<std::string> warning_lines(const std::string& err) {
   std::vector<std::string> out;
@@ -138,12 +107,13 @@ Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
 
 Disassembly disassemble(const Nvdisasm& tool, std::string_view cubin, std::string_view name,
                         std::chrono::milliseconds timeout) {
-  TempFile file(cubin);
+  const TempDir dir("loraprobe-nvdisasm-");
+  const std::string cubin_path = dir.write("kernel.cubin", cubin);
   ProcessOptions opts;
   opts.timeout = timeout;
   opts.environment = clean_environment();
   auto run = [&](const std::string& flag) {
-    ProcessResult r = run_process({tool.path, flag, file.path()}, opts);
+    ProcessResult r = run_process({tool.path, flag, cubin_path}, opts);
     if (!r.ok()) {
       throw lp::Error("nvdisasm " + flag + " on " + std::string(name) + " failed (" + r.describe() +
                       "): " + r.err.substr(0, 2000));

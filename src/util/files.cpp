@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,35 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
     ::unlink(tmpl.c_str());
     throw Error(fmt::format("{}: rename failed: {}", path, std::strerror(saved)));
   }
+}
+
+TempDir::TempDir(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix + "XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw Error(fmt::format("cannot create a temporary folder {}: {}", pattern, std::strerror(errno)));
+  }
+  m_path = pattern;
+}
+
+TempDir::~TempDir() {
+  if (!m_path.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+}
+
+TempDir::TempDir(TempDir&& other) noexcept : m_path(std::move(other.m_path)) { other.m_path.clear(); }
+
+std::string TempDir::write(const std::string& name, std::string_view contents) const {
+  const std::string path = m_path + "/" + name;
+  std::ofstream out(path, std::ios::binary);
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  out.close();
+  if (!out) {
+    throw Error(fmt::format("{}: write failed", path));
+  }
+  return path;
 }
 
 }  // namespace lp

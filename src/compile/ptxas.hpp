@@ -1,0 +1,31 @@
+#pragma once
+// The ptxas=PATH compile path: any ptxas binary, run without a shell, with the
+// options Triton 3.6 uses (make_cubin in triton/backends/nvidia/compiler.py):
+// -lineinfo -v --gpu-name=sm_90a.
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compile/toolchain.hpp"
+
+namespace lp::compile {
+
+/// The options Triton passes to ptxas for an sm_90 target (without input and output).
+std::vector<std::string> triton_ptxas_options();
+
+/// A cubin ptxas built, and how.
+struct PtxasOutput {
+  std::string cubin;              ///< ELF bytes
+  std::string log;                ///< ptxas -v output (registers, spills, shared memory)
+  std::vector<std::string> argv;  ///< the command as run, temporary paths included
+  double ms = 0.0;                ///< wall time
+};
+
+/// Compiles `ptx` with `ptxas`. `name` names the variant in errors. Throws lp::Error
+/// with the ptxas log when it fails or exceeds `timeout`.
+PtxasOutput compile_with_ptxas(const PtxasInfo& ptxas, std::string_view ptx, const std::string& name,
+                               std::chrono::milliseconds timeout = std::chrono::minutes(5));
+
+}  // namespace lp::compile
