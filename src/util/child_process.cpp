@@ -1,0 +1,220 @@
+#include "util/child_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+extern char** environ;
+
+namespace lp {
+
+namespace {
+
+ChildExit decode(int status) {
+  ChildExit e;
+  if (WIFEXITED(status)) {
+    e.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    e.term_signal = WTERMSIG(status);
+  }
+  return e;
+}
+
+}  // namespace
+
+std::string ChildExit::describe() const {
+  if (term_signal != 0) {
+    return fmt::format("killed by signal {} ({})", term_signal, ::strsignal(term_signal));
+  }
+  return fmt::format("exit {}", exit_code);
+}
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+  if (argv.empty()) {
+    throw Error("ChildProcess: empty argument vector");
+  }
+  std::array<int, 2> in{-1, -1};
+  std::array<int, 2> out{-1, -1};
+  if (::pipe2(in.data(), O_CLOEXEC) != 0 || ::pipe2(out.data(), O_CLOEXEC) != 0) {
+    throw Error(fmt::format("pipe2 failed: {}", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) {
+    cargv.push_back(const_cast<char*>(a.c_str()));
+  }
+  cargv.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    env_strings.emplace_back(*e);
+  }
+  for (const std::string& e : extra_env) {
+    env_strings.push_back(e);
+  }
+  std::vector<char*> cenv;
+  for (std::string& e : env_strings) {
+    cenv.push_back(e.data());
+  }
+  cenv.push_back(nullptr);
+  const int rc = ::posix_spawn(&m_pid, argv[0].c_str(), &actions, nullptr, cargv.data(), cenv.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(out[1]);
+  if (rc != 0) {
+    ::close(in[1]);
+    ::close(out[0]);
+    throw Error(fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
+  }
+  m_stdin = in[1];
+  m_stdout = out[0];
+  // A child that died must not kill us with SIGPIPE when we write to it.
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+ChildProcess::~ChildProcess() {
+  if (m_pid > 0 && !m_exit) {
+    kill(std::chrono::milliseconds(500));
+  }
+  close_all();
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : m_pid(other.m_pid),
+      m_stdin(other.m_stdin),
+      m_stdout(other.m_stdout),
+      m_buffer(std::move(other.m_buffer)),
+      m_exit(other.m_exit) {
+  other.m_pid = -1;
+  other.m_stdin = -1;
+  other.m_stdout = -1;
+}
+
+void ChildProcess::close_all() noexcept {
+  if (m_stdin >= 0) {
+    ::close(m_stdin);
+    m_stdin = -1;
+  }
+  if (m_stdout >= 0) {
+    ::close(m_stdout);
+    m_stdout = -1;
+  }
+}
+
+bool ChildProcess::send_line(const std::string& line) {
+  if (m_stdin < 0) {
+    return false;
+  }
+  std::string data = line + "\n";
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(m_stdin, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::optional<std::string> ChildProcess::read_line(std::chrono::steady_clock::time_point deadline, bool& timed_out,
+                                                   std::size_t max_line) {
+  timed_out = false;
+  std::array<char, 1 << 16> chunk{};
+  while (true) {
+    if (const std::size_t nl = m_buffer.find('\n'); nl != std::string::npos) {
+      std::string line = m_buffer.substr(0, nl);
+      m_buffer.erase(0, nl + 1);
+      return line;
+    }
+    if (m_buffer.size() > max_line) {
+      throw Error(fmt::format("worker {} sent a line longer than {} bytes", m_pid, max_line));
+    }
+    if (m_stdout < 0) {
+      return std::nullopt;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      timed_out = true;
+      return std::nullopt;
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    pollfd fd{m_stdout, POLLIN, 0};
+    const int ready = ::poll(&fd, 1, static_cast<int>(std::min<long long>(wait, 1000)));
+    if (ready < 0 && errno != EINTR) {
+      throw Error(fmt::format("poll on worker {} failed: {}", m_pid, std::strerror(errno)));
+    }
+    if (ready <= 0) {
+      continue;
+    }
+    const ssize_t n = ::read(m_stdout, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      ::close(m_stdout);
+      m_stdout = -1;
+      continue;
+    }
+    m_buffer.append(chunk.data(), static_cast<std::size_t>(n));
+  }
+}
+
+std::optional<ChildExit> ChildProcess::wait_for(std::chrono::milliseconds timeout) {
+  if (m_exit) {
+    return m_exit;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    int status = 0;
+    const pid_t w = ::waitpid(m_pid, &status, WNOHANG);
+    if (w == m_pid) {
+      m_exit = decode(status);
+      return m_exit;
+    }
+    if (w < 0 && errno != EINTR) {
+      m_exit = ChildExit{};
+      return m_exit;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return std::nullopt;
+    }
+    ::usleep(2000);
+  }
+}
+
+ChildExit ChildProcess::kill(std::chrono::milliseconds grace) {
+  if (m_exit) {
+    return *m_exit;
+  }
+  if (m_stdin >= 0) {
+    ::close(m_stdin);
+    m_stdin = -1;
+  }
+  ::kill(m_pid, SIGTERM);
+  if (auto e = wait_for(grace)) {
+    return *e;
+  }
+  ::kill(m_pid, SIGKILL);
+  while (!wait_for(std::chrono::seconds(1))) {
+  }
+  return *m_exit;
+}
+
+}  // namespace lp
