@@ -10,7 +10,14 @@
 
 namespace lp::cli {
 
+namespace {
+std::vector<std::string> g_invocation;
+}  // namespace
+
+const std::vector<std::string>& invocation() { return g_invocation; }
+
 int run_app(int argc, char** argv) {
+  g_invocation.assign(argv, argv + argc);
   CLI::App app{"loraprobe: reproduce and diagnose the Hopper wgmma register hazard in vLLM's LoRA Triton kernels"};
   app.require_subcommand(1);
   app.footer(
@@ -18,7 +25,7 @@ int run_app(int argc, char** argv) {
       "Run 'loraprobe <subcommand> --help' for the options and examples of each.");
   const std::vector<Command> commands = {
       add_sweep_command(app), add_list_command(app), add_inspect_command(app),
-      add_env_command(app),   add_version_command(app),
+      add_env_command(app),   add_version_command(app), add_worker_command(app),
   };
   try {
     app.parse(argc, argv);

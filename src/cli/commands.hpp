@@ -3,6 +3,8 @@
 // (filling an options struct it owns) and returns the function that runs it.
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -15,10 +17,15 @@ struct Command {
   std::function<int()> run;
 };
 
+/// The command line as typed (argv), for reports and journals.
+const std::vector<std::string>& invocation();
+
 Command add_sweep_command(CLI::App& app);
 Command add_list_command(CLI::App& app);
 Command add_inspect_command(CLI::App& app);
 Command add_env_command(CLI::App& app);
 Command add_version_command(CLI::App& app);
+/// The hidden `__worker` mode the sweep starts its GPU workers in.
+Command add_worker_command(CLI::App& app);
 
 }  // namespace lp::cli

@@ -1,12 +1,122 @@
+// loraprobe env: the environment record a report carries, without running a sweep.
+// Without a GPU it reports what it can and exits 0.
+
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
+#include "compile/toolchain.hpp"
+#include "cuda/driver.hpp"
+#include "kernels/kernel_set.hpp"
+#include "report/environment.hpp"
+#include "sass/nvdisasm.hpp"
+#include "sweep/worker.hpp"
 #include "util/error.hpp"
+#include "version.hpp"
 
 namespace lp::cli {
 
+namespace {
+
+struct EnvOptions {
+  bool json = false;
+  bool allow_jit_cache = false;
+  int device = 0;
+};
+
+nlohmann::json collect(const EnvOptions& o) {
+  nlohmann::json env = {{"loraprobe", {{"version", k_version}, {"git_sha", k_git_sha}}},
+                        {"host", report::host_record()},
+                        {"toolkit", compile::toolkit_record()}};
+  nlohmann::json compilers = nlohmann::json::array();
+  for (const compile::PtxasInfo& p : compile::discover_ptxas()) {
+    compilers.push_back(p.to_json());
+  }
+  env["ptxas"] = compilers;
+  try {
+    const sass::Nvdisasm tool = sass::find_nvdisasm();
+    env["nvdisasm"] = {{"path", tool.path}, {"origin", tool.origin}, {"version", tool.version}, {"sha256", tool.sha256}};
+  } catch (const std::exception& e) {
+    env["nvdisasm"] = {{"error", e.what()}};
+  }
+  try {
+    const kernels::KernelSet set = kernels::KernelSet::embedded();
+    env["kernel_set"] = {{"origin", set.origin()},
+                         {"variants", set.variants().size()},
+                         {"triton_version", set.manifest().triton_version},
+                         {"ptxas", set.manifest().ptxas}};
+  } catch (const std::exception& e) {
+    env["kernel_set"] = {{"error", e.what()}};
+  }
+  // The GPU part: the same record a sweep's worker sends. This process may touch
+  // CUDA: env runs no kernels, so a fault cannot hide behind it.
+  try {
+    init_driver(o.allow_jit_cache);
+    env["gpu"] = sweep::gpu_record(o.device);
+  } catch (const std::exception& e) {
+    env["gpu"] = nullptr;
+    env["no_gpu_reason"] = fmt::format("no CUDA device: {}", e.what());
+  }
+  return env;
+}
+
+void print_text(const nlohmann::json& env) {
+  fmt::print("loraprobe {} (git {})\n", env["loraprobe"]["version"].get<std::string>(),
+             env["loraprobe"]["git_sha"].get<std::string>());
+  const auto& host = env["host"];
+  fmt::print("host: {} ({} {}, {} cpus)\n", host["hostname"].get<std::string>(), host["os"].get<std::string>(),
+             host["kernel"].get<std::string>(), host["cpus"].get<unsigned>());
+  const auto& tk = env["toolkit"];
+  fmt::print("CUDA toolkit: {} at {} (built against CUDA {})\n", tk["version"].is_null() ? "none" : tk["version"].get<std::string>(),
+             tk["root"].is_null() ? "-" : tk["root"].get<std::string>(), tk["build_version"].get<std::string>());
+  fmt::print("ptxas binaries found: {}\n", env["ptxas"].size());
+  for (const auto& p : env["ptxas"]) {
+    fmt::print("  {:<10} {:<10} {}\n", p["spec"].get<std::string>(),
+               p["version"].is_null() ? "?" : p["version"].get<std::string>(), p["path"].get<std::string>());
+  }
+  if (env["nvdisasm"].contains("error")) {
+    fmt::print("nvdisasm: none ({})\n", env["nvdisasm"]["error"].get<std::string>());
+  } else {
+    fmt::print("nvdisasm: {} {} ({})\n", env["nvdisasm"]["version"].get<std::string>(),
+               env["nvdisasm"]["path"].get<std::string>(), env["nvdisasm"]["origin"].get<std::string>());
+  }
+  if (env["kernel_set"].contains("error")) {
+    fmt::print("kernel set: {}\n", env["kernel_set"]["error"].get<std::string>());
+  } else {
+    fmt::print("kernel set: {} variants, Triton {}, {}\n", env["kernel_set"]["variants"].get<std::size_t>(),
+               env["kernel_set"]["triton_version"].get<std::string>(),
+               env["kernel_set"]["ptxas"].value("version", std::string("?")));
+  }
+  if (env["gpu"].is_null()) {
+    fmt::print("GPU: {}\n", env["no_gpu_reason"].get<std::string>());
+    return;
+  }
+  const auto& g = env["gpu"];
+  fmt::print("GPU {}: {} (sm_{}, {} SMs, {} MiB), {}\n", g["ordinal"].get<int>(), g["name"].get<std::string>(),
+             g["compute_capability"].get<std::string>(), g["sm_count"].get<int>(),
+             g["total_memory_bytes"].get<std::uint64_t>() >> 20, g["uuid"].get<std::string>());
+  fmt::print("driver {} (CUDA {}), runtime {}, cuBLAS {}, JIT cache {}, module loading {}\n",
+             g["driver_version"].get<std::string>(), g["driver_cuda_version"].get<std::string>(),
+             g["runtime_version"].get<std::string>(), g["cublas_version"].get<std::string>(),
+             g["jit_cache_disabled"].get<bool>() ? "disabled" : "allowed", g["module_loading"].get<std::string>());
+}
+
+}  // namespace
+
 Command add_env_command(CLI::App& app) {
-  CLI::App* sub = app.add_subcommand("env", "(not built yet)");
-  sub->allow_extras();
-  return {sub, []() -> int { throw NotBuiltYet("loraprobe env"); }};
+  auto o = std::make_shared<EnvOptions>();
+  CLI::App* sub = app.add_subcommand("env", "Print the environment record: toolkit, compilers, nvdisasm, GPU");
+  sub->add_flag("--json", o->json, "Print JSON");
+  sub->add_option("--device", o->device, "CUDA device ordinal");
+  sub->footer("Examples:\n  loraprobe env\n  loraprobe env --json > env.json\nExits 0 with or without a GPU.");
+  return {sub, [o] {
+            const nlohmann::json env = collect(*o);
+            if (o->json) {
+              fmt::print("{}\n", env.dump(2));
+            } else {
+              print_text(env);
+            }
+            return 0;
+          }};
 }
 
 }  // namespace lp::cli

@@ -1,8 +1,7 @@
-// loraprobe sweep: expand a config into cases and (on a Hopper GPU) run them.
+// loraprobe sweep: expand a config into cases and, on a Hopper GPU, run them.
 
 #include <fmt/format.h>
 
-#include <iostream>
 #include <map>
 
 #include "cli/commands.hpp"
@@ -10,6 +9,8 @@
 #include "plan/config.hpp"
 #include "plan/plan.hpp"
 #include "report/verdict.hpp"
+#include "sweep/journal.hpp"
+#include "sweep/runner.hpp"
 #include "util/error.hpp"
 
 namespace lp::cli {
@@ -25,7 +26,63 @@ struct SweepOptions {
   bool dry_run = false;
   bool json = false;
   bool show_config = false;
+  std::string out;
+  std::string resume;
+  std::string kernel_dir;
+  std::vector<std::string> fail_on;
+  bool no_controls = false;
+  bool stop_on_first_failure = false;
+  bool allow_jit_cache = false;
+  bool quiet = false;
+  double case_timeout_s = 600;
+  std::string nvdisasm;
+  std::size_t jobs = 0;
+  int device = 0;
+  std::vector<std::string> test_hooks;
 };
+
+void add_options(CLI::App& sub, SweepOptions& o) {
+  sub.add_option("-c,--config", o.config_path,
+                 "Sweep config (JSON, configs/schema/config.schema.json); default: the embedded configs/default.json");
+  for (const plan::AxisInfo& axis : plan::axis_table()) {
+    const plan::AxisId id = axis.id;
+    auto* opt = sub.add_option_function<std::vector<std::string>>(
+        std::string(axis.flag), [&o, id](const std::vector<std::string>& v) { o.axis_flags[id] = v; },
+        fmt::format("Override axis {}: {}", axis.key, axis.description));
+    opt->group("Axes (replace the config's values; lists '256,384', ranges '16..8192*2' or '16..128+16')");
+    opt->allow_extra_args(false);
+    if (axis.kind == plan::AxisKind::compiler) {
+      opt->take_all();
+    }
+  }
+  sub.add_option("--repeats", o.repeats, "Runs per case (fresh poison each time)");
+  sub.add_option("--seed", o.seed, "Seed of all generated inputs");
+  sub.add_flag("--dry-run", o.dry_run, "Print the plan (case count and table) without running anything");
+  sub.add_flag("--json", o.json, "With --dry-run or --show-config: print JSON instead of a table");
+  sub.add_flag("--show-config", o.show_config, "Print every setting with its origin (default, file, flag)");
+  auto* run = sub.add_option_group("Running");
+  run->add_option("-o,--out", o.out, "Report path (default: loraprobe-report-<UTC time>.json here); the journal "
+                                     "is the same path with .jsonl");
+  run->add_option("--resume", o.resume, "Continue the sweep journaled in FILE.jsonl: runs only the missing cases");
+  run->add_option("--kernel-dir", o.kernel_dir, "Use the kernel set in DIR instead of the embedded one");
+  run->add_option("--fail-on", o.fail_on,
+                  "Also exit 1 on these verdicts (latent, skipped, incomplete); FAIL, fault, timeout and "
+                  "compile_error always fail")
+      ->delimiter(',');
+  run->add_flag("--no-controls", o.no_controls, "Skip the positive and negative controls");
+  run->add_flag("--stop-on-first-failure", o.stop_on_first_failure, "Stop at the first failing case (bisecting)");
+  run->add_flag("--allow-jit-cache", o.allow_jit_cache,
+                "Leave the driver's JIT cache on (default: CUDA_CACHE_DISABLE=1, so no old JIT result is reused)");
+  run->add_option("--case-timeout", o.case_timeout_s, "Seconds one case (all repeats) may take before its worker "
+                                                      "is killed and the case recorded as timeout")
+      ->check(CLI::Range(1.0, 86400.0));
+  run->add_option("--nvdisasm", o.nvdisasm, "nvdisasm for the static inspection (default: searched)");
+  run->add_option("-j,--jobs", o.jobs, "CPU threads for ptxas and nvdisasm (default: all cores)");
+  run->add_option("--device", o.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  run->add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
+  // Tests only: replace a case's expand kernel by a kernel that misbehaves on purpose.
+  sub.add_option("--test-hook", o.test_hooks, "INDEX=trap|spin|oob_write|skip_tile")->group("");
+}
 
 plan::SweepConfig resolve_config(const SweepOptions& o) {
   plan::SweepConfig config = o.config_path.empty() ? plan::load_default_config() : plan::load_config_file(o.config_path);
@@ -54,28 +111,88 @@ plan::SweepConfig resolve_config(const SweepOptions& o) {
   return config;
 }
 
-int run_sweep(const SweepOptions& o) {
-  const plan::SweepConfig config = resolve_config(o);
-  const plan::Plan p = plan::expand_plan(config);
-  if (o.show_config) {
-    if (o.json) {
-      fmt::print("{}\n", config.to_json().dump(2));
-    } else {
-      fmt::print("{}", plan::format_config(config));
+sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> argv) {
+  sweep::SweepRequest r;
+  r.argv = std::move(argv);
+  r.out = o.out;
+  r.resume = o.resume;
+  r.kernel_dir = o.kernel_dir;
+  for (const std::string& name : o.fail_on) {
+    const std::optional<report::Verdict> v = report::parse_verdict(name);
+    if (!v || *v == report::Verdict::pass) {
+      throw UsageError(fmt::format("--fail-on {}: not a failing verdict (latent, skipped, incomplete, FAIL, fault, "
+                                   "timeout, compile_error)",
+                                   name));
     }
+    r.fail_on.insert(*v);
+  }
+  r.controls = !o.no_controls;
+  r.stop_on_first_failure = o.stop_on_first_failure;
+  r.allow_jit_cache = o.allow_jit_cache;
+  r.progress = !o.quiet;
+  r.case_timeout = std::chrono::seconds(static_cast<long>(o.case_timeout_s));
+  if (!o.nvdisasm.empty()) {
+    r.nvdisasm = o.nvdisasm;
+  }
+  r.jobs = o.jobs;
+  r.device = o.device;
+  for (const std::string& hook : o.test_hooks) {
+    const std::size_t eq = hook.find('=');
+    const std::string role = eq == std::string::npos ? "" : "test_" + hook.substr(eq + 1);
+    if (eq == std::string::npos || role == "test_") {
+      throw UsageError(fmt::format("--test-hook {}: expected INDEX=trap|spin|oob_write|skip_tile", hook));
+    }
+    r.test_hooks[std::stoul(hook.substr(0, eq))] = role;
+  }
+  return r;
+}
+
+/// With --resume alone, the sweep continues exactly as journaled: its options are
+/// the ones in the journal's header, re-parsed.
+SweepOptions options_from_journal(const std::string& journal) {
+  const sweep::JournalContents contents = sweep::read_journal(journal);
+  const std::vector<std::string> argv = contents.header.value("argv", std::vector<std::string>{});
+  if (argv.size() < 2) {
+    throw InputError(journal, "/argv", "the journal does not record the command that started it");
+  }
+  SweepOptions o;
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("sweep");
+  add_options(*sub, o);
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    throw InputError(journal, "/argv", fmt::format("cannot re-parse the journaled command: {}", e.what()));
+  }
+  o.resume = journal;
+  return o;
+}
+
+int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
+  std::vector<std::string> recorded_argv = argv;
+  if (!o.resume.empty() && o.config_path.empty() && o.axis_flags.empty()) {
+    const std::string out = o.out;
+    o = options_from_journal(o.resume);
+    if (!out.empty()) {
+      o.out = out;
+    }
+    recorded_argv = sweep::read_journal(o.resume).header.value("argv", argv);
+  }
+  const plan::SweepConfig config = resolve_config(o);
+  if (o.show_config) {
+    fmt::print("{}", o.json ? config.to_json().dump(2) + "\n" : plan::format_config(config));
     if (!o.dry_run) {
       return 0;
     }
   }
   if (o.dry_run) {
-    if (o.json) {
-      fmt::print("{}\n", plan_to_json(config, p).dump(2));
-    } else {
-      fmt::print("{}", format_plan(config, p));
-    }
+    const plan::Plan p = plan::expand_plan(config);
+    fmt::print("{}", o.json ? plan_to_json(config, p).dump(2) + "\n" : format_plan(config, p));
     return 0;
   }
-  throw NotBuiltYet("running a sweep on the GPU (use --dry-run to print the plan)");
+  return sweep::run_sweep(config, request_of(o, recorded_argv));
 }
 
 }  // namespace
@@ -83,32 +200,16 @@ int run_sweep(const SweepOptions& o) {
 Command add_sweep_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
   CLI::App* sub = app.add_subcommand("sweep", "Run a sweep of LoRA kernel configurations and compare each with cuBLAS");
-  sub->add_option("-c,--config", o->config_path, "Sweep config (JSON, configs/schema/config.schema.json); "
-                                                 "default: the embedded configs/default.json");
-  for (const plan::AxisInfo& axis : plan::axis_table()) {
-    const plan::AxisId id = axis.id;
-    auto* opt = sub->add_option_function<std::vector<std::string>>(
-        std::string(axis.flag), [o, id](const std::vector<std::string>& v) { o->axis_flags[id] = v; },
-        fmt::format("Override axis {}: {}", axis.key, axis.description));
-    opt->group("Axes (replace the config's values; lists '256,384', ranges '16..8192*2' or '16..128+16')");
-    opt->allow_extra_args(false);
-    if (axis.kind == plan::AxisKind::compiler) {
-      opt->take_all();
-    }
-  }
-  sub->add_option("--repeats", o->repeats, "Runs per case (fresh poison each time)");
-  sub->add_option("--seed", o->seed, "Seed of all generated inputs");
-  sub->add_flag("--dry-run", o->dry_run, "Print the plan (case count and table) without running anything");
-  sub->add_flag("--json", o->json, "With --dry-run or --show-config: print JSON instead of a table");
-  sub->add_flag("--show-config", o->show_config, "Print every setting with its origin (default, file, flag)");
+  add_options(*sub, *o);
   sub->footer(
       "Examples:\n"
       "  loraprobe sweep --dry-run                                  # the embedded default plan\n"
-      "  loraprobe sweep --dry-run --config configs/seed-48590.json # the reported conditions\n"
-      "  loraprobe sweep --config configs/ci-gate.json --compiler ptxas=/opt/cuda-13.3/bin/ptxas\n"
-      "  loraprobe sweep --tokens 256,384 --block-n 32,128 --num-stages 2 --show-config\n"
-      "Exit codes: 0 clean, 1 failures, 2 usage or config error, 3 environment error.");
-  return {sub, [o] { return run_sweep(*o); }};
+      "  loraprobe sweep --config configs/seed-48590.json           # the reported conditions, on a Hopper GPU\n"
+      "  loraprobe sweep --config configs/ci-gate.json --compiler ptxas=/opt/cuda-13.3/bin/ptxas --fail-on latent\n"
+      "  loraprobe sweep --tokens 256,384 --block-n 32,128 --num-stages 2 --out bug.json\n"
+      "  loraprobe sweep --resume bug.jsonl                         # after a crash: only the missing cases\n"
+      "Exit codes: 0 clean, 1 failures, 2 usage or config error, 3 environment error or invalid controls.");
+  return {sub, [o] { return run_sweep(*o, invocation()); }};
 }
 
 }  // namespace lp::cli

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report_schema_version.hpp"
+#include "util/error.hpp"
 #include "util/files.hpp"
 
 namespace lp::report {
@@ -35,6 +36,34 @@ json CaseRecord::to_json() const {
     j["failure_rate_upper_bound"] = nullptr;
   }
   return j;
+}
+
+CaseRecord CaseRecord::from_json(const json& j) {
+  try {
+    CaseRecord c;
+    c.index = j.at("index").get<std::size_t>();
+    c.id = j.at("id").get<std::string>();
+    c.axes = j.at("axes");
+    if (!j.at("variant").is_null()) {
+      c.variant = j.at("variant").get<std::string>();
+    }
+    const std::optional<Verdict> verdict = parse_verdict(j.at("verdict").get<std::string>());
+    if (!verdict) {
+      throw Error(fmt::format("unknown verdict {}", j.at("verdict").dump()));
+    }
+    c.verdict = *verdict;
+    c.reason = j.at("reason").is_null() ? std::string() : j.at("reason").get<std::string>();
+    c.runs = j.at("runs").get<int>();
+    c.failed_runs = j.at("failed_runs").get<int>();
+    c.metrics = j.at("metrics");
+    c.timing = j.at("timing");
+    if (!j.at("static_findings").is_null()) {
+      c.static_findings = j.at("static_findings").get<int>();
+    }
+    return c;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("malformed case record: {}", e.what()));
+  }
 }
 
 json CaseRecord::to_ref() const {

@@ -36,6 +36,8 @@ struct CaseRecord {
   [[nodiscard]] nlohmann::json to_json() const;
   /// The short form used by summary.first_failure and friends.
   [[nodiscard]] nlohmann::json to_ref() const;
+  /// Inverse of to_json() (for --resume). Throws lp::Error on a malformed record.
+  static CaseRecord from_json(const nlohmann::json& j);
 };
 
 /// Why the sweep's exit code is what it is.
@@ -59,7 +61,7 @@ Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>&
 struct Report {
   nlohmann::json meta = nlohmann::json::object();
   nlohmann::json environment = nlohmann::json::object();
-  nlohmann::json tolerances = nlohmann::json::object();
+  nlohmann::json tolerances = {{"model", ""}, {"table", nlohmann::json::array()}, {"overrides", nlohmann::json::object()}};
   nlohmann::json controls = {{"ran", false}, {"valid", nullptr}};
   std::vector<CaseRecord> cases;
   nlohmann::json variants = nlohmann::json::array();

@@ -65,7 +65,9 @@ Report base_report() {
                    {"compilers", {{{"name", "prebuilt"}, {"kind", "prebuilt"}, {"version", "12.8.93"}}}},
                    {"gpu", nullptr},
                    {"no_gpu_reason", "sample"}};
-  r.tolerances = {{"bf16", {{"atol", 0.004}, {"rtol", 0.016}, {"origin", "default"}}}};
+  r.tolerances = {{"model", "|a - e| <= atol + rtol * |e|"},
+                  {"table", {{{"op", "expand"}, {"output_dtype", "bf16"}, {"k", 64}, {"atol", 2.4e-5}, {"rtol", 0.0156}}}},
+                  {"overrides", {{"bf16", {{"atol", 0.004}, {"rtol", 0.016}, {"origin", "file sample.json"}}}}}};
   return r;
 }
 

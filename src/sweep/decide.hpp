@@ -1,0 +1,24 @@
+#pragma once
+// The verdict of a case: what the worker observed, combined with what the static
+// inspection of the SASS that ran says (DESIGN.md: FAIL, LATENT, PASS, ...).
+
+#include <optional>
+#include <string>
+
+#include "report/verdict.hpp"
+#include "sweep/job.hpp"
+
+namespace lp::sweep {
+
+struct Decision {
+  report::Verdict verdict = report::Verdict::skipped;
+  std::string reason;  ///< empty for a plain PASS
+};
+
+/// FAIL when any run was wrong; LATENT when none was but the SASS has hazards;
+/// PASS when neither (with a reason when the SASS could not be inspected, named by
+/// `not_inspected`); the worker's skipped / incomplete / fault / timeout as they are.
+/// `static_findings` is nullopt when the SASS was not inspected.
+Decision decide(const JobResult& result, std::optional<int> static_findings, const std::string& not_inspected);
+
+}  // namespace lp::sweep

@@ -1,0 +1,226 @@
+#include "sweep/execute.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "cuda/check.hpp"
+#include "cuda/driver.hpp"
+#include "sweep/launch.hpp"
+#include "verify/case_buffers.hpp"
+#include "verify/compare.hpp"
+#include "verify/reference.hpp"
+#include "verify/stats.hpp"
+#include "verify/tolerance.hpp"
+
+namespace lp::sweep {
+
+using nlohmann::json;
+
+namespace {
+
+/// JSON has no NaN or Inf: such values are written as strings.
+json number(double v) {
+  if (std::isnan(v)) {
+    return "nan";
+  }
+  if (std::isinf(v)) {
+    return v > 0 ? "inf" : "-inf";
+  }
+  return v;
+}
+
+json metrics_json(const CompareMetrics& m) {
+  json first_bad;
+  if (m.first_bad) {
+    const BadElement& b = *m.first_bad;
+    first_bad = {{"token", b.token},
+                 {"column", b.column},
+                 {"slice", b.slice},
+                 {"expected", number(b.expected)},
+                 {"actual", number(b.actual)},
+                 {"expected_bits", fmt::format("0x{:x}", b.expected_bits)},
+                 {"actual_bits", fmt::format("0x{:x}", b.actual_bits)},
+                 {"untouched_row", b.untouched_row},
+                 {"describe", b.describe()}};
+  }
+  return {{"elements", m.elements},
+          {"nan", m.nan},
+          {"inf", m.inf},
+          {"unwritten", m.unwritten ? json(*m.unwritten) : json()},
+          {"untouched_rows_written", m.untouched_writes},
+          {"mismatches", m.mismatches},
+          {"max_abs_dev", number(m.max_abs_dev)},
+          {"max_rel_dev", number(m.max_rel_dev)},
+          {"worst_dev_over_tolerance", number(m.max_tol_ratio)},
+          {"first_bad", first_bad},
+          {"failing_tiles", m.failing_tiles},
+          {"total_tiles", m.total_tiles},
+          {"reference_nonfinite", m.ref_nonfinite},
+          {"atol", m.atol},
+          {"rtol", m.rtol},
+          {"summary", m.summary()}};
+}
+
+/// Worse of two runs' metrics: a failing run beats a passing one, then more mismatches,
+/// then a larger deviation over tolerance.
+bool worse(const CompareMetrics& a, const CompareMetrics& b) {
+  return std::make_tuple(!a.passed(), a.mismatches + a.untouched_writes, a.max_tol_ratio) >
+         std::make_tuple(!b.passed(), b.mismatches + b.untouched_writes, b.max_tol_ratio);
+}
+
+const LoadedImage& image_for(const ImageTable& images, const std::optional<ImageRef>& ref, const char* what) {
+  if (!ref) {
+    throw AbiViolation(fmt::format("the job has no {} kernel", what));
+  }
+  const auto it = images.find(ref->key);
+  if (it == images.end()) {
+    throw AbiViolation(fmt::format("image {} was not loaded into this worker", ref->key));
+  }
+  return it->second;
+}
+
+std::uint64_t free_device_bytes() {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  LP_CU_CHECK(driver().cuMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+}
+
+}  // namespace
+
+std::uint64_t estimate_device_bytes(const Problem& p) {
+  const std::uint64_t T = static_cast<std::uint64_t>(p.num_tokens);
+  const std::uint64_t R = static_cast<std::uint64_t>(p.rank);
+  const std::uint64_t S = static_cast<std::uint64_t>(p.num_slices());
+  const std::uint64_t L = static_cast<std::uint64_t>(p.num_loras);
+  const std::uint64_t w = dtype_size(p.weight_dtype);
+  std::uint64_t h_tot = 0;
+  for (std::int64_t h : p.slice_hidden) {
+    h_tot += static_cast<std::uint64_t>(h);
+  }
+  const std::uint64_t h_in = static_cast<std::uint64_t>(p.hidden_in);
+  std::uint64_t bytes = 0;
+  if (p.op != Op::expand) {
+    bytes += T * h_in * w + S * L * R * h_in * w;  // x, A
+  }
+  bytes += S * T * R * 4;                  // buf (fp32 at most)
+  if (p.op != Op::shrink) {
+    bytes += L * h_tot * R * w;            // B
+    bytes += 3 * T * h_tot * w;            // y, y_in, reference
+  } else {
+    bytes += S * T * R * 4;                // reference
+  }
+  bytes += 4 * T * 4;                      // mapping metadata
+  // The reference gathers and casts operands into scratch of about the same size.
+  return 2 * bytes + (std::uint64_t{64} << 20);
+}
+
+JobResult execute_job(const Job& job, const ImageTable& images, const CublasHandle& cublas, const Stream& stream) {
+  JobResult result;
+  result.index = job.index;
+  result.case_id = job.case_id;
+  Problem problem = job.problem;
+  try {
+    problem.lora_of = make_token_mapping(problem.num_tokens, problem.num_loras, problem.seed);
+    validate(problem);
+    const std::uint64_t needed = estimate_device_bytes(problem);
+    const std::uint64_t available = free_device_bytes();
+    if (needed > available) {
+      result.status = "skipped";
+      result.reason = fmt::format("out of memory: case {} needs about {:.1f} GiB, {:.1f} GiB free", job.case_id,
+                                  static_cast<double>(needed) / (1 << 30), static_cast<double>(available) / (1 << 30));
+      return result;
+    }
+    const LoraMetadata metadata = build_lora_metadata(problem.lora_of, problem.num_loras);
+    CaseBuffers buffers = make_case_buffers(problem, metadata, stream);
+    const StreamDrain drain(stream);
+
+    struct Kernel {
+      const LoadedImage* image;
+      std::unique_ptr<PreparedLaunch> launch;
+    };
+    std::vector<Kernel> kernels;  // in launch order: shrink first for lora_linear
+    if (problem.op != Op::expand) {
+      const LoadedImage& image = image_for(images, job.shrink, "shrink");
+      kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::shrink, problem,
+                                                                   metadata, buffers, stream)});
+    }
+    if (problem.op != Op::shrink) {
+      const LoadedImage& image = image_for(images, job.expand, "expand");
+      kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::expand, problem,
+                                                                   metadata, buffers, stream)});
+    }
+
+    const double reference_ms = compute_reference(problem, metadata, buffers, cublas, stream);
+    Tolerance tolerance = tolerance_for(problem);
+    CompareSpec spec;
+    spec.dtype = problem.output_dtype();
+    spec.atol = job.atol.value_or(tolerance.atol);
+    spec.rtol = job.rtol.value_or(tolerance.rtol);
+    spec.tile = TileShape{job.block_m, job.block_n};
+    spec.unwritten_measurable = unwritten_measurable(problem);
+    const CompareLayout layout = CompareLayout::for_problem(problem);
+
+    std::optional<CompareMetrics> worst;
+    std::vector<double> kernel_ms;
+    for (int run = 0; run < job.repeats; ++run) {
+      reset_output(problem, buffers, stream);
+      const double ms = time_on_stream(stream, [&] {
+        for (Kernel& k : kernels) {
+          k.launch->launch(k.image->function, stream);
+        }
+      });
+      kernel_ms.push_back(ms);
+      const CompareMetrics m =
+          compare_on_device(layout, spec, buffers.output(problem), buffers.reference, buffers.lora_of, stream);
+      ++result.runs;
+      if (!m.passed()) {
+        ++result.failed_runs;
+      }
+      if (!worst || worse(m, *worst)) {
+        worst = m;
+      }
+    }
+    std::sort(kernel_ms.begin(), kernel_ms.end());
+    CaseTiming timing;
+    timing.kernel_ms = kernel_ms.empty() ? 0.0 : kernel_ms[kernel_ms.size() / 2];
+    timing.reference_ms = reference_ms;
+    timing.bytes = compulsory_bytes(problem, metadata);
+    result.status = "ran";
+    result.metrics = metrics_json(*worst);
+    result.metrics["tolerance_why"] = tolerance.describe();
+    result.timing = {{"kernel_ms", timing.kernel_ms},
+                     {"reference_ms", timing.reference_ms},
+                     {"bytes", timing.bytes},
+                     {"bandwidth_gb_s", timing.bandwidth_gbps()},
+                     {"grid", {kernels.back().launch->config().grid[0], kernels.back().launch->config().grid[1],
+                               kernels.back().launch->config().grid[2]}}};
+    if (result.failed_runs > 0) {
+      result.reason = worst->summary();
+    }
+    return result;
+  } catch (const StickyCudaError&) {
+    throw;
+  } catch (const AbiViolation& e) {
+    result.status = "skipped";
+    result.reason = e.what();
+  } catch (const CudaError& e) {
+    const bool sticky = (e.api() == CudaApi::driver && is_sticky(static_cast<CUresult>(e.code()))) ||
+                        (e.api() == CudaApi::runtime && is_sticky(static_cast<cudaError_t>(e.code())));
+    if (sticky) {
+      throw StickyCudaError(e.api(), static_cast<CUresult>(e.code()), e.name(), e.what());
+    }
+    result.status = "incomplete";
+    result.reason = e.what();
+  } catch (const Error& e) {
+    result.status = "incomplete";
+    result.reason = e.what();
+  }
+  result.metrics = nullptr;
+  result.timing = nullptr;
+  return result;
+}
+
+}  // namespace lp::sweep

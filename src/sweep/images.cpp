@@ -1,0 +1,157 @@
+#include "sweep/images.hpp"
+
+#include <fmt/format.h>
+
+#include "compile/ptxas.hpp"
+#include "sass/analyze.hpp"
+#include "util/error.hpp"
+#include "util/parallel.hpp"
+#include "util/sha256.hpp"
+
+namespace lp::sweep {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view k_ptxas_prefix = "ptxas=";
+
+}  // namespace
+
+std::string image_key(const std::string& variant_id, const std::string& compiler) {
+  return variant_id + "|" + compiler;
+}
+
+std::string ImageSet::add(const std::string& variant_id, const std::string& compiler) {
+  const std::string key = image_key(variant_id, compiler);
+  if (m_images.count(key) == 0) {
+    Image image;
+    image.key = key;
+    image.variant_id = variant_id;
+    image.compiler = compiler;
+    m_images.emplace(key, std::move(image));
+  }
+  return key;
+}
+
+void ImageSet::build_on_cpu(const kernels::KernelSet& set, std::size_t threads) {
+  // Resolve each ptxas spec once (its --version and sha256 go into the report).
+  for (const auto& [key, image] : m_images) {
+    if (image.compiler.rfind(k_ptxas_prefix, 0) != 0) {
+      continue;
+    }
+    const std::string spec = image.compiler.substr(k_ptxas_prefix.size());
+    if (m_ptxas.count(spec) > 0 || m_ptxas_errors.count(spec) > 0) {
+      continue;
+    }
+    try {
+      m_ptxas.emplace(spec, compile::resolve_ptxas(spec));
+    } catch (const std::exception& e) {
+      m_ptxas_errors.emplace(spec, e.what());
+    }
+  }
+  std::vector<Image*> todo;
+  for (auto& [key, image] : m_images) {
+    if (image.cubin.empty() && image.error.empty() && image.compiler != "driver") {
+      todo.push_back(&image);
+    }
+  }
+  parallel_for(todo.size(), threads, [&](std::size_t i) {
+    Image& image = *todo[i];
+    const kernels::Variant* v = set.find(image.variant_id);
+    try {
+      if (v == nullptr || !v->ok()) {
+        throw Error(fmt::format("variant {} is not an ok variant of {}", image.variant_id, set.origin()));
+      }
+      if (image.compiler == "prebuilt") {
+        image.cubin = set.contents(*v->cubin);
+        image.compile = {{"kind", "prebuilt"},
+                         {"tool", "Triton's bundled ptxas"},
+                         {"version", v->ptxas_version},
+                         {"sha256", set.manifest().ptxas.value("sha256", "")}};
+        return;
+      }
+      const std::string spec = image.compiler.substr(k_ptxas_prefix.size());
+      if (const auto bad = m_ptxas_errors.find(spec); bad != m_ptxas_errors.end()) {
+        throw Error(bad->second);
+      }
+      const compile::PtxasInfo& ptxas = m_ptxas.at(spec);
+      const compile::PtxasOutput out = compile::compile_with_ptxas(ptxas, set.contents(*v->ptx), v->id);
+      image.cubin = out.cubin;
+      image.compile = {{"kind", "ptxas"},     {"tool", ptxas.path},   {"version", ptxas.version},
+                       {"sha256", ptxas.sha256}, {"options", compile::triton_ptxas_options()},
+                       {"ms", out.ms},          {"log", out.log}};
+    } catch (const std::exception& e) {
+      image.error = e.what();
+    }
+  });
+}
+
+std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::size_t threads) {
+  std::vector<Image*> todo;
+  for (auto& [key, image] : m_images) {
+    if (!image.cubin.empty() && !image.findings && image.sass_error.empty()) {
+      todo.push_back(&image);
+    }
+  }
+  if (todo.empty()) {
+    return {};
+  }
+  sass::Nvdisasm tool;
+  try {
+    sass::NvdisasmSearch search;
+    search.path = nvdisasm;
+    tool = sass::find_nvdisasm(search);
+  } catch (const std::exception& e) {
+    for (Image* image : todo) {
+      image->sass_error = e.what();
+    }
+    return e.what();
+  }
+  parallel_for(todo.size(), threads, [&](std::size_t i) {
+    Image& image = *todo[i];
+    try {
+      const sass::CubinReport report = sass::analyze_cubin(image.cubin, tool, {}, image.key);
+      image.findings = static_cast<int>(report.finding_count());
+      image.sass = report;
+    } catch (const std::exception& e) {
+      image.sass_error = e.what();
+    }
+  });
+  return {};
+}
+
+json ImageSet::compilers_record() const {
+  json out = json::array();
+  std::map<std::string, bool> seen;
+  for (const auto& [key, image] : m_images) {
+    if (seen[image.compiler]) {
+      continue;
+    }
+    seen[image.compiler] = true;
+    json c = {{"name", image.compiler}};
+    if (image.compiler == "prebuilt") {
+      c["kind"] = "prebuilt";
+    } else if (image.compiler == "driver") {
+      c["kind"] = "driver";
+    } else {
+      c["kind"] = "ptxas";
+      const std::string spec = image.compiler.substr(k_ptxas_prefix.size());
+      if (const auto it = m_ptxas.find(spec); it != m_ptxas.end()) {
+        c["path"] = it->second.path;
+        c["version"] = it->second.version;
+        c["sha256"] = it->second.sha256;
+        c["options"] = compile::triton_ptxas_options();
+      } else if (const auto bad = m_ptxas_errors.find(spec); bad != m_ptxas_errors.end()) {
+        c["error"] = bad->second;
+      }
+    }
+    if (image.compile.contains("version") && !c.contains("version")) {
+      c["version"] = image.compile["version"];
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace lp::sweep

@@ -1,0 +1,63 @@
+#pragma once
+// The compiled images a sweep runs, one per (variant, compiler), each built once:
+// prebuilt cubins come from the kernel set, ptxas=<spec> cubins are compiled here
+// on the CPU in parallel, driver cubins come back from a worker's JIT. Every image
+// that ran is statically inspected once for the wgmma register hazard.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compile/toolchain.hpp"
+#include "kernels/kernel_set.hpp"
+
+namespace lp::sweep {
+
+/// One (variant, compiler) of the run.
+struct Image {
+  std::string key;       ///< "<variant>|<compiler>"
+  std::string variant_id;
+  std::string compiler;  ///< prebuilt, driver, ptxas=<spec>
+  std::string cubin;     ///< the SASS that runs; empty until built
+  std::string error;     ///< why it could not be built (the cases get compile_error)
+  nlohmann::json compile = nlohmann::json::object();  ///< how it was built: tool, version, sha256, ms, log
+  std::optional<int> findings;  ///< static hazards, once inspected
+  nlohmann::json sass;          ///< the analysis report, or null
+  std::string sass_error;       ///< why it could not be inspected
+};
+
+/// The key of a (variant, compiler) pair.
+std::string image_key(const std::string& variant_id, const std::string& compiler);
+
+class ImageSet {
+ public:
+  /// Adds (variant, compiler) unless present; returns its key.
+  std::string add(const std::string& variant_id, const std::string& compiler);
+
+  /// Fills the cubins that need no GPU: prebuilt ones from `set`, ptxas=<spec> ones
+  /// by compiling the variant's PTX (each ptxas resolved and hashed once), `threads`
+  /// at a time. Failures are recorded per image, never thrown.
+  void build_on_cpu(const kernels::KernelSet& set, std::size_t threads);
+
+  /// Inspects every built image not yet inspected, `threads` nvdisasm runs at a time.
+  /// `nvdisasm` (a path) overrides the search. When no nvdisasm is found every image
+  /// gets sass_error and the returned string says why (empty when all went well).
+  std::string inspect(const std::optional<std::string>& nvdisasm, std::size_t threads);
+
+  [[nodiscard]] Image& at(const std::string& key) { return m_images.at(key); }
+  [[nodiscard]] const Image& at(const std::string& key) const { return m_images.at(key); }
+  [[nodiscard]] const std::map<std::string, Image>& all() const { return m_images; }
+  [[nodiscard]] std::map<std::string, Image>& all() { return m_images; }
+  /// The compilers used, for the report's environment block.
+  [[nodiscard]] nlohmann::json compilers_record() const;
+
+ private:
+  std::map<std::string, Image> m_images;
+  std::map<std::string, compile::PtxasInfo> m_ptxas;  ///< by spec, resolved once
+  std::map<std::string, std::string> m_ptxas_errors;  ///< by spec
+};
+
+}  // namespace lp::sweep

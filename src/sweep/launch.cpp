@@ -1,0 +1,394 @@
+#include "sweep/launch.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "kernels/abi.hpp"
+#include "verify/dtype.hpp"
+
+namespace lp::sweep {
+
+namespace {
+
+/// A runtime argument's value before it is checked against the manifest.
+struct Integer {
+  std::int64_t value;
+};
+struct Float {
+  float value;
+};
+struct Pointer {
+  CUdeviceptr value;
+  DType dtype;  ///< element type the tensor holds
+};
+struct U64Array {
+  std::vector<std::uint64_t> values;  ///< device addresses or offsets
+};
+struct I64Array {
+  std::vector<std::int64_t> values;  ///< per-slice strides or widths
+};
+using Value = std::variant<Integer, Float, Pointer, U64Array, I64Array>;
+
+bool contains(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+/// The Triton pointer type of a tensor of `dtype` ("*fp32", "*bf16", "*fp16").
+std::string triton_pointer_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return "*fp32";
+    case DType::bf16:
+      return "*bf16";
+    case DType::f16:
+      return "*fp16";
+  }
+  return "*?";
+}
+
+class Arguments {
+ public:
+  Arguments(KernelRole role, const Problem& p, const LoraMetadata& m, CaseBuffers& b) : m_role(role), m_p(p), m_m(m), m_b(b) {}
+
+  /// The value of argument `name` for this role; `pointer_form` says whether the
+  /// variant takes it as a pointer (per-slice array) or a scalar.
+  Value value(const std::string& name, bool pointer_form) const {
+    const std::int64_t T = m_p.num_tokens;
+    const std::int64_t R = m_p.rank;
+    const std::int64_t S = m_p.num_slices();
+    if (name == "token_indices_sorted_by_lora_ids") {
+      return Pointer{m_b.token_indices_sorted_by_lora_ids.get(), DType::f32};
+    }
+    if (name == "num_tokens_per_lora") {
+      return Pointer{m_b.num_tokens_per_lora.get(), DType::f32};
+    }
+    if (name == "lora_token_start_loc") {
+      return Pointer{m_b.lora_token_start_loc.get(), DType::f32};
+    }
+    if (name == "lora_ids") {
+      return Pointer{m_b.lora_ids.get(), DType::f32};
+    }
+    if (name == "M") {
+      return Integer{T};
+    }
+    return m_role == KernelRole::expand ? expand_value(name, pointer_form, T, R, S) : shrink_value(name, pointer_form, T, R, S);
+  }
+
+ private:
+  Value expand_value(const std::string& name, bool pointer_form, std::int64_t T, std::int64_t R, std::int64_t S) const {
+    const auto& H = m_p.slice_hidden;
+    const std::int64_t max_h = *std::max_element(H.begin(), H.end());
+    if (name == "input_ptr") {
+      return Pointer{m_b.buf.get(), m_p.expand_input_dtype()};
+    }
+    if (name == "lora_ptr") {
+      if (!pointer_form || S == 1) {
+        return Pointer{m_b.lora_b.at(0).get(), m_p.weight_dtype};
+      }
+      U64Array a;
+      for (const DeviceBuffer& b : m_b.lora_b) {
+        a.values.push_back(b.get());
+      }
+      return a;
+    }
+    if (name == "out_ptr") {
+      return Pointer{m_b.y.get(), m_p.weight_dtype};
+    }
+    if (name == "N") {
+      return Integer{max_h};
+    }
+    if (name == "K") {
+      return Integer{R};
+    }
+    if (name == "slice_start_loc") {
+      if (!pointer_form) {
+        return Integer{0};
+      }
+      U64Array a;
+      for (std::int64_t off : m_p.slice_offsets()) {
+        a.values.push_back(static_cast<std::uint64_t>(off));
+      }
+      return a;
+    }
+    if (name == "input_d0_stride") {
+      return Integer{T * R};
+    }
+    if (name == "input_d1_stride") {
+      return Integer{R};
+    }
+    if (name == "input_d2_stride" || name == "output_d1_stride") {
+      return Integer{1};
+    }
+    if (name == "ls_d0_ptr" || name == "ls_d1_ptr" || name == "ls_d2_ptr" || name == "output_hs_ptr") {
+      auto per_slice = [&](std::int64_t h) -> std::int64_t {
+        if (name == "ls_d0_ptr") {
+          return h * R;
+        }
+        if (name == "ls_d1_ptr") {
+          return R;
+        }
+        if (name == "ls_d2_ptr") {
+          return 1;
+        }
+        return h;
+      };
+      if (!pointer_form) {
+        return Integer{per_slice(H.at(0))};
+      }
+      I64Array a;
+      for (std::int64_t h : H) {
+        a.values.push_back(per_slice(h));
+      }
+      return a;
+    }
+    if (name == "output_d0_stride") {
+      return Integer{m_p.hidden_total()};
+    }
+    throw AbiViolation(fmt::format("expand argument {} has no value in loraprobe's launcher", name));
+  }
+
+  Value shrink_value(const std::string& name, bool pointer_form, std::int64_t T, std::int64_t R, std::int64_t S) const {
+    const std::int64_t H = m_p.hidden_in;
+    if (name == "input_ptr") {
+      return Pointer{m_b.x.get(), m_p.weight_dtype};
+    }
+    if (name == "lora_ptr") {
+      if (!pointer_form || S == 1) {
+        return Pointer{m_b.lora_a.at(0).get(), m_p.weight_dtype};
+      }
+      U64Array a;
+      for (const DeviceBuffer& b : m_b.lora_a) {
+        a.values.push_back(b.get());
+      }
+      return a;
+    }
+    if (name == "out_ptr") {
+      return Pointer{m_b.buf.get(), DType::f32};
+    }
+    if (name == "N") {
+      return Integer{R};
+    }
+    if (name == "K") {
+      return Integer{H};
+    }
+    if (name == "scaling") {
+      return Float{m_p.scale};
+    }
+    if (name == "input_d0_stride" || name == "lora_d1_stride") {
+      return Integer{H};
+    }
+    if (name == "lora_d0_stride") {
+      return Integer{R * H};
+    }
+    if (name == "output_d0_stride") {
+      return Integer{T * R};
+    }
+    if (name == "output_d1_stride") {
+      return Integer{R};
+    }
+    if (name == "input_d1_stride" || name == "lora_d2_stride" || name == "output_d2_stride") {
+      return Integer{1};
+    }
+    throw AbiViolation(fmt::format("shrink argument {} has no value in loraprobe's launcher", name));
+  }
+
+  KernelRole m_role;
+  const Problem& m_p;
+  const LoraMetadata& m_m;
+  CaseBuffers& m_b;
+};
+
+std::int64_t grid_quantity(const std::string& name, const Problem& p, const LoraMetadata& m) {
+  if (name == "num_tokens") {
+    return p.num_tokens;
+  }
+  if (name == "rank") {
+    return p.rank;
+  }
+  if (name == "hidden_size") {
+    return p.hidden_in;
+  }
+  if (name == "max_hidden_size") {
+    return *std::max_element(p.slice_hidden.begin(), p.slice_hidden.end());
+  }
+  if (name == "num_slices") {
+    return p.num_slices();
+  }
+  if (name == "num_lora_ids") {
+    return m.num_active();
+  }
+  throw AbiViolation(fmt::format("grid quantity \"{}\" is not one loraprobe knows", name));
+}
+
+std::int64_t grid_factor(const nlohmann::json& factor, const kernels::Variant& v, const Problem& p,
+                         const LoraMetadata& m) {
+  if (factor.is_number_integer()) {
+    return factor.get<std::int64_t>();
+  }
+  const std::string text = factor.get<std::string>();
+  if (text.rfind("cdiv:", 0) == 0) {
+    const std::size_t colon = text.find(':', 5);
+    const std::string quantity = text.substr(5, colon - 5);
+    const std::string constexpr_name = text.substr(colon + 1);
+    if (colon == std::string::npos || !v.constexprs.contains(constexpr_name)) {
+      throw AbiViolation(fmt::format("variant {}: grid factor \"{}\" names no constexpr", v.id, text));
+    }
+    const std::int64_t d = v.constexprs[constexpr_name].get<std::int64_t>();
+    return (grid_quantity(quantity, p, m) + d - 1) / d;
+  }
+  return grid_quantity(text, p, m);
+}
+
+std::int64_t constexpr_int(const kernels::Variant& v, const char* name, std::int64_t fallback) {
+  return v.constexprs.contains(name) ? v.constexprs[name].get<std::int64_t>() : fallback;
+}
+
+void check_constexprs(const kernels::Variant& v, KernelRole role, const Problem& p) {
+  const std::int64_t slices = constexpr_int(v, "SLICE_NUM", 1);
+  if (slices != p.num_slices()) {
+    throw AbiViolation(fmt::format("variant {} is built for SLICE_NUM={} but the case has {} slices", v.id, slices,
+                                   p.num_slices()));
+  }
+  const bool even_k = v.constexprs.value("EVEN_K", false);
+  const std::int64_t block_k = constexpr_int(v, "BLOCK_K", 1);
+  const std::int64_t split_k = constexpr_int(v, "SPLIT_K", 1);
+  const std::int64_t k = role == KernelRole::expand ? p.rank : p.hidden_in;
+  if (even_k && k % (block_k * split_k) != 0) {
+    throw AbiViolation(fmt::format("variant {} assumes EVEN_K but K={} is not a multiple of BLOCK_K*SPLIT_K={}", v.id,
+                                   k, block_k * split_k));
+  }
+  if (role == KernelRole::expand) {
+    if (v.constexprs.contains("ADD_INPUTS") && v.constexprs["ADD_INPUTS"].get<bool>() != p.add_inputs) {
+      throw AbiViolation(fmt::format("variant {} has ADD_INPUTS={} but the case has add_inputs={}", v.id,
+                                     v.constexprs["ADD_INPUTS"].get<bool>(), p.add_inputs));
+    }
+    const bool same = std::adjacent_find(p.slice_hidden.begin(), p.slice_hidden.end(), std::not_equal_to<>()) ==
+                      p.slice_hidden.end();
+    if (v.constexprs.value("SAME_STRIDE", true) && !same) {
+      throw AbiViolation(fmt::format("variant {} assumes SAME_STRIDE but the slices differ in width", v.id));
+    }
+  }
+  if (role == KernelRole::shrink && split_k != p.split_k) {
+    throw AbiViolation(fmt::format("variant {} has SPLIT_K={} but the case has split_k={}", v.id, split_k, p.split_k));
+  }
+}
+
+}  // namespace
+
+PreparedLaunch::PreparedLaunch(const kernels::Variant& v, KernelRole role, const Problem& problem,
+                               const LoraMetadata& metadata, CaseBuffers& buffers, const Stream& stream) {
+  if (!v.ok()) {
+    throw AbiViolation(fmt::format("variant {} was rejected when the set was generated: {}", v.id, v.reason));
+  }
+  check_constexprs(v, role, problem);
+  const Arguments args(role, problem, metadata, buffers);
+  const auto& spec = v.specialization;
+  // Arguments folded to the constant 1 are not passed, but the case must agree.
+  for (const std::string& name : spec.equal_to_1) {
+    const Value value = args.value(name, false);
+    if (!std::holds_alternative<Integer>(value) || std::get<Integer>(value).value != 1) {
+      throw AbiViolation(fmt::format("variant {} was compiled with {}=1, which this case does not have", v.id, name));
+    }
+  }
+  const std::size_t n = v.params.size();
+  if (n < 2 || v.params[n - 2].name != kernels::k_global_scratch || v.params[n - 1].name != kernels::k_profile_scratch) {
+    throw AbiViolation(fmt::format("variant {}: the last two parameters are not Triton's scratch pointers", v.id));
+  }
+  // Grid first: scratch is sized per program.
+  std::int64_t programs = 1;
+  for (std::size_t d = 0; d < 3; ++d) {
+    std::int64_t extent = 1;
+    for (const nlohmann::json& factor : v.grid[d]) {
+      extent *= grid_factor(factor, v, problem, metadata);
+    }
+    const std::int64_t limit = d == 0 ? std::numeric_limits<std::int32_t>::max() : 65535;
+    if (extent < 1 || extent > limit) {
+      throw AbiViolation(fmt::format("variant {}: grid dimension {} would be {}, outside [1, {}]", v.id, d, extent, limit));
+    }
+    m_config.grid[d] = static_cast<unsigned>(extent);
+    programs *= extent;
+  }
+  for (std::size_t d = 0; d < 3; ++d) {
+    m_config.block[d] = static_cast<unsigned>(v.block[d]);
+  }
+  m_config.shared_bytes = static_cast<unsigned>(v.shared_bytes);
+
+  m_storage.assign(n, 0);
+  m_args.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    m_args[i] = &m_storage[i];
+  }
+  for (std::size_t i = 0; i + 2 < n; ++i) {
+    const kernels::Param& param = v.params[i];
+    const Value value = args.value(param.name, param.is_pointer());
+    if (param.is_pointer()) {
+      CUdeviceptr ptr = 0;
+      if (const auto* tensor = std::get_if<Pointer>(&value)) {
+        const bool index_array = param.type == "*i32";
+        if (!index_array && param.type != triton_pointer_type(tensor->dtype)) {
+          throw AbiViolation(fmt::format("variant {} takes {} as {} but the case's tensor is {}", v.id, param.name,
+                                         param.type, triton_pointer_type(tensor->dtype)));
+        }
+        ptr = tensor->value;
+      } else if (const auto* u64 = std::get_if<U64Array>(&value)) {
+        m_arrays.push_back(upload(std::span<const std::uint64_t>(u64->values), stream));
+        ptr = m_arrays.back().get();
+      } else if (const auto* i64 = std::get_if<I64Array>(&value)) {
+        m_arrays.push_back(upload(std::span<const std::int64_t>(i64->values), stream));
+        ptr = m_arrays.back().get();
+      } else {
+        throw AbiViolation(fmt::format("variant {} takes {} as a pointer, the launcher has a scalar", v.id, param.name));
+      }
+      if (contains(spec.aligned_16, param.name) && ptr % 16 != 0) {
+        throw AbiViolation(fmt::format("variant {} assumes {} is 16-byte aligned; it is at 0x{:x}", v.id, param.name, ptr));
+      }
+      m_storage[i] = ptr;
+      continue;
+    }
+    if (param.type == "fp32") {
+      const auto* f = std::get_if<Float>(&value);
+      if (f == nullptr) {
+        throw AbiViolation(fmt::format("variant {} takes {} as fp32, the launcher has another kind", v.id, param.name));
+      }
+      std::memcpy(&m_storage[i], &f->value, sizeof(float));
+      continue;
+    }
+    const auto* integer = std::get_if<Integer>(&value);
+    if (integer == nullptr || param.type != "i32") {
+      throw AbiViolation(fmt::format("variant {} takes {} as {}, the launcher has another kind", v.id, param.name,
+                                     param.type));
+    }
+    if (integer->value < std::numeric_limits<std::int32_t>::min() ||
+        integer->value > std::numeric_limits<std::int32_t>::max()) {
+      throw AbiViolation(fmt::format("{}={} does not fit the variant's i32 parameter", param.name, integer->value));
+    }
+    if (contains(spec.divisible_by_16, param.name) && integer->value % 16 != 0) {
+      throw AbiViolation(fmt::format("variant {} assumes {} is divisible by 16; the case has {}={}", v.id, param.name,
+                                     param.name, integer->value));
+    }
+    const auto as32 = static_cast<std::int32_t>(integer->value);
+    std::memcpy(&m_storage[i], &as32, sizeof(as32));
+  }
+  // Triton's scratch: size per program times the number of programs, or null.
+  const std::int64_t sizes[2] = {v.global_scratch_size, v.profile_scratch_size};
+  for (std::size_t k = 0; k < 2; ++k) {
+    if (sizes[k] > 0) {
+      m_arrays.emplace_back(static_cast<std::size_t>(sizes[k] * programs));
+      m_storage[n - 2 + k] = m_arrays.back().get();
+    }
+  }
+}
+
+void PreparedLaunch::launch(CUfunction fn, const Stream& stream) {
+  if (m_config.shared_bytes > 48 * 1024) {
+    set_max_dynamic_shared(fn, static_cast<int>(m_config.shared_bytes));
+  }
+  launch_kernel(fn, m_config, m_args.data(), stream.get());
+}
+
+}  // namespace lp::sweep

@@ -1,0 +1,607 @@
+#include "sweep/runner.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "kernels/case_variants.hpp"
+#include "kernels/kernel_set.hpp"
+#include "plan/plan.hpp"
+#include "report/environment.hpp"
+#include "report/report.hpp"
+#include "sweep/decide.hpp"
+#include "sweep/images.hpp"
+#include "sweep/job.hpp"
+#include "sweep/journal.hpp"
+#include "sweep/progress.hpp"
+#include "sweep/table.hpp"
+#include "sweep/worker_client.hpp"
+#include "compile/toolchain.hpp"
+#include "util/base64.hpp"
+#include "util/error.hpp"
+#include "verify/tolerance.hpp"
+#include "util/sha256.hpp"
+#include "version.hpp"
+
+namespace lp::sweep {
+
+using nlohmann::json;
+using report::CaseRecord;
+using report::Verdict;
+
+namespace {
+
+/// Shrink's scaling in every case: vLLM passes lora_alpha / rank; 0.25 is exact in
+/// binary, so it adds no rounding of its own to the comparison.
+constexpr float k_shrink_scale = 0.25F;
+
+/// Sizes of the controls: long enough a prompt (512 tokens) that the positive
+/// control's garbage reaches every tile, rank 64 as in the field report.
+constexpr std::int64_t k_control_tokens = 512;
+constexpr std::int64_t k_control_rank = 64;
+constexpr std::int64_t k_control_hidden = 4096;
+
+/// One planned case and what running it takes.
+struct Entry {
+  const plan::Case* plan_case = nullptr;
+  Job job;
+  std::vector<std::string> image_keys;  ///< shrink first, then expand
+  std::string variant_label;            ///< the variant id(s) for the report
+  std::string skip_reason;              ///< set when it cannot run (no variant)
+};
+
+DType to_dtype(plan::Dtype d) {
+  switch (d) {
+    case plan::Dtype::fp32:
+      return DType::f32;
+    case plan::Dtype::bf16:
+      return DType::bf16;
+    case plan::Dtype::fp16:
+      return DType::f16;
+  }
+  return DType::f32;
+}
+
+/// A case's inputs differ per case but not per run: the config seed mixed with the id.
+std::uint64_t case_seed(std::uint64_t config_seed, const std::string& id) {
+  std::uint64_t z = config_seed ^ std::stoull(id, nullptr, 16);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+Problem problem_of(const plan::Case& c, std::uint64_t seed) {
+  Problem p;
+  p.op = c.op == plan::Op::expand ? Op::expand : (c.op == plan::Op::shrink ? Op::shrink : Op::lora_linear);
+  p.num_tokens = c.tokens;
+  p.rank = c.rank;
+  p.slice_hidden = c.hidden;
+  p.hidden_in = c.op == plan::Op::expand ? 0 : c.hidden.at(0);
+  p.num_loras = c.num_loras;
+  p.input_dtype = to_dtype(c.op == plan::Op::expand ? c.input_dtype : c.weight_dtype);
+  p.weight_dtype = to_dtype(c.weight_dtype);
+  p.add_inputs = c.op != plan::Op::shrink && c.add_inputs;
+  p.scale = c.op == plan::Op::expand ? 1.0F : k_shrink_scale;
+  p.seed = seed;
+  p.split_k = c.shrink ? c.shrink->split_k : 1;
+  return p;
+}
+
+std::string default_report_path() {
+  std::string stamp = report::utc_now_iso8601();
+  std::erase(stamp, ':');
+  std::erase(stamp, '-');
+  return fmt::format("loraprobe-report-{}.json", stamp);
+}
+
+std::string journal_path_for(const std::string& report_path) {
+  const std::filesystem::path p(report_path);
+  return (p.parent_path() / (p.stem().string() + ".jsonl")).string();
+}
+
+/// The verdict of a case that ran, from its dynamic result and its static findings.
+CaseRecord record_of(const Entry& e, const JobResult& r, const ImageSet& images) {
+  CaseRecord c;
+  c.index = e.plan_case != nullptr ? e.plan_case->index : r.index;
+  c.id = r.case_id;
+  c.axes = e.plan_case != nullptr ? e.plan_case->axes : json::object();
+  c.variant = e.variant_label;
+  c.runs = r.runs;
+  c.failed_runs = r.failed_runs;
+  c.metrics = r.metrics;
+  c.timing = r.timing;
+  int findings = 0;
+  bool inspected = true;
+  std::string not_inspected;
+  for (const std::string& key : e.image_keys) {
+    const Image& image = images.at(key);
+    if (image.findings) {
+      findings += *image.findings;
+    } else {
+      inspected = false;
+      not_inspected = image.sass_error;
+    }
+  }
+  if (inspected) {
+    c.static_findings = findings;
+  }
+  const Decision d = decide(r, c.static_findings, not_inspected);
+  c.verdict = d.verdict;
+  c.reason = d.reason;
+  return c;
+}
+
+CaseRecord not_run(const Entry& e, Verdict verdict, std::string reason) {
+  CaseRecord c;
+  c.index = e.plan_case->index;
+  c.id = e.plan_case->id;
+  c.axes = e.plan_case->axes;
+  if (!e.variant_label.empty()) {
+    c.variant = e.variant_label;
+  }
+  c.verdict = verdict;
+  c.reason = std::move(reason);
+  c.metrics = nullptr;
+  c.timing = nullptr;
+  return c;
+}
+
+class Sweep {
+ public:
+  Sweep(const plan::SweepConfig& config, const SweepRequest& request)
+      : m_config(config),
+        m_request(request),
+        m_plan(plan::expand_plan(config)),
+        m_set(request.kernel_dir.empty() ? kernels::KernelSet::embedded()
+                                         : kernels::KernelSet::from_directory(request.kernel_dir)) {}
+
+  int run() {
+    m_report.meta = {{"tool", "loraprobe"},
+                     {"version", k_version},
+                     {"git_sha", k_git_sha},
+                     {"argv", m_request.argv},
+                     {"started_at", report::utc_now_iso8601()},
+                     {"config", m_config.to_json()},
+                     {"config_sha256", sha256_hex(m_config.to_json().dump())},
+                     {"seed", m_config.seed.value},
+                     {"repeats", m_config.repeats.value},
+                     {"kernel_set", m_set.origin()},
+                     {"plan", {{"cases", m_plan.cases.size()}, {"combinations", m_plan.combinations},
+                               {"excluded_by_rule", m_plan.excluded_by_rule}, {"duplicates", m_plan.duplicates}}},
+                     {"interrupted", nullptr}};
+    m_report.fail_on = m_request.fail_on;
+    prepare_entries();
+    const std::string out = m_request.out.empty()
+                                ? (m_request.resume.empty() ? default_report_path()
+                                                            : std::filesystem::path(m_request.resume).replace_extension(".json").string())
+                                : m_request.out;
+    const std::string journal_path = m_request.resume.empty() ? journal_path_for(out) : m_request.resume;
+    std::map<std::string, CaseRecord> done;
+    std::optional<json> done_controls;
+    const json header = journal_header();
+    if (!m_request.resume.empty()) {
+      JournalContents previous = read_journal(m_request.resume);
+      for (const char* key : {"config_sha256", "plan_sha256"}) {
+        if (previous.header.value(key, json()) != header[key]) {
+          throw UsageError(fmt::format("{}: written for another {} than this sweep's; resume with the same config "
+                                       "and flags",
+                                       m_request.resume, key == std::string("config_sha256") ? "config" : "plan"));
+        }
+      }
+      done = std::move(previous.cases);
+      done_controls = previous.controls;
+    }
+    // The GPU first: without one nothing is written, and the error says so.
+    m_images.build_on_cpu(m_set, m_request.jobs);
+    start_worker();
+    Journal journal(journal_path, header);
+    fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
+               done.size(), out, journal_path);
+    jit_driver_images();
+    const std::string inspect_problem = m_images.inspect(m_request.nvdisasm, m_request.jobs);
+    if (!inspect_problem.empty()) {
+      fmt::print(stderr, "sweep: warning: static inspection unavailable ({}); no case can be LATENT\n", inspect_problem);
+    }
+    fill_environment();
+
+    bool controls_valid = true;
+    if (m_request.controls) {
+      const json controls = done_controls ? *done_controls : run_controls();
+      if (!done_controls) {
+        journal.append("controls", {{"controls", controls}});
+      }
+      m_report.controls = controls;
+      controls_valid = controls.value("valid", false);
+    } else {
+      m_report.controls = {{"ran", false}, {"valid", nullptr}, {"reason", "--no-controls"}};
+    }
+
+    Progress progress(m_entries.size(), m_request.progress);
+    std::size_t failing = 0;
+    std::size_t latent = 0;
+    std::size_t finished = 0;
+    if (controls_valid) {
+      for (const Entry& e : m_entries) {
+        CaseRecord record;
+        if (const auto it = done.find(e.plan_case->id); it != done.end()) {
+          record = it->second;
+        } else {
+          record = run_entry(e);
+          journal.append("case", {{"record", record.to_json()}});
+        }
+        failing += m_request.fail_on.count(record.verdict);
+        latent += record.verdict == Verdict::latent ? 1 : 0;
+        const bool stop = m_request.stop_on_first_failure && m_request.fail_on.count(record.verdict) > 0;
+        m_report.cases.push_back(std::move(record));
+        progress.update(++finished, failing, latent, row_label(e.plan_case->axes));
+        if (stop) {
+          m_report.meta["interrupted"] = fmt::format("--stop-on-first-failure after case {}", e.plan_case->id);
+          break;
+        }
+      }
+    } else {
+      m_report.meta["interrupted"] = "the controls did not behave; no case was run";
+    }
+    progress.finish();
+    stop_worker();
+    fill_variants();
+    m_report.meta["finished_at"] = report::utc_now_iso8601();
+    m_report.write(out);
+    print_summary(out);
+    return m_report.summary().exit_code;
+  }
+
+ private:
+  json journal_header() const {
+    std::string ids;
+    for (const plan::Case& c : m_plan.cases) {
+      ids += c.id;
+    }
+    return {{"schema_version", report::schema_version()},
+            {"config_sha256", sha256_hex(m_config.to_json().dump())},
+            {"plan_sha256", sha256_hex(ids)},
+            {"argv", m_request.argv},
+            {"started_at", report::utc_now_iso8601()},
+            {"cases", m_plan.cases.size()}};
+  }
+
+  /// Looks up each case's variant(s) and registers the images it needs.
+  void prepare_entries() {
+    for (const plan::Case& c : m_plan.cases) {
+      Entry e;
+      e.plan_case = &c;
+      e.job.index = c.index;
+      e.job.case_id = c.id;
+      e.job.problem = problem_of(c, case_seed(m_config.seed.value, c.id));
+      e.job.repeats = static_cast<int>(m_config.repeats.value);
+      const plan::KernelKnobs& tile = c.expand ? *c.expand : *c.shrink;
+      e.job.block_m = tile.block_m;
+      e.job.block_n = tile.block_n;
+      const plan::Dtype out = c.op == plan::Op::shrink ? plan::Dtype::fp32 : c.weight_dtype;
+      if (const auto tol = m_config.tolerance.find(out); tol != m_config.tolerance.end()) {
+        e.job.atol = tol->second.value.atol;
+        e.job.rtol = tol->second.value.rtol;
+      }
+      std::vector<std::string> labels;
+      auto use = [&](const nlohmann::json& wanted, std::optional<ImageRef>& slot) {
+        const kernels::Lookup found = m_set.lookup(wanted);
+        if (found.variant == nullptr) {
+          e.skip_reason = found.problem;
+          return;
+        }
+        const std::string key = m_images.add(found.variant->id, c.compiler);
+        slot = ImageRef{key, found.variant->id, c.compiler};
+        e.image_keys.push_back(key);
+        labels.push_back(found.variant->id);
+      };
+      if (c.shrink) {
+        use(kernels::wanted_shrink_axes(c), e.job.shrink);
+      }
+      if (c.expand && e.skip_reason.empty()) {
+        use(kernels::wanted_expand_axes(c), e.job.expand);
+      }
+      if (const auto hook = m_request.test_hooks.find(c.index); hook != m_request.test_hooks.end() && e.skip_reason.empty()) {
+        const kernels::Variant* v = m_set.with_role(hook->second);
+        if (v == nullptr) {
+          throw UsageError(fmt::format("--test-hook {}={}: the kernel set has no variant of role {}", c.index,
+                                       hook->second, hook->second));
+        }
+        const std::string key = m_images.add(v->id, c.compiler);
+        e.job.expand = ImageRef{key, v->id, c.compiler};
+        e.image_keys.back() = key;
+        labels.back() = v->id;
+      }
+      for (const std::string& l : labels) {
+        e.variant_label += (e.variant_label.empty() ? "" : "+") + l;
+      }
+      m_entries.push_back(std::move(e));
+    }
+  }
+
+  void start_worker() {
+    const std::string exe = m_request.worker_exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
+                                                         : m_request.worker_exe;
+    std::vector<std::string> argv = {exe, "__worker", "--device", std::to_string(m_request.device)};
+    if (!m_request.kernel_dir.empty()) {
+      argv.push_back("--kernel-dir");
+      argv.push_back(m_request.kernel_dir);
+    }
+    if (m_request.allow_jit_cache) {
+      argv.push_back("--allow-jit-cache");
+    }
+    m_worker.emplace(argv, m_request.worker_start_timeout);
+    if (m_gpu.is_null()) {
+      m_gpu = m_worker->gpu();
+    }
+  }
+
+  void stop_worker() {
+    if (m_worker) {
+      m_worker->quit();
+      m_worker.reset();
+    }
+  }
+
+  /// The driver compile path: the worker JITs each variant's PTX once (in parallel)
+  /// and hands the cubin back for inspection and for later workers.
+  void jit_driver_images() {
+    json items = json::array();
+    for (const auto& [key, image] : m_images.all()) {
+      if (image.compiler == "driver" && image.cubin.empty() && image.error.empty()) {
+        items.push_back({{"key", key}, {"variant", image.variant_id}, {"compiler", "driver"}});
+      }
+    }
+    if (items.empty()) {
+      return;
+    }
+    for (const json& r : m_worker->load(items, m_request.case_timeout)) {
+      Image& image = m_images.at(r.at("key").get<std::string>());
+      if (r.contains("cubin")) {
+        image.cubin = base64_decode(r.at("cubin").get<std::string>());
+        image.compile = {{"kind", "driver"},
+                         {"tool", "cuLinkCreate/cuLinkAddData/cuLinkComplete"},
+                         {"version", m_worker->gpu().value("driver_version", "")},
+                         {"ms", r.value("ms", 0.0)},
+                         {"log", r.value("jit_log", "")}};
+      }
+      if (!r.value("ok", false)) {
+        image.error = r.value("error", std::string("the driver JIT failed"));
+      }
+    }
+  }
+
+  void fill_environment() {
+    json toolkit = compile::toolkit_record();
+    m_report.environment = {{"host", report::host_record()},
+                            {"toolkit", toolkit},
+                            {"compilers", m_images.compilers_record()},
+                            {"gpu", m_gpu},
+                            {"jit_cache_disabled", m_gpu.value("jit_cache_disabled", !m_request.allow_jit_cache)},
+                            {"module_loading", m_gpu.value("module_loading", "")},
+                            {"kernel_set", {{"origin", m_set.origin()},
+                                            {"triton_version", m_set.manifest().triton_version},
+                                            {"ptxas", m_set.manifest().ptxas}}}};
+  }
+
+  /// Runs one job on the worker (starting one if needed, loading its images), with
+  /// the case timeout as the deadline. A worker that dies or hangs is replaced.
+  JobResult run_job(const Job& job, const std::vector<std::string>& keys) {
+    if (!m_worker || !m_worker->alive()) {
+      start_worker();
+    }
+    json items = json::array();
+    for (const std::string& key : keys) {
+      const Image& image = m_images.at(key);
+      if (m_worker->has_loaded(key)) {
+        continue;
+      }
+      json item = {{"key", key}, {"variant", image.variant_id}, {"compiler", image.compiler}};
+      if (image.compiler != "prebuilt") {
+        item["cubin"] = base64_encode(image.cubin);
+      }
+      items.push_back(std::move(item));
+    }
+    if (!items.empty()) {
+      for (const json& r : m_worker->load(items, m_request.case_timeout)) {
+        if (!r.value("ok", false)) {
+          JobResult failed;
+          failed.index = job.index;
+          failed.case_id = job.case_id;
+          failed.status = "incomplete";
+          failed.reason = fmt::format("loading {} failed: {}", r.value("key", ""), r.value("error", ""));
+          failed.metrics = nullptr;
+          failed.timing = nullptr;
+          return failed;
+        }
+      }
+    }
+    return m_worker->run(job, m_request.case_timeout);
+  }
+
+  CaseRecord run_entry(const Entry& e) {
+    if (!e.skip_reason.empty()) {
+      return not_run(e, Verdict::skipped, e.skip_reason);
+    }
+    for (const std::string& key : e.image_keys) {
+      const Image& image = m_images.at(key);
+      if (!image.error.empty()) {
+        return not_run(e, Verdict::compile_error, fmt::format("{}: {}", key, image.error));
+      }
+    }
+    return record_of(e, run_job(e.job, e.image_keys), m_images);
+  }
+
+  /// The positive control must FAIL (it feeds raw fp32 bits to the dot as bf16
+  /// pairs) and the negative control (bf16 input, vLLM default) must PASS; if not,
+  /// the detector is broken and no verdict of this run can be trusted.
+  json run_controls() {
+    auto control = [&](const std::string& role, DType input) -> std::pair<CaseRecord, std::string> {
+      const kernels::Variant* v = m_set.with_role(role);
+      Entry e;
+      plan::Case c;
+      c.index = m_plan.cases.size() + (role == "positive_control" ? 0 : 1);
+      c.id = sha256_hex(role).substr(0, 12);
+      c.axes = {{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
+                {"hidden", {k_control_hidden}}, {"input_dtype", input == DType::f32 ? "fp32" : "bf16"},
+                {"weight_dtype", "bf16"}, {"compiler", "prebuilt"}, {"control", role}};
+      if (v == nullptr || !v->ok()) {
+        e.plan_case = &c;
+        return {not_run(e, Verdict::skipped, fmt::format("the kernel set has no ok {} variant", role)), ""};
+      }
+      c.axes["variant"] = v->id;
+      e.plan_case = &c;
+      e.variant_label = v->id;
+      e.job.index = c.index;
+      e.job.case_id = c.id;
+      Problem& p = e.job.problem;
+      p.op = Op::expand;
+      p.num_tokens = k_control_tokens;
+      p.rank = k_control_rank;
+      p.slice_hidden = {k_control_hidden};
+      p.input_dtype = input;
+      p.weight_dtype = DType::bf16;
+      p.add_inputs = v->constexprs.value("ADD_INPUTS", false);
+      p.seed = case_seed(m_config.seed.value, c.id);
+      e.job.block_m = v->constexprs.value("BLOCK_M", 64);
+      e.job.block_n = v->constexprs.value("BLOCK_N", 128);
+      e.job.repeats = 1;
+      const std::string key = m_images.add(v->id, "prebuilt");
+      e.image_keys = {key};
+      e.job.expand = ImageRef{key, v->id, "prebuilt"};
+      m_images.build_on_cpu(m_set, m_request.jobs);
+      m_images.inspect(m_request.nvdisasm, m_request.jobs);
+      CaseRecord r = run_entry(e);
+      return {r, ""};
+    };
+    const auto [positive, p_note] = control("positive_control", DType::f32);
+    const auto [negative, n_note] = control("negative_control", DType::bf16);
+    const bool positive_ok = positive.verdict == Verdict::fail;
+    const bool negative_ok = negative.verdict == Verdict::pass || negative.verdict == Verdict::latent;
+    std::string reason;
+    if (!positive_ok) {
+      reason += fmt::format("the positive control ({}) must FAIL but is {}{}; ", positive.variant.value_or("?"),
+                            report::to_string(positive.verdict), positive.reason.empty() ? "" : ": " + positive.reason);
+    }
+    if (!negative_ok) {
+      reason += fmt::format("the negative control ({}) must PASS but is {}{}; ", negative.variant.value_or("?"),
+                            report::to_string(negative.verdict), negative.reason.empty() ? "" : ": " + negative.reason);
+    }
+    if (!reason.empty()) {
+      reason.resize(reason.size() - 2);
+      fmt::print(stderr, "sweep: INVALID RUN: {}\n", reason);
+    } else {
+      fmt::print(stderr, "sweep: controls behave: positive FAIL ({}), negative PASS ({})\n",
+                 positive.metrics.is_null() ? "" : positive.metrics.value("summary", ""),
+                 negative.metrics.is_null() ? "" : negative.metrics.value("summary", ""));
+    }
+    json controls = {{"ran", true}, {"valid", positive_ok && negative_ok},
+                     {"positive", positive.to_json()}, {"negative", negative.to_json()}};
+    if (!reason.empty()) {
+      controls["reason"] = reason;
+    }
+    return controls;
+  }
+
+  void fill_variants() {
+    std::map<std::string, std::vector<const CaseRecord*>> by_key;
+    std::map<std::string, const Entry*> entry_by_id;
+    for (const Entry& e : m_entries) {
+      entry_by_id[e.plan_case->id] = &e;
+    }
+    for (const CaseRecord& c : m_report.cases) {
+      if (const auto it = entry_by_id.find(c.id); it != entry_by_id.end()) {
+        for (const std::string& key : it->second->image_keys) {
+          by_key[key].push_back(&c);
+        }
+      }
+    }
+    json variants = json::array();
+    for (const auto& [key, image] : m_images.all()) {
+      std::map<std::string, int> verdicts;
+      for (const CaseRecord* c : by_key[key]) {
+        ++verdicts[std::string(report::to_string(c->verdict))];
+      }
+      variants.push_back({{"variant", image.variant_id},
+                          {"compiler", image.compiler},
+                          {"compile", image.compile},
+                          {"compile_error", image.error.empty() ? json() : json(image.error)},
+                          {"cubin_sha256", image.cubin.empty() ? json() : json(sha256_hex(image.cubin))},
+                          {"static_findings", image.findings ? json(*image.findings) : json()},
+                          {"sass", image.sass},
+                          {"sass_error", image.sass_error.empty() ? json() : json(image.sass_error)},
+                          {"case_verdicts", verdicts}});
+    }
+    m_report.variants = std::move(variants);
+    m_report.tolerances = tolerance_record();
+  }
+
+  /// The tolerance model and table (verify/tolerance.hpp) and the config's overrides.
+  json tolerance_record() const {
+    json table = json::array();
+    for (const ToleranceRow& row : tolerance_table()) {
+      table.push_back({{"op", op_name(row.op)},
+                       {"output_dtype", dtype_name(row.output)},
+                       {"k", row.k},
+                       {"add_inputs", row.add_inputs},
+                       {"hidden_in", row.hidden_in},
+                       {"atol", row.tolerance.atol},
+                       {"rtol", row.tolerance.rtol},
+                       {"why", row.tolerance.describe()}});
+    }
+    json overrides = json::object();
+    for (const auto& [dtype, setting] : m_config.tolerance) {
+      overrides[std::string(plan::to_string(dtype))] = {
+          {"atol", setting.value.atol}, {"rtol", setting.value.rtol}, {"origin", setting.origin.describe()}};
+    }
+    return {{"model",
+             "|actual - expected| <= atol + rtol * |expected|, atol and rtol computed per case from the op, output "
+             "dtype, K and ADD_INPUTS (src/verify/tolerance.hpp); each case's metrics carry the atol and rtol it "
+             "was judged with; a config override replaces both for every case of that output dtype"},
+            {"table", std::move(table)},
+            {"overrides", std::move(overrides)}};
+  }
+
+  void print_summary(const std::string& out) const {
+    const report::Summary s = m_report.summary();
+    fmt::print("{}", format_verdict_table(m_report.cases));
+    std::string counts;
+    for (const auto& [verdict, n] : s.counts) {
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, report::to_string(verdict));
+    }
+    fmt::print("cases: {}\n", counts.empty() ? "none" : counts);
+    if (s.first_failure) {
+      const CaseRecord& c = m_report.cases[*s.first_failure];
+      fmt::print("first failure: case {} ({}, {} tokens): {} {}\n", c.id, row_label(c.axes),
+                 c.axes.value("tokens", 0), report::to_string(c.verdict), c.reason);
+    }
+    if (s.minimal_failure) {
+      const CaseRecord& c = m_report.cases[*s.minimal_failure];
+      fmt::print("minimal failure: case {} ({}, {} tokens)\n", c.id, row_label(c.axes), c.axes.value("tokens", 0));
+    }
+    if (s.first_latent) {
+      const CaseRecord& c = m_report.cases[*s.first_latent];
+      fmt::print("first latent: case {} ({}, {} tokens): {}\n", c.id, row_label(c.axes), c.axes.value("tokens", 0),
+                 c.reason);
+    }
+    fmt::print("report: {}\n", out);
+  }
+
+  const plan::SweepConfig& m_config;
+  const SweepRequest& m_request;
+  plan::Plan m_plan;
+  kernels::KernelSet m_set;
+  ImageSet m_images;
+  std::vector<Entry> m_entries;
+  std::optional<WorkerClient> m_worker;
+  json m_gpu;
+  report::Report m_report;
+};
+
+}  // namespace
+
+int run_sweep(const plan::SweepConfig& config, const SweepRequest& request) {
+  Sweep sweep(config, request);
+  return sweep.run();
+}
+
+}  // namespace lp::sweep

@@ -1,0 +1,44 @@
+#pragma once
+// The sweep's parent process: plans, builds and inspects the images on the CPU,
+// supervises a GPU worker (started as `loraprobe __worker`), runs the controls and
+// the cases, journals every finished case, and writes the report. It never
+// creates a CUDA context itself, so a kernel that kills a context kills a worker.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plan/config.hpp"
+#include "report/verdict.hpp"
+
+namespace lp::sweep {
+
+/// Everything `loraprobe sweep` needs beyond the config.
+struct SweepRequest {
+  std::vector<std::string> argv;              ///< as typed, for the report
+  std::string out;                            ///< report path; empty: timestamped file in the working directory
+  std::string resume;                         ///< journal to resume; empty: a fresh sweep
+  std::string kernel_dir;                     ///< empty: the embedded kernel set
+  std::set<report::Verdict> fail_on = report::default_fail_on();
+  bool controls = true;
+  bool stop_on_first_failure = false;
+  bool allow_jit_cache = false;
+  bool progress = true;
+  std::chrono::seconds case_timeout{600};     ///< per case, all repeats
+  std::chrono::seconds worker_start_timeout{180};
+  std::optional<std::string> nvdisasm;        ///< path; otherwise searched
+  std::size_t jobs = 0;                       ///< CPU threads for ptxas/nvdisasm; 0: all cores
+  int device = 0;
+  std::map<std::size_t, std::string> test_hooks;  ///< plan index -> hook role (tests only)
+  std::string worker_exe;                     ///< this binary; empty: /proc/self/exe
+};
+
+/// Runs the sweep and returns the exit code (DESIGN.md: 0 clean, 1 failures,
+/// 3 environment or invalid controls). Throws lp::Fatal for bad input or a
+/// machine that cannot run it.
+int run_sweep(const plan::SweepConfig& config, const SweepRequest& request);
+
+}  // namespace lp::sweep

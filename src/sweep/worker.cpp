@@ -1,0 +1,245 @@
+#include "sweep/worker.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cuda/check.hpp"
+#include "cuda/context.hpp"
+#include "cuda/cublas.hpp"
+#include "cuda/device_info.hpp"
+#include "cuda/driver.hpp"
+#include "kernels/kernel_set.hpp"
+#include "sweep/execute.hpp"
+#include "sweep/job.hpp"
+#include "util/base64.hpp"
+#include "util/error.hpp"
+#include "util/parallel.hpp"
+
+namespace lp::sweep {
+
+using nlohmann::json;
+
+namespace {
+
+void send(const json& message) {
+  // One line per message, flushed: the parent reads line by line with a deadline.
+  const std::string line = message.dump() + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+/// A compiled image waiting to be loaded: the cubin, and for a JIT the driver's log.
+struct Built {
+  std::string cubin;
+  std::string log;
+  double ms = 0.0;
+  std::string error;
+};
+
+/// The driver's own JIT of a variant's PTX (cuLink), in the current thread.
+Built jit(const kernels::KernelSet& set, const kernels::Variant& v, CUcontext context) {
+  Built b;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    LP_CU_CHECK(driver().cuCtxSetCurrent(context));
+    Linker linker;
+    linker.add_ptx(set.contents(*v.ptx), v.id + ".ptx");
+    b.cubin = linker.complete();
+    b.log = linker.info_log();
+  } catch (const Error& e) {
+    b.error = e.what();
+  }
+  b.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return b;
+}
+
+/// The device's primary context, made current (the stream and cuBLAS need it).
+PrimaryContext current_context(int device) {
+  PrimaryContext context(device);
+  context.make_current();
+  return context;
+}
+
+class Worker {
+ public:
+  explicit Worker(const WorkerOptions& o)
+      : m_options(o),
+        m_set(o.kernel_dir.empty() ? kernels::KernelSet::embedded() : kernels::KernelSet::from_directory(o.kernel_dir)),
+        m_context(current_context(o.device)),
+        m_cublas(m_stream) {}
+
+  int loop() {
+    send({{"type", "ready"}, {"pid", ::getpid()}, {"gpu", gpu_record(m_options.device)}});
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      if (line.empty()) {
+        continue;
+      }
+      json request;
+      try {
+        request = json::parse(line);
+      } catch (const json::parse_error& e) {
+        send({{"type", "error"}, {"error", fmt::format("worker: unreadable request: {}", e.what())}});
+        continue;
+      }
+      const std::string type = request.value("type", "");
+      if (type == "quit") {
+        return 0;
+      }
+      if (type == "load_batch") {
+        send({{"type", "loaded_batch"}, {"results", load_batch(request.at("items"))}});
+      } else if (type == "run") {
+        const Job job = job_from_json(request.at("job"));
+        try {
+          send({{"type", "result"}, {"result", to_json(execute_job(job, m_images, m_cublas, m_stream))}});
+        } catch (const StickyCudaError& e) {
+          JobResult fault;
+          fault.index = job.index;
+          fault.case_id = job.case_id;
+          fault.status = "fault";
+          fault.reason = e.fault_reason() + ": " + e.what();
+          fault.metrics = nullptr;
+          fault.timing = nullptr;
+          send({{"type", "result"}, {"result", to_json(fault)}});
+          return k_worker_fault_exit;  // this context is dead; the parent starts a fresh worker
+        }
+      } else {
+        send({{"type", "error"}, {"error", fmt::format("worker: unknown request type \"{}\"", type)}});
+      }
+    }
+    return 0;
+  }
+
+ private:
+  /// Loads each item {key, variant, compiler, cubin?}: prebuilt from the kernel set,
+  /// a cubin the parent sent, or (compiler "driver" without a cubin) the driver's
+  /// JIT, run for all such items in parallel threads. JIT results carry the cubin
+  /// back, so the parent can inspect exactly what ran.
+  json load_batch(const json& items) {
+    std::vector<Built> built(items.size());
+    std::vector<const kernels::Variant*> variants(items.size(), nullptr);
+    std::vector<std::size_t> to_jit;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const json& item = items[i];
+      variants[i] = m_set.find(item.at("variant").get<std::string>());
+      if (variants[i] == nullptr || !variants[i]->ok()) {
+        built[i].error = fmt::format("variant {} is not an ok variant of {}", item.at("variant").get<std::string>(),
+                                     m_set.origin());
+        continue;
+      }
+      try {
+        if (item.contains("cubin")) {
+          built[i].cubin = base64_decode(item.at("cubin").get<std::string>());
+        } else if (item.at("compiler") == "prebuilt") {
+          built[i].cubin = m_set.contents(*variants[i]->cubin);
+        } else if (item.at("compiler") == "driver") {
+          to_jit.push_back(i);
+        } else {
+          built[i].error = fmt::format("no cubin sent for {}", item.at("key").get<std::string>());
+        }
+      } catch (const Error& e) {
+        built[i].error = e.what();
+      }
+    }
+    // The driver JIT is thread-safe per context: compile all PTX at once.
+    parallel_for(to_jit.size(), 0, [&](std::size_t k) {
+      const std::size_t i = to_jit[k];
+      built[i] = jit(m_set, *variants[i], m_context.get());
+    });
+    LP_CU_CHECK(driver().cuCtxSetCurrent(m_context.get()));
+    json results = json::array();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::string key = items[i].at("key").get<std::string>();
+      json r = {{"key", key}, {"ok", false}};
+      if (built[i].error.empty()) {
+        try {
+          LoadedImage image;
+          image.variant = variants[i];
+          image.module = std::make_unique<Module>(built[i].cubin);
+          image.function = image.module->function(variants[i]->entry);
+          m_images[key] = std::move(image);
+          r["ok"] = true;
+        } catch (const Error& e) {
+          built[i].error = e.what();
+        }
+      }
+      if (!built[i].error.empty()) {
+        r["error"] = built[i].error;
+      }
+      if (items[i].at("compiler") == "driver" && !items[i].contains("cubin") && !built[i].cubin.empty()) {
+        r["cubin"] = base64_encode(built[i].cubin);
+        r["jit_log"] = built[i].log;
+        r["ms"] = built[i].ms;
+      }
+      results.push_back(std::move(r));
+    }
+    return results;
+  }
+
+  WorkerOptions m_options;
+  kernels::KernelSet m_set;
+  PrimaryContext m_context;
+  Stream m_stream;
+  CublasHandle m_cublas;
+  ImageTable m_images;
+};
+
+}  // namespace
+
+json gpu_record(int device) {
+  const DeviceInfo d = query_device_info(device);
+  const DriverStatus& s = init_driver(false);
+  return {{"ordinal", d.ordinal},
+          {"name", d.name},
+          {"uuid", d.uuid},
+          {"pci_bus_id", d.pci_bus_id},
+          {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
+          {"sm_count", d.sm_count},
+          {"sm_clock_mhz", d.sm_clock_khz / 1000},
+          {"memory_clock_mhz", d.memory_clock_khz / 1000},
+          {"memory_bus_width_bits", d.memory_bus_width_bits},
+          {"peak_bandwidth_gb_s", d.peak_bandwidth_gbps()},
+          {"total_memory_bytes", d.total_memory_bytes},
+          {"free_memory_bytes", d.free_memory_bytes},
+          {"ecc_enabled", d.ecc_enabled},
+          {"driver_version", d.kernel_driver.empty() ? format_cuda_version(d.driver_version) : d.kernel_driver},
+          {"driver_cuda_version", format_cuda_version(d.driver_version)},
+          {"runtime_version", format_cuda_version(d.runtime_version)},
+          {"cublas_version", d.cublas_version},
+          {"driver_library", s.library},
+          {"jit_cache_disabled", !s.jit_cache_allowed},
+          {"cuda_cache_disable_env", s.cache_disable_env},
+          {"module_loading_env", s.module_loading_env},
+          {"module_loading", s.module_loading_mode}};
+}
+
+int run_worker(const WorkerOptions& options) {
+  try {
+    init_driver(options.allow_jit_cache);
+    if (options.device < 0 || options.device >= device_count()) {
+      throw EnvironmentError(fmt::format("no CUDA device {}", options.device));
+    }
+    PrimaryContext probe(options.device);
+    probe.make_current();
+    const DeviceInfo d = query_device_info(options.device);
+    if (d.cc_major != 9) {
+      throw EnvironmentError(fmt::format("{} is compute capability {}.{}; the kernel set is built for sm_90 (Hopper)",
+                                         d.name, d.cc_major, d.cc_minor));
+    }
+  } catch (const Fatal& e) {
+    send({{"type", "fatal"}, {"error", e.what()}, {"exit_code", static_cast<int>(e.code())}});
+    return static_cast<int>(e.code());
+  } catch (const Error& e) {
+    send({{"type", "fatal"}, {"error", e.what()}, {"exit_code", 3}});
+    return 3;
+  }
+  Worker worker(options);
+  return worker.loop();
+}
+
+}  // namespace lp::sweep

@@ -1,0 +1,54 @@
+#pragma once
+// The parent's side of a GPU worker: start it and wait for "ready", load images,
+// run a job under a deadline. A worker that misses the deadline is killed (SIGTERM,
+// then SIGKILL) and the job is a timeout; one that dies is a fault.
+
+#include <chrono>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sweep/job.hpp"
+#include "util/child_process.hpp"
+
+namespace lp::sweep {
+
+class WorkerClient {
+ public:
+  /// Starts `argv` and waits up to `start_timeout` for its ready message. Throws
+  /// lp::EnvironmentError with the worker's own reason when it cannot run (no
+  /// driver, no GPU, not Hopper), lp::Error when it does not answer.
+  WorkerClient(const std::vector<std::string>& argv, std::chrono::seconds start_timeout);
+
+  /// The GPU record the worker sent when it started.
+  [[nodiscard]] const nlohmann::json& gpu() const noexcept { return m_gpu; }
+  /// False once the worker has died or been killed.
+  [[nodiscard]] bool alive() const noexcept { return m_alive; }
+  [[nodiscard]] bool has_loaded(const std::string& key) const { return m_loaded.count(key) > 0; }
+
+  /// Sends a load_batch and returns the per-item results (key, ok, error, cubin...).
+  /// A worker that dies or times out gives every item ok=false with the reason.
+  std::vector<nlohmann::json> load(const nlohmann::json& items, std::chrono::seconds timeout);
+
+  /// Runs `job`. On a deadline miss returns status "timeout" (the worker is killed);
+  /// on a worker that dies without answering returns status "fault" with how it died.
+  JobResult run(const Job& job, std::chrono::seconds timeout);
+
+  /// Asks the worker to quit, then makes sure it is gone.
+  void quit();
+
+ private:
+  /// The next message, or nullopt with `problem` set (timeout or death; the worker is then gone).
+  std::optional<nlohmann::json> receive(std::chrono::steady_clock::time_point deadline, std::string& problem,
+                                        bool& timed_out);
+
+  ChildProcess m_child;
+  nlohmann::json m_gpu;
+  std::set<std::string> m_loaded;
+  bool m_alive = true;
+};
+
+}  // namespace lp::sweep
