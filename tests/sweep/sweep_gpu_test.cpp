@@ -1,0 +1,190 @@
+// The sweep end to end on a Hopper GPU, through the loraprobe binary: verdicts,
+// controls, the comparison's margins, faults, timeouts, kill -9 and --resume.
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cuda/driver.hpp"
+#include "util/child_process.hpp"
+#include "util/files.hpp"
+#include "util/subprocess.hpp"
+
+namespace lp {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+class SweepOnGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!has_cuda_device()) {
+      GTEST_SKIP() << "skipped: no GPU";
+    }
+    m_dir = fs::temp_directory_path() / fmt::format("lp-sweep-gpu-{}", ::testing::UnitTest::GetInstance()->random_seed());
+    fs::create_directories(m_dir);
+  }
+
+  /// Runs loraprobe sweep with `args` plus --out <dir>/<name>.json; returns the result
+  /// and the report (null when none was written).
+  std::pair<ProcessResult, json> sweep(const std::string& name, std::vector<std::string> args) {
+    const std::string out = (m_dir / (name + ".json")).string();
+    args.insert(args.begin(), {LP_LORAPROBE, "sweep", "--quiet", "--out", out});
+    ProcessOptions options;
+    options.timeout = std::chrono::minutes(8);
+    const ProcessResult r = run_process(args, options);
+    fmt::print("{}", r.out);
+    json report;
+    if (fs::exists(out)) {
+      report = json::parse(read_file(out));
+    }
+    return {r, report};
+  }
+
+  static const json& case_with(const json& report, std::int64_t tokens, int block_n) {
+    for (const json& c : report["cases"]) {
+      if (c["axes"]["tokens"] == tokens && c["axes"]["block_n"] == block_n) {
+        return c;
+      }
+    }
+    throw std::runtime_error(fmt::format("no case with {} tokens, block_n {}", tokens, block_n));
+  }
+
+  fs::path m_dir;
+};
+
+const std::string k_seed_config = LP_SOURCE_DIR "/configs/seed-48590.json";
+
+TEST_F(SweepOnGpu, SeedConfigIsLatentForBlockN128AndPassForBlockN32WithMargin) {
+  const auto [r, report] = sweep("seed", {"--config", k_seed_config, "--tokens", "256,2048"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;  // LATENT does not fail without --fail-on latent
+  ASSERT_TRUE(report["controls"]["valid"].get<bool>()) << report["controls"].dump();
+  // The positive control fails with NaN or Inf counted; the negative control passes.
+  const json& positive = report["controls"]["positive"];
+  EXPECT_EQ(positive["verdict"], "FAIL");
+  EXPECT_GT(positive["metrics"]["nan"].get<std::uint64_t>() + positive["metrics"]["inf"].get<std::uint64_t>(), 0U)
+      << positive.dump();
+  EXPECT_EQ(report["controls"]["negative"]["verdict"], "PASS");
+  for (std::int64_t tokens : {256, 2048}) {
+    const json& hazard = case_with(report, tokens, 128);
+    EXPECT_EQ(hazard["verdict"], "LATENT") << hazard.dump();
+    EXPECT_GT(hazard["static_findings"].get<int>(), 0);
+    const json& workaround = case_with(report, tokens, 32);
+    EXPECT_EQ(workaround["verdict"], "PASS") << workaround.dump();
+    EXPECT_EQ(workaround["static_findings"], 0);
+    for (const json* c : {&hazard, &workaround}) {
+      // Clean numbers with margin: the largest deviation is at most half the tolerance.
+      EXPECT_LE((*c)["metrics"]["worst_dev_over_tolerance"].get<double>(), 0.5) << c->dump();
+      EXPECT_EQ((*c)["metrics"]["nan"], 0);
+      EXPECT_EQ((*c)["failed_runs"], 0);
+      EXPECT_EQ((*c)["runs"], 5);
+    }
+  }
+  EXPECT_EQ(report["summary"]["first_latent"]["axes"]["block_n"], 128);
+  const auto [gate, gated] = sweep("seed-gate", {"--config", k_seed_config, "--tokens", "256", "--fail-on", "latent"});
+  EXPECT_EQ(gate.exit_code, 1) << gate.err;
+  EXPECT_EQ(gated["summary"]["first_failure"]["verdict"], "LATENT");
+}
+
+TEST_F(SweepOnGpu, UnwrittenOutputIsCaught) {
+  // bf16 expand without ADD_INPUTS, so the output is poisoned and unwritten elements count.
+  const auto [r, report] = sweep("skip", {"--input-dtype", "bf16", "--op", "expand", "--ranks", "64", "--add-inputs",
+                                          "false", "--tokens", "256", "--no-controls", "--test-hook", "0=skip_tile"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json& c = report["cases"][0];
+  EXPECT_EQ(c["verdict"], "FAIL") << c.dump();
+  EXPECT_GT(c["metrics"]["unwritten"].get<std::uint64_t>(), 0U);
+  EXPECT_GE(c["metrics"]["failing_tiles"].get<std::uint64_t>(), 1U);
+}
+
+/// Verdict and max deviation of every case, by id.
+std::map<std::string, std::pair<std::string, json>> outcomes(const json& report) {
+  std::map<std::string, std::pair<std::string, json>> out;
+  for (const json& c : report["cases"]) {
+    out[c["id"]] = {c["verdict"], c["metrics"].is_null() ? json() : c["metrics"]["max_abs_dev"]};
+  }
+  return out;
+}
+
+const std::vector<std::string> k_small = {"--op", "expand", "--input-dtype", "bf16", "--ranks", "64",
+                                          "--tokens", "128..2048*2", "--no-controls"};
+
+TEST_F(SweepOnGpu, FaultAndTimeoutAreRecordedAndTheOtherCasesMatchACleanRun) {
+  const auto [clean_r, clean] = sweep("clean", k_small);
+  ASSERT_EQ(clean_r.exit_code, 0) << clean_r.err;
+  std::vector<std::string> args = k_small;
+  for (const char* a : {"--test-hook", "1=trap", "--test-hook", "2=oob_write", "--test-hook", "3=spin",
+                        "--case-timeout", "20"}) {
+    args.emplace_back(a);
+  }
+  const auto [r, report] = sweep("faults", args);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  ASSERT_EQ(report["cases"].size(), 5U);
+  const json& trap = report["cases"][1];
+  EXPECT_EQ(trap["verdict"], "fault") << trap.dump();
+  EXPECT_NE(trap["reason"].get<std::string>().find("fault: CUDA_ERROR_"), std::string::npos) << trap.dump();
+  const json& oob = report["cases"][2];
+  EXPECT_EQ(oob["verdict"], "fault") << oob.dump();
+  EXPECT_NE(oob["reason"].get<std::string>().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << oob.dump();
+  EXPECT_EQ(report["cases"][3]["verdict"], "timeout") << report["cases"][3].dump();
+  const auto expected = outcomes(clean);
+  const auto got = outcomes(report);
+  for (std::size_t i : {0U, 4U}) {
+    const std::string id = report["cases"][i]["id"];
+    EXPECT_EQ(got.at(id), expected.at(id)) << "case " << i;
+  }
+}
+
+TEST_F(SweepOnGpu, KillNineThenResumeGivesTheSameReport) {
+  const auto [full_r, full] = sweep("uninterrupted", k_small);
+  ASSERT_EQ(full_r.exit_code, 0) << full_r.err;
+
+  const std::string out = (m_dir / "killed.json").string();
+  const std::string journal = (m_dir / "killed.jsonl").string();
+  std::vector<std::string> args = {LP_LORAPROBE, "sweep", "--quiet", "--out", out, "--repeats", "40"};
+  args.insert(args.end(), k_small.begin(), k_small.end());
+  {
+    ChildProcess parent(args);
+    // Kill the parent once two cases are journaled (each takes a moment at 40 repeats).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
+    std::size_t lines = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::ifstream in(journal);
+      std::string line;
+      lines = 0;
+      while (std::getline(in, line)) {
+        lines += line.find(R"("type":"case")") != std::string::npos ? 1 : 0;
+      }
+      if (lines >= 2) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_GE(lines, 2U);
+    ::kill(parent.pid(), SIGKILL);
+    parent.wait_for(std::chrono::seconds(10));
+  }
+  ASSERT_FALSE(fs::exists(out)) << "the killed sweep must not have written its report";
+  ProcessOptions options;
+  options.timeout = std::chrono::minutes(8);
+  const ProcessResult resumed = run_process({LP_LORAPROBE, "sweep", "--quiet", "--resume", journal}, options);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("already journaled"), std::string::npos) << resumed.err;
+  const json report = json::parse(read_file(out));
+  ASSERT_EQ(report["cases"].size(), full["cases"].size());
+  for (std::size_t i = 0; i < report["cases"].size(); ++i) {
+    EXPECT_EQ(report["cases"][i]["id"], full["cases"][i]["id"]);
+    EXPECT_EQ(report["cases"][i]["verdict"], full["cases"][i]["verdict"]);
+  }
+}
+
+}  // namespace
+}  // namespace lp
