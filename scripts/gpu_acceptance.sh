@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The checks that need a Hopper GPU, in one go (what a developer runs on an H100/H200
+# box before calling a GPU feature done). Each step runs even when an earlier one
+# failed; the last lines are a summary. Logs and reports go to OUT (default ./gpu-acceptance).
+#   scripts/gpu_acceptance.sh [BUILD_DIR]
+# Steps: environment, GPU test binaries, the seed-48590 and default sweeps under every
+# compile path (prebuilt, driver, toolkit ptxas, Triton's ptxas), schema validation.
+set -uo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$repo/build}"
+out="${OUT:-$repo/gpu-acceptance}"
+mkdir -p "$out"
+lp="$build/loraprobe"
+summary=()
+
+step() {  # step NAME TIMEOUT_S COMMAND...
+  local name="$1" limit="$2"; shift 2
+  local start=$SECONDS
+  echo "=== $name: $*" | tee -a "$out/steps.log"
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  tail -n 25 "$out/$name.log"
+  summary+=("$(printf '%-28s rc=%-3s %4ss' "$name" "$rc" "$((SECONDS - start))")")
+}
+
+step env 60 "$lp" env
+for t in cuda/cuda_gpu_test cuda/cuda_fault_test verify/verify_gpu_test kernels/kernels_gpu_test sweep/sweep_gpu_test; do
+  [ -x "$build/tests/$t" ] && step "$(basename "$t")" 900 "$build/tests/$t"
+done
+compilers=(--compiler prebuilt --compiler driver --compiler ptxas=toolkit --compiler ptxas=triton)
+step sweep-seed-48590 900 "$lp" sweep --quiet --config "$repo/configs/seed-48590.json" "${compilers[@]}" --out "$out/seed-48590.json"
+step sweep-default 1200 "$lp" sweep --quiet "${compilers[@]}" --out "$out/default.json"
+if python3 -c 'import jsonschema' 2>/dev/null; then
+  step schema 120 python3 "$repo/tests/report/validate_reports.py" "$repo/configs/schema/report.schema.json" \
+    "$out/seed-48590.json" "$out/default.json"
+fi
+echo "=== summary"
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
