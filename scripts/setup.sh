@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what loraprobe needs, only what is missing, then configures and builds.
 # Idempotent: a second run installs nothing and rebuilds only what changed.
-#   Debian packages: compilers, CMake, Ninja, CLI11, fmt, nlohmann-json, GoogleTest, OpenSSL.
+#   Debian packages: compilers, CMake, Ninja, CLI11, fmt, nlohmann-json, GoogleTest, OpenSSL, liblzma.
 #   Python packages: jsonschema (report/config schema tests).
 # The CUDA toolkit (nvcc, ptxas, cuBLAS) is expected at $CUDA_HOME or /usr/local/cuda.
 set -euo pipefail
@@ -9,7 +9,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${LORAPROBE_BUILD_DIR:-$repo/build}"
 
 apt_packages=(g++ cmake ninja-build python3 python3-pip libcli11-dev libfmt-dev nlohmann-json3-dev
-              libgtest-dev libssl-dev zlib1g-dev)
+              libgtest-dev libssl-dev liblzma-dev)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,23 +1,32 @@
-"""The manifest (kernels/manifest.json) and the files it lists: assembly,
-deterministic writing, and the --verify self-check.
+"""The manifest (kernels/manifest.json) and the pack of PTX and cubins it
+lists (kernels/set.pack.xz): assembly, deterministic writing, and the
+--verify self-check.
 
 kernels/README.md documents every field; kernels/manifest.schema.json is
 the machine-checkable form. Bump FORMAT_VERSION on any incompatible change.
 """
 
-import gzip
 import hashlib
 import json
+import lzma
 import os
 
 from . import abi
 from .build import MAX_SHARED_BYTES, TARGET, ptx_entry
 from .variants import Variant
 
-FORMAT_VERSION = 1
-PTX_DIR = "ptx"
-CUBIN_DIR = "cubin"
-COMPRESSION = "gzip"
+FORMAT_VERSION = 2
+PACK_NAME = "set.pack.xz"
+PACK_COMPRESSION = "xz"
+FILE_KINDS = ("ptx", "cubin")
+# Format 1 kept one .gz per file in these folders; a generator run removes
+# them and --verify flags them.
+FORMAT1_DIRS = ("ptx", "cubin")
+# xz -9e: the PTX and cubins of neighbouring variants differ in a few
+# constants, so one solid stream with a 64 MiB dictionary stores the set in
+# about a tenth of what per-file gzip needed.
+XZ_PRESET = 9 | lzma.PRESET_EXTREME
+XZ_CHECK = lzma.CHECK_CRC64
 
 # The PTX type Triton 3.6 emits for each Triton argument type.
 PTX_TYPE_OF = {"i32": "u32", "i64": "u64", "fp32": "f32", "global_scratch": "u64", "profile_scratch": "u64"}
@@ -31,22 +40,56 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def compress(data: bytes) -> bytes:
-    # mtime=0 and no file name in the header: the same input always gives
-    # the same bytes with a given zlib (the uncompressed sha256 is the
-    # identity of a file; the compressed one only guards the stored blob).
-    return gzip.compress(data, compresslevel=9, mtime=0)
+def logical_path(kind: str, vid: str) -> str:
+    """The name of a variant's file inside the pack: "ptx/<id>.ptx", "cubin/<id>.cubin"."""
+    return f"{kind}/{vid}.{kind}"
 
 
-def file_record(rel_path: str, data: bytes, stored: bytes) -> dict:
+def build_pack(files: dict) -> tuple:
+    """(uncompressed pack, {logical path: file record}) of files ({logical
+    path: bytes}): the files concatenated in sorted path order, so the pack
+    depends on nothing but the file contents."""
+    parts, records, offset = [], {}, 0
+    for path in sorted(files):
+        data = files[path]
+        records[path] = {"path": path, "sha256": sha256(data), "bytes": len(data), "offset": offset}
+        parts.append(data)
+        offset += len(data)
+    return b"".join(parts), records
+
+
+def compress_pack(raw: bytes) -> bytes:
+    # Single-threaded liblzma, one stream, no file name or time anywhere in
+    # the format: the same input gives the same bytes with a given liblzma.
+    # The uncompressed sha256 is the pack's identity; the stored one only
+    # guards the blob (another xz could compress differently and be right).
+    return lzma.compress(raw, format=lzma.FORMAT_XZ, check=XZ_CHECK, preset=XZ_PRESET)
+
+
+def pack_record(raw: bytes, stored: bytes) -> dict:
     return {
-        "path": rel_path,
-        "compression": COMPRESSION,
-        "sha256": sha256(data),
-        "bytes": len(data),
-        "stored_sha256": sha256(stored),
+        "path": PACK_NAME,
+        "compression": PACK_COMPRESSION,
+        "bytes": len(raw),
+        "sha256": sha256(raw),
         "stored_bytes": len(stored),
+        "stored_sha256": sha256(stored),
     }
+
+
+def decompress_pack(stored: bytes) -> bytes:
+    """The uncompressed pack; raises ValueError unless stored is exactly one
+    xz stream (the C++ reader decodes one stream and rejects trailing data)."""
+    decoder = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+    try:
+        raw = decoder.decompress(stored)
+    except lzma.LZMAError as exc:
+        raise ValueError(f"corrupt xz data: {exc}") from exc
+    if not decoder.eof:
+        raise ValueError("corrupt xz data: truncated")
+    if decoder.unused_data:
+        raise ValueError(f"{len(decoder.unused_data)} bytes after the xz stream")
+    return raw
 
 
 def variant_entry(v: Variant, result: dict, ptxas_version: str, files: dict) -> dict:
@@ -149,26 +192,91 @@ def write_atomic(path: str, data: bytes):
     os.replace(tmp, path)
 
 
-def verify(out_dir: str, variants_by_id: dict, arg_names_of) -> list:
-    """Re-hash every file against the manifest and re-check every variant's
-    parameter list against its kernel signature (arg_names_of(variant): the
-    Triton function's argument names) and specialisation."""
+def verify_pack(out_dir: str, manifest: dict) -> tuple:
+    """(uncompressed pack or None, problems): the stored pack against the
+    manifest's pack record."""
+    rec = manifest.get("pack")
+    if not isinstance(rec, dict):
+        return None, ["manifest has no pack record"]
     problems = []
+    if rec.get("path") != PACK_NAME or rec.get("compression") != PACK_COMPRESSION:
+        problems.append(f"pack is {rec.get('path')} ({rec.get('compression')}), expected {PACK_NAME} (xz)")
+    try:
+        with open(os.path.join(out_dir, PACK_NAME), "rb") as f:
+            stored = f.read()
+    except OSError as exc:
+        return None, problems + [f"{PACK_NAME}: {exc}"]
+    if sha256(stored) != rec.get("stored_sha256") or len(stored) != rec.get("stored_bytes"):
+        problems.append(f"{PACK_NAME}: stored bytes do not match the manifest")
+    try:
+        raw = decompress_pack(stored)
+    except ValueError as exc:
+        return None, problems + [f"{PACK_NAME}: {exc}"]
+    if sha256(raw) != rec.get("sha256") or len(raw) != rec.get("bytes"):
+        problems.append(f"{PACK_NAME}: uncompressed contents do not match the manifest")
+        return None, problems
+    return raw, problems
+
+
+def check_layout(records: list, pack_bytes: int) -> list:
+    """Problems with how the file records tile the pack: they must cover it
+    exactly once, in sorted path order (nothing unlisted, no overlap, no gap)."""
+    problems = []
+    paths = [r.get("path") for r in records]
+    if len(set(paths)) != len(paths):
+        problems.append("a file path is listed twice")
+    placed = []
+    for r in records:
+        if isinstance(r.get("offset"), int) and isinstance(r.get("bytes"), int) and isinstance(r.get("path"), str):
+            placed.append(r)
+        else:
+            problems.append(f"{r.get('path')}: path, offset or bytes missing")
+    placed.sort(key=lambda r: (r["offset"], r["path"]))
+    end = 0
+    for r in placed:
+        if r["offset"] < end:
+            problems.append(f"{r['path']}: offset {r['offset']} overlaps the file before it (ends at {end})")
+        elif r["offset"] > end:
+            problems.append(f"{r['path']}: {r['offset'] - end} unlisted bytes at pack offset {end}")
+        end = max(end, r["offset"] + r["bytes"])
+    if end != pack_bytes:
+        problems.append(f"files end at pack offset {end}, the pack has {pack_bytes} bytes")
+    if [r["path"] for r in placed] != sorted(r["path"] for r in placed):
+        problems.append("files are not packed in sorted path order")
+    return problems
+
+
+def verify(out_dir: str, variants_by_id: dict, arg_names_of) -> list:
+    """Re-hash the pack and every file in it against the manifest, check that
+    the files tile the pack, and re-check every variant's parameter list
+    against its kernel signature (arg_names_of(variant): the Triton
+    function's argument names) and specialisation."""
     try:
         with open(os.path.join(out_dir, "manifest.json"), "rb") as f:
             manifest = json.loads(f.read())
     except (OSError, ValueError) as exc:
         return [f"manifest.json: {exc}"]
     if manifest.get("format_version") != FORMAT_VERSION:
-        problems.append(f"format_version {manifest.get('format_version')} != {FORMAT_VERSION}")
+        # Nothing else can be read with this version's rules.
+        return [f"manifest.json: format_version {manifest.get('format_version')} != {FORMAT_VERSION}; "
+                "regenerate with scripts/gen_kernels.py"]
+    problems = []
     if manifest.get("target") != dict(TARGET, max_shared_bytes=MAX_SHARED_BYTES):
         problems.append(f"unexpected target {manifest.get('target')}")
+    raw, pack_problems = verify_pack(out_dir, manifest)
+    problems += pack_problems
     ids = [e.get("id") for e in manifest.get("variants", [])]
     if ids != sorted(set(ids)):
         problems.append("variant ids are not unique and sorted")
-    listed = set()
+    records = []
     for entry in manifest.get("variants", []):
         vid = entry.get("id")
+        for kind in FILE_KINDS:
+            rec = (entry.get("files") or {}).get(kind)
+            if rec is not None:
+                records.append(rec)
+                if rec.get("path") != logical_path(kind, vid):
+                    problems.append(f"{vid}: {kind} path {rec.get('path')} != {logical_path(kind, vid)}")
         v = variants_by_id.get(vid)
         if v is None:
             problems.append(f"{vid}: not a variant of the current matrix")
@@ -186,24 +294,18 @@ def verify(out_dir: str, variants_by_id: dict, arg_names_of) -> list:
             if entry.get("status") != "rejected" or not entry.get("reason"):
                 problems.append(f"{vid}: status {entry.get('status')} without a reason")
             continue
+        if raw is None:
+            continue
         texts = {}
-        for kind in ("ptx", "cubin"):
+        for kind in FILE_KINDS:
             rec = entry["files"][kind]
-            listed.add(rec["path"])
-            try:
-                with open(os.path.join(out_dir, rec["path"]), "rb") as f:
-                    stored = f.read()
-            except OSError as exc:
-                problems.append(f"{vid}: {exc}")
+            offset, size = rec.get("offset"), rec.get("bytes")
+            inside = isinstance(offset, int) and isinstance(size, int) and 0 <= offset <= offset + size <= len(raw)
+            data = raw[offset:offset + size] if inside else None
+            if data is None:
+                problems.append(f"{vid}: {rec.get('path')} lies outside the pack")
                 continue
-            if sha256(stored) != rec["stored_sha256"] or len(stored) != rec["stored_bytes"]:
-                problems.append(f"{vid}: {rec['path']} stored bytes do not match the manifest")
-            try:
-                data = gzip.decompress(stored)
-            except (OSError, EOFError) as exc:
-                problems.append(f"{vid}: {rec['path']}: {exc}")
-                continue
-            if sha256(data) != rec["sha256"] or len(data) != rec["bytes"]:
+            if sha256(data) != rec.get("sha256"):
                 problems.append(f"{vid}: {rec['path']} contents do not match the manifest")
             texts[kind] = data
         if "ptx" in texts:
@@ -211,21 +313,27 @@ def verify(out_dir: str, variants_by_id: dict, arg_names_of) -> list:
             if not ptx.startswith("// Generated by "):
                 problems.append(f"{vid}: PTX does not start with its generated-by header")
             problems += [f"{vid}: {p}" for p in check_entry_abi(v, entry, ptx)]
-    for sub in (PTX_DIR, CUBIN_DIR):
-        folder = os.path.join(out_dir, sub)
-        if os.path.isdir(folder):
-            for name in sorted(os.listdir(folder)):
-                if f"{sub}/{name}" not in listed:
-                    problems.append(f"{sub}/{name}: file not listed in the manifest")
+    if raw is not None:
+        problems += check_layout(records, len(raw))
+    for sub in FORMAT1_DIRS:
+        if os.path.exists(os.path.join(out_dir, sub)):
+            problems.append(f"{sub}/: left over from format 1; every file now lives in {PACK_NAME}")
     return problems
 
 
-def stale_files(out_dir: str, keep: set) -> list:
-    """Generated files in out_dir that the new manifest does not list."""
-    stale = []
-    for sub in (PTX_DIR, CUBIN_DIR):
+def remove_format1_files(out_dir: str) -> list:
+    """Deletes format 1's per-file .gz files (and their folders once empty)
+    from out_dir; returns what it removed. Anything else there is left for
+    --verify to flag."""
+    removed = []
+    for sub in FORMAT1_DIRS:
         folder = os.path.join(out_dir, sub)
-        if os.path.isdir(folder):
-            stale += [f"{sub}/{n}" for n in sorted(os.listdir(folder)) if f"{sub}/{n}" not in keep]
-    return stale
-
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(f".{sub}.gz"):
+                os.remove(os.path.join(folder, name))
+                removed.append(f"{sub}/{name}")
+        if not os.listdir(folder):
+            os.rmdir(folder)
+    return removed

@@ -1,5 +1,5 @@
 #pragma once
-// The kernel set (kernels/manifest.json and its gzipped PTX and cubins), linked
+// The kernel set (kernels/manifest.json and set.pack.xz, its PTX and cubins), linked
 // into the binary by cmake/embed_kernels.cmake, so nothing is read from disk
 // unless the user passes --kernel-dir.
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernels/embedded.hpp"
-#include "kernels/gzip.hpp"
+#include "kernels/xz.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
@@ -87,22 +87,46 @@ const Variant* KernelSet::find(const std::string& id) const {
   return it != vs.end() && it->id == id ? &*it : nullptr;
 }
 
-std::string KernelSet::contents(const FileRef& file) const {
-  const std::string where = fmt::format("{}/{}", m_origin, file.path);
-  std::string stored;
+std::string KernelSet::load_pack() const {
+  const PackRef& pack = m_manifest.pack;
+  const std::string where = fmt::format("{}/{}", m_origin, pack.path);
+  std::string read;
+  std::string_view stored;
   if (m_dir) {
-    stored = read_file((std::filesystem::path(*m_dir) / file.path).string(), std::size_t{512} << 20);
+    // The stored pack is a few MB; the cap only stops a wrong file from being slurped.
+    read = read_file((std::filesystem::path(*m_dir) / pack.path).string(), k_max_pack_bytes);
+    stored = read;
   } else {
-    const std::optional<std::string_view> bytes = embedded_file(file.path);
+    const std::optional<std::string_view> bytes = embedded_file(pack.path);
     if (!bytes) {
       throw Error(fmt::format("{}: listed in the manifest but not embedded", where));
     }
-    stored = std::string(*bytes);
+    stored = *bytes;
   }
-  std::string data = file.compression == "gzip" ? gunzip(stored, where, file.bytes) : std::move(stored);
-  if (data.size() != file.bytes) {
-    throw Error(fmt::format("{}: {} bytes, the manifest says {}", where, data.size(), file.bytes));
+  // The manifest's size is the cap: a stream that decodes to more is not this pack.
+  std::string data = unxz(stored, where, pack.bytes, pack.bytes);
+  if (data.size() != pack.bytes) {
+    throw Error(fmt::format("{}: decompresses to {} bytes, the manifest says {}", where, data.size(), pack.bytes));
   }
+  const std::string digest = sha256_hex(data);
+  if (digest != pack.sha256) {
+    throw Error(fmt::format("{}: sha256 {} differs from the manifest's {}", where, digest, pack.sha256));
+  }
+  return data;
+}
+
+std::string KernelSet::contents(const FileRef& file) const {
+  {
+    // A throw leaves `loaded` unset, so a broken pack fails every call, not just the first.
+    const std::lock_guard<std::mutex> lock(m_pack->mutex);
+    if (!m_pack->loaded) {
+      m_pack->bytes = load_pack();
+      m_pack->loaded = true;
+    }
+  }
+  const std::string where = fmt::format("{}/{}: {}", m_origin, m_manifest.pack.path, file.path);
+  // parse_manifest checked offset + bytes against the pack size, and load_pack the size.
+  std::string data = m_pack->bytes.substr(file.offset, file.bytes);
   const std::string digest = sha256_hex(data);
   if (digest != file.sha256) {
     throw Error(fmt::format("{}: sha256 {} differs from the manifest's {}", where, digest, file.sha256));

@@ -53,16 +53,36 @@ class Reader {
     }
     return out;
   }
-  FileRef file(const json& files, const std::string& ptr, const char* key) const {
+  std::size_t size(const json& object, const std::string& ptr, const char* key) const {
+    const std::int64_t v = integer(object, ptr, key);
+    if (v < 0) {
+      throw InputError(m_source, ptr + "/" + key, fmt::format("expected a size, got {}", v));
+    }
+    return static_cast<std::size_t>(v);
+  }
+  PackRef pack(const json& doc) const {
+    const json& p = field(doc, "", "pack");
+    PackRef ref{string(p, "/pack", "path"), string(p, "/pack", "sha256"), size(p, "/pack", "bytes"),
+                size(p, "/pack", "stored_bytes")};
+    if (ref.path != k_pack_name) {
+      fail("/pack/path", fmt::format("expected \"{}\", got \"{}\"", k_pack_name, ref.path));
+    }
+    const std::string compression = string(p, "/pack", "compression");
+    if (compression != "xz") {
+      fail("/pack/compression", fmt::format("unknown compression \"{}\" (xz)", compression));
+    }
+    if (ref.bytes > k_max_pack_bytes) {
+      fail("/pack/bytes", fmt::format("{} bytes, over the limit of {}", ref.bytes, k_max_pack_bytes));
+    }
+    return ref;
+  }
+  FileRef file(const json& files, const std::string& ptr, const char* key, const PackRef& pack) const {
     const json& f = field(files, ptr, key);
     const std::string p = ptr + "/" + key;
-    FileRef ref{string(f, p, "path"), string(f, p, "compression"), string(f, p, "sha256"),
-                static_cast<std::size_t>(integer(f, p, "bytes"))};
-    if (ref.compression != "gzip" && ref.compression != "none") {
-      throw InputError(m_source, p + "/compression", fmt::format("unknown compression \"{}\"", ref.compression));
-    }
-    if (ref.path.find("..") != std::string::npos || (!ref.path.empty() && ref.path[0] == '/')) {
-      throw InputError(m_source, p + "/path", fmt::format("path \"{}\" leaves the kernel folder", ref.path));
+    FileRef ref{string(f, p, "path"), string(f, p, "sha256"), size(f, p, "bytes"), size(f, p, "offset")};
+    // Checked here so that slicing the pack later cannot go out of bounds.
+    if (ref.offset > pack.bytes || ref.bytes > pack.bytes - ref.offset) {
+      fail(p, fmt::format("offset {} + {} bytes lies outside the {}-byte pack", ref.offset, ref.bytes, pack.bytes));
     }
     return ref;
   }
@@ -74,7 +94,7 @@ class Reader {
   const std::string& m_source;
 };
 
-Variant parse_variant(const Reader& r, const json& v, const std::string& ptr) {
+Variant parse_variant(const Reader& r, const json& v, const std::string& ptr, const PackRef& pack) {
   Variant out;
   out.id = r.string(v, ptr, "id");
   out.op = r.string(v, ptr, "op");
@@ -137,8 +157,8 @@ Variant parse_variant(const Reader& r, const json& v, const std::string& ptr) {
   out.resource_usage = v.value("resource_usage", json::object());
   out.ptxas_version = r.string(v, ptr, "ptxas_version");
   const json& files = r.field(v, ptr, "files");
-  out.ptx = r.file(files, ptr + "/files", "ptx");
-  out.cubin = r.file(files, ptr + "/files", "cubin");
+  out.ptx = r.file(files, ptr + "/files", "ptx", pack);
+  out.cubin = r.file(files, ptr + "/files", "cubin", pack);
   return out;
 }
 
@@ -183,6 +203,11 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   Manifest m;
   m.source = source;
   m.format_version = static_cast<int>(r.integer(doc, "", "format_version"));
+  if (m.format_version == 1) {
+    r.fail("/format_version", fmt::format("format_version 1 (one .gz file per PTX and cubin) is not the {} this "
+                                          "loraprobe reads (one {}); regenerate with python3 scripts/gen_kernels.py",
+                                          k_manifest_format_version, k_pack_name));
+  }
   if (m.format_version != k_manifest_format_version) {
     r.fail("/format_version", fmt::format("format_version {} is not the {} this loraprobe reads", m.format_version,
                                           k_manifest_format_version));
@@ -191,12 +216,13 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   m.triton_version = r.string(doc, "", "triton_version");
   m.ptxas = r.field(doc, "", "ptxas");
   m.target = r.field(doc, "", "target");
+  m.pack = r.pack(doc);
   const json& variants = r.field(doc, "", "variants");
   if (!variants.is_array()) {
     r.fail("/variants", "expected a list");
   }
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    m.variants.push_back(parse_variant(r, variants[i], fmt::format("/variants/{}", i)));
+    m.variants.push_back(parse_variant(r, variants[i], fmt::format("/variants/{}", i), m.pack));
   }
   std::sort(m.variants.begin(), m.variants.end(), [](const Variant& a, const Variant& b) { return a.id < b.id; });
   for (std::size_t i = 1; i < m.variants.size(); ++i) {

@@ -1,7 +1,8 @@
 #pragma once
-// kernels/manifest.json (format_version 1, documented in kernels/README.md and
-// kernels/manifest.schema.json): the variants of the kernel set and their
-// launch ABI, parsed into typed records.
+// kernels/manifest.json (format_version 2, documented in kernels/README.md and
+// kernels/manifest.schema.json): the variants of the kernel set, their launch
+// ABI, and where each one's PTX and cubin lie in the pack (kernels/set.pack.xz),
+// parsed into typed records.
 
 #include <array>
 #include <cstdint>
@@ -14,14 +15,29 @@
 namespace lp::kernels {
 
 /// The manifest format this build reads.
-inline constexpr int k_manifest_format_version = 1;
+inline constexpr int k_manifest_format_version = 2;
 
-/// One generated file of a variant, as listed in the manifest.
+/// The one pack file this format has, beside manifest.json.
+inline constexpr const char* k_pack_name = "set.pack.xz";
+
+/// Largest uncompressed pack this build accepts (the set is 118 MB): a manifest
+/// cannot make loraprobe allocate more.
+inline constexpr std::size_t k_max_pack_bytes = std::size_t{1} << 30;
+
+/// The pack: every PTX and cubin of the set, concatenated, as one xz stream.
+struct PackRef {
+  std::string path;              ///< relative to the manifest's folder; always k_pack_name
+  std::string sha256;            ///< of the uncompressed pack
+  std::size_t bytes = 0;         ///< uncompressed size, at most k_max_pack_bytes
+  std::size_t stored_bytes = 0;  ///< size of the .xz file
+};
+
+/// One generated file of a variant: a slice of the uncompressed pack.
 struct FileRef {
-  std::string path;         ///< relative to the manifest's folder
-  std::string compression;  ///< "gzip" or "none"
-  std::string sha256;       ///< of the uncompressed contents
-  std::size_t bytes = 0;    ///< uncompressed size
+  std::string path;        ///< logical name in the pack: "ptx/<id>.ptx", "cubin/<id>.cubin"
+  std::string sha256;      ///< of the file's bytes
+  std::size_t bytes = 0;   ///< size of the slice
+  std::size_t offset = 0;  ///< where the slice starts in the uncompressed pack
 };
 
 /// One PTX parameter of a variant's entry, in order.
@@ -83,6 +99,7 @@ struct Manifest {
   std::string triton_version;
   nlohmann::json ptxas;
   nlohmann::json target;
+  PackRef pack;
   std::vector<Variant> variants;  ///< sorted by id
 };
 
@@ -91,6 +108,8 @@ inline constexpr std::size_t k_max_manifest_bytes = std::size_t{64} << 20;
 inline constexpr std::size_t k_max_manifest_depth = 16;
 
 /// Parses manifest text; `source` names it in errors (lp::InputError with a JSON pointer).
+/// Every file must lie inside the pack; a manifest of another format_version (format 1
+/// kept one .gz per file) is refused naming the version.
 Manifest parse_manifest(std::string_view text, const std::string& source);
 
 }  // namespace lp::kernels

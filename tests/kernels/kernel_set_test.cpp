@@ -7,6 +7,8 @@
 #include <regex>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "kernels/abi.hpp"
 #include "kernels/case_variants.hpp"
 #include "kernels/embedded.hpp"
@@ -23,10 +25,15 @@ const KernelSet& set() {
   return s;
 }
 
+/// The first variant (by id) that has files.
+const Variant& first_ok(const KernelSet& s) { return *s.filter({{"status", "ok"}}).front(); }
+
 TEST(KernelSet, ManifestLoadsWithTheWholeMatrix) {
   const Manifest& m = set().manifest();
-  EXPECT_EQ(m.format_version, 1);
+  EXPECT_EQ(m.format_version, 2);
   EXPECT_EQ(m.triton_version, "3.6.0");
+  EXPECT_EQ(m.pack.path, "set.pack.xz");
+  EXPECT_EQ(m.pack.stored_bytes, embedded_file("set.pack.xz")->size());
   EXPECT_GE(m.variants.size(), 1437U);
   std::map<std::string, std::size_t> roles;
   for (const Variant& v : m.variants) {
@@ -174,27 +181,131 @@ TEST(KernelSet, FilterMatchesAxesAndRejectsUnknownKeys) {
   EXPECT_THROW(parse_filter("op"), UsageError);
 }
 
-TEST(KernelSet, CorruptFileIsDetected) {
-  const auto dir = std::filesystem::temp_directory_path() / "lp-kernel-dir-test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir / "ptx");
-  std::ofstream(dir / "manifest.json") << *embedded_file("manifest.json");
-  const Variant& v = *set().filter({{"status", "ok"}}).front();
-  std::string stored(*embedded_file(v.ptx->path));
+/// A --kernel-dir copy of the embedded set, removed when the test ends.
+class KernelDirCopy {
+ public:
+  explicit KernelDirCopy(const std::string& name) : m_dir(std::filesystem::temp_directory_path() / name) {
+    std::filesystem::remove_all(m_dir);
+    std::filesystem::create_directories(m_dir);
+  }
+  KernelDirCopy(const KernelDirCopy&) = delete;
+  KernelDirCopy& operator=(const KernelDirCopy&) = delete;
+  ~KernelDirCopy() { std::filesystem::remove_all(m_dir); }
+
+  void write(const std::string& name, std::string_view bytes) const {
+    std::ofstream(m_dir / name, std::ios::binary) << bytes;
+  }
+  [[nodiscard]] std::string path() const { return m_dir.string(); }
+
+ private:
+  std::filesystem::path m_dir;
+};
+
+/// The message of the lp::Error that `f` throws ("" when it throws none).
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KernelSet, KernelDirReadsTheSameFiles) {
+  const KernelDirCopy dir("lp-kernel-dir-copy");
+  dir.write("manifest.json", *embedded_file("manifest.json"));
+  dir.write("set.pack.xz", *embedded_file("set.pack.xz"));
+  const KernelSet copy = KernelSet::from_directory(dir.path());
+  const Variant& v = *copy.find("expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1");
+  EXPECT_EQ(copy.contents(*v.cubin), set().contents(*set().find(v.id)->cubin));
+}
+
+TEST(KernelSet, CorruptPackIsDetected) {
+  const KernelDirCopy dir("lp-kernel-dir-corrupt");
+  dir.write("manifest.json", *embedded_file("manifest.json"));
+  const KernelSet copy = KernelSet::from_directory(dir.path());
+  const Variant& v = first_ok(copy);
+  EXPECT_THROW(copy.contents(*v.ptx), UsageError);  // no pack yet: cannot read
+  std::string stored(*embedded_file("set.pack.xz"));
   stored[stored.size() / 2] = static_cast<char>(stored[stored.size() / 2] ^ 0x5a);
-  std::ofstream(dir / v.ptx->path, std::ios::binary) << stored;
-  const KernelSet copy = KernelSet::from_directory(dir.string());
-  EXPECT_THROW(copy.contents(*v.ptx), Error);
-  EXPECT_THROW(copy.contents(*v.cubin), UsageError);  // not copied: cannot read
-  std::filesystem::remove_all(dir);
+  dir.write("set.pack.xz", stored);
+  const std::string message = error_of([&] { (void)copy.contents(*v.ptx); });
+  EXPECT_EQ(message.rfind(dir.path() + "/set.pack.xz: corrupt xz data: ", 0), 0U) << message;
+  // A failed load is not remembered as done: every later call fails too.
+  EXPECT_THROW(copy.contents(*v.cubin), Error);
+}
+
+TEST(KernelSet, TruncatedPackIsDetected) {
+  const KernelDirCopy dir("lp-kernel-dir-truncated");
+  dir.write("manifest.json", *embedded_file("manifest.json"));
+  dir.write("set.pack.xz", embedded_file("set.pack.xz")->substr(0, 100000));
+  const KernelSet copy = KernelSet::from_directory(dir.path());
+  EXPECT_EQ(error_of([&] { (void)copy.contents(*first_ok(copy).ptx); }),
+            dir.path() + "/set.pack.xz: corrupt xz data: truncated");
+}
+
+TEST(KernelSet, WrongPackSha256IsDetected) {
+  const KernelDirCopy dir("lp-kernel-dir-sha256");
+  std::string manifest(*embedded_file("manifest.json"));
+  const std::string right = set().manifest().pack.sha256;
+  const std::string wrong(64, '0');
+  const std::size_t at = manifest.find(right);
+  ASSERT_NE(at, std::string::npos);
+  manifest.replace(at, right.size(), wrong);
+  dir.write("manifest.json", manifest);
+  dir.write("set.pack.xz", *embedded_file("set.pack.xz"));
+  const KernelSet copy = KernelSet::from_directory(dir.path());
+  EXPECT_EQ(error_of([&] { (void)copy.contents(*first_ok(copy).cubin); }),
+            fmt::format("{}/set.pack.xz: sha256 {} differs from the manifest's {}", dir.path(), right, wrong));
+}
+
+TEST(KernelSet, WrongFileSha256IsDetected) {
+  const Variant& real = *set().find("expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1");
+  FileRef shifted = *real.ptx;
+  shifted.offset += 1;
+  const std::string message = error_of([&] { (void)set().contents(shifted); });
+  EXPECT_EQ(message.rfind("<embedded>/kernels/set.pack.xz: ptx/expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1.ptx: "
+                          "sha256 ", 0), 0U) << message;
 }
 
 TEST(Manifest, BadManifestNamesPointer) {
   try {
-    parse_manifest(R"({"format_version": 2})", "m.json");
+    parse_manifest(R"({"format_version": 3})", "m.json");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "m.json:/format_version: format_version 2 is not the 1 this loraprobe reads");
+    EXPECT_STREQ(e.what(), "m.json:/format_version: format_version 3 is not the 2 this loraprobe reads");
+  }
+}
+
+TEST(Manifest, Format1IsRefusedNamingTheFileAndVersion) {
+  // The head of a real format 1 manifest: per-file .gz records, no pack.
+  const char* format1 = R"({"format_version": 1, "generated_by": "python3 scripts/gen_kernels.py",
+    "triton_version": "3.6.0", "ptxas": {}, "target": {}, "variants": [{"files": {"ptx": {"path": "ptx/a.ptx.gz",
+    "compression": "gzip", "sha256": "00", "bytes": 1, "stored_sha256": "00", "stored_bytes": 1}}}]})";
+  try {
+    parse_manifest(format1, "kernels/manifest.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "kernels/manifest.json:/format_version: format_version 1 (one .gz file per PTX and cubin) "
+                           "is not the 2 this loraprobe reads (one set.pack.xz); regenerate with python3 "
+                           "scripts/gen_kernels.py");
+  }
+}
+
+TEST(Manifest, FileOutsideThePackIsRefused) {
+  std::string manifest(*embedded_file("manifest.json"));
+  const FileRef& first = *first_ok(set()).cubin;
+  const std::size_t end = set().manifest().pack.bytes;
+  const std::string record = fmt::format(R"("offset": {}, "path": "{}")", first.offset, first.path);
+  const std::size_t at = manifest.find(record);
+  ASSERT_NE(at, std::string::npos);
+  manifest.replace(at, record.size(), fmt::format(R"("offset": {}, "path": "{}")", end, first.path));
+  try {
+    parse_manifest(manifest, "m.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.message(), fmt::format("offset {} + {} bytes lies outside the {}-byte pack", end, first.bytes, end));
   }
 }
 
