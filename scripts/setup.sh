@@ -9,7 +9,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${LORAPROBE_BUILD_DIR:-$repo/build}"
 
 apt_packages=(g++ cmake ninja-build python3 python3-pip libcli11-dev libfmt-dev nlohmann-json3-dev
-              libgtest-dev libssl-dev liblzma-dev)
+              libgtest-dev libssl-dev liblzma-dev clang libclang-rt-14-dev)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

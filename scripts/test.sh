@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up and builds loraprobe, then runs every test. Tests labelled `gpu` print
-# "skipped: no GPU" on hosts without one; CPU tests always run.
+# "skipped: no GPU" on hosts without one; CPU tests always run; then the fuzzers.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$repo/scripts/setup.sh"
-cd "${LORAPROBE_BUILD_DIR:-$repo/build}"
-ctest --output-on-failure -j "$(nproc)" "$@"
+(cd "${LORAPROBE_BUILD_DIR:-$repo/build}" && ctest --output-on-failure -j "$(nproc)" "$@")
+# The parsers that read user input (configs, SASS listings) under libFuzzer with
+# ASan and UBSan, for a bounded time each.
+"$repo/scripts/fuzz.sh" "${LORAPROBE_FUZZ_SECONDS:-45}"

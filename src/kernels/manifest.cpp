@@ -189,7 +189,7 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   json doc;
   try {
     doc = json::parse(text.begin(), text.end(), limit);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers that overflow
     std::string what = e.what();
     if (const auto pos = what.find("] "); pos != std::string::npos) {
       what = what.substr(pos + 2);

@@ -103,7 +103,7 @@ json parse_json_limited(std::string_view text, const std::string& file) {
       throw InputError(file, "", fmt::format("nesting deeper than {} levels", k_max_config_depth));
     }
     return doc;
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers that overflow
     std::string what = e.what();
     // Drop nlohmann's "[json.exception.parse_error.101] " prefix: the user needs the position.
     if (const auto pos = what.find("] "); pos != std::string::npos) {

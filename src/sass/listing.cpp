@@ -217,12 +217,14 @@ Listing parse_text_listing(std::string_view text, std::string_view source) {
   return builder.take();
 }
 
-Listing parse_json_listing(std::string_view text, std::string_view source) {
+namespace {
+
+Listing parse_json_listing_unchecked(std::string_view text, std::string_view source) {
   const std::string src(source);
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for an overflowing number
     throw ListingError(src, 0, std::string("not JSON: ") + e.what());
   }
   if (!doc.is_array() || doc.size() != 2 || !doc[0].is_object() || !doc[1].is_array()) {
@@ -271,6 +273,17 @@ Listing parse_json_listing(std::string_view text, std::string_view source) {
     listing.kernels.push_back(std::move(kernel));
   }
   return listing;
+}
+
+}  // namespace
+
+Listing parse_json_listing(std::string_view text, std::string_view source) {
+  try {
+    return parse_json_listing_unchecked(text, source);
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong type (a number where an object belongs, ...) deep in the layout.
+    throw ListingError(std::string(source), 0, std::string("unexpected nvdisasm JSON layout: ") + e.what());
+  }
 }
 
 }  // namespace lp::sass

@@ -36,7 +36,7 @@ JournalContents read_journal(const std::string& path) {
     json entry;
     try {
       entry = json::parse(line);
-    } catch (const json::parse_error&) {
+    } catch (const json::exception&) {
       pending_error = fmt::format("line {} is not JSON", number);
       continue;
     }

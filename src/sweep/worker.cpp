@@ -83,7 +83,7 @@ class Worker {
       json request;
       try {
         request = json::parse(line);
-      } catch (const json::parse_error& e) {
+      } catch (const json::exception& e) {
         send({{"type", "error"}, {"error", fmt::format("worker: unreadable request: {}", e.what())}});
         continue;
       }

@@ -45,7 +45,7 @@ std::optional<json> WorkerClient::receive(Clock::time_point deadline, std::strin
     }
     try {
       return json::parse(*line);
-    } catch (const json::parse_error&) {
+    } catch (const json::exception&) {
       // A stray line on stdout (a library printing) is not a message: skip it, but say so.
       fmt::print(stderr, "sweep: worker {}: {}\n", m_child.pid(), line->substr(0, 300));
     }

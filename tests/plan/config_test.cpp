@@ -40,6 +40,9 @@ INSTANTIATE_TEST_SUITE_P(
                  "bad.json: invalid JSON: parse error at line 1, column 11: syntax error while parsing object key - "
                  "unexpected end of input; expected string literal"},
         BadInput{"not_an_object", "[1, 2]", "bad.json: a config is a JSON object, got array"},
+        // Found by fuzz/config_fuzzer: a number too large for a double threw out_of_range, not parse_error.
+        BadInput{"number_overflow", "33333333333333333e333eJ",
+                 "bad.json: invalid JSON: number overflow parsing '33333333333333333e333'"},
         BadInput{"unknown_top_key", R"({"axis": {}})", R"(bad.json:/axis: unknown key "axis" (did you mean "axes"?))"},
         BadInput{"axis_outside_axes", R"({"tokens": [16]})",
                  R"(bad.json:/tokens: unknown key "tokens": axes go inside "axes")"},

@@ -203,5 +203,12 @@ TEST(JsonListing, LengthMustMatchTheInstructionCount) {
   EXPECT_THROW((void)parse_json_listing(bad, "bad.json"), ListingError);
 }
 
+TEST(ParseJsonListing, WrongTypesDeepInTheLayoutAreListingErrors) {
+  // Found by fuzz/sass_fuzzer's corpus: a number where nvdisasm writes an object
+  // must be a ListingError, not a stray nlohmann exception.
+  EXPECT_THROW(parse_json_listing(R"([{"SM":{"version":5}},[]])", "x.json"), ListingError);
+  EXPECT_THROW(parse_json_listing("[1e99999]", "x.json"), ListingError);
+}
+
 }  // namespace
 }  // namespace lp::sass

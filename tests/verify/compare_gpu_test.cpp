@@ -116,7 +116,8 @@ TEST_F(VerifyGpu, CompareRejectsMismatchedSizes) {
   CompareSpec spec;
   spec.dtype = DType::bf16;
   EXPECT_THROW(static_cast<void>(compare_on_device(layout, spec, small, right, d_lora_of, stream())), Error);
-  EXPECT_THROW(static_cast<void>(compare_on_device(layout, spec, right, right, small, stream())), Error);
+  const DeviceBuffer short_lora_of(8);  // 2 tokens' worth for a 4-token layout
+  EXPECT_THROW(static_cast<void>(compare_on_device(layout, spec, right, right, short_lora_of, stream())), Error);
 }
 
 }  // namespace
