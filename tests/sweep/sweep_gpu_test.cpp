@@ -190,5 +190,20 @@ TEST_F(SweepOnGpu, KillNineThenResumeGivesTheSameReport) {
   }
 }
 
+TEST_F(SweepOnGpu, ACaseLargerThanFreeMemoryIsSkippedBeforeAllocating) {
+  // 1M tokens x 131072 columns of bf16 is 256 GiB for y alone: more than any H200 has.
+  const auto [r, report] = sweep("oom", {"--op", "expand", "--input-dtype", "bf16", "--ranks", "64", "--block-n", "vllm",
+                                         "--num-stages", "vllm", "--hidden", "131072", "--tokens", "1048576,256",
+                                         "--no-controls"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(report["cases"].size(), 2U);
+  const json& huge = report["cases"][1];
+  ASSERT_EQ(huge["axes"]["tokens"], 1048576);
+  EXPECT_EQ(huge["verdict"], "skipped") << huge.dump();
+  EXPECT_EQ(huge["reason"].get<std::string>().rfind("out of memory: case " + huge["id"].get<std::string>(), 0), 0U)
+      << huge.dump();
+  EXPECT_EQ(report["cases"][0]["verdict"], "PASS");  // the sweep went on
+}
+
 }  // namespace
 }  // namespace lp
