@@ -205,5 +205,17 @@ TEST_F(SweepOnGpu, ACaseLargerThanFreeMemoryIsSkippedBeforeAllocating) {
   EXPECT_EQ(report["cases"][0]["verdict"], "PASS");  // the sweep went on
 }
 
+TEST_F(SweepOnGpu, ACaseBreakingTheVariantsSpecialisationIsRefusedWithTheReason) {
+  // The kernel set assumes K (the rank) divisible by 16, as vLLM's JIT sees typical shapes.
+  const auto [r, report] = sweep("abi", {"--op", "expand", "--input-dtype", "bf16", "--ranks", "24", "--block-n", "vllm",
+                                         "--num-stages", "vllm", "--tokens", "256", "--no-controls"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(report["cases"].size(), 1U);
+  const json& c = report["cases"][0];
+  EXPECT_EQ(c["verdict"], "skipped") << c.dump();
+  EXPECT_NE(c["reason"].get<std::string>().find("assumes K is divisible by 16; the case has K=24"), std::string::npos)
+      << c.dump();
+}
+
 }  // namespace
 }  // namespace lp
