@@ -26,6 +26,11 @@ namespace {
 /// Entries are a few kilobytes; anything much larger is not ours.
 constexpr std::uintmax_t k_max_entry_bytes = std::uintmax_t{64} << 20;
 
+/// Version of how lp_inspect compiles (compile::compile_with_ptxas, started in an
+/// empty folder) and what a ptxas/ record holds; part of every compile key, so a
+/// change to either never serves a record made the old way.
+constexpr int k_compile_record_version = 1;
+
 std::optional<std::string> env(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
@@ -120,7 +125,8 @@ std::string compile_cache_key(std::string_view ptx_sha256, std::string_view ptxa
   for (const std::string& option : options) {
     joined_options += option + "\n";
   }
-  return hash_parts({"ptxas", ptx_sha256, ptxas_sha256, joined_options});
+  const std::string version = std::to_string(k_compile_record_version);
+  return hash_parts({"ptxas", version, ptx_sha256, ptxas_sha256, joined_options});
 }
 
 std::string ResultCache::path_of(std::string_view kind, const std::string& key) const {

@@ -3,10 +3,12 @@
 // (given as bytes, or as PTX plus the ptxas that compiles it) in, one SASS
 // report per item out, several nvdisasm and ptxas processes at a time.
 //
-//   lp::inspect::Inspector inspector({.nvdisasm = lp::sass::find_nvdisasm(),
-//                                     .cache_root = lp::inspect::default_cache_root()});
-//   std::vector<InspectItem> items = {{.name = v.id, .variant = v.id, .compiler = "prebuilt",
-//                                      .cubin = set.contents(*v.cubin)}};
+//   lp::inspect::InspectorOptions options;
+//   options.nvdisasm = lp::sass::find_nvdisasm();
+//   options.cache_root = lp::inspect::default_cache_root();
+//   const lp::inspect::Inspector inspector(std::move(options));
+//   std::vector<InspectItem> items;
+//   items.push_back({v.id, v.id, "prebuilt", set.contents(*v.cubin), std::nullopt});
 //   for (const InspectResult& r : inspector.inspect_all(items)) {
 //     if (r.status == ItemStatus::hazard) { ... }   // a sweep case that passed: LATENT
 //   }

@@ -24,7 +24,8 @@ bool version_less(const std::string& a, const std::string& b);
 /// default (block_m 64, block_k 32, 4 warps, EVEN_K, ADD_INPUTS, one slice) with
 /// block_n {32, 64, 128, 256} x num_stages {1, 2, 3, 4}; the multi-slice default
 /// (block_n 64, num_stages 2, SAME_STRIDE) with 2 and 3 slices at block_k 32 and
-/// at vLLM's newer block_k 16; and the bf16-input expand at block_n 128,
+/// at vLLM's newer block_k 16; the single-slice default at block_k 16 (newer vLLM);
+/// and the bf16-input expand at block_n 128,
 /// num_stages 2 (descriptor A, the negative control). Throws lp::UsageError naming
 /// the missing configuration when the set lacks one (a --kernel-dir set).
 std::vector<const kernels::Variant*> default_matrix_variants(const kernels::KernelSet& set);
@@ -68,12 +69,13 @@ struct FirstClean {
 struct PtxasMatrix {
   std::vector<MatrixColumn> columns;  ///< ordered by version, prebuilt before a ptxas of its version
   std::vector<MatrixRow> rows;        ///< in the variants' order
-  std::vector<FirstClean> first_clean;  ///< vLLM default expand, then multi-slice default
+  /// vLLM default expand, multi-slice default, single-slice default at block_k 16.
+  std::vector<FirstClean> first_clean;
   /// Text: a table with one row per variant and one column per compiler (finding
   /// counts, "err" for an error), then the first-clean lines.
   [[nodiscard]] std::string format() const;
   /// {columns: [...], rows: [{variant, axes, cells: [{compiler, findings, status, cubin_sha256}]}],
-  ///  first_clean: [{what, variants, version, regressions}], reproduces_prebuilt}.
+  ///  first_clean: [{what, variants, version, regressions, line}]}.
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
