@@ -11,13 +11,18 @@
 namespace lp::cli {
 
 namespace {
-std::vector<std::string> g_invocation;
+
+std::vector<std::string>& stored_command_line() {
+  static std::vector<std::string> args;
+  return args;
+}
+
 }  // namespace
 
-const std::vector<std::string>& invocation() { return g_invocation; }
+const std::vector<std::string>& command_line() { return stored_command_line(); }
 
 int run_app(int argc, char** argv) {
-  g_invocation.assign(argv, argv + argc);
+  stored_command_line().assign(argv, argv + argc);
   CLI::App app{"loraprobe: reproduce and diagnose the Hopper wgmma register hazard in vLLM's LoRA Triton kernels"};
   app.require_subcommand(1);
   app.footer(

@@ -17,9 +17,6 @@ struct Command {
   std::function<int()> run;
 };
 
-/// The command line as typed (argv), for reports and journals.
-const std::vector<std::string>& invocation();
-
 Command add_sweep_command(CLI::App& app);
 Command add_list_command(CLI::App& app);
 Command add_inspect_command(CLI::App& app);

@@ -1,12 +1,456 @@
+// loraprobe inspect: the static wgmma register-hazard analysis of SASS, with no
+// GPU. Three modes: the kernel set (every variant, or --filter, under prebuilt,
+// the toolkit's ptxas and each --ptxas), the user's own PTX and cubins (paths),
+// and the ptxas version matrix (--ptxas-matrix).
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "cli/inspect_table.hpp"
+#include "cli/kernel_options.hpp"
+#include "compile/toolchain.hpp"
+#include "inspect/inputs.hpp"
+#include "inspect/inspector.hpp"
+#include "inspect/matrix.hpp"
+#include "inspect_schema_version.hpp"
+#include "report/report.hpp"
+#include "sass/checks.hpp"
+#include "tools/tools.hpp"
 #include "util/error.hpp"
+#include "version.hpp"
 
 namespace lp::cli {
 
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+/// Everything `loraprobe inspect` takes.
+struct InspectOptions {
+  KernelSetOptions kernels;
+  std::vector<std::string> paths;
+  std::string filter;
+  std::vector<std::string> ptxas;
+  std::vector<std::string> compilers;
+  std::optional<std::string> nvdisasm;
+  std::vector<std::string> checks;
+  std::string matrix_dir;
+  bool matrix = false;
+  unsigned jobs = 0;
+  bool json = false;
+  bool list_checks = false;
+  bool no_cache = false;
+  bool hazards_only = false;
+};
+
+/// A compiler the items are labelled with.
+struct Compiler {
+  std::string label;  ///< "prebuilt", "file", "ptxas=<spec>"
+  std::string kind;   ///< "prebuilt", "file", "ptxas"
+  std::optional<compile::PtxasInfo> ptxas;
+  [[nodiscard]] json to_json() const {
+    return {{"label", label}, {"kind", kind}, {"ptxas", ptxas ? ptxas->to_json() : json(nullptr)}};
+  }
+};
+
+/// What the run inspects, however it was chosen.
+struct Work {
+  std::string mode;  ///< kernel_set, files, ptxas_matrix
+  std::optional<kernels::KernelSet> set;
+  std::vector<const kernels::Variant*> variants;
+  std::vector<inspect::InputFile> files;
+  std::vector<Compiler> compilers;
+  std::vector<inspect::InspectItem> items;
+  std::vector<inspect::MatrixColumn> columns;  ///< ptxas_matrix only
+};
+
+Compiler ptxas_compiler(const std::string& spec) {
+  return {"ptxas=" + spec, "ptxas", compile::resolve_ptxas(spec)};
+}
+
+void add_unique(std::vector<Compiler>& list, Compiler compiler) {
+  for (const Compiler& c : list) {
+    if (c.label == compiler.label) {
+      return;
+    }
+  }
+  list.push_back(std::move(compiler));
+}
+
+/// --compilers entries: prebuilt, ptxas=SPEC, or a bare toolkit / triton.
+std::vector<Compiler> parse_compilers(const std::vector<std::string>& entries, bool files_mode) {
+  std::vector<Compiler> out;
+  for (const std::string& entry : entries) {
+    if (entry == "prebuilt") {
+      if (files_mode) {
+        throw UsageError("--compilers prebuilt: only the kernel set has prebuilt cubins; files are inspected as given "
+                         "(cubins) or compiled with ptxas (PTX)");
+      }
+      add_unique(out, {"prebuilt", "prebuilt", std::nullopt});
+    } else if (entry == "driver") {
+      throw UsageError("--compilers driver: the driver's JIT needs a GPU; 'loraprobe sweep' inspects what it built, "
+                       "inspect compiles with ptxas=PATH|VERSION|toolkit|triton");
+    } else if (entry.rfind("ptxas=", 0) == 0 && entry.size() > 6) {
+      add_unique(out, ptxas_compiler(entry.substr(6)));
+    } else if (entry == "toolkit" || entry == "triton") {
+      add_unique(out, ptxas_compiler(entry));
+    } else {
+      throw UsageError(fmt::format("--compilers {}: expected prebuilt or ptxas=PATH|VERSION|toolkit|triton", entry));
+    }
+  }
+  return out;
+}
+
+std::vector<const kernels::Variant*> select_variants(const kernels::KernelSet& set, const std::string& filter) {
+  std::vector<const kernels::Variant*> out;
+  for (const kernels::Variant* v :
+       set.filter(filter.empty() ? std::vector<kernels::FilterTerm>{} : kernels::parse_filter(filter))) {
+    if (v->ok()) {
+      out.push_back(v);
+    }
+  }
+  if (out.empty()) {
+    throw UsageError(fmt::format("--filter {}: no compiled variant of {} matches ('loraprobe list --filter' shows "
+                                 "what there is)",
+                                 filter, set.origin()));
+  }
+  return out;
+}
+
+/// One item per (variant, compiler), PTX and cubins read once per variant.
+std::vector<inspect::InspectItem> variant_items(const kernels::KernelSet& set,
+                                                const std::vector<const kernels::Variant*>& variants,
+                                                const std::vector<Compiler>& compilers) {
+  std::vector<inspect::InspectItem> items;
+  for (const kernels::Variant* v : variants) {
+    std::shared_ptr<const std::string> ptx;
+    for (const Compiler& c : compilers) {
+      inspect::InspectItem item{v->id, v->id, c.label, {}, std::nullopt};
+      if (c.kind == "prebuilt") {
+        item.cubin = set.contents(*v->cubin);
+      } else {
+        if (!ptx) {
+          ptx = std::make_shared<const std::string>(set.contents(*v->ptx));
+        }
+        item.ptx = inspect::PtxInput{ptx, *c.ptxas};
+      }
+      items.push_back(std::move(item));
+    }
+  }
+  return items;
+}
+
+/// "12.8.93" out of the manifest's "Cuda compilation tools, release 12.8, V12.8.93".
+std::string prebuilt_version(const kernels::KernelSet& set) {
+  const auto parsed = tools::parse_tool_version(set.manifest().ptxas.value("version", std::string()));
+  return parsed ? parsed->version : std::string("?");
+}
+
+Work plan_matrix(const InspectOptions& o) {
+  if (!o.paths.empty()) {
+    throw UsageError("--ptxas-matrix inspects kernel-set variants; it takes no files (did a path follow "
+                     "--ptxas-matrix? write --ptxas-matrix=DIR)");
+  }
+  if (!o.compilers.empty()) {
+    throw UsageError("--ptxas-matrix uses every ptxas of its folder plus the prebuilt cubins; --compilers does not "
+                     "apply (--ptxas adds a column)");
+  }
+  Work w;
+  w.mode = "ptxas_matrix";
+  w.set.emplace(o.kernels.load());
+  w.variants = o.filter.empty() ? inspect::default_matrix_variants(*w.set) : select_variants(*w.set, o.filter);
+  const std::string dir = o.matrix_dir.empty() ? tools::tools_dir() + "/ptxas" : o.matrix_dir;
+  w.compilers.push_back({"prebuilt", "prebuilt", std::nullopt});
+  w.columns.push_back({"prebuilt", prebuilt_version(*w.set), "Triton's bundled ptxas (the prebuilt cubins of " +
+                                                                  w.set->origin() + ")"});
+  std::vector<compile::PtxasInfo> found = inspect::ptxas_in_folder(dir);
+  for (const std::string& spec : o.ptxas) {
+    found.push_back(compile::resolve_ptxas(spec));
+  }
+  for (compile::PtxasInfo& info : found) {
+    Compiler c{"ptxas=" + info.spec, "ptxas", info};
+    w.columns.push_back({c.label, info.version.empty() ? info.spec : info.version, info.path});
+    add_unique(w.compilers, std::move(c));
+  }
+  w.items = variant_items(*w.set, w.variants, w.compilers);
+  return w;
+}
+
+Work plan_kernel_set(const InspectOptions& o) {
+  Work w;
+  w.mode = "kernel_set";
+  if (o.compilers.empty()) {
+    w.compilers.push_back({"prebuilt", "prebuilt", std::nullopt});
+    if (tools::toolkit_root()) {
+      w.compilers.push_back(ptxas_compiler("toolkit"));
+    }
+  } else {
+    w.compilers = parse_compilers(o.compilers, false);
+  }
+  for (const std::string& spec : o.ptxas) {
+    add_unique(w.compilers, ptxas_compiler(spec));
+  }
+  w.set.emplace(o.kernels.load());
+  w.variants = select_variants(*w.set, o.filter);
+  w.items = variant_items(*w.set, w.variants, w.compilers);
+  return w;
+}
+
+Work plan_files(const InspectOptions& o) {
+  if (!o.filter.empty()) {
+    throw UsageError("--filter selects kernel-set variants; it does not apply to files");
+  }
+  if (!o.kernels.kernel_dir.empty()) {
+    throw UsageError("--kernel-dir names a kernel set; it does not apply to files");
+  }
+  Work w;
+  w.mode = "files";
+  w.files = inspect::collect_inputs(o.paths);
+  std::vector<Compiler> ptxas = parse_compilers(o.compilers, true);
+  for (const std::string& spec : o.ptxas) {
+    add_unique(ptxas, ptxas_compiler(spec));
+  }
+  const bool any_ptx = std::any_of(w.files.begin(), w.files.end(),
+                                   [](const inspect::InputFile& f) { return f.kind == inspect::InputKind::ptx; });
+  if (any_ptx && ptxas.empty()) {
+    if (tools::toolkit_root()) {
+      ptxas.push_back(ptxas_compiler("toolkit"));
+    } else if (compile::triton_bin_dir()) {
+      ptxas.push_back(ptxas_compiler("triton"));
+    } else {
+      throw UsageError("no ptxas to compile the PTX inputs with (no CUDA toolkit, no Triton): give --ptxas PATH");
+    }
+  }
+  if (std::any_of(w.files.begin(), w.files.end(),
+                  [](const inspect::InputFile& f) { return f.kind == inspect::InputKind::cubin; })) {
+    w.compilers.push_back({"file", "file", std::nullopt});
+  }
+  if (any_ptx) {
+    w.compilers.insert(w.compilers.end(), ptxas.begin(), ptxas.end());
+  }
+  for (const inspect::InputFile& f : w.files) {
+    if (f.kind == inspect::InputKind::cubin) {
+      w.items.push_back({f.path, std::nullopt, "file", f.contents, std::nullopt});
+      continue;
+    }
+    const auto text = std::make_shared<const std::string>(f.contents);
+    for (const Compiler& c : ptxas) {
+      w.items.push_back({f.path, std::nullopt, c.label, {}, inspect::PtxInput{text, *c.ptxas}});
+    }
+  }
+  return w;
+}
+
+/// Progress on stderr every 10 s, so a cold run of the whole set on a small
+/// machine does not look hung; short runs print nothing.
+inspect::ProgressFunction progress_printer() {
+  const auto start = Clock::now();
+  auto last = std::make_shared<Clock::time_point>(start);
+  return [start, last](const inspect::InspectResult&, std::size_t done, std::size_t total) {
+    const auto now = Clock::now();
+    if (now - *last < std::chrono::seconds(10) || done == total) {
+      return;
+    }
+    *last = now;
+    const double s = std::chrono::duration<double>(now - start).count();
+    fmt::print(stderr, "inspect: {}/{} done ({:.0f}%), {:.0f} s\n", done, total, 100.0 * double(done) / double(total),
+               s);
+    std::fflush(stderr);
+  };
+}
+
+std::string list_checks_text() {
+  std::size_t width = 2;
+  for (const sass::Check& c : sass::all_checks()) {
+    width = std::max(width, c.id.size());
+  }
+  std::string out = fmt::format("{:<{}}  {}\n", "id", width, "description");
+  for (const sass::Check& c : sass::all_checks()) {
+    out += fmt::format("{:<{}}  {}\n", c.id, width, c.description);
+  }
+  return out;
+}
+
+std::string summary_line(const Work& w, const InspectTotals& t, const sass::Nvdisasm& tool,
+                         const inspect::CacheStats& cache, bool cache_on, double seconds, unsigned jobs) {
+  std::string what;
+  if (w.mode == "files") {
+    what = fmt::format("{} file(s)", w.files.size());
+  } else {
+    what = fmt::format("{} variant(s) x {} compiler(s)", w.variants.size(), w.compilers.size());
+  }
+  const std::size_t lookups = cache.sass_hits + cache.sass_misses;
+  const std::string cache_text =
+      !cache_on ? "cache off"
+                : fmt::format("{} of {} reports from the cache{}", cache.sass_hits, lookups,
+                              cache.write_errors > 0 ? fmt::format(" ({} not written: {})", cache.write_errors,
+                                                                   cache.first_write_error)
+                                                     : std::string());
+  return fmt::format("inspect: {} cubin(s) ({}): {} with a hazard ({} findings), {} clean, {} error(s); nvdisasm {} ({}); "
+                     "{}; {:.1f} s with -j {}\n",
+                     t.items, what, t.hazard, t.findings, t.clean, t.error, tool.version, tool.origin, cache_text,
+                     seconds, jobs);
+}
+
+int run_inspect(const InspectOptions& o) {
+  if (o.list_checks) {
+    fmt::print("{}", list_checks_text());
+    return 0;
+  }
+  if (o.jobs > 1024) {
+    throw UsageError(fmt::format("--jobs {}: expected 0 (one per hardware thread) to 1024", o.jobs));
+  }
+  const std::string started_at = report::utc_now_iso8601();
+  const auto start = Clock::now();
+  // Bad input (exit 2) is reported before a missing nvdisasm (exit 3).
+  const Work w = o.matrix ? plan_matrix(o) : o.paths.empty() ? plan_kernel_set(o) : plan_files(o);
+  sass::NvdisasmSearch search;
+  search.path = o.nvdisasm;
+  const sass::Nvdisasm tool = sass::find_nvdisasm(search);
+  std::optional<std::string> cache_root = o.no_cache ? std::nullopt : inspect::default_cache_root();
+  inspect::InspectorOptions options{tool, {o.checks}, o.jobs, cache_root, progress_printer()};
+  const inspect::Inspector inspector(std::move(options));
+  const std::vector<inspect::InspectResult> results = inspector.inspect_all(w.items);
+  const InspectTotals totals = total(results);
+  const inspect::CacheStats cache = inspector.cache_stats();
+  std::optional<inspect::PtxasMatrix> matrix;
+  if (o.matrix) {
+    matrix = inspect::build_matrix(w.variants, w.columns, results);
+  }
+  const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+
+  if (o.json) {
+    json doc = {{"schema_version", inspect::k_inspect_schema_version},
+                {"meta",
+                 {{"tool", "loraprobe"},
+                  {"command", "inspect"},
+                  {"version", k_version},
+                  {"git_sha", k_git_sha},
+                  {"argv", command_line()},
+                  {"started_at", started_at},
+                  {"finished_at", report::utc_now_iso8601()},
+                  {"wall_ms", wall_ms},
+                  {"jobs", inspector.options().jobs}}},
+                {"mode", w.mode},
+                {"nvdisasm", tool},
+                {"analysis",
+                 {{"version", sass::k_analysis_version},
+                  {"fingerprint", inspector.fingerprint()},
+                  {"checks", inspector.check_ids()}}},
+                {"kernel_set", nullptr},
+                {"compilers", json::array()},
+                {"inputs", json::array()},
+                {"cache", cache.to_json(cache_root)},
+                {"items", json::array()},
+                {"matrix", matrix ? matrix->to_json() : json(nullptr)},
+                {"summary",
+                 {{"items", totals.items},
+                  {"clean", totals.clean},
+                  {"hazard", totals.hazard},
+                  {"error", totals.error},
+                  {"findings", totals.findings},
+                  {"exit_code", totals.exit_code()}}}};
+    if (w.set) {
+      doc["kernel_set"] = {{"origin", w.set->origin()},
+                           {"triton_version", w.set->manifest().triton_version},
+                           {"ptxas", w.set->manifest().ptxas}};
+    }
+    for (const Compiler& c : w.compilers) {
+      doc["compilers"].push_back(c.to_json());
+    }
+    for (const inspect::InputFile& f : w.files) {
+      doc["inputs"].push_back({{"path", f.path}, {"kind", inspect::to_string(f.kind)}, {"bytes", f.contents.size()}});
+    }
+    for (const inspect::InspectResult& r : results) {
+      doc["items"].push_back(r.to_json());
+    }
+    fmt::print("{}\n", doc.dump(2));
+    return totals.exit_code();
+  }
+  if (matrix) {
+    fmt::print("{}", matrix->format());
+    for (const inspect::InspectResult& r : results) {
+      if (r.status == inspect::ItemStatus::error) {
+        fmt::print("error: {} ({}): {}\n", r.name, r.compiler, r.error.substr(0, r.error.find('\n')));
+      }
+    }
+  } else {
+    fmt::print("{}", format_inspect_table(results, o.hazards_only));
+  }
+  fmt::print("{}", summary_line(w, totals, tool, cache, cache_root.has_value(), wall_ms / 1000.0,
+                                inspector.options().jobs));
+  return totals.exit_code();
+}
+
+}  // namespace
+
 Command add_inspect_command(CLI::App& app) {
-  CLI::App* sub = app.add_subcommand("inspect", "Statically inspect SASS for the wgmma register hazard (not built yet)");
-  sub->allow_extras();
-  return {sub, []() -> int { throw NotBuiltYet("loraprobe inspect"); }};
+  auto o = std::make_shared<InspectOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "inspect", "Statically inspect SASS for the wgmma register hazard (no GPU): the kernel set, your files, "
+                 "or the ptxas version matrix");
+  sub->add_option("paths", o->paths,
+                  "PTX files (compiled with --ptxas, default the toolkit's), cubins, or folders searched recursively "
+                  "for *.ptx and *.cubin (a Triton cache directory works); none: the kernel set");
+  o->kernels.add_to(*sub);
+  sub->add_option("--filter", o->filter,
+                  "Only variants whose fields equal every key=value, as 'loraprobe list --filter' (op, role, id, "
+                  "or an axis)");
+  sub->add_option("--ptxas", o->ptxas,
+                  "Also compile with this ptxas: PATH, a VERSION installed under .tools/ptxas, toolkit or triton "
+                  "(repeatable)")
+      ->allow_extra_args(false);  // one value per flag: a path after it is an input, not a second ptxas
+  sub->add_option("--compilers", o->compilers,
+                  "Only these compilers instead of the default (prebuilt and, when there is a CUDA toolkit, "
+                  "ptxas=toolkit): prebuilt, ptxas=PATH|VERSION|toolkit|triton (comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  sub->add_option("--nvdisasm", o->nvdisasm, "Use this nvdisasm (default: CUDA toolkit, .tools, then Triton's)");
+  sub->add_option("--checks", o->checks, "Run only these check ids (comma-separated; --list-checks shows them)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  sub->add_option("--ptxas-matrix", o->matrix_dir,
+                  "Print the ptxas version matrix: vLLM's default expand configs (or --filter) compiled by every "
+                  "ptxas in DIR (default: the tools folder's ptxas/) and Triton's, x findings")
+      ->expected(0, 1)
+      ->each([o](const std::string&) { o->matrix = true; });
+  sub->add_option("-j,--jobs", o->jobs, "Inputs inspected at once (ptxas and nvdisasm processes); 0: one per "
+                                        "hardware thread (default)");
+  sub->add_flag("--json", o->json, "Print JSON (configs/schema/inspect.schema.json) instead of a table");
+  sub->add_flag("--list-checks", o->list_checks, "Print the check table (id, description) and exit");
+  sub->add_flag("--no-cache", o->no_cache,
+                "Neither read nor write the report cache ($XDG_CACHE_HOME/loraprobe, else ~/.cache/loraprobe)");
+  sub->add_flag("--hazards-only", o->hazards_only, "Leave the clean rows out of the table (the summary counts all)");
+  sub->final_callback([o, sub] {
+    // --ptxas-matrix without a value: each() is not called for an empty value list.
+    if (sub->count("--ptxas-matrix") > 0) {
+      o->matrix = true;
+    }
+  });
+  sub->footer(
+      "Examples:\n"
+      "  loraprobe inspect --filter op=expand,block_n=128,num_stages=2,input_dtype=fp32\n"
+      "  loraprobe inspect --compilers prebuilt --hazards-only            # every Triton-built cubin\n"
+      "  loraprobe inspect --filter role=negative_control --ptxas 13.5 --json\n"
+      "  loraprobe inspect ~/.triton/cache                                # your own Triton kernels\n"
+      "  loraprobe inspect kernel.ptx --ptxas /opt/cuda-13.3/bin/ptxas --ptxas toolkit\n"
+      "  loraprobe inspect --ptxas-matrix                                 # every ptxas in .tools/ptxas\n"
+      "  loraprobe inspect --ptxas-matrix=/opt/ptxas --filter op=expand,input_dtype=fp32,block_n=128\n"
+      "  loraprobe inspect --list-checks\n"
+      "Reports are cached under $XDG_CACHE_HOME/loraprobe (else ~/.cache/loraprobe) by cubin, nvdisasm and\n"
+      "analysis version; --no-cache bypasses it.\n"
+      "Exit codes: 0 no hazard, 1 a hazard (or a cubin that could not be built or analysed), 2 bad input,\n"
+      "3 no nvdisasm.");
+  return {sub, [o] { return run_inspect(*o); }};
 }
 
 }  // namespace lp::cli

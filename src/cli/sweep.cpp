@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_table.hpp"
 #include "plan/config.hpp"
@@ -209,7 +210,7 @@ Command add_sweep_command(CLI::App& app) {
       "  loraprobe sweep --tokens 256,384 --block-n 32,128 --num-stages 2 --out bug.json\n"
       "  loraprobe sweep --resume bug.jsonl                         # after a crash: only the missing cases\n"
       "Exit codes: 0 clean, 1 failures, 2 usage or config error, 3 environment error or invalid controls.");
-  return {sub, [o] { return run_sweep(*o, invocation()); }};
+  return {sub, [o] { return run_sweep(*o, command_line()); }};
 }
 
 }  // namespace lp::cli

@@ -27,6 +27,11 @@ PtxasOutput compile_with_ptxas(const PtxasInfo& ptxas, std::string_view ptx, con
   options.timeout = timeout;
   options.max_output = 16 << 20;
   options.environment = clean_environment();
+  // ptxas -lineinfo stats the sources that the PTX's .file directives name
+  // (Triton writes relative paths) and records their modification times in
+  // .debug_line: started in our folder, the cubin would depend on where
+  // loraprobe runs. An empty folder makes it a function of PTX, ptxas and options.
+  options.working_directory = dir.path();
   const auto start = std::chrono::steady_clock::now();
   const ProcessResult r = run_process(out.argv, options);
   out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -22,6 +22,12 @@
 
 namespace lp::sass {
 
+/// Version of what the analysis reports for a given listing: the parsers, the
+/// control-flow graph, the scoreboard model, the checks and the JSON forms below.
+/// Bump it with any change that can change a report, so that caches keyed by it
+/// (lp_inspect keeps reports on disk) never serve a report this build would not write.
+inline constexpr int k_analysis_version = 1;
+
 /// Which checks to run.
 struct AnalysisOptions {
   /// Check ids (checks.hpp); empty runs every check. An unknown id is a UsageError.

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "util/error.hpp"
@@ -131,9 +132,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (argv.empty()) {
     throw Error("run_process: empty argument vector");
   }
-  const std::optional<std::string> program = find_executable(argv[0]);
+  std::optional<std::string> program = find_executable(argv[0]);
   if (!program) {
     throw Error(fmt::format("cannot run '{}': not found or not executable", argv[0]));
+  }
+  if (options.working_directory) {
+    // The child changes folder before exec: a relative program path must not move with it.
+    program = std::filesystem::absolute(*program).string();
   }
 
   Pipe out_pipe;
@@ -146,6 +151,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   } else {
     posix_spawn_file_actions_adddup2(&setup.actions, in_pipe.read_end(), STDIN_FILENO);
+  }
+  if (options.working_directory) {
+    posix_spawn_file_actions_addchdir_np(&setup.actions, options.working_directory->c_str());
   }
   // Own process group, so a timeout kills the tool and anything it started.
   posix_spawnattr_setflags(&setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);

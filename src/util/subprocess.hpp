@@ -22,6 +22,11 @@ struct ProcessOptions {
   std::optional<std::vector<std::string>> environment;
   /// Bytes written to the child's stdin (then closed); empty: stdin is /dev/null.
   std::string stdin_data;
+  /// When set, the child starts in this folder instead of ours. Tools that look
+  /// files up relative to their working directory (ptxas stats the source files
+  /// a PTX's .file directives name, and records what it finds) then do not
+  /// depend on where loraprobe was started.
+  std::optional<std::string> working_directory;
 };
 
 /// What a finished (or killed) process left behind.

@@ -83,6 +83,17 @@ TEST(Subprocess, StdinIsFed) {
   EXPECT_EQ(r.out, "hello");
 }
 
+TEST(Subprocess, WorkingDirectory) {
+  const TempDir dir("lp-subprocess-cwd-");
+  ProcessOptions options;
+  options.working_directory = dir.path();
+  const ProcessResult r = run_process({"/bin/pwd", "-P"}, options);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.out, std::filesystem::canonical(dir.path()).string() + "\n");
+  options.working_directory = dir.path() + "/missing";
+  EXPECT_THROW(run_process({"/bin/pwd"}, options), Error);
+}
+
 TEST(Subprocess, MissingProgramThrows) {
   EXPECT_THROW(run_process({"/nonexistent/ptxas"}), Error);
   EXPECT_FALSE(find_executable("/nonexistent/ptxas").has_value());

@@ -1,0 +1,116 @@
+#include "cli/inspect_table.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace lp::cli {
+
+namespace {
+
+using nlohmann::json;
+
+/// One table row's cells, from the CubinReport JSON (several kernels in one cubin
+/// add up; the deepest and largest figures win).
+struct RowFigures {
+  std::size_t wgmma = 0;
+  bool a_from_registers = false;
+  long long in_flight = 0;
+  std::optional<long long> registers;
+  unsigned long long frame_bytes = 0;
+  std::size_t local_loads = 0;
+  std::size_t local_stores = 0;
+  std::string first_finding;
+};
+
+RowFigures figures(const json& sass) {
+  RowFigures f;
+  for (const json& kernel : sass.value("kernels", json::array())) {
+    const json& s = kernel.at("stats");
+    f.wgmma += s.value("wgmma", std::size_t{0});
+    f.a_from_registers = f.a_from_registers || s.value("a_from_registers", false);
+    f.in_flight = std::max(f.in_flight, s.value("max_groups_in_flight", 0LL));
+    if (s.contains("registers") && s["registers"].is_number()) {
+      f.registers = std::max(f.registers.value_or(0), s["registers"].get<long long>());
+    }
+    if (s.contains("frame_bytes") && s["frame_bytes"].is_number()) {
+      f.frame_bytes = std::max(f.frame_bytes, s["frame_bytes"].get<unsigned long long>());
+    }
+    f.local_loads += s.value("local_loads", std::size_t{0});
+    f.local_stores += s.value("local_stores", std::size_t{0});
+    const json& findings = kernel.at("findings");
+    if (f.first_finding.empty() && !findings.empty()) {
+      const json& first = findings.front();
+      f.first_finding = fmt::format("{} {}  (HGMMA {} in flight{})", first.value("address", ""),
+                                    first.value("instruction", ""), first.at("wgmma").value("address", ""),
+                                    first.value("over_back_edge", false) ? ", over the back-edge" : "");
+    }
+  }
+  return f;
+}
+
+/// The first line of an error, short enough for a table.
+std::string short_error(const std::string& error) {
+  std::string line = error.substr(0, error.find('\n'));
+  constexpr std::size_t k_max = 160;
+  if (line.size() > k_max) {
+    line = line.substr(0, k_max - 3) + "...";
+  }
+  return "error: " + line;
+}
+
+}  // namespace
+
+InspectTotals total(const std::vector<inspect::InspectResult>& results) {
+  InspectTotals t;
+  t.items = results.size();
+  for (const inspect::InspectResult& r : results) {
+    switch (r.status) {
+      case inspect::ItemStatus::clean:
+        ++t.clean;
+        break;
+      case inspect::ItemStatus::hazard:
+        ++t.hazard;
+        break;
+      case inspect::ItemStatus::error:
+        ++t.error;
+        break;
+    }
+    t.findings += r.finding_count;
+  }
+  return t;
+}
+
+std::string format_inspect_table(const std::vector<inspect::InspectResult>& results, bool hazards_only) {
+  std::size_t name_width = std::string_view("variant / file").size();
+  std::size_t compiler_width = std::string_view("compiler").size();
+  for (const inspect::InspectResult& r : results) {
+    name_width = std::max(name_width, r.name.size());
+    compiler_width = std::max(compiler_width, r.compiler.size());
+  }
+  std::string out = fmt::format("{:<{}} {:<{}} {:>8} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", "variant / file", name_width,
+                                "compiler", compiler_width, "findings", "hgmma", "a_reg", "inflight", "regs", "local",
+                                "first finding");
+  for (const inspect::InspectResult& r : results) {
+    if (hazards_only && r.status == inspect::ItemStatus::clean) {
+      continue;
+    }
+    if (r.status == inspect::ItemStatus::error) {
+      out += fmt::format("{:<{}} {:<{}} {:>8} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width, r.compiler,
+                         compiler_width, "-", "-", "-", "-", "-", "-", short_error(r.error));
+      continue;
+    }
+    const RowFigures f = figures(r.sass);
+    // Local memory is where spills go: frame bytes per thread, then LDL/STL counts when any.
+    const std::string local = f.local_loads + f.local_stores > 0
+                                  ? fmt::format("{}B {}/{}", f.frame_bytes, f.local_loads, f.local_stores)
+                                  : fmt::format("{}B", f.frame_bytes);
+    out += fmt::format("{:<{}} {:<{}} {:>8} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width, r.compiler,
+                       compiler_width, r.finding_count, f.wgmma, f.a_from_registers ? "yes" : "no", f.in_flight,
+                       f.registers ? std::to_string(*f.registers) : std::string("-"), local,
+                       f.first_finding.empty() ? "-" : f.first_finding);
+  }
+  return out;
+}
+
+}  // namespace lp::cli

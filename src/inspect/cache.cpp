@@ -1,0 +1,167 @@
+#include "inspect/cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sass/checks.hpp"
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+namespace lp::inspect {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Entries are a few kilobytes; anything much larger is not ours.
+constexpr std::uintmax_t k_max_entry_bytes = std::uintmax_t{64} << 20;
+
+/// Version of how lp_inspect compiles (compile::compile_with_ptxas, started in an
+/// empty folder) and what a ptxas/ record holds; part of every compile key, so a
+/// change to either never serves a record made the old way.
+constexpr int k_compile_record_version = 1;
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
+}
+
+/// sha256 of the parts joined by a separator that cannot occur in any of them
+/// (hex digests, check ids, command-line options never hold a NUL).
+std::string hash_parts(std::initializer_list<std::string_view> parts) {
+  std::string joined;
+  for (std::string_view part : parts) {
+    joined.append(part);
+    joined.push_back('\0');
+  }
+  return sha256_hex(joined);
+}
+
+/// Writes `contents` to a fresh temporary file in `dir` and renames it to `path`.
+/// Unlike util's write_file_atomic this does not fsync: a cache entry lost in a
+/// crash is only a miss, and thousands of fsyncs would cost more than they save.
+std::optional<std::string> write_entry(const fs::path& path, const std::string& contents) {
+  std::string tmpl = (path.parent_path() / ("." + path.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) {
+    return fmt::format("{}: cannot create a temporary file: {}", path.string(), std::strerror(errno));
+  }
+  std::size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      const int saved = errno;
+      ::close(fd);
+      ::unlink(tmpl.c_str());
+      return fmt::format("{}: write failed: {}", path.string(), std::strerror(saved));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::fchmod(fd, 0644);
+  if (::close(fd) != 0 || ::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(tmpl.c_str());
+    return fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> default_cache_root() {
+  // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
+  if (auto xdg = env("XDG_CACHE_HOME"); xdg && fs::path(*xdg).is_absolute()) {
+    return (fs::path(*xdg) / "loraprobe").string();
+  }
+  if (auto home = env("HOME")) {
+    return (fs::path(*home) / ".cache" / "loraprobe").string();
+  }
+  return std::nullopt;
+}
+
+std::string analysis_fingerprint(const sass::AnalysisOptions& options) {
+  std::string text = fmt::format("lp_sass analysis v{}\n", sass::k_analysis_version);
+  for (const sass::Check& check : sass::all_checks()) {
+    text += fmt::format("check {}: {}\n", check.id, check.description);
+  }
+  text += "selected:";
+  if (options.checks.empty()) {
+    text += " all";
+  }
+  for (const std::string& id : options.checks) {
+    if (sass::find_check(id) == nullptr) {
+      std::string known;
+      for (const sass::Check& check : sass::all_checks()) {
+        known += (known.empty() ? "" : ", ") + std::string(check.id);
+      }
+      throw UsageError(fmt::format("unknown SASS check '{}' (known: {})", id, known));
+    }
+    text += " " + id;
+  }
+  return sha256_hex(text);
+}
+
+std::string sass_cache_key(std::string_view cubin_sha256, std::string_view nvdisasm_sha256,
+                           std::string_view fingerprint) {
+  return hash_parts({"sass", cubin_sha256, nvdisasm_sha256, fingerprint});
+}
+
+std::string compile_cache_key(std::string_view ptx_sha256, std::string_view ptxas_sha256,
+                              const std::vector<std::string>& options) {
+  std::string joined_options;
+  for (const std::string& option : options) {
+    joined_options += option + "\n";
+  }
+  const std::string version = std::to_string(k_compile_record_version);
+  return hash_parts({"ptxas", version, ptx_sha256, ptxas_sha256, joined_options});
+}
+
+std::string ResultCache::path_of(std::string_view kind, const std::string& key) const {
+  return (fs::path(m_root) / kind / key.substr(0, 2) / (key + ".json")).string();
+}
+
+std::optional<nlohmann::json> ResultCache::load(std::string_view kind, const std::string& key) const {
+  const std::string path = path_of(kind, key);
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec || size > k_max_entry_bytes) {
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  nlohmann::json value = nlohmann::json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+  if (!value.is_object()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::string> ResultCache::store(std::string_view kind, const std::string& key,
+                                              const nlohmann::json& value) const {
+  const fs::path path = path_of(kind, key);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) {
+    return fmt::format("{}: cannot create: {}", path.parent_path().string(), ec.message());
+  }
+  return write_entry(path, value.dump());
+}
+
+}  // namespace lp::inspect

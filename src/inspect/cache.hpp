@@ -1,0 +1,74 @@
+#pragma once
+// The on-disk cache of lp_inspect. Disassembling a cubin costs about a second of
+// nvdisasm, compiling a PTX a fraction of one, and the full kernel set holds
+// over a thousand of each; a second `loraprobe inspect` of the same cubins with
+// the same tools should cost file reads only.
+//
+// Two kinds of entries, one JSON file each, under <root>/<kind>/<2 hex>/<key>.json:
+//   sass/   a CubinReport as JSON, keyed by (cubin sha256, nvdisasm sha256,
+//           analysis fingerprint: sass::k_analysis_version, the check table and
+//           the checks selected);
+//   ptxas/  what compiling one PTX with one ptxas binary gave (the cubin's sha256
+//           and size, ptxas -v's log), keyed by (PTX sha256, ptxas sha256, the
+//           options), so that a cached compile leads straight to a cached report
+//           without running ptxas again. The cubin itself is not kept.
+// Entries are written atomically (temporary file and rename), so concurrent
+// processes and threads may share a root; an unreadable or malformed entry is a
+// miss and is overwritten.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sass/analyze.hpp"
+
+namespace lp::inspect {
+
+/// $XDG_CACHE_HOME/loraprobe when XDG_CACHE_HOME is set (and absolute), else
+/// $HOME/.cache/loraprobe; nullopt when neither variable is usable.
+std::optional<std::string> default_cache_root();
+
+/// sha256 of what decides an analysis besides its inputs: sass::k_analysis_version,
+/// every row of the check table (id and description) and the ids `options` selects
+/// (all of them when empty). Throws lp::UsageError for an unknown check id.
+std::string analysis_fingerprint(const sass::AnalysisOptions& options);
+
+/// The sass/ key of a report: sha256 over the three parts, lower-case hex.
+std::string sass_cache_key(std::string_view cubin_sha256, std::string_view nvdisasm_sha256,
+                           std::string_view analysis_fingerprint);
+
+/// The ptxas/ key of a compile: sha256 over the PTX's sha256, the ptxas binary's
+/// sha256 and its options in order, lower-case hex.
+std::string compile_cache_key(std::string_view ptx_sha256, std::string_view ptxas_sha256,
+                              const std::vector<std::string>& options);
+
+/// A cache folder. Thread-safe: every call works on its own files.
+class ResultCache {
+ public:
+  /// Uses `root` (created on the first store).
+  explicit ResultCache(std::string root) : m_root(std::move(root)) {}
+
+  /// The folder given at construction.
+  [[nodiscard]] const std::string& root() const noexcept { return m_root; }
+
+  /// The entry `key` of `kind` ("sass" or "ptxas"); nullopt when absent, unreadable
+  /// or not a JSON object. Never throws for a bad entry.
+  [[nodiscard]] std::optional<nlohmann::json> load(std::string_view kind, const std::string& key) const;
+
+  /// Writes the entry atomically. Best effort: returns the reason it could not
+  /// ("<path>: ...") instead of throwing, since a cache that cannot be written only
+  /// costs time.
+  [[nodiscard]] std::optional<std::string> store(std::string_view kind, const std::string& key,
+                                                 const nlohmann::json& value) const;
+
+  /// Where the entry `key` of `kind` lives.
+  [[nodiscard]] std::string path_of(std::string_view kind, const std::string& key) const;
+
+ private:
+  std::string m_root;
+};
+
+}  // namespace lp::inspect

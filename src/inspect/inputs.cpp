@@ -1,0 +1,131 @@
+#include "inspect/inputs.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "sass/cubin.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace lp::inspect {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Larger than any cubin or PTX a kernel compiler writes; guards against reading
+/// a disk image someone named foo.cubin.
+constexpr std::size_t k_max_input_bytes = std::size_t{512} << 20;
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/// True when the first directive of `text`, past blank lines and // and /* */
+/// comments, is `.version <digits>`: every PTX file starts so (the PTX ISA makes
+/// .version the first directive), and no other text format we might meet does.
+bool looks_like_ptx(std::string_view text) {
+  std::size_t i = 0;
+  const std::size_t limit = std::min<std::size_t>(text.size(), 1 << 20);
+  while (i < limit) {
+    if (is_space(text[i])) {
+      ++i;
+    } else if (text.substr(i, 2) == "//") {
+      const std::size_t nl = text.find('\n', i);
+      i = nl == std::string_view::npos ? limit : nl + 1;
+    } else if (text.substr(i, 2) == "/*") {
+      const std::size_t end = text.find("*/", i + 2);
+      if (end == std::string_view::npos) {
+        return false;
+      }
+      i = end + 2;
+    } else {
+      break;
+    }
+  }
+  constexpr std::string_view k_directive = ".version";
+  if (text.substr(i, k_directive.size()) != k_directive) {
+    return false;
+  }
+  i += k_directive.size();
+  if (i >= text.size() || (text[i] != ' ' && text[i] != '\t')) {
+    return false;
+  }
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) {
+    ++i;
+  }
+  return i < text.size() && text[i] >= '0' && text[i] <= '9';
+}
+
+std::string not_an_input(const std::string& path) {
+  return fmt::format("{}: not a PTX file or a cubin (no ELF header and no .version directive)", path);
+}
+
+InputFile read_input(const std::string& path) {
+  InputFile file;
+  file.path = path;
+  file.contents = read_file(path, k_max_input_bytes);
+  const std::optional<InputKind> kind = classify_input(file.contents);
+  if (!kind) {
+    throw UsageError(not_an_input(path));
+  }
+  file.kind = *kind;
+  return file;
+}
+
+}  // namespace
+
+std::string_view to_string(InputKind kind) noexcept { return kind == InputKind::ptx ? "ptx" : "cubin"; }
+
+std::optional<InputKind> classify_input(std::string_view bytes) {
+  if (sass::looks_like_elf(bytes)) {
+    return InputKind::cubin;
+  }
+  if (looks_like_ptx(bytes)) {
+    return InputKind::ptx;
+  }
+  return std::nullopt;
+}
+
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths) {
+  std::vector<InputFile> out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) {
+      throw UsageError(fmt::format("{}: cannot read: {}", path,
+                                   ec ? ec.message() : std::string(std::strerror(ENOENT))));
+    }
+    if (!fs::is_directory(status)) {
+      out.push_back(read_input(path));
+      continue;
+    }
+    std::vector<std::string> found;
+    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
+    if (ec) {
+      throw UsageError(fmt::format("{}: cannot read: {}", path, ec.message()));
+    }
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) {
+        throw UsageError(fmt::format("{}: cannot read: {}", it->path().string(), ec.message()));
+      }
+      const fs::path& entry = it->path();
+      const std::string ext = entry.extension().string();
+      if ((ext == ".ptx" || ext == ".cubin") && it->is_regular_file(ec)) {
+        found.push_back(entry.string());
+      }
+    }
+    if (found.empty()) {
+      throw UsageError(fmt::format("{}: no *.ptx or *.cubin files in this folder", path));
+    }
+    std::sort(found.begin(), found.end());
+    for (const std::string& file : found) {
+      out.push_back(read_input(file));
+    }
+  }
+  return out;
+}
+
+}  // namespace lp::inspect

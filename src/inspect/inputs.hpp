@@ -1,0 +1,41 @@
+#pragma once
+// The user's own files for `loraprobe inspect PATH...`: PTX to compile and
+// cubins to disassemble, named one by one or found in folders (a Triton cache
+// directory holds <hash>/<kernel>.ptx and <kernel>.cubin next to .json, .ttir,
+// .llir and others, which are ignored).
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lp::inspect {
+
+/// What a file holds.
+enum class InputKind { ptx, cubin };
+
+/// "ptx" or "cubin".
+std::string_view to_string(InputKind kind) noexcept;
+
+/// One file to inspect.
+struct InputFile {
+  std::string path;      ///< as named, or <folder>/<relative path> when found in a folder
+  InputKind kind = InputKind::cubin;
+  std::string contents;  ///< the bytes read
+};
+
+/// What `bytes` hold, by content: an ELF header is a cubin, a `.version X.Y`
+/// directive before any other directive (after comments) is PTX; nullopt otherwise.
+std::optional<InputKind> classify_input(std::string_view bytes);
+
+/// Reads the inputs: a named file is taken by its content whatever its name; a
+/// folder is searched recursively (sorted, symbolic links to folders not followed)
+/// for *.ptx and *.cubin, everything else being ignored. Throws lp::UsageError:
+///   "<path>: cannot read: <reason>"                 (missing, unreadable)
+///   "<path>: not a PTX file or a cubin (no ELF header and no .version directive)"
+///                                                   (a named file, or a *.ptx / *.cubin
+///                                                    found in a folder, that is neither)
+///   "<path>: no *.ptx or *.cubin files in this folder"
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths);
+
+}  // namespace lp::inspect

@@ -1,0 +1,300 @@
+#include "inspect/inspector.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <future>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "compile/ptxas.hpp"
+#include "sass/checks.hpp"
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+namespace lp::inspect {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+/// What one distinct input gave; shared by every item that names it.
+struct Inspector::Outcome {
+  ItemStatus status = ItemStatus::error;
+  std::size_t finding_count = 0;
+  nlohmann::json sass;
+  nlohmann::json compile;
+  std::string error;
+  bool cached = false;
+  double ms = 0.0;
+};
+
+/// Inputs being or already worked on: the first caller computes, later ones wait.
+struct Inspector::Memo {
+  std::mutex mutex;
+  std::map<std::string, std::shared_future<Outcome>> outcomes;
+};
+
+std::string_view to_string(ItemStatus status) noexcept {
+  switch (status) {
+    case ItemStatus::clean:
+      return "clean";
+    case ItemStatus::hazard:
+      return "hazard";
+    case ItemStatus::error:
+      return "error";
+  }
+  return "error";
+}
+
+nlohmann::json InspectResult::to_json() const {
+  return nlohmann::json{{"name", name},
+                        {"variant", variant ? nlohmann::json(*variant) : nlohmann::json(nullptr)},
+                        {"compiler", compiler},
+                        {"status", to_string(status)},
+                        {"finding_count", finding_count},
+                        {"cached", cached},
+                        {"error", error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error)},
+                        {"ms", ms},
+                        {"compile", compile},
+                        {"sass", sass}};
+}
+
+nlohmann::json CacheStats::to_json(const std::optional<std::string>& root) const {
+  return nlohmann::json{{"enabled", root.has_value()},
+                        {"root", root ? nlohmann::json(*root) : nlohmann::json(nullptr)},
+                        {"sass_hits", sass_hits},
+                        {"sass_misses", sass_misses},
+                        {"compile_hits", compile_hits},
+                        {"compile_misses", compile_misses},
+                        {"write_errors", write_errors}};
+}
+
+Inspector::Inspector(InspectorOptions options)
+    : m_options(std::move(options)),
+      m_fingerprint(analysis_fingerprint(m_options.analysis)),
+      m_memo(std::make_unique<Memo>()) {
+  if (m_options.jobs == 0) {
+    m_options.jobs = std::max(1U, std::thread::hardware_concurrency());
+  }
+  if (m_options.cache_root) {
+    m_cache.emplace(*m_options.cache_root);
+  }
+}
+
+Inspector::~Inspector() = default;
+
+std::vector<std::string> Inspector::check_ids() const {
+  if (!m_options.analysis.checks.empty()) {
+    return m_options.analysis.checks;
+  }
+  std::vector<std::string> ids;
+  for (const sass::Check& check : sass::all_checks()) {
+    ids.emplace_back(check.id);
+  }
+  return ids;
+}
+
+CacheStats Inspector::cache_stats() const {
+  CacheStats stats;
+  stats.sass_hits = m_sass_hits;
+  stats.sass_misses = m_sass_misses;
+  stats.compile_hits = m_compile_hits;
+  stats.compile_misses = m_compile_misses;
+  stats.write_errors = m_write_errors;
+  std::lock_guard lock(m_write_error_mutex);
+  stats.first_write_error = m_first_write_error;
+  return stats;
+}
+
+void Inspector::note_write(const std::optional<std::string>& failure) const {
+  if (!failure) {
+    return;
+  }
+  ++m_write_errors;
+  std::lock_guard lock(m_write_error_mutex);
+  if (m_first_write_error.empty()) {
+    m_first_write_error = *failure;
+  }
+}
+
+Inspector::Outcome Inspector::analyse(std::string_view cubin, const std::string& cubin_sha256,
+                                      const std::string& name) const {
+  Outcome outcome;
+  const std::string key = sass_cache_key(cubin_sha256, m_options.nvdisasm.sha256, m_fingerprint);
+  if (m_cache) {
+    if (std::optional<nlohmann::json> hit = m_cache->load("sass", key);
+        hit && hit->value("cubin_sha256", std::string()) == cubin_sha256 && hit->contains("finding_count")) {
+      ++m_sass_hits;
+      outcome.finding_count = hit->at("finding_count").get<std::size_t>();
+      outcome.status = outcome.finding_count > 0 ? ItemStatus::hazard : ItemStatus::clean;
+      outcome.sass = std::move(*hit);
+      outcome.cached = true;
+      return outcome;
+    }
+    ++m_sass_misses;
+  }
+  sass::CubinReport report;
+  try {
+    report = sass::analyze_cubin(cubin, m_options.nvdisasm, m_options.analysis, name);
+  } catch (const lp::Error& e) {
+    // Not cached: nvdisasm timing out under load says nothing about the next run.
+    outcome.error = e.what();
+    return outcome;
+  }
+  // What the cache stores is what the caller gets, byte for byte once dumped,
+  // so a later hit is indistinguishable from this run.
+  const std::string text = nlohmann::json(report).dump();
+  if (m_cache) {
+    note_write(m_cache->store("sass", key, nlohmann::json::parse(text)));
+  }
+  outcome.sass = nlohmann::json::parse(text);
+  outcome.finding_count = report.finding_count();
+  outcome.status = outcome.finding_count > 0 ? ItemStatus::hazard : ItemStatus::clean;
+  return outcome;
+}
+
+Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& input_sha256) const {
+  if (!item.ptx) {
+    return analyse(item.cubin, input_sha256, item.name);
+  }
+  const compile::PtxasInfo& ptxas = item.ptx->ptxas;
+  const std::string key = compile_cache_key(input_sha256, ptxas.sha256, compile::triton_ptxas_options());
+  if (m_cache) {
+    if (std::optional<nlohmann::json> record = m_cache->load("ptxas", key);
+        record && record->contains("cubin_sha256") && record->at("cubin_sha256").is_string()) {
+      // The compile is known; only a cached report saves running ptxas again.
+      const std::string cubin_sha256 = record->at("cubin_sha256").get<std::string>();
+      const std::string report_key = sass_cache_key(cubin_sha256, m_options.nvdisasm.sha256, m_fingerprint);
+      if (std::optional<nlohmann::json> hit = m_cache->load("sass", report_key);
+          hit && hit->value("cubin_sha256", std::string()) == cubin_sha256 && hit->contains("finding_count")) {
+        ++m_compile_hits;
+        ++m_sass_hits;
+        Outcome outcome;
+        outcome.finding_count = hit->at("finding_count").get<std::size_t>();
+        outcome.status = outcome.finding_count > 0 ? ItemStatus::hazard : ItemStatus::clean;
+        outcome.sass = std::move(*hit);
+        outcome.cached = true;
+        outcome.compile = std::move(*record);
+        outcome.compile["cached"] = true;
+        return outcome;
+      }
+    }
+    ++m_compile_misses;
+  }
+  compile::PtxasOutput out;
+  try {
+    out = compile::compile_with_ptxas(ptxas, *item.ptx->ptx, item.name);
+  } catch (const lp::Error& e) {
+    Outcome outcome;
+    outcome.error = e.what();
+    outcome.compile = nlohmann::json{{"error", e.what()}, {"cached", false}};
+    return outcome;
+  }
+  const std::string cubin_sha256 = sha256_hex(out.cubin);
+  nlohmann::json record = {
+      {"cubin_sha256", cubin_sha256}, {"cubin_bytes", out.cubin.size()}, {"ms", out.ms}, {"log", out.log}};
+  if (m_cache) {
+    note_write(m_cache->store("ptxas", key, record));
+  }
+  Outcome outcome = analyse(out.cubin, cubin_sha256, item.name + " (" + item.compiler + ")");
+  outcome.compile = std::move(record);
+  outcome.compile["cached"] = false;
+  return outcome;
+}
+
+InspectResult Inspector::inspect(const InspectItem& item) const {
+  const auto start = Clock::now();
+  const std::string input_sha256 = item.ptx ? sha256_hex(*item.ptx->ptx) : sha256_hex(item.cubin);
+  const std::string key = item.ptx ? "ptx:" + input_sha256 + ":" + item.ptx->ptxas.sha256 : "cubin:" + input_sha256;
+  std::shared_future<Outcome> future;
+  std::optional<std::promise<Outcome>> promise;
+  {
+    std::lock_guard lock(m_memo->mutex);
+    if (auto it = m_memo->outcomes.find(key); it != m_memo->outcomes.end()) {
+      future = it->second;
+    } else {
+      promise.emplace();
+      future = promise->get_future().share();
+      m_memo->outcomes.emplace(key, future);
+    }
+  }
+  const bool first = promise.has_value();
+  if (first) {
+    try {
+      promise->set_value(work(item, input_sha256));
+    } catch (...) {
+      promise->set_exception(std::current_exception());
+    }
+  }
+  const Outcome& outcome = future.get();  // rethrows what work() threw
+  InspectResult result;
+  result.name = item.name;
+  result.variant = item.variant;
+  result.compiler = item.compiler;
+  result.status = outcome.status;
+  result.finding_count = outcome.finding_count;
+  result.sass = outcome.sass;
+  result.compile = outcome.compile;
+  if (item.ptx && result.compile.is_object()) {
+    // The same binary may be known by several specs ("toolkit", "13.0"): name this item's.
+    result.compile["ptxas"] = item.ptx->ptxas.to_json();
+  }
+  result.error = outcome.error;
+  result.cached = outcome.cached;
+  result.ms = first ? ms_since(start) : 0.0;
+  return result;
+}
+
+std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>& items) const {
+  std::vector<InspectResult> results(items.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mutex;  // guards failure, done and the progress callback
+  std::exception_ptr failure;
+  std::size_t done = 0;
+  auto worker = [&] {
+    while (!stop) {
+      const std::size_t i = next++;
+      if (i >= items.size()) {
+        return;
+      }
+      try {
+        results[i] = inspect(items[i]);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!failure) {
+          failure = std::current_exception();
+        }
+        stop = true;
+        return;
+      }
+      if (m_options.progress) {
+        std::lock_guard lock(mutex);
+        ++done;
+        m_options.progress(results[i], done, items.size());
+      }
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(m_options.jobs, items.size());
+  {
+    std::vector<std::jthread> pool;
+    pool.reserve(threads);
+    for (std::size_t t = 0; t < threads; ++t) {
+      pool.emplace_back(worker);
+    }
+  }  // joins
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+  return results;
+}
+
+}  // namespace lp::inspect

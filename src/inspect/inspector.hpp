@@ -1,0 +1,162 @@
+#pragma once
+// The static inspection that `loraprobe inspect` and the sweep share: cubins
+// (given as bytes, or as PTX plus the ptxas that compiles it) in, one SASS
+// report per item out, several nvdisasm and ptxas processes at a time.
+//
+//   lp::inspect::InspectorOptions options;
+//   options.nvdisasm = lp::sass::find_nvdisasm();
+//   options.cache_root = lp::inspect::default_cache_root();
+//   const lp::inspect::Inspector inspector(std::move(options));
+//   std::vector<InspectItem> items;
+//   items.push_back({v.id, v.id, "prebuilt", set.contents(*v.cubin), std::nullopt});
+//   for (const InspectResult& r : inspector.inspect_all(items)) {
+//     if (r.status == ItemStatus::hazard) { ... }   // a sweep case that passed: LATENT
+//   }
+//
+// Every distinct input is worked on once per Inspector: the same cubin bytes, or
+// the same PTX under the same ptxas binary (compared by sha256, whatever the
+// label), give one compile and one nvdisasm run however many items and threads
+// ask for them. With a cache root, reports and compile records persist between
+// processes (cache.hpp).
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compile/toolchain.hpp"
+#include "inspect/cache.hpp"
+#include "sass/analyze.hpp"
+#include "sass/nvdisasm.hpp"
+
+namespace lp::inspect {
+
+/// PTX to be compiled before it is inspected.
+struct PtxInput {
+  /// The PTX text; shared, since one PTX is usually compiled by several ptxas.
+  std::shared_ptr<const std::string> ptx;
+  compile::PtxasInfo ptxas;  ///< the binary; its sha256 identifies it
+};
+
+/// One thing to inspect.
+struct InspectItem {
+  std::string name;                    ///< variant id, or the path of a user's file
+  std::optional<std::string> variant;  ///< kernel-set variant id, when it is one
+  std::string compiler;                ///< "prebuilt", "ptxas=<spec>", "driver", "file"
+  std::string cubin;                   ///< ELF bytes; leave empty when `ptx` is set
+  std::optional<PtxInput> ptx;         ///< compile this instead of taking `cubin`
+};
+
+/// What came of an item.
+enum class ItemStatus {
+  clean,   ///< analysed, no finding
+  hazard,  ///< analysed, at least one finding
+  error,   ///< not analysed: ptxas or nvdisasm failed, or the input is no cubin
+};
+
+/// "clean", "hazard", "error".
+std::string_view to_string(ItemStatus status) noexcept;
+
+/// The result for one item, in the order of the items given.
+struct InspectResult {
+  std::string name;
+  std::optional<std::string> variant;
+  std::string compiler;
+  ItemStatus status = ItemStatus::error;
+  std::size_t finding_count = 0;
+  /// sass::CubinReport as JSON (analyze.hpp's to_json); null for an error.
+  nlohmann::json sass;
+  /// For PTX inputs: {ptxas: PtxasInfo, cubin_sha256, cubin_bytes, ms, log, cached};
+  /// null for items given as cubins.
+  nlohmann::json compile;
+  std::string error;  ///< why, for status error; empty otherwise
+  bool cached = false;  ///< `sass` was read from the disk cache, not computed
+  double ms = 0.0;      ///< wall time spent on this input (0 for a repeat)
+
+  /// {name, variant, compiler, status, finding_count, cached, error, compile, sass}:
+  /// the `items` entries of configs/schema/inspect.schema.json.
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+/// Called once per item as inspect_all finishes it (serialised: never two at once).
+using ProgressFunction = std::function<void(const InspectResult& result, std::size_t done, std::size_t total)>;
+
+/// How an Inspector works.
+struct InspectorOptions {
+  sass::Nvdisasm nvdisasm;          ///< from sass::find_nvdisasm
+  sass::AnalysisOptions analysis;   ///< checks to run (empty: all)
+  unsigned jobs = 0;                ///< items worked on at once; 0: hardware concurrency
+  std::optional<std::string> cache_root;  ///< nullopt: no disk cache (--no-cache)
+  ProgressFunction progress;        ///< optional
+};
+
+/// Counts of the disk cache's use since construction.
+struct CacheStats {
+  std::size_t sass_hits = 0;
+  std::size_t sass_misses = 0;
+  std::size_t compile_hits = 0;
+  std::size_t compile_misses = 0;
+  std::size_t write_errors = 0;
+  std::string first_write_error;  ///< the first reason a store failed, for the user
+  /// {enabled, root, sass_hits, sass_misses, compile_hits, compile_misses, write_errors}.
+  [[nodiscard]] nlohmann::json to_json(const std::optional<std::string>& root) const;
+};
+
+/// Inspects cubins. Thread-safe: inspect() and inspect_all() may be called from
+/// several threads at once.
+class Inspector {
+ public:
+  /// Throws lp::UsageError for an unknown check id in `options.analysis`.
+  explicit Inspector(InspectorOptions options);
+  ~Inspector();
+  Inspector(const Inspector&) = delete;
+  Inspector& operator=(const Inspector&) = delete;
+
+  /// Inspects one item in the calling thread (waiting for another thread that is
+  /// already working on the same input). Failures of ptxas, nvdisasm or the
+  /// input give status error; lp::Fatal errors propagate.
+  [[nodiscard]] InspectResult inspect(const InspectItem& item) const;
+
+  /// Inspects every item with options().jobs threads and returns the results in
+  /// the items' order. The first lp::Fatal (or unexpected exception) a worker
+  /// meets stops the others from starting new items and is rethrown here.
+  [[nodiscard]] std::vector<InspectResult> inspect_all(const std::vector<InspectItem>& items) const;
+
+  /// The options given (jobs resolved to a number).
+  [[nodiscard]] const InspectorOptions& options() const noexcept { return m_options; }
+  /// sha256 of the analysis version, check table and selected checks (cache.hpp).
+  [[nodiscard]] const std::string& fingerprint() const noexcept { return m_fingerprint; }
+  /// The check ids that run.
+  [[nodiscard]] std::vector<std::string> check_ids() const;
+  /// The disk cache's use so far.
+  [[nodiscard]] CacheStats cache_stats() const;
+
+ private:
+  struct Outcome;
+  struct Memo;
+
+  [[nodiscard]] Outcome work(const InspectItem& item, const std::string& key) const;
+  [[nodiscard]] Outcome analyse(std::string_view cubin, const std::string& cubin_sha256,
+                                const std::string& name) const;
+  void note_write(const std::optional<std::string>& failure) const;
+
+  InspectorOptions m_options;
+  std::string m_fingerprint;
+  std::optional<ResultCache> m_cache;
+  std::unique_ptr<Memo> m_memo;
+  mutable std::atomic<std::size_t> m_sass_hits{0};
+  mutable std::atomic<std::size_t> m_sass_misses{0};
+  mutable std::atomic<std::size_t> m_compile_hits{0};
+  mutable std::atomic<std::size_t> m_compile_misses{0};
+  mutable std::atomic<std::size_t> m_write_errors{0};
+  mutable std::mutex m_write_error_mutex;
+  mutable std::string m_first_write_error;
+};
+
+}  // namespace lp::inspect

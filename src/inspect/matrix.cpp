@@ -1,0 +1,342 @@
+#include "inspect/matrix.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tools/tools.hpp"
+#include "util/error.hpp"
+
+namespace lp::inspect {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::vector<int> version_parts(const std::string& v) {
+  std::vector<int> parts;
+  std::size_t start = 0;
+  while (start <= v.size()) {
+    const std::size_t dot = std::min(v.find('.', start), v.size());
+    int value = 0;
+    for (std::size_t i = start; i < dot && v[i] >= '0' && v[i] <= '9'; ++i) {
+      value = value * 10 + (v[i] - '0');
+    }
+    parts.push_back(value);
+    start = dot + 1;
+  }
+  return parts;
+}
+
+/// An axis value as the table prints it: "-" for null, y/n for booleans.
+std::string cell_text(const json& axes, const std::string& key) {
+  const auto it = axes.find(key);
+  if (it == axes.end() || it->is_null()) {
+    return "-";
+  }
+  if (it->is_boolean()) {
+    return it->get<bool>() ? "y" : "n";
+  }
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+json axis(const kernels::Variant& v, const char* key) { return v.axes.value(key, json()); }
+
+/// The groups whose first clean version issue 5 asks for.
+struct Target {
+  std::string what;
+  std::string marker;  ///< what the table prints after the group's rows
+  bool (*matches)(const kernels::Variant&);
+};
+
+/// An fp32-input expand kernel at vLLM's fixed knobs: block_m 64, 4 warps, and the
+/// EVEN_K path vLLM takes whenever the rank is a multiple of block_k (every rank
+/// it serves from 16 up).
+bool is_fp32_expand(const kernels::Variant& v) {
+  return v.op == "expand" && axis(v, "input_dtype") == "fp32" && (v.role == "kernel" || v.role == "negative_control") &&
+         axis(v, "block_m") == 64 && axis(v, "num_warps") == 4 && axis(v, "even_k") == true;
+}
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> k_targets{
+      {"vLLM default expand (block_n 128, num_stages 2, fp32 input)", "vLLM default expand",
+       [](const kernels::Variant& v) {
+         // block_k 32: shared/DESIGN.md's reference default.
+         return is_fp32_expand(v) && axis(v, "num_slices") == 1 && axis(v, "block_n") == 128 &&
+                axis(v, "num_stages") == 2 && axis(v, "block_k") == 32;
+       }},
+      {"multi-slice default expand (block_n 64, num_stages 2, fp32 input)", "multi-slice default expand",
+       [](const kernels::Variant& v) {
+         const json slices = axis(v, "num_slices");
+         // block_k 32 (the reference default) and 16 (newer vLLM's multi-slice default).
+         const json block_k = axis(v, "block_k");
+         return is_fp32_expand(v) && slices.is_number_integer() && slices.get<int>() > 1 &&
+                axis(v, "block_n") == 64 && axis(v, "num_stages") == 2 && (block_k == 32 || block_k == 16);
+       }},
+      // Some vLLM versions write the single-slice default with block_k 16 (kernels/README.md):
+      // a separate answer, since the k-loop it makes is another one.
+      {"vLLM default expand with block_k 16 (newer vLLM)", "vLLM default expand, block_k 16",
+       [](const kernels::Variant& v) {
+         return is_fp32_expand(v) && axis(v, "num_slices") == 1 && axis(v, "block_n") == 128 &&
+                axis(v, "num_stages") == 2 && axis(v, "block_k") == 16;
+       }},
+  };
+  return k_targets;
+}
+
+FirstClean first_clean_of(const Target& target, const PtxasMatrix& m) {
+  FirstClean out;
+  out.what = target.what;
+  std::vector<const MatrixRow*> rows;
+  for (const MatrixRow& row : m.rows) {
+    if (target.matches(*row.variant)) {
+      rows.push_back(&row);
+      out.variants.push_back(row.variant->id);
+    }
+  }
+  if (rows.empty() || m.columns.empty()) {
+    out.line = fmt::format("{}: not in this selection", out.what);
+    return out;
+  }
+  auto clean_in = [&](std::size_t column) {
+    return std::all_of(rows.begin(), rows.end(), [&](const MatrixRow* r) {
+      return r->cells[column].findings.has_value() && *r->cells[column].findings == 0;
+    });
+  };
+  std::optional<std::size_t> first;
+  for (std::size_t c = 0; c < m.columns.size(); ++c) {
+    if (!first && clean_in(c)) {
+      first = c;
+    } else if (first && !clean_in(c)) {
+      out.regressions.push_back(m.columns[c].version);
+    }
+  }
+  const std::string count = rows.size() == 1 ? rows.front()->variant->id : fmt::format("{} variants", rows.size());
+  if (!first) {
+    out.line = fmt::format("{} [{}]: no ptxas gives clean SASS (tried {} .. {})", out.what, count,
+                           m.columns.front().version, m.columns.back().version);
+    return out;
+  }
+  out.version = m.columns[*first].version;
+  out.line = fmt::format("{} [{}]: first clean with ptxas {}{}", out.what, count, *out.version,
+                         out.regressions.empty()
+                             ? (*first == 0 ? " (the oldest tried; every version is clean)" : " (and every later one)")
+                             : fmt::format(" (hazard again with {})", fmt::join(out.regressions, ", ")));
+  return out;
+}
+
+}  // namespace
+
+bool version_less(const std::string& a, const std::string& b) { return version_parts(a) < version_parts(b); }
+
+std::vector<const kernels::Variant*> default_matrix_variants(const kernels::KernelSet& set) {
+  const json base = {{"op", "expand"}, {"weight_dtype", "bf16"}, {"block_m", 64}, {"num_warps", 4},
+                     {"even_k", true},  {"add_inputs", true}};
+  std::vector<json> wanted;
+  for (int block_n : {32, 64, 128, 256}) {
+    for (int stages : {1, 2, 3, 4}) {
+      json w = base;
+      w.update({{"input_dtype", "fp32"}, {"block_k", 32}, {"num_slices", 1}, {"block_n", block_n}, {"num_stages", stages}});
+      wanted.push_back(std::move(w));
+    }
+  }
+  for (int block_k : {32, 16}) {
+    for (int slices : {2, 3}) {
+      json w = base;
+      w.update({{"input_dtype", "fp32"}, {"block_k", block_k}, {"num_slices", slices}, {"same_stride", true},
+                {"block_n", 64}, {"num_stages", 2}});
+      wanted.push_back(std::move(w));
+    }
+  }
+  json k16 = base;
+  k16.update({{"input_dtype", "fp32"}, {"block_k", 16}, {"num_slices", 1}, {"block_n", 128}, {"num_stages", 2}});
+  wanted.push_back(std::move(k16));
+  json bf16 = base;
+  bf16.update({{"input_dtype", "bf16"}, {"block_k", 32}, {"num_slices", 1}, {"block_n", 128}, {"num_stages", 2}});
+  wanted.push_back(std::move(bf16));
+
+  std::vector<const kernels::Variant*> out;
+  for (const json& w : wanted) {
+    const kernels::Lookup found = set.lookup(w);
+    if (found.variant == nullptr) {
+      throw UsageError(fmt::format("--ptxas-matrix: the kernel set {} has no variant {}: {}; choose variants with --filter",
+                                   set.origin(), w.dump(), found.problem));
+    }
+    out.push_back(found.variant);
+  }
+  return out;
+}
+
+std::vector<compile::PtxasInfo> ptxas_in_folder(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw UsageError(fmt::format("--ptxas-matrix {}: not a folder (scripts/install_tools.sh fills {}/ptxas)", dir,
+                                 tools::tools_dir()));
+  }
+  std::vector<compile::PtxasInfo> found;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    for (const char* rel : {"ptxas", "bin/ptxas"}) {
+      const fs::path candidate = entry.path() / rel;
+      if (tools::is_executable_file(candidate.string())) {
+        compile::PtxasInfo info = compile::resolve_ptxas(candidate.string());
+        info.spec = entry.path().filename().string();
+        found.push_back(std::move(info));
+        break;
+      }
+    }
+  }
+  if (found.empty()) {
+    throw UsageError(fmt::format("--ptxas-matrix {}: no <version>/ptxas or <version>/bin/ptxas in this folder", dir));
+  }
+  std::sort(found.begin(), found.end(), [](const compile::PtxasInfo& a, const compile::PtxasInfo& b) {
+    const std::string& va = a.version.empty() ? a.spec : a.version;
+    const std::string& vb = b.version.empty() ? b.spec : b.version;
+    return version_less(va, vb);
+  });
+  return found;
+}
+
+PtxasMatrix build_matrix(const std::vector<const kernels::Variant*>& variants, std::vector<MatrixColumn> columns,
+                         const std::vector<InspectResult>& results) {
+  PtxasMatrix m;
+  std::stable_sort(columns.begin(), columns.end(), [](const MatrixColumn& a, const MatrixColumn& b) {
+    if (a.version != b.version) {
+      return version_less(a.version, b.version);
+    }
+    return a.compiler == "prebuilt" && b.compiler != "prebuilt";
+  });
+  m.columns = std::move(columns);
+  std::map<std::pair<std::string, std::string>, const InspectResult*> by_key;
+  for (const InspectResult& r : results) {
+    if (r.variant) {
+      by_key[{*r.variant, r.compiler}] = &r;
+    }
+  }
+  for (const kernels::Variant* v : variants) {
+    MatrixRow row;
+    row.variant = v;
+    for (const MatrixColumn& column : m.columns) {
+      MatrixCell cell;
+      const auto it = by_key.find({v->id, column.compiler});
+      if (it == by_key.end()) {
+        cell.status = "missing";
+      } else {
+        cell.status = std::string(to_string(it->second->status));
+        if (it->second->status != ItemStatus::error) {
+          cell.findings = it->second->finding_count;
+          cell.cubin_sha256 = it->second->sass.value("cubin_sha256", std::string());
+        }
+      }
+      row.cells.push_back(std::move(cell));
+    }
+    m.rows.push_back(std::move(row));
+  }
+  for (const Target& target : targets()) {
+    m.first_clean.push_back(first_clean_of(target, m));
+  }
+  return m;
+}
+
+std::string PtxasMatrix::format() const {
+  // Label columns: the ones the issue names always, the others only when they vary.
+  std::vector<std::pair<std::string, std::string>> labels = {
+      {"input_dtype", "in"}, {"weight_dtype", "w"}, {"block_n", "bn"}, {"num_stages", "ns"}, {"num_slices", "S"}};
+  for (const auto& [key, head] : std::vector<std::pair<std::string, std::string>>{
+           {"block_m", "bm"}, {"block_k", "bk"}, {"num_warps", "nw"}, {"even_k", "evenk"}, {"add_inputs", "add"},
+           {"same_stride", "same"}, {"split_k", "sk"}}) {
+    std::set<std::string> seen;
+    for (const MatrixRow& row : rows) {
+      seen.insert(cell_text(row.variant->axes, key));
+    }
+    if (seen.size() > 1) {
+      labels.emplace_back(key, head);
+    }
+  }
+  std::set<std::string> roles;
+  for (const MatrixRow& row : rows) {
+    roles.insert(row.variant->role);
+  }
+  std::vector<std::size_t> width;
+  for (const auto& [key, head] : labels) {
+    std::size_t w = head.size();
+    for (const MatrixRow& row : rows) {
+      w = std::max(w, cell_text(row.variant->axes, key).size());
+    }
+    width.push_back(w);
+  }
+  std::size_t cell_width = 7;
+  for (const MatrixColumn& c : columns) {
+    cell_width = std::max(cell_width, c.version.size());
+  }
+  auto label_cells = [&](auto&& text_of) {
+    std::string s;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      s += fmt::format("{:>{}} ", text_of(i), width[i]);
+    }
+    return s;
+  };
+  std::string out = "ptxas version matrix: wgmma hazard findings per cubin (0 = clean SASS, err = not analysed)\n";
+  std::string head1 = label_cells([&](std::size_t i) { return labels[i].second; }) + "|";
+  std::string head2 = label_cells([](std::size_t) { return std::string(); }) + "|";
+  for (const MatrixColumn& c : columns) {
+    head1 += fmt::format(" {:>{}}", c.compiler == "prebuilt" ? "Triton" : "ptxas", cell_width);
+    head2 += fmt::format(" {:>{}}", c.version, cell_width);
+  }
+  out += head1 + "\n" + head2 + "\n";
+  for (const MatrixRow& row : rows) {
+    std::string line = label_cells([&](std::size_t i) { return cell_text(row.variant->axes, labels[i].first); }) + "|";
+    for (const MatrixCell& cell : row.cells) {
+      line += fmt::format(" {:>{}}", cell.findings ? std::to_string(*cell.findings)
+                                                   : (cell.status == "missing" ? std::string("-") : std::string("err")),
+                          cell_width);
+    }
+    for (const Target& target : targets()) {
+      if (target.matches(*row.variant)) {
+        line += "  <- " + target.marker;
+      }
+    }
+    if (roles.size() > 1 && row.variant->role != "kernel") {
+      line += "  (" + row.variant->role + ")";
+    }
+    out += line + "\n";
+  }
+  for (const MatrixColumn& c : columns) {
+    out += fmt::format("  {} {}: {}\n", c.compiler == "prebuilt" ? "Triton" : "ptxas", c.version, c.source);
+  }
+  for (const FirstClean& f : first_clean) {
+    out += f.line + "\n";
+  }
+  return out;
+}
+
+json PtxasMatrix::to_json() const {
+  json j = {{"columns", json::array()}, {"rows", json::array()}, {"first_clean", json::array()}};
+  for (const MatrixColumn& c : columns) {
+    j["columns"].push_back({{"compiler", c.compiler}, {"version", c.version}, {"source", c.source}});
+  }
+  for (const MatrixRow& row : rows) {
+    json cells = json::array();
+    for (std::size_t i = 0; i < row.cells.size(); ++i) {
+      const MatrixCell& cell = row.cells[i];
+      cells.push_back({{"compiler", columns[i].compiler},
+                       {"findings", cell.findings ? json(*cell.findings) : json()},
+                       {"status", cell.status},
+                       {"cubin_sha256", cell.cubin_sha256.empty() ? json() : json(cell.cubin_sha256)}});
+    }
+    j["rows"].push_back({{"variant", row.variant->id}, {"axes", row.variant->axes}, {"cells", std::move(cells)}});
+  }
+  for (const FirstClean& f : first_clean) {
+    j["first_clean"].push_back({{"what", f.what},
+                                {"variants", f.variants},
+                                {"version", f.version ? json(*f.version) : json()},
+                                {"regressions", f.regressions},
+                                {"line", f.line}});
+  }
+  return j;
+}
+
+}  // namespace lp::inspect

@@ -1,0 +1,261 @@
+// `loraprobe inspect` end to end: exit codes (hazard 1, clean 0, bad input 2
+// with a pinned one-line message, no nvdisasm 3), PTX compiled with a chosen
+// ptxas, a folder walk, the cache across two processes, the ptxas matrix, and
+// every --json document validated against configs/schema/inspect.schema.json.
+// Each test gets its own cache folder (XDG_CACHE_HOME), never the user's.
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+#include "util/files.hpp"
+#include "util/subprocess.hpp"
+
+extern char** environ;
+
+namespace lp::inspect {
+namespace {
+
+namespace fs = std::filesystem;
+using test::fixture;
+using test::fixture_path;
+using test::k_clean_id;
+using test::k_hazard_id;
+
+/// Variants of the embedded set (ADD_INPUTS, the way vLLM runs the expand).
+const std::string k_set_hazard = "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1";
+const std::string k_set_clean = "expand-fp32-bf16-m64n32k32-w4s2-evenk-add-s1";
+
+/// Our environment with `changes` applied ("KEY=VALUE" sets, "KEY=" removes).
+std::vector<std::string> environment_with(const std::vector<std::string>& changes) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string key = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(changes.begin(), changes.end(),
+                                      [&](const std::string& c) { return c.substr(0, c.find('=')) == key; });
+    if (!replaced) {
+      env.push_back(entry);
+    }
+  }
+  for (const std::string& c : changes) {
+    if (c.back() != '=') {
+      env.push_back(c);
+    }
+  }
+  return env;
+}
+
+class InspectCli : public ::testing::Test {
+ protected:
+  TempDir m_scratch{"lp-inspect-cli-"};
+
+  /// Runs loraprobe with a private cache folder.
+  ProcessResult loraprobe(std::vector<std::string> args, const std::vector<std::string>& env_changes = {}) const {
+    args.insert(args.begin(), LP_LORAPROBE);
+    ProcessOptions options;
+    options.timeout = std::chrono::seconds(300);
+    std::vector<std::string> changes = {"XDG_CACHE_HOME=" + m_scratch.path() + "/cache"};
+    changes.insert(changes.end(), env_changes.begin(), env_changes.end());
+    options.environment = environment_with(changes);
+    return run_process(args, options);
+  }
+
+  /// Writes `doc` and validates it with tests/inspect/validate_inspect.py.
+  void expect_valid(const std::string& doc, const std::string& name) const {
+    const std::string path = m_scratch.write(name + ".json", doc);
+    ProcessOptions options;
+    options.timeout = std::chrono::seconds(120);
+    const ProcessResult v =
+        run_process({LP_PYTHON, std::string(LP_SOURCE_DIR) + "/tests/inspect/validate_inspect.py",
+                     std::string(LP_SOURCE_DIR) + "/configs/schema/inspect.schema.json", path},
+                    options);
+    EXPECT_TRUE(v.ok()) << v.out << v.err;
+  }
+};
+
+TEST_F(InspectCli, ListChecksNeedsNoTools) {
+  const ProcessResult r = loraprobe({"inspect", "--list-checks"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("id ", 0), 0U) << r.out;
+  EXPECT_NE(r.out.find("\nwgmma-a-reg-reuse "), std::string::npos) << r.out;
+}
+
+TEST_F(InspectCli, HelpShowsExamples) {
+  const ProcessResult r = loraprobe({"inspect", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Examples:"), std::string::npos);
+  EXPECT_NE(r.out.find("--ptxas-matrix"), std::string::npos);
+  EXPECT_NE(r.out.find("Exit codes:"), std::string::npos);
+}
+
+TEST_F(InspectCli, HazardousFilterExitsOne) {
+  LP_REQUIRE_NVDISASM(tool);
+  const ProcessResult r = loraprobe({"inspect", "--compilers", "prebuilt", "--filter", "id=" + k_set_hazard});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // The loop body kernels/README.md shows: the next iteration's LDS.64 lands in
+  // the A registers of the HGMMA at 0x2380, still in flight.
+  EXPECT_NE(r.out.find(k_set_hazard + " prebuilt "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0x2200 LDS.64 R90, [R4+UR6+0x4400]  (HGMMA 0x2380 in flight, over the back-edge)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\ninspect: 1 cubin(s) (1 variant(s) x 1 compiler(s)): 1 with a hazard ("), std::string::npos)
+      << r.out;
+}
+
+TEST_F(InspectCli, CleanFilterExitsZero) {
+  LP_REQUIRE_NVDISASM(tool);
+  const ProcessResult r =
+      loraprobe({"inspect", "--no-cache", "--compilers", "prebuilt", "--filter", "id=" + k_set_clean});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 with a hazard (0 findings), 1 clean, 0 error(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cache off"), std::string::npos) << r.out;
+}
+
+TEST_F(InspectCli, BadInputIsOneLineExitTwo) {
+  ProcessResult r = loraprobe({"inspect", "/nonexistent/kernel.ptx"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: /nonexistent/kernel.ptx: cannot read: No such file or directory\n");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+
+  const std::string junk = m_scratch.write("notes.txt", "hello");
+  r = loraprobe({"inspect", junk});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: " + junk + ": not a PTX file or a cubin (no ELF header and no .version directive)\n");
+
+  r = loraprobe({"inspect", "--filter", "op=expand", fixture_path(k_clean_id + ".cubin")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: --filter selects kernel-set variants; it does not apply to files\n");
+
+  r = loraprobe({"inspect", "--compilers", "driver"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+
+  r = loraprobe({"inspect", "--filter", "block_n=96"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("loraprobe: --filter block_n=96: no compiled variant of <embedded>/kernels matches", 0), 0U)
+      << r.err;
+}
+
+TEST_F(InspectCli, NoNvdisasmExitsThree) {
+  if (fs::exists("/usr/local/cuda/bin/nvdisasm")) {
+    GTEST_SKIP() << "skipped: the CUDA toolkit's nvdisasm cannot be hidden from loraprobe here";
+  }
+  const ProcessResult r = loraprobe({"inspect", "--filter", "id=" + k_set_clean},
+                                    {"LP_TOOLS_DIR=" + m_scratch.path() + "/no-tools", "CUDA_HOME=",
+                                     "PATH=" + m_scratch.path() + "/no-bin"});
+  if (r.exit_code == 0 || r.exit_code == 1) {
+    GTEST_SKIP() << "skipped: an nvdisasm outside the project is still reachable";
+  }
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("nvdisasm"), std::string::npos) << r.err;
+}
+
+TEST_F(InspectCli, PtxIsCompiledWithTheGivenPtxas) {
+  LP_REQUIRE_NVDISASM(tool);
+  const auto ptxas = test::some_ptxas();
+  if (!ptxas) {
+    GTEST_SKIP() << "skipped: no ptxas";
+  }
+  const ProcessResult r = loraprobe({"inspect", fixture_path(k_hazard_id + ".ptx"), "--ptxas", ptxas->path});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find(fixture_path(k_hazard_id + ".ptx") + " ptxas=" + ptxas->path), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("inspect: 1 cubin(s) (1 file(s)): 1 with a hazard"), std::string::npos) << r.out;
+}
+
+TEST_F(InspectCli, FolderWalkAndItsJsonValidate) {
+  LP_REQUIRE_NVDISASM(tool);
+  const auto ptxas = test::some_ptxas();
+  if (!ptxas) {
+    GTEST_SKIP() << "skipped: no ptxas";
+  }
+  // Laid out like a Triton cache: <hash>/<kernel>.{ptx,cubin,json,...}.
+  fs::create_directories(m_scratch.path() + "/triton/AB12/");
+  fs::create_directories(m_scratch.path() + "/triton/CD34/");
+  (void)m_scratch.write("triton/AB12/_lora_expand_kernel.ptx", fixture(k_clean_id + ".ptx"));
+  (void)m_scratch.write("triton/AB12/_lora_expand_kernel.json", "{\"name\": \"_lora_expand_kernel\"}");
+  (void)m_scratch.write("triton/CD34/_lora_expand_kernel.cubin", fixture(k_hazard_id + ".cubin"));
+  (void)m_scratch.write("triton/CD34/_lora_expand_kernel.ttgir", "#blocked = ...");
+  const ProcessResult r = loraprobe({"inspect", "--json", "--ptxas", ptxas->path, m_scratch.path() + "/triton"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc.at("mode"), "files");
+  ASSERT_EQ(doc.at("inputs").size(), 2U);
+  ASSERT_EQ(doc.at("items").size(), 2U);
+  EXPECT_EQ(doc["items"][0]["name"], m_scratch.path() + "/triton/AB12/_lora_expand_kernel.ptx");
+  EXPECT_EQ(doc["items"][0]["compiler"], "ptxas=" + ptxas->path);
+  EXPECT_EQ(doc["items"][0]["status"], "clean");
+  EXPECT_EQ(doc["items"][1]["compiler"], "file");
+  EXPECT_EQ(doc["items"][1]["status"], "hazard");
+  expect_valid(r.out, "files");
+}
+
+TEST_F(InspectCli, KernelSetJsonValidatesAndTheCacheServesTheSecondRun) {
+  LP_REQUIRE_NVDISASM(tool);
+  const auto ptxas = test::some_ptxas();
+  if (!ptxas) {
+    GTEST_SKIP() << "skipped: no ptxas";
+  }
+  const std::vector<std::string> args = {"inspect", "--json", "--compilers", "prebuilt,ptxas=" + ptxas->path,
+                                         "--filter", "id=" + k_set_hazard};
+  const ProcessResult cold = loraprobe(args);
+  EXPECT_EQ(cold.exit_code, 1) << cold.err;
+  expect_valid(cold.out, "kernel-set");
+  const ProcessResult warm = loraprobe(args);
+  EXPECT_EQ(warm.exit_code, 1) << warm.err;
+  expect_valid(warm.out, "kernel-set-cached");
+  const nlohmann::json a = nlohmann::json::parse(cold.out);
+  const nlohmann::json b = nlohmann::json::parse(warm.out);
+  EXPECT_EQ(a.at("mode"), "kernel_set");
+  EXPECT_EQ(a.at("cache").at("sass_misses"), 2);
+  EXPECT_EQ(b.at("cache").at("sass_hits"), 2);
+  EXPECT_EQ(b.at("cache").at("compile_hits"), 1);
+  ASSERT_EQ(b.at("items").size(), 2U);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_FALSE(a["items"][i]["cached"].get<bool>());
+    EXPECT_TRUE(b["items"][i]["cached"].get<bool>());
+    EXPECT_EQ(a["items"][i]["sass"], b["items"][i]["sass"]);
+  }
+}
+
+TEST_F(InspectCli, PtxasMatrixOfOneVersion) {
+  LP_REQUIRE_NVDISASM(tool);
+  const auto ptxas = test::some_ptxas();
+  if (!ptxas) {
+    GTEST_SKIP() << "skipped: no ptxas";
+  }
+  // A matrix folder laid out as scripts/install_tools.sh does, with one version.
+  const std::string dir = m_scratch.path() + "/ptxas";
+  fs::create_directories(dir + "/" + ptxas->version);
+  fs::create_symlink(ptxas->path, dir + "/" + ptxas->version + "/ptxas");
+  const std::vector<std::string> args = {"inspect", "--ptxas-matrix=" + dir, "--filter", "id=" + k_set_hazard};
+  const ProcessResult text = loraprobe(args);
+  EXPECT_EQ(text.exit_code, 1) << text.err;
+  EXPECT_NE(text.out.find("vLLM default expand (block_n 128, num_stages 2, fp32 input) [" + k_set_hazard +
+                          "]: no ptxas gives clean SASS"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("multi-slice default expand (block_n 64, num_stages 2, fp32 input): not in this selection"),
+            std::string::npos)
+      << text.out;
+  std::vector<std::string> json_args = args;
+  json_args.emplace_back("--json");
+  const ProcessResult json = loraprobe(json_args);
+  EXPECT_EQ(json.exit_code, 1) << json.err;
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc.at("mode"), "ptxas_matrix");
+  ASSERT_EQ(doc.at("matrix").at("columns").size(), 2U);
+  EXPECT_EQ(doc["matrix"]["columns"][1]["version"], ptxas->version);
+  EXPECT_TRUE(doc["matrix"]["first_clean"][0]["version"].is_null());
+  expect_valid(json.out, "matrix");
+}
+
+}  // namespace
+}  // namespace lp::inspect

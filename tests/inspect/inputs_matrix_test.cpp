@@ -1,0 +1,162 @@
+// The parts of lp_inspect that need no nvdisasm: finding the user's PTX and
+// cubins (files by content, folders by name, pinned messages for bad input),
+// version ordering, the matrix's default selection and its first-clean answer.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "inspect/inputs.hpp"
+#include "inspect/matrix.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace lp::inspect {
+namespace {
+
+namespace fs = std::filesystem;
+using test::fixture;
+using test::k_clean_id;
+using test::k_hazard_id;
+
+std::string usage_error(const std::vector<std::string>& paths) {
+  try {
+    (void)collect_inputs(paths);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Inputs, ClassifiesByContent) {
+  EXPECT_EQ(classify_input(fixture(k_hazard_id + ".cubin")), InputKind::cubin);
+  EXPECT_EQ(classify_input(fixture(k_hazard_id + ".ptx")), InputKind::ptx);
+  EXPECT_EQ(classify_input("//\n// comment\n/* block\n */\n.version 8.7\n.target sm_90a\n"), InputKind::ptx);
+  EXPECT_EQ(classify_input(".versionx 8.7"), std::nullopt);
+  EXPECT_EQ(classify_input(".target sm_90a\n.version 8.7\n"), std::nullopt);
+  EXPECT_EQ(classify_input("{\"name\": \"kernel\"}"), std::nullopt);
+  EXPECT_EQ(classify_input(""), std::nullopt);
+}
+
+TEST(Inputs, FolderWalkKeepsPtxAndCubinsOnly) {
+  const TempDir dir("lp-inspect-inputs-");
+  fs::create_directories(dir.path() + "/abc123/deeper");
+  (void)dir.write("abc123/" + k_hazard_id + ".ptx", fixture(k_hazard_id + ".ptx"));
+  (void)dir.write("abc123/deeper/" + k_clean_id + ".cubin", fixture(k_clean_id + ".cubin"));
+  (void)dir.write("abc123/" + k_hazard_id + ".json", "{\"name\": \"_lora_expand_kernel\"}");
+  (void)dir.write("abc123/kernel.ttir", "module {}");
+  (void)dir.write("notes.txt", "not a kernel");
+  const std::vector<InputFile> found = collect_inputs({dir.path()});
+  ASSERT_EQ(found.size(), 2U);
+  EXPECT_EQ(found[0].path, dir.path() + "/abc123/deeper/" + k_clean_id + ".cubin");
+  EXPECT_EQ(found[0].kind, InputKind::cubin);
+  EXPECT_EQ(found[1].path, dir.path() + "/abc123/" + k_hazard_id + ".ptx");
+  EXPECT_EQ(found[1].kind, InputKind::ptx);
+  EXPECT_EQ(found[1].contents, fixture(k_hazard_id + ".ptx"));
+}
+
+TEST(Inputs, NamedFileIsTakenByContentWhateverItsName) {
+  const TempDir dir("lp-inspect-inputs-");
+  const std::string path = dir.write("kernel.bin", fixture(k_clean_id + ".cubin"));
+  const std::vector<InputFile> found = collect_inputs({path});
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0].kind, InputKind::cubin);
+}
+
+TEST(Inputs, BadInputMessagesArePinned) {
+  const TempDir dir("lp-inspect-inputs-");
+  const std::string junk = dir.write("notes.txt", "hello");
+  EXPECT_EQ(usage_error({junk}), junk + ": not a PTX file or a cubin (no ELF header and no .version directive)");
+  EXPECT_EQ(usage_error({"/nonexistent/kernel.ptx"}), "/nonexistent/kernel.ptx: cannot read: No such file or directory");
+  fs::create_directories(dir.path() + "/empty");
+  (void)dir.write("empty/readme.md", "nothing to see");
+  EXPECT_EQ(usage_error({dir.path() + "/empty"}), dir.path() + "/empty: no *.ptx or *.cubin files in this folder");
+  fs::create_directories(dir.path() + "/sub");
+  const std::string fake = dir.write("sub/fake.cubin", "");
+  EXPECT_EQ(usage_error({dir.path() + "/sub"}),
+            fake + ": not a PTX file or a cubin (no ELF header and no .version directive)");
+}
+
+TEST(Matrix, VersionsSortNumerically) {
+  EXPECT_TRUE(version_less("12.8.93", "12.9.86"));
+  EXPECT_TRUE(version_less("13.9.1", "13.10.2"));
+  EXPECT_TRUE(version_less("13.1", "13.1.115"));
+  EXPECT_FALSE(version_less("13.5.37", "13.5.37"));
+  EXPECT_FALSE(version_less("13.0.88", "12.9.86"));
+}
+
+TEST(Matrix, DefaultSelectionComesFromTheEmbeddedSet) {
+  const kernels::KernelSet set = kernels::KernelSet::embedded();
+  const std::vector<const kernels::Variant*> v = default_matrix_variants(set);
+  ASSERT_EQ(v.size(), 22U);
+  EXPECT_EQ(v[0]->id, "expand-fp32-bf16-m64n32k32-w4s1-evenk-add-s1");
+  EXPECT_EQ(v[9]->id, "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1");
+  EXPECT_EQ(v[16]->id, "expand-fp32-bf16-m64n64k32-w4s2-evenk-add-s2-samestride");
+  EXPECT_EQ(v[20]->id, "expand-fp32-bf16-m64n128k16-w4s2-evenk-add-s1");
+  EXPECT_EQ(v[21]->role, "negative_control");
+}
+
+kernels::Variant variant(const std::string& id, int block_n, int slices) {
+  kernels::Variant v;
+  v.id = id;
+  v.op = "expand";
+  v.role = "kernel";
+  v.status = "ok";
+  v.axes = {{"input_dtype", "fp32"}, {"weight_dtype", "bf16"}, {"block_m", 64}, {"block_n", block_n},
+            {"block_k", 32},        {"num_warps", 4},          {"num_stages", 2}, {"num_slices", slices},
+            {"even_k", true},       {"add_inputs", true}};
+  return v;
+}
+
+InspectResult result(const std::string& id, const std::string& compiler, std::size_t findings) {
+  InspectResult r;
+  r.name = id;
+  r.variant = id;
+  r.compiler = compiler;
+  r.status = findings > 0 ? ItemStatus::hazard : ItemStatus::clean;
+  r.finding_count = findings;
+  r.sass = {{"cubin_sha256", std::string(64, 'a')}};
+  return r;
+}
+
+TEST(Matrix, FirstCleanVersionAndRegressions) {
+  const kernels::Variant single = variant("single", 128, 1);
+  const kernels::Variant multi = variant("multi", 64, 2);
+  const std::vector<MatrixColumn> columns = {{"ptxas=13.3", "13.3.73", "/p/13.3"},
+                                             {"prebuilt", "12.8.93", "Triton"},
+                                             {"ptxas=13.10", "13.10.1", "/p/13.10"},
+                                             {"ptxas=12.8", "12.8.93", "/p/12.8"}};
+  std::vector<InspectResult> results = {
+      result("single", "prebuilt", 8),   result("single", "ptxas=12.8", 8), result("single", "ptxas=13.3", 0),
+      result("single", "ptxas=13.10", 0), result("multi", "prebuilt", 0),  result("multi", "ptxas=12.8", 0),
+      result("multi", "ptxas=13.3", 3),  result("multi", "ptxas=13.10", 0)};
+  const PtxasMatrix m = build_matrix({&single, &multi}, columns, results);
+  ASSERT_EQ(m.columns.size(), 4U);
+  EXPECT_EQ(m.columns[0].compiler, "prebuilt");  // 12.8.93, before the ptxas of the same version
+  EXPECT_EQ(m.columns[1].compiler, "ptxas=12.8");
+  EXPECT_EQ(m.columns[3].compiler, "ptxas=13.10");
+  ASSERT_EQ(m.first_clean.size(), 3U);
+  EXPECT_EQ(m.first_clean[0].version, "13.3.73");
+  EXPECT_TRUE(m.first_clean[0].regressions.empty());
+  EXPECT_EQ(m.first_clean[0].line,
+            "vLLM default expand (block_n 128, num_stages 2, fp32 input) [single]: first clean with ptxas 13.3.73 "
+            "(and every later one)");
+  EXPECT_EQ(m.first_clean[1].version, "12.8.93");
+  EXPECT_EQ(m.first_clean[1].regressions, std::vector<std::string>{"13.3.73"});
+  EXPECT_EQ(m.first_clean[2].line, "vLLM default expand with block_k 16 (newer vLLM): not in this selection");
+  const std::string text = m.format();
+  EXPECT_NE(text.find("<- vLLM default expand\n"), std::string::npos) << text;
+
+  results[2] = result("single", "ptxas=13.3", 2);
+  results[3].status = ItemStatus::error;
+  const PtxasMatrix none = build_matrix({&single}, columns, results);
+  EXPECT_EQ(none.first_clean[0].version, std::nullopt);
+  EXPECT_EQ(none.first_clean[0].line,
+            "vLLM default expand (block_n 128, num_stages 2, fp32 input) [single]: no ptxas gives clean SASS "
+            "(tried 12.8.93 .. 13.10.1)");
+  EXPECT_EQ(none.to_json().at("rows").at(0).at("cells").at(3).at("status"), "error");
+}
+
+}  // namespace
+}  // namespace lp::inspect

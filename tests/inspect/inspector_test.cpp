@@ -1,0 +1,227 @@
+// lp_inspect's Inspector on real cubins and PTX of our expand kernel: results,
+// the on-disk cache (a hit gives the same JSON), one compile and one nvdisasm per
+// distinct input, errors recorded per item, order kept under parallelism.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "inspect/cache.hpp"
+#include "inspect/inspector.hpp"
+#include "test_support.hpp"
+#include "util/files.hpp"
+#include "util/sha256.hpp"
+
+namespace lp::inspect {
+namespace {
+
+namespace fs = std::filesystem;
+using test::fixture;
+using test::k_clean_id;
+using test::k_hazard_id;
+
+InspectItem cubin_item(const std::string& id, const std::string& compiler = "prebuilt") {
+  return {id, id, compiler, fixture(id + ".cubin"), std::nullopt};
+}
+
+/// Options without the designated-initializer form, which -Wextra flags for every
+/// member left out.
+InspectorOptions options(const sass::Nvdisasm& tool, unsigned jobs = 1,
+                         std::optional<std::string> cache_root = std::nullopt,
+                         std::vector<std::string> checks = {}) {
+  InspectorOptions o;
+  o.nvdisasm = tool;
+  o.jobs = jobs;
+  o.cache_root = std::move(cache_root);
+  o.analysis.checks = std::move(checks);
+  return o;
+}
+
+/// The report without its wall-clock figures, which differ between two analyses.
+nlohmann::json without_timings(nlohmann::json sass) {
+  sass.erase("analysis_ms");
+  sass.erase("disassemble_ms");
+  return sass;
+}
+
+TEST(Inspector, FindsTheHazardAndNotInTheSerialisedLoop) {
+  LP_REQUIRE_NVDISASM(tool);
+  const Inspector inspector(options(*tool, 2));
+  const std::vector<InspectResult> r = inspector.inspect_all({cubin_item(k_hazard_id), cubin_item(k_clean_id)});
+  ASSERT_EQ(r.size(), 2U);
+  EXPECT_EQ(r[0].name, k_hazard_id);
+  EXPECT_EQ(r[0].status, ItemStatus::hazard) << r[0].error;
+  EXPECT_GT(r[0].finding_count, 0U);
+  EXPECT_EQ(r[0].sass.at("finding_count").get<std::size_t>(), r[0].finding_count);
+  EXPECT_EQ(r[0].sass.at("cubin_sha256"), sha256_hex(fixture(k_hazard_id + ".cubin")));
+  EXPECT_TRUE(r[0].compile.is_null());
+  EXPECT_FALSE(r[0].cached);
+  EXPECT_EQ(r[1].name, k_clean_id);
+  EXPECT_EQ(r[1].status, ItemStatus::clean) << r[1].error;
+  EXPECT_EQ(r[1].finding_count, 0U);
+  const nlohmann::json j = r[0].to_json();
+  EXPECT_EQ(j.at("status"), "hazard");
+  EXPECT_EQ(j.at("variant"), k_hazard_id);
+  EXPECT_TRUE(j.at("error").is_null());
+}
+
+TEST(Inspector, CacheHitReturnsTheSameJson) {
+  LP_REQUIRE_NVDISASM(tool);
+  const TempDir cache("lp-inspect-cache-");
+  const InspectItem item = cubin_item(k_hazard_id);
+  InspectResult cold;
+  {
+    const Inspector inspector(options(*tool, 1, cache.path()));
+    cold = inspector.inspect(item);
+    EXPECT_FALSE(cold.cached);
+    EXPECT_EQ(inspector.cache_stats().sass_misses, 1U);
+  }
+  const std::string key =
+      sass_cache_key(sha256_hex(item.cubin), tool->sha256, analysis_fingerprint(sass::AnalysisOptions{}));
+  EXPECT_TRUE(fs::is_regular_file(ResultCache(cache.path()).path_of("sass", key)));
+
+  const Inspector again(options(*tool, 1, cache.path()));
+  const InspectResult hit = again.inspect(item);
+  EXPECT_TRUE(hit.cached);
+  EXPECT_EQ(again.cache_stats().sass_hits, 1U);
+  EXPECT_EQ(hit.status, cold.status);
+  EXPECT_EQ(hit.finding_count, cold.finding_count);
+  EXPECT_EQ(hit.sass, cold.sass);
+  EXPECT_EQ(hit.sass.dump(), cold.sass.dump());  // byte for byte, timings included
+
+  // A fresh analysis without the cache agrees with both except for wall-clock figures.
+  const Inspector uncached(options(*tool));
+  EXPECT_EQ(without_timings(uncached.inspect(item).sass), without_timings(hit.sass));
+}
+
+TEST(Inspector, CacheKeyFollowsTheChecksAndSurvivesACorruptEntry) {
+  LP_REQUIRE_NVDISASM(tool);
+  const TempDir cache("lp-inspect-cache-");
+  const InspectItem item = cubin_item(k_hazard_id);
+  const Inspector all(options(*tool, 1, cache.path()));
+  (void)all.inspect(item);
+  // Another check selection is another analysis: a miss, not the report of all checks.
+  const Inspector only_a(options(*tool, 1, cache.path(), {"wgmma-a-reg-reuse"}));
+  EXPECT_FALSE(only_a.inspect(item).cached);
+  EXPECT_NE(only_a.fingerprint(), all.fingerprint());
+
+  const std::string path = ResultCache(cache.path()).path_of(
+      "sass", sass_cache_key(sha256_hex(item.cubin), tool->sha256, all.fingerprint()));
+  std::ofstream(path, std::ios::trunc) << "{ not json";
+  const Inspector after(options(*tool, 1, cache.path()));
+  const InspectResult r = after.inspect(item);
+  EXPECT_FALSE(r.cached);
+  EXPECT_EQ(r.status, ItemStatus::hazard);
+  EXPECT_TRUE(ResultCache(cache.path()).load("sass", sass_cache_key(sha256_hex(item.cubin), tool->sha256,
+                                                                    all.fingerprint())).has_value());
+}
+
+TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
+  LP_REQUIRE_NVDISASM(tool);
+  const auto ptxas = test::some_ptxas();
+  if (!ptxas) {
+    GTEST_SKIP() << "skipped: no ptxas";
+  }
+  const TempDir cache("lp-inspect-cache-");
+  const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
+  const InspectItem a{k_hazard_id, k_hazard_id, "ptxas=" + ptxas->spec, {}, PtxInput{ptx, *ptxas}};
+  InspectItem b = a;
+  b.compiler = "ptxas=same-binary-other-label";
+  {
+    const Inspector inspector(options(*tool, 2, cache.path()));
+    const std::vector<InspectResult> r = inspector.inspect_all({a, b});
+    ASSERT_EQ(r.size(), 2U);
+    EXPECT_EQ(r[0].status, ItemStatus::hazard) << r[0].error;
+    EXPECT_EQ(r[1].status, ItemStatus::hazard) << r[1].error;
+    EXPECT_EQ(r[1].compiler, "ptxas=same-binary-other-label");
+    EXPECT_EQ(inspector.cache_stats().compile_misses, 1U);  // one ptxas run for both items
+    EXPECT_EQ(inspector.cache_stats().sass_misses, 1U);
+    EXPECT_FALSE(r[0].compile.at("cached").get<bool>());
+    EXPECT_EQ(r[0].compile.at("ptxas").at("sha256"), ptxas->sha256);
+    EXPECT_EQ(r[0].compile.at("cubin_sha256"), r[0].sass.at("cubin_sha256"));
+    EXPECT_NE(r[0].compile.at("log").get<std::string>().find("registers"), std::string::npos);
+  }
+  const Inspector again(options(*tool, 1, cache.path()));
+  const InspectResult hit = again.inspect(a);
+  EXPECT_TRUE(hit.cached);
+  EXPECT_TRUE(hit.compile.at("cached").get<bool>());
+  EXPECT_EQ(again.cache_stats().compile_hits, 1U);
+  EXPECT_EQ(again.cache_stats().compile_misses, 0U);
+  EXPECT_EQ(hit.status, ItemStatus::hazard);
+}
+
+TEST(Inspector, ErrorsAreRecordedPerItemAndOrderIsKept) {
+  LP_REQUIRE_NVDISASM(tool);
+  const Inspector inspector(options(*tool, 3));
+  std::vector<InspectItem> items = {cubin_item(k_clean_id), {"junk", std::nullopt, "file", "not an ELF file", {}},
+                                    cubin_item(k_hazard_id), cubin_item(k_clean_id, "again")};
+  std::size_t calls = 0;
+  const std::vector<InspectResult> r = inspector.inspect_all(items);
+  ASSERT_EQ(r.size(), 4U);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    EXPECT_EQ(r[i].name, items[i].name);
+    EXPECT_EQ(r[i].compiler, items[i].compiler);
+    calls += r[i].ms > 0 ? 1 : 0;
+  }
+  EXPECT_EQ(r[1].status, ItemStatus::error);
+  EXPECT_EQ(r[1].error, "junk: not a cubin (no ELF header)");
+  EXPECT_TRUE(r[1].sass.is_null());
+  EXPECT_EQ(r[0].status, ItemStatus::clean);
+  EXPECT_EQ(r[2].status, ItemStatus::hazard);
+  EXPECT_EQ(r[3].sass, r[0].sass);  // the same bytes are analysed once
+  EXPECT_EQ(calls, 3U);
+}
+
+TEST(Inspector, UnknownCheckIsAUsageError) {
+  sass::Nvdisasm unused;
+  EXPECT_THROW(Inspector(options(unused, 1, std::nullopt, {"no-such-check"})), UsageError);
+}
+
+/// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : m_name(name) {
+    if (const char* old = std::getenv(name); old != nullptr) {
+      m_saved = old;
+    }
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (m_saved) {
+      ::setenv(m_name, m_saved->c_str(), 1);
+    } else {
+      ::unsetenv(m_name);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* m_name;
+  std::optional<std::string> m_saved;
+};
+
+TEST(Cache, DefaultRootFollowsXdg) {
+  const ScopedEnv home("HOME", "/home/someone");
+  {
+    const ScopedEnv xdg("XDG_CACHE_HOME", "/var/tmp/xdg");
+    EXPECT_EQ(default_cache_root(), "/var/tmp/xdg/loraprobe");
+  }
+  // The XDG spec: a relative XDG_CACHE_HOME is invalid and ignored.
+  const ScopedEnv xdg("XDG_CACHE_HOME", "relative/ignored");
+  EXPECT_EQ(default_cache_root(), "/home/someone/.cache/loraprobe");
+}
+
+TEST(Cache, StoreFailureIsReportedNotThrown) {
+  const TempDir dir("lp-inspect-cache-");
+  const std::string blocker = dir.write("file", "x");
+  const ResultCache cache(blocker);  // a file where the root folder should be
+  const std::optional<std::string> failure = cache.store("sass", "ab12", nlohmann::json::object());
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_NE(failure->find("cannot create"), std::string::npos) << *failure;
+  EXPECT_FALSE(cache.load("sass", "ab12").has_value());
+}
+
+}  // namespace
+}  // namespace lp::inspect

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Validates `loraprobe inspect --json` documents against
+configs/schema/inspect.schema.json with a real validator (jsonschema, Draft
+2020-12). Usage: validate_inspect.py SCHEMA FILE...
+
+Also checks invariants the schema cannot express: the summary adds up, each
+item's finding count is its report's, a compile and its report name the same
+cubin, items use the compilers the document lists, the matrix covers the items.
+"""
+import json
+import pathlib
+import sys
+
+import jsonschema
+
+
+def invariants(doc, name):
+    errors = []
+    items = doc["items"]
+    summary = doc["summary"]
+    statuses = [item["status"] for item in items]
+    for key in ("clean", "hazard", "error"):
+        if summary[key] != statuses.count(key):
+            errors.append(f"{name}: summary.{key} is {summary[key]}, items say {statuses.count(key)}")
+    if summary["items"] != len(items):
+        errors.append(f"{name}: summary.items is {summary['items']} for {len(items)} items")
+    if summary["findings"] != sum(item["finding_count"] for item in items):
+        errors.append(f"{name}: summary.findings does not add up")
+    if summary["exit_code"] != (1 if summary["hazard"] + summary["error"] > 0 else 0):
+        errors.append(f"{name}: summary.exit_code {summary['exit_code']} does not follow the counts")
+    labels = {c["label"] for c in doc["compilers"]}
+    for i, item in enumerate(items):
+        where = f"{name}: items/{i} ({item['name']}, {item['compiler']})"
+        if item["compiler"] not in labels:
+            errors.append(f"{where}: compiler not listed in compilers")
+        sass = item["sass"]
+        if sass is not None:
+            found = sum(len(k["findings"]) for k in sass["kernels"])
+            if not item["finding_count"] == sass["finding_count"] == found:
+                errors.append(f"{where}: finding_count {item['finding_count']}, report {sass['finding_count']}, "
+                              f"kernels {found}")
+            compile_record = item["compile"]
+            if compile_record is not None and compile_record.get("cubin_sha256") not in (None, sass["cubin_sha256"]):
+                errors.append(f"{where}: compile and report name different cubins")
+    matrix = doc["matrix"]
+    if matrix is not None:
+        columns = [c["compiler"] for c in matrix["columns"]]
+        present = {(item["variant"], item["compiler"]) for item in items}
+        for row in matrix["rows"]:
+            if [cell["compiler"] for cell in row["cells"]] != columns:
+                errors.append(f"{name}: matrix row {row['variant']} has cells for other columns")
+            for cell in row["cells"]:
+                if cell["status"] != "missing" and (row["variant"], cell["compiler"]) not in present:
+                    errors.append(f"{name}: matrix cell {row['variant']} x {cell['compiler']} has no item")
+    return errors
+
+
+def main():
+    schema = json.loads(pathlib.Path(sys.argv[1]).read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    files = [pathlib.Path(arg) for arg in sys.argv[2:]]
+    if not files:
+        print("no inspect documents given", file=sys.stderr)
+        return 1
+    failures = []
+    for f in files:
+        doc = json.loads(f.read_text())
+        for error in validator.iter_errors(doc):
+            failures.append(f"{f}: {'/'.join(map(str, error.absolute_path))}: {error.message}")
+        failures.extend(invariants(doc, str(f)))
+    for line in failures:
+        print(line, file=sys.stderr)
+    print(f"validated {len(files)} inspect document(s): {'FAILED' if failures else 'ok'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
