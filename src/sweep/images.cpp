@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "compile/ptxas.hpp"
+#include "inspect/cache.hpp"
+#include "inspect/inspector.hpp"
 #include "sass/analyze.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
@@ -97,27 +99,35 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   if (todo.empty()) {
     return {};
   }
-  sass::Nvdisasm tool;
+  inspect::InspectorOptions options;
   try {
     sass::NvdisasmSearch search;
     search.path = nvdisasm;
-    tool = sass::find_nvdisasm(search);
+    options.nvdisasm = sass::find_nvdisasm(search);
   } catch (const std::exception& e) {
     for (Image* image : todo) {
       image->sass_error = e.what();
     }
     return e.what();
   }
-  parallel_for(todo.size(), threads, [&](std::size_t i) {
-    Image& image = *todo[i];
-    try {
-      const sass::CubinReport report = sass::analyze_cubin(image.cubin, tool, {}, image.key);
-      image.findings = static_cast<int>(report.finding_count());
-      image.sass = report;
-    } catch (const std::exception& e) {
-      image.sass_error = e.what();
+  // The same cache as `loraprobe inspect`: a cubin analysed once is never re-analysed.
+  options.cache_root = inspect::default_cache_root();
+  options.jobs = static_cast<unsigned>(threads);
+  const inspect::Inspector inspector(std::move(options));
+  std::vector<inspect::InspectItem> items;
+  for (const Image* image : todo) {
+    items.push_back({image->key, image->variant_id, image->compiler, image->cubin, std::nullopt});
+  }
+  const std::vector<inspect::InspectResult> results = inspector.inspect_all(items);
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    const inspect::InspectResult& r = results[i];
+    if (r.status == inspect::ItemStatus::error) {
+      todo[i]->sass_error = r.error;
+      continue;
     }
-  });
+    todo[i]->findings = static_cast<int>(r.finding_count);
+    todo[i]->sass = r.sass;
+  }
   return {};
 }
 
