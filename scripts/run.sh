@@ -25,6 +25,10 @@ echo "run: ~/.cache/loraprobe), so the next one takes seconds."
 status=0
 "$lp" inspect --compilers prebuilt --hazards-only || status=$?
 if [ "$status" -eq 1 ]; then
-  echo "run: exit 1: the listed cubins have the wgmma register hazard (LATENT on a GPU that does not show it)."
+  # The embedded set reproduces the bug on purpose: finding the hazard is the expected outcome
+  # of this demonstration, not a failure of run.sh. Gates call 'loraprobe inspect' directly.
+  echo "run: the listed cubins have the wgmma register hazard: LATENT on a GPU that does not show it"
+  echo "run: at run time ('loraprobe inspect' itself exits 1 for them, the CI-gate contract)."
+  status=0
 fi
 exit "$status"
