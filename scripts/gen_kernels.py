@@ -122,10 +122,14 @@ def compile_all(variants, jobs, header, log):
             "TRITON_ALWAYS_COMPILE": "1",
             "TRITON_PTXAS_PATH": build.tool_path("ptxas"),
         }
+        # ptxas's working directory (see init_worker): empty, so the line
+        # info's relative paths resolve to nothing.
+        empty_cwd = os.path.join(tmp, "ptxas-cwd")
+        os.mkdir(empty_cwd)
         # spawn, not fork: the parent has imported Triton (LLVM, threads).
         ctx = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=build.init_worker,
-                                                    initargs=(REPO_ROOT, header, worker_env)) as pool:
+                                                    initargs=(REPO_ROOT, header, worker_env, empty_cwd)) as pool:
             futures = {pool.submit(build.compile_variant, v, tmp): v for v in variants}
             start = time.monotonic()
             for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
