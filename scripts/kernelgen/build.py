@@ -71,10 +71,38 @@ def import_kernels(repo_root: str):
     _state["repo_root"] = repo_root
 
 
-def init_worker(repo_root: str, header: str):
-    """Per-process setup of a compile worker."""
+def _apply_worker_env(env: dict):
+    # The parent's environment reaches a spawned worker only as it was at
+    # spawn time, and anything that runs on re-import could change it again;
+    # so set the compile environment here and check that Triton sees it.
+    os.environ.update(env)
+    from triton import knobs
+    seen = {
+        "TRITON_CACHE_DIR": knobs.cache.dir,
+        "TRITON_ALWAYS_COMPILE": "1" if knobs.compilation.always_compile else "0",
+        "TRITON_PTXAS_PATH": knobs.nvidia.ptxas.path,
+    }
+    wrong = {k: v for k, v in seen.items() if k in env and v != env[k]}
+    if wrong:
+        raise RuntimeError(f"compile worker: Triton does not see the generator's environment: {wrong} (wanted {env})")
+
+
+def init_worker(repo_root: str, header: str, env: dict, empty_cwd: str):
+    """Per-process setup of a compile worker; env (TRITON_CACHE_DIR,
+    TRITON_ALWAYS_COMPILE, TRITON_PTXAS_PATH) is applied and checked, and
+    the worker moves into empty_cwd, an empty folder nobody writes to."""
+    _apply_worker_env(env)
     import_kernels(repo_root)
     _install_stage_hook(header, repo_root)
+    # Triton runs ptxas in the current directory. ptxas records the mtime
+    # and size of every line-info file it can open there, and our relative
+    # paths (kernels/triton/..., triton/language/...) open from the repo
+    # root: cubins would depend on checkout time and on where the generator
+    # was started. From an empty folder nothing resolves and ptxas records
+    # 0 and 0, as it already did for triton/language/standard.py.
+    if os.listdir(empty_cwd):
+        raise RuntimeError(f"compile worker: {empty_cwd} is not empty")
+    os.chdir(empty_cwd)
 
 
 def kernel_function(v: Variant):

@@ -139,7 +139,11 @@ def build_matrix() -> list:
     rows.append(_expand("fp32", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, True,
                         role="positive_control", source="positive-control"))
     for role in TEST_HOOKS:
-        rows.append(_expand("bf16", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, True, role=role,
+        # test_skip_tile without ADD_INPUTS: loraprobe poisons y before the
+        # launch and counts what stays poisoned, which it cannot do when the
+        # kernel reads y back. The other hooks fault or hang either way.
+        add = role != "test_skip_tile"
+        rows.append(_expand("bf16", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, add, role=role,
                             source=role.replace("_", "-")))
 
     negative_id = _expand("bf16", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, True).id
