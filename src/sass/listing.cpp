@@ -232,9 +232,12 @@ Listing parse_json_listing_unchecked(std::string_view text, std::string_view sou
   }
   Listing listing;
   const auto& header = doc[0];
-  if (header.contains("SM")) {
-    const auto& v = header["SM"]["version"];
-    listing.arch = "sm_" + std::to_string(v.value("major", 0)) + std::to_string(v.value("minor", 0));
+  // find(), not operator[]: on a const json a missing key is undefined behaviour
+  // (found by fuzz/sass_fuzzer as a heap-buffer-overflow).
+  if (const auto sm = header.find("SM"); sm != header.end() && sm->is_object()) {
+    if (const auto v = sm->find("version"); v != sm->end() && v->is_object()) {
+      listing.arch = "sm_" + std::to_string(v->value("major", 0)) + std::to_string(v->value("minor", 0));
+    }
   }
   listing.producer = header.value("Producer", "");
   for (const auto& fn : doc[1]) {

@@ -206,8 +206,16 @@ TEST(JsonListing, LengthMustMatchTheInstructionCount) {
 TEST(ParseJsonListing, WrongTypesDeepInTheLayoutAreListingErrors) {
   // Found by fuzz/sass_fuzzer's corpus: a number where nvdisasm writes an object
   // must be a ListingError, not a stray nlohmann exception.
-  EXPECT_THROW(parse_json_listing(R"([{"SM":{"version":5}},[]])", "x.json"), ListingError);
+  EXPECT_THROW(parse_json_listing(R"([{}, [5]])", "x.json"), ListingError);
+  EXPECT_THROW(parse_json_listing(R"([{}, [{"sass-instructions": 7, "length": 16}]])", "x.json"), ListingError);
   EXPECT_THROW(parse_json_listing("[1e99999]", "x.json"), ListingError);
+  // An SM record without "version" once read past the end of the JSON object (ASan);
+  // a malformed SM record just leaves the architecture unknown.
+  for (const char* header : {R"([{"SM":{"vnrsion":5}},[]])", R"([{"SM":{"version":5}},[]])", R"([{"SM":3},[]])"}) {
+    const Listing listing = parse_json_listing(header, "x.json");
+    EXPECT_TRUE(listing.arch.empty()) << header;
+    EXPECT_TRUE(listing.kernels.empty()) << header;
+  }
 }
 
 }  // namespace
