@@ -5,6 +5,8 @@
 
 #include "cli/commands.hpp"
 #include "compile/toolchain.hpp"
+#include "cuda/context.hpp"
+#include "cuda/device_info.hpp"
 #include "cuda/driver.hpp"
 #include "kernels/kernel_set.hpp"
 #include "report/environment.hpp"
@@ -51,6 +53,12 @@ nlohmann::json collect(const EnvOptions& o) {
   // CUDA: env runs no kernels, so a fault cannot hide behind it.
   try {
     init_driver(o.allow_jit_cache);
+    if (o.device < 0 || o.device >= device_count()) {
+      throw EnvironmentError(fmt::format("no CUDA device {} ({} present)", o.device, device_count()));
+    }
+    // Free memory and the loading mode are read in a context, as a worker has one.
+    PrimaryContext context(o.device);
+    context.make_current();
     env["gpu"] = sweep::gpu_record(o.device);
   } catch (const std::exception& e) {
     env["gpu"] = nullptr;

@@ -109,5 +109,20 @@ TEST(Cli, RepeatedCompilerFlagsKeepPathsWhole) {
             nlohmann::json::array({"prebuilt", "ptxas=/opt/a dir,with comma/ptxas"}));
 }
 
+TEST(Cli, EnvReportsWhatItCanAndExitsZeroWithOrWithoutAGpu) {
+  const ProcessResult text = loraprobe({"env"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("ptxas binaries found:"), std::string::npos) << text.out;
+  const bool has_gpu = text.out.find("\nGPU 0: ") != std::string::npos;
+  EXPECT_TRUE(has_gpu || text.out.find("\nGPU: no CUDA device: ") != std::string::npos) << text.out;
+  const ProcessResult json_run = loraprobe({"env", "--json"});
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const nlohmann::json env = nlohmann::json::parse(json_run.out);
+  EXPECT_TRUE(env["ptxas"].is_array());
+  EXPECT_EQ(env["toolkit"]["build_version"].get<std::string>().substr(0, 3), "13.");
+  EXPECT_EQ(env["kernel_set"]["variants"], 1437);
+  EXPECT_EQ(env["gpu"].is_null(), !has_gpu);
+}
+
 }  // namespace
 }  // namespace lp
