@@ -99,7 +99,7 @@ void print_text(const nlohmann::json& env) {
     return;
   }
   const auto& g = env["gpu"];
-  fmt::print("GPU {}: {} (sm_{}, {} SMs, {} MiB), {}\n", g["ordinal"].get<int>(), g["name"].get<std::string>(),
+  fmt::print("GPU {}: {} (compute capability {}, {} SMs, {} MiB), {}\n", g["ordinal"].get<int>(), g["name"].get<std::string>(),
              g["compute_capability"].get<std::string>(), g["sm_count"].get<int>(),
              g["total_memory_bytes"].get<std::uint64_t>() >> 20, g["uuid"].get<std::string>());
   fmt::print("driver {} (CUDA {}), runtime {}, cuBLAS {}, JIT cache {}, module loading {}\n",
