@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/kernel_options.hpp"
+#include "plan/axes.hpp"
 #include "kernels/kernel_set.hpp"
 
 namespace lp::cli {
@@ -15,17 +16,6 @@ struct ListOptions {
   std::string filter;
   bool json = false;
 };
-
-std::string cell(const nlohmann::json& axes, const char* key) {
-  const auto it = axes.find(key);
-  if (it == axes.end() || it->is_null()) {
-    return "-";
-  }
-  if (it->is_boolean()) {
-    return it->get<bool>() ? "y" : "n";
-  }
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
 
 int run_list(const ListOptions& o) {
   const kernels::KernelSet set = o.kernels.load();
@@ -50,9 +40,9 @@ int run_list(const ListOptions& o) {
     const auto& a = v->axes;
     const std::string regs = v->resource_usage.contains("registers") ? v->resource_usage["registers"].dump() : "-";
     fmt::print("{:<58} {:<16} {:<6} {:<4} {:<4} {:>3} {:>3} {:>3} {:>2} {:>2} {:>2} {:<5} {:<3} {:>3} {:>6} {:>4}{}\n",
-               v->id, v->role, v->op, cell(a, "input_dtype"), cell(a, "weight_dtype"), cell(a, "block_m"),
-               cell(a, "block_n"), cell(a, "block_k"), cell(a, "num_warps"), cell(a, "num_stages"),
-               cell(a, "num_slices"), cell(a, "even_k"), cell(a, "add_inputs"), cell(a, "split_k"),
+               v->id, v->role, v->op, plan::format_cell(a, "input_dtype"), plan::format_cell(a, "weight_dtype"), plan::format_cell(a, "block_m"),
+               plan::format_cell(a, "block_n"), plan::format_cell(a, "block_k"), plan::format_cell(a, "num_warps"), plan::format_cell(a, "num_stages"),
+               plan::format_cell(a, "num_slices"), plan::format_cell(a, "even_k"), plan::format_cell(a, "add_inputs"), plan::format_cell(a, "split_k"),
                v->ok() ? std::to_string(v->shared_bytes) : "-", regs,
                v->ok() ? "" : "  rejected: " + v->reason);
     rejected += v->ok() ? 0 : 1;

@@ -8,17 +8,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string knob(const json& axes, const char* key) {
-  const auto it = axes.find(key);
-  if (it == axes.end() || it->is_null()) {
-    return "-";
-  }
-  if (it->is_boolean()) {
-    return it->get<bool>() ? "y" : "n";
-  }
-  return plan::format_value(*it);
-}
-
 }  // namespace
 
 std::string format_plan(const plan::SweepConfig& config, const plan::Plan& p) {
@@ -43,10 +32,10 @@ std::string format_plan(const plan::SweepConfig& config, const plan::Plan& p) {
     const json& a = c.axes;
     out += fmt::format("{:>5} {:<12} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} {:>2} "
                        "{:>3} {:<5} {}\n",
-                       c.index, c.id, knob(a, "op"), c.tokens, c.rank, knob(a, "hidden"), c.num_loras,
-                       knob(a, "input_dtype"), knob(a, "weight_dtype"), knob(a, "add_inputs"), knob(a, "block_m"),
-                       knob(a, "block_n"), knob(a, "block_k"), knob(a, "num_warps"), knob(a, "num_stages"),
-                       c.shrink ? std::to_string(c.shrink->split_k) : "-", knob(a, "even_k"), c.compiler);
+                       c.index, c.id, plan::format_cell(a, "op"), c.tokens, c.rank, plan::format_cell(a, "hidden"), c.num_loras,
+                       plan::format_cell(a, "input_dtype"), plan::format_cell(a, "weight_dtype"), plan::format_cell(a, "add_inputs"), plan::format_cell(a, "block_m"),
+                       plan::format_cell(a, "block_n"), plan::format_cell(a, "block_k"), plan::format_cell(a, "num_warps"), plan::format_cell(a, "num_stages"),
+                       c.shrink ? std::to_string(c.shrink->split_k) : "-", plan::format_cell(a, "even_k"), c.compiler);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "plan/axes.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
 
@@ -30,18 +31,6 @@ std::vector<int> version_parts(const std::string& v) {
     start = dot + 1;
   }
   return parts;
-}
-
-/// An axis value as the table prints it: "-" for null, y/n for booleans.
-std::string cell_text(const json& axes, const std::string& key) {
-  const auto it = axes.find(key);
-  if (it == axes.end() || it->is_null()) {
-    return "-";
-  }
-  if (it->is_boolean()) {
-    return it->get<bool>() ? "y" : "n";
-  }
-  return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
 json axis(const kernels::Variant& v, const char* key) { return v.axes.value(key, json()); }
@@ -250,7 +239,7 @@ std::string PtxasMatrix::format() const {
            {"same_stride", "same"}, {"split_k", "sk"}}) {
     std::set<std::string> seen;
     for (const MatrixRow& row : rows) {
-      seen.insert(cell_text(row.variant->axes, key));
+      seen.insert(plan::format_cell(row.variant->axes, key));
     }
     if (seen.size() > 1) {
       labels.emplace_back(key, head);
@@ -264,7 +253,7 @@ std::string PtxasMatrix::format() const {
   for (const auto& [key, head] : labels) {
     std::size_t w = head.size();
     for (const MatrixRow& row : rows) {
-      w = std::max(w, cell_text(row.variant->axes, key).size());
+      w = std::max(w, plan::format_cell(row.variant->axes, key).size());
     }
     width.push_back(w);
   }
@@ -288,7 +277,7 @@ std::string PtxasMatrix::format() const {
   }
   out += head1 + "\n" + head2 + "\n";
   for (const MatrixRow& row : rows) {
-    std::string line = label_cells([&](std::size_t i) { return cell_text(row.variant->axes, labels[i].first); }) + "|";
+    std::string line = label_cells([&](std::size_t i) { return plan::format_cell(row.variant->axes, labels[i].first); }) + "|";
     for (const MatrixCell& cell : row.cells) {
       line += fmt::format(" {:>{}}", cell.findings ? std::to_string(*cell.findings)
                                                    : (cell.status == "missing" ? std::string("-") : std::string("err")),

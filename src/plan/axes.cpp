@@ -184,4 +184,15 @@ std::string format_value(const nlohmann::json& value) {
   return value.dump();
 }
 
+std::string format_cell(const nlohmann::json& axes, const std::string& key) {
+  const auto it = axes.find(key);
+  if (it == axes.end() || it->is_null()) {
+    return "-";
+  }
+  if (it->is_boolean()) {
+    return it->get<bool>() ? "y" : "n";
+  }
+  return format_value(*it);
+}
+
 }  // namespace lp::plan

@@ -82,4 +82,8 @@ std::optional<std::string> check_value(const AxisInfo& axis, const nlohmann::jso
 /// Spells a value as the CLI and tables print it (4096/1024/1024 for per-slice hidden).
 std::string format_value(const nlohmann::json& value);
 
+/// One table cell: axes[key] as format_value spells it, "y"/"n" for booleans, and
+/// "-" when the key is absent or null (an axis that does not apply).
+std::string format_cell(const nlohmann::json& axes, const std::string& key);
+
 }  // namespace lp::plan

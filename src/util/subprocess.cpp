@@ -198,7 +198,21 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   }
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + options.timeout;
-  std::optional<Clock::time_point> kill_at;
+  Clock::time_point kill_at{};
+  bool kill_pending = false;  // SIGTERM sent, SIGKILL due at kill_at
+  // Past the deadline the process group gets SIGTERM, and SIGKILL once the grace is over.
+  auto escalate = [&](Clock::time_point now) {
+    if (!result.timed_out && now >= deadline) {
+      result.timed_out = true;
+      ::kill(-pid, SIGTERM);
+      kill_at = now + options.grace;
+      kill_pending = true;
+    }
+    if (kill_pending && now >= kill_at) {
+      ::kill(-pid, SIGKILL);
+      kill_pending = false;
+    }
+  };
   std::array<char, 65536> buffer{};
   bool out_open = true;
   bool err_open = true;
@@ -216,16 +230,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       fds[n++] = pollfd{in_pipe.write_end(), POLLOUT, 0};
     }
     const auto now = Clock::now();
-    if (!result.timed_out && now >= deadline) {
-      result.timed_out = true;
-      ::kill(-pid, SIGTERM);
-      kill_at = now + options.grace;
-    }
-    if (kill_at && now >= *kill_at) {
-      ::kill(-pid, SIGKILL);
-      kill_at.reset();
-    }
-    const auto wake = kill_at ? *kill_at : (result.timed_out ? now + std::chrono::seconds(1) : deadline);
+    escalate(now);
+    const auto wake = kill_pending ? kill_at : (result.timed_out ? now + std::chrono::seconds(1) : deadline);
     const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
     const int ready = ::poll(fds.data(), n, static_cast<int>(std::clamp<long long>(wait_ms, 1, 1000)));
     if (ready < 0) {
@@ -277,15 +283,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       break;
     }
     const auto now = Clock::now();
-    if (!result.timed_out && now >= deadline) {
-      result.timed_out = true;
-      ::kill(-pid, SIGTERM);
-      kill_at = now + options.grace;
-    }
-    if (kill_at && now >= *kill_at) {
-      ::kill(-pid, SIGKILL);
-      kill_at.reset();
-    }
+    escalate(now);
     ::usleep(2000);
   }
   if (WIFEXITED(status)) {

@@ -7,11 +7,11 @@ Also checks invariants the schema cannot express: the summary adds up, each
 item's finding count is its report's, a compile and its report name the same
 cubin, items use the compilers the document lists, the matrix covers the items.
 """
-import json
 import pathlib
 import sys
 
-import jsonschema
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+import schema_validation  # noqa: E402  (tests/schema_validation.py)
 
 
 def invariants(doc, name):
@@ -55,25 +55,5 @@ def invariants(doc, name):
     return errors
 
 
-def main():
-    schema = json.loads(pathlib.Path(sys.argv[1]).read_text())
-    jsonschema.Draft202012Validator.check_schema(schema)
-    validator = jsonschema.Draft202012Validator(schema)
-    files = [pathlib.Path(arg) for arg in sys.argv[2:]]
-    if not files:
-        print("no inspect documents given", file=sys.stderr)
-        return 1
-    failures = []
-    for f in files:
-        doc = json.loads(f.read_text())
-        for error in validator.iter_errors(doc):
-            failures.append(f"{f}: {'/'.join(map(str, error.absolute_path))}: {error.message}")
-        failures.extend(invariants(doc, str(f)))
-    for line in failures:
-        print(line, file=sys.stderr)
-    print(f"validated {len(files)} inspect document(s): {'FAILED' if failures else 'ok'}")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(schema_validation.main(sys.argv[1:], invariants, "inspect document"))

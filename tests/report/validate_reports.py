@@ -5,11 +5,11 @@ real validator (jsonschema, Draft 2020-12). Usage: validate_reports.py SCHEMA FI
 Also checks invariants the schema cannot express: summary counts add up to the
 number of cases, case ids are unique, first/minimal failure point at real cases.
 """
-import json
 import pathlib
 import sys
 
-import jsonschema
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+import schema_validation  # noqa: E402  (tests/schema_validation.py)
 
 
 def invariants(report, name):
@@ -27,28 +27,5 @@ def invariants(report, name):
     return errors
 
 
-def main():
-    schema = json.loads(pathlib.Path(sys.argv[1]).read_text())
-    jsonschema.Draft202012Validator.check_schema(schema)
-    validator = jsonschema.Draft202012Validator(schema)
-    files = []
-    for arg in sys.argv[2:]:
-        path = pathlib.Path(arg)
-        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
-    if not files:
-        print("no report files given", file=sys.stderr)
-        return 1
-    failures = []
-    for f in files:
-        report = json.loads(f.read_text())
-        for error in validator.iter_errors(report):
-            failures.append(f"{f}: {'/'.join(map(str, error.absolute_path))}: {error.message}")
-        failures.extend(invariants(report, str(f)))
-    for line in failures:
-        print(line, file=sys.stderr)
-    print(f"validated {len(files)} report(s): {'FAILED' if failures else 'ok'}")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(schema_validation.main(sys.argv[1:], invariants, "report"))
