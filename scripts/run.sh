@@ -20,7 +20,7 @@ echo "run: prebuilt cubin of the embedded set (the ones Triton 3.6's bundled ptx
 echo "run: sweep loads by default) for HGMMA A registers reused while the HGMMA is in flight."
 echo "run: Only the prebuilt compiler: 'loraprobe inspect' also recompiles every variant with the"
 echo "run: toolkit's ptxas (nearly twice the time), '--ptxas-matrix' compares ptxas versions. A first"
-echo "run: run takes minutes (about 7 on 2 busy cores); reports are cached (\$XDG_CACHE_HOME or"
+echo "run: run takes minutes (3 to 7 on 2 cores); reports are cached (\$XDG_CACHE_HOME or"
 echo "run: ~/.cache/loraprobe), so the next one takes seconds."
 status=0
 "$lp" inspect --compilers prebuilt --hazards-only || status=$?
