@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <limits>
 
 namespace lp::plan {
 
@@ -50,12 +51,12 @@ std::optional<std::string> check_integer(const AxisInfo& axis, const nlohmann::j
     return fmt::format("expected {}, got {}", axis.allows_vllm ? "a whole number or \"vllm\"" : "a whole number",
                        value.dump());
   }
-  const auto v = value.get<std::int64_t>();
-  if (v < axis.min || v > axis.max) {
-    return fmt::format("{} is out of range [{}, {}]", v, axis.min, axis.max);
+  const std::optional<std::int64_t> v = as_int64(value);
+  if (!v || *v < axis.min || *v > axis.max) {
+    return fmt::format("{} is out of range [{}, {}]", value.dump(), axis.min, axis.max);
   }
-  if (axis.power_of_two && !is_power_of_two(v)) {
-    return fmt::format("{} is not a power of two", v);
+  if (axis.power_of_two && !is_power_of_two(*v)) {
+    return fmt::format("{} is not a power of two", *v);
   }
   return std::nullopt;
 }
@@ -100,6 +101,20 @@ std::optional<Dtype> parse_dtype(std::string_view text) {
     if (text == to_string(d)) {
       return d;
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> as_int64(const nlohmann::json& value) {
+  if (value.is_number_unsigned()) {
+    const auto u = value.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return std::nullopt;
+    }
+    return static_cast<std::int64_t>(u);
+  }
+  if (value.is_number_integer()) {
+    return value.get<std::int64_t>();
   }
   return std::nullopt;
 }

@@ -75,6 +75,10 @@ const AxisInfo* find_axis(std::string_view key);
 /// The value spelled "vllm" in configs: resolved per case to vLLM's default.
 inline constexpr std::string_view k_vllm_default = "vllm";
 
+/// A JSON whole number as int64, or nullopt when it is not one or does not fit
+/// (nlohmann keeps 2^63..2^64-1 as unsigned; reading those as int64 would wrap).
+std::optional<std::int64_t> as_int64(const nlohmann::json& value);
+
 /// Checks one already-expanded value (no ranges) of `axis`; returns the message
 /// naming the value when it is invalid, nullopt when valid.
 std::optional<std::string> check_value(const AxisInfo& axis, const nlohmann::json& value);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "plan/embedded_configs.hpp"
+#include "util/checked.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
@@ -121,7 +122,13 @@ std::int64_t integer_field(const json& object, std::string_view key, const std::
   if (!it->is_number_integer()) {
     throw InputError(file, ptr + "/" + std::string(key), fmt::format("expected a whole number, got {}", it->dump()));
   }
-  return it->get<std::int64_t>();
+  const std::optional<std::int64_t> v = as_int64(*it);
+  if (!v) {
+    throw InputError(file, ptr + "/" + std::string(key),
+                     fmt::format("{} is above the largest whole number a range takes, {}", it->dump(),
+                                 std::numeric_limits<std::int64_t>::max()));
+  }
+  return *v;
 }
 
 /// Expands a range object {"from", "to", "mul"|"step"} of an integer axis.
@@ -151,15 +158,18 @@ std::vector<json> expand_range(const AxisInfo& axis, const json& range, const st
     throw InputError(file, ptr + (has_mul ? "/mul" : "/step"),
                      fmt::format("{} must be at least {}, got {}", has_mul ? "mul" : "step", has_mul ? 2 : 1, by));
   }
+  // Multiplying a value below 1 never climbs towards `to`: 0 stays 0, negatives run away from it.
+  if (has_mul && from < 1) {
+    throw InputError(file, ptr + "/from", fmt::format("a range with \"mul\" starts at 1 or more, got {}", from));
+  }
   std::vector<json> values;
-  for (std::int64_t v = from; v <= to; v = has_mul ? v * by : v + by) {
+  // Each step is checked: a next value that does not fit in int64 is past `to`, so the range ends there.
+  for (std::optional<std::int64_t> v = from; v && *v <= to;
+       v = has_mul ? checked_mul(*v, by) : checked_add(*v, by)) {
     if (values.size() >= k_max_axis_values) {
       throw InputError(file, ptr, fmt::format("range gives more than {} values", k_max_axis_values));
     }
-    values.emplace_back(v);
-    if (has_mul && v == 0) {
-      break;
-    }
+    values.emplace_back(*v);
   }
   return values;
 }
@@ -400,6 +410,10 @@ std::vector<json> parse_flag_values(const AxisInfo& axis, std::string_view text)
     std::int64_t v = 0;
     const auto* end = s.data() + s.size();
     const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+    if (ec == std::errc::result_out_of_range && ptr == end) {
+      throw fail(fmt::format("{} does not fit in a whole number (at most {})", s,
+                             std::numeric_limits<std::int64_t>::max()));
+    }
     if (ec != std::errc() || ptr != end || s.empty()) {
       throw fail(fmt::format("\"{}\" is not a whole number", s));
     }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "util/checked.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 
@@ -122,11 +123,12 @@ Plan expand_plan(const SweepConfig& config) {
   for (const AxisInfo& axis : table) {
     const auto& values = config.values(axis.id);
     lists.push_back(&values);
-    combinations *= values.size();
-    if (combinations > k_max_combinations) {
+    const std::optional<std::size_t> product = checked_mul(combinations, values.size());
+    if (!product || *product > k_max_combinations) {
       throw UsageError(fmt::format("{}: the sweep has more than {} combinations; narrow an axis or add excludes",
                                    config.source.empty() ? config.name : config.source, k_max_combinations));
     }
+    combinations = *product;
   }
   Plan plan;
   plan.combinations = combinations;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/files.hpp"
 #include "util/subprocess.hpp"
 
 namespace lp {
@@ -63,6 +64,27 @@ TEST(Cli, BadConfigIsOneLineNamingFilePointerAndValue) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "loraprobe: " + path + ":/axes/block_n/1: 96 is not a power of two\n");
   EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Cli, ExtremeRangesAreRefusedWithOneLineAndExitTwo) {
+  // Ranges whose arithmetic would overflow int64 (found by the config fuzzer): refused
+  // before any plan is built, naming the file, the pointer and the value as written.
+  const TempDir dir("lp-cli-test-");
+  const std::string negative = dir.write("negative.json", R"({"axes": {"tokens": {"from": -6, "to": 8191, "mul": 2}}})");
+  ProcessResult r = loraprobe({"sweep", "--dry-run", "--config", negative});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: " + negative + R"(:/axes/tokens/from: a range with "mul" starts at 1 or more, got -6)" "\n");
+  const std::string huge = dir.write("huge.json", R"({"axes": {"tokens": {"from": 16, "to": 18446744073709551615, "mul": 2}}})");
+  r = loraprobe({"sweep", "--dry-run", "--config", huge});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: " + huge +
+                       ":/axes/tokens/to: 18446744073709551615 is above the largest whole number a range takes, "
+                       "9223372036854775807\n");
+  r = loraprobe({"sweep", "--dry-run", "--tokens", "16..8192*2"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = loraprobe({"sweep", "--dry-run", "--tokens", "1..9223372036854775807*2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: --tokens 1..9223372036854775807*2: 2097152 is out of range [1, 1048576]\n");
 }
 
 TEST(Cli, BadFlagValue) {

@@ -84,6 +84,34 @@ INSTANTIATE_TEST_SUITE_P(
                  "bad.json:/axes/input_dtype: input_dtype takes no ranges, only values"},
         BadInput{"range_too_long", R"({"axes": {"tokens": {"from": 1, "to": 100000, "step": 1}}})",
                  "bad.json:/axes/tokens: range gives more than 4096 values"},
+        // Found by fuzz/config_fuzzer (fuzz/corpus/config/regression-mul-from-negative.json): doubling a
+        // negative "from" ran away from "to" until int64 overflowed.
+        BadInput{"range_mul_from_negative", R"({"axes": {"tokens": {"from": -6, "to": 8191, "mul": 2}}})",
+                 R"(bad.json:/axes/tokens/from: a range with "mul" starts at 1 or more, got -6)"},
+        BadInput{"range_mul_from_zero", R"({"axes": {"tokens": {"from": 0, "to": 8, "mul": 2}}})",
+                 R"(bad.json:/axes/tokens/from: a range with "mul" starts at 1 or more, got 0)"},
+        // The step past 2^62 + 1 overflows: the range is those 2 values, and the second is out of range.
+        BadInput{"range_step_to_int64_max",
+                 R"({"axes": {"tokens": {"from": 1, "to": 9223372036854775807, "step": 4611686018427387904}}})",
+                 "bad.json:/axes/tokens: 4611686018427387905 is out of range [1, 1048576]"},
+        BadInput{"range_mul_to_int64_max", R"({"axes": {"tokens": {"from": 1, "to": 9223372036854775807, "mul": 2}}})",
+                 "bad.json:/axes/tokens: 2097152 is out of range [1, 1048576]"},
+        BadInput{"range_mul_from_int64_max",
+                 R"({"axes": {"ranks": {"from": 9223372036854775807, "to": 9223372036854775807, "mul": 2}}})",
+                 "bad.json:/axes/ranks: 9223372036854775807 is out of range [1, 4096]"},
+        BadInput{"range_step_from_int64_min",
+                 R"({"axes": {"ranks": {"from": -9223372036854775808, "to": 9223372036854775807, "step": 9223372036854775807}}})",
+                 "bad.json:/axes/ranks: -9223372036854775808 is out of range [1, 4096]"},
+        BadInput{"range_to_above_int64", R"({"axes": {"tokens": {"from": 16, "to": 18446744073709551615, "mul": 2}}})",
+                 "bad.json:/axes/tokens/to: 18446744073709551615 is above the largest whole number a range takes, "
+                 "9223372036854775807"},
+        BadInput{"range_step_above_int64", R"({"axes": {"tokens": {"from": 16, "to": 64, "step": 9223372036854775808}}})",
+                 "bad.json:/axes/tokens/step: 9223372036854775808 is above the largest whole number a range takes, "
+                 "9223372036854775807"},
+        BadInput{"value_above_int64", R"({"axes": {"ranks": 18446744073709551615}})",
+                 "bad.json:/axes/ranks: 18446744073709551615 is out of range [1, 4096]"},
+        BadInput{"value_int64_min", R"({"axes": {"block_n": [-9223372036854775808]}})",
+                 "bad.json:/axes/block_n/0: -9223372036854775808 is out of range [16, 256]"},
         BadInput{"duplicate", R"({"axes": {"tokens": [16, {"from": 8, "to": 32, "mul": 2}]}})",
                  "bad.json:/axes/tokens/1: duplicate value 16"},
         BadInput{"repeats_zero", R"({"repeats": 0})", "bad.json:/repeats: expected a whole number in [1, 100000], got 0"},
@@ -157,6 +185,19 @@ TEST(Config, BadFlagsNameTheFlagAndValue) {
   EXPECT_EQ(message(AxisId::tokens, "64..16*2"), "--tokens 64..16*2: range from 64 is above to 16");
   EXPECT_EQ(message(AxisId::input_dtype, "fp8"), "--input-dtype fp8: expected one of fp32, bf16, fp16, got \"fp8\"");
   EXPECT_EQ(message(AxisId::ranks, "16,16"), "--ranks 16,16: duplicate value 16");
+  // Extreme numbers in flag ranges: checked arithmetic, and the value quoted as written.
+  EXPECT_EQ(message(AxisId::tokens, "-6..8191*2"), R"(--tokens -6..8191*2: a range with "mul" starts at 1 or more, got -6)");
+  EXPECT_EQ(message(AxisId::tokens, "1..9223372036854775807*2"),
+            "--tokens 1..9223372036854775807*2: 2097152 is out of range [1, 1048576]");
+  EXPECT_EQ(message(AxisId::tokens, "1..9223372036854775807+4611686018427387904"),
+            "--tokens 1..9223372036854775807+4611686018427387904: 4611686018427387905 is out of range [1, 1048576]");
+  EXPECT_EQ(message(AxisId::tokens, "16..99999999999999999999*2"),
+            "--tokens 16..99999999999999999999*2: 99999999999999999999 does not fit in a whole number (at most "
+            "9223372036854775807)");
+  EXPECT_EQ(message(AxisId::ranks, "-9223372036854775808..9223372036854775807+9223372036854775807"),
+            "--ranks -9223372036854775808..9223372036854775807+9223372036854775807: -9223372036854775808 is out of "
+            "range [1, 4096]");
+  EXPECT_EQ(message(AxisId::tokens, "1..1048576+1"), "--tokens 1..1048576+1: range gives more than 4096 values");
 }
 
 TEST(Config, EveryShippedConfigParses) {

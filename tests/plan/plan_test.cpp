@@ -146,6 +146,17 @@ TEST(Plan, TooLargeIsAUsageError) {
                UsageError);
 }
 
+TEST(Plan, TheLargestProductIsRefusedWithAPinnedMessage) {
+  // 4096 tokens x 4096 ranks x 1024 adapters: 2^34 combinations, refused without building any of them.
+  try {
+    plan_of(R"({"axes": {"tokens": {"from": 1, "to": 4096, "step": 1}, "ranks": {"from": 1, "to": 4096, "step": 1},
+                "num_loras": {"from": 1, "to": 1024, "step": 1}}})");
+    ADD_FAILURE() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "t.json: the sweep has more than 5000000 combinations; narrow an axis or add excludes");
+  }
+}
+
 TEST(Plan, ShippedConfigsExpand) {
   for (std::string_view name : embedded_config_names()) {
     SCOPED_TRACE(std::string(name));
