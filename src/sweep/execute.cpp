@@ -12,6 +12,7 @@
 #include "verify/compare.hpp"
 #include "verify/reference.hpp"
 #include "verify/stats.hpp"
+#include "util/checked.hpp"
 #include "verify/tolerance.hpp"
 
 namespace lp::sweep {
@@ -91,30 +92,45 @@ std::uint64_t free_device_bytes() {
 }  // namespace
 
 std::uint64_t estimate_device_bytes(const Problem& p) {
-  const std::uint64_t T = static_cast<std::uint64_t>(p.num_tokens);
-  const std::uint64_t R = static_cast<std::uint64_t>(p.rank);
+  // Saturating: a product too large for 64 bits is "more than any GPU has", never a small wrapped number.
+  const auto mul = [](std::initializer_list<std::uint64_t> factors) {
+    std::uint64_t out = 1;
+    for (std::uint64_t f : factors) {
+      out = saturating_mul(out, f);
+    }
+    return out;
+  };
+  const auto sum = [](std::initializer_list<std::uint64_t> terms) {
+    std::uint64_t out = 0;
+    for (std::uint64_t t : terms) {
+      out = saturating_add(out, t);
+    }
+    return out;
+  };
+  const auto u = [](std::int64_t v) { return v > 0 ? static_cast<std::uint64_t>(v) : std::uint64_t{0}; };
+  const std::uint64_t T = u(p.num_tokens);
+  const std::uint64_t R = u(p.rank);
   const std::uint64_t S = static_cast<std::uint64_t>(p.num_slices());
-  const std::uint64_t L = static_cast<std::uint64_t>(p.num_loras);
+  const std::uint64_t L = u(p.num_loras);
   const std::uint64_t w = dtype_size(p.weight_dtype);
   std::uint64_t h_tot = 0;
   for (std::int64_t h : p.slice_hidden) {
-    h_tot += static_cast<std::uint64_t>(h);
+    h_tot = saturating_add(h_tot, u(h));
   }
-  const std::uint64_t h_in = static_cast<std::uint64_t>(p.hidden_in);
+  const std::uint64_t h_in = u(p.hidden_in);
   std::uint64_t bytes = 0;
   if (p.op != Op::expand) {
-    bytes += T * h_in * w + S * L * R * h_in * w;  // x, A
+    bytes = sum({bytes, mul({T, h_in, w}), mul({S, L, R, h_in, w})});  // x, A
   }
-  bytes += S * T * R * 4;                  // buf (fp32 at most)
+  bytes = sum({bytes, mul({S, T, R, 4})});  // buf (fp32 at most)
   if (p.op != Op::shrink) {
-    bytes += L * h_tot * R * w;            // B
-    bytes += 3 * T * h_tot * w;            // y, y_in, reference
+    bytes = sum({bytes, mul({L, h_tot, R, w}), mul({3, T, h_tot, w})});  // B; y, y_in, reference
   } else {
-    bytes += S * T * R * 4;                // reference
+    bytes = sum({bytes, mul({S, T, R, 4})});  // reference
   }
-  bytes += 4 * T * 4;                      // mapping metadata
+  bytes = sum({bytes, mul({4, T, 4})});  // mapping metadata
   // The reference gathers and casts operands into scratch of about the same size.
-  return 2 * bytes + (std::uint64_t{64} << 20);
+  return sum({mul({2, bytes}), std::uint64_t{64} << 20});
 }
 
 JobResult execute_job(const Job& job, const ImageTable& images, const CublasHandle& cublas, const Stream& stream) {
