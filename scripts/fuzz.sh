@@ -1,13 +1,46 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan + UBSan) and runs each for a bounded
-# time on a copy of its committed seed corpus (fuzz/corpus/<target>/), so the
-# committed corpus is never modified by a run. Exit 1 when a fuzzer finds a crash,
-# a leak, undefined behaviour or a timeout; its reproducer is left in the build folder.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+# Builds the libFuzzer targets (clang, ASan + UBSan) and runs them.
+#
+#   scripts/fuzz.sh                    the gate that scripts/test.sh (and so CI) runs; deterministic:
+#                                      1. replay: every input of the committed corpus (fuzz/corpus/<target>/)
+#                                         is run once;
+#                                      2. a fixed-seed, run-bounded pass (-seed, -runs) that mutates a copy
+#                                         of that corpus. The same commit gives the same runs, the same
+#                                         coverage and the same result on every machine and every run.
+#   scripts/fuzz.sh --explore SECONDS  exploratory fuzzing: a random seed, SECONDS of wall clock per target.
+#                                      What it finds is not gated on; fix it and commit the reproducer to
+#                                      fuzz/corpus/<target>/ so the replay keeps it.
+#
+# Exit 1 when a fuzzer finds a crash, a leak, undefined behaviour or a timeout; the
+# reproducer (crash-*/leak-*/timeout-*) is left in the build folder and named.
+# The committed corpus is never modified by a run.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-seconds="${1:-60}"
 build="${LORAPROBE_FUZZ_BUILD_DIR:-$repo/build-fuzz}"
+
+# The gate's pass: a fixed seed and a number of runs per target, sized so that both
+# targets together take about 1.5 minutes on a busy 2-core machine (measured in README's Testing).
+gate_seed=48590
+declare -A gate_runs=([config_fuzzer]=300000 [sass_fuzzer]=30000)
+
+mode=gate
+explore_seconds=0
+case "${1:-}" in
+  "") ;;
+  --explore)
+    mode=explore
+    explore_seconds="${2:-}"
+    if ! [[ "$explore_seconds" =~ ^[1-9][0-9]*$ ]]; then
+      echo "fuzz: --explore needs a number of seconds per target, got '${explore_seconds}'" >&2
+      exit 2
+    fi
+    ;;
+  *)
+    echo "fuzz: usage: scripts/fuzz.sh [--explore SECONDS]" >&2
+    exit 2
+    ;;
+esac
+
 cxx="$(command -v clang++ || command -v clang++-14 || true)"
 if [ -z "$cxx" ]; then
   echo "fuzz: clang++ is needed (Debian: clang, libclang-rt-14-dev); scripts/setup.sh installs it" >&2
@@ -18,21 +51,70 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target config_fuzzer sass_fuzzer
+
+# Address-space randomisation changes which paths the targets take (the iteration
+# order of containers keyed by address, the allocator's layout), and so the coverage
+# libFuzzer steers by: with the same seed, two runs found different inputs. The gate
+# runs with it off (setarch -R, util-linux), which makes its runs repeat exactly.
+no_aslr=()
+if setarch "$(uname -m)" -R true 2>/dev/null; then
+  no_aslr=(setarch "$(uname -m)" -R)
+elif [ "$mode" = gate ]; then
+  echo "fuzz: setarch -R is refused here: the gate's statistics may differ between runs" >&2
+fi
+
+# Options every run shares. -reload=0: never re-read the corpus folder on a timer (a
+# wall-clock event that would make the gate's mutation order depend on machine speed).
+common=(-timeout=60 -rss_limit_mb=2048 -max_len=65536 -reload=0 -print_final_stats=1)
+
+# report TARGET LOG WHAT: prints the finding of a failed run and where its reproducer is.
+report_finding() {
+  echo "fuzz: $1 FOUND A BUG ($3); the log is $2, the reproducer crash-*/leak-*/timeout-* in $build:" >&2
+  grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$2" | head -n 20 >&2
+}
+
+# stat LOG NAME: one libFuzzer final statistic.
+stat() { grep -E "^stat::$2:" "$1" | awk '{print $2}' | tail -n 1; }
+
 status=0
 for target in config_fuzzer sass_fuzzer; do
-  corpus="$build/corpus-${target%_fuzzer}"
+  name="${target%_fuzzer}"
+  committed="$repo/fuzz/corpus/$name"
+  corpus="$build/corpus-$name"
   rm -rf "$corpus" && mkdir -p "$corpus"
-  cp "$repo/fuzz/corpus/${target%_fuzzer}/"* "$corpus/"
-  log="$build/$target.log"
-  echo "fuzz: $target for ${seconds}s"
-  if (cd "$build" && "./fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=65536 -print_final_stats=1 "$corpus" >"$log" 2>&1); then
-    runs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
-    echo "fuzz: $target: ${runs:-?} runs, no finding"
+  cp "$committed/"* "$corpus/"
+  if [ "$mode" = explore ]; then
+    log="$build/$target.explore.log"
+    echo "fuzz: $target: exploring for ${explore_seconds}s from a random seed"
+    if (cd "$build" && "./fuzz/$target" "${common[@]}" -max_total_time="$explore_seconds" "$corpus" >"$log" 2>&1); then
+      echo "fuzz: $target: $(stat "$log" number_of_executed_units) runs, $(stat "$log" new_units_added) new inputs" \
+           "(in $corpus), no finding"
+    else
+      status=1
+      report_finding "$target" "$log" "exploring"
+    fi
+    continue
+  fi
+  # 1. Replay: each committed input once, no mutation.
+  log="$build/$target.replay.log"
+  inputs=("$committed"/*)
+  if (cd "$build" && "${no_aslr[@]}" "./fuzz/$target" "${common[@]}" -runs=0 "${inputs[@]}" >"$log" 2>&1); then
+    echo "fuzz: $target: replayed ${#inputs[@]} corpus inputs, no finding"
   else
     status=1
-    echo "fuzz: $target FOUND A BUG; the log is $log, the reproducer crash-*/leak-*/timeout-* in $build:" >&2
-    grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -n 20 >&2
+    report_finding "$target" "$log" "replaying the committed corpus"
+    continue
+  fi
+  # 2. The fixed-seed, run-bounded pass.
+  log="$build/$target.log"
+  runs="${gate_runs[$target]}"
+  if (cd "$build" && "${no_aslr[@]}" "./fuzz/$target" "${common[@]}" -seed="$gate_seed" -runs="$runs" "$corpus" \
+        >"$log" 2>&1); then
+    echo "fuzz: $target: seed $gate_seed, $(stat "$log" number_of_executed_units) runs," \
+         "$(stat "$log" new_units_added) new inputs, $(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1), no finding"
+  else
+    status=1
+    report_finding "$target" "$log" "seed $gate_seed"
   fi
 done
 exit $status
