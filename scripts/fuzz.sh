@@ -16,7 +16,17 @@
 # The committed corpus is never modified by a run.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${LORAPROBE_FUZZ_BUILD_DIR:-$repo/build-fuzz}"
+
+# The fuzz build compiles the checkout through one fixed path, a symbolic link to it:
+# the sanitizers keep source paths in the binary's data, so two clones at different
+# paths built different binaries, and the fixed-seed gate then took different paths
+# (measured: a longer clone path gave 8075 features instead of 8177 in 30000 runs).
+# One fuzz.sh at a time holds the link (flock).
+stable="${LORAPROBE_FUZZ_SOURCE_LINK:-${TMPDIR:-/tmp}/loraprobe-fuzz-source}"
+exec 9>"$stable.lock"
+flock 9
+ln -sfn "$repo" "$stable"
+build="${LORAPROBE_FUZZ_BUILD_DIR:-$stable/build-fuzz}"
 
 # The gate's pass: a fixed seed and a number of runs per target, sized so that both
 # targets together take about 1.5 minutes on a busy 2-core machine (measured in README's Testing).
@@ -46,8 +56,11 @@ if [ -z "$cxx" ]; then
   echo "fuzz: clang++ is needed (Debian: clang, libclang-rt-14-dev); scripts/setup.sh installs it" >&2
   exit 3
 fi
+if [ -f "$build/CMakeCache.txt" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$stable" "$build/CMakeCache.txt"; then
+  rm -rf "$build"  # configured from another path by an older fuzz.sh: start again through the link
+fi
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$repo" -B "$build" -G Ninja -DLORAPROBE_FUZZ=ON -DCMAKE_CXX_COMPILER="$cxx" \
+  cmake -S "$stable" -B "$build" -G Ninja -DLORAPROBE_FUZZ=ON -DCMAKE_CXX_COMPILER="$cxx" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target config_fuzzer sass_fuzzer
