@@ -26,7 +26,8 @@ step() {  # step NAME TIMEOUT_S COMMAND...
 step env 60 "$lp" env
 # LP_ACCEPTANCE_SKIP: names of test binaries to leave out (kernels_gpu_test JIT-loads all
 # 1437 PTX and takes minutes).
-for t in cuda/cuda_gpu_test cuda/cuda_fault_test verify/verify_gpu_test kernels/kernels_gpu_test sweep/sweep_gpu_test; do
+for t in cuda/cuda_gpu_test cuda/cuda_fault_test verify/verify_gpu_test kernels/kernels_gpu_test sweep/race_control_gpu_test \
+         sweep/sweep_gpu_test; do
   case " ${LP_ACCEPTANCE_SKIP:-} " in *" $(basename "$t") "*) continue ;; esac
   [ -x "$build/tests/$t" ] && step "$(basename "$t")" 900 "$build/tests/$t"
 done

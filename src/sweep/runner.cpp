@@ -14,9 +14,12 @@
 #include "sweep/job.hpp"
 #include "sweep/journal.hpp"
 #include "sweep/progress.hpp"
+#include "sweep/race_control.hpp"
 #include "sweep/table.hpp"
 #include "sweep/worker_client.hpp"
+#include "compile/ptxas.hpp"
 #include "compile/toolchain.hpp"
+#include "sass/analyze.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
 #include "verify/tolerance.hpp"
@@ -494,12 +497,48 @@ class Sweep {
                  positive.metrics.is_null() ? "" : positive.metrics.value("summary", ""),
                  negative.metrics.is_null() ? "" : negative.metrics.value("summary", ""));
     }
+    // The race control says whether this GPU shows the hazard at run time; it never
+    // makes a run invalid (a GPU that does not show it is a finding, not a broken detector).
+    json race = run_race_control();
+    fmt::print(stderr, "sweep: race control: {}\n", race.value("summary", ""));
     json controls = {{"ran", true}, {"valid", positive_ok && negative_ok},
-                     {"positive", positive.to_json()}, {"negative", negative.to_json()}};
+                     {"positive", positive.to_json()}, {"negative", negative.to_json()}, {"race", std::move(race)}};
     if (!reason.empty()) {
       controls["reason"] = reason;
     }
     return controls;
+  }
+
+  /// The race control (sweep/race_control.hpp): compiled here with the toolkit's
+  /// ptxas, its SASS checked for the hazard, then run on the worker.
+  json run_race_control() {
+    std::string compiler = "ptxas=toolkit";
+    std::string cubin;
+    std::optional<std::size_t> findings;
+    try {
+      const compile::PtxasInfo ptxas = compile::resolve_ptxas("toolkit");
+      compiler = fmt::format("ptxas=toolkit ({})", ptxas.version);
+      cubin = compile::compile_with_ptxas(ptxas, race_control_ptx(), "race-control").cubin;
+    } catch (const std::exception& e) {
+      return race_outcome(compiler, std::nullopt, std::nullopt, e.what());
+    }
+    try {
+      sass::NvdisasmSearch search;
+      search.path = m_request.nvdisasm;
+      findings = sass::analyze_cubin(cubin, sass::find_nvdisasm(search), {}, "race-control.cubin").finding_count();
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "sweep: warning: the race control's SASS could not be inspected: {}\n", e.what());
+    }
+    if (!m_worker || !m_worker->alive()) {
+      start_worker();
+    }
+    std::string error;
+    const std::optional<json> answer = m_worker->race(cubin, k_race_ctas, k_race_launches, m_request.case_timeout, error);
+    std::optional<RaceResult> result;
+    if (answer) {
+      result = RaceResult::from_json(*answer);
+    }
+    return race_outcome(compiler, findings, result, error);
   }
 
   void fill_variants() {

@@ -16,6 +16,7 @@
 #include "kernels/kernel_set.hpp"
 #include "sweep/execute.hpp"
 #include "sweep/job.hpp"
+#include "sweep/race_control.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
@@ -107,6 +108,19 @@ class Worker {
           fault.timing = nullptr;
           send({{"type", "result"}, {"result", to_json(fault)}});
           return k_worker_fault_exit;  // this context is dead; the parent starts a fresh worker
+        }
+      } else if (type == "race") {
+        // The race control: a cubin the parent compiled and inspected (sweep/race_control.hpp).
+        try {
+          const RaceResult r = run_race_kernel(base64_decode(request.at("cubin").get<std::string>()),
+                                               request.at("ctas").get<unsigned>(),
+                                               request.at("launches").get<unsigned>(), m_stream);
+          send({{"type", "race_result"}, {"result", r.to_json()}});
+        } catch (const StickyCudaError& e) {
+          send({{"type", "race_result"}, {"error", e.fault_reason() + ": " + e.what()}, {"fault", true}});
+          return k_worker_fault_exit;
+        } catch (const Error& e) {
+          send({{"type", "race_result"}, {"error", e.what()}});
         }
       } else {
         send({{"type", "error"}, {"error", fmt::format("worker: unknown request type \"{}\"", type)}});

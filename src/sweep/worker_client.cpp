@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "util/base64.hpp"
 #include "util/error.hpp"
 
 namespace lp::sweep {
@@ -115,6 +116,38 @@ JobResult WorkerClient::run(const Job& job, std::chrono::seconds timeout) {
     m_child.kill(std::chrono::seconds(5));
   }
   return result;
+}
+
+std::optional<json> WorkerClient::race(std::string_view cubin, unsigned ctas, unsigned launches,
+                                       std::chrono::seconds timeout, std::string& error) {
+  const json request = {{"type", "race"}, {"cubin", base64_encode(cubin)}, {"ctas", ctas}, {"launches", launches}};
+  if (!m_alive || !m_child.send_line(request.dump())) {
+    m_alive = false;
+    error = "the GPU worker was gone before the race control started";
+    return std::nullopt;
+  }
+  bool timed_out = false;
+  const std::optional<json> answer = receive(Clock::now() + timeout, error, timed_out);
+  if (!answer) {
+    if (timed_out) {
+      error = fmt::format("exceeded --case-timeout {} s: {}", timeout.count(), error);
+    }
+    return std::nullopt;
+  }
+  if (answer->value("type", "") != "race_result") {
+    error = fmt::format("unexpected answer from the worker: {}", answer->dump().substr(0, 300));
+    return std::nullopt;
+  }
+  if (answer->contains("error")) {
+    error = answer->at("error").get<std::string>();
+    if (answer->value("fault", false)) {
+      // The worker exits after a sticky error; collect it so the next case gets a fresh one.
+      m_alive = false;
+      m_child.kill(std::chrono::seconds(5));
+    }
+    return std::nullopt;
+  }
+  return answer->at("result");
 }
 
 void WorkerClient::quit() {

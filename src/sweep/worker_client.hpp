@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -36,6 +37,12 @@ class WorkerClient {
   /// Runs `job`. On a deadline miss returns status "timeout" (the worker is killed);
   /// on a worker that dies without answering returns status "fault" with how it died.
   JobResult run(const Job& job, std::chrono::seconds timeout);
+
+  /// Runs the race control's `cubin` (sweep/race_control.hpp) on the worker: the
+  /// result record, or nullopt with `error` set (a fault, a timeout: the worker is
+  /// then gone, or the worker's own error).
+  std::optional<nlohmann::json> race(std::string_view cubin, unsigned ctas, unsigned launches,
+                                     std::chrono::seconds timeout, std::string& error);
 
   /// Asks the worker to quit, then makes sure it is gone.
   void quit();
