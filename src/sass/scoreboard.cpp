@@ -38,28 +38,25 @@ void insert_sorted(Group& g, InFlight f) {
   }
 }
 
-/// What the analysis needs to know about one instruction, decoded once.
-struct Decoded {
-  std::optional<WgmmaShape> wgmma;
-  std::optional<int> depbar;
-  RegisterEffects effects;
-};
-
-Scoreboard issue_wgmma(Scoreboard s, std::size_t index, const WgmmaShape& w) {
-  insert_sorted(s.open, InFlight{index, false});
-  if (w.commits) {
-    s.committed.push_back(std::move(s.open));
-    s.open.clear();
-    if (s.committed.size() > k_max_tracked_groups) {
-      Group merged = s.committed[0];
-      for (const auto& f : s.committed[1]) {
-        insert_sorted(merged, f);
-      }
-      s.committed.erase(s.committed.begin());
-      s.committed.front() = std::move(merged);
+/// Closes the open group. An empty one still counts as a group for wait_group
+/// (PTX ISA: commit_group with nothing outstanding makes an empty group).
+Scoreboard commit_group(Scoreboard s) {
+  s.committed.push_back(std::move(s.open));
+  s.open.clear();
+  if (s.committed.size() > k_max_tracked_groups) {
+    Group merged = s.committed[0];
+    for (const auto& f : s.committed[1]) {
+      insert_sorted(merged, f);
     }
+    s.committed.erase(s.committed.begin());
+    s.committed.front() = std::move(merged);
   }
   return s;
+}
+
+Scoreboard issue_wgmma(Scoreboard s, std::size_t index, const ScoreboardOp::Mma& w) {
+  insert_sorted(s.open, InFlight{index, false});
+  return w.commits ? commit_group(std::move(s)) : s;
 }
 
 Scoreboard wait_groups(Scoreboard s, int keep) {
@@ -70,16 +67,16 @@ Scoreboard wait_groups(Scoreboard s, int keep) {
   return s;
 }
 
-State transfer(const State& in, const Instruction& insn, const Decoded& d, std::size_t index) {
-  if (!insn.may_execute() || (!d.wgmma && !d.depbar)) {
+State transfer(const State& in, const ScoreboardOp& d, std::size_t index) {
+  if (!d.may_execute || (!d.mma && !d.wait && !d.commit)) {
     return in;
   }
   State out;
   for (const auto& s : in) {
-    if (!insn.always_executes()) {
+    if (!d.always_executes) {
       out.insert(s);  // the guard may be false
     }
-    out.insert(d.wgmma ? issue_wgmma(s, index, *d.wgmma) : wait_groups(s, *d.depbar));
+    out.insert(d.mma ? issue_wgmma(s, index, *d.mma) : d.commit ? commit_group(s) : wait_groups(s, *d.wait));
   }
   return out;
 }
@@ -104,14 +101,12 @@ State cross_back_edge(const State& in) {
   return out;
 }
 
-bool overlaps(const GprRange& a, const GprRange& b) {
-  return a.first < b.first + b.count && b.first < a.first + a.count;
-}
-
-void intersect_into(std::set<int>& out, const GprRange& touched, const GprRange& held) {
-  for (int r = std::max(touched.first, held.first);
-       r < std::min(touched.first + touched.count, held.first + held.count); ++r) {
-    out.insert(r);
+void intersect_into(std::set<int>& out, const GprRange& touched, const std::vector<GprRange>& held) {
+  for (const GprRange& h : held) {
+    for (int r = std::max(touched.first, h.first); r < std::min(touched.first + touched.count, h.first + h.count);
+         ++r) {
+      out.insert(r);
+    }
   }
 }
 
@@ -146,33 +141,29 @@ class ConflictSink {
   std::map<std::tuple<std::size_t, std::size_t, HeldRole, Access>, Entry> m_map;
 };
 
-void check_instruction(const State& state, std::size_t index, const Decoded& d,
-                       const std::vector<Decoded>& decoded, ConflictSink& sink) {
+void check_instruction(const State& state, std::size_t index, const ScoreboardOp& d,
+                       const std::vector<ScoreboardOp>& ops, ConflictSink& sink) {
   for (const auto& s : state) {
     auto visit = [&](const InFlight& f) {
-      const WgmmaShape& held = *decoded[f.wgmma].wgmma;
-      if (held.a_registers) {
+      const ScoreboardOp::Mma& held = *ops[f.wgmma].mma;
+      if (!held.a.empty()) {
         std::set<int> regs;
         for (const auto& w : d.effects.writes) {
-          intersect_into(regs, w, *held.a_registers);
+          intersect_into(regs, w, held.a);
         }
         sink.add(index, f, HeldRole::a_operand, Access::write, regs);
       }
       // MMAs chained on the same accumulator are ordered by the hardware.
-      if (d.wgmma && d.wgmma->accumulator == held.accumulator) {
+      if (d.mma && d.mma->accumulator == held.accumulator) {
         return;
       }
       std::set<int> read_regs;
       std::set<int> write_regs;
       for (const auto& r : d.effects.reads) {
-        if (overlaps(r, held.accumulator)) {
-          intersect_into(read_regs, r, held.accumulator);
-        }
+        intersect_into(read_regs, r, held.accumulator);
       }
       for (const auto& w : d.effects.writes) {
-        if (overlaps(w, held.accumulator)) {
-          intersect_into(write_regs, w, held.accumulator);
-        }
+        intersect_into(write_regs, w, held.accumulator);
       }
       sink.add(index, f, HeldRole::accumulator, Access::read, read_regs);
       sink.add(index, f, HeldRole::accumulator, Access::write, write_regs);
@@ -188,20 +179,38 @@ void check_instruction(const State& state, std::size_t index, const Decoded& d,
 
 ScoreboardResult analyze_scoreboard(const KernelListing& kernel, const ControlFlowGraph& cfg,
                                     std::string_view source) {
-  ScoreboardResult result;
   const auto& insns = kernel.instructions;
-  std::vector<Decoded> decoded(insns.size());
+  std::vector<ScoreboardOp> ops(insns.size());
+  std::vector<int> lines(insns.size());
   for (std::size_t i = 0; i < insns.size(); ++i) {
+    ScoreboardOp& op = ops[i];
+    op.may_execute = insns[i].may_execute();
+    op.always_executes = insns[i].always_executes();
+    lines[i] = insns[i].line;
     try {
       if (is_wgmma(insns[i])) {
-        decoded[i].wgmma = decode_wgmma(insns[i]);
-        ++result.wgmma_count;
-        result.wgmma_register_a += decoded[i].wgmma->a_registers ? 1 : 0;
+        const WgmmaShape w = decode_wgmma(insns[i]);
+        op.mma = ScoreboardOp::Mma{{}, {w.accumulator}, w.commits};
+        if (w.a_registers) {
+          op.mma->a = {*w.a_registers};
+        }
       }
-      decoded[i].depbar = warpgroup_depbar_count(insns[i]);
-      decoded[i].effects = register_effects(insns[i]);
+      op.wait = warpgroup_depbar_count(insns[i]);
+      op.effects = register_effects(insns[i]);
     } catch (const std::invalid_argument& e) {
       throw ListingError(std::string(source), insns[i].line, e.what());
+    }
+  }
+  return run_scoreboard(ops, cfg, kernel.name, lines);
+}
+
+ScoreboardResult run_scoreboard(const std::vector<ScoreboardOp>& ops, const ControlFlowGraph& cfg,
+                                const std::string& name, const std::vector<int>& lines) {
+  ScoreboardResult result;
+  for (const ScoreboardOp& op : ops) {
+    if (op.mma) {
+      ++result.wgmma_count;
+      result.wgmma_register_a += op.mma->a.empty() ? 0 : 1;
     }
   }
   const auto& blocks = cfg.blocks();
@@ -220,7 +229,7 @@ ScoreboardResult analyze_scoreboard(const KernelListing& kernel, const ControlFl
     queued[b] = false;
     State state = entry[b];
     for (std::size_t i = blocks[b].first; i < blocks[b].last; ++i) {
-      state = transfer(state, insns[i], decoded[i], i);
+      state = transfer(state, ops[i], i);
     }
     for (std::size_t e = 0; e < blocks[b].successors.size(); ++e) {
       const std::size_t to = blocks[b].successors[e];
@@ -228,9 +237,9 @@ ScoreboardResult analyze_scoreboard(const KernelListing& kernel, const ControlFl
       const std::size_t before = entry[to].size();
       entry[to].insert(along.begin(), along.end());
       if (entry[to].size() > k_max_states_per_block) {
-        throw lp::Error("kernel '" + kernel.name + "': wgmma scoreboard analysis exceeded " +
+        throw lp::Error("kernel '" + name + "': wgmma scoreboard analysis exceeded " +
                         std::to_string(k_max_states_per_block) + " states at the block starting at line " +
-                        std::to_string(insns[blocks[to].first].line));
+                        std::to_string(lines.at(blocks[to].first)));
       }
       if (entry[to].size() != before && !queued[to]) {
         queued[to] = true;
@@ -243,10 +252,10 @@ ScoreboardResult analyze_scoreboard(const KernelListing& kernel, const ControlFl
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     State state = entry[b];
     for (std::size_t i = blocks[b].first; i < blocks[b].last; ++i) {
-      if (insns[i].may_execute()) {
-        check_instruction(state, i, decoded[i], decoded, sink);
+      if (ops[i].may_execute) {
+        check_instruction(state, i, ops[i], ops, sink);
       }
-      state = transfer(state, insns[i], decoded[i], i);
+      state = transfer(state, ops[i], i);
       for (const auto& s : state) {
         result.max_groups_in_flight = std::max(result.max_groups_in_flight, s.depth());
       }

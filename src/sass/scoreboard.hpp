@@ -26,11 +26,14 @@
 // an MMA chained on that same accumulator range.
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "sass/cfg.hpp"
 #include "sass/listing.hpp"
+#include "sass/registers.hpp"
 
 namespace lp::sass {
 
@@ -58,6 +61,32 @@ struct ScoreboardResult {
   std::size_t wgmma_register_a = 0; ///< of which read A from registers
   int max_groups_in_flight = 0;     ///< deepest scoreboard on any path (committed + open)
 };
+
+/// What one instruction does to the scoreboard, in either ISA: the analysis runs
+/// on these, so the SASS check (HGMMA, `gsb0`, WARPGROUP.DEPBAR) and the PTX check
+/// (wgmma.mma_async, wgmma.commit_group, wgmma.wait_group) are one analysis.
+/// Registers are GprRanges of whatever numbering the front end uses (SASS: R<n>;
+/// PTX: an id per named register, consecutive for %r130, %r131, ...).
+struct ScoreboardOp {
+  bool may_execute = true;      ///< false: never runs (SASS `@!PT`)
+  bool always_executes = true;  ///< false: guarded, so both outcomes are possible
+  /// A warpgroup MMA: what it holds while in flight.
+  struct Mma {
+    std::vector<GprRange> a;            ///< A registers; empty when A comes from shared memory
+    std::vector<GprRange> accumulator;  ///< D (and C)
+    bool commits = false;               ///< also closes the open group (SASS `gsb0`)
+  };
+  std::optional<Mma> mma;
+  bool commit = false;      ///< closes the open group (PTX wgmma.commit_group)
+  std::optional<int> wait;  ///< retires every committed group but the N youngest
+  RegisterEffects effects;  ///< registers read and written
+};
+
+/// The analysis over `ops` (one per instruction, in order) and the graph `cfg`
+/// built over the same instructions. `name` names the function in errors. Throws
+/// lp::Error when the state set explodes past k_max_states_per_block.
+ScoreboardResult run_scoreboard(const std::vector<ScoreboardOp>& ops, const ControlFlowGraph& cfg,
+                                const std::string& name, const std::vector<int>& lines);
 
 /// Most committed groups tracked separately before the two oldest merge.
 inline constexpr std::size_t k_max_tracked_groups = 16;
