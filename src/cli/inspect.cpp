@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -132,15 +134,13 @@ std::vector<inspect::InspectItem> variant_items(const kernels::KernelSet& set,
                                                 const std::vector<Compiler>& compilers) {
   std::vector<inspect::InspectItem> items;
   for (const kernels::Variant* v : variants) {
-    std::shared_ptr<const std::string> ptx;
+    // Every item of a variant shares its PTX: compiled by the ptxas items, checked by all.
+    const auto ptx = std::make_shared<const std::string>(set.contents(*v->ptx));
     for (const Compiler& c : compilers) {
-      inspect::InspectItem item{v->id, v->id, c.label, {}, std::nullopt};
+      inspect::InspectItem item{v->id, v->id, c.label, {}, std::nullopt, ptx};
       if (c.kind == "prebuilt") {
         item.cubin = set.contents(*v->cubin);
       } else {
-        if (!ptx) {
-          ptx = std::make_shared<const std::string>(set.contents(*v->ptx));
-        }
         item.ptx = inspect::PtxInput{ptx, *c.ptxas};
       }
       items.push_back(std::move(item));
@@ -237,14 +237,25 @@ Work plan_files(const InspectOptions& o) {
   if (any_ptx) {
     w.compilers.insert(w.compilers.end(), ptxas.begin(), ptxas.end());
   }
+  // A cubin with a .ptx of the same name beside it (a Triton cache entry) is
+  // checked at both levels, which says who made its hazard.
+  std::map<std::string, std::shared_ptr<const std::string>> ptx_by_stem;
+  for (const inspect::InputFile& f : w.files) {
+    if (f.kind == inspect::InputKind::ptx) {
+      ptx_by_stem[std::filesystem::path(f.path).replace_extension().string()] =
+          std::make_shared<const std::string>(f.contents);
+    }
+  }
   for (const inspect::InputFile& f : w.files) {
     if (f.kind == inspect::InputKind::cubin) {
-      w.items.push_back({f.path, std::nullopt, "file", f.contents, std::nullopt});
+      const auto sibling = ptx_by_stem.find(std::filesystem::path(f.path).replace_extension().string());
+      w.items.push_back({f.path, std::nullopt, "file", f.contents, std::nullopt,
+                         sibling == ptx_by_stem.end() ? nullptr : sibling->second});
       continue;
     }
     const auto text = std::make_shared<const std::string>(f.contents);
     for (const Compiler& c : ptxas) {
-      w.items.push_back({f.path, std::nullopt, c.label, {}, inspect::PtxInput{text, *c.ptxas}});
+      w.items.push_back({f.path, std::nullopt, c.label, {}, inspect::PtxInput{text, *c.ptxas}, nullptr});
     }
   }
   return w;
@@ -295,10 +306,16 @@ std::string summary_line(const Work& w, const InspectTotals& t, const sass::Nvdi
                               cache.write_errors > 0 ? fmt::format(" ({} not written: {})", cache.write_errors,
                                                                    cache.first_write_error)
                                                      : std::string());
-  return fmt::format("inspect: {} cubin(s) ({}): {} with a hazard ({} findings), {} clean, {} error(s); nvdisasm {} ({}); "
-                     "{}; {:.1f} s with -j {}\n",
-                     t.items, what, t.hazard, t.findings, t.clean, t.error, tool.version, tool.origin, cache_text,
-                     seconds, jobs);
+  // Who made the hazards, when there are some: the PTX (fix Triton) or ptxas (a newer ptxas fixes it).
+  const std::size_t unattributed = t.hazard - std::min(t.hazard, t.made_by_ptx + t.made_by_ptxas);
+  const std::string made_by =
+      t.hazard == 0 ? std::string()
+                    : fmt::format("; made by the PTX: {}, by ptxas: {}{}", t.made_by_ptx, t.made_by_ptxas,
+                                  unattributed > 0 ? fmt::format(", without PTX to tell: {}", unattributed) : "");
+  return fmt::format("inspect: {} cubin(s) ({}): {} with a hazard ({} findings{}), {} clean, {} error(s); nvdisasm {} "
+                     "({}); {}; {:.1f} s with -j {}\n",
+                     t.items, what, t.hazard, t.findings, made_by, t.clean, t.error, tool.version, tool.origin,
+                     cache_text, seconds, jobs);
 }
 
 int run_inspect(const InspectOptions& o) {

@@ -77,6 +77,8 @@ InspectTotals total(const std::vector<inspect::InspectResult>& results) {
         break;
     }
     t.findings += r.finding_count;
+    t.made_by_ptx += r.attribution == "ptx" ? 1 : 0;
+    t.made_by_ptxas += r.attribution == "ptxas" ? 1 : 0;
   }
   return t;
 }
@@ -88,16 +90,16 @@ std::string format_inspect_table(const std::vector<inspect::InspectResult>& resu
     name_width = std::max(name_width, r.name.size());
     compiler_width = std::max(compiler_width, r.compiler.size());
   }
-  std::string out = fmt::format("{:<{}} {:<{}} {:>8} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", "variant / file", name_width,
-                                "compiler", compiler_width, "findings", "hgmma", "a_reg", "inflight", "regs", "local",
-                                "first finding");
+  std::string out = fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", "variant / file",
+                                name_width, "compiler", compiler_width, "findings", "made_by", "hgmma", "a_reg",
+                                "inflight", "regs", "local", "first finding");
   for (const inspect::InspectResult& r : results) {
     if (hazards_only && r.status == inspect::ItemStatus::clean) {
       continue;
     }
     if (r.status == inspect::ItemStatus::error) {
-      out += fmt::format("{:<{}} {:<{}} {:>8} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width, r.compiler,
-                         compiler_width, "-", "-", "-", "-", "-", "-", short_error(r.error));
+      out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width,
+                         r.compiler, compiler_width, "-", "-", "-", "-", "-", "-", "-", short_error(r.error));
       continue;
     }
     const RowFigures f = figures(r.sass);
@@ -105,8 +107,10 @@ std::string format_inspect_table(const std::vector<inspect::InspectResult>& resu
     const std::string local = f.local_loads + f.local_stores > 0
                                   ? fmt::format("{}B {}/{}", f.frame_bytes, f.local_loads, f.local_stores)
                                   : fmt::format("{}B", f.frame_bytes);
-    out += fmt::format("{:<{}} {:<{}} {:>8} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width, r.compiler,
-                       compiler_width, r.finding_count, f.wgmma, f.a_from_registers ? "yes" : "no", f.in_flight,
+    // Who made the hazard: the PTX or ptxas; "-" for clean SASS, "?" without the PTX.
+    const std::string made_by = r.attribution.empty() ? "?" : r.attribution == "none" ? "-" : r.attribution;
+    out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width, r.compiler,
+                       compiler_width, r.finding_count, made_by, f.wgmma, f.a_from_registers ? "yes" : "no", f.in_flight,
                        f.registers ? std::to_string(*f.registers) : std::string("-"), local,
                        f.first_finding.empty() ? "-" : f.first_finding);
   }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "compile/ptxas.hpp"
+#include "ptx/ptx_check.hpp"
 #include "sass/checks.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -40,6 +41,7 @@ struct Inspector::Outcome {
 struct Inspector::Memo {
   std::mutex mutex;
   std::map<std::string, std::shared_future<Outcome>> outcomes;
+  std::map<std::string, nlohmann::json> ptx_reports;  ///< by sha256 of the PTX
 };
 
 std::string_view to_string(ItemStatus status) noexcept {
@@ -64,7 +66,9 @@ nlohmann::json InspectResult::to_json() const {
                         {"error", error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error)},
                         {"ms", ms},
                         {"compile", compile},
-                        {"sass", sass}};
+                        {"sass", sass},
+                        {"ptx", ptx},
+                        {"attribution", attribution.empty() ? nlohmann::json(nullptr) : nlohmann::json(attribution)}};
 }
 
 nlohmann::json CacheStats::to_json(const std::optional<std::string>& root) const {
@@ -249,8 +253,36 @@ InspectResult Inspector::inspect(const InspectItem& item) const {
   }
   result.error = outcome.error;
   result.cached = outcome.cached;
+  const std::shared_ptr<const std::string> ptx = item.ptx ? item.ptx->ptx : item.source_ptx;
+  if (ptx) {
+    result.ptx = check_ptx(*ptx, item.name);
+    if (result.status != ItemStatus::error && result.ptx.contains("finding_count")) {
+      result.attribution =
+          ptx::attribution(result.ptx.at("finding_count").get<std::size_t>(), result.finding_count);
+    }
+  }
   result.ms = first ? ms_since(start) : 0.0;
   return result;
+}
+
+nlohmann::json Inspector::check_ptx(const std::string& ptx, const std::string& name) const {
+  const std::string key = sha256_hex(ptx);
+  {
+    std::lock_guard lock(m_memo->mutex);
+    if (auto it = m_memo->ptx_reports.find(key); it != m_memo->ptx_reports.end()) {
+      return it->second;
+    }
+  }
+  // Milliseconds per kernel: computed where needed rather than cached on disk. Two
+  // threads may both compute one PTX; they get the same answer.
+  nlohmann::json report;
+  try {
+    report = ptx::analyze_ptx(ptx, name);
+  } catch (const Error& e) {
+    report = {{"error", e.what()}};
+  }
+  std::lock_guard lock(m_memo->mutex);
+  return m_memo->ptx_reports.emplace(key, std::move(report)).first->second;
 }
 
 std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>& items) const {

@@ -51,6 +51,10 @@ struct InspectItem {
   std::string compiler;                ///< "prebuilt", "ptxas=<spec>", "driver", "file"
   std::string cubin;                   ///< ELF bytes; leave empty when `ptx` is set
   std::optional<PtxInput> ptx;         ///< compile this instead of taking `cubin`
+  /// The PTX `cubin` was built from, when known (a kernel-set variant's, or the
+  /// .ptx beside a user's .cubin): the PTX check runs on it. Items given as `ptx`
+  /// need none: that PTX is checked.
+  std::shared_ptr<const std::string> source_ptx;
 };
 
 /// What came of an item.
@@ -75,11 +79,18 @@ struct InspectResult {
   /// For PTX inputs: {ptxas: PtxasInfo, cubin_sha256, cubin_bytes, ms, log, cached};
   /// null for items given as cubins.
   nlohmann::json compile;
+  /// The PTX check of the item's PTX (ptx/ptx_check.hpp's PtxReport as JSON, or
+  /// {"error": why}); null when no PTX is known.
+  nlohmann::json ptx;
+  /// Who made the hazard: "ptx", "ptxas" or "none" (ptx::attribution); empty when
+  /// the SASS or the PTX could not be analysed.
+  std::string attribution;
   std::string error;  ///< why, for status error; empty otherwise
   bool cached = false;  ///< `sass` was read from the disk cache, not computed
   double ms = 0.0;      ///< wall time spent on this input (0 for a repeat)
 
-  /// {name, variant, compiler, status, finding_count, cached, error, compile, sass}:
+  /// {name, variant, compiler, status, finding_count, cached, error, compile, sass,
+  /// ptx, attribution}:
   /// the `items` entries of configs/schema/inspect.schema.json.
   [[nodiscard]] nlohmann::json to_json() const;
 };
@@ -144,6 +155,8 @@ class Inspector {
   [[nodiscard]] Outcome work(const InspectItem& item, const std::string& key) const;
   [[nodiscard]] Outcome analyse(std::string_view cubin, const std::string& cubin_sha256,
                                 const std::string& name) const;
+  /// The PTX check of `ptx`, once per distinct text (JSON as InspectResult::ptx).
+  [[nodiscard]] nlohmann::json check_ptx(const std::string& ptx, const std::string& name) const;
   void note_write(const std::optional<std::string>& failure) const;
 
   InspectorOptions m_options;

@@ -26,7 +26,8 @@ json CaseRecord::to_json() const {
             {"failed_runs", failed_runs},
             {"metrics", metrics},
             {"timing", timing},
-            {"static_findings", static_findings ? json(*static_findings) : json()}};
+            {"static_findings", static_findings ? json(*static_findings) : json()},
+            {"attribution", attribution ? json(*attribution) : json()}};
   if (runs > 0) {
     j["failure_rate"] = static_cast<double>(failed_runs) / runs;
     // Rule of three: with 0 failures in n runs the 95% upper bound on the rate is 3/n.
@@ -59,6 +60,10 @@ CaseRecord CaseRecord::from_json(const json& j) {
     c.timing = j.at("timing");
     if (!j.at("static_findings").is_null()) {
       c.static_findings = j.at("static_findings").get<int>();
+    }
+    // Journals of schema 1.0.0 have no attribution.
+    if (j.contains("attribution") && !j.at("attribution").is_null()) {
+      c.attribution = j.at("attribution").get<std::string>();
     }
     return c;
   } catch (const json::exception& e) {

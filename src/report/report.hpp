@@ -32,6 +32,9 @@ struct CaseRecord {
   nlohmann::json metrics;    ///< report.schema.json#/$defs/metrics, or null
   nlohmann::json timing;     ///< kernel/reference ms, bytes, bandwidth, or null
   std::optional<int> static_findings;  ///< hazards in the SASS that ran, when inspected
+  /// Who made those hazards: "ptx", "ptxas" or "none" (ptx::attribution), when the
+  /// SASS and the PTX were both analysed.
+  std::optional<std::string> attribution;
 
   [[nodiscard]] nlohmann::json to_json() const;
   /// The short form used by summary.first_failure and friends.

@@ -57,6 +57,15 @@ void ImageSet::build_on_cpu(const kernels::KernelSet& set, std::size_t threads) 
     if (image.cubin.empty() && image.error.empty() && image.compiler != "driver") {
       todo.push_back(&image);
     }
+    // Every image keeps its variant's PTX (the driver's too): the PTX check runs on it.
+    const kernels::Variant* v = set.find(image.variant_id);
+    if (!image.ptx && v != nullptr && v->ok()) {
+      try {
+        image.ptx = std::make_shared<const std::string>(set.contents(*v->ptx));
+      } catch (const Error&) {
+        // The build below records the same failure against the image.
+      }
+    }
   }
   parallel_for(todo.size(), threads, [&](std::size_t i) {
     Image& image = *todo[i];
@@ -116,7 +125,7 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   const inspect::Inspector inspector(std::move(options));
   std::vector<inspect::InspectItem> items;
   for (const Image* image : todo) {
-    items.push_back({image->key, image->variant_id, image->compiler, image->cubin, std::nullopt});
+    items.push_back({image->key, image->variant_id, image->compiler, image->cubin, std::nullopt, image->ptx});
   }
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(items);
   for (std::size_t i = 0; i < todo.size(); ++i) {
@@ -127,6 +136,10 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
     }
     todo[i]->findings = static_cast<int>(r.finding_count);
     todo[i]->sass = r.sass;
+    if (r.ptx.contains("finding_count")) {
+      todo[i]->ptx_findings = r.ptx.at("finding_count").get<int>();
+    }
+    todo[i]->attribution = r.attribution;
   }
   return {};
 }

@@ -5,6 +5,7 @@
 // that ran is statically inspected once for the wgmma register hazard.
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct Image {
   std::optional<int> findings;  ///< static hazards, once inspected
   nlohmann::json sass;          ///< the analysis report, or null
   std::string sass_error;       ///< why it could not be inspected
+  std::shared_ptr<const std::string> ptx;  ///< the variant's PTX, for the PTX check
+  std::optional<int> ptx_findings;         ///< the PTX check's findings, once inspected
+  std::string attribution;                 ///< "ptx", "ptxas", "none"; empty until known
 };
 
 /// The key of a (variant, compiler) pair.

@@ -1,6 +1,7 @@
 #include "sweep/runner.hpp"
 
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -116,6 +117,7 @@ CaseRecord record_of(const Entry& e, const JobResult& r, const ImageSet& images)
   int findings = 0;
   bool inspected = true;
   std::string not_inspected;
+  std::set<std::string> made_by;  // of the case's images (lora_linear has two)
   for (const std::string& key : e.image_keys) {
     const Image& image = images.at(key);
     if (image.findings) {
@@ -124,13 +126,23 @@ CaseRecord record_of(const Entry& e, const JobResult& r, const ImageSet& images)
       inspected = false;
       not_inspected = image.sass_error;
     }
+    made_by.insert(image.attribution);
   }
   if (inspected) {
     c.static_findings = findings;
   }
+  if (!made_by.empty() && made_by.count("") == 0) {
+    c.attribution = made_by.count("ptx") > 0 ? "ptx" : made_by.count("ptxas") > 0 ? "ptxas" : "none";
+  }
   const Decision d = decide(r, c.static_findings, not_inspected);
   c.verdict = d.verdict;
   c.reason = d.reason;
+  if (c.attribution && *c.attribution != "none" && (c.verdict == Verdict::latent || c.verdict == Verdict::fail)) {
+    c.reason += *c.attribution == "ptx"
+                    ? "; the PTX itself writes registers of the pending wgmma (fix in the PTX producer; no ptxas can "
+                      "be relied on)"
+                    : "; the PTX is clean: ptxas made the hazard (a newer ptxas can fix it)";
+  }
   return c;
 }
 
@@ -566,6 +578,8 @@ class Sweep {
                           {"compile_error", image.error.empty() ? json() : json(image.error)},
                           {"cubin_sha256", image.cubin.empty() ? json() : json(sha256_hex(image.cubin))},
                           {"static_findings", image.findings ? json(*image.findings) : json()},
+                          {"ptx_findings", image.ptx_findings ? json(*image.ptx_findings) : json()},
+                          {"attribution", image.attribution.empty() ? json() : json(image.attribution)},
                           {"sass", image.sass},
                           {"sass_error", image.sass_error.empty() ? json() : json(image.sass_error)},
                           {"case_verdicts", verdicts}});

@@ -107,6 +107,41 @@ TEST_F(InspectCli, HazardousFilterExitsOne) {
       << r.out;
   EXPECT_NE(r.out.find("\ninspect: 1 cubin(s) (1 variant(s) x 1 compiler(s)): 1 with a hazard ("), std::string::npos)
       << r.out;
+  // Triton 3.6's PTX writes the pending registers itself: the made_by column and the total say so.
+  EXPECT_NE(r.out.find(k_set_hazard + " prebuilt        8     ptx "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 with a hazard (8 findings; made by the PTX: 1, by ptxas: 0), 0 clean"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(InspectCli, ACubinWithItsPtxBesideItSaysWhoMadeTheHazard) {
+  LP_REQUIRE_NVDISASM(tool);
+  // A Triton cache entry holds the .ptx next to the .cubin: both levels are checked.
+  fs::create_directories(m_scratch.path() + "/cache/EF56/");
+  (void)m_scratch.write("cache/EF56/_lora_expand_kernel.ptx", fixture(k_hazard_id + ".ptx"));
+  (void)m_scratch.write("cache/EF56/_lora_expand_kernel.cubin", fixture(k_hazard_id + ".cubin"));
+  (void)m_scratch.write("lonely.cubin", fixture(k_hazard_id + ".cubin"));
+  const std::string cubin = m_scratch.path() + "/cache/EF56/_lora_expand_kernel.cubin";
+  const std::string lonely = m_scratch.path() + "/lonely.cubin";
+  const ProcessResult r = loraprobe({"inspect", "--json", cubin, m_scratch.path() + "/cache/EF56/_lora_expand_kernel.ptx",
+                                     lonely});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  bool saw_cubin = false;
+  for (const nlohmann::json& item : doc.at("items")) {
+    if (item["name"] == cubin) {
+      saw_cubin = true;
+      EXPECT_EQ(item["attribution"], "ptx") << item.dump();
+      EXPECT_EQ(item["ptx"]["finding_count"], 4) << item["ptx"].dump();
+      EXPECT_EQ(item["ptx"]["functions"][0]["findings"][0]["check"], "wgmma-a-reg-reuse");
+    } else if (item["name"] == lonely) {
+      EXPECT_TRUE(item["attribution"].is_null()) << item.dump();  // no PTX to tell
+      EXPECT_TRUE(item["ptx"].is_null());
+    }
+  }
+  EXPECT_TRUE(saw_cubin) << r.out;
+  expect_valid(r.out, "files");
+  const ProcessResult table = loraprobe({"inspect", lonely});
+  EXPECT_NE(table.out.find("without PTX to tell: 1"), std::string::npos) << table.out;
 }
 
 TEST_F(InspectCli, CleanFilterExitsZero) {

@@ -22,7 +22,7 @@ using test::k_clean_id;
 using test::k_hazard_id;
 
 InspectItem cubin_item(const std::string& id, const std::string& compiler = "prebuilt") {
-  return {id, id, compiler, fixture(id + ".cubin"), std::nullopt};
+  return {id, id, compiler, fixture(id + ".cubin"), std::nullopt, nullptr};
 }
 
 /// Options without the designated-initializer form, which -Wextra flags for every
@@ -125,7 +125,7 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
   }
   const TempDir cache("lp-inspect-cache-");
   const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
-  const InspectItem a{k_hazard_id, k_hazard_id, "ptxas=" + ptxas->spec, {}, PtxInput{ptx, *ptxas}};
+  const InspectItem a{k_hazard_id, k_hazard_id, "ptxas=" + ptxas->spec, {}, PtxInput{ptx, *ptxas}, nullptr};
   InspectItem b = a;
   b.compiler = "ptxas=same-binary-other-label";
   {
@@ -154,7 +154,7 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
 TEST(Inspector, ErrorsAreRecordedPerItemAndOrderIsKept) {
   LP_REQUIRE_NVDISASM(tool);
   const Inspector inspector(options(*tool, 3));
-  std::vector<InspectItem> items = {cubin_item(k_clean_id), {"junk", std::nullopt, "file", "not an ELF file", {}},
+  std::vector<InspectItem> items = {cubin_item(k_clean_id), {"junk", std::nullopt, "file", "not an ELF file", {}, nullptr},
                                     cubin_item(k_hazard_id), cubin_item(k_clean_id, "again")};
   std::size_t calls = 0;
   const std::vector<InspectResult> r = inspector.inspect_all(items);
