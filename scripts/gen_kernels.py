@@ -67,6 +67,10 @@ def parse_args(argv):
     p.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--allow-triton-version", action="store_true",
                    help=f"run with a Triton other than {PINNED_TRITON} (the result is then not the reference set)")
+    p.add_argument("--triton", metavar="VERSION",
+                   help="build with this Triton release from PyPI, installed (once) into .tools/triton/VERSION/, "
+                   "not into your environment; implies --allow-triton-version for a version other than "
+                   f"{PINNED_TRITON}")
     p.add_argument("--verify", action="store_true",
                    help="build nothing; re-hash the files of --out against its manifest and re-check every "
                    "variant's parameter list against its kernel signature and specialisation")
@@ -85,9 +89,42 @@ def canonical_command(args) -> str:
         words += ["--out", args.out]
     for only in args.only:
         words += ["--only", only]
-    if args.allow_triton_version:
+    if args.triton:
+        words += ["--triton", args.triton]
+    elif args.allow_triton_version:
         words.append("--allow-triton-version")
     return shlex.join(words)
+
+
+TRITON_VERSION_RE = r"^[0-9]+\.[0-9]+\.[0-9]+$"
+
+
+def triton_site(version: str, log) -> str:
+    """The folder that holds Triton `version` (.tools/triton/<version>/), pip-installed
+    there without its dependencies on first use; the user's environment is untouched."""
+    import re
+    if not re.match(TRITON_VERSION_RE, version):
+        raise ValueError(f"--triton {version!r}: expected a release such as 3.8.0")
+    tools = os.environ.get("LP_TOOLS_DIR", os.path.join(REPO_ROOT, ".tools"))
+    site = os.path.join(tools, "triton", version)
+    marker = os.path.join(site, f"triton-{version}.dist-info")
+    if not os.path.isdir(marker):
+        log(f"gen_kernels: installing triton=={version} into {site}")
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+                        "--no-compile", "--target", site, f"triton=={version}"], check=True,
+                       env=dict(os.environ, PIP_ROOT_USER_ACTION="ignore"))
+        if not os.path.isdir(marker):
+            raise RuntimeError(f"pip installed no triton-{version}.dist-info into {site}")
+    return site
+
+
+def reexec_with_triton(args, argv, log) -> int:
+    """Runs this script again with .tools/triton/<version> first on the path."""
+    site = triton_site(args.triton, log)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = site + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["LP_GEN_KERNELS_TRITON_SITE"] = site
+    return subprocess.run([sys.executable, os.path.abspath(__file__)] + argv, env=env).returncode
 
 
 def ptxas_info() -> dict:
@@ -207,11 +244,19 @@ def dir_bytes(out_dir) -> int:
 
 
 def main(argv=None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    scrubbed = scrub_environment()
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
+
+    if args.triton and "LP_GEN_KERNELS_TRITON_SITE" not in os.environ:
+        try:
+            return reexec_with_triton(args, argv, log)
+        except (ValueError, RuntimeError, subprocess.CalledProcessError) as exc:
+            log(f"gen_kernels: {exc}")
+            return 2
+    scrubbed = scrub_environment()
 
     out_dir = args.out or DEFAULT_OUT
     try:
@@ -231,7 +276,11 @@ def main(argv=None) -> int:
         return 1 if problems else 0
 
     import triton
-    if triton.__version__ != PINNED_TRITON and not args.allow_triton_version:
+    if args.triton and triton.__version__ != args.triton:
+        log(f"gen_kernels: --triton {args.triton}, but Python imported Triton {triton.__version__} from "
+            f"{os.path.dirname(triton.__file__)}")
+        return 2
+    if triton.__version__ != PINNED_TRITON and not (args.allow_triton_version or args.triton):
         log(f"gen_kernels: Triton {triton.__version__} found, the set is pinned to {PINNED_TRITON}; "
             "pass --allow-triton-version to build with it anyway")
         return 2

@@ -53,7 +53,12 @@ def _relative_di_paths(llir: str, repo_root: str) -> str:
 def _install_stage_hook(header: str, repo_root: str):
     import triton
 
-    def hook(backend, stages, options, language, capability):
+    def hook(backend=None, stages=None, options=None, language=None, capability=None):
+        if stages is None:
+            # Triton >= 3.8 also calls the hook with no arguments, for a (key, hash)
+            # that enters the compile cache key: what the hook does is fixed by the header.
+            digest = hashlib.sha256(f"loraprobe stage hook: {header}".encode()).hexdigest()
+            return f"loraprobe-stage-hook-{digest}", digest
         make_llir, make_ptx = stages["llir"], stages["ptx"]
         stages["llir"] = lambda src, md: _relative_di_paths(make_llir(src, md), repo_root)
         # The header goes in before ptxas runs, so the committed PTX is the
