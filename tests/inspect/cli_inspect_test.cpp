@@ -113,6 +113,22 @@ TEST_F(InspectCli, HazardousFilterExitsOne) {
       << r.out;
 }
 
+TEST_F(InspectCli, Triton38PtxIsCleanSoPtxasMadeTheHazard) {
+  LP_REQUIRE_NVDISASM(tool);
+  const std::string old_ptxas = LP_SOURCE_DIR "/.tools/ptxas/13.2.86/ptxas";
+  const std::string new_ptxas = LP_SOURCE_DIR "/.tools/ptxas/13.3.73/ptxas";
+  if (!fs::exists(old_ptxas) || !fs::exists(new_ptxas)) {
+    GTEST_SKIP() << "skipped: ptxas 13.2.86 and 13.3.73 are not in .tools (scripts/install_tools.sh)";
+  }
+  const std::string ptx = LP_SOURCE_DIR "/tests/ptx/fixtures/triton-3.8.0-expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1.ptx";
+  const ProcessResult r = loraprobe({"inspect", "--no-cache", ptx, "--ptxas", "13.2.86", "--ptxas", "13.3.73"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find(" ptxas=13.2.86        8   ptxas "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" ptxas=13.3.73        0       - "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 with a hazard (8 findings; made by the PTX: 0, by ptxas: 1), 1 clean"), std::string::npos)
+      << r.out;
+}
+
 TEST_F(InspectCli, ACubinWithItsPtxBesideItSaysWhoMadeTheHazard) {
   LP_REQUIRE_NVDISASM(tool);
   // A Triton cache entry holds the .ptx next to the .cubin: both levels are checked.

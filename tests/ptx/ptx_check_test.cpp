@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "kernels/kernel_set.hpp"
@@ -172,6 +174,30 @@ TEST(PtxCheck, Triton36PtxOfTheVllmDefaultExpandBreaksTheRule) {
     ASSERT_NE(v, nullptr);
     const PtxReport clean = analyze_ptx(set.contents(*v->ptx), v->id);
     EXPECT_EQ(clean.finding_count(), 0U);
+  }
+}
+
+std::string fixture(const std::string& version) {
+  const std::string path = std::string(LP_SOURCE_DIR) + "/tests/ptx/fixtures/triton-" + version +
+                           "-expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1.ptx";
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path << " (tests/ptx/make_fixtures.sh makes it)";
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(PtxCheck, Triton37StillBreaksTheRuleAnd38And39DoNot) {
+  // triton #9514/#9530 copy the A fragments after the wait from Triton 3.8 on.
+  const PtxReport t37 = analyze_ptx(fixture("3.7.1"), "3.7.1");
+  EXPECT_EQ(t37.finding_count(), 4U);
+  EXPECT_EQ(t37.functions.at(0).findings.at(0).instruction.rfind("cvt.rn.bf16x2.f32", 0), 0U);
+  for (const char* version : {"3.8.0", "3.9.0"}) {
+    SCOPED_TRACE(version);
+    const PtxReport r = analyze_ptx(fixture(version), version);
+    EXPECT_EQ(r.finding_count(), 0U);
+    ASSERT_EQ(r.functions.size(), 1U);
+    EXPECT_EQ(r.functions[0].wgmma_register_a, 2U);  // still register-A wgmmas, two per trip
+    EXPECT_EQ(r.functions[0].max_groups_in_flight, 2);  // and still one group left pending over the back-edge
+    EXPECT_EQ(attribution(r.finding_count(), 8), "ptxas");
   }
 }
 
