@@ -127,13 +127,24 @@ def reexec_with_triton(args, argv, log) -> int:
     return subprocess.run([sys.executable, os.path.abspath(__file__)] + argv, env=env).returncode
 
 
+def sm90_ptxas_name() -> str:
+    """The bundled ptxas Triton runs for the sm_90 target: "ptxas", or from Triton 3.9
+    on "ptxas-blackwell" (a CUDA 13 ptxas; triton/backends/nvidia/compiler.py get_ptxas)."""
+    from triton.backends.nvidia import compiler as nvidia
+    from triton import knobs
+    if hasattr(nvidia, "get_ptxas") and nvidia.get_ptxas(build.TARGET["arch"]) is not knobs.nvidia.ptxas:
+        return "ptxas-blackwell"
+    return "ptxas"
+
+
 def ptxas_info() -> dict:
-    path = build.tool_path("ptxas")
+    name = sm90_ptxas_name()
+    path = build.tool_path(name)
     text = subprocess.run([path, "--version"], check=True, capture_output=True, text=True).stdout
     version = next((line.strip() for line in text.splitlines() if "compilation tools" in line), text.strip())
     with open(path, "rb") as f:
         digest = manifest.sha256(f.read())
-    return {"path_hint": "triton/backends/nvidia/bin/ptxas", "version": version, "sha256": digest}
+    return {"path_hint": f"triton/backends/nvidia/bin/{name}", "version": version, "sha256": digest}
 
 
 def select(args):
