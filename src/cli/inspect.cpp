@@ -341,7 +341,7 @@ int run_inspect(const InspectOptions& o) {
   const inspect::CacheStats cache = inspector.cache_stats();
   std::optional<inspect::PtxasMatrix> matrix;
   if (o.matrix) {
-    matrix = inspect::build_matrix(w.variants, w.columns, results);
+    matrix = inspect::build_matrix(w.variants, w.columns, results, w.set->manifest().triton_version);
   }
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 

@@ -105,16 +105,33 @@ FirstClean first_clean_of(const Target& target, const PtxasMatrix& m) {
     }
   }
   const std::string count = rows.size() == 1 ? rows.front()->variant->id : fmt::format("{} variants", rows.size());
+  const std::string triton = m.triton_version.empty() ? std::string() : fmt::format("Triton {}, ", m.triton_version);
+  // What the set's own cubins (Triton's bundled ptxas) give, and who made a hazard.
+  std::string bundled;
+  bool ptx_at_fault = false;
+  for (std::size_t c = 0; c < m.columns.size(); ++c) {
+    for (const MatrixRow* r : rows) {
+      ptx_at_fault = ptx_at_fault || r->cells[c].attribution == "ptx";
+    }
+    if (m.columns[c].compiler == "prebuilt" && bundled.empty()) {
+      bundled = fmt::format("; bundled ptxas {} {}", m.columns[c].version,
+                            clean_in(c) ? "is clean" : "has the hazard");
+    }
+  }
   if (!first) {
-    out.line = fmt::format("{} [{}]: no ptxas gives clean SASS (tried {} .. {})", out.what, count,
-                           m.columns.front().version, m.columns.back().version);
+    out.line = fmt::format("{}{} [{}]: no ptxas gives clean SASS (tried {} .. {}){}", triton, out.what, count,
+                           m.columns.front().version, m.columns.back().version,
+                           ptx_at_fault ? ": the PTX itself writes registers of pending wgmmas, so the fix belongs in "
+                                          "Triton and no ptxas can be relied on"
+                                        : bundled);
     return out;
   }
   out.version = m.columns[*first].version;
-  out.line = fmt::format("{} [{}]: first clean with ptxas {}{}", out.what, count, *out.version,
+  out.line = fmt::format("{}{} [{}]: first clean with ptxas {}{}{}", triton, out.what, count, *out.version,
                          out.regressions.empty()
                              ? (*first == 0 ? " (the oldest tried; every version is clean)" : " (and every later one)")
-                             : fmt::format(" (hazard again with {})", fmt::join(out.regressions, ", ")));
+                             : fmt::format(" (hazard again with {})", fmt::join(out.regressions, ", ")),
+                         bundled);
   return out;
 }
 
@@ -190,8 +207,9 @@ std::vector<compile::PtxasInfo> ptxas_in_folder(const std::string& dir) {
 }
 
 PtxasMatrix build_matrix(const std::vector<const kernels::Variant*>& variants, std::vector<MatrixColumn> columns,
-                         const std::vector<InspectResult>& results) {
+                         const std::vector<InspectResult>& results, const std::string& triton_version) {
   PtxasMatrix m;
+  m.triton_version = triton_version;
   std::stable_sort(columns.begin(), columns.end(), [](const MatrixColumn& a, const MatrixColumn& b) {
     if (a.version != b.version) {
       return version_less(a.version, b.version);
@@ -218,6 +236,7 @@ PtxasMatrix build_matrix(const std::vector<const kernels::Variant*>& variants, s
         if (it->second->status != ItemStatus::error) {
           cell.findings = it->second->finding_count;
           cell.cubin_sha256 = it->second->sass.value("cubin_sha256", std::string());
+          cell.attribution = it->second->attribution;
         }
       }
       row.cells.push_back(std::move(cell));
@@ -303,7 +322,10 @@ std::string PtxasMatrix::format() const {
 }
 
 json PtxasMatrix::to_json() const {
-  json j = {{"columns", json::array()}, {"rows", json::array()}, {"first_clean", json::array()}};
+  json j = {{"triton_version", triton_version},
+            {"columns", json::array()},
+            {"rows", json::array()},
+            {"first_clean", json::array()}};
   for (const MatrixColumn& c : columns) {
     j["columns"].push_back({{"compiler", c.compiler}, {"version", c.version}, {"source", c.source}});
   }

@@ -48,6 +48,7 @@ struct MatrixCell {
   std::optional<std::size_t> findings;  ///< nullopt: error or not inspected
   std::string status;                   ///< clean, hazard, error, missing
   std::string cubin_sha256;             ///< empty when unknown
+  std::string attribution;              ///< who made a hazard: ptx, ptxas, none; empty when unknown
 };
 
 /// One variant across the compilers.
@@ -67,6 +68,7 @@ struct FirstClean {
 
 /// The whole matrix.
 struct PtxasMatrix {
+  std::string triton_version;         ///< of the kernel set the variants come from
   std::vector<MatrixColumn> columns;  ///< ordered by version, prebuilt before a ptxas of its version
   std::vector<MatrixRow> rows;        ///< in the variants' order
   /// vLLM default expand, multi-slice default, single-slice default at block_k 16.
@@ -75,13 +77,13 @@ struct PtxasMatrix {
   /// counts, "err" for an error), then the first-clean lines.
   [[nodiscard]] std::string format() const;
   /// {columns: [...], rows: [{variant, axes, cells: [{compiler, findings, status, cubin_sha256}]}],
-  ///  first_clean: [{what, variants, version, regressions, line}]}.
+  ///  first_clean: [{what, variants, version, regressions, line}], triton_version}.
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
 /// Tabulates `results` (items labelled variant id x column compiler) for
-/// `variants` x `columns`.
+/// `variants` x `columns` of a kernel set made by Triton `triton_version`.
 PtxasMatrix build_matrix(const std::vector<const kernels::Variant*>& variants, std::vector<MatrixColumn> columns,
-                         const std::vector<InspectResult>& results);
+                         const std::vector<InspectResult>& results, const std::string& triton_version);
 
 }  // namespace lp::inspect

@@ -131,7 +131,7 @@ TEST(Matrix, FirstCleanVersionAndRegressions) {
       result("single", "prebuilt", 8),   result("single", "ptxas=12.8", 8), result("single", "ptxas=13.3", 0),
       result("single", "ptxas=13.10", 0), result("multi", "prebuilt", 0),  result("multi", "ptxas=12.8", 0),
       result("multi", "ptxas=13.3", 3),  result("multi", "ptxas=13.10", 0)};
-  const PtxasMatrix m = build_matrix({&single, &multi}, columns, results);
+  const PtxasMatrix m = build_matrix({&single, &multi}, columns, results, "3.8.0");
   ASSERT_EQ(m.columns.size(), 4U);
   EXPECT_EQ(m.columns[0].compiler, "prebuilt");  // 12.8.93, before the ptxas of the same version
   EXPECT_EQ(m.columns[1].compiler, "ptxas=12.8");
@@ -140,21 +140,34 @@ TEST(Matrix, FirstCleanVersionAndRegressions) {
   EXPECT_EQ(m.first_clean[0].version, "13.3.73");
   EXPECT_TRUE(m.first_clean[0].regressions.empty());
   EXPECT_EQ(m.first_clean[0].line,
-            "vLLM default expand (block_n 128, num_stages 2, fp32 input) [single]: first clean with ptxas 13.3.73 "
-            "(and every later one)");
+            "Triton 3.8.0, vLLM default expand (block_n 128, num_stages 2, fp32 input) [single]: first clean with "
+            "ptxas 13.3.73 (and every later one); bundled ptxas 12.8.93 has the hazard");
   EXPECT_EQ(m.first_clean[1].version, "12.8.93");
   EXPECT_EQ(m.first_clean[1].regressions, std::vector<std::string>{"13.3.73"});
+  EXPECT_EQ(m.first_clean[1].line,
+            "Triton 3.8.0, multi-slice default expand (block_n 64, num_stages 2, fp32 input) [multi]: first clean with "
+            "ptxas 12.8.93 (hazard again with 13.3.73); bundled ptxas 12.8.93 is clean");
   EXPECT_EQ(m.first_clean[2].line, "vLLM default expand with block_k 16 (newer vLLM): not in this selection");
+  EXPECT_EQ(m.to_json().at("triton_version"), "3.8.0");
   const std::string text = m.format();
   EXPECT_NE(text.find("<- vLLM default expand\n"), std::string::npos) << text;
 
   results[2] = result("single", "ptxas=13.3", 2);
   results[3].status = ItemStatus::error;
-  const PtxasMatrix none = build_matrix({&single}, columns, results);
+  const PtxasMatrix none = build_matrix({&single}, columns, results, "3.8.0");
   EXPECT_EQ(none.first_clean[0].version, std::nullopt);
   EXPECT_EQ(none.first_clean[0].line,
-            "vLLM default expand (block_n 128, num_stages 2, fp32 input) [single]: no ptxas gives clean SASS "
-            "(tried 12.8.93 .. 13.10.1)");
+            "Triton 3.8.0, vLLM default expand (block_n 128, num_stages 2, fp32 input) [single]: no ptxas gives clean "
+            "SASS (tried 12.8.93 .. 13.10.1); bundled ptxas 12.8.93 has the hazard");
+  // When the PTX check says the PTX breaks the rule, the line says where the fix belongs.
+  for (std::size_t i : {0, 1, 2}) {
+    results[i].attribution = "ptx";
+  }
+  const PtxasMatrix ptx = build_matrix({&single}, columns, results, "3.6.0");
+  EXPECT_EQ(ptx.first_clean[0].line,
+            "Triton 3.6.0, vLLM default expand (block_n 128, num_stages 2, fp32 input) [single]: no ptxas gives clean "
+            "SASS (tried 12.8.93 .. 13.10.1): the PTX itself writes registers of pending wgmmas, so the fix belongs "
+            "in Triton and no ptxas can be relied on");
   EXPECT_EQ(none.to_json().at("rows").at(0).at("cells").at(3).at("status"), "error");
 }
 
