@@ -11,7 +11,7 @@ phase "setup and build"
 # Every test has a bound (tests/CMakeLists.txt sets tighter ones where a test needs less).
 (cd "${LORAPROBE_BUILD_DIR:-$repo/build}" && ctest --output-on-failure --timeout 600 -j "$(nproc)" "$@")
 phase "ctest"
-# The parsers that read user input (configs, SASS listings) under libFuzzer with
+# The parsers that read user input (configs, SASS listings, PTX) under libFuzzer with
 # ASan and UBSan: the committed corpus replayed, then a fixed-seed, run-bounded
 # pass, so the same commit gives the same result every run.
 "$repo/scripts/fuzz.sh"

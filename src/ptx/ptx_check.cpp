@@ -76,9 +76,24 @@ std::string clean(std::string_view text) {
   return out;
 }
 
-int line_at(const std::string& text, std::size_t offset) {
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
-}
+/// 1-based line numbers of offsets into one text, by binary search over its newlines
+/// (a count from the start for every statement would be quadratic in the file).
+class LineIndex {
+ public:
+  explicit LineIndex(const std::string& text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        m_newlines.push_back(i);
+      }
+    }
+  }
+  [[nodiscard]] int line_at(std::size_t offset) const {
+    return 1 + static_cast<int>(std::lower_bound(m_newlines.begin(), m_newlines.end(), offset) - m_newlines.begin());
+  }
+
+ private:
+  std::vector<std::size_t> m_newlines;
+};
 
 std::string collapse(std::string_view s) {
   std::string out;
@@ -154,10 +169,18 @@ Statement parse_statement(std::string_view raw, int line, std::vector<std::strin
 /// The body of every `.entry` / `.func` that has one.
 std::vector<Function> split_functions(const std::string& text, std::string_view source) {
   std::vector<Function> out;
+  const LineIndex lines(text);
   std::size_t pos = 0;
+  // The next ".entry" and ".func" at or after pos, each searched again only once passed.
+  std::size_t entry = text.find(".entry");
+  std::size_t func = text.find(".func");
   while (true) {
-    const std::size_t entry = text.find(".entry", pos);
-    const std::size_t func = text.find(".func", pos);
+    if (entry != std::string::npos && entry < pos) {
+      entry = text.find(".entry", pos);
+    }
+    if (func != std::string::npos && func < pos) {
+      func = text.find(".func", pos);
+    }
     const std::size_t at = std::min(entry, func);
     if (at == std::string::npos) {
       break;
@@ -202,7 +225,7 @@ std::vector<Function> split_functions(const std::string& text, std::string_view 
       }
     }
     if (end >= text.size()) {
-      throw ListingError(std::string(source), line_at(text, brace), "function '" + f.name + "' has no closing '}'");
+      throw ListingError(std::string(source), lines.line_at(brace), "function '" + f.name + "' has no closing '}'");
     }
     // Statements: split at ';'; a brace that opens or closes a statement-free
     // scope (inline asm) is dropped; labels "name:" are taken off the front.
@@ -212,7 +235,7 @@ std::vector<Function> split_functions(const std::string& text, std::string_view 
     int operand_depth = 0;
     for (std::size_t k = brace + 1; k < end; ++k) {
       const char c = text[k];
-      const bool blank = collapse(cur).empty();
+      const bool blank = cur_start == std::string::npos;  // nothing but spaces so far
       if ((c == '{' || c == '}') && blank) {
         continue;  // a scope brace
       }
@@ -222,7 +245,8 @@ std::vector<Function> split_functions(const std::string& text, std::string_view 
         --operand_depth;
       }
       const bool scope_colon = (k + 1 < end && text[k + 1] == ':') || text[k - 1] == ':';  // shared::cta
-      if (c == ':' && operand_depth == 0 && !blank && !scope_colon) {
+      constexpr std::size_t k_longest_label = 256;  // only a short prefix can be a label: keeps this linear
+      if (c == ':' && operand_depth == 0 && !blank && !scope_colon && cur.size() <= k_longest_label) {
         const std::string label = collapse(cur);
         const bool is_label = std::all_of(label.begin(), label.end(), is_ident_char);
         if (is_label) {
@@ -235,7 +259,7 @@ std::vector<Function> split_functions(const std::string& text, std::string_view 
       if (c == ';' && operand_depth == 0) {
         const std::string stmt = collapse(cur);
         if (!stmt.empty() && stmt[0] != '.') {  // directives (.reg, .shared, .pragma) hold no instruction
-          f.body.push_back(parse_statement(stmt, line_at(text, cur_start), std::move(labels), source));
+          f.body.push_back(parse_statement(stmt, lines.line_at(cur_start), std::move(labels), source));
           labels.clear();
         }
         cur.clear();
@@ -376,6 +400,9 @@ sass::ScoreboardOp op_of(const Statement& st, RegisterIds& ids, std::string_view
     if (st.operands.size() != 1 || st.operands[0].empty() ||
         !std::all_of(st.operands[0].begin(), st.operands[0].end(), [](char c) { return std::isdigit(c); })) {
       throw ListingError(std::string(source), st.line, "wgmma.wait_group without a count: '" + st.text + "'");
+    }
+    if (st.operands[0].size() > 9) {  // std::stoi would throw past int; no real count is near
+      throw ListingError(std::string(source), st.line, "wgmma.wait_group count " + st.operands[0] + " is too large");
     }
     op.wait = std::stoi(st.operands[0]);
   } else {

@@ -143,6 +143,13 @@ TEST(PtxCheck, BadPtxIsAnErrorNamingTheLine) {
   } catch (const sass::ListingError& e) {
     EXPECT_STREQ(e.what(), "z.ptx:13: wgmma.wait_group without a count: 'wgmma.wait_group.sync.aligned'");
   }
+  // fuzz/corpus/ptx/regression-wait-group-overflow.ptx: a count too large for an int.
+  try {
+    analyze_ptx(kernel("\twgmma.wait_group.sync.aligned 99999999999999999999;\n"), "w.ptx");
+    ADD_FAILURE() << "accepted";
+  } catch (const sass::ListingError& e) {
+    EXPECT_STREQ(e.what(), "w.ptx:13: wgmma.wait_group count 99999999999999999999 is too large");
+  }
 }
 
 TEST(PtxCheck, Triton36PtxOfTheVllmDefaultExpandBreaksTheRule) {
