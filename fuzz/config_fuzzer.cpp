@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
       }
     }
-    static_cast<void>(lp::plan::expand_plan(config));
+    static_cast<void>(lp::plan::expand_plan(config, {"3.6.0", "3.9.0"}));
     static_cast<void>(lp::plan::format_config(config));
   } catch (const lp::UsageError&) {
     // InputError is a UsageError: rejected with a message, as it should be.

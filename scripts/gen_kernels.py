@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""Build loraprobe's embedded kernel set: AOT-compile our Triton LoRA kernels
-(kernels/triton) for sm_90 with Triton 3.6.0 and its bundled ptxas, and write
-kernels/set.pack.xz (every PTX and cubin, one xz stream) and
-kernels/manifest.json.
+"""Build one of loraprobe's embedded kernel sets: AOT-compile our Triton LoRA
+kernels (kernels/triton) for sm_90 with one Triton release and its bundled
+ptxas, and write kernels/sets/triton-<version>/set.pack.xz (every PTX and
+cubin, one xz stream) and manifest.json.xz.
 
-kernels/set.pack.xz and kernels/manifest.json are made by this script and
-only by it; regenerating with the same Triton (and liblzma) gives the same
-bytes. kernels/README.md documents the manifest and the pack.
+The sets under kernels/sets/ are made by this script and only by it;
+regenerating with the same Triton (and liblzma) gives the same bytes.
+kernels/README.md documents the manifest and the pack, and which matrix each
+shipped Triton version has (SHIPPED_SETS below).
 
-    python3 scripts/gen_kernels.py                        # the full set (slow)
-    python3 scripts/gen_kernels.py --only block_n=128,num_stages=2 --out /tmp/k
-    python3 scripts/gen_kernels.py --verify              # re-check kernels/
+    python3 scripts/gen_kernels.py --triton 3.6.0          # the full 3.6.0 set (slow)
+    python3 scripts/gen_kernels.py --triton 3.9.0          # the shipped 3.9.0 set (matrix "upgrade")
+    python3 scripts/gen_kernels.py --triton 3.8.0 --only block_n=128,num_stages=2 --out /tmp/k
+    python3 scripts/gen_kernels.py --verify --out kernels/sets/triton-3.6.0
     python3 scripts/gen_kernels.py --list --only shrink
 
 Standard library + Triton only. Needs no GPU.
@@ -36,10 +38,16 @@ sys.path.insert(0, SCRIPT_DIR)
 
 from kernelgen import build, manifest  # noqa: E402
 from kernelgen.abi import RUNTIME_QUANTITIES  # noqa: E402
-from kernelgen.variants import build_matrix, matches, parse_filter  # noqa: E402
+from kernelgen.variants import MATRICES, build_matrix, matches, parse_filter, select_matrix  # noqa: E402
 
 PINNED_TRITON = "3.6.0"
-DEFAULT_OUT = os.path.join(REPO_ROOT, "kernels")
+# The sets loraprobe embeds, by Triton version, with the matrix each is built with.
+SHIPPED_SETS = {"3.6.0": "full", "3.7.1": "upgrade", "3.8.0": "upgrade", "3.9.0": "upgrade"}
+SETS_DIR = os.path.join(REPO_ROOT, "kernels", "sets")
+
+
+def shipped_dir(version: str) -> str:
+    return os.path.join(SETS_DIR, f"triton-{version}")
 
 
 def scrub_environment() -> list:
@@ -59,7 +67,12 @@ def scrub_environment() -> list:
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", default=None, help="output directory (default: kernels/ of this repository)")
+    p.add_argument("--out", default=None,
+                   help="output directory (default: kernels/sets/triton-<version>/ of this repository, for a "
+                   "shipped version built with its shipped matrix)")
+    p.add_argument("--matrix", choices=MATRICES, default=None,
+                   help="which matrix to build: full, or upgrade (vLLM's defaults and their neighbours plus the "
+                   "controls); default: the shipped matrix of the Triton version, else full")
     p.add_argument("--only", action="append", default=[],
                    help="build only matching variants: comma-separated terms, all must match; a term is "
                    "key=value on an axis, id, op or role (true/false/null/integers), or a substring of the id. "
@@ -81,12 +94,18 @@ def parse_args(argv):
     return args
 
 
-def canonical_command(args) -> str:
+def matrix_of(args, triton_version: str) -> str:
+    return args.matrix or SHIPPED_SETS.get(triton_version, "full")
+
+
+def canonical_command(args, triton_version: str) -> str:
     """The command as recorded in every generated file: options that change
     the output, in a fixed order (not -j, which only changes the speed)."""
     words = ["python3", "scripts/gen_kernels.py"]
-    if args.out is not None and os.path.realpath(args.out) != os.path.realpath(DEFAULT_OUT):
+    if args.out is not None and os.path.realpath(args.out) != os.path.realpath(shipped_dir(triton_version)):
         words += ["--out", args.out]
+    if matrix_of(args, triton_version) != "full":
+        words += ["--matrix", matrix_of(args, triton_version)]
     for only in args.only:
         words += ["--only", only]
     if args.triton:
@@ -147,8 +166,8 @@ def ptxas_info() -> dict:
     return {"path_hint": f"triton/backends/nvidia/bin/{name}", "version": version, "sha256": digest}
 
 
-def select(args):
-    variants = build_matrix()
+def select(args, matrix: str):
+    variants = select_matrix(matrix)
     for only in args.only:
         terms = parse_filter(only)
         variants = [v for v in variants if matches(v, terms)]
@@ -222,7 +241,12 @@ def write_set(out_dir, variants, results, command, triton_version, ptxas, log):
             listed = {kind: records[manifest.logical_path(kind, v.id)] for kind in manifest.FILE_KINDS}
         entries.append(manifest.variant_entry(v, results[v.id], ptxas["version"], listed))
     for rel in manifest.remove_format1_files(out_dir):
-        log(f"removed format 1 file {rel}")
+        log(f"removed older-format file {rel}")
+    # Every cubin of a set is made with the same ptxas options; the manifest says which.
+    seen = sorted({tuple(r["ptxas_options"]) for r in results.values() if r["status"] == "ok"})
+    if len(seen) != 1:
+        raise RuntimeError(f"the variants were compiled with {len(seen)} different ptxas option lists: {seen}")
+    ptxas = dict(ptxas, options=list(seen[0]))
     top = {
         "$comment": f"Generated by {command}; do not edit. Fields: kernels/README.md.",
         "generated_by": command,
@@ -235,8 +259,8 @@ def write_set(out_dir, variants, results, command, triton_version, ptxas, log):
         "pack": manifest.pack_record(raw, stored),
         "variants": entries,
     }
-    text = manifest.dumps(top).encode("ascii")
-    manifest_path = os.path.join(out_dir, "manifest.json")
+    text = manifest.compress_manifest(manifest.dumps(top).encode("ascii"))
+    manifest_path = os.path.join(out_dir, manifest.MANIFEST_NAME)
     if read_or_none(manifest_path) != text:
         manifest.write_atomic(manifest_path, text)
         written += 1
@@ -269,16 +293,19 @@ def main(argv=None) -> int:
             return 2
     scrubbed = scrub_environment()
 
-    out_dir = args.out or DEFAULT_OUT
-    try:
-        variants = select(args)
-    except ValueError as exc:
-        log(f"gen_kernels: --only: {exc}")
-        return 2
     if args.list:
+        try:
+            variants = select(args, args.matrix or "full")
+        except ValueError as exc:
+            log(f"gen_kernels: --only: {exc}")
+            return 2
         print("\n".join(v.id for v in variants))
         return 0
     if args.verify:
+        if args.out is None:
+            log("gen_kernels: --verify needs --out DIR (for example kernels/sets/triton-3.6.0)")
+            return 2
+        out_dir = args.out
         build.import_kernels(REPO_ROOT)
         problems = manifest.verify(out_dir, {v.id: v for v in build_matrix()}, arg_names_of)
         for p in problems:
@@ -295,19 +322,33 @@ def main(argv=None) -> int:
         log(f"gen_kernels: Triton {triton.__version__} found, the set is pinned to {PINNED_TRITON}; "
             "pass --allow-triton-version to build with it anyway")
         return 2
-    if args.only and os.path.realpath(out_dir) == os.path.realpath(DEFAULT_OUT):
-        log("gen_kernels: a partial set (--only) would replace the committed kernels/ manifest; pass --out DIR")
+    version = triton.__version__
+    matrix = matrix_of(args, version)
+    try:
+        variants = select(args, matrix)
+    except ValueError as exc:
+        log(f"gen_kernels: --only: {exc}")
         return 2
+    if args.out is None:
+        if version not in SHIPPED_SETS:
+            log(f"gen_kernels: Triton {version} has no shipped set ({', '.join(SHIPPED_SETS)}); pass --out DIR")
+            return 2
+        if args.only or matrix != SHIPPED_SETS[version]:
+            log(f"gen_kernels: a partial set (--only or --matrix) would replace the shipped "
+                f"kernels/sets/triton-{version}; pass --out DIR")
+            return 2
+    out_dir = args.out or shipped_dir(version)
     if not variants:
         log("gen_kernels: no variant matches the filter")
         return 2
     if scrubbed:
         log(f"gen_kernels: ignoring environment: {' '.join(scrubbed)}")
 
-    command = canonical_command(args)
+    command = canonical_command(args, version)
     header = f"Generated by {command}; do not edit."
     ptxas = ptxas_info()
-    log(f"gen_kernels: {len(variants)} variants, Triton {triton.__version__}, {ptxas['version']}, -j {args.jobs}")
+    log(f"gen_kernels: {len(variants)} variants (matrix {matrix}), Triton {version}, {ptxas['version']}, "
+        f"-j {args.jobs}")
     start = time.monotonic()
     results = compile_all(variants, args.jobs, header, log)
     os.makedirs(out_dir, exist_ok=True)

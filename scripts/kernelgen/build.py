@@ -68,6 +68,36 @@ def _install_stage_hook(header: str, repo_root: str):
     triton.knobs.runtime.add_stages_inspection_hook = hook
 
 
+def _ptxas_options(argv: list) -> list:
+    """The options of a ptxas command line Triton ran: everything but the
+    binary, the input .ptx and `-o OUTPUT` (temporary names)."""
+    options, skip = [], False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg == "-o":
+            skip = True
+        elif not arg.endswith(".ptx"):
+            options.append(arg)
+    return options
+
+
+def _install_ptxas_recorder():
+    """Records the options of every ptxas run Triton makes in this worker
+    (make_cubin calls subprocess.run), so the manifest says which options made
+    the cubins: they differ between Triton versions (--regAllocOptLevel=2 from 3.7
+    on) and are read from the build, never assumed."""
+    real_run = subprocess.run
+
+    def run(args, *rest, **kwargs):
+        if isinstance(args, (list, tuple)) and args and os.path.basename(str(args[0])).startswith("ptxas") \
+                and "-o" in args:
+            _state["ptxas_options"] = _ptxas_options([str(a) for a in args])
+        return real_run(args, *rest, **kwargs)
+
+    subprocess.run = run
+
+
 def import_kernels(repo_root: str):
     """Make kernels/triton importable (test_hooks imports lora_expand by name)."""
     kernel_dir = os.path.join(repo_root, "kernels", "triton")
@@ -99,6 +129,7 @@ def init_worker(repo_root: str, header: str, env: dict, empty_cwd: str):
     _apply_worker_env(env)
     import_kernels(repo_root)
     _install_stage_hook(header, repo_root)
+    _install_ptxas_recorder()
     # Triton runs ptxas in the current directory. ptxas records the mtime
     # and size of every line-info file it can open there, and our relative
     # paths (kernels/triton/..., triton/language/...) open from the repo
@@ -168,13 +199,16 @@ def compile_variant(v: Variant, scratch_dir: str) -> dict:
     signature, constexprs, attrs = abi.compile_inputs(v, fn.arg_names)
     src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
     target = GPUTarget(TARGET["backend"], TARGET["arch"], TARGET["warp_size"])
+    _state["ptxas_options"] = None
     try:
         kernel = triton.compile(src, target=target, options={"num_warps": v.num_warps, "num_stages": v.num_stages})
     except Exception as exc:  # Triton raises many types; each is a recorded rejection.
         return {"id": v.id, "status": "rejected", "reason": _reason(exc)}
 
     md = kernel.metadata
-    result = {"id": v.id, "status": "ok", "reason": None}
+    if _state["ptxas_options"] is None:
+        raise RuntimeError(f"{v.id}: Triton made a cubin without a ptxas run this worker saw")
+    result = {"id": v.id, "status": "ok", "reason": None, "ptxas_options": _state["ptxas_options"]}
     if md.shared > MAX_SHARED_BYTES:
         # Same wording as Triton's OutOfResources at load time.
         result = {

@@ -158,6 +158,45 @@ def build_matrix() -> list:
     return [by_id[k] for k in sorted(by_id)]
 
 
+# The matrices a set can be built with. "full" is the whole matrix above (the
+# Triton 3.6.0 set); "upgrade" is what the sets of the newer Tritons ship: vLLM's
+# defaults and their neighbours, for expand and shrink, plus the controls and test
+# hooks, which is what configs/default.json, seed-48590, ci-gate and upgrade-gate
+# plan (kernels/README.md lists it).
+MATRICES = ("full", "upgrade")
+
+
+def in_upgrade_matrix(v: Variant) -> bool:
+    """Whether the "upgrade" matrix keeps v: bf16 weights; expand with fp32 or
+    bf16 input at block_m 64, 4 warps, block_k 32 (16 at block_n 128 and in the
+    multi-slice default), block_n 32..256, 1-3 stages; shrink at block_m 32 with
+    vLLM's (block_k, split_k) pairs, block_n 16..64, 1-3 stages; every control and
+    hook."""
+    if v.role != "kernel":
+        return True
+    if v.weight_dtype != "bf16" or v.num_warps != 4:
+        return False
+    if v.op == "expand":
+        if v.input_dtype not in ("fp32", "bf16") or v.block_m != 64 or v.num_stages > 3:
+            return False
+        if v.num_slices > 1:
+            return "expand-multi-slice-default" in v.sources
+        return v.block_n in (32, 64, 128, 256) and (v.block_k == 32 or (v.block_k == 16 and v.block_n == 128))
+    pairs = {(cfg["bk"], cfg["sk"]) for cfg in SHRINK_DEFAULTS.values()}
+    return (v.block_m == 32 and (v.block_k, v.split_k) in pairs and v.block_n in (16, 32, 64)
+            and v.num_stages <= 3 and (v.num_slices == 1 or any(s.startswith("shrink-default") for s in v.sources)))
+
+
+def select_matrix(name: str) -> list:
+    """The variants of matrix `name` (one of MATRICES), sorted by id."""
+    variants = build_matrix()
+    if name == "upgrade":
+        return [v for v in variants if in_upgrade_matrix(v)]
+    if name != "full":
+        raise ValueError(f"unknown matrix {name!r}; matrices: {', '.join(MATRICES)}")
+    return variants
+
+
 def _render(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

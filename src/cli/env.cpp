@@ -8,7 +8,7 @@
 #include "cuda/context.hpp"
 #include "cuda/device_info.hpp"
 #include "cuda/driver.hpp"
-#include "kernels/kernel_set.hpp"
+#include "kernels/kernel_sets.hpp"
 #include "report/environment.hpp"
 #include "sass/nvdisasm.hpp"
 #include "sweep/worker.hpp"
@@ -41,13 +41,17 @@ nlohmann::json collect(const EnvOptions& o) {
     env["nvdisasm"] = {{"error", e.what()}};
   }
   try {
-    const kernels::KernelSet set = kernels::KernelSet::embedded();
-    env["kernel_set"] = {{"origin", set.origin()},
-                         {"variants", set.variants().size()},
-                         {"triton_version", set.manifest().triton_version},
-                         {"ptxas", set.manifest().ptxas}};
+    env["kernel_sets"] = nlohmann::json::array();
+    const kernels::KernelSets sets = kernels::KernelSets::load();
+    for (const kernels::KernelSet& set : sets.all()) {
+      env["kernel_sets"].push_back({{"origin", set.origin()},
+                                    {"variants", set.variants().size()},
+                                    {"triton_version", set.triton()},
+                                    {"ptxas", set.manifest().ptxas},
+                                    {"ptxas_options", set.manifest().ptxas_options}});
+    }
   } catch (const std::exception& e) {
-    env["kernel_set"] = {{"error", e.what()}};
+    env["kernel_sets"] = {{"error", e.what()}};
   }
   // The GPU part: the same record a sweep's worker sends. This process may touch
   // CUDA: env runs no kernels, so a fault cannot hide behind it.
@@ -87,12 +91,13 @@ void print_text(const nlohmann::json& env) {
     fmt::print("nvdisasm: {} {} ({})\n", env["nvdisasm"]["version"].get<std::string>(),
                env["nvdisasm"]["path"].get<std::string>(), env["nvdisasm"]["origin"].get<std::string>());
   }
-  if (env["kernel_set"].contains("error")) {
-    fmt::print("kernel set: {}\n", env["kernel_set"]["error"].get<std::string>());
+  if (env["kernel_sets"].is_object()) {
+    fmt::print("kernel sets: {}\n", env["kernel_sets"]["error"].get<std::string>());
   } else {
-    fmt::print("kernel set: {} variants, Triton {}, {}\n", env["kernel_set"]["variants"].get<std::size_t>(),
-               env["kernel_set"]["triton_version"].get<std::string>(),
-               env["kernel_set"]["ptxas"].value("version", std::string("?")));
+    for (const auto& set : env["kernel_sets"]) {
+      fmt::print("kernel set: Triton {}, {} variants, bundled ptxas {}\n", set["triton_version"].get<std::string>(),
+                 set["variants"].get<std::size_t>(), set["ptxas"].value("version", std::string("?")));
+    }
   }
   if (env["gpu"].is_null()) {
     fmt::print("GPU: {}\n", env["no_gpu_reason"].get<std::string>());

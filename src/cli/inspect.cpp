@@ -22,6 +22,9 @@
 #include "inspect/inputs.hpp"
 #include "inspect/inspector.hpp"
 #include "inspect/matrix.hpp"
+#include "kernels/case_variants.hpp"
+#include "plan/config.hpp"
+#include "plan/plan.hpp"
 #include "inspect_schema_version.hpp"
 #include "report/report.hpp"
 #include "sass/checks.hpp"
@@ -51,6 +54,8 @@ struct InspectOptions {
   bool json = false;
   bool list_checks = false;
   bool no_cache = false;
+  bool no_skip = false;
+  std::string config_path;
   bool hazards_only = false;
 };
 
@@ -58,21 +63,31 @@ struct InspectOptions {
 struct Compiler {
   std::string label;  ///< "prebuilt", "file", "ptxas=<spec>"
   std::string kind;   ///< "prebuilt", "file", "ptxas"
-  std::optional<compile::PtxasInfo> ptxas;
+  std::optional<compile::PtxasInfo> ptxas;  ///< unset for prebuilt, file, and the per-set ptxas=triton
+  bool bundled = false;  ///< ptxas=triton of kernel-set variants: the bundled ptxas of each variant's set
   [[nodiscard]] json to_json() const {
-    return {{"label", label}, {"kind", kind}, {"ptxas", ptxas ? ptxas->to_json() : json(nullptr)}};
+    return {{"label", label}, {"kind", kind}, {"ptxas", ptxas ? ptxas->to_json() : json(nullptr)},
+            {"per_triton_set", bundled}};
   }
+};
+
+/// A variant and the set it comes from.
+struct SetVariant {
+  const kernels::KernelSet* set = nullptr;
+  const kernels::Variant* variant = nullptr;
 };
 
 /// What the run inspects, however it was chosen.
 struct Work {
   std::string mode;  ///< kernel_set, files, ptxas_matrix
-  std::optional<kernels::KernelSet> set;
-  std::vector<const kernels::Variant*> variants;
+  std::shared_ptr<const kernels::KernelSets> all_sets;
+  std::vector<const kernels::KernelSet*> sets;  ///< the selected ones (--triton)
+  std::vector<SetVariant> variants;
   std::vector<inspect::InputFile> files;
   std::vector<Compiler> compilers;
   std::vector<inspect::InspectItem> items;
   std::vector<inspect::MatrixColumn> columns;  ///< ptxas_matrix only
+  std::map<std::string, std::vector<std::string>> missing;  ///< ptxas_matrix: default rows a set lacks
 };
 
 Compiler ptxas_compiler(const std::string& spec) {
@@ -86,6 +101,14 @@ void add_unique(std::vector<Compiler>& list, Compiler compiler) {
     }
   }
   list.push_back(std::move(compiler));
+}
+
+/// ptxas=SPEC: for kernel-set variants, ptxas=triton is each set's bundled ptxas.
+Compiler spec_compiler(const std::string& spec, bool files_mode) {
+  if (spec == "triton" && !files_mode) {
+    return {"ptxas=triton", "ptxas", std::nullopt, true};
+  }
+  return ptxas_compiler(spec);
 }
 
 /// --compilers entries: prebuilt, ptxas=SPEC, or a bare toolkit / triton.
@@ -102,9 +125,9 @@ std::vector<Compiler> parse_compilers(const std::vector<std::string>& entries, b
       throw UsageError("--compilers driver: the driver's JIT needs a GPU; 'loraprobe sweep' inspects what it built, "
                        "inspect compiles with ptxas=PATH|VERSION|toolkit|triton");
     } else if (entry.rfind("ptxas=", 0) == 0 && entry.size() > 6) {
-      add_unique(out, ptxas_compiler(entry.substr(6)));
+      add_unique(out, spec_compiler(entry.substr(6), files_mode));
     } else if (entry == "toolkit" || entry == "triton") {
-      add_unique(out, ptxas_compiler(entry));
+      add_unique(out, spec_compiler(entry, files_mode));
     } else {
       throw UsageError(fmt::format("--compilers {}: expected prebuilt or ptxas=PATH|VERSION|toolkit|triton", entry));
     }
@@ -112,36 +135,62 @@ std::vector<Compiler> parse_compilers(const std::vector<std::string>& entries, b
   return out;
 }
 
-std::vector<const kernels::Variant*> select_variants(const kernels::KernelSet& set, const std::string& filter) {
-  std::vector<const kernels::Variant*> out;
-  for (const kernels::Variant* v :
-       set.filter(filter.empty() ? std::vector<kernels::FilterTerm>{} : kernels::parse_filter(filter))) {
-    if (v->ok()) {
-      out.push_back(v);
+/// The ok variants of `sets` that match --filter; a `triton=V` term selects sets.
+std::vector<SetVariant> select_variants(const std::vector<const kernels::KernelSet*>& sets, const std::string& filter) {
+  std::vector<kernels::FilterTerm> terms =
+      filter.empty() ? std::vector<kernels::FilterTerm>{} : kernels::parse_filter(filter);
+  std::optional<std::string> triton;
+  std::erase_if(terms, [&](const kernels::FilterTerm& t) {
+    if (t.key == "triton") {
+      triton = t.value.is_string() ? t.value.get<std::string>() : t.value.dump();
+      return true;
+    }
+    return false;
+  });
+  std::vector<SetVariant> out;
+  for (const kernels::KernelSet* set : sets) {
+    if (triton && set->triton() != *triton) {
+      continue;
+    }
+    for (const kernels::Variant* v : set->filter(terms)) {
+      if (v->ok()) {
+        out.push_back({set, v});
+      }
     }
   }
   if (out.empty()) {
+    std::string where;
+    for (const kernels::KernelSet* set : sets) {
+      where += (where.empty() ? "" : ", ") + set->origin();
+    }
     throw UsageError(fmt::format("--filter {}: no compiled variant of {} matches ('loraprobe list --filter' shows "
                                  "what there is)",
-                                 filter, set.origin()));
+                                 filter, where));
   }
   return out;
 }
 
-/// One item per (variant, compiler), PTX and cubins read once per variant.
-std::vector<inspect::InspectItem> variant_items(const kernels::KernelSet& set,
-                                                const std::vector<const kernels::Variant*>& variants,
+/// One item per (variant, compiler), PTX and cubins read once per variant; a ptxas
+/// compile uses the options of the variant's Triton.
+std::vector<inspect::InspectItem> variant_items(const std::vector<SetVariant>& variants,
                                                 const std::vector<Compiler>& compilers) {
   std::vector<inspect::InspectItem> items;
-  for (const kernels::Variant* v : variants) {
+  std::map<std::string, compile::PtxasInfo> bundled;  // by Triton version
+  for (const auto& [set, v] : variants) {
     // Every item of a variant shares its PTX: compiled by the ptxas items, checked by all.
-    const auto ptx = std::make_shared<const std::string>(set.contents(*v->ptx));
+    const auto ptx = std::make_shared<const std::string>(set->contents(*v->ptx));
     for (const Compiler& c : compilers) {
-      inspect::InspectItem item{v->id, v->id, c.label, {}, std::nullopt, ptx};
+      inspect::InspectItem item{v->id, v->id, c.label, {}, std::nullopt, ptx, set->triton()};
       if (c.kind == "prebuilt") {
-        item.cubin = set.contents(*v->cubin);
+        item.cubin = set->contents(*v->cubin);
       } else {
-        item.ptx = inspect::PtxInput{ptx, *c.ptxas};
+        if (c.bundled && bundled.count(set->triton()) == 0) {
+          bundled.emplace(set->triton(), compile::resolve_bundled_ptxas({set->triton(),
+                                                                          set->manifest().ptxas.value("path_hint", ""),
+                                                                          set->manifest().ptxas.value("sha256", "")}));
+        }
+        item.ptx = inspect::PtxInput{ptx, c.bundled ? bundled.at(set->triton()) : *c.ptxas,
+                                     set->manifest().ptxas_options};
       }
       items.push_back(std::move(item));
     }
@@ -166,12 +215,21 @@ Work plan_matrix(const InspectOptions& o) {
   }
   Work w;
   w.mode = "ptxas_matrix";
-  w.set.emplace(o.kernels.load());
-  w.variants = o.filter.empty() ? inspect::default_matrix_variants(*w.set) : select_variants(*w.set, o.filter);
+  w.all_sets = o.kernels.load();
+  w.sets = o.kernels.selected(*w.all_sets);
+  if (o.filter.empty()) {
+    for (const kernels::KernelSet* set : w.sets) {
+      std::vector<std::string> missing;
+      for (const kernels::Variant* v : inspect::default_matrix_variants(*set, &missing)) {
+        w.variants.push_back({set, v});
+      }
+      w.missing[set->triton()] = std::move(missing);
+    }
+  } else {
+    w.variants = select_variants(w.sets, o.filter);
+  }
   const std::string dir = o.matrix_dir.empty() ? tools::tools_dir() + "/ptxas" : o.matrix_dir;
   w.compilers.push_back({"prebuilt", "prebuilt", std::nullopt});
-  w.columns.push_back({"prebuilt", prebuilt_version(*w.set), "Triton's bundled ptxas (the prebuilt cubins of " +
-                                                                  w.set->origin() + ")"});
   std::vector<compile::PtxasInfo> found = inspect::ptxas_in_folder(dir);
   for (const std::string& spec : o.ptxas) {
     found.push_back(compile::resolve_ptxas(spec));
@@ -181,7 +239,7 @@ Work plan_matrix(const InspectOptions& o) {
     w.columns.push_back({c.label, info.version.empty() ? info.spec : info.version, info.path});
     add_unique(w.compilers, std::move(c));
   }
-  w.items = variant_items(*w.set, w.variants, w.compilers);
+  w.items = variant_items(w.variants, w.compilers);
   return w;
 }
 
@@ -197,11 +255,81 @@ Work plan_kernel_set(const InspectOptions& o) {
     w.compilers = parse_compilers(o.compilers, false);
   }
   for (const std::string& spec : o.ptxas) {
-    add_unique(w.compilers, ptxas_compiler(spec));
+    add_unique(w.compilers, spec_compiler(spec, false));
   }
-  w.set.emplace(o.kernels.load());
-  w.variants = select_variants(*w.set, o.filter);
-  w.items = variant_items(*w.set, w.variants, w.compilers);
+  w.all_sets = o.kernels.load();
+  w.sets = o.kernels.selected(*w.all_sets);
+  w.variants = select_variants(w.sets, o.filter);
+  w.items = variant_items(w.variants, w.compilers);
+  return w;
+}
+
+/// --config: the static half of a sweep of that config, without a GPU: every
+/// (set, variant) its cases load, under the config's compilers (driver needs a GPU:
+/// left out, and said) plus --ptxas.
+Work plan_config(const InspectOptions& o) {
+  if (!o.paths.empty() || !o.filter.empty()) {
+    throw UsageError("--config picks the variants a sweep of that config loads; it takes no files or --filter");
+  }
+  plan::SweepConfig config = plan::load_config_file(o.config_path);
+  if (!o.kernels.tritons.empty()) {
+    std::string text;
+    for (const std::string& t : o.kernels.tritons) {
+      text += (text.empty() ? "" : ",") + t;
+    }
+    plan::override_axis(config, plan::AxisId::triton,
+                        plan::parse_flag_values(plan::axis_info(plan::AxisId::triton), text), "--triton");
+  }
+  Work w;
+  w.mode = "kernel_set";
+  w.all_sets = o.kernels.load();
+  const plan::Plan p = plan::expand_plan(config, w.all_sets->versions());
+  std::set<std::string> compilers;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const plan::Case& c : p.cases) {
+    compilers.insert(c.compiler);
+    const kernels::KernelSet& set = w.all_sets->at(c.triton);
+    if (std::find(w.sets.begin(), w.sets.end(), &set) == w.sets.end()) {
+      w.sets.push_back(&set);
+    }
+    std::vector<nlohmann::json> wanted;
+    if (c.shrink) {
+      wanted.push_back(kernels::wanted_shrink_axes(c));
+    }
+    if (c.expand) {
+      wanted.push_back(kernels::wanted_expand_axes(c));
+    }
+    for (const nlohmann::json& axes : wanted) {
+      const kernels::Lookup found = set.lookup(axes);
+      if (found.variant != nullptr && seen.insert({c.triton, found.variant->id}).second) {
+        w.variants.push_back({&set, found.variant});
+      } else if (found.variant == nullptr && seen.insert({c.triton, found.problem}).second) {
+        fmt::print(stderr, "inspect: Triton {}: {} (a sweep records those cases as skipped)\n", c.triton,
+                   found.problem);
+      }
+    }
+  }
+  std::sort(w.sets.begin(), w.sets.end(), [&](const kernels::KernelSet* a, const kernels::KernelSet* b) {
+    const auto& order = w.all_sets->all();
+    return a - order.data() < b - order.data();
+  });
+  for (const std::string& compiler : compilers) {
+    if (compiler == "prebuilt") {
+      add_unique(w.compilers, {"prebuilt", "prebuilt", std::nullopt});
+    } else if (compiler == "driver") {
+      fmt::print(stderr, "inspect: --config {}: compiler driver left out (the driver's JIT needs a GPU; a sweep "
+                         "inspects what it built)\n", o.config_path);
+    } else {
+      add_unique(w.compilers, spec_compiler(compiler.substr(6), false));
+    }
+  }
+  for (const std::string& spec : o.ptxas) {
+    add_unique(w.compilers, spec_compiler(spec, false));
+  }
+  if (w.variants.empty() || w.compilers.empty()) {
+    throw UsageError(fmt::format("--config {}: its plan loads no variant this can inspect", o.config_path));
+  }
+  w.items = variant_items(w.variants, w.compilers);
   return w;
 }
 
@@ -209,8 +337,8 @@ Work plan_files(const InspectOptions& o) {
   if (!o.filter.empty()) {
     throw UsageError("--filter selects kernel-set variants; it does not apply to files");
   }
-  if (!o.kernels.kernel_dir.empty()) {
-    throw UsageError("--kernel-dir names a kernel set; it does not apply to files");
+  if (!o.kernels.kernel_dirs.empty() || !o.kernels.tritons.empty()) {
+    throw UsageError("--kernel-dir and --triton name kernel sets; they do not apply to files");
   }
   Work w;
   w.mode = "files";
@@ -250,12 +378,12 @@ Work plan_files(const InspectOptions& o) {
     if (f.kind == inspect::InputKind::cubin) {
       const auto sibling = ptx_by_stem.find(std::filesystem::path(f.path).replace_extension().string());
       w.items.push_back({f.path, std::nullopt, "file", f.contents, std::nullopt,
-                         sibling == ptx_by_stem.end() ? nullptr : sibling->second});
+                         sibling == ptx_by_stem.end() ? nullptr : sibling->second, ""});
       continue;
     }
     const auto text = std::make_shared<const std::string>(f.contents);
     for (const Compiler& c : ptxas) {
-      w.items.push_back({f.path, std::nullopt, c.label, {}, inspect::PtxInput{text, *c.ptxas}, nullptr});
+      w.items.push_back({f.path, std::nullopt, c.label, {}, inspect::PtxInput{text, *c.ptxas}, nullptr, ""});
     }
   }
   return w;
@@ -312,9 +440,11 @@ std::string summary_line(const Work& w, const InspectTotals& t, const sass::Nvdi
       t.hazard == 0 ? std::string()
                     : fmt::format("; made by the PTX: {}, by ptxas: {}{}", t.made_by_ptx, t.made_by_ptxas,
                                   unattributed > 0 ? fmt::format(", without PTX to tell: {}", unattributed) : "");
-  return fmt::format("inspect: {} cubin(s) ({}): {} with a hazard ({} findings{}), {} clean, {} error(s); nvdisasm {} "
+  const std::string skipped =
+      t.skipped == 0 ? std::string() : fmt::format(" ({} without wgmma in their PTX, not disassembled)", t.skipped);
+  return fmt::format("inspect: {} cubin(s) ({}): {} with a hazard ({} findings{}), {} clean{}, {} error(s); nvdisasm {} "
                      "({}); {}; {:.1f} s with -j {}\n",
-                     t.items, what, t.hazard, t.findings, made_by, t.clean, t.error, tool.version, tool.origin,
+                     t.items, what, t.hazard, t.findings, made_by, t.clean, skipped, t.error, tool.version, tool.origin,
                      cache_text, seconds, jobs);
 }
 
@@ -329,19 +459,48 @@ int run_inspect(const InspectOptions& o) {
   const std::string started_at = report::utc_now_iso8601();
   const auto start = Clock::now();
   // Bad input (exit 2) is reported before a missing nvdisasm (exit 3).
-  const Work w = o.matrix ? plan_matrix(o) : o.paths.empty() ? plan_kernel_set(o) : plan_files(o);
+  const Work w = o.matrix                ? plan_matrix(o)
+                 : !o.config_path.empty() ? plan_config(o)
+                 : o.paths.empty()        ? plan_kernel_set(o)
+                                          : plan_files(o);
   sass::NvdisasmSearch search;
   search.path = o.nvdisasm;
   const sass::Nvdisasm tool = sass::find_nvdisasm(search);
   std::optional<std::string> cache_root = o.no_cache ? std::nullopt : inspect::default_cache_root();
-  inspect::InspectorOptions options{tool, {o.checks}, o.jobs, cache_root, progress_printer()};
+  inspect::InspectorOptions options{tool, {o.checks}, o.jobs, cache_root, progress_printer(), !o.no_skip};
   const inspect::Inspector inspector(std::move(options));
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(w.items);
   const InspectTotals totals = total(results);
   const inspect::CacheStats cache = inspector.cache_stats();
-  std::optional<inspect::PtxasMatrix> matrix;
+  // One matrix block per Triton set: its own prebuilt column, the same ptxas columns.
+  std::vector<inspect::PtxasMatrix> matrices;
   if (o.matrix) {
-    matrix = inspect::build_matrix(w.variants, w.columns, results, w.set->manifest().triton_version);
+    for (const kernels::KernelSet* set : w.sets) {
+      std::vector<const kernels::Variant*> variants;
+      for (const SetVariant& sv : w.variants) {
+        if (sv.set == set) {
+          variants.push_back(sv.variant);
+        }
+      }
+      if (variants.empty()) {
+        continue;
+      }
+      std::vector<inspect::InspectResult> mine;
+      for (const inspect::InspectResult& r : results) {
+        if (r.triton == set->triton()) {
+          mine.push_back(r);
+        }
+      }
+      std::vector<inspect::MatrixColumn> columns = w.columns;
+      columns.push_back({"prebuilt", prebuilt_version(*set),
+                         fmt::format("Triton {}'s bundled ptxas (the prebuilt cubins of {})", set->triton(),
+                                     set->origin())});
+      inspect::PtxasMatrix m = inspect::build_matrix(variants, std::move(columns), mine, set->triton());
+      if (const auto it = w.missing.find(set->triton()); it != w.missing.end()) {
+        m.missing = it->second;
+      }
+      matrices.push_back(std::move(m));
+    }
   }
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 
@@ -363,12 +522,12 @@ int run_inspect(const InspectOptions& o) {
                  {{"version", sass::k_analysis_version},
                   {"fingerprint", inspector.fingerprint()},
                   {"checks", inspector.check_ids()}}},
-                {"kernel_set", nullptr},
+                {"kernel_sets", json::array()},
                 {"compilers", json::array()},
                 {"inputs", json::array()},
                 {"cache", cache.to_json(cache_root)},
                 {"items", json::array()},
-                {"matrix", matrix ? matrix->to_json() : json(nullptr)},
+                {"matrix", o.matrix ? json::array() : json(nullptr)},
                 {"summary",
                  {{"items", totals.items},
                   {"clean", totals.clean},
@@ -376,10 +535,14 @@ int run_inspect(const InspectOptions& o) {
                   {"error", totals.error},
                   {"findings", totals.findings},
                   {"exit_code", totals.exit_code()}}}};
-    if (w.set) {
-      doc["kernel_set"] = {{"origin", w.set->origin()},
-                           {"triton_version", w.set->manifest().triton_version},
-                           {"ptxas", w.set->manifest().ptxas}};
+    for (const kernels::KernelSet* set : w.sets) {
+      doc["kernel_sets"].push_back({{"origin", set->origin()},
+                                    {"triton_version", set->triton()},
+                                    {"ptxas", set->manifest().ptxas},
+                                    {"ptxas_options", set->manifest().ptxas_options}});
+    }
+    for (const inspect::PtxasMatrix& m : matrices) {
+      doc["matrix"].push_back(m.to_json());
     }
     for (const Compiler& c : w.compilers) {
       doc["compilers"].push_back(c.to_json());
@@ -393,8 +556,10 @@ int run_inspect(const InspectOptions& o) {
     fmt::print("{}\n", doc.dump(2));
     return totals.exit_code();
   }
-  if (matrix) {
-    fmt::print("{}", matrix->format());
+  if (o.matrix) {
+    for (const inspect::PtxasMatrix& m : matrices) {
+      fmt::print("== Triton {} ==\n{}\n", m.triton_version, m.format());
+    }
     for (const inspect::InspectResult& r : results) {
       if (r.status == inspect::ItemStatus::error) {
         fmt::print("error: {} ({}): {}\n", r.name, r.compiler, r.error.substr(0, r.error.find('\n')));
@@ -423,7 +588,8 @@ Command add_inspect_command(CLI::App& app) {
                   "Only variants whose fields equal every key=value, as 'loraprobe list --filter' (op, role, id, "
                   "or an axis)");
   sub->add_option("--ptxas", o->ptxas,
-                  "Also compile with this ptxas: PATH, a VERSION installed under .tools/ptxas, toolkit or triton "
+                  "Also compile with this ptxas: PATH, a VERSION installed under .tools/ptxas, toolkit or triton (for "
+                  "kernel-set variants: the bundled ptxas of each variant's Triton; for files: the python3's Triton) "
                   "(repeatable)")
       ->allow_extra_args(false);  // one value per flag: a path after it is an input, not a second ptxas
   sub->add_option("--compilers", o->compilers,
@@ -444,6 +610,12 @@ Command add_inspect_command(CLI::App& app) {
                                         "hardware thread (default)");
   sub->add_flag("--json", o->json, "Print JSON (configs/schema/inspect.schema.json) instead of a table");
   sub->add_flag("--list-checks", o->list_checks, "Print the check table (id, description) and exit");
+  sub->add_option("-c,--config", o->config_path,
+                  "Inspect what a sweep of this config loads (its cases' variants in every Triton set it names, under "
+                  "its compilers and --ptxas), without a GPU");
+  sub->add_flag("--no-skip", o->no_skip,
+                "Disassemble every cubin, also those whose PTX has no wgmma.mma_async (which cannot have a finding "
+                "and are otherwise reported clean without nvdisasm)");
   sub->add_flag("--no-cache", o->no_cache,
                 "Neither read nor write the report cache ($XDG_CACHE_HOME/loraprobe, else ~/.cache/loraprobe)");
   sub->add_flag("--hazards-only", o->hazards_only, "Leave the clean rows out of the table (the summary counts all)");
@@ -460,8 +632,10 @@ Command add_inspect_command(CLI::App& app) {
       "  loraprobe inspect --filter role=negative_control --ptxas 13.5 --json\n"
       "  loraprobe inspect ~/.triton/cache                                # your own Triton kernels\n"
       "  loraprobe inspect kernel.ptx --ptxas /opt/cuda-13.3/bin/ptxas --ptxas toolkit\n"
-      "  loraprobe inspect --ptxas-matrix                                 # every ptxas in .tools/ptxas\n"
+      "  loraprobe inspect --ptxas-matrix                                 # every Triton set x every ptxas in .tools/ptxas\n"
+      "  loraprobe inspect --triton 3.8.0 --filter op=expand,input_dtype=fp32,block_n=128 --ptxas 13.3\n"
       "  loraprobe inspect --ptxas-matrix=/opt/ptxas --filter op=expand,input_dtype=fp32,block_n=128\n"
+      "  loraprobe inspect --config configs/seed-48590.json --ptxas toolkit  # what the seed sweep loads, every Triton\n"
       "  loraprobe inspect --list-checks\n"
       "Reports are cached under $XDG_CACHE_HOME/loraprobe (else ~/.cache/loraprobe) by cubin, nvdisasm and\n"
       "analysis version; --no-cache bypasses it.\n"

@@ -65,6 +65,7 @@ InspectTotals total(const std::vector<inspect::InspectResult>& results) {
   InspectTotals t;
   t.items = results.size();
   for (const inspect::InspectResult& r : results) {
+    t.skipped += r.skipped.empty() ? 0 : 1;
     switch (r.status) {
       case inspect::ItemStatus::clean:
         ++t.clean;
@@ -90,16 +91,30 @@ std::string format_inspect_table(const std::vector<inspect::InspectResult>& resu
     name_width = std::max(name_width, r.name.size());
     compiler_width = std::max(compiler_width, r.compiler.size());
   }
-  std::string out = fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", "variant / file",
+  // A triton column when the rows come from kernel sets (several Tritons share variant ids).
+  const bool with_triton = std::any_of(results.begin(), results.end(),
+                                       [](const inspect::InspectResult& r) { return !r.triton.empty(); });
+  auto triton_cell = [&](const std::string& t) {
+    return with_triton ? fmt::format("{:<7} ", t.empty() ? "-" : t) : std::string();
+  };
+  std::string out = triton_cell("triton");
+  out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", "variant / file",
                                 name_width, "compiler", compiler_width, "findings", "made_by", "hgmma", "a_reg",
                                 "inflight", "regs", "local", "first finding");
   for (const inspect::InspectResult& r : results) {
     if (hazards_only && r.status == inspect::ItemStatus::clean) {
       continue;
     }
+    out += triton_cell(r.triton);
     if (r.status == inspect::ItemStatus::error) {
       out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width,
                          r.compiler, compiler_width, "-", "-", "-", "-", "-", "-", "-", short_error(r.error));
+      continue;
+    }
+    if (!r.skipped.empty()) {
+      out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width,
+                         r.compiler, compiler_width, 0, "-", 0, "-", "-", "-", "-",
+                         "not disassembled: no wgmma.mma_async in the PTX");
       continue;
     }
     const RowFigures f = figures(r.sass);

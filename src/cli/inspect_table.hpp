@@ -18,6 +18,7 @@ struct InspectTotals {
   std::size_t findings = 0;
   std::size_t made_by_ptx = 0;    ///< hazardous items whose PTX breaks the rule
   std::size_t made_by_ptxas = 0;  ///< hazardous items whose PTX is clean
+  std::size_t skipped = 0;        ///< clean without nvdisasm: their PTX has no wgmma.mma_async
   /// 1 when an item has a hazard or could not be analysed, else 0.
   [[nodiscard]] int exit_code() const noexcept { return hazard + error > 0 ? 1 : 0; }
 };

@@ -5,7 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/kernel_options.hpp"
 #include "plan/axes.hpp"
-#include "kernels/kernel_set.hpp"
+#include "kernels/kernel_sets.hpp"
 
 namespace lp::cli {
 
@@ -18,37 +18,67 @@ struct ListOptions {
 };
 
 int run_list(const ListOptions& o) {
-  const kernels::KernelSet set = o.kernels.load();
-  const std::vector<const kernels::Variant*> variants =
-      set.filter(o.filter.empty() ? std::vector<kernels::FilterTerm>{} : kernels::parse_filter(o.filter));
+  const auto all = o.kernels.load();
+  std::vector<kernels::FilterTerm> terms =
+      o.filter.empty() ? std::vector<kernels::FilterTerm>{} : kernels::parse_filter(o.filter);
+  // `triton` filters the sets, every other key the variants.
+  std::vector<std::string> tritons = o.kernels.tritons;
+  std::erase_if(terms, [&](const kernels::FilterTerm& t) {
+    if (t.key != "triton") {
+      return false;
+    }
+    tritons.push_back(t.value.is_string() ? t.value.get<std::string>() : t.value.dump());
+    return true;
+  });
+  KernelSetOptions selection = o.kernels;
+  selection.tritons = tritons;
+  const std::vector<const kernels::KernelSet*> sets = selection.selected(*all);
+  std::vector<std::pair<const kernels::KernelSet*, const kernels::Variant*>> rows;
+  for (const kernels::KernelSet* set : sets) {
+    for (const kernels::Variant* v : set->filter(terms)) {
+      rows.emplace_back(set, v);
+    }
+  }
   if (o.json) {
-    nlohmann::json out = {{"kernel_set", set.origin()},
-                          {"triton_version", set.manifest().triton_version},
-                          {"ptxas", set.manifest().ptxas},
-                          {"count", variants.size()},
+    nlohmann::json out = {{"kernel_sets", nlohmann::json::array()},
+                          {"count", rows.size()},
                           {"variants", nlohmann::json::array()}};
-    for (const kernels::Variant* v : variants) {
-      out["variants"].push_back(v->summary_json());
+    for (const kernels::KernelSet* set : sets) {
+      out["kernel_sets"].push_back({{"origin", set->origin()},
+                                    {"triton_version", set->triton()},
+                                    {"variants", set->variants().size()},
+                                    {"ptxas", set->manifest().ptxas}});
+    }
+    for (const auto& [set, v] : rows) {
+      nlohmann::json j = v->summary_json();
+      j["triton"] = set->triton();
+      out["variants"].push_back(std::move(j));
     }
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
-  fmt::print("{:<58} {:<16} {:<6} {:<4} {:<4} {:>3} {:>3} {:>3} {:>2} {:>2} {:>2} {:<5} {:<3} {:>3} {:>6} {:>4}\n", "id",
-             "role", "op", "in", "w", "bm", "bn", "bk", "nw", "ns", "S", "evenk", "add", "sk", "shared", "regs");
+  fmt::print("{:<7} {:<58} {:<16} {:<6} {:<4} {:<4} {:>3} {:>3} {:>3} {:>2} {:>2} {:>2} {:<5} {:<3} {:>3} {:>6} {:>4}\n",
+             "triton", "id", "role", "op", "in", "w", "bm", "bn", "bk", "nw", "ns", "S", "evenk", "add", "sk", "shared",
+             "regs");
   std::size_t rejected = 0;
-  for (const kernels::Variant* v : variants) {
+  for (const auto& [set, v] : rows) {
     const auto& a = v->axes;
     const std::string regs = v->resource_usage.contains("registers") ? v->resource_usage["registers"].dump() : "-";
-    fmt::print("{:<58} {:<16} {:<6} {:<4} {:<4} {:>3} {:>3} {:>3} {:>2} {:>2} {:>2} {:<5} {:<3} {:>3} {:>6} {:>4}{}\n",
-               v->id, v->role, v->op, plan::format_cell(a, "input_dtype"), plan::format_cell(a, "weight_dtype"), plan::format_cell(a, "block_m"),
-               plan::format_cell(a, "block_n"), plan::format_cell(a, "block_k"), plan::format_cell(a, "num_warps"), plan::format_cell(a, "num_stages"),
-               plan::format_cell(a, "num_slices"), plan::format_cell(a, "even_k"), plan::format_cell(a, "add_inputs"), plan::format_cell(a, "split_k"),
-               v->ok() ? std::to_string(v->shared_bytes) : "-", regs,
+    fmt::print("{:<7} {:<58} {:<16} {:<6} {:<4} {:<4} {:>3} {:>3} {:>3} {:>2} {:>2} {:>2} {:<5} {:<3} {:>3} {:>6} {:>4}{}\n",
+               set->triton(), v->id, v->role, v->op, plan::format_cell(a, "input_dtype"),
+               plan::format_cell(a, "weight_dtype"), plan::format_cell(a, "block_m"), plan::format_cell(a, "block_n"),
+               plan::format_cell(a, "block_k"), plan::format_cell(a, "num_warps"), plan::format_cell(a, "num_stages"),
+               plan::format_cell(a, "num_slices"), plan::format_cell(a, "even_k"), plan::format_cell(a, "add_inputs"),
+               plan::format_cell(a, "split_k"), v->ok() ? std::to_string(v->shared_bytes) : "-", regs,
                v->ok() ? "" : "  rejected: " + v->reason);
     rejected += v->ok() ? 0 : 1;
   }
-  fmt::print("{} variants ({} rejected) in {} (Triton {}, {})\n", variants.size(), rejected, set.origin(),
-             set.manifest().triton_version, set.manifest().ptxas.value("version", std::string("?")));
+  fmt::print("{} variants ({} rejected)", rows.size(), rejected);
+  for (const kernels::KernelSet* set : sets) {
+    fmt::print("{} {} (Triton {}, {})", set == sets.front() ? " in" : ";", set->origin(), set->triton(),
+               set->manifest().ptxas.value("version", std::string("?")));
+  }
+  fmt::print("\n");
   return 0;
 }
 
@@ -56,14 +86,16 @@ int run_list(const ListOptions& o) {
 
 Command add_list_command(CLI::App& app) {
   auto o = std::make_shared<ListOptions>();
-  CLI::App* sub = app.add_subcommand("list", "List the variants of the kernel set (embedded, or --kernel-dir)");
+  CLI::App* sub = app.add_subcommand("list", "List the variants of the kernel sets (embedded, and --kernel-dir)");
   o->kernels.add_to(*sub);
-  sub->add_option("--filter", o->filter, "Only variants whose fields equal every key=value (op, role, id, or an axis)");
+  sub->add_option("--filter", o->filter,
+                  "Only variants whose fields equal every key=value (triton, op, role, id, or an axis)");
   sub->add_flag("--json", o->json, "Print JSON instead of a table");
   sub->footer(
       "Examples:\n"
       "  loraprobe list --filter op=expand,block_n=128,num_stages=2,input_dtype=fp32\n"
       "  loraprobe list --json --filter role=positive_control\n"
+      "  loraprobe list --filter triton=3.9.0,op=shrink\n"
       "  loraprobe list --kernel-dir /tmp/my-kernels   # a set regenerated by scripts/gen_kernels.py --out");
   return {sub, [o] { return run_list(*o); }};
 }

@@ -24,15 +24,15 @@ std::string format_plan(const plan::SweepConfig& config, const plan::Plan& p) {
                        p.duplicates);
   }
   out += fmt::format("  repeats per case: {}, seed: {}\n", config.repeats.value, config.seed.value);
-  out += fmt::format("{:>5} {:<12} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} {:>2} "
-                     "{:>3} {:<5} {}\n",
-                     "#", "id", "op", "tokens", "rank", "hidden", "lora", "in", "w", "add", "bm", "bn", "bk", "nw",
+  out += fmt::format("{:>5} {:<12} {:<7} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} "
+                     "{:>2} {:>3} {:<5} {}\n",
+                     "#", "id", "triton", "op", "tokens", "rank", "hidden", "lora", "in", "w", "add", "bm", "bn", "bk", "nw",
                      "ns", "sk", "evenk", "compiler");
   for (const plan::Case& c : p.cases) {
     const json& a = c.axes;
-    out += fmt::format("{:>5} {:<12} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} {:>2} "
-                       "{:>3} {:<5} {}\n",
-                       c.index, c.id, plan::format_cell(a, "op"), c.tokens, c.rank, plan::format_cell(a, "hidden"), c.num_loras,
+    out += fmt::format("{:>5} {:<12} {:<7} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} "
+                       "{:>2} {:>3} {:<5} {}\n",
+                       c.index, c.id, c.triton, plan::format_cell(a, "op"), c.tokens, c.rank, plan::format_cell(a, "hidden"), c.num_loras,
                        plan::format_cell(a, "input_dtype"), plan::format_cell(a, "weight_dtype"), plan::format_cell(a, "add_inputs"), plan::format_cell(a, "block_m"),
                        plan::format_cell(a, "block_n"), plan::format_cell(a, "block_k"), plan::format_cell(a, "num_warps"), plan::format_cell(a, "num_stages"),
                        c.shrink ? std::to_string(c.shrink->split_k) : "-", plan::format_cell(a, "even_k"), c.compiler);

@@ -7,6 +7,7 @@
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_table.hpp"
+#include "kernels/kernel_sets.hpp"
 #include "plan/config.hpp"
 #include "plan/plan.hpp"
 #include "report/verdict.hpp"
@@ -29,7 +30,7 @@ struct SweepOptions {
   bool show_config = false;
   std::string out;
   std::string resume;
-  std::string kernel_dir;
+  std::vector<std::string> kernel_dirs;
   std::vector<std::string> fail_on;
   bool no_controls = false;
   bool stop_on_first_failure = false;
@@ -65,7 +66,9 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   run->add_option("-o,--out", o.out, "Report path (default: loraprobe-report-<UTC time>.json here); the journal "
                                      "is the same path with .jsonl");
   run->add_option("--resume", o.resume, "Continue the sweep journaled in FILE.jsonl: runs only the missing cases");
-  run->add_option("--kernel-dir", o.kernel_dir, "Use the kernel set in DIR instead of the embedded one");
+  sub.add_option("--kernel-dir", o.kernel_dirs,
+                 "Add the kernel set in DIR (made by scripts/gen_kernels.py --out DIR) to the triton axis, under the "
+                 "Triton version its manifest records; it replaces an embedded set of that version. Repeatable");
   run->add_option("--fail-on", o.fail_on,
                   "Also exit 1 on these verdicts (latent, skipped, incomplete); FAIL, fault, timeout and "
                   "compile_error always fail")
@@ -117,7 +120,7 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
   r.argv = std::move(argv);
   r.out = o.out;
   r.resume = o.resume;
-  r.kernel_dir = o.kernel_dir;
+  r.kernel_dirs = o.kernel_dirs;
   for (const std::string& name : o.fail_on) {
     const std::optional<report::Verdict> v = report::parse_verdict(name);
     if (!v || *v == report::Verdict::pass) {
@@ -189,7 +192,7 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
     }
   }
   if (o.dry_run) {
-    const plan::Plan p = plan::expand_plan(config);
+    const plan::Plan p = plan::expand_plan(config, kernels::KernelSets::load(o.kernel_dirs).versions());
     fmt::print("{}", o.json ? plan_to_json(config, p).dump(2) + "\n" : format_plan(config, p));
     return 0;
   }
@@ -206,7 +209,10 @@ Command add_sweep_command(CLI::App& app) {
       "Examples:\n"
       "  loraprobe sweep --dry-run                                  # the embedded default plan\n"
       "  loraprobe sweep --config configs/seed-48590.json           # the reported conditions, on a Hopper GPU\n"
-      "  loraprobe sweep --config configs/ci-gate.json --compiler ptxas=/opt/cuda-13.3/bin/ptxas --fail-on latent\n"
+      "  loraprobe sweep --config configs/ci-gate.json --triton 3.9.0 --compiler ptxas=/opt/cuda-13.3/bin/ptxas "
+      "--fail-on latent\n"
+      "  loraprobe sweep --config configs/upgrade-gate.json         # the vLLM defaults under every Triton set\n"
+      "  loraprobe sweep --triton 3.8.0 --compiler prebuilt --compiler ptxas=13.3 --dry-run\n"
       "  loraprobe sweep --tokens 256,384 --block-n 32,128 --num-stages 2 --out bug.json\n"
       "  loraprobe sweep --resume bug.jsonl                         # after a crash: only the missing cases\n"
       "Exit codes: 0 clean, 1 failures, 2 usage or config error, 3 environment error or invalid controls.");

@@ -11,14 +11,14 @@ namespace lp::compile {
 std::vector<std::string> triton_ptxas_options() { return {"-lineinfo", "-v", "--gpu-name=sm_90a"}; }
 
 PtxasOutput compile_with_ptxas(const PtxasInfo& ptxas, std::string_view ptx, const std::string& name,
-                               std::chrono::milliseconds timeout) {
+                               const std::vector<std::string>& ptxas_options, std::chrono::milliseconds timeout) {
   const TempDir dir("loraprobe-ptxas-");
   const std::string input = dir.write("kernel.ptx", ptx);
   const std::string output = dir.path() + "/kernel.cubin";
   PtxasOutput out;
   out.argv = {ptxas.path};
-  for (std::string& option : triton_ptxas_options()) {
-    out.argv.push_back(std::move(option));
+  for (const std::string& option : ptxas_options) {
+    out.argv.push_back(option);
   }
   out.argv.push_back(input);
   out.argv.push_back("-o");
@@ -37,8 +37,26 @@ PtxasOutput compile_with_ptxas(const PtxasInfo& ptxas, std::string_view ptx, con
   out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   out.log = r.err + r.out;
   if (!r.ok()) {
-    throw Error(fmt::format("ptxas {} ({}) failed on {}: {}: {}", ptxas.version, ptxas.path, name, r.describe(),
-                            out.log.substr(0, 4000)));
+    // Name the user's input, not our temporary copy of it.
+    std::string log = out.log;
+    for (std::size_t at = log.find(input); at != std::string::npos; at = log.find(input, at)) {
+      log.replace(at, input.size(), name + ".ptx");
+    }
+    // A PTX ISA newer than this ptxas takes (Triton 3.9 writes .version 9.4; ptxas 13.0
+    // takes up to 9.0) is refused, never rewritten: say so first.
+    std::string why;
+    if (const std::size_t at = log.find("Unsupported .version "); at != std::string::npos) {
+      const std::size_t end = log.find_first_of(";\n", at);
+      const std::string version = log.substr(at + 21, end == std::string::npos ? std::string::npos : end - at - 21);
+      const std::size_t cur = log.find("current version is '", at);
+      const std::string current =
+          cur == std::string::npos ? std::string("?") : log.substr(cur + 20, log.find('\'', cur + 20) - cur - 20);
+      why = fmt::format("the PTX is .version {}, newer than ptxas {} accepts (up to {}); a newer ptxas is needed "
+                        "(loraprobe never rewrites the PTX). ",
+                        version, ptxas.version, current);
+    }
+    throw Error(fmt::format("ptxas {} ({}) failed on {}: {}{}: {}", ptxas.version, ptxas.path, name, why,
+                            r.describe(), log.substr(0, 4000)));
   }
   out.cubin = read_file(output, std::size_t{256} << 20);
   return out;

@@ -1,7 +1,7 @@
 #pragma once
 // The ptxas=PATH compile path: any ptxas binary, run without a shell, with the
-// options Triton 3.6 uses (make_cubin in triton/backends/nvidia/compiler.py):
-// -lineinfo -v --gpu-name=sm_90a.
+// options Triton used for the PTX (a kernel set's manifest records them; Triton
+// 3.6's make_cubin, -lineinfo -v --gpu-name=sm_90a, for PTX of unknown origin).
 
 #include <chrono>
 #include <string>
@@ -12,7 +12,8 @@
 
 namespace lp::compile {
 
-/// The options Triton passes to ptxas for an sm_90 target (without input and output).
+/// The options Triton 3.6 passes to ptxas for an sm_90 target (without input and
+/// output): what PTX of unknown origin (a user's file) is compiled with.
 std::vector<std::string> triton_ptxas_options();
 
 /// A cubin ptxas built, and how.
@@ -23,9 +24,11 @@ struct PtxasOutput {
   double ms = 0.0;                ///< wall time
 };
 
-/// Compiles `ptx` with `ptxas`. `name` names the variant in errors. Throws lp::Error
-/// with the ptxas log when it fails or exceeds `timeout`.
+/// Compiles `ptx` with `ptxas` and `options` (default: triton_ptxas_options()). `name`
+/// names the variant in errors. Throws lp::Error with the ptxas log when it fails or
+/// exceeds `timeout`.
 PtxasOutput compile_with_ptxas(const PtxasInfo& ptxas, std::string_view ptx, const std::string& name,
+                               const std::vector<std::string>& options = triton_ptxas_options(),
                                std::chrono::milliseconds timeout = std::chrono::minutes(5));
 
 }  // namespace lp::compile

@@ -148,6 +148,30 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
                                spec, tools::tools_dir(), available.empty() ? "none installed: run scripts/setup.sh" : "installed: " + available));
 }
 
+PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled) {
+  const std::string name = fs::path(bundled.path_hint).filename().string();
+  std::vector<fs::path> candidates = {fs::path(tools::tools_dir()) / "triton-ptxas" / bundled.triton / name,
+                                      fs::path(tools::tools_dir()) / "triton" / bundled.triton / bundled.path_hint};
+  if (const std::optional<std::string> bin = triton_bin_dir()) {
+    candidates.push_back(fs::path(*bin) / name);
+  }
+  std::string looked;
+  for (const fs::path& candidate : candidates) {
+    std::error_code ec;
+    looked += (looked.empty() ? "" : ", ") + candidate.string();
+    if (!fs::is_regular_file(candidate, ec) || ::access(candidate.c_str(), X_OK) != 0) {
+      continue;
+    }
+    if (sha256_file_hex(candidate.string()) == bundled.sha256) {
+      return describe("triton", candidate.string());
+    }
+    looked += " (another binary)";
+  }
+  throw UsageError(fmt::format("ptxas=triton: the ptxas Triton {} bundles ({}, sha256 {}) is not here; looked in {}. "
+                               "scripts/install_tools.sh triton-ptxas installs it",
+                               bundled.triton, bundled.path_hint, bundled.sha256.substr(0, 12), looked));
+}
+
 std::vector<PtxasInfo> discover_ptxas() {
   std::vector<PtxasInfo> found;
   if (tools::toolkit_root()) {

@@ -31,6 +31,20 @@ std::optional<std::string> triton_bin_dir();
 /// Throws lp::UsageError naming the spec and the versions available when not found.
 PtxasInfo resolve_ptxas(const std::string& spec);
 
+/// The ptxas a kernel set's Triton bundles for sm_90, as the set's manifest records it.
+struct BundledPtxas {
+  std::string triton;     ///< "3.8.0"
+  std::string path_hint;  ///< inside the wheel: "triton/backends/nvidia/bin/ptxas" (or ptxas-blackwell)
+  std::string sha256;     ///< of the binary: what identifies it wherever it lies
+};
+
+/// The binary of `bundled`, found by its sha256 in (first match wins)
+/// tools_dir()/triton-ptxas/<triton>/<file name> (scripts/install_tools.sh triton-ptxas),
+/// tools_dir()/triton/<triton>/<path_hint> (scripts/gen_kernels.py --triton), and the
+/// Triton of the python3 on PATH. Its spec is "triton". Throws lp::UsageError saying
+/// where it looked and how to install it.
+PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled);
+
 /// Every ptxas found: toolkit, Triton's, and each version under tools::tools_dir()/ptxas/.
 std::vector<PtxasInfo> discover_ptxas();
 

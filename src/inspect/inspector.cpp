@@ -33,9 +33,24 @@ struct Inspector::Outcome {
   nlohmann::json sass;
   nlohmann::json compile;
   std::string error;
+  std::string skipped;  ///< why nvdisasm did not run (the PTX has no wgmma); empty when it did
   bool cached = false;
   double ms = 0.0;
 };
+
+namespace {
+
+/// Why a cubin built from `ptx` needs no SASS analysis, or "": both findings are about
+/// a wgmma.mma_async (its A registers, its accumulator), and ptxas makes no HGMMA from a
+/// PTX that has none. A text that only mentions it in a comment is analysed (the safe side).
+std::string skip_reason(const std::shared_ptr<const std::string>& ptx, bool enabled) {
+  if (!enabled || !ptx || ptx->find("wgmma.mma_async") != std::string::npos) {
+    return {};
+  }
+  return "the PTX has no wgmma.mma_async, so the SASS has no HGMMA for either finding";
+}
+
+}  // namespace
 
 /// Inputs being or already worked on: the first caller computes, later ones wait.
 struct Inspector::Memo {
@@ -59,11 +74,13 @@ std::string_view to_string(ItemStatus status) noexcept {
 nlohmann::json InspectResult::to_json() const {
   return nlohmann::json{{"name", name},
                         {"variant", variant ? nlohmann::json(*variant) : nlohmann::json(nullptr)},
+                        {"triton", triton.empty() ? nlohmann::json(nullptr) : nlohmann::json(triton)},
                         {"compiler", compiler},
                         {"status", to_string(status)},
                         {"finding_count", finding_count},
                         {"cached", cached},
                         {"error", error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error)},
+                        {"skipped", skipped.empty() ? nlohmann::json(nullptr) : nlohmann::json(skipped)},
                         {"ms", ms},
                         {"compile", compile},
                         {"sass", sass},
@@ -167,10 +184,16 @@ Inspector::Outcome Inspector::analyse(std::string_view cubin, const std::string&
 
 Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& input_sha256) const {
   if (!item.ptx) {
+    if (std::string why = skip_reason(item.source_ptx, m_options.skip_without_wgmma); !why.empty()) {
+      Outcome outcome;
+      outcome.status = ItemStatus::clean;
+      outcome.skipped = std::move(why);
+      return outcome;
+    }
     return analyse(item.cubin, input_sha256, item.name);
   }
   const compile::PtxasInfo& ptxas = item.ptx->ptxas;
-  const std::string key = compile_cache_key(input_sha256, ptxas.sha256, compile::triton_ptxas_options());
+  const std::string key = compile_cache_key(input_sha256, ptxas.sha256, item.ptx->options);
   if (m_cache) {
     if (std::optional<nlohmann::json> record = m_cache->load("ptxas", key);
         record && record->contains("cubin_sha256") && record->at("cubin_sha256").is_string()) {
@@ -195,7 +218,7 @@ Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& i
   }
   compile::PtxasOutput out;
   try {
-    out = compile::compile_with_ptxas(ptxas, *item.ptx->ptx, item.name);
+    out = compile::compile_with_ptxas(ptxas, *item.ptx->ptx, item.name, item.ptx->options);
   } catch (const lp::Error& e) {
     Outcome outcome;
     outcome.error = e.what();
@@ -208,7 +231,14 @@ Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& i
   if (m_cache) {
     note_write(m_cache->store("ptxas", key, record));
   }
-  Outcome outcome = analyse(out.cubin, cubin_sha256, item.name + " (" + item.compiler + ")");
+  // Compiled all the same: a PTX that this ptxas refuses is an error row, skipped or not.
+  Outcome outcome;
+  if (std::string why = skip_reason(item.ptx->ptx, m_options.skip_without_wgmma); !why.empty()) {
+    outcome.status = ItemStatus::clean;
+    outcome.skipped = std::move(why);
+  } else {
+    outcome = analyse(out.cubin, cubin_sha256, item.name + " (" + item.compiler + ")");
+  }
   outcome.compile = std::move(record);
   outcome.compile["cached"] = false;
   return outcome;
@@ -242,6 +272,7 @@ InspectResult Inspector::inspect(const InspectItem& item) const {
   InspectResult result;
   result.name = item.name;
   result.variant = item.variant;
+  result.triton = item.triton;
   result.compiler = item.compiler;
   result.status = outcome.status;
   result.finding_count = outcome.finding_count;
@@ -252,6 +283,7 @@ InspectResult Inspector::inspect(const InspectItem& item) const {
     result.compile["ptxas"] = item.ptx->ptxas.to_json();
   }
   result.error = outcome.error;
+  result.skipped = outcome.skipped;
   result.cached = outcome.cached;
   const std::shared_ptr<const std::string> ptx = item.ptx ? item.ptx->ptx : item.source_ptx;
   if (ptx) {

@@ -30,6 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/ptxas.hpp"
 #include "compile/toolchain.hpp"
 #include "inspect/cache.hpp"
 #include "sass/analyze.hpp"
@@ -42,6 +43,8 @@ struct PtxInput {
   /// The PTX text; shared, since one PTX is usually compiled by several ptxas.
   std::shared_ptr<const std::string> ptx;
   compile::PtxasInfo ptxas;  ///< the binary; its sha256 identifies it
+  /// ptxas options: the kernel set's (its Triton's); Triton 3.6's for a user's file.
+  std::vector<std::string> options = compile::triton_ptxas_options();
 };
 
 /// One thing to inspect.
@@ -55,6 +58,7 @@ struct InspectItem {
   /// .ptx beside a user's .cubin): the PTX check runs on it. Items given as `ptx`
   /// need none: that PTX is checked.
   std::shared_ptr<const std::string> source_ptx;
+  std::string triton;  ///< the Triton version of the variant's kernel set; empty for a user's file
 };
 
 /// What came of an item.
@@ -71,6 +75,7 @@ std::string_view to_string(ItemStatus status) noexcept;
 struct InspectResult {
   std::string name;
   std::optional<std::string> variant;
+  std::string triton;  ///< the item's Triton set; empty for a user's file
   std::string compiler;
   ItemStatus status = ItemStatus::error;
   std::size_t finding_count = 0;
@@ -86,10 +91,11 @@ struct InspectResult {
   /// the SASS or the PTX could not be analysed.
   std::string attribution;
   std::string error;  ///< why, for status error; empty otherwise
+  std::string skipped;  ///< why nvdisasm did not run (no wgmma.mma_async in the PTX); `sass` is then null
   bool cached = false;  ///< `sass` was read from the disk cache, not computed
   double ms = 0.0;      ///< wall time spent on this input (0 for a repeat)
 
-  /// {name, variant, compiler, status, finding_count, cached, error, compile, sass,
+  /// {name, variant, triton, compiler, status, finding_count, cached, error, compile, sass,
   /// ptx, attribution}:
   /// the `items` entries of configs/schema/inspect.schema.json.
   [[nodiscard]] nlohmann::json to_json() const;
@@ -105,6 +111,10 @@ struct InspectorOptions {
   unsigned jobs = 0;                ///< items worked on at once; 0: hardware concurrency
   std::optional<std::string> cache_root;  ///< nullopt: no disk cache (--no-cache)
   ProgressFunction progress;        ///< optional
+  /// Skip nvdisasm for a cubin whose PTX is known and has no wgmma.mma_async: it cannot
+  /// have either finding (the result is clean, with `skipped` saying why). Sound, and
+  /// checked over every embedded set by tests/inspect (--no-skip runs them in full).
+  bool skip_without_wgmma = true;
 };
 
 /// Counts of the disk cache's use since construction.

@@ -139,7 +139,8 @@ FirstClean first_clean_of(const Target& target, const PtxasMatrix& m) {
 
 bool version_less(const std::string& a, const std::string& b) { return version_parts(a) < version_parts(b); }
 
-std::vector<const kernels::Variant*> default_matrix_variants(const kernels::KernelSet& set) {
+std::vector<const kernels::Variant*> default_matrix_variants(const kernels::KernelSet& set,
+                                                             std::vector<std::string>* missing) {
   const json base = {{"op", "expand"}, {"weight_dtype", "bf16"}, {"block_m", 64}, {"num_warps", 4},
                      {"even_k", true},  {"add_inputs", true}};
   std::vector<json> wanted;
@@ -169,10 +170,22 @@ std::vector<const kernels::Variant*> default_matrix_variants(const kernels::Kern
   for (const json& w : wanted) {
     const kernels::Lookup found = set.lookup(w);
     if (found.variant == nullptr) {
-      throw UsageError(fmt::format("--ptxas-matrix: the kernel set {} has no variant {}: {}; choose variants with --filter",
-                                   set.origin(), w.dump(), found.problem));
+      if (missing == nullptr) {
+        throw UsageError(fmt::format("--ptxas-matrix: the kernel set {} has no variant {}: {}; choose variants with "
+                                     "--filter",
+                                     set.origin(), w.dump(), found.problem));
+      }
+      missing->push_back(fmt::format("{} block_n {}, {} stage(s), {} slice(s), block_k {}",
+                                     w.value("input_dtype", std::string()), w.value("block_n", 0),
+                                     w.value("num_stages", 0), w.value("num_slices", 0), w.value("block_k", 0)));
+      continue;
     }
     out.push_back(found.variant);
+  }
+  if (out.empty()) {
+    throw UsageError(fmt::format("--ptxas-matrix: the kernel set {} has none of the default matrix rows; choose "
+                                 "variants with --filter",
+                                 set.origin()));
   }
   return out;
 }
@@ -315,6 +328,9 @@ std::string PtxasMatrix::format() const {
   for (const MatrixColumn& c : columns) {
     out += fmt::format("  {} {}: {}\n", c.compiler == "prebuilt" ? "Triton" : "ptxas", c.version, c.source);
   }
+  if (!missing.empty()) {
+    out += fmt::format("  not in this set (its matrix is smaller): {}\n", fmt::join(missing, "; "));
+  }
   for (const FirstClean& f : first_clean) {
     out += f.line + "\n";
   }
@@ -323,6 +339,7 @@ std::string PtxasMatrix::format() const {
 
 json PtxasMatrix::to_json() const {
   json j = {{"triton_version", triton_version},
+            {"missing_rows", missing},
             {"columns", json::array()},
             {"rows", json::array()},
             {"first_clean", json::array()}};

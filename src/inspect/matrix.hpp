@@ -26,9 +26,12 @@ bool version_less(const std::string& a, const std::string& b);
 /// (block_n 64, num_stages 2, SAME_STRIDE) with 2 and 3 slices at block_k 32 and
 /// at vLLM's newer block_k 16; the single-slice default at block_k 16 (newer vLLM);
 /// and the bf16-input expand at block_n 128,
-/// num_stages 2 (descriptor A, the negative control). Throws lp::UsageError naming
-/// the missing configuration when the set lacks one (a --kernel-dir set).
-std::vector<const kernels::Variant*> default_matrix_variants(const kernels::KernelSet& set);
+/// num_stages 2 (descriptor A, the negative control). A row the set lacks (the
+/// smaller "upgrade" matrix of newer Tritons has no 4-stage variants) is appended to
+/// `missing` as a short description; with `missing` null, or when the set has none of
+/// the rows, lp::UsageError names it.
+std::vector<const kernels::Variant*> default_matrix_variants(const kernels::KernelSet& set,
+                                                             std::vector<std::string>* missing = nullptr);
 
 /// Every ptxas under `dir` (DIR/<version>/ptxas or DIR/<version>/bin/ptxas, as
 /// scripts/install_tools.sh lays them out), described by compile::resolve_ptxas
@@ -69,6 +72,7 @@ struct FirstClean {
 /// The whole matrix.
 struct PtxasMatrix {
   std::string triton_version;         ///< of the kernel set the variants come from
+  std::vector<std::string> missing;   ///< default rows the set lacks (default_matrix_variants)
   std::vector<MatrixColumn> columns;  ///< ordered by version, prebuilt before a ptxas of its version
   std::vector<MatrixRow> rows;        ///< in the variants' order
   /// vLLM default expand, multi-slice default, single-slice default at block_k 16.

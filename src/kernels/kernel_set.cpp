@@ -19,6 +19,7 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* k_embedded_origin = "<embedded>/kernels";
+constexpr const char* k_sets_folder = "sets";
 
 bool is_kernel_role(const std::string& role) { return role == "kernel" || role == "negative_control"; }
 
@@ -67,18 +68,62 @@ json variant_field(const Variant& v, const std::string& key) {
   return it != v.axes.end() ? *it : json();
 }
 
-KernelSet KernelSet::embedded() {
-  const std::optional<std::string_view> text = embedded_file("manifest.json");
-  if (!text) {
-    throw Error("this loraprobe was built without an embedded kernel set (kernels/manifest.json was missing)");
+namespace {
+
+/// The manifest text of a stored manifest: manifest.json.xz (format 3) is decompressed,
+/// capped at k_max_manifest_bytes; an InputError names `where` when it is not xz.
+std::string manifest_text(std::string_view stored, const std::string& where, bool compressed) {
+  if (!compressed) {
+    return std::string(stored);
   }
-  return KernelSet(parse_manifest(*text, std::string(k_embedded_origin) + "/manifest.json"), k_embedded_origin,
-                   std::nullopt);
+  try {
+    return unxz(stored, where, 0, k_max_manifest_bytes);
+  } catch (const Error& e) {
+    throw InputError(where, "", e.what());
+  }
+}
+
+}  // namespace
+
+std::vector<KernelSet> KernelSet::embedded_sets() {
+  std::vector<KernelSet> sets;
+  const std::string prefix = std::string(k_sets_folder) + "/";
+  for (const EmbeddedFile& f : embedded_files()) {
+    const std::string path(f.path);
+    const std::string name = std::string("/") + k_manifest_name;
+    if (path.rfind(prefix, 0) != 0 || path.size() <= name.size() ||
+        path.compare(path.size() - name.size(), name.size(), name) != 0) {
+      continue;
+    }
+    const std::string folder = path.substr(0, path.size() - name.size());
+    const std::string where = std::string(k_embedded_origin) + "/" + path;
+    Manifest m = parse_manifest(manifest_text(f.bytes, where, true), where);
+    sets.push_back(KernelSet(std::move(m), std::string(k_embedded_origin) + "/" + folder, std::nullopt, folder + "/"));
+  }
+  if (sets.empty()) {
+    throw Error(fmt::format("this loraprobe was built without an embedded kernel set (kernels/{}/*/{} were missing)",
+                            k_sets_folder, k_manifest_name));
+  }
+  return sets;
 }
 
 KernelSet KernelSet::from_directory(const std::string& dir) {
-  const std::string path = (std::filesystem::path(dir) / "manifest.json").string();
-  return KernelSet(parse_manifest(read_file(path, k_max_manifest_bytes), path), dir, dir);
+  const std::filesystem::path folder(dir);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) {
+    throw UsageError(fmt::format("--kernel-dir {}: not a folder", dir));
+  }
+  const std::string xz = (folder / k_manifest_name).string();
+  if (std::filesystem::exists(xz, ec)) {
+    return KernelSet(parse_manifest(manifest_text(read_file(xz, k_max_manifest_bytes), xz, true), xz), dir, dir, "");
+  }
+  const std::string plain = (folder / k_format2_manifest_name).string();
+  if (!std::filesystem::exists(plain, ec)) {
+    throw UsageError(fmt::format("--kernel-dir {}: no {} (or format 2's {}) there; make a set with "
+                                 "python3 scripts/gen_kernels.py --out DIR",
+                                 dir, k_manifest_name, k_format2_manifest_name));
+  }
+  return KernelSet(parse_manifest(read_file(plain, k_max_manifest_bytes), plain), dir, dir, "");
 }
 
 const Variant* KernelSet::find(const std::string& id) const {
@@ -97,7 +142,7 @@ std::string KernelSet::load_pack() const {
     read = read_file((std::filesystem::path(*m_dir) / pack.path).string(), k_max_pack_bytes);
     stored = read;
   } else {
-    const std::optional<std::string_view> bytes = embedded_file(pack.path);
+    const std::optional<std::string_view> bytes = embedded_file(m_embedded_prefix + pack.path);
     if (!bytes) {
       throw Error(fmt::format("{}: listed in the manifest but not embedded", where));
     }

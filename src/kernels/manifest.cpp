@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/release.hpp"
 
 namespace lp::kernels {
 
@@ -177,6 +178,16 @@ json Variant::summary_json() const {
   return j;
 }
 
+std::vector<std::string> triton_make_cubin_options(const std::string& triton_version) {
+  std::vector<std::string> options = {"-lineinfo", "-v"};
+  const auto v = parse_release(triton_version);
+  if (v && *v >= Release{3, 7, 0}) {
+    options.push_back("--regAllocOptLevel=2");
+  }
+  options.push_back("--gpu-name=sm_90a");
+  return options;
+}
+
 Manifest parse_manifest(std::string_view text, const std::string& source) {
   if (text.size() > k_max_manifest_bytes) {
     throw InputError(source, "", fmt::format("manifest is {} bytes, over the limit of {}", text.size(), k_max_manifest_bytes));
@@ -208,13 +219,34 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
                                           "loraprobe reads (one {}); regenerate with python3 scripts/gen_kernels.py",
                                           k_manifest_format_version, k_pack_name));
   }
-  if (m.format_version != k_manifest_format_version) {
-    r.fail("/format_version", fmt::format("format_version {} is not the {} this loraprobe reads", m.format_version,
+  if (m.format_version < k_oldest_manifest_format_version || m.format_version > k_manifest_format_version) {
+    r.fail("/format_version", fmt::format("format_version {} is not one this loraprobe reads ({} to {})",
+                                          m.format_version, k_oldest_manifest_format_version,
                                           k_manifest_format_version));
   }
   m.generated_by = r.string(doc, "", "generated_by");
   m.triton_version = r.string(doc, "", "triton_version");
+  if (!parse_release(m.triton_version)) {
+    r.fail("/triton_version", fmt::format("\"{}\" is not a version such as 3.8.0", m.triton_version));
+  }
   m.ptxas = r.field(doc, "", "ptxas");
+  if (!m.ptxas.is_object()) {
+    r.fail("/ptxas", "expected an object");
+  }
+  if (m.format_version >= 3) {
+    const json& options = r.field(m.ptxas, "/ptxas", "options");
+    if (!options.is_array()) {
+      r.fail("/ptxas/options", "expected a list of strings");
+    }
+    for (std::size_t i = 0; i < options.size(); ++i) {
+      if (!options[i].is_string()) {
+        r.fail(fmt::format("/ptxas/options/{}", i), "expected a string");
+      }
+      m.ptxas_options.push_back(options[i].get<std::string>());
+    }
+  } else {
+    m.ptxas_options = triton_make_cubin_options(m.triton_version);
+  }
   m.target = r.field(doc, "", "target");
   m.pack = r.pack(doc);
   const json& variants = r.field(doc, "", "variants");

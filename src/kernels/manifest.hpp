@@ -14,10 +14,18 @@
 
 namespace lp::kernels {
 
-/// The manifest format this build reads.
-inline constexpr int k_manifest_format_version = 2;
+/// The manifest format scripts/gen_kernels.py writes: 3 stores the manifest
+/// xz-compressed (manifest.json.xz) and records the ptxas options Triton ran.
+inline constexpr int k_manifest_format_version = 3;
+/// The oldest format this build still reads: 2 (an uncompressed manifest.json, no
+/// ptxas options), from --kernel-dir sets made by an older scripts/gen_kernels.py.
+inline constexpr int k_oldest_manifest_format_version = 2;
 
-/// The one pack file this format has, beside manifest.json.
+/// The manifest's file name in a set's folder, by format.
+inline constexpr const char* k_manifest_name = "manifest.json.xz";
+inline constexpr const char* k_format2_manifest_name = "manifest.json";
+
+/// The one pack file this format has, beside the manifest.
 inline constexpr const char* k_pack_name = "set.pack.xz";
 
 /// Largest uncompressed pack this build accepts (the set is 118 MB): a manifest
@@ -98,6 +106,11 @@ struct Manifest {
   std::string generated_by;
   std::string triton_version;
   nlohmann::json ptxas;
+  /// The options Triton ran its ptxas with for this set (from ptxas.options; for a
+  /// format 2 manifest, Triton's make_cubin options of its version: -lineinfo -v
+  /// --gpu-name=sm_90a, plus --regAllocOptLevel=2 from Triton 3.7 on). A `ptxas=`
+  /// compiler of a case of this set uses the same ones.
+  std::vector<std::string> ptxas_options;
   nlohmann::json target;
   PackRef pack;
   std::vector<Variant> variants;  ///< sorted by id
@@ -106,6 +119,10 @@ struct Manifest {
 /// Limits on manifest files, as on configs.
 inline constexpr std::size_t k_max_manifest_bytes = std::size_t{64} << 20;
 inline constexpr std::size_t k_max_manifest_depth = 16;
+
+/// The options Triton's make_cubin passes its ptxas for sm_90 (format 2 manifests do
+/// not record them): -lineinfo -v [--regAllocOptLevel=2 from 3.7.0 on] --gpu-name=sm_90a.
+std::vector<std::string> triton_make_cubin_options(const std::string& triton_version);
 
 /// Parses manifest text; `source` names it in errors (lp::InputError with a JSON pointer).
 /// Every file must lie inside the pack; a manifest of another format_version (format 1

@@ -1,5 +1,7 @@
 #include "plan/axes.hpp"
 
+#include "util/release.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -12,6 +14,8 @@ namespace {
 constexpr std::int64_t k_max_tokens = std::int64_t{1} << 20;
 
 const std::vector<AxisInfo> k_axes = {
+    {AxisId::triton, "triton", "--triton", AxisKind::release, 0, 0, false, false,
+     "the Triton version whose kernel set a case runs (3.6.0, 3.9.0, ...), or all: every embedded and --kernel-dir set"},
     {AxisId::op, "op", "--op", AxisKind::op, 0, 0, false, false,
      "LoRA operation: expand (buf -> y), shrink (x -> buf), lora_linear (shrink then expand)"},
     {AxisId::input_dtype, "input_dtype", "--input-dtype", AxisKind::dtype, 0, 0, false, false,
@@ -181,6 +185,11 @@ std::optional<std::string> check_value(const AxisInfo& axis, const nlohmann::jso
       }
       return fmt::format("expected prebuilt, driver or ptxas=<path|version|toolkit|triton>, got {}", value.dump());
     }
+    case AxisKind::release:
+      if (value.is_string() && (value.get<std::string>() == k_all_tritons || parse_release(value.get<std::string>()))) {
+        return std::nullopt;
+      }
+      return fmt::format("expected a Triton version such as 3.8.0, or all, got {}", value.dump());
   }
   return "unknown axis kind";
 }

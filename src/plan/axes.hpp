@@ -24,6 +24,7 @@ std::optional<Dtype> parse_dtype(std::string_view text);
 
 /// Every axis a sweep can vary, in plan-expansion order (outermost first).
 enum class AxisId {
+  triton,
   op,
   input_dtype,
   weight_dtype,
@@ -50,6 +51,7 @@ enum class AxisKind {
   dtype,     ///< fp32 | bf16 | fp16
   boolean,   ///< true | false
   compiler,  ///< prebuilt | driver | ptxas=<path, version or toolkit/triton>
+  release,   ///< a Triton release "3.8.0", or "all" (every kernel set of the run)
 };
 
 /// One row of the axis table.
@@ -74,6 +76,9 @@ const AxisInfo* find_axis(std::string_view key);
 
 /// The value spelled "vllm" in configs: resolved per case to vLLM's default.
 inline constexpr std::string_view k_vllm_default = "vllm";
+/// The `triton` value meaning every kernel set of the run (the default: the question is
+/// always "which stack?").
+inline constexpr std::string_view k_all_tritons = "all";
 
 /// A JSON whole number as int64, or nullopt when it is not one or does not fit
 /// (nlohmann keeps 2^63..2^64-1 as unsigned; reading those as int64 would wrap).

@@ -273,6 +273,7 @@ SweepConfig builtin_config() {
   SweepConfig c;
   c.name = "builtin";
   const json vllm = std::string(k_vllm_default);
+  c.axes[AxisId::triton] = builtin_axis({std::string(k_all_tritons)});
   c.axes[AxisId::op] = builtin_axis({"expand"});
   c.axes[AxisId::input_dtype] = builtin_axis({"fp32"});
   c.axes[AxisId::weight_dtype] = builtin_axis({"bf16"});
@@ -502,6 +503,7 @@ std::vector<json> parse_flag_values(const AxisInfo& axis, std::string_view text)
       case AxisKind::op:
       case AxisKind::dtype:
       case AxisKind::compiler:
+      case AxisKind::release:
         push(json(std::string(item)));
         break;
     }

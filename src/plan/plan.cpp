@@ -91,6 +91,8 @@ json case_axis_value(const Case& c, AxisId id) {
       return c.shrink ? json(c.shrink->split_k) : json();
     case AxisId::compilers:
       return c.compiler;
+    case AxisId::triton:
+      return c.triton;
     case AxisId::tokens:
       return c.tokens;
   }
@@ -116,12 +118,52 @@ json Case::row_key() const {
 
 json case_to_json(const Case& c) { return {{"index", c.index}, {"id", c.id}, {"axes", c.axes}}; }
 
-Plan expand_plan(const SweepConfig& config) {
+std::vector<std::string> resolve_tritons(const SweepConfig& config, const std::vector<std::string>& available) {
+  const Setting<std::vector<json>>& setting = config.axes.at(AxisId::triton);
+  std::vector<std::string> out;
+  auto add = [&out](const std::string& v) {
+    if (std::find(out.begin(), out.end(), v) == out.end()) {
+      out.push_back(v);
+    }
+  };
+  std::string sets;
+  for (const std::string& v : available) {
+    sets += (sets.empty() ? "" : ", ") + v;
+  }
+  for (std::size_t i = 0; i < setting.value.size(); ++i) {
+    const std::string v = setting.value[i].get<std::string>();
+    if (v == k_all_tritons) {
+      for (const std::string& a : available) {
+        add(a);
+      }
+      continue;
+    }
+    if (std::find(available.begin(), available.end(), v) == available.end()) {
+      const std::string message =
+          fmt::format("Triton {} has no kernel set here (sets: {}; add one with --kernel-dir, made by "
+                      "scripts/gen_kernels.py --triton {} --out DIR)",
+                      v, sets.empty() ? "none" : sets, v);
+      if (setting.origin.kind == Origin::Kind::file) {
+        throw InputError(setting.origin.where, fmt::format("/axes/triton/{}", i), message);
+      }
+      throw UsageError(setting.origin.kind == Origin::Kind::flag ? setting.origin.where + " " + v + ": " + message
+                                                                 : message);
+    }
+    add(v);
+  }
+  return out;
+}
+
+Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& available) {
   const auto& table = axis_table();
+  std::vector<json> tritons;
+  for (const std::string& v : resolve_tritons(config, available)) {
+    tritons.emplace_back(v);
+  }
   std::vector<const std::vector<json>*> lists;
   std::size_t combinations = 1;
   for (const AxisInfo& axis : table) {
-    const auto& values = config.values(axis.id);
+    const auto& values = axis.id == AxisId::triton ? tritons : config.values(axis.id);
     lists.push_back(&values);
     const std::optional<std::size_t> product = checked_mul(combinations, values.size());
     if (!product || *product > k_max_combinations) {
@@ -157,6 +199,7 @@ Plan expand_plan(const SweepConfig& config) {
     c.input_dtype = *parse_dtype(v(AxisId::input_dtype).get<std::string>());
     c.add_inputs = v(AxisId::add_inputs).get<bool>();
     c.compiler = v(AxisId::compilers).get<std::string>();
+    c.triton = v(AxisId::triton).get<std::string>();
 
     const json& hidden = v(AxisId::hidden);
     if (hidden.is_array()) {
@@ -236,7 +279,8 @@ Plan expand_plan(const SweepConfig& config) {
                  {"num_slices", c.num_slices},
                  {"num_loras", c.num_loras},
                  {"weight_dtype", to_string(c.weight_dtype)},
-                 {"compiler", c.compiler}};
+                 {"compiler", c.compiler},
+                 {"triton", c.triton}};
     if (c.op != Op::lora_linear) {
       axes["input_dtype"] = to_string(c.input_dtype);
     }

@@ -43,6 +43,7 @@ struct Case {
   std::optional<KernelKnobs> expand;  ///< expand and lora_linear
   std::optional<KernelKnobs> shrink;  ///< shrink and lora_linear
   std::string compiler;
+  std::string triton;   ///< the Triton version whose kernel set the case runs
   nlohmann::json axes;  ///< canonical axis values: what the id hashes and reports print
 
   /// The case's axes without tokens: one row of the verdict table.
@@ -74,8 +75,15 @@ KernelKnobs vllm_expand_defaults(int num_slices);
 /// else 32 and 8; block_m 32, block_n 16, 4 warps, 2 stages).
 KernelKnobs vllm_shrink_defaults(std::int64_t tokens);
 
-/// Expands `config` into a plan. Throws lp::UsageError when the product is too large.
-Plan expand_plan(const SweepConfig& config);
+/// The `triton` axis of `config` resolved against the kernel sets of the run
+/// (`available`, in order): "all" becomes every one of them, duplicates go. A version
+/// without a set throws lp::UsageError ("--triton 3.5.0: ...") or lp::InputError
+/// ("<file>:/axes/triton: ..."), naming the versions there are.
+std::vector<std::string> resolve_tritons(const SweepConfig& config, const std::vector<std::string>& available);
+
+/// Expands `config` into a plan over the Triton versions `available` (the kernel sets of
+/// the run, see resolve_tritons). Throws lp::UsageError when the product is too large.
+Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& available);
 
 /// The case as JSON: {"index", "id", "axes"}.
 nlohmann::json case_to_json(const Case& c);

@@ -20,15 +20,21 @@ constexpr std::string_view k_ptxas_prefix = "ptxas=";
 
 }  // namespace
 
-std::string image_key(const std::string& variant_id, const std::string& compiler) {
-  return variant_id + "|" + compiler;
+std::string image_key(const std::string& triton, const std::string& variant_id, const std::string& compiler) {
+  return triton + "/" + variant_id + "|" + compiler;
 }
 
-std::string ImageSet::add(const std::string& variant_id, const std::string& compiler) {
-  const std::string key = image_key(variant_id, compiler);
+std::string ImageSet::ptxas_key(const Image& image) {
+  const std::string spec = image.compiler.substr(k_ptxas_prefix.size());
+  return spec == "triton" ? "triton@" + image.triton : spec;
+}
+
+std::string ImageSet::add(const std::string& triton, const std::string& variant_id, const std::string& compiler) {
+  const std::string key = image_key(triton, variant_id, compiler);
   if (m_images.count(key) == 0) {
     Image image;
     image.key = key;
+    image.triton = triton;
     image.variant_id = variant_id;
     image.compiler = compiler;
     m_images.emplace(key, std::move(image));
@@ -36,20 +42,26 @@ std::string ImageSet::add(const std::string& variant_id, const std::string& comp
   return key;
 }
 
-void ImageSet::build_on_cpu(const kernels::KernelSet& set, std::size_t threads) {
-  // Resolve each ptxas spec once (its --version and sha256 go into the report).
+void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads) {
+  // Resolve each ptxas once (its --version and sha256 go into the report).
   for (const auto& [key, image] : m_images) {
+    const kernels::KernelSet& set = sets.at(image.triton);
+    m_options.emplace(image.triton, set.manifest().ptxas_options);
     if (image.compiler.rfind(k_ptxas_prefix, 0) != 0) {
       continue;
     }
-    const std::string spec = image.compiler.substr(k_ptxas_prefix.size());
-    if (m_ptxas.count(spec) > 0 || m_ptxas_errors.count(spec) > 0) {
+    const std::string pkey = ptxas_key(image);
+    if (m_ptxas.count(pkey) > 0 || m_ptxas_errors.count(pkey) > 0) {
       continue;
     }
     try {
-      m_ptxas.emplace(spec, compile::resolve_ptxas(spec));
+      const std::string spec = image.compiler.substr(k_ptxas_prefix.size());
+      m_ptxas.emplace(pkey, spec == "triton"
+                                ? compile::resolve_bundled_ptxas({set.triton(), set.manifest().ptxas.value("path_hint", ""),
+                                                                  set.manifest().ptxas.value("sha256", "")})
+                                : compile::resolve_ptxas(spec));
     } catch (const std::exception& e) {
-      m_ptxas_errors.emplace(spec, e.what());
+      m_ptxas_errors.emplace(pkey, e.what());
     }
   }
   std::vector<Image*> todo;
@@ -58,6 +70,7 @@ void ImageSet::build_on_cpu(const kernels::KernelSet& set, std::size_t threads) 
       todo.push_back(&image);
     }
     // Every image keeps its variant's PTX (the driver's too): the PTX check runs on it.
+    const kernels::KernelSet& set = sets.at(image.triton);
     const kernels::Variant* v = set.find(image.variant_id);
     if (!image.ptx && v != nullptr && v->ok()) {
       try {
@@ -69,6 +82,7 @@ void ImageSet::build_on_cpu(const kernels::KernelSet& set, std::size_t threads) 
   }
   parallel_for(todo.size(), threads, [&](std::size_t i) {
     Image& image = *todo[i];
+    const kernels::KernelSet& set = sets.at(image.triton);
     const kernels::Variant* v = set.find(image.variant_id);
     try {
       if (v == nullptr || !v->ok()) {
@@ -77,21 +91,23 @@ void ImageSet::build_on_cpu(const kernels::KernelSet& set, std::size_t threads) 
       if (image.compiler == "prebuilt") {
         image.cubin = set.contents(*v->cubin);
         image.compile = {{"kind", "prebuilt"},
-                         {"tool", "Triton's bundled ptxas"},
+                         {"tool", fmt::format("Triton {}'s bundled ptxas", set.triton())},
                          {"version", v->ptxas_version},
-                         {"sha256", set.manifest().ptxas.value("sha256", "")}};
+                         {"sha256", set.manifest().ptxas.value("sha256", "")},
+                         {"options", set.manifest().ptxas_options}};
         return;
       }
-      const std::string spec = image.compiler.substr(k_ptxas_prefix.size());
-      if (const auto bad = m_ptxas_errors.find(spec); bad != m_ptxas_errors.end()) {
+      const std::string pkey = ptxas_key(image);
+      if (const auto bad = m_ptxas_errors.find(pkey); bad != m_ptxas_errors.end()) {
         throw Error(bad->second);
       }
-      const compile::PtxasInfo& ptxas = m_ptxas.at(spec);
-      const compile::PtxasOutput out = compile::compile_with_ptxas(ptxas, set.contents(*v->ptx), v->id);
+      const compile::PtxasInfo& ptxas = m_ptxas.at(pkey);
+      const std::vector<std::string>& options = set.manifest().ptxas_options;
+      const compile::PtxasOutput out = compile::compile_with_ptxas(ptxas, set.contents(*v->ptx), v->id, options);
       image.cubin = out.cubin;
-      image.compile = {{"kind", "ptxas"},     {"tool", ptxas.path},   {"version", ptxas.version},
-                       {"sha256", ptxas.sha256}, {"options", compile::triton_ptxas_options()},
-                       {"ms", out.ms},          {"log", out.log}};
+      image.compile = {{"kind", "ptxas"},        {"tool", ptxas.path}, {"version", ptxas.version},
+                       {"sha256", ptxas.sha256}, {"options", options}, {"ms", out.ms},
+                       {"log", out.log}};
     } catch (const std::exception& e) {
       image.error = e.what();
     }
@@ -125,7 +141,8 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   const inspect::Inspector inspector(std::move(options));
   std::vector<inspect::InspectItem> items;
   for (const Image* image : todo) {
-    items.push_back({image->key, image->variant_id, image->compiler, image->cubin, std::nullopt, image->ptx});
+    items.push_back(
+        {image->key, image->variant_id, image->compiler, image->cubin, std::nullopt, image->ptx, image->triton});
   }
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(items);
   for (std::size_t i = 0; i < todo.size(); ++i) {
@@ -148,29 +165,34 @@ json ImageSet::compilers_record() const {
   json out = json::array();
   std::map<std::string, bool> seen;
   for (const auto& [key, image] : m_images) {
-    if (seen[image.compiler]) {
+    // One record per compiler and Triton set: prebuilt and ptxas=triton are another
+    // binary per set, and a ptxas= compile uses the options of the set's Triton.
+    const std::string id = image.compiler + "@" + image.triton;
+    if (seen[id]) {
       continue;
     }
-    seen[image.compiler] = true;
-    json c = {{"name", image.compiler}};
+    seen[id] = true;
+    json c = {{"name", image.compiler}, {"triton", image.triton}};
     if (image.compiler == "prebuilt") {
       c["kind"] = "prebuilt";
     } else if (image.compiler == "driver") {
       c["kind"] = "driver";
     } else {
       c["kind"] = "ptxas";
-      const std::string spec = image.compiler.substr(k_ptxas_prefix.size());
-      if (const auto it = m_ptxas.find(spec); it != m_ptxas.end()) {
+      const std::string pkey = ptxas_key(image);
+      if (const auto it = m_ptxas.find(pkey); it != m_ptxas.end()) {
         c["path"] = it->second.path;
         c["version"] = it->second.version;
         c["sha256"] = it->second.sha256;
-        c["options"] = compile::triton_ptxas_options();
-      } else if (const auto bad = m_ptxas_errors.find(spec); bad != m_ptxas_errors.end()) {
+      } else if (const auto bad = m_ptxas_errors.find(pkey); bad != m_ptxas_errors.end()) {
         c["error"] = bad->second;
       }
     }
     if (image.compile.contains("version") && !c.contains("version")) {
       c["version"] = image.compile["version"];
+    }
+    if (image.compile.contains("options")) {
+      c["options"] = image.compile["options"];
     }
     out.push_back(std::move(c));
   }

@@ -1,6 +1,6 @@
 #pragma once
-// The compiled images a sweep runs, one per (variant, compiler), each built once:
-// prebuilt cubins come from the kernel set, ptxas=<spec> cubins are compiled here
+// The compiled images a sweep runs, one per (Triton set, variant, compiler), each built
+// once: prebuilt cubins come from the kernel set, ptxas=<spec> cubins are compiled here
 // on the CPU in parallel, driver cubins come back from a worker's JIT. Every image
 // that ran is statically inspected once for the wgmma register hazard.
 
@@ -13,13 +13,14 @@
 #include <nlohmann/json.hpp>
 
 #include "compile/toolchain.hpp"
-#include "kernels/kernel_set.hpp"
+#include "kernels/kernel_sets.hpp"
 
 namespace lp::sweep {
 
-/// One (variant, compiler) of the run.
+/// One (Triton set, variant, compiler) of the run.
 struct Image {
-  std::string key;       ///< "<variant>|<compiler>"
+  std::string key;       ///< "<triton>/<variant>|<compiler>"
+  std::string triton;    ///< the Triton version of the kernel set the variant comes from
   std::string variant_id;
   std::string compiler;  ///< prebuilt, driver, ptxas=<spec>
   std::string cubin;     ///< the SASS that runs; empty until built
@@ -33,18 +34,19 @@ struct Image {
   std::string attribution;                 ///< "ptx", "ptxas", "none"; empty until known
 };
 
-/// The key of a (variant, compiler) pair.
-std::string image_key(const std::string& variant_id, const std::string& compiler);
+/// The key of a (Triton set, variant, compiler).
+std::string image_key(const std::string& triton, const std::string& variant_id, const std::string& compiler);
 
 class ImageSet {
  public:
-  /// Adds (variant, compiler) unless present; returns its key.
-  std::string add(const std::string& variant_id, const std::string& compiler);
+  /// Adds (Triton set, variant, compiler) unless present; returns its key.
+  std::string add(const std::string& triton, const std::string& variant_id, const std::string& compiler);
 
-  /// Fills the cubins that need no GPU: prebuilt ones from `set`, ptxas=<spec> ones
-  /// by compiling the variant's PTX (each ptxas resolved and hashed once), `threads`
+  /// Fills the cubins that need no GPU: prebuilt ones from the image's set, ptxas=<spec>
+  /// ones by compiling the variant's PTX with the options its set's Triton used (each
+  /// ptxas resolved and hashed once; ptxas=triton is the set's bundled one), `threads`
   /// at a time. Failures are recorded per image, never thrown.
-  void build_on_cpu(const kernels::KernelSet& set, std::size_t threads);
+  void build_on_cpu(const kernels::KernelSets& sets, std::size_t threads);
 
   /// Inspects every built image not yet inspected, `threads` nvdisasm runs at a time.
   /// `nvdisasm` (a path) overrides the search. When no nvdisasm is found every image
@@ -60,8 +62,11 @@ class ImageSet {
 
  private:
   std::map<std::string, Image> m_images;
-  std::map<std::string, compile::PtxasInfo> m_ptxas;  ///< by spec, resolved once
-  std::map<std::string, std::string> m_ptxas_errors;  ///< by spec
+  /// The ptxas of an image's compiler: by spec, or "triton@<version>" for ptxas=triton.
+  static std::string ptxas_key(const Image& image);
+  std::map<std::string, compile::PtxasInfo> m_ptxas;  ///< by ptxas_key, resolved once
+  std::map<std::string, std::string> m_ptxas_errors;  ///< by ptxas_key
+  std::map<std::string, std::vector<std::string>> m_options;  ///< ptxas options by Triton version
 };
 
 }  // namespace lp::sweep

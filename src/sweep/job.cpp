@@ -27,11 +27,12 @@ std::optional<T> optional_from(const json& j, const char* key) {
 }  // namespace
 
 json to_json(const ImageRef& image) {
-  return {{"key", image.key}, {"variant", image.variant_id}, {"compiler", image.compiler}};
+  return {{"key", image.key}, {"triton", image.triton}, {"variant", image.variant_id}, {"compiler", image.compiler}};
 }
 
 ImageRef image_from_json(const json& j) {
-  return {j.at("key").get<std::string>(), j.at("variant").get<std::string>(), j.at("compiler").get<std::string>()};
+  return {j.at("key").get<std::string>(), j.at("triton").get<std::string>(), j.at("variant").get<std::string>(),
+          j.at("compiler").get<std::string>()};
 }
 
 json to_json(const Job& job) {

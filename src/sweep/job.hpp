@@ -16,8 +16,9 @@ namespace lp::sweep {
 
 /// A compiled kernel a worker can load: which variant, how it was compiled.
 struct ImageRef {
-  std::string key;         ///< "<variant id>|<compiler>"; unique per run
-  std::string variant_id;  ///< in the worker's kernel set
+  std::string key;         ///< "<triton>/<variant id>|<compiler>"; unique per run
+  std::string triton;      ///< which of the worker's kernel sets
+  std::string variant_id;  ///< in that kernel set
   std::string compiler;    ///< prebuilt, driver, ptxas=<spec>
 };
 

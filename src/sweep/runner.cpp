@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "kernels/case_variants.hpp"
-#include "kernels/kernel_set.hpp"
+#include "kernels/kernel_sets.hpp"
 #include "plan/plan.hpp"
 #include "report/environment.hpp"
 #include "report/report.hpp"
@@ -166,9 +166,9 @@ class Sweep {
   Sweep(const plan::SweepConfig& config, const SweepRequest& request)
       : m_config(config),
         m_request(request),
-        m_plan(plan::expand_plan(config)),
-        m_set(request.kernel_dir.empty() ? kernels::KernelSet::embedded()
-                                         : kernels::KernelSet::from_directory(request.kernel_dir)) {}
+        m_sets(kernels::KernelSets::load(request.kernel_dirs)),
+        m_tritons(plan::resolve_tritons(config, m_sets.versions())),
+        m_plan(plan::expand_plan(config, m_sets.versions())) {}
 
   int run() {
     m_report.meta = {{"tool", "loraprobe"},
@@ -180,7 +180,7 @@ class Sweep {
                      {"config_sha256", sha256_hex(m_config.to_json().dump())},
                      {"seed", m_config.seed.value},
                      {"repeats", m_config.repeats.value},
-                     {"kernel_set", m_set.origin()},
+                     {"kernel_sets", kernel_sets_record()},
                      {"plan", {{"cases", m_plan.cases.size()}, {"combinations", m_plan.combinations},
                                {"excluded_by_rule", m_plan.excluded_by_rule}, {"duplicates", m_plan.duplicates}}},
                      {"interrupted", nullptr}};
@@ -207,7 +207,7 @@ class Sweep {
       done_controls = previous.controls;
     }
     // The GPU first: without one nothing is written, and the error says so.
-    m_images.build_on_cpu(m_set, m_request.jobs);
+    m_images.build_on_cpu(m_sets, m_request.jobs);
     start_worker();
     Journal journal(journal_path, header);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
@@ -298,14 +298,15 @@ class Sweep {
         e.job.rtol = tol->second.value.rtol;
       }
       std::vector<std::string> labels;
+      const kernels::KernelSet& set = m_sets.at(c.triton);
       auto use = [&](const nlohmann::json& wanted, std::optional<ImageRef>& slot) {
-        const kernels::Lookup found = m_set.lookup(wanted);
+        const kernels::Lookup found = set.lookup(wanted);
         if (found.variant == nullptr) {
           e.skip_reason = found.problem;
           return;
         }
-        const std::string key = m_images.add(found.variant->id, c.compiler);
-        slot = ImageRef{key, found.variant->id, c.compiler};
+        const std::string key = m_images.add(c.triton, found.variant->id, c.compiler);
+        slot = ImageRef{key, c.triton, found.variant->id, c.compiler};
         e.image_keys.push_back(key);
         labels.push_back(found.variant->id);
       };
@@ -316,13 +317,13 @@ class Sweep {
         use(kernels::wanted_expand_axes(c), e.job.expand);
       }
       if (const auto hook = m_request.test_hooks.find(c.index); hook != m_request.test_hooks.end() && e.skip_reason.empty()) {
-        const kernels::Variant* v = m_set.with_role(hook->second);
+        const kernels::Variant* v = set.with_role(hook->second);
         if (v == nullptr) {
-          throw UsageError(fmt::format("--test-hook {}={}: the kernel set has no variant of role {}", c.index,
-                                       hook->second, hook->second));
+          throw UsageError(fmt::format("--test-hook {}={}: the kernel set of Triton {} has no variant of role {}",
+                                       c.index, hook->second, c.triton, hook->second));
         }
-        const std::string key = m_images.add(v->id, c.compiler);
-        e.job.expand = ImageRef{key, v->id, c.compiler};
+        const std::string key = m_images.add(c.triton, v->id, c.compiler);
+        e.job.expand = ImageRef{key, c.triton, v->id, c.compiler};
         e.image_keys.back() = key;
         labels.back() = v->id;
       }
@@ -337,9 +338,9 @@ class Sweep {
     const std::string exe = m_request.worker_exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
                                                          : m_request.worker_exe;
     std::vector<std::string> argv = {exe, "__worker", "--device", std::to_string(m_request.device)};
-    if (!m_request.kernel_dir.empty()) {
+    for (const std::string& dir : m_request.kernel_dirs) {
       argv.push_back("--kernel-dir");
-      argv.push_back(m_request.kernel_dir);
+      argv.push_back(dir);
     }
     if (m_request.allow_jit_cache) {
       argv.push_back("--allow-jit-cache");
@@ -363,7 +364,7 @@ class Sweep {
     json items = json::array();
     for (const auto& [key, image] : m_images.all()) {
       if (image.compiler == "driver" && image.cubin.empty() && image.error.empty()) {
-        items.push_back({{"key", key}, {"variant", image.variant_id}, {"compiler", "driver"}});
+        items.push_back({{"key", key}, {"triton", image.triton}, {"variant", image.variant_id}, {"compiler", "driver"}});
       }
     }
     if (items.empty()) {
@@ -393,9 +394,21 @@ class Sweep {
                             {"gpu", m_gpu},
                             {"jit_cache_disabled", m_gpu.value("jit_cache_disabled", !m_request.allow_jit_cache)},
                             {"module_loading", m_gpu.value("module_loading", "")},
-                            {"kernel_set", {{"origin", m_set.origin()},
-                                            {"triton_version", m_set.manifest().triton_version},
-                                            {"ptxas", m_set.manifest().ptxas}}}};
+                            {"kernel_sets", kernel_sets_record()}};
+  }
+
+  /// The kernel sets the plan uses: where each came from, its Triton, its bundled ptxas.
+  json kernel_sets_record() const {
+    json sets = json::array();
+    for (const std::string& triton : m_tritons) {
+      const kernels::KernelSet& set = m_sets.at(triton);
+      sets.push_back({{"triton_version", triton},
+                      {"origin", set.origin()},
+                      {"variants", set.variants().size()},
+                      {"ptxas", set.manifest().ptxas},
+                      {"ptxas_options", set.manifest().ptxas_options}});
+    }
+    return sets;
   }
 
   /// Runs one job on the worker (starting one if needed, loading its images), with
@@ -410,7 +423,7 @@ class Sweep {
       if (m_worker->has_loaded(key)) {
         continue;
       }
-      json item = {{"key", key}, {"variant", image.variant_id}, {"compiler", image.compiler}};
+      json item = {{"key", key}, {"triton", image.triton}, {"variant", image.variant_id}, {"compiler", image.compiler}};
       if (image.compiler != "prebuilt") {
         item["cubin"] = base64_encode(image.cubin);
       }
@@ -450,18 +463,20 @@ class Sweep {
   /// pairs) and the negative control (bf16 input, vLLM default) must PASS; if not,
   /// the detector is broken and no verdict of this run can be trusted.
   json run_controls() {
-    auto control = [&](const std::string& role, DType input) -> std::pair<CaseRecord, std::string> {
-      const kernels::Variant* v = m_set.with_role(role);
+    std::size_t next_index = m_plan.cases.size();
+    auto control = [&](const kernels::KernelSet& set, const std::string& role, DType input) -> CaseRecord {
+      const kernels::Variant* v = set.with_role(role);
       Entry e;
       plan::Case c;
-      c.index = m_plan.cases.size() + (role == "positive_control" ? 0 : 1);
-      c.id = sha256_hex(role).substr(0, 12);
+      c.index = next_index++;
+      c.id = sha256_hex(role + "@" + set.triton()).substr(0, 12);
       c.axes = {{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
                 {"hidden", {k_control_hidden}}, {"input_dtype", input == DType::f32 ? "fp32" : "bf16"},
-                {"weight_dtype", "bf16"}, {"compiler", "prebuilt"}, {"control", role}};
+                {"weight_dtype", "bf16"}, {"compiler", "prebuilt"}, {"triton", set.triton()}, {"control", role}};
       if (v == nullptr || !v->ok()) {
         e.plan_case = &c;
-        return {not_run(e, Verdict::skipped, fmt::format("the kernel set has no ok {} variant", role)), ""};
+        return not_run(e, Verdict::skipped, fmt::format("the kernel set of Triton {} has no ok {} variant",
+                                                        set.triton(), role));
       }
       c.axes["variant"] = v->id;
       e.plan_case = &c;
@@ -480,43 +495,54 @@ class Sweep {
       e.job.block_m = v->constexprs.value("BLOCK_M", 64);
       e.job.block_n = v->constexprs.value("BLOCK_N", 128);
       e.job.repeats = 1;
-      const std::string key = m_images.add(v->id, "prebuilt");
+      const std::string key = m_images.add(set.triton(), v->id, "prebuilt");
       e.image_keys = {key};
-      e.job.expand = ImageRef{key, v->id, "prebuilt"};
-      m_images.build_on_cpu(m_set, m_request.jobs);
+      e.job.expand = ImageRef{key, set.triton(), v->id, "prebuilt"};
+      m_images.build_on_cpu(m_sets, m_request.jobs);
       m_images.inspect(m_request.nvdisasm, m_request.jobs);
-      CaseRecord r = run_entry(e);
-      return {r, ""};
+      return run_entry(e);
     };
-    const auto [positive, p_note] = control("positive_control", DType::f32);
-    const auto [negative, n_note] = control("negative_control", DType::bf16);
-    const bool positive_ok = positive.verdict == Verdict::fail;
-    const bool negative_ok = negative.verdict == Verdict::pass || negative.verdict == Verdict::latent;
-    std::string reason;
-    if (!positive_ok) {
-      reason += fmt::format("the positive control ({}) must FAIL but is {}{}; ", positive.variant.value_or("?"),
-                            report::to_string(positive.verdict), positive.reason.empty() ? "" : ": " + positive.reason);
-    }
-    if (!negative_ok) {
-      reason += fmt::format("the negative control ({}) must PASS but is {}{}; ", negative.variant.value_or("?"),
-                            report::to_string(negative.verdict), negative.reason.empty() ? "" : ": " + negative.reason);
-    }
-    if (!reason.empty()) {
-      reason.resize(reason.size() - 2);
-      fmt::print(stderr, "sweep: INVALID RUN: {}\n", reason);
-    } else {
-      fmt::print(stderr, "sweep: controls behave: positive FAIL ({}), negative PASS ({})\n",
-                 positive.metrics.is_null() ? "" : positive.metrics.value("summary", ""),
-                 negative.metrics.is_null() ? "" : negative.metrics.value("summary", ""));
+    // The controls of every Triton set the plan uses: each set's detector must work.
+    json per_set = json::array();
+    bool all_valid = true;
+    std::string all_reasons;
+    for (const std::string& triton : m_tritons) {
+      const kernels::KernelSet& set = m_sets.at(triton);
+      const CaseRecord positive = control(set, "positive_control", DType::f32);
+      const CaseRecord negative = control(set, "negative_control", DType::bf16);
+      const bool positive_ok = positive.verdict == Verdict::fail;
+      const bool negative_ok = negative.verdict == Verdict::pass || negative.verdict == Verdict::latent;
+      std::string reason;
+      if (!positive_ok) {
+        reason += fmt::format("the positive control ({}) must FAIL but is {}{}; ", positive.variant.value_or("?"),
+                              report::to_string(positive.verdict), positive.reason.empty() ? "" : ": " + positive.reason);
+      }
+      if (!negative_ok) {
+        reason += fmt::format("the negative control ({}) must PASS but is {}{}; ", negative.variant.value_or("?"),
+                              report::to_string(negative.verdict), negative.reason.empty() ? "" : ": " + negative.reason);
+      }
+      json entry = {{"triton", triton}, {"valid", positive_ok && negative_ok},
+                    {"positive", positive.to_json()}, {"negative", negative.to_json()}};
+      if (!reason.empty()) {
+        reason.resize(reason.size() - 2);
+        fmt::print(stderr, "sweep: INVALID RUN: Triton {} set: {}\n", triton, reason);
+        entry["reason"] = reason;
+        all_reasons += fmt::format("{}Triton {}: {}", all_reasons.empty() ? "" : "; ", triton, reason);
+        all_valid = false;
+      } else {
+        fmt::print(stderr, "sweep: controls of the Triton {} set behave: positive FAIL ({}), negative PASS ({})\n",
+                   triton, positive.metrics.is_null() ? "" : positive.metrics.value("summary", ""),
+                   negative.metrics.is_null() ? "" : negative.metrics.value("summary", ""));
+      }
+      per_set.push_back(std::move(entry));
     }
     // The race control says whether this GPU shows the hazard at run time; it never
     // makes a run invalid (a GPU that does not show it is a finding, not a broken detector).
     json race = run_race_control();
     fmt::print(stderr, "sweep: race control: {}\n", race.value("summary", ""));
-    json controls = {{"ran", true}, {"valid", positive_ok && negative_ok},
-                     {"positive", positive.to_json()}, {"negative", negative.to_json()}, {"race", std::move(race)}};
-    if (!reason.empty()) {
-      controls["reason"] = reason;
+    json controls = {{"ran", true}, {"valid", all_valid}, {"sets", std::move(per_set)}, {"race", std::move(race)}};
+    if (!all_reasons.empty()) {
+      controls["reason"] = all_reasons;
     }
     return controls;
   }
@@ -573,6 +599,7 @@ class Sweep {
         ++verdicts[std::string(report::to_string(c->verdict))];
       }
       variants.push_back({{"variant", image.variant_id},
+                          {"triton", image.triton},
                           {"compiler", image.compiler},
                           {"compile", image.compile},
                           {"compile_error", image.error.empty() ? json() : json(image.error)},
@@ -641,8 +668,9 @@ class Sweep {
 
   const plan::SweepConfig& m_config;
   const SweepRequest& m_request;
+  kernels::KernelSets m_sets;
+  std::vector<std::string> m_tritons;  ///< the Triton sets the plan uses, in order
   plan::Plan m_plan;
-  kernels::KernelSet m_set;
   ImageSet m_images;
   std::vector<Entry> m_entries;
   std::optional<WorkerClient> m_worker;

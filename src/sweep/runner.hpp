@@ -21,7 +21,7 @@ struct SweepRequest {
   std::vector<std::string> argv;              ///< as typed, for the report
   std::string out;                            ///< report path; empty: timestamped file in the working directory
   std::string resume;                         ///< journal to resume; empty: a fresh sweep
-  std::string kernel_dir;                     ///< empty: the embedded kernel set
+  std::vector<std::string> kernel_dirs;       ///< --kernel-dir sets besides (or replacing) the embedded ones
   std::set<report::Verdict> fail_on = report::default_fail_on();
   bool controls = true;
   bool stop_on_first_failure = false;

@@ -25,7 +25,10 @@ std::string text(const json& axes, const char* key) {
 }  // namespace
 
 std::string row_label(const json& axes) {
-  std::string label = text(axes, "op");
+  // Triton first: the same configuration under two Tritons is two rows, and the
+  // question a row answers is "this stack, this config".
+  std::string label = axes.contains("triton") ? "t" + text(axes, "triton") + " " : std::string();
+  label += text(axes, "op");
   if (axes.contains("input_dtype")) {
     label += fmt::format(" {}>{}", text(axes, "input_dtype"), text(axes, "weight_dtype"));
   } else {

@@ -13,7 +13,7 @@
 #include "cuda/cublas.hpp"
 #include "cuda/device_info.hpp"
 #include "cuda/driver.hpp"
-#include "kernels/kernel_set.hpp"
+#include "kernels/kernel_sets.hpp"
 #include "sweep/execute.hpp"
 #include "sweep/job.hpp"
 #include "sweep/race_control.hpp"
@@ -70,7 +70,7 @@ class Worker {
  public:
   explicit Worker(const WorkerOptions& o)
       : m_options(o),
-        m_set(o.kernel_dir.empty() ? kernels::KernelSet::embedded() : kernels::KernelSet::from_directory(o.kernel_dir)),
+        m_sets(kernels::KernelSets::load(o.kernel_dirs)),
         m_context(current_context(o.device)),
         m_cublas(m_stream) {}
 
@@ -130,27 +130,34 @@ class Worker {
   }
 
  private:
-  /// Loads each item {key, variant, compiler, cubin?}: prebuilt from the kernel set,
+  /// Loads each item {key, triton, variant, compiler, cubin?}: prebuilt from its kernel set,
   /// a cubin the parent sent, or (compiler "driver" without a cubin) the driver's
   /// JIT, run for all such items in parallel threads. JIT results carry the cubin
   /// back, so the parent can inspect exactly what ran.
   json load_batch(const json& items) {
     std::vector<Built> built(items.size());
     std::vector<const kernels::Variant*> variants(items.size(), nullptr);
+    std::vector<const kernels::KernelSet*> sets(items.size(), nullptr);
     std::vector<std::size_t> to_jit;
     for (std::size_t i = 0; i < items.size(); ++i) {
       const json& item = items[i];
-      variants[i] = m_set.find(item.at("variant").get<std::string>());
+      sets[i] = m_sets.find(item.value("triton", std::string()));
+      if (sets[i] == nullptr) {
+        built[i].error = fmt::format("no kernel set of Triton {} in this worker (sets: {})",
+                                     item.value("triton", std::string()), m_sets.versions_text());
+        continue;
+      }
+      variants[i] = sets[i]->find(item.at("variant").get<std::string>());
       if (variants[i] == nullptr || !variants[i]->ok()) {
         built[i].error = fmt::format("variant {} is not an ok variant of {}", item.at("variant").get<std::string>(),
-                                     m_set.origin());
+                                     sets[i]->origin());
         continue;
       }
       try {
         if (item.contains("cubin")) {
           built[i].cubin = base64_decode(item.at("cubin").get<std::string>());
         } else if (item.at("compiler") == "prebuilt") {
-          built[i].cubin = m_set.contents(*variants[i]->cubin);
+          built[i].cubin = sets[i]->contents(*variants[i]->cubin);
         } else if (item.at("compiler") == "driver") {
           to_jit.push_back(i);
         } else {
@@ -163,7 +170,7 @@ class Worker {
     // The driver JIT is thread-safe per context: compile all PTX at once.
     parallel_for(to_jit.size(), 0, [&](std::size_t k) {
       const std::size_t i = to_jit[k];
-      built[i] = jit(m_set, *variants[i], m_context.get());
+      built[i] = jit(*sets[i], *variants[i], m_context.get());
     });
     LP_CU_CHECK(driver().cuCtxSetCurrent(m_context.get()));
     json results = json::array();
@@ -196,7 +203,7 @@ class Worker {
   }
 
   WorkerOptions m_options;
-  kernels::KernelSet m_set;
+  kernels::KernelSets m_sets;
   PrimaryContext m_context;
   Stream m_stream;
   CublasHandle m_cublas;

@@ -5,6 +5,7 @@
 // has reported the fault: the parent starts a fresh one.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,7 +13,7 @@ namespace lp::sweep {
 
 /// How the parent starts a worker.
 struct WorkerOptions {
-  std::string kernel_dir;        ///< empty: the embedded kernel set
+  std::vector<std::string> kernel_dirs;  ///< --kernel-dir sets besides the embedded ones
   bool allow_jit_cache = false;  ///< leave the driver's JIT cache on
   int device = 0;                ///< CUDA device ordinal
 };

@@ -96,18 +96,29 @@ TEST(Cli, BadFlagValue) {
 TEST(Cli, DryRunOfTheEmbeddedDefault) {
   const ProcessResult r = loraprobe({"sweep", "--dry-run"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("plan: 1320 cases from 1920 combinations of default (<embedded>/configs/default.json)", 0), 0U)
+  // Every embedded Triton set: 1320 cases each.
+  EXPECT_EQ(r.out.rfind("plan: 5280 cases from 7680 combinations of default (<embedded>/configs/default.json)", 0), 0U)
       << r.out.substr(0, 200);
+  const ProcessResult one = loraprobe({"sweep", "--dry-run", "--triton", "3.9.0"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.rfind("plan: 1320 cases from 1920 combinations", 0), 0U) << one.out.substr(0, 200);
+  EXPECT_NE(one.out.find(" 3.9.0   expand "), std::string::npos) << one.out.substr(0, 1000);
+  const ProcessResult missing = loraprobe({"sweep", "--dry-run", "--triton", "3.5.0"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err, "loraprobe: --triton 3.5.0: Triton 3.5.0 has no kernel set here (sets: 3.6.0, 3.7.1, 3.8.0, "
+                         "3.9.0; add one with --kernel-dir, made by scripts/gen_kernels.py --triton 3.5.0 --out DIR)\n");
 }
 
 TEST(Cli, DryRunJsonOfTheReportedConditions) {
   const ProcessResult r = loraprobe({"sweep", "--dry-run", "--json", "--config", LP_SOURCE_DIR "/configs/seed-48590.json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json plan = nlohmann::json::parse(r.out);
-  EXPECT_EQ(plan["count"], 20);
+  EXPECT_EQ(plan["count"], 80);  // 20 per Triton set
   EXPECT_EQ(plan["cases"][0]["axes"]["block_n"], 128);
+  EXPECT_EQ(plan["cases"][0]["axes"]["triton"], "3.6.0");
   EXPECT_EQ(plan["cases"][10]["axes"]["block_n"], 32);
   EXPECT_EQ(plan["cases"][19]["axes"]["tokens"], 8192);
+  EXPECT_EQ(plan["cases"][79]["axes"]["triton"], "3.9.0");
 }
 
 TEST(Cli, FlagsOverrideTheConfigAndShowTheirOrigin) {
@@ -142,7 +153,14 @@ TEST(Cli, EnvReportsWhatItCanAndExitsZeroWithOrWithoutAGpu) {
   const nlohmann::json env = nlohmann::json::parse(json_run.out);
   EXPECT_TRUE(env["ptxas"].is_array());
   EXPECT_EQ(env["toolkit"]["build_version"].get<std::string>().substr(0, 3), "13.");
-  EXPECT_EQ(env["kernel_set"]["variants"], 1437);
+  ASSERT_EQ(env["kernel_sets"].size(), 4U);
+  EXPECT_EQ(env["kernel_sets"][0]["triton_version"], "3.6.0");
+  EXPECT_EQ(env["kernel_sets"][0]["variants"], 1437);
+  EXPECT_EQ(env["kernel_sets"][3]["triton_version"], "3.9.0");
+  EXPECT_NE(text.out.find("kernel set: Triton 3.9.0, 157 variants, bundled ptxas Cuda compilation tools, release 13.4, "
+                          "V13.4.59"),
+            std::string::npos)
+      << text.out;
   EXPECT_EQ(env["gpu"].is_null(), !has_gpu);
 }
 

@@ -97,7 +97,8 @@ TEST_F(InspectCli, HelpShowsExamples) {
 
 TEST_F(InspectCli, HazardousFilterExitsOne) {
   LP_REQUIRE_NVDISASM(tool);
-  const ProcessResult r = loraprobe({"inspect", "--compilers", "prebuilt", "--filter", "id=" + k_set_hazard});
+  const ProcessResult r = loraprobe({"inspect", "--triton", "3.6.0", "--compilers", "prebuilt", "--filter",
+                                     "id=" + k_set_hazard});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // The loop body kernels/README.md shows: the next iteration's LDS.64 lands in
   // the A registers of the HGMMA at 0x2380, still in flight.
@@ -163,7 +164,7 @@ TEST_F(InspectCli, ACubinWithItsPtxBesideItSaysWhoMadeTheHazard) {
 TEST_F(InspectCli, CleanFilterExitsZero) {
   LP_REQUIRE_NVDISASM(tool);
   const ProcessResult r =
-      loraprobe({"inspect", "--no-cache", "--compilers", "prebuilt", "--filter", "id=" + k_set_clean});
+      loraprobe({"inspect", "--triton", "3.6.0", "--no-cache", "--compilers", "prebuilt", "--filter", "id=" + k_set_clean});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("0 with a hazard (0 findings), 1 clean, 0 error(s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cache off"), std::string::npos) << r.out;
@@ -190,7 +191,7 @@ TEST_F(InspectCli, BadInputIsOneLineExitTwo) {
 
   r = loraprobe({"inspect", "--filter", "block_n=96"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err.rfind("loraprobe: --filter block_n=96: no compiled variant of <embedded>/kernels matches", 0), 0U)
+  EXPECT_EQ(r.err.rfind("loraprobe: --filter block_n=96: no compiled variant of <embedded>/kernels/sets/triton-3.6.0, ", 0), 0U)
       << r.err;
 }
 
@@ -198,7 +199,7 @@ TEST_F(InspectCli, NoNvdisasmExitsThree) {
   if (fs::exists("/usr/local/cuda/bin/nvdisasm")) {
     GTEST_SKIP() << "skipped: the CUDA toolkit's nvdisasm cannot be hidden from loraprobe here";
   }
-  const ProcessResult r = loraprobe({"inspect", "--filter", "id=" + k_set_clean},
+  const ProcessResult r = loraprobe({"inspect", "--triton", "3.6.0", "--filter", "id=" + k_set_clean},
                                     {"LP_TOOLS_DIR=" + m_scratch.path() + "/no-tools", "CUDA_HOME=",
                                      "PATH=" + m_scratch.path() + "/no-bin"});
   if (r.exit_code == 0 || r.exit_code == 1) {
@@ -254,8 +255,8 @@ TEST_F(InspectCli, KernelSetJsonValidatesAndTheCacheServesTheSecondRun) {
   if (!ptxas) {
     GTEST_SKIP() << "skipped: no ptxas";
   }
-  const std::vector<std::string> args = {"inspect", "--json", "--compilers", "prebuilt,ptxas=" + ptxas->path,
-                                         "--filter", "id=" + k_set_hazard};
+  const std::vector<std::string> args = {"inspect", "--json", "--triton", "3.6.0", "--compilers",
+                                         "prebuilt,ptxas=" + ptxas->path, "--filter", "id=" + k_set_hazard};
   const ProcessResult cold = loraprobe(args);
   EXPECT_EQ(cold.exit_code, 1) << cold.err;
   expect_valid(cold.out, "kernel-set");
@@ -286,10 +287,14 @@ TEST_F(InspectCli, PtxasMatrixOfOneVersion) {
   const std::string dir = m_scratch.path() + "/ptxas";
   fs::create_directories(dir + "/" + ptxas->version);
   fs::create_symlink(ptxas->path, dir + "/" + ptxas->version + "/ptxas");
-  const std::vector<std::string> args = {"inspect", "--ptxas-matrix=" + dir, "--filter", "id=" + k_set_hazard};
+  // One block per Triton set, each with its own bundled-ptxas column.
+  const std::vector<std::string> args = {"inspect", "--ptxas-matrix=" + dir, "--triton", "3.6.0,3.8.0", "--filter",
+                                         "id=" + k_set_hazard};
   const ProcessResult text = loraprobe(args);
   EXPECT_EQ(text.exit_code, 1) << text.err;
-  EXPECT_NE(text.out.find("vLLM default expand (block_n 128, num_stages 2, fp32 input) [" + k_set_hazard +
+  EXPECT_NE(text.out.find("== Triton 3.6.0 ==\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("== Triton 3.8.0 ==\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Triton 3.6.0, vLLM default expand (block_n 128, num_stages 2, fp32 input) [" + k_set_hazard +
                           "]: no ptxas gives clean SASS"),
             std::string::npos)
       << text.out;
@@ -302,9 +307,16 @@ TEST_F(InspectCli, PtxasMatrixOfOneVersion) {
   EXPECT_EQ(json.exit_code, 1) << json.err;
   const nlohmann::json doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc.at("mode"), "ptxas_matrix");
-  ASSERT_EQ(doc.at("matrix").at("columns").size(), 2U);
-  EXPECT_EQ(doc["matrix"]["columns"][1]["version"], ptxas->version);
-  EXPECT_TRUE(doc["matrix"]["first_clean"][0]["version"].is_null());
+  ASSERT_EQ(doc.at("matrix").size(), 2U);
+  EXPECT_EQ(doc["matrix"][0]["triton_version"], "3.6.0");
+  EXPECT_EQ(doc["matrix"][1]["triton_version"], "3.8.0");
+  for (const nlohmann::json& block : doc["matrix"]) {
+    ASSERT_EQ(block.at("columns").size(), 2U);
+    EXPECT_TRUE(block["first_clean"][0]["version"].is_null() || block["triton_version"] == "3.8.0");
+  }
+  // Triton 3.8's bundled ptxas is CUDA 12.9.86: its prebuilt column says so.
+  const auto& columns38 = doc["matrix"][1]["columns"];
+  EXPECT_TRUE(columns38[0]["version"] == "12.9.86" || columns38[1]["version"] == "12.9.86") << columns38.dump();
   expect_valid(json.out, "matrix");
 }
 

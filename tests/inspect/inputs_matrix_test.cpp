@@ -8,6 +8,7 @@
 
 #include "inspect/inputs.hpp"
 #include "inspect/matrix.hpp"
+#include "kernels/kernel_sets.hpp"
 #include "test_support.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -87,7 +88,8 @@ TEST(Matrix, VersionsSortNumerically) {
 }
 
 TEST(Matrix, DefaultSelectionComesFromTheEmbeddedSet) {
-  const kernels::KernelSet set = kernels::KernelSet::embedded();
+  const kernels::KernelSets sets = kernels::KernelSets::load();
+  const kernels::KernelSet& set = sets.at("3.6.0");
   const std::vector<const kernels::Variant*> v = default_matrix_variants(set);
   ASSERT_EQ(v.size(), 22U);
   EXPECT_EQ(v[0]->id, "expand-fp32-bf16-m64n32k32-w4s1-evenk-add-s1");

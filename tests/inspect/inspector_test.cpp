@@ -9,6 +9,7 @@
 
 #include "inspect/cache.hpp"
 #include "inspect/inspector.hpp"
+#include "kernels/kernel_sets.hpp"
 #include "test_support.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
@@ -22,7 +23,7 @@ using test::k_clean_id;
 using test::k_hazard_id;
 
 InspectItem cubin_item(const std::string& id, const std::string& compiler = "prebuilt") {
-  return {id, id, compiler, fixture(id + ".cubin"), std::nullopt, nullptr};
+  return {id, id, compiler, fixture(id + ".cubin"), std::nullopt, nullptr, ""};
 }
 
 /// Options without the designated-initializer form, which -Wextra flags for every
@@ -125,7 +126,7 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
   }
   const TempDir cache("lp-inspect-cache-");
   const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
-  const InspectItem a{k_hazard_id, k_hazard_id, "ptxas=" + ptxas->spec, {}, PtxInput{ptx, *ptxas}, nullptr};
+  const InspectItem a{k_hazard_id, k_hazard_id, "ptxas=" + ptxas->spec, {}, PtxInput{ptx, *ptxas}, nullptr, ""};
   InspectItem b = a;
   b.compiler = "ptxas=same-binary-other-label";
   {
@@ -154,7 +155,7 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
 TEST(Inspector, ErrorsAreRecordedPerItemAndOrderIsKept) {
   LP_REQUIRE_NVDISASM(tool);
   const Inspector inspector(options(*tool, 3));
-  std::vector<InspectItem> items = {cubin_item(k_clean_id), {"junk", std::nullopt, "file", "not an ELF file", {}, nullptr},
+  std::vector<InspectItem> items = {cubin_item(k_clean_id), {"junk", std::nullopt, "file", "not an ELF file", {}, nullptr, ""},
                                     cubin_item(k_hazard_id), cubin_item(k_clean_id, "again")};
   std::size_t calls = 0;
   const std::vector<InspectResult> r = inspector.inspect_all(items);
@@ -171,6 +172,61 @@ TEST(Inspector, ErrorsAreRecordedPerItemAndOrderIsKept) {
   EXPECT_EQ(r[2].status, ItemStatus::hazard);
   EXPECT_EQ(r[3].sass, r[0].sass);  // the same bytes are analysed once
   EXPECT_EQ(calls, 3U);
+}
+
+TEST(Inspector, ACubinWhosePtxHasNoWgmmaIsCleanWithoutNvdisasm) {
+  // A fake nvdisasm that fails: the skipped item never runs it, the full one does.
+  sass::Nvdisasm broken;
+  broken.path = "/bin/false";
+  broken.version = "none";
+  broken.sha256 = "0";
+  const auto no_wgmma = std::make_shared<const std::string>(".version 8.7\n.target sm_90a\n// mma.sync only\n");
+  InspectItem item{k_hazard_id, k_hazard_id, "prebuilt", fixture(k_hazard_id + ".cubin"), std::nullopt, no_wgmma, ""};
+  const InspectResult skipped = Inspector(options(broken)).inspect_all({item}).front();
+  EXPECT_EQ(skipped.status, ItemStatus::clean);
+  EXPECT_EQ(skipped.finding_count, 0U);
+  EXPECT_TRUE(skipped.sass.is_null());
+  EXPECT_EQ(skipped.skipped, "the PTX has no wgmma.mma_async, so the SASS has no HGMMA for either finding");
+  EXPECT_EQ(skipped.to_json()["skipped"], skipped.skipped);
+  InspectorOptions full = options(broken);
+  full.skip_without_wgmma = false;
+  const InspectResult analysed = Inspector(full).inspect_all({item}).front();
+  EXPECT_EQ(analysed.status, ItemStatus::error) << "the broken nvdisasm must have run";
+  EXPECT_TRUE(analysed.skipped.empty());
+  // A PTX that mentions wgmma.mma_async (even in a comment) is analysed: the safe side.
+  item.source_ptx = std::make_shared<const std::string>("// wgmma.mma_async\n");
+  EXPECT_EQ(Inspector(options(broken)).inspect_all({item}).front().status, ItemStatus::error);
+}
+
+TEST(Inspector, SkippingIsSoundOverEveryEmbeddedSet) {
+  // Every prebuilt cubin whose PTX has no wgmma.mma_async, disassembled and analysed in
+  // full: none has a finding, so the skip changes no answer (392 cubins, about a minute).
+  LP_REQUIRE_NVDISASM(tool);
+  const kernels::KernelSets sets = kernels::KernelSets::load();
+  std::vector<InspectItem> items;
+  for (const kernels::KernelSet& set : sets.all()) {
+    for (const kernels::Variant& v : set.variants()) {
+      if (!v.ok()) {
+        continue;
+      }
+      auto ptx = std::make_shared<const std::string>(set.contents(*v.ptx));
+      if (ptx->find("wgmma.mma_async") == std::string::npos) {
+        items.push_back({v.id, v.id, "prebuilt", set.contents(*v.cubin), std::nullopt, std::move(ptx), set.triton()});
+      }
+    }
+  }
+  ASSERT_GE(items.size(), 300U);  // shrinks and the block_m 16/32 expands of four sets
+  InspectorOptions full = options(*tool, 0);
+  full.skip_without_wgmma = false;
+  std::size_t analysed = 0;
+  for (const InspectResult& r : Inspector(full).inspect_all(items)) {
+    EXPECT_EQ(r.status, ItemStatus::clean) << r.triton << " " << r.name << ": " << r.error;
+    EXPECT_EQ(r.finding_count, 0U) << r.triton << " " << r.name;
+    analysed += r.sass.is_object() ? 1 : 0;
+  }
+  EXPECT_EQ(analysed, items.size());
+  const InspectResult skipped = Inspector(options(*tool)).inspect_all({items.front()}).front();
+  EXPECT_FALSE(skipped.skipped.empty());
 }
 
 TEST(Inspector, UnknownCheckIsAUsageError) {

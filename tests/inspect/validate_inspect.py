@@ -42,16 +42,17 @@ def invariants(doc, name):
             compile_record = item["compile"]
             if compile_record is not None and compile_record.get("cubin_sha256") not in (None, sass["cubin_sha256"]):
                 errors.append(f"{where}: compile and report name different cubins")
-    matrix = doc["matrix"]
-    if matrix is not None:
+    present = {(item["triton"], item["variant"], item["compiler"]) for item in items}
+    for matrix in doc["matrix"] or []:
+        triton = matrix["triton_version"]
         columns = [c["compiler"] for c in matrix["columns"]]
-        present = {(item["variant"], item["compiler"]) for item in items}
         for row in matrix["rows"]:
             if [cell["compiler"] for cell in row["cells"]] != columns:
                 errors.append(f"{name}: matrix row {row['variant']} has cells for other columns")
             for cell in row["cells"]:
-                if cell["status"] != "missing" and (row["variant"], cell["compiler"]) not in present:
-                    errors.append(f"{name}: matrix cell {row['variant']} x {cell['compiler']} has no item")
+                if cell["status"] != "missing" and (triton, row["variant"], cell["compiler"]) not in present:
+                    errors.append(f"{name}: Triton {triton} matrix cell {row['variant']} x {cell['compiler']} has no "
+                                  "item")
     return errors
 
 

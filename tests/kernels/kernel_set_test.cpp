@@ -1,4 +1,5 @@
-#include "kernels/kernel_set.hpp"
+#include "kernels/kernel_sets.hpp"
+#include "kernels/xz.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,20 +21,33 @@
 namespace lp::kernels {
 namespace {
 
-const KernelSet& set() {
-  static const KernelSet s = KernelSet::embedded();
-  return s;
+const KernelSets& sets() {
+  static const KernelSets all = KernelSets::load();
+  return all;
 }
+
+/// The full Triton 3.6.0 set.
+const KernelSet& set() { return sets().at("3.6.0"); }
+
+constexpr const char* k_set36 = "sets/triton-3.6.0/";
+
+/// An embedded file of the 3.6.0 set.
+std::string stored(const std::string& name) { return std::string(*embedded_file(k_set36 + name)); }
+
+/// The 3.6.0 set's manifest as JSON text (it is stored xz-compressed).
+std::string manifest_text() { return unxz(stored("manifest.json.xz"), "manifest", 0, k_max_manifest_bytes); }
 
 /// The first variant (by id) that has files.
 const Variant& first_ok(const KernelSet& s) { return *s.filter({{"status", "ok"}}).front(); }
 
 TEST(KernelSet, ManifestLoadsWithTheWholeMatrix) {
   const Manifest& m = set().manifest();
-  EXPECT_EQ(m.format_version, 2);
+  EXPECT_EQ(m.format_version, 3);
   EXPECT_EQ(m.triton_version, "3.6.0");
   EXPECT_EQ(m.pack.path, "set.pack.xz");
-  EXPECT_EQ(m.pack.stored_bytes, embedded_file("set.pack.xz")->size());
+  EXPECT_EQ(m.pack.stored_bytes, stored("set.pack.xz").size());
+  // Triton 3.6's make_cubin options, as the generator saw Triton run its ptxas.
+  EXPECT_EQ(m.ptxas_options, (std::vector<std::string>{"-lineinfo", "-v", "--gpu-name=sm_90a"}));
   EXPECT_GE(m.variants.size(), 1437U);
   std::map<std::string, std::size_t> roles;
   for (const Variant& v : m.variants) {
@@ -150,7 +164,7 @@ TEST(KernelSet, ParamsAgreeWithTheSignatureAndSpecialisation) {
 }
 
 plan::Case case_from(const std::string& config, std::int64_t tokens) {
-  const plan::Plan p = plan::expand_plan(plan::parse_config(config, "t.json"));
+  const plan::Plan p = plan::expand_plan(plan::parse_config(config, "t.json"), {"3.6.0"});
   for (const plan::Case& c : p.cases) {
     if (c.tokens == tokens) {
       return c;
@@ -227,10 +241,83 @@ std::string error_of(F&& f) {
   return "";
 }
 
+/// The message of the lp::Fatal (usage or input error) that `f` throws ("" when none).
+template <typename F>
+std::string fatal_of(F&& f) {
+  try {
+    f();
+  } catch (const Fatal& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KernelSet, EverySetRecordsItsTritonItsOptionsAndTheControls) {
+  ASSERT_EQ(sets().versions(), (std::vector<std::string>{"3.6.0", "3.7.1", "3.8.0", "3.9.0"}));
+  for (const KernelSet& s : sets().all()) {
+    EXPECT_EQ(s.origin(), "<embedded>/kernels/sets/triton-" + s.triton()) << s.triton();
+    // --regAllocOptLevel=2 from Triton 3.7 on (triton/backends/nvidia/compiler.py make_cubin).
+    const bool reg_alloc = s.triton() != "3.6.0";
+    EXPECT_EQ(std::count(s.manifest().ptxas_options.begin(), s.manifest().ptxas_options.end(),
+                         "--regAllocOptLevel=2"),
+              reg_alloc ? 1 : 0)
+        << s.triton();
+    for (const char* role : {"positive_control", "negative_control", "test_trap", "test_spin", "test_oob_write",
+                             "test_skip_tile"}) {
+      EXPECT_NE(s.with_role(role), nullptr) << s.triton() << " " << role;
+    }
+    EXPECT_NE(s.find("expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1"), nullptr) << s.triton();
+  }
+  // Triton 3.9 runs ptxas-blackwell, a CUDA 13 ptxas, for sm_90; 3.8 its CUDA 12 one.
+  EXPECT_EQ(sets().at("3.9.0").manifest().ptxas.value("path_hint", ""), "triton/backends/nvidia/bin/ptxas-blackwell");
+  EXPECT_EQ(sets().at("3.8.0").manifest().ptxas.value("path_hint", ""), "triton/backends/nvidia/bin/ptxas");
+}
+
+TEST(KernelSet, LaunchAbiIsReadPerSet) {
+  // The parameter list is each build's own: compare the scratch parameters across sets.
+  for (const KernelSet& s : sets().all()) {
+    const Variant& v = *s.find("expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1");
+    ASSERT_FALSE(v.params.empty()) << s.triton();
+    EXPECT_EQ(v.params.back().name, "profile_scratch") << s.triton();
+    EXPECT_EQ(v.params[0].name, "input_ptr") << s.triton();
+  }
+}
+
+TEST(KernelSets, AKernelDirReplacesTheEmbeddedSetOfItsVersion) {
+  const KernelDirCopy dir("lp-kernel-dir-replace");
+  dir.write("manifest.json.xz", std::string(*embedded_file("sets/triton-3.8.0/manifest.json.xz")));
+  dir.write("set.pack.xz", std::string(*embedded_file("sets/triton-3.8.0/set.pack.xz")));
+  const KernelSets with = KernelSets::load({dir.path()});
+  EXPECT_EQ(with.versions(), sets().versions());
+  EXPECT_EQ(with.at("3.8.0").origin(), dir.path());
+  EXPECT_EQ(fatal_of([&] { (void)KernelSets::load({dir.path(), dir.path()}); }),
+            fmt::format("--kernel-dir {}: a second set of Triton 3.8.0; give one folder per Triton version", dir.path()));
+  EXPECT_EQ(fatal_of([&] { (void)with.at("3.5.0"); }),
+            "no kernel set of Triton 3.5.0 (sets: 3.6.0, 3.7.1, 3.8.0, 3.9.0; add one with --kernel-dir)");
+}
+
+TEST(KernelSet, Format2ManifestStillReadsWithTritonsOptions) {
+  // A --kernel-dir set from the older generator: manifest.json, no ptxas.options.
+  nlohmann::json doc = nlohmann::json::parse(manifest_text());
+  doc["format_version"] = 2;
+  doc["ptxas"].erase("options");
+  EXPECT_EQ(parse_manifest(doc.dump(), "m.json").ptxas_options,
+            (std::vector<std::string>{"-lineinfo", "-v", "--gpu-name=sm_90a"}));
+  doc["triton_version"] = "3.8.0";
+  EXPECT_EQ(parse_manifest(doc.dump(), "m.json").ptxas_options,
+            (std::vector<std::string>{"-lineinfo", "-v", "--regAllocOptLevel=2", "--gpu-name=sm_90a"}));
+  doc["format_version"] = 3;
+  EXPECT_EQ(fatal_of([&] { (void)parse_manifest(doc.dump(), "m.json"); }), "m.json:/ptxas: missing \"options\"");
+  doc["ptxas"]["options"] = {"-v"};
+  doc["triton_version"] = "3.8";
+  EXPECT_EQ(fatal_of([&] { (void)parse_manifest(doc.dump(), "m.json"); }),
+            "m.json:/triton_version: \"3.8\" is not a version such as 3.8.0");
+}
+
 TEST(KernelSet, KernelDirReadsTheSameFiles) {
   const KernelDirCopy dir("lp-kernel-dir-copy");
-  dir.write("manifest.json", *embedded_file("manifest.json"));
-  dir.write("set.pack.xz", *embedded_file("set.pack.xz"));
+  dir.write("manifest.json.xz", stored("manifest.json.xz"));
+  dir.write("set.pack.xz", stored("set.pack.xz"));
   const KernelSet copy = KernelSet::from_directory(dir.path());
   const Variant& v = *copy.find("expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1");
   EXPECT_EQ(copy.contents(*v.cubin), set().contents(*set().find(v.id)->cubin));
@@ -238,13 +325,13 @@ TEST(KernelSet, KernelDirReadsTheSameFiles) {
 
 TEST(KernelSet, CorruptPackIsDetected) {
   const KernelDirCopy dir("lp-kernel-dir-corrupt");
-  dir.write("manifest.json", *embedded_file("manifest.json"));
+  dir.write("manifest.json", manifest_text());
   const KernelSet copy = KernelSet::from_directory(dir.path());
   const Variant& v = first_ok(copy);
   EXPECT_THROW(copy.contents(*v.ptx), UsageError);  // no pack yet: cannot read
-  std::string stored(*embedded_file("set.pack.xz"));
-  stored[stored.size() / 2] = static_cast<char>(stored[stored.size() / 2] ^ 0x5a);
-  dir.write("set.pack.xz", stored);
+  std::string pack = stored("set.pack.xz");
+  pack[pack.size() / 2] = static_cast<char>(pack[pack.size() / 2] ^ 0x5a);
+  dir.write("set.pack.xz", pack);
   const std::string message = error_of([&] { (void)copy.contents(*v.ptx); });
   EXPECT_EQ(message.rfind(dir.path() + "/set.pack.xz: corrupt xz data: ", 0), 0U) << message;
   // A failed load is not remembered as done: every later call fails too.
@@ -253,8 +340,8 @@ TEST(KernelSet, CorruptPackIsDetected) {
 
 TEST(KernelSet, TruncatedPackIsDetected) {
   const KernelDirCopy dir("lp-kernel-dir-truncated");
-  dir.write("manifest.json", *embedded_file("manifest.json"));
-  dir.write("set.pack.xz", embedded_file("set.pack.xz")->substr(0, 100000));
+  dir.write("manifest.json", manifest_text());
+  dir.write("set.pack.xz", stored("set.pack.xz").substr(0, 100000));
   const KernelSet copy = KernelSet::from_directory(dir.path());
   EXPECT_EQ(error_of([&] { (void)copy.contents(*first_ok(copy).ptx); }),
             dir.path() + "/set.pack.xz: corrupt xz data: truncated");
@@ -262,14 +349,14 @@ TEST(KernelSet, TruncatedPackIsDetected) {
 
 TEST(KernelSet, WrongPackSha256IsDetected) {
   const KernelDirCopy dir("lp-kernel-dir-sha256");
-  std::string manifest(*embedded_file("manifest.json"));
+  std::string manifest = manifest_text();
   const std::string right = set().manifest().pack.sha256;
   const std::string wrong(64, '0');
   const std::size_t at = manifest.find(right);
   ASSERT_NE(at, std::string::npos);
   manifest.replace(at, right.size(), wrong);
   dir.write("manifest.json", manifest);
-  dir.write("set.pack.xz", *embedded_file("set.pack.xz"));
+  dir.write("set.pack.xz", stored("set.pack.xz"));
   const KernelSet copy = KernelSet::from_directory(dir.path());
   EXPECT_EQ(error_of([&] { (void)copy.contents(*first_ok(copy).cubin); }),
             fmt::format("{}/set.pack.xz: sha256 {} differs from the manifest's {}", dir.path(), right, wrong));
@@ -280,16 +367,16 @@ TEST(KernelSet, WrongFileSha256IsDetected) {
   FileRef shifted = *real.ptx;
   shifted.offset += 1;
   const std::string message = error_of([&] { (void)set().contents(shifted); });
-  EXPECT_EQ(message.rfind("<embedded>/kernels/set.pack.xz: ptx/expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1.ptx: "
+  EXPECT_EQ(message.rfind("<embedded>/kernels/sets/triton-3.6.0/set.pack.xz: ptx/expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1.ptx: "
                           "sha256 ", 0), 0U) << message;
 }
 
 TEST(Manifest, BadManifestNamesPointer) {
   try {
-    parse_manifest(R"({"format_version": 3})", "m.json");
+    parse_manifest(R"({"format_version": 4})", "m.json");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "m.json:/format_version: format_version 3 is not the 2 this loraprobe reads");
+    EXPECT_STREQ(e.what(), "m.json:/format_version: format_version 4 is not one this loraprobe reads (2 to 3)");
   }
 }
 
@@ -303,13 +390,13 @@ TEST(Manifest, Format1IsRefusedNamingTheFileAndVersion) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "kernels/manifest.json:/format_version: format_version 1 (one .gz file per PTX and cubin) "
-                           "is not the 2 this loraprobe reads (one set.pack.xz); regenerate with python3 "
+                           "is not the 3 this loraprobe reads (one set.pack.xz); regenerate with python3 "
                            "scripts/gen_kernels.py");
   }
 }
 
 TEST(Manifest, FileOutsideThePackIsRefused) {
-  std::string manifest(*embedded_file("manifest.json"));
+  std::string manifest = manifest_text();
   const FileRef& first = *first_ok(set()).cubin;
   const std::size_t end = set().manifest().pack.bytes;
   const std::string record = fmt::format(R"("offset": {}, "path": "{}")", first.offset, first.path);

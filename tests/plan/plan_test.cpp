@@ -10,7 +10,7 @@
 namespace lp::plan {
 namespace {
 
-Plan plan_of(const std::string& text) { return expand_plan(parse_config(text, "t.json")); }
+Plan plan_of(const std::string& text) { return expand_plan(parse_config(text, "t.json"), {"3.6.0"}); }
 
 TEST(Plan, CartesianProductInDeterministicOrderTokensFastest) {
   const Plan p = plan_of(R"({"axes": {"op": "expand", "ranks": [16, 64], "block_n": [32, 128], "tokens": [16, 256]}})");
@@ -44,15 +44,56 @@ TEST(Plan, CaseIdsAreStableAndUnique) {
 TEST(Plan, IdOfTheReportedConfigurationIsPinned) {
   // Changing how ids are computed breaks --resume and comparisons across reports:
   // this pin makes that a deliberate decision.
-  const Plan p = expand_plan(parse_config(embedded_config("seed-48590.json"), "seed-48590.json"));
+  const Plan p = expand_plan(parse_config(embedded_config("seed-48590.json"), "seed-48590.json"), {"3.6.0"});
   const auto it = std::find_if(p.cases.begin(), p.cases.end(),
                                [](const Case& c) { return c.tokens == 256 && c.expand->block_n == 128; });
   ASSERT_NE(it, p.cases.end());
   EXPECT_EQ(it->axes.dump(),
             R"({"add_inputs":true,"block_k":32,"block_m":64,"block_n":128,"compiler":"prebuilt","even_k":true,)"
             R"("hidden":[4096],"input_dtype":"fp32","num_loras":1,"num_slices":1,"num_stages":2,"num_warps":4,)"
-            R"("op":"expand","rank":64,"tokens":256,"weight_dtype":"bf16"})");
-  EXPECT_EQ(it->id, "983a25606a67");
+            R"("op":"expand","rank":64,"tokens":256,"triton":"3.6.0","weight_dtype":"bf16"})");
+  EXPECT_EQ(it->id, "e34956fe4061");
+}
+
+TEST(Plan, TritonAllRunsEverySetAndNamedVersionsMustHaveOne) {
+  const std::vector<std::string> sets = {"3.6.0", "3.8.0", "3.9.0"};
+  // No triton key: every set, outermost, so a report reads set by set.
+  const Plan all = expand_plan(parse_config(R"({"axes": {"tokens": [256]}})", "t.json"), sets);
+  ASSERT_EQ(all.cases.size(), 3U);
+  EXPECT_EQ(all.cases[0].triton, "3.6.0");
+  EXPECT_EQ(all.cases[2].triton, "3.9.0");
+  EXPECT_NE(all.cases[0].id, all.cases[1].id);  // the same configuration under two Tritons is two cases
+  const Plan two = expand_plan(parse_config(R"({"axes": {"triton": ["3.9.0", "all"], "tokens": [256]}})", "t.json"),
+                               sets);
+  ASSERT_EQ(two.cases.size(), 3U);
+  EXPECT_EQ(two.cases[0].triton, "3.9.0");  // as written, then the rest of "all" without repeats
+  try {
+    (void)expand_plan(parse_config(R"({"axes": {"triton": ["3.5.0"]}})", "t.json"), sets);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "t.json:/axes/triton/0: Triton 3.5.0 has no kernel set here (sets: 3.6.0, 3.8.0, 3.9.0; "
+                           "add one with --kernel-dir, made by scripts/gen_kernels.py --triton 3.5.0 --out DIR)");
+  }
+  SweepConfig flagged = parse_config(R"({"axes": {"tokens": [256]}})", "t.json");
+  override_axis(flagged, AxisId::triton, parse_flag_values(axis_info(AxisId::triton), "3.9.0,3.7.1"), "--triton");
+  try {
+    (void)expand_plan(flagged, sets);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--triton 3.7.1: Triton 3.7.1 has no kernel set here (sets: 3.6.0, 3.8.0, 3.9.0; add one "
+                           "with --kernel-dir, made by scripts/gen_kernels.py --triton 3.7.1 --out DIR)");
+  }
+  try {
+    (void)parse_flag_values(axis_info(AxisId::triton), "3.9");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--triton 3.9: expected a Triton version such as 3.8.0, or all, got \"3.9\"");
+  }
+  // An exclude rule matches the triton axis like any other.
+  const Plan excluded = expand_plan(
+      parse_config(R"({"axes": {"tokens": [256]}, "exclude": [{"triton": "3.6.0"}]})", "t.json"), sets);
+  ASSERT_EQ(excluded.cases.size(), 2U);
+  EXPECT_EQ(excluded.cases[0].triton, "3.8.0");
 }
 
 TEST(Plan, VllmDefaultsResolvePerOpSlicesAndTokens) {
@@ -160,7 +201,7 @@ TEST(Plan, TheLargestProductIsRefusedWithAPinnedMessage) {
 TEST(Plan, ShippedConfigsExpand) {
   for (std::string_view name : embedded_config_names()) {
     SCOPED_TRACE(std::string(name));
-    const Plan p = expand_plan(parse_config(embedded_config(name), std::string(name)));
+    const Plan p = expand_plan(parse_config(embedded_config(name), std::string(name)), {"3.6.0"});
     EXPECT_GT(p.cases.size(), 0U);
   }
 }

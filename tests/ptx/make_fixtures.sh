@@ -3,7 +3,7 @@
 # weights, block_m 64, block_n 128, block_k 32, 4 warps, 2 stages, ADD_INPUTS, EVEN_K)
 # as Triton 3.7.1, 3.8.0 and 3.9.0 generate it from kernels/triton/, with
 # scripts/gen_kernels.py --triton (each Triton is installed into .tools/triton/).
-# Triton 3.6.0's PTX of the same kernel is in the embedded set.
+# Triton 3.6.0's PTX of the same kernel is in the embedded set (kernels/sets/triton-3.6.0).
 #   tests/ptx/make_fixtures.sh
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -17,7 +17,7 @@ for version in 3.7.1 3.8.0 3.9.0; do
   python3 - "$out" "$id" "tests/ptx/fixtures/triton-$version-$id.ptx" <<'PY'
 import json, lzma, sys
 out, vid, dest = sys.argv[1:]
-manifest = json.load(open(f"{out}/manifest.json"))
+manifest = json.loads(lzma.open(f"{out}/manifest.json.xz").read())
 pack = lzma.open(f"{out}/{manifest['pack']['path']}").read()
 ref = next(v for v in manifest["variants"] if v["id"] == vid)["files"]["ptx"]
 open(dest, "wb").write(pack[ref["offset"]:ref["offset"] + ref["bytes"]])

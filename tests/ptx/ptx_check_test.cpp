@@ -9,7 +9,7 @@
 #include <iterator>
 #include <string>
 
-#include "kernels/kernel_set.hpp"
+#include "kernels/kernel_sets.hpp"
 #include "sass/instruction.hpp"
 #include "sweep/race_control.hpp"
 
@@ -154,7 +154,8 @@ TEST(PtxCheck, BadPtxIsAnErrorNamingTheLine) {
 
 TEST(PtxCheck, Triton36PtxOfTheVllmDefaultExpandBreaksTheRule) {
   // The embedded set is Triton 3.6.0: its PTX writes the pending A registers itself.
-  const kernels::KernelSet set = kernels::KernelSet::embedded();
+  const kernels::KernelSets sets = kernels::KernelSets::load();
+  const kernels::KernelSet& set = sets.at("3.6.0");
   const kernels::Variant* hazard = set.find("expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1");
   ASSERT_NE(hazard, nullptr);
   const PtxReport r = analyze_ptx(set.contents(*hazard->ptx), hazard->id);

@@ -85,9 +85,12 @@ int main(int argc, char** argv) {
                     Verdict::compile_error, Verdict::skipped}) {
     all.cases.push_back(sample_case(i++, v));
   }
-  all.controls = {{"ran", true}, {"valid", true}, {"positive", sample_case(100, Verdict::fail).to_json()},
-                  {"negative", sample_case(101, Verdict::pass).to_json()}};
-  all.variants = {{{"variant", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1"}, {"compiler", "prebuilt"}, {"sass", nullptr}}};
+  all.controls = {{"ran", true},
+                  {"valid", true},
+                  {"sets", {{{"triton", "3.6.0"}, {"valid", true}, {"positive", sample_case(100, Verdict::fail).to_json()},
+                             {"negative", sample_case(101, Verdict::pass).to_json()}}}}};
+  all.variants = {{{"variant", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1"}, {"triton", "3.6.0"},
+                   {"compiler", "prebuilt"}, {"sass", nullptr}}};
   all.write(dir + "/all-verdicts.json");
 
   Report clean = base_report();
@@ -95,8 +98,12 @@ int main(int argc, char** argv) {
   clean.write(dir + "/clean.json");
 
   Report invalid = base_report();
-  invalid.controls = {{"ran", true}, {"valid", false}, {"positive", sample_case(100, Verdict::pass).to_json()},
-                      {"negative", nullptr}, {"reason", "the positive control passed"}};
+  invalid.controls = {{"ran", true},
+                      {"valid", false},
+                      {"sets", {{{"triton", "3.6.0"}, {"valid", false},
+                                 {"positive", sample_case(100, Verdict::pass).to_json()}, {"negative", nullptr},
+                                 {"reason", "the positive control passed"}}}},
+                      {"reason", "Triton 3.6.0: the positive control passed"}};
   invalid.write(dir + "/invalid-controls.json");
 
   Report empty = base_report();

@@ -49,13 +49,14 @@ class SweepOnGpu : public ::testing::Test {
     return {r, report};
   }
 
-  static const json& case_with(const json& report, std::int64_t tokens, int block_n) {
+  static const json& case_with(const json& report, std::int64_t tokens, int block_n,
+                               const std::string& triton = "3.6.0") {
     for (const json& c : report["cases"]) {
-      if (c["axes"]["tokens"] == tokens && c["axes"]["block_n"] == block_n) {
+      if (c["axes"]["tokens"] == tokens && c["axes"]["block_n"] == block_n && c["axes"]["triton"] == triton) {
         return c;
       }
     }
-    throw std::runtime_error(fmt::format("no case with {} tokens, block_n {}", tokens, block_n));
+    throw std::runtime_error(fmt::format("no case with {} tokens, block_n {}, Triton {}", tokens, block_n, triton));
   }
 
   fs::path m_dir;
@@ -64,15 +65,16 @@ class SweepOnGpu : public ::testing::Test {
 const std::string k_seed_config = LP_SOURCE_DIR "/configs/seed-48590.json";
 
 TEST_F(SweepOnGpu, SeedConfigIsLatentForBlockN128AndPassForBlockN32WithMargin) {
-  const auto [r, report] = sweep("seed", {"--config", k_seed_config, "--tokens", "256,2048"});
+  const auto [r, report] = sweep("seed", {"--config", k_seed_config, "--tokens", "256,2048", "--triton", "3.6.0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;  // LATENT does not fail without --fail-on latent
   ASSERT_TRUE(report["controls"]["valid"].get<bool>()) << report["controls"].dump();
   // The positive control fails with NaN or Inf counted; the negative control passes.
-  const json& positive = report["controls"]["positive"];
+  ASSERT_EQ(report["controls"]["sets"].size(), 1U);
+  const json& positive = report["controls"]["sets"][0]["positive"];
   EXPECT_EQ(positive["verdict"], "FAIL");
   EXPECT_GT(positive["metrics"]["nan"].get<std::uint64_t>() + positive["metrics"]["inf"].get<std::uint64_t>(), 0U)
       << positive.dump();
-  EXPECT_EQ(report["controls"]["negative"]["verdict"], "PASS");
+  EXPECT_EQ(report["controls"]["sets"][0]["negative"]["verdict"], "PASS");
   // The race control: on the H200 every tile of every launch read the overwritten A
   // (docs/race-control.md); it is informational and never invalidates the run.
   const json& race = report["controls"]["race"];
@@ -95,16 +97,58 @@ TEST_F(SweepOnGpu, SeedConfigIsLatentForBlockN128AndPassForBlockN32WithMargin) {
     }
   }
   EXPECT_EQ(report["summary"]["first_latent"]["axes"]["block_n"], 128);
-  const auto [gate, gated] = sweep("seed-gate", {"--config", k_seed_config, "--tokens", "256", "--fail-on", "latent"});
+  const auto [gate, gated] = sweep("seed-gate", {"--config", k_seed_config, "--tokens", "256", "--fail-on", "latent",
+                                                 "--triton", "3.6.0"});
   EXPECT_EQ(gate.exit_code, 1) << gate.err;
   EXPECT_EQ(gated["summary"]["first_failure"]["verdict"], "LATENT");
+}
+
+TEST_F(SweepOnGpu, EachTritonSetGivesTheVerdictTheMatrixPredicts) {
+  // Issue 11: 3.6/3.7 PTX writes the pending registers (LATENT whatever compiles it);
+  // 3.8's PTX is clean but its bundled CUDA 12.9 ptxas and the toolkit's 13.0 fold the
+  // copies (LATENT); 3.9 with its bundled 13.4 ptxas is clean (PASS), and its PTX
+  // .version 9.4 is more than ptxas 13.0 takes (compile_error, with the reason).
+  const auto [r, report] = sweep("per-triton", {"--config", k_seed_config, "--tokens", "2048", "--repeats", "3",
+                                                "--compiler", "prebuilt", "--compiler", "ptxas=toolkit"});
+  ASSERT_TRUE(report["controls"]["valid"].get<bool>()) << report["controls"].dump();
+  ASSERT_EQ(report["controls"]["sets"].size(), 4U);
+  for (const json& set : report["controls"]["sets"]) {
+    EXPECT_TRUE(set["valid"].get<bool>()) << set.dump();
+  }
+  auto verdict = [&](const std::string& triton, const std::string& compiler, int block_n) {
+    for (const json& c : report["cases"]) {
+      if (c["axes"]["triton"] == triton && c["axes"]["compiler"] == compiler && c["axes"]["block_n"] == block_n) {
+        return c;
+      }
+    }
+    throw std::runtime_error("no such case");
+  };
+  for (const char* triton : {"3.6.0", "3.7.1"}) {
+    for (const char* compiler : {"prebuilt", "ptxas=toolkit"}) {
+      const json c = verdict(triton, compiler, 128);
+      EXPECT_EQ(c["verdict"], "LATENT") << c.dump();
+      EXPECT_EQ(c["attribution"], "ptx") << c.dump();
+    }
+  }
+  for (const char* compiler : {"prebuilt", "ptxas=toolkit"}) {
+    const json c = verdict("3.8.0", compiler, 128);
+    EXPECT_EQ(c["verdict"], "LATENT") << c.dump();
+    EXPECT_EQ(c["attribution"], "ptxas") << c.dump();
+  }
+  EXPECT_EQ(verdict("3.9.0", "prebuilt", 128)["verdict"], "PASS");
+  const json too_new = verdict("3.9.0", "ptxas=toolkit", 128);
+  EXPECT_EQ(too_new["verdict"], "compile_error") << too_new.dump();
+  EXPECT_NE(too_new["reason"].get<std::string>().find("9.4"), std::string::npos) << too_new.dump();
+  for (const char* triton : {"3.6.0", "3.7.1", "3.8.0", "3.9.0"}) {
+    EXPECT_EQ(verdict(triton, "prebuilt", 32)["verdict"], "PASS") << triton;
+  }
 }
 
 TEST_F(SweepOnGpu, UnwrittenOutputIsCaught) {
   // bf16 expand without ADD_INPUTS, so the output is poisoned and unwritten elements count.
   const auto [r, report] = sweep("skip", {"--input-dtype", "bf16", "--op", "expand", "--ranks", "64", "--block-n", "vllm",
                                           "--num-stages", "vllm", "--add-inputs", "false", "--tokens", "256",
-                                          "--no-controls", "--test-hook", "0=skip_tile"});
+                                          "--no-controls", "--test-hook", "0=skip_tile", "--triton", "3.6.0"});
   ASSERT_EQ(report["cases"].size(), 1U);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const json& c = report["cases"][0];
@@ -125,7 +169,8 @@ std::map<std::string, std::pair<std::string, json>> outcomes(const json& report)
 /// Five bf16 expands at vLLM's default config: every axis pinned, whatever the default config holds.
 const std::vector<std::string> k_small = {"--op", "expand", "--input-dtype", "bf16", "--weight-dtype", "bf16",
                                           "--ranks", "64", "--hidden", "4096", "--block-n", "vllm", "--num-stages",
-                                          "vllm", "--add-inputs", "true", "--tokens", "128..2048*2", "--no-controls"};
+                                          "vllm", "--add-inputs", "true", "--tokens", "128..2048*2", "--no-controls",
+                                          "--triton", "3.6.0"};
 
 TEST_F(SweepOnGpu, FaultAndTimeoutAreRecordedAndTheOtherCasesMatchACleanRun) {
   const auto [clean_r, clean] = sweep("clean", k_small);

@@ -1,0 +1,24 @@
+#pragma once
+// A release number "MAJOR.MINOR.PATCH" (Triton's, as kernel sets and the `triton`
+// axis spell it): parsed strictly and ordered numerically, so 3.10.0 sorts after 3.9.0.
+
+#include <compare>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace lp {
+
+struct Release {
+  int major = 0;
+  int minor = 0;
+  int patch = 0;
+  [[nodiscard]] std::string to_string() const;
+  auto operator<=>(const Release&) const = default;
+};
+
+/// "3.8.0" -> {3, 8, 0}; nullopt for anything else (no "v", no suffix, no missing parts,
+/// each part at most 6 digits).
+std::optional<Release> parse_release(std::string_view text);
+
+}  // namespace lp
