@@ -6,8 +6,12 @@
 #                                     the CUDA toolkit has none (src/sass/nvdisasm.cpp)
 #   .tools/ptxas/<version>/ptxas      ptxas from nvidia-cuda-nvcc(-cu12) at each
 #                                     version of the matrix below (issue 5)
+#   .tools/triton-ptxas/<triton>/     the ptxas (and ptxas-blackwell) bundled in the
+#                                     Triton wheel of each embedded kernel set: what
+#                                     `--compiler ptxas=triton` runs (not by default:
+#                                     four wheels of about 200 MB; ask for triton-ptxas)
 #
-# Usage: scripts/install_tools.sh [nvdisasm] [ptxas] [ptxas=VERSION ...]
+# Usage: scripts/install_tools.sh [nvdisasm] [ptxas] [ptxas=VERSION ...] [triton-ptxas] [triton-ptxas=VERSION ...]
 #   no argument installs nvdisasm and every ptxas of the matrix.
 # Idempotent: a tool that is already there and answers --version is left alone, so
 # a second run downloads nothing. Nothing is installed outside the tools folder.
@@ -102,6 +106,54 @@ install_ptxas() {
   log "ptxas $version: $("$dest" --version | tail -n 1)"
 }
 
+# install_triton_ptxas VERSION: the bin/ptxas* of the Triton VERSION wheel, taken
+# from .tools/triton/VERSION when scripts/gen_kernels.py --triton installed it there,
+# else from the wheel pip downloads (only those members are extracted).
+install_triton_ptxas() {
+  local version="$1" dest="$tools/triton-ptxas/$1"
+  if works "$dest/ptxas"; then
+    log "Triton $version's ptxas already installed: $dest"
+    return
+  fi
+  mkdir -p "$dest"
+  local bin="$tools/triton/$version/triton/backends/nvidia/bin"
+  if [[ -x "$bin/ptxas" ]]; then
+    local name
+    for name in ptxas ptxas-blackwell; do
+      if [[ -x "$bin/$name" ]]; then cp "$bin/$name" "$dest/$name.tmp" && mv "$dest/$name.tmp" "$dest/$name"; fi
+    done
+  else
+    local staging="$tools/triton-ptxas/.download-$version"
+    rm -rf "$staging"
+    log "downloading triton==$version (for its bundled ptxas)"
+    PIP_ROOT_USER_ACTION=ignore "$python" -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
+      --dest "$staging" "triton==$version"
+    "$python" - "$staging" "$dest" <<'PY'
+import glob, os, sys, zipfile
+staging, dest = sys.argv[1:]
+wheel = glob.glob(os.path.join(staging, "*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    for name in ("ptxas", "ptxas-blackwell"):
+        member = f"triton/backends/nvidia/bin/{name}"
+        if member in z.namelist():
+            with z.open(member) as src, open(os.path.join(dest, name), "wb") as out:
+                out.write(src.read())
+            os.chmod(os.path.join(dest, name), 0o755)
+PY
+    rm -rf "$staging"
+  fi
+  works "$dest/ptxas" || { log "$dest/ptxas does not run"; exit 1; }
+  log "Triton $version's ptxas: $("$dest/ptxas" --version | tail -n 1)$([[ -x "$dest/ptxas-blackwell" ]] && printf '; ptxas-blackwell: %s' "$("$dest/ptxas-blackwell" --version | tail -n 1)")"
+}
+
+# The Triton versions of the embedded kernel sets (kernels/sets/triton-<version>).
+triton_versions() {
+  local d
+  for d in "$root"/kernels/sets/triton-*; do
+    [[ -d "$d" ]] && basename "$d" | sed 's/^triton-//'
+  done
+}
+
 main() {
   mkdir -p "$tools"
   if [[ $# -eq 0 ]]; then
@@ -116,8 +168,13 @@ main() {
         for v in "${ptxas_versions[@]}"; do install_ptxas "$v"; done
         ;;
       ptxas=*) install_ptxas "${arg#ptxas=}" ;;
+      triton-ptxas)
+        local t
+        for t in $(triton_versions); do install_triton_ptxas "$t"; done
+        ;;
+      triton-ptxas=*) install_triton_ptxas "${arg#triton-ptxas=}" ;;
       *)
-        log "unknown argument '$arg' (expected nvdisasm, ptxas or ptxas=VERSION)"
+        log "unknown argument '$arg' (expected nvdisasm, ptxas, ptxas=VERSION, triton-ptxas or triton-ptxas=VERSION)"
         exit 2
         ;;
     esac

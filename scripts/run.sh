@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and builds loraprobe, then runs the main job on the embedded default config:
-# on a host with a Hopper GPU the sweep itself; elsewhere the most useful thing that
-# needs no GPU, saying why: the static SASS inspection of the embedded kernel set.
+# on a host with a Hopper GPU the sweep itself; elsewhere the question that needs no GPU,
+# saying why: is the reported configuration's SASS hazardous, under each embedded Triton,
+# and who made the hazard (the PTX or ptxas)?
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$repo/scripts/setup.sh"
@@ -14,21 +15,28 @@ echo "run: no NVIDIA GPU on this host, so the sweep cannot run; its plan is:"
 plan="$("$lp" sweep --dry-run)"  # captured whole: a pipe into head would SIGPIPE it under pipefail
 echo "${plan%%$'\n'*}"
 echo "run: executing that plan needs a Hopper (sm_90) GPU: run 'build/loraprobe sweep' there."
-echo "run: what needs no GPU is the static check of the SASS the sweep would load. The race never"
-echo "run: shows at run time on a full-rate Hopper part, but the cubins prove it: inspecting every"
-echo "run: prebuilt cubin of the embedded set (the ones Triton 3.6's bundled ptxas built, which the"
-echo "run: sweep loads by default) for HGMMA A registers reused while the HGMMA is in flight."
-echo "run: Only the prebuilt compiler: 'loraprobe inspect' also recompiles every variant with the"
-echo "run: toolkit's ptxas (nearly twice the time), '--ptxas-matrix' compares ptxas versions. A first"
-echo "run: run takes minutes (3 to 7 on 2 cores); reports are cached (\$XDG_CACHE_HOME or"
-echo "run: ~/.cache/loraprobe), so the next one takes seconds."
+echo "run: What needs no GPU is the static half of the reported conditions (configs/seed-48590.json:"
+echo "run: vLLM's default expand reading fp32, block_n 128, 2 stages, and the block_n 32 workaround)"
+echo "run: under every embedded Triton set, with Triton's own cubins (prebuilt) and the toolkit's ptxas:"
+echo "run: the SASS each would load, checked for HGMMA A registers reused while the HGMMA is in flight,"
+echo "run: and the PTX checked the same way, which says whether the PTX or ptxas made the hazard."
 status=0
-"$lp" inspect --compilers prebuilt --hazards-only || status=$?
-if [ "$status" -eq 1 ]; then
-  # The embedded set reproduces the bug on purpose: finding the hazard is the expected outcome
-  # of this demonstration, not a failure of run.sh. Gates call 'loraprobe inspect' directly.
-  echo "run: the listed cubins have the wgmma register hazard: LATENT on a GPU that does not show it"
-  echo "run: at run time ('loraprobe inspect' itself exits 1 for them, the CI-gate contract)."
+"$lp" inspect --config "$repo/configs/seed-48590.json" --ptxas toolkit || status=$?
+if [ "$status" -le 1 ]; then
+  # The embedded sets reproduce the bug on purpose: finding the hazard is the expected outcome of
+  # this demonstration, not a failure of run.sh. Gates call 'loraprobe inspect' directly (exit 1).
+  cat <<'TEXT'
+run: how to read it: "made_by ptx" (Triton 3.6, 3.7): the PTX itself writes the A registers of a
+run:   pending wgmma, so no ptxas can be relied on; the fix is Triton >= 3.8. "made_by ptxas" (3.8):
+run:   the PTX is clean and this ptxas folds the copies back; ptxas >= 13.3 is clean. 0 findings:
+run:   this stack is fixed for the configuration (3.9 with its bundled 13.4 ptxas; block_n 32
+run:   everywhere). An error row under ptxas=toolkit for 3.9: its PTX .version 9.4 needs ptxas >= 13.4.
+run: covered: 2 configurations x 4 Triton sets x 2 compilers. Not covered here: the rest of each set
+run:   ('build/loraprobe inspect', every variant; minutes on 2 cores, then cached), other ptxas
+run:   versions ('build/loraprobe inspect --ptxas-matrix'), and the numbers, which need the GPU sweep.
+run: next: 'build/loraprobe inspect --triton 3.8.0 --filter id=expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1
+run:   --ptxas 13.3 --json' shows one finding with its SASS lines; README "Is my stack fixed?" lists the gates.
+TEXT
   status=0
 fi
 exit "$status"

@@ -168,8 +168,9 @@ MATRICES = ("full", "upgrade")
 
 def in_upgrade_matrix(v: Variant) -> bool:
     """Whether the "upgrade" matrix keeps v: bf16 weights; expand with fp32 or
-    bf16 input at block_m 64, 4 warps, block_k 32 (16 at block_n 128 and in the
-    multi-slice default), block_n 32..256, 1-3 stages; shrink at block_m 32 with
+    bf16 input at block_m 64, 4 warps, block_k 32 (16 at block_n 128), block_n
+    32..256, 1-3 stages, and the multi-slice defaults (2 and 3 slices, block_n
+    64, block_k 16 or 32, 2 stages); shrink at block_m 32 with
     vLLM's (block_k, split_k) pairs, block_n 16..64, 1-3 stages; every control and
     hook."""
     if v.role != "kernel":
@@ -180,7 +181,8 @@ def in_upgrade_matrix(v: Variant) -> bool:
         if v.input_dtype not in ("fp32", "bf16") or v.block_m != 64 or v.num_stages > 3:
             return False
         if v.num_slices > 1:
-            return "expand-multi-slice-default" in v.sources
+            # vLLM's multi-slice defaults: block_n 64 with block_k 16 (newer) or 32 (older), 2 stages.
+            return v.block_n == 64 and v.num_stages == 2 and v.block_k in (16, 32) and v.add_inputs and v.even_k
         return v.block_n in (32, 64, 128, 256) and (v.block_k == 32 or (v.block_k == 16 and v.block_n == 128))
     pairs = {(cfg["bk"], cfg["sk"]) for cfg in SHRINK_DEFAULTS.values()}
     return (v.block_m == 32 and (v.block_k, v.split_k) in pairs and v.block_n in (16, 32, 64)

@@ -313,6 +313,11 @@ Work plan_config(const InspectOptions& o) {
     const auto& order = w.all_sets->all();
     return a - order.data() < b - order.data();
   });
+  if (!o.compilers.empty()) {
+    // --compilers replaces the config's (a gate of one new ptxas: --compilers ptxas=PATH).
+    compilers.clear();
+    w.compilers = parse_compilers(o.compilers, false);
+  }
   for (const std::string& compiler : compilers) {
     if (compiler == "prebuilt") {
       add_unique(w.compilers, {"prebuilt", "prebuilt", std::nullopt});
@@ -612,7 +617,7 @@ Command add_inspect_command(CLI::App& app) {
   sub->add_flag("--list-checks", o->list_checks, "Print the check table (id, description) and exit");
   sub->add_option("-c,--config", o->config_path,
                   "Inspect what a sweep of this config loads (its cases' variants in every Triton set it names, under "
-                  "its compilers and --ptxas), without a GPU");
+                  "its compilers, or --compilers, and --ptxas), without a GPU");
   sub->add_flag("--no-skip", o->no_skip,
                 "Disassemble every cubin, also those whose PTX has no wgmma.mma_async (which cannot have a finding "
                 "and are otherwise reported clean without nvdisasm)");

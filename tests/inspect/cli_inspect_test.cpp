@@ -277,6 +277,33 @@ TEST_F(InspectCli, KernelSetJsonValidatesAndTheCacheServesTheSecondRun) {
   }
 }
 
+TEST_F(InspectCli, UpgradeGateExitCodesFollowTheStack) {
+  // The CPU half of the upgrade gate: what a sweep of configs/upgrade-gate.json loads,
+  // under the stack in question. Exit 1 on a hazard, 0 when the stack is fixed.
+  LP_REQUIRE_NVDISASM(tool);
+  const std::string gate = LP_SOURCE_DIR "/configs/upgrade-gate.json";
+  auto run = [&](const std::string& triton, const std::string& compilers) {
+    return loraprobe({"inspect", "--config", gate, "--triton", triton, "--compilers", compilers, "--hazards-only"});
+  };
+  const ProcessResult fixed = run("3.9.0", "prebuilt");  // Triton 3.9 and its bundled ptxas 13.4.59
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+  EXPECT_NE(fixed.out.find(": 0 with a hazard (0 findings), "), std::string::npos) << fixed.out;
+  const ProcessResult bundled38 = run("3.8.0", "prebuilt");  // its bundled CUDA 12.9 ptxas folds the copies
+  EXPECT_EQ(bundled38.exit_code, 1) << bundled38.out << bundled38.err;
+  EXPECT_NE(bundled38.out.find("made by the PTX: 0, by ptxas: "), std::string::npos) << bundled38.out;
+  const ProcessResult ptx36 = run("3.6.0", "prebuilt");
+  EXPECT_EQ(ptx36.exit_code, 1) << ptx36.out << ptx36.err;
+  EXPECT_NE(ptx36.out.find(", by ptxas: 0)"), std::string::npos) << ptx36.out;
+  const std::string new_ptxas = LP_SOURCE_DIR "/.tools/ptxas/13.3.73/ptxas";
+  if (!fs::exists(new_ptxas)) {
+    GTEST_SKIP() << "skipped: no ptxas 13.3.73 in .tools (scripts/install_tools.sh)";
+  }
+  const ProcessResult fixed38 = run("3.8.0", "ptxas=" + new_ptxas);  // the fix: Triton >= 3.8 and ptxas >= 13.3
+  EXPECT_EQ(fixed38.exit_code, 0) << fixed38.out << fixed38.err;
+  const ProcessResult still36 = run("3.6.0", "ptxas=" + new_ptxas);  // no ptxas fixes 3.6's PTX
+  EXPECT_EQ(still36.exit_code, 1) << still36.out << still36.err;
+}
+
 TEST_F(InspectCli, PtxasMatrixOfOneVersion) {
   LP_REQUIRE_NVDISASM(tool);
   const auto ptxas = test::some_ptxas();
