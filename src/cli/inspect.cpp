@@ -506,6 +506,30 @@ int run_inspect(const InspectOptions& o) {
       }
       matrices.push_back(std::move(m));
     }
+    // Where a Triton's PTX is at fault, say which later set's PTX is clean there: the
+    // upgrade that fixes it, measured from the embedded sets, not assumed.
+    for (std::size_t i = 0; i < matrices.size(); ++i) {
+      for (std::size_t t = 0; t < matrices[i].first_clean.size(); ++t) {
+        inspect::FirstClean& f = matrices[i].first_clean[t];
+        if (f.version || f.line.find("the PTX itself") == std::string::npos) {
+          continue;
+        }
+        for (std::size_t j = i + 1; j < matrices.size(); ++j) {
+          const inspect::FirstClean& later = matrices[j].first_clean[t];
+          const bool ptx_clean = std::none_of(
+              matrices[j].rows.begin(), matrices[j].rows.end(), [&](const inspect::MatrixRow& row) {
+                return std::find(later.variants.begin(), later.variants.end(), row.variant->id) != later.variants.end() &&
+                       std::any_of(row.cells.begin(), row.cells.end(),
+                                   [](const inspect::MatrixCell& c) { return c.attribution == "ptx"; });
+              });
+          if (later.version && later.variants == f.variants && ptx_clean) {
+            f.line += fmt::format(" (Triton {}'s PTX is clean here: first clean with ptxas {})",
+                                  matrices[j].triton_version, *later.version);
+            break;
+          }
+        }
+      }
+    }
   }
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 

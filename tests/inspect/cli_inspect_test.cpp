@@ -345,6 +345,24 @@ TEST_F(InspectCli, PtxasMatrixOfOneVersion) {
   const auto& columns38 = doc["matrix"][1]["columns"];
   EXPECT_TRUE(columns38[0]["version"] == "12.9.86" || columns38[1]["version"] == "12.9.86") << columns38.dump();
   expect_valid(json.out, "matrix");
+  // With a 13.3 ptxas in the matrix, Triton 3.6's PTX-at-fault line names the set whose
+  // PTX is clean there and the first ptxas that makes it clean SASS.
+  const std::string new_ptxas = LP_SOURCE_DIR "/.tools/ptxas/13.3.73/ptxas";
+  if (!fs::exists(new_ptxas)) {
+    GTEST_SKIP() << "skipped: no ptxas 13.3.73 in .tools (scripts/install_tools.sh)";
+  }
+  std::vector<std::string> with_new = args;
+  with_new.insert(with_new.end(), {"--ptxas", new_ptxas});
+  const ProcessResult fixed = loraprobe(with_new);
+  EXPECT_NE(fixed.out.find("Triton 3.8.0, vLLM default expand (block_n 128, num_stages 2, fp32 input) [" + k_set_hazard +
+                           "]: first clean with ptxas 13.3.73 (and every later one); bundled ptxas 12.9.86 has the "
+                           "hazard\n"),
+            std::string::npos)
+      << fixed.out;
+  EXPECT_NE(fixed.out.find("so the fix belongs in Triton and no ptxas can be relied on (Triton 3.8.0's PTX is clean "
+                           "here: first clean with ptxas 13.3.73)\n"),
+            std::string::npos)
+      << fixed.out;
 }
 
 }  // namespace
