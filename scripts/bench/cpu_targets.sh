@@ -18,13 +18,11 @@ measure() {  # measure NAME TARGET_S COMMAND...: wall seconds of COMMAND with a 
   shift 2
   rm -rf "${cache:?}"/*
   local start end rc=0
-  start="$(date +%s.%N)"
+  start="$(date +%s%N)"
   XDG_CACHE_HOME="$cache" "$@" >"$cache/out.txt" 2>&1 || rc=$?
-  end="$(date +%s.%N)"
-  local s
-  s="$(echo "$end - $start" | bc)"
-  printf 'bench: %-44s %7.1f s (target %s s: %s), exit %d; %s\n' "$name" "$s" "$target" \
-    "$(echo "$s <= $target" | bc | sed 's/1/met/;s/0/MISSED/')" "$rc" "$(grep '^inspect: ' "$cache/out.txt" | tail -n 1)"
+  end="$(date +%s%N)"
+  awk -v n="$name" -v a="$start" -v b="$end" -v t="$target" -v rc="$rc" -v line="$(grep '^inspect: ' "$cache/out.txt" | tail -n 1)" \
+    'BEGIN { s = (b - a) / 1e9; printf "bench: %-44s %7.1f s (target %d s: %s), exit %d; %s\n", n, s, t, s <= t ? "met" : "MISSED", rc, line }'
 }
 echo "bench: $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), $("$lp" version | head -n 1)"
 measure "run.sh main job (seed config, 4 sets)" 60 "$lp" inspect --config "$repo/configs/seed-48590.json" --ptxas toolkit

@@ -1,5 +1,6 @@
 #include "sweep/runner.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <set>
 
@@ -171,6 +172,11 @@ class Sweep {
         m_plan(plan::expand_plan(config, m_sets.versions())) {}
 
   int run() {
+    const auto t_start = std::chrono::steady_clock::now();
+    auto since = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+    json phases = json::object();
     m_report.meta = {{"tool", "loraprobe"},
                      {"version", k_version},
                      {"git_sha", k_git_sha},
@@ -207,19 +213,26 @@ class Sweep {
       done_controls = previous.controls;
     }
     // The GPU first: without one nothing is written, and the error says so.
+    auto t = std::chrono::steady_clock::now();
     m_images.build_on_cpu(m_sets, m_request.jobs);
+    phases["images"] = since(t);
+    t = std::chrono::steady_clock::now();
     start_worker();
+    phases["worker_start"] = since(t);
     Journal journal(journal_path, header);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
                done.size(), out, journal_path);
+    t = std::chrono::steady_clock::now();
     jit_driver_images();
     const std::string inspect_problem = m_images.inspect(m_request.nvdisasm, m_request.jobs);
+    phases["static_inspection"] = since(t);
     if (!inspect_problem.empty()) {
       fmt::print(stderr, "sweep: warning: static inspection unavailable ({}); no case can be LATENT\n", inspect_problem);
     }
     fill_environment();
 
     bool controls_valid = true;
+    t = std::chrono::steady_clock::now();
     if (m_request.controls) {
       const json controls = done_controls ? *done_controls : run_controls();
       if (!done_controls) {
@@ -231,6 +244,8 @@ class Sweep {
       m_report.controls = {{"ran", false}, {"valid", nullptr}, {"reason", "--no-controls"}};
     }
 
+    phases["controls"] = since(t);
+    t = std::chrono::steady_clock::now();
     Progress progress(m_entries.size(), m_request.progress);
     std::size_t failing = 0;
     std::size_t latent = 0;
@@ -258,9 +273,18 @@ class Sweep {
       m_report.meta["interrupted"] = "the controls did not behave; no case was run";
     }
     progress.finish();
+    phases["cases"] = since(t);
     stop_worker();
     fill_variants();
     m_report.meta["finished_at"] = report::utc_now_iso8601();
+    phases["total"] = since(t_start);
+    m_report.meta["phases_s"] = phases;
+    fmt::print(stderr, "sweep: time: images {:.1f} s, worker start {:.1f} s, static inspection {:.1f} s, controls {:.1f} s, "
+                       "cases {:.1f} s ({:.1f} ms per case), total {:.1f} s\n",
+               phases["images"].get<double>(), phases["worker_start"].get<double>(),
+               phases["static_inspection"].get<double>(), phases["controls"].get<double>(), phases["cases"].get<double>(),
+               m_entries.empty() ? 0.0 : 1000.0 * phases["cases"].get<double>() / static_cast<double>(m_entries.size()),
+               phases["total"].get<double>());
     m_report.write(out);
     print_summary(out);
     return m_report.summary().exit_code;
