@@ -3,8 +3,9 @@
 # box before calling a GPU feature done). Each step runs even when an earlier one
 # failed; the last lines are a summary. Logs and reports go to OUT (default ./gpu-acceptance).
 #   scripts/gpu_acceptance.sh [BUILD_DIR]
-# Steps: environment, GPU test binaries, the seed-48590 and default sweeps under every
-# compile path (prebuilt, driver, toolkit ptxas, Triton's ptxas), schema validation.
+# Steps: environment, GPU test binaries, the seed-48590 and default sweeps over every
+# embedded Triton set under every compile path (prebuilt, driver, toolkit ptxas, and each
+# set's bundled ptxas when installed), the upgrade gate, schema validation.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$repo/build}"
@@ -24,19 +25,22 @@ step() {  # step NAME TIMEOUT_S COMMAND...
 }
 
 step env 60 "$lp" env
-# LP_ACCEPTANCE_SKIP: names of test binaries to leave out (kernels_gpu_test JIT-loads all
-# 1437 PTX and takes minutes).
+# LP_ACCEPTANCE_SKIP: names of test binaries to leave out (kernels_gpu_test JIT-loads the
+# PTX of every set and takes about 3 minutes).
 for t in cuda/cuda_gpu_test cuda/cuda_fault_test verify/verify_gpu_test kernels/kernels_gpu_test sweep/race_control_gpu_test \
          sweep/sweep_gpu_test; do
   case " ${LP_ACCEPTANCE_SKIP:-} " in *" $(basename "$t") "*) continue ;; esac
   [ -x "$build/tests/$t" ] && step "$(basename "$t")" 900 "$build/tests/$t"
 done
-compilers=(--compiler prebuilt --compiler driver --compiler ptxas=toolkit --compiler ptxas=triton)
+compilers=(--compiler prebuilt --compiler driver --compiler ptxas=toolkit)
+# ptxas=triton is each Triton set's bundled ptxas: only where scripts/install_tools.sh triton-ptxas put them.
+if [ -d "${LP_TOOLS_DIR:-$repo/.tools}/triton-ptxas" ]; then compilers+=(--compiler ptxas=triton); fi
 step sweep-seed-48590 900 "$lp" sweep --quiet --config "$repo/configs/seed-48590.json" "${compilers[@]}" --out "$out/seed-48590.json"
 step sweep-default 1200 "$lp" sweep --quiet "${compilers[@]}" --out "$out/default.json"
+step sweep-upgrade-gate 600 "$lp" sweep --quiet --config "$repo/configs/upgrade-gate.json" --out "$out/upgrade-gate.json"
 if python3 -c 'import jsonschema' 2>/dev/null; then
   step schema 120 python3 "$repo/tests/report/validate_reports.py" "$repo/configs/schema/report.schema.json" \
-    "$out/seed-48590.json" "$out/default.json"
+    "$out/seed-48590.json" "$out/default.json" "$out/upgrade-gate.json"
 fi
 # Only the newest few files travel back from some machines: one archive of everything.
 tar -C "$out" -czf "$out/../acceptance-logs.tgz" . 2>/dev/null
