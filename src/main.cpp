@@ -8,6 +8,7 @@
 
 #include "cli/app.hpp"
 #include "util/error.hpp"
+#include "version.hpp"
 
 int main(int argc, char** argv) {
   try {
@@ -15,11 +16,13 @@ int main(int argc, char** argv) {
   } catch (const lp::Fatal& e) {
     fmt::print(stderr, "loraprobe: {}\n", e.what());
     return static_cast<int>(e.code());
-  } catch (const lp::Error& e) {
-    fmt::print(stderr, "loraprobe: {}\n", e.what());
-    return static_cast<int>(lp::ExitCode::environment);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "loraprobe: internal error: {}\n", e.what());
-    return static_cast<int>(lp::ExitCode::environment);
+    // A recoverable lp::Error is recorded against its case or file where it happens; one
+    // that reaches here, or any other exception, is a bug in loraprobe, not bad input.
+    fmt::print(stderr,
+               "loraprobe: internal error: {}\nloraprobe: this is a bug in loraprobe {} (git {}); please report it "
+               "with the command line and this message\n",
+               e.what(), lp::k_version, lp::k_git_sha);
+    return static_cast<int>(lp::ExitCode::internal);
   }
 }

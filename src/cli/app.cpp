@@ -26,11 +26,12 @@ int run_app(int argc, char** argv) {
   CLI::App app{"loraprobe: reproduce and diagnose the Hopper wgmma register hazard in vLLM's LoRA Triton kernels"};
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 clean, 1 failures (or a hazard), 2 usage or config error, 3 environment error.\n"
+      "Exit codes: 0 clean, 1 failures (or a hazard), 2 bad input (flags, configs, journals, your kernel sets and\n"
+      "files), 3 environment (no GPU, driver, nvdisasm or ptxas; invalid controls), 4 internal error (a bug).\n"
       "Run 'loraprobe <subcommand> --help' for the options and examples of each.");
   const std::vector<Command> commands = {
       add_sweep_command(app), add_list_command(app), add_inspect_command(app),
-      add_env_command(app),   add_version_command(app), add_worker_command(app),
+      add_env_command(app),   add_version_command(app), add_worker_command(app), add_raise_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "compile/toolchain.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device_info.hpp"
@@ -119,7 +120,7 @@ Command add_env_command(CLI::App& app) {
   auto o = std::make_shared<EnvOptions>();
   CLI::App* sub = app.add_subcommand("env", "Print the environment record: toolkit, compilers, nvdisasm, GPU");
   sub->add_flag("--json", o->json, "Print JSON");
-  sub->add_option("--device", o->device, "CUDA device ordinal");
+  sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::Range(0, k_max_device));
   sub->footer("Examples:\n  loraprobe env\n  loraprobe env --json > env.json\nExits 0 with or without a GPU.");
   return {sub, [o] {
             const nlohmann::json env = collect(*o);

@@ -18,6 +18,7 @@
 #include "cli/commands.hpp"
 #include "cli/inspect_table.hpp"
 #include "cli/kernel_options.hpp"
+#include "cli/validators.hpp"
 #include "compile/toolchain.hpp"
 #include "inspect/inputs.hpp"
 #include "inspect/inspector.hpp"
@@ -178,11 +179,23 @@ std::vector<inspect::InspectItem> variant_items(const std::vector<SetVariant>& v
   std::map<std::string, compile::PtxasInfo> bundled;  // by Triton version
   for (const auto& [set, v] : variants) {
     // Every item of a variant shares its PTX: compiled by the ptxas items, checked by all.
-    const auto ptx = std::make_shared<const std::string>(set->contents(*v->ptx));
+    // A --kernel-dir set whose pack is corrupt is bad input (exit 2); an embedded one
+    // that is corrupt is a broken build (main's internal error).
+    const auto contents = [&, s = set](const kernels::FileRef& f) {
+      try {
+        return s->contents(f);
+      } catch (const Error& e) {
+        if (s->is_embedded()) {
+          throw;
+        }
+        throw UsageError(fmt::format("--kernel-dir {}: {}", s->origin(), e.what()));
+      }
+    };
+    const auto ptx = std::make_shared<const std::string>(contents(*v->ptx));
     for (const Compiler& c : compilers) {
       inspect::InspectItem item{v->id, v->id, c.label, {}, std::nullopt, ptx, set->triton()};
       if (c.kind == "prebuilt") {
-        item.cubin = set->contents(*v->cubin);
+        item.cubin = contents(*v->cubin);
       } else {
         if (c.bundled && bundled.count(set->triton()) == 0) {
           bundled.emplace(set->triton(), compile::resolve_bundled_ptxas({set->triton(),
@@ -458,9 +471,6 @@ int run_inspect(const InspectOptions& o) {
     fmt::print("{}", list_checks_text());
     return 0;
   }
-  if (o.jobs > 1024) {
-    throw UsageError(fmt::format("--jobs {}: expected 0 (one per hardware thread) to 1024", o.jobs));
-  }
   const std::string started_at = report::utc_now_iso8601();
   const auto start = Clock::now();
   // Bad input (exit 2) is reported before a missing nvdisasm (exit 3).
@@ -626,7 +636,8 @@ Command add_inspect_command(CLI::App& app) {
                   "ptxas=toolkit): prebuilt, ptxas=PATH|VERSION|toolkit|triton (comma-separated)")
       ->delimiter(',')
       ->allow_extra_args(false);
-  sub->add_option("--nvdisasm", o->nvdisasm, "Use this nvdisasm (default: CUDA toolkit, .tools, then Triton's)");
+  sub->add_option("--nvdisasm", o->nvdisasm, "Use this nvdisasm (default: CUDA toolkit, .tools, then Triton's)")
+      ->check(non_empty());
   sub->add_option("--checks", o->checks, "Run only these check ids (comma-separated; --list-checks shows them)")
       ->delimiter(',')
       ->allow_extra_args(false);
@@ -636,12 +647,14 @@ Command add_inspect_command(CLI::App& app) {
       ->expected(0, 1)
       ->each([o](const std::string&) { o->matrix = true; });
   sub->add_option("-j,--jobs", o->jobs, "Inputs inspected at once (ptxas and nvdisasm processes); 0: one per "
-                                        "hardware thread (default)");
+                                        "hardware thread (default)")
+      ->check(CLI::Range(0U, k_max_jobs));
   sub->add_flag("--json", o->json, "Print JSON (configs/schema/inspect.schema.json) instead of a table");
   sub->add_flag("--list-checks", o->list_checks, "Print the check table (id, description) and exit");
   sub->add_option("-c,--config", o->config_path,
                   "Inspect what a sweep of this config loads (its cases' variants in every Triton set it names, under "
-                  "its compilers, or --compilers, and --ptxas), without a GPU");
+                  "its compilers, or --compilers, and --ptxas), without a GPU")
+      ->check(non_empty());
   sub->add_flag("--no-skip", o->no_skip,
                 "Disassemble every cubin, also those whose PTX has no wgmma.mma_async (which cannot have a finding "
                 "and are otherwise reported clean without nvdisasm)");
@@ -668,8 +681,8 @@ Command add_inspect_command(CLI::App& app) {
       "  loraprobe inspect --list-checks\n"
       "Reports are cached under $XDG_CACHE_HOME/loraprobe (else ~/.cache/loraprobe) by cubin, nvdisasm and\n"
       "analysis version; --no-cache bypasses it.\n"
-      "Exit codes: 0 no hazard, 1 a hazard (or a cubin that could not be built or analysed), 2 bad input,\n"
-      "3 no nvdisasm.");
+      "Exit codes: 0 no hazard, 1 a hazard (or a cubin that could not be built or analysed), 2 bad input (also a\n"
+      "corrupt --kernel-dir set), 3 no nvdisasm, 4 internal error (a bug: please report it).");
   return {sub, [o] { return run_inspect(*o); }};
 }
 

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/validators.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "util/error.hpp"
 
@@ -20,7 +21,8 @@ struct KernelSetOptions {
   void add_to(CLI::App& sub) {
     sub.add_option("--kernel-dir", kernel_dirs,
                    "Add the kernel set in DIR (made by scripts/gen_kernels.py --out DIR) under the Triton version its "
-                   "manifest records; it replaces an embedded set of that version (repeatable)");
+                   "manifest records; it replaces an embedded set of that version (repeatable)")
+        ->check(non_empty());
     sub.add_option("--triton", tritons,
                    "Only the kernel sets of these Triton versions (comma-separated, or all; default all)")
         ->delimiter(',');

@@ -7,6 +7,9 @@
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_table.hpp"
+#include "cli/validators.hpp"
+#include "compile/toolchain.hpp"
+#include "sass/nvdisasm.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "plan/config.hpp"
 #include "plan/plan.hpp"
@@ -24,7 +27,7 @@ struct SweepOptions {
   std::string config_path;
   std::map<plan::AxisId, std::vector<std::string>> axis_flags;
   std::optional<std::int64_t> repeats;
-  std::optional<std::uint64_t> seed;
+  std::optional<std::string> seed;  ///< as typed; plan::parse_seed checks it
   bool dry_run = false;
   bool json = false;
   bool show_config = false;
@@ -33,19 +36,21 @@ struct SweepOptions {
   std::vector<std::string> kernel_dirs;
   std::vector<std::string> fail_on;
   bool no_controls = false;
+  bool force = false;
   bool stop_on_first_failure = false;
   bool allow_jit_cache = false;
   bool quiet = false;
   double case_timeout_s = 600;
   std::string nvdisasm;
-  std::size_t jobs = 0;
+  unsigned jobs = 0;
   int device = 0;
   std::vector<std::string> test_hooks;
 };
 
 void add_options(CLI::App& sub, SweepOptions& o) {
   sub.add_option("-c,--config", o.config_path,
-                 "Sweep config (JSON, configs/schema/config.schema.json); default: the embedded configs/default.json");
+                 "Sweep config (JSON, configs/schema/config.schema.json); default: the embedded configs/default.json")
+      ->check(non_empty());
   for (const plan::AxisInfo& axis : plan::axis_table()) {
     const plan::AxisId id = axis.id;
     auto* opt = sub.add_option_function<std::vector<std::string>>(
@@ -58,17 +63,23 @@ void add_options(CLI::App& sub, SweepOptions& o) {
     }
   }
   sub.add_option("--repeats", o.repeats, "Runs per case (fresh poison each time)");
-  sub.add_option("--seed", o.seed, "Seed of all generated inputs");
+  sub.add_option("--seed", o.seed, "Seed of all generated inputs: a whole number from 0 to 2^64-1");
   sub.add_flag("--dry-run", o.dry_run, "Print the plan (case count and table) without running anything");
   sub.add_flag("--json", o.json, "With --dry-run or --show-config: print JSON instead of a table");
   sub.add_flag("--show-config", o.show_config, "Print every setting with its origin (default, file, flag)");
   auto* run = sub.add_option_group("Running");
   run->add_option("-o,--out", o.out, "Report path (default: loraprobe-report-<UTC time>.json here); the journal "
-                                     "is the same path with .jsonl");
-  run->add_option("--resume", o.resume, "Continue the sweep journaled in FILE.jsonl: runs only the missing cases");
+                                     "is the same path with .jsonl")
+      ->check(non_empty());
+  run->add_option("--resume", o.resume, "Continue the sweep journaled in FILE.jsonl: runs only the missing cases "
+                                        "(an earlier report of it is kept as <report>.bak)")
+      ->check(non_empty());
+  run->add_flag("--force", o.force, "Start afresh where --out's report or journal exists (the earlier ones are kept as "
+                                    "<name>.bak); without it such a sweep is refused, so two plans never share a journal");
   sub.add_option("--kernel-dir", o.kernel_dirs,
                  "Add the kernel set in DIR (made by scripts/gen_kernels.py --out DIR) to the triton axis, under the "
-                 "Triton version its manifest records; it replaces an embedded set of that version. Repeatable");
+                 "Triton version its manifest records; it replaces an embedded set of that version. Repeatable")
+      ->check(non_empty());
   run->add_option("--fail-on", o.fail_on,
                   "Also exit 1 on these verdicts (latent, skipped, incomplete); FAIL, fault, timeout and "
                   "compile_error always fail")
@@ -79,10 +90,12 @@ void add_options(CLI::App& sub, SweepOptions& o) {
                 "Leave the driver's JIT cache on (default: CUDA_CACHE_DISABLE=1, so no old JIT result is reused)");
   run->add_option("--case-timeout", o.case_timeout_s, "Seconds one case (all repeats) may take before its worker "
                                                       "is killed and the case recorded as timeout")
-      ->check(CLI::Range(1.0, 86400.0));
-  run->add_option("--nvdisasm", o.nvdisasm, "nvdisasm for the static inspection (default: searched)");
-  run->add_option("-j,--jobs", o.jobs, "CPU threads for ptxas and nvdisasm (default: all cores)");
-  run->add_option("--device", o.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+      ->check(finite_number() & CLI::Range(1.0, 86400.0));
+  run->add_option("--nvdisasm", o.nvdisasm, "nvdisasm for the static inspection (default: searched)")
+      ->check(non_empty());
+  run->add_option("-j,--jobs", o.jobs, "CPU threads for ptxas and nvdisasm; 0: one per hardware thread (default)")
+      ->check(CLI::Range(0U, k_max_jobs));
+  run->add_option("--device", o.device, "CUDA device ordinal")->check(CLI::Range(0, k_max_device));
   run->add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
   // Tests only: replace a case's expand kernel by a kernel that misbehaves on purpose.
   sub.add_option("--test-hook", o.test_hooks, "INDEX=trap|spin|oob_write|skip_tile")->group("");
@@ -110,7 +123,7 @@ plan::SweepConfig resolve_config(const SweepOptions& o) {
     config.repeats = {*o.repeats, {plan::Origin::Kind::flag, "--repeats"}};
   }
   if (o.seed) {
-    config.seed = {*o.seed, {plan::Origin::Kind::flag, "--seed"}};
+    config.seed = {plan::parse_seed(*o.seed, "--seed"), {plan::Origin::Kind::flag, "--seed"}};
   }
   return config;
 }
@@ -131,6 +144,7 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
     r.fail_on.insert(*v);
   }
   r.controls = !o.no_controls;
+  r.force = o.force;
   r.stop_on_first_failure = o.stop_on_first_failure;
   r.allow_jit_cache = o.allow_jit_cache;
   r.progress = !o.quiet;
@@ -149,6 +163,23 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
     r.test_hooks[std::stoul(hook.substr(0, eq))] = role;
   }
   return r;
+}
+
+/// The tools a run would use, resolved as the run resolves them: each ptxas= of the
+/// compilers axis (by its --version; ptxas=triton is per set and checked by the run),
+/// and --nvdisasm when given.
+void validate_tools(const plan::SweepConfig& config, const sweep::SweepRequest& request) {
+  for (const nlohmann::json& value : config.values(plan::AxisId::compilers)) {
+    const std::string compiler = value.get<std::string>();
+    if (compiler.rfind("ptxas=", 0) == 0 && compiler != "ptxas=triton") {
+      (void)compile::resolve_ptxas(compiler.substr(6));
+    }
+  }
+  if (request.nvdisasm) {
+    sass::NvdisasmSearch search;
+    search.path = request.nvdisasm;
+    (void)sass::find_nvdisasm(search);
+  }
 }
 
 /// With --resume alone, the sweep continues exactly as journaled: its options are
@@ -191,12 +222,21 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
       return 0;
     }
   }
+  // Everything a run would refuse is refused here too: a dry run is how a command is
+  // checked before it is queued on a GPU box.
+  const sweep::SweepRequest request = request_of(o, recorded_argv);
   if (o.dry_run) {
+    validate_tools(config, request);
     const plan::Plan p = plan::expand_plan(config, kernels::KernelSets::load(o.kernel_dirs).versions());
     fmt::print("{}", o.json ? plan_to_json(config, p).dump(2) + "\n" : format_plan(config, p));
+    if (p.cases.empty()) {
+      throw UsageError(fmt::format("{}: the plan has no case: every combination is excluded or not applicable (the "
+                                   "counts above say which)",
+                                   config.source.empty() ? config.name : config.source));
+    }
     return 0;
   }
-  return sweep::run_sweep(config, request_of(o, recorded_argv));
+  return sweep::run_sweep(config, request);
 }
 
 }  // namespace
@@ -215,7 +255,8 @@ Command add_sweep_command(CLI::App& app) {
       "  loraprobe sweep --triton 3.8.0 --compiler prebuilt --compiler ptxas=13.3 --dry-run\n"
       "  loraprobe sweep --tokens 256,384 --block-n 32,128 --num-stages 2 --out bug.json\n"
       "  loraprobe sweep --resume bug.jsonl                         # after a crash: only the missing cases\n"
-      "Exit codes: 0 clean, 1 failures, 2 usage or config error, 3 environment error or invalid controls.");
+      "Exit codes: 0 clean, 1 failures, 2 bad input (flags, config, journal, --kernel-dir), 3 environment (no GPU,\n"
+      "driver or tool) or invalid controls, 4 internal error (a bug: please report it).");
   return {sub, [o] { return run_sweep(*o, command_line()); }};
 }
 

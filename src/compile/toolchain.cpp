@@ -134,7 +134,13 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
     if (!find_executable(spec)) {
       throw UsageError(fmt::format("ptxas={}: no executable file at that path", spec));
     }
-    return describe(spec, spec);
+    // Checked as nvdisasm is: by what --version prints (/bin/sh, /bin/echo are no ptxas).
+    PtxasInfo info = describe(spec, spec);
+    if (info.version.empty()) {
+      throw UsageError(fmt::format("ptxas={}: `{} --version` does not print a CUDA tool version: not a ptxas", spec,
+                                   spec));
+    }
+    return info;
   }
   const auto versions = installed_versions();
   std::string available;

@@ -46,6 +46,9 @@ class KernelSet {
   /// lp::InputError naming the file on bad input.
   static KernelSet from_directory(const std::string& dir);
 
+  /// True for a set linked into the binary; false for a --kernel-dir one (the user's input).
+  [[nodiscard]] bool is_embedded() const noexcept { return !m_dir.has_value(); }
+
   /// The Triton version that built the set (its manifest's triton_version).
   [[nodiscard]] const std::string& triton() const { return m_manifest.triton_version; }
 

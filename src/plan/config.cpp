@@ -1,5 +1,9 @@
 #include "plan/config.hpp"
 
+#include <vector>
+
+#include <optional>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -91,17 +95,63 @@ json parse_json_limited(std::string_view text, const std::string& file) {
     throw InputError(file, "", fmt::format("config is {} bytes, over the limit of {}", text.size(), k_max_config_bytes));
   }
   bool too_deep = false;
-  json::parser_callback_t limit_depth = [&too_deep](int depth, json::parse_event_t /*event*/, json& /*parsed*/) {
+  // A key written twice in one object is an error, as an unknown key is: JSON parsers
+  // disagree on which one wins, and the user meant one of them. The stack holds, per
+  // open object or array, its pointer, the keys seen so far and the current key.
+  struct Level {
+    std::string pointer;
+    bool object = false;
+    std::set<std::string> keys;
+    std::string key;
+    std::size_t index = 0;
+  };
+  std::vector<Level> open;
+  std::optional<std::string> duplicate;  // the pointer of the repeated key
+  auto child_pointer = [&open]() {
+    if (open.empty()) {
+      return std::string();
+    }
+    const Level& parent = open.back();
+    return parent.pointer + "/" + (parent.object ? escape_pointer_token(parent.key) : std::to_string(parent.index));
+  };
+  auto value_done = [&open]() {
+    if (!open.empty() && !open.back().object) {
+      ++open.back().index;
+    }
+  };
+  json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
     if (static_cast<std::size_t>(depth) > k_max_config_depth) {
       too_deep = true;
+    }
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        open.push_back({child_pointer(), event == json::parse_event_t::object_start, {}, {}, 0});
+        break;
+      case json::parse_event_t::key:
+        if (!open.back().keys.insert(parsed.get<std::string>()).second && !duplicate) {
+          duplicate = open.back().pointer + "/" + escape_pointer_token(parsed.get<std::string>());
+        }
+        open.back().key = parsed.get<std::string>();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        open.pop_back();
+        value_done();
+        break;
+      case json::parse_event_t::value:
+        value_done();
+        break;
     }
     return !too_deep;
   };
   try {
-    json doc = json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true,
-                           /*ignore_comments=*/false);
+    json doc = json::parse(text.begin(), text.end(), check, /*allow_exceptions=*/true, /*ignore_comments=*/false);
     if (too_deep) {
       throw InputError(file, "", fmt::format("nesting deeper than {} levels", k_max_config_depth));
+    }
+    if (duplicate) {
+      throw InputError(file, *duplicate, "this key is written twice in its object; keep one");
     }
     return doc;
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers that overflow
@@ -316,6 +366,14 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
       throw InputError(file, "/name", fmt::format("expected a string, got {}", it->dump()));
     }
     c.name = it->get<std::string>();
+    // The name reaches terminals (plan and verdict tables): no escape sequences.
+    for (const char ch : c.name) {
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+        throw InputError(file, "/name",
+                         fmt::format("contains the control character U+{:04X}; a name is printed on terminals",
+                                     static_cast<unsigned>(static_cast<unsigned char>(ch))));
+      }
+    }
   } else {
     c.name = file;
   }
@@ -345,8 +403,11 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
     c.repeats = {it->get<std::int64_t>(), from_file};
   }
   if (const auto it = doc.find("seed"); it != doc.end()) {
-    if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
-      throw InputError(file, "/seed", fmt::format("expected a non-negative whole number, got {}", it->dump()));
+    // nlohmann keeps 2^63..2^64-1 as unsigned: every seed a report records reads back.
+    const bool fits = it->is_number_unsigned() || (it->is_number_integer() && it->get<std::int64_t>() >= 0);
+    if (!fits) {
+      throw InputError(file, "/seed", fmt::format("expected a whole number from 0 to {}, got {}",
+                                                  std::numeric_limits<std::uint64_t>::max(), it->dump()));
     }
     c.seed = {it->get<std::uint64_t>(), from_file};
   }
@@ -509,6 +570,17 @@ std::vector<json> parse_flag_values(const AxisInfo& axis, std::string_view text)
     }
   }
   return values;
+}
+
+std::uint64_t parse_seed(std::string_view text, std::string_view flag) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end) {
+    throw UsageError(fmt::format("{} \"{}\": expected a whole number from 0 to {}", flag, text,
+                                 std::numeric_limits<std::uint64_t>::max()));
+  }
+  return value;
 }
 
 void override_axis(SweepConfig& config, AxisId id, std::vector<json> values, std::string flag) {

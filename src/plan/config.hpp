@@ -86,6 +86,11 @@ SweepConfig load_default_config();
 /// into the values of `axis`; throws lp::UsageError "<flag>: <message>".
 std::vector<nlohmann::json> parse_flag_values(const AxisInfo& axis, std::string_view text);
 
+/// A seed as written on the command line: a whole number from 0 to 2^64-1, the one
+/// seed type of configs, flags and reports. Throws lp::UsageError "<flag> <text>:
+/// expected a whole number from 0 to 18446744073709551615", quoting the value as written.
+std::uint64_t parse_seed(std::string_view text, std::string_view flag);
+
 /// Replaces an axis's values with a flag's, recording the flag as origin.
 void override_axis(SweepConfig& config, AxisId id, std::vector<nlohmann::json> values, std::string flag);
 

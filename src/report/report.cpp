@@ -170,7 +170,13 @@ json Report::to_json() const {
             {"outcome", outcome}}}};
 }
 
-void Report::write(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }
+void Report::write(const std::string& path) const {
+  try {
+    write_file_atomic(path, to_json().dump(2) + "\n");
+  } catch (const Error& e) {
+    throw EnvironmentError(fmt::format("the report could not be written: {}", e.what()));  // a full disk, a read-only folder
+  }
+}
 
 std::string utc_now_iso8601() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

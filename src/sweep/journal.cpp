@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <array>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -15,52 +17,127 @@ namespace lp::sweep {
 
 using nlohmann::json;
 
-JournalContents read_journal(const std::string& path) {
-  std::ifstream in(path);
+namespace {
+
+/// Longest journal line accepted: a case record is a few KB; a line past this is no journal.
+constexpr std::size_t k_max_journal_line = std::size_t{16} << 20;
+
+/// "<path>:<line>: <message>", exit 2.
+[[noreturn]] void bad_line(const std::string& path, std::size_t number, const std::string& message) {
+  throw InputError(fmt::format("{}:{}", path, number), "", message);
+}
+
+/// Checks that `entry[key]` exists and has the JSON type `want` names.
+void require(const std::string& path, std::size_t number, const json& entry, const char* key, json::value_t want,
+             const char* want_name) {
+  const auto it = entry.find(key);
+  if (it == entry.end()) {
+    bad_line(path, number, fmt::format("missing \"{}\"", key));
+  }
+  if (it->type() != want) {
+    bad_line(path, number, fmt::format("\"{}\" is {}, expected {}", key, it->type_name(), want_name));
+  }
+}
+
+/// Calls `line(number, text)` for each line of `path`, read in bounded chunks: a
+/// device or a file without newlines (/dev/zero) stops at k_max_journal_line.
+template <typename F>
+void for_each_line(const std::string& path, F&& line) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw UsageError(fmt::format("{}: cannot read: is a directory, not a journal", path));
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw UsageError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   }
-  JournalContents contents;
-  std::string line;
+  std::string pending;
   std::size_t number = 0;
-  std::string pending_error;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!pending_error.empty()) {
+  std::array<char, 1 << 16> chunk{};
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    pending.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    std::size_t start = 0;
+    for (std::size_t nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n', start)) {
+      line(++number, std::string_view(pending).substr(start, nl - start), false);
+      start = nl + 1;
+    }
+    pending.erase(0, start);
+    if (pending.size() > k_max_journal_line) {
+      bad_line(path, number + 1, fmt::format("longer than {} bytes without a newline: not a loraprobe journal",
+                                              k_max_journal_line));
+    }
+  }
+  if (!pending.empty()) {
+    line(++number, std::string_view(pending), true);  // no newline: torn by a crash, or the last line
+  }
+}
+
+}  // namespace
+
+JournalContents read_journal(const std::string& path) {
+  JournalContents contents;
+  bool torn = false;
+  for_each_line(path, [&](std::size_t number, std::string_view line, bool last_without_newline) {
+    if (torn) {
       // Only the last line may be torn: a bad line followed by more is corruption.
-      throw InputError(path, "", pending_error);
+      bad_line(path, number - 1, "not JSON, and more lines follow it");
     }
     if (line.empty()) {
-      continue;
+      return;
     }
-    json entry;
-    try {
-      entry = json::parse(line);
-    } catch (const json::exception&) {
-      pending_error = fmt::format("line {} is not JSON", number);
-      continue;
+    json entry = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+    if (entry.is_discarded()) {
+      if (number == 1) {
+        bad_line(path, number, "not JSON: not a loraprobe journal");
+      }
+      torn = true;  // acceptable only as the last line
+      static_cast<void>(last_without_newline);
+      return;
     }
-    const std::string type = entry.value("type", "");
+    if (!entry.is_object()) {
+      bad_line(path, number, fmt::format("a journal line is a JSON object, got {}", entry.type_name()));
+    }
+    require(path, number, entry, "type", json::value_t::string, "a string");
+    const std::string type = entry.at("type").get<std::string>();
     if (number == 1) {
       if (type != "header") {
-        throw InputError(path, "", "line 1 is not a loraprobe journal header");
+        bad_line(path, number, fmt::format("the first line is a \"{}\" entry, not a loraprobe journal header", type));
       }
-      contents.header = entry;
-    } else if (type == "controls") {
+      require(path, number, entry, "config_sha256", json::value_t::string, "a string");
+      require(path, number, entry, "plan_sha256", json::value_t::string, "a string");
+      if (entry.contains("argv")) {
+        require(path, number, entry, "argv", json::value_t::array, "a list of strings");
+        for (const json& a : entry.at("argv")) {
+          if (!a.is_string()) {
+            bad_line(path, number, "\"argv\" holds a non-string");
+          }
+        }
+      }
+      contents.header = std::move(entry);
+      return;
+    }
+    if (type == "controls") {
+      require(path, number, entry, "controls", json::value_t::object, "an object");
       contents.controls = entry.at("controls");
     } else if (type == "case") {
+      require(path, number, entry, "record", json::value_t::object, "an object");
       try {
         report::CaseRecord record = report::CaseRecord::from_json(entry.at("record"));
         contents.cases[record.id] = std::move(record);
       } catch (const std::exception& e) {
-        throw InputError(path, "", fmt::format("line {}: {}", number, e.what()));
+        std::string what = e.what();
+        if (const auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos) {
+          what = what.substr(pos + 2);
+        }
+        bad_line(path, number, "the case record is malformed: " + what);
       }
     } else {
-      throw InputError(path, "", fmt::format("line {}: unknown entry type \"{}\"", number, type));
+      bad_line(path, number, fmt::format("unknown entry type \"{}\"", type));
     }
-  }
+  });
   if (contents.header.is_null()) {
-    throw InputError(path, "", "empty journal");
+    throw InputError(path, "", "empty: no journal header (not a loraprobe journal)");
   }
   return contents;
 }
@@ -104,7 +181,7 @@ void Journal::append(const std::string& type, json fields) {
   fields["type"] = type;
   const std::string line = fields.dump() + "\n";
   if (std::fwrite(line.data(), 1, line.size(), m_file) != line.size() || std::fflush(m_file) != 0) {
-    throw Error(fmt::format("{}: write failed: {}", m_path, std::strerror(errno)));
+    throw EnvironmentError(fmt::format("{}: write failed: {}", m_path, std::strerror(errno)));
   }
   ::fsync(::fileno(m_file));
 }

@@ -191,12 +191,18 @@ class Sweep {
                                {"excluded_by_rule", m_plan.excluded_by_rule}, {"duplicates", m_plan.duplicates}}},
                      {"interrupted", nullptr}};
     m_report.fail_on = m_request.fail_on;
-    prepare_entries();
+    if (m_plan.cases.empty()) {
+      throw UsageError(fmt::format("{}: the plan has no case: every combination is excluded or not applicable "
+                                   "(sweep --dry-run shows the counts)",
+                                   m_config.source.empty() ? m_config.name : m_config.source));
+    }
     const std::string out = m_request.out.empty()
                                 ? (m_request.resume.empty() ? default_report_path()
                                                             : std::filesystem::path(m_request.resume).replace_extension(".json").string())
                                 : m_request.out;
     const std::string journal_path = m_request.resume.empty() ? journal_path_for(out) : m_request.resume;
+    keep_earlier_files(out, journal_path, /*act=*/false);  // refuse before any work
+    prepare_entries();
     std::map<std::string, CaseRecord> done;
     std::optional<json> done_controls;
     const json header = journal_header();
@@ -219,6 +225,7 @@ class Sweep {
     t = std::chrono::steady_clock::now();
     start_worker();
     phases["worker_start"] = since(t);
+    keep_earlier_files(out, journal_path, /*act=*/true);  // the GPU is there: now move them aside
     Journal journal(journal_path, header);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
                done.size(), out, journal_path);
@@ -291,6 +298,42 @@ class Sweep {
   }
 
  private:
+  /// A sweep never mixes its cases into another sweep's journal, nor overwrites a
+  /// report silently: without --resume, an existing journal or report is refused
+  /// (--force keeps each as <name>.bak and starts afresh); with --resume, the earlier
+  /// report is kept as <name>.bak before the continued one replaces it.
+  void keep_earlier_files(const std::string& out, const std::string& journal_path, bool act) const {
+    std::error_code ec;
+    auto keep = [&](const std::string& path) {
+      if (!act) {
+        return;
+      }
+      const std::string bak = path + ".bak";
+      std::filesystem::rename(path, bak, ec);
+      if (ec) {
+        throw UsageError(fmt::format("{}: cannot keep it as {}: {}", path, bak, ec.message()));
+      }
+      fmt::print(stderr, "sweep: kept the earlier {} as {}\n", path, bak);
+    };
+    if (!m_request.resume.empty()) {
+      if (std::filesystem::exists(out, ec)) {
+        keep(out);
+      }
+      return;
+    }
+    for (const std::string& path : {journal_path, out}) {
+      if (!std::filesystem::exists(path, ec)) {
+        continue;
+      }
+      if (!m_request.force) {
+        throw UsageError(fmt::format("{}: exists, from an earlier sweep; continue that sweep with --resume {}, or "
+                                     "pass --force to start afresh (the earlier files are kept as .bak)",
+                                     path, journal_path));
+      }
+      keep(path);
+    }
+  }
+
   json journal_header() const {
     std::string ids;
     for (const plan::Case& c : m_plan.cases) {

@@ -24,6 +24,7 @@ struct SweepRequest {
   std::vector<std::string> kernel_dirs;       ///< --kernel-dir sets besides (or replacing) the embedded ones
   std::set<report::Verdict> fail_on = report::default_fail_on();
   bool controls = true;
+  bool force = false;                         ///< replace an earlier report and journal (kept as .bak)
   bool stop_on_first_failure = false;
   bool allow_jit_cache = false;
   bool progress = true;

@@ -15,7 +15,7 @@ WorkerClient::WorkerClient(const std::vector<std::string>& argv, std::chrono::se
   bool timed_out = false;
   const std::optional<json> hello = receive(Clock::now() + start_timeout, problem, timed_out);
   if (!hello) {
-    throw Error(fmt::format("the GPU worker did not start: {}", problem));
+    throw EnvironmentError(fmt::format("the GPU worker did not start: {}", problem));
   }
   if (hello->value("type", "") == "fatal") {
     m_alive = false;
@@ -25,7 +25,7 @@ WorkerClient::WorkerClient(const std::vector<std::string>& argv, std::chrono::se
                                        hello->value("error", std::string("the GPU worker could not start"))));
   }
   if (hello->value("type", "") != "ready") {
-    throw Error(fmt::format("the GPU worker said {} instead of ready", hello->dump()));
+    throw EnvironmentError(fmt::format("the GPU worker said {} instead of ready", hello->dump()));
   }
   m_gpu = hello->value("gpu", json());
 }

@@ -13,7 +13,8 @@ enum class ExitCode : int {
   clean = 0,        ///< everything passed (or, for inspect, no hazard)
   failures = 1,     ///< a FAIL, or a LATENT with --fail-on latent, or a hazard found
   usage = 2,        ///< bad command line, config, manifest or input file
-  environment = 3,  ///< the machine cannot run what was asked (no GPU, driver, invalid controls)
+  environment = 3,  ///< the machine cannot run what was asked (no GPU, driver, a tool, invalid controls)
+  internal = 4,     ///< a bug in loraprobe: main asks for a bug report
 };
 
 /// A recoverable error: recorded against one case/variant, the run goes on.

@@ -1,5 +1,7 @@
 #include "util/files.hpp"
 
+#include <array>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,13 +28,27 @@ std::string read_file(const std::string& path, std::size_t max_bytes) {
   if (!in) {
     throw UsageError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   }
+  // A regular file's size is checked before reading; a device, pipe or FIFO
+  // (/dev/zero, a link to one) has none, so every input is also read in bounded
+  // chunks that stop at the limit.
   const auto size = std::filesystem::file_size(path, ec);
   if (!ec && size > max_bytes) {
     throw UsageError(fmt::format("{}: cannot read: {} bytes is over the limit of {}", path, size, max_bytes));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  std::string out;
+  std::array<char, 1 << 16> chunk{};
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (out.size() + got > max_bytes) {
+      throw UsageError(fmt::format("{}: cannot read: more than the limit of {} bytes", path, max_bytes));
+    }
+    out.append(chunk.data(), got);
+  }
+  if (in.bad()) {
+    throw UsageError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  }
+  return out;
 }
 
 void write_file_atomic(const std::string& path, const std::string& contents) {

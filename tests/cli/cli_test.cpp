@@ -21,16 +21,77 @@ ProcessResult loraprobe(std::vector<std::string> args) {
   return run_process(args, options);
 }
 
+/// A file in this test program's own scratch folder, removed when the program ends.
 std::string write_temp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / name;
-  std::ofstream(path) << text;
-  return path.string();
+  static const TempDir scratch("lp-cli-test-");
+  return scratch.write(name, text);
 }
 
 TEST(Cli, VersionExitsZero) {
   const ProcessResult r = loraprobe({"version"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("loraprobe ", 0), 0U) << r.out;
+}
+
+TEST(Cli, EverySubcommandHelpHasExamples) {
+  for (const char* sub : {"sweep", "list", "inspect", "env", "version"}) {
+    const ProcessResult r = loraprobe({sub, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << sub;
+    EXPECT_NE(r.out.find("Examples:"), std::string::npos) << sub << ": " << r.out;
+  }
+}
+
+TEST(Cli, DryRunChecksEveryOptionAsARunWould) {
+  // One line, exit 2, quoting the value as written; nothing falls back to a default.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--seed", ""}, "loraprobe: --seed \"\": expected a whole number from 0 to 18446744073709551615\n"},
+      {{"--seed", "-1"}, "loraprobe: --seed \"-1\": expected a whole number from 0 to 18446744073709551615\n"},
+      {{"--seed", "18446744073709551616"},
+       "loraprobe: --seed \"18446744073709551616\": expected a whole number from 0 to 18446744073709551615\n"},
+      {{"--config", ""}, "loraprobe: --config: an empty value: give one, or leave the option out\n"},
+      {{"--out", ""}, "loraprobe: --out: an empty value: give one, or leave the option out\n"},
+      {{"--case-timeout", "nan"}, "loraprobe: --case-timeout: \"nan\" is not a finite number\n"},
+      {{"--device", "-1"}, "loraprobe: --device: Value -1 not in range 0 to 1023\n"},
+      {{"-j", "-1"}, "loraprobe: --jobs: Value -1 not in range 0 to 1024\n"},
+      {{"--fail-on", "junk"},
+       "loraprobe: --fail-on junk: not a failing verdict (latent, skipped, incomplete, FAIL, fault, timeout, "
+       "compile_error)\n"},
+      {{"--compiler", "ptxas=/bin/sh"},
+       "loraprobe: ptxas=/bin/sh: `/bin/sh --version` does not print a CUDA tool version: not a ptxas\n"},
+      {{"--compiler", "ptxas=/nonexistent"}, "loraprobe: ptxas=/nonexistent: no executable file at that path\n"},
+      {{"--kernel-dir", "/nonexistent"}, "loraprobe: --kernel-dir /nonexistent: not a folder\n"},
+      {{"--tokens", "256", "--hidden", "4096/1024/1024"}, ""},  // 0 cases: checked below
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> args = {"sweep", "--dry-run"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const ProcessResult r = loraprobe(args);
+    EXPECT_EQ(r.exit_code, 2) << flags.front() << " " << r.err;
+    if (!message.empty()) {
+      EXPECT_EQ(r.err, message) << flags.front();
+    } else {
+      EXPECT_NE(r.err.find("the plan has no case: every combination is excluded or not applicable"), std::string::npos)
+          << r.err;
+      EXPECT_NE(r.out.find("not applicable: 768 (hidden lists 3 sizes but num_slices is 1)"), std::string::npos)
+          << r.out;
+    }
+  }
+  // The largest seed a report can record is accepted, from a flag and from a config.
+  EXPECT_EQ(loraprobe({"sweep", "--dry-run", "--seed", "18446744073709551615"}).exit_code, 0);
+  const std::string big = write_temp("big-seed.json", R"({"seed": 18446744073709551615})");
+  EXPECT_EQ(loraprobe({"sweep", "--dry-run", "--config", big}).exit_code, 0);
+  const std::string neg = write_temp("neg-seed.json", R"({"seed": -3})");
+  EXPECT_EQ(loraprobe({"sweep", "--dry-run", "--config", neg}).err,
+            "loraprobe: " + neg + ":/seed: expected a whole number from 0 to 18446744073709551615, got -3\n");
+  // Control characters in a name never reach the terminal.
+  const std::string esc = write_temp("esc.json", "{\"name\": \"x\\u001b[31mred\"}");
+  const ProcessResult r = loraprobe({"sweep", "--dry-run", "--config", esc});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: " + esc +
+                       ":/name: contains the control character U+001B; a name is printed on terminals\n");
+  // list and inspect: a filter that matches nothing is exit 2, one rule.
+  EXPECT_EQ(loraprobe({"list", "--filter", "block_n=abc"}).exit_code, 2);
+  EXPECT_EQ(loraprobe({"list", "--filter", "triton=3.9.0,op=shrink"}).exit_code, 0);
 }
 
 TEST(Cli, NoSubcommandIsUsageError) {
@@ -64,6 +125,66 @@ TEST(Cli, BadConfigIsOneLineNamingFilePointerAndValue) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "loraprobe: " + path + ":/axes/block_n/1: 96 is not a power of two\n");
   EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Cli, EveryDocumentedExitCodeIsWhatMainReturns) {
+  // README "Exit codes" and --help: 2 bad input, 3 environment, 4 internal (a bug).
+  EXPECT_EQ(loraprobe({"version"}).exit_code, 0);
+  const ProcessResult usage = loraprobe({"__raise", "usage"});
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_EQ(usage.err, "loraprobe: __raise usage\n");
+  const ProcessResult env = loraprobe({"__raise", "environment"});
+  EXPECT_EQ(env.exit_code, 3);
+  EXPECT_EQ(env.err, "loraprobe: __raise environment\n");
+  for (const char* kind : {"error", "exception"}) {
+    const ProcessResult bug = loraprobe({"__raise", kind});
+    EXPECT_EQ(bug.exit_code, 4) << kind;
+    EXPECT_EQ(bug.err.rfind(std::string("loraprobe: internal error: __raise ") + kind + "\nloraprobe: this is a bug in "
+                            "loraprobe ", 0),
+              0U)
+        << bug.err;
+    EXPECT_NE(bug.err.find("please report it with the command line and this message"), std::string::npos) << bug.err;
+  }
+  const ProcessResult help = loraprobe({"--help"});
+  EXPECT_NE(help.out.find("4 internal error (a bug)"), std::string::npos) << help.out;
+  // A corrupt --kernel-dir set is the user's input: exit 2, naming the folder.
+  const std::string dir = write_temp("corrupt-set.placeholder", "");
+  const std::filesystem::path set = std::filesystem::path(dir).parent_path() / "corrupt-set";
+  std::filesystem::create_directories(set);
+  std::filesystem::copy_file(LP_SOURCE_DIR "/kernels/sets/triton-3.8.0/manifest.json.xz", set / "manifest.json.xz",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(set / "set.pack.xz") << "not xz";
+  const ProcessResult corrupt = loraprobe({"inspect", "--kernel-dir", set.string(), "--triton", "3.8.0", "--filter",
+                                           "id=expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1"});
+  EXPECT_EQ(corrupt.exit_code, 2) << corrupt.err;
+  EXPECT_EQ(corrupt.err.rfind("loraprobe: --kernel-dir " + set.string() + ": " + set.string() + "/set.pack.xz: ", 0), 0U)
+      << corrupt.err;
+}
+
+TEST(Cli, ASecondSweepNeverMixesJournalsOrOverwritesAReport) {
+  // Refused before anything runs, GPU or not: exit 2, one line, both ways out named.
+  const std::string report = write_temp("earlier.json", "{}");
+  const std::string journal = report.substr(0, report.size() - 5) + ".jsonl";
+  std::ofstream(journal) << R"({"type":"header","config_sha256":"c","plan_sha256":"p"})" "\n";
+  const ProcessResult r = loraprobe({"sweep", "--out", report, "--tokens", "256"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "loraprobe: " + journal + ": exists, from an earlier sweep; continue that sweep with --resume " +
+                       journal + ", or pass --force to start afresh (the earlier files are kept as .bak)\n");
+  // --force without a GPU stops at the GPU (exit 3) and has moved nothing yet.
+  const ProcessResult forced = loraprobe({"sweep", "--out", report, "--tokens", "256", "--force"});
+  if (forced.exit_code == 3) {
+    EXPECT_TRUE(std::filesystem::exists(report));
+    EXPECT_TRUE(std::filesystem::exists(journal));
+    EXPECT_FALSE(std::filesystem::exists(report + ".bak"));
+  }
+  // A journal that is no journal: one line naming the file and line, exit 2.
+  const std::string junk = write_temp("junk.jsonl", "not a journal\n");
+  const ProcessResult resumed = loraprobe({"sweep", "--resume", junk});
+  EXPECT_EQ(resumed.exit_code, 2);
+  EXPECT_EQ(resumed.err, "loraprobe: " + junk + ":1: not JSON: not a loraprobe journal\n");
+  const ProcessResult zero = loraprobe({"sweep", "--dry-run", "--config", "/dev/zero"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_EQ(zero.err, "loraprobe: /dev/zero: cannot read: more than the limit of 4194304 bytes\n");
 }
 
 TEST(Cli, ExtremeRangesAreRefusedWithOneLineAndExitTwo) {

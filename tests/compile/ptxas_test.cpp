@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "compile/toolchain.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/sha256.hpp"
 
 namespace lp::compile {
 namespace {
@@ -24,10 +26,12 @@ TEST(Ptxas, APathWithSpacesAndShellMetacharactersJustWorks) {
   if (!root) {
     GTEST_SKIP() << "skipped: no CUDA toolkit ptxas";
   }
-  // If a shell ever saw this path, $(touch ...) would create the marker file.
-  const fs::path marker = fs::temp_directory_path() / "lp-ptxas-pwned";
-  fs::remove(marker);
-  const fs::path dir = fs::temp_directory_path() / ("lp ptxas dir; $(touch " + marker.string() + ") & `id`");
+  // If a shell ever saw this path, $(touch ...) would create the marker file (in the
+  // shell's working directory, the test's scratch folder: names without '/', so the
+  // folder is one level and goes with the scratch).
+  const TempDir scratch("lp-ptxas-test-");
+  const fs::path marker = fs::path(scratch.path()) / "lp-ptxas-pwned";
+  const fs::path dir = fs::path(scratch.path()) / "lp ptxas dir; $(touch lp-ptxas-pwned) & `id`";
   fs::create_directories(dir);
   const fs::path copy = dir / "ptxas";
   fs::copy_file(*root + "/bin/ptxas", copy, fs::copy_options::overwrite_existing);
@@ -39,7 +43,45 @@ TEST(Ptxas, APathWithSpacesAndShellMetacharactersJustWorks) {
   EXPECT_EQ(out.cubin.substr(0, 4), "\x7f" "ELF");
   EXPECT_NE(out.log.find("registers"), std::string::npos);  // -v, as Triton passes it
   EXPECT_FALSE(fs::exists(marker));
-  fs::remove_all(dir);
+  EXPECT_FALSE(fs::exists("lp-ptxas-pwned"));
+}
+
+TEST(Ptxas, TritonIsTheBundledPtxasOfTheSetFoundBySha256) {
+  const std::optional<std::string> root = tools::toolkit_root();
+  if (!root) {
+    GTEST_SKIP() << "skipped: no CUDA toolkit ptxas";
+  }
+  // A tools folder laid out as scripts/install_tools.sh triton-ptxas does, holding a
+  // copy of the toolkit's ptxas as "Triton 9.9.9's bundled ptxas".
+  const TempDir tools_root("lp-triton-ptxas-");
+  const fs::path bundled = fs::path(tools_root.path()) / "triton-ptxas" / "9.9.9" / "ptxas";
+  fs::create_directories(bundled.parent_path());
+  fs::copy_file(*root + "/bin/ptxas", bundled);
+  const std::string digest = sha256_file_hex(bundled.string());
+  const char* old = std::getenv("LP_TOOLS_DIR");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("LP_TOOLS_DIR", tools_root.path().c_str(), 1);
+  const PtxasInfo info = resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", digest});
+  EXPECT_EQ(info.spec, "triton");
+  EXPECT_EQ(info.path, bundled.string());
+  EXPECT_EQ(info.sha256, digest);
+  try {
+    (void)resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", std::string(64, '0')});
+    ADD_FAILURE() << "another binary was taken for the bundled one";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("ptxas=triton: the ptxas Triton 9.9.9 bundles (triton/backends/nvidia/bin/ptxas, sha256 "
+                         "000000000000) is not here; looked in " + bundled.string() + " (another binary), ",
+                         0),
+              0U)
+        << what;
+    EXPECT_NE(what.find("scripts/install_tools.sh triton-ptxas installs it"), std::string::npos) << what;
+  }
+  if (old != nullptr) {
+    ::setenv("LP_TOOLS_DIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("LP_TOOLS_DIR");
+  }
 }
 
 TEST(Ptxas, BadPtxIsAnErrorWithTheLog) {

@@ -15,6 +15,7 @@
 #include "sweep/race_control.hpp"
 #include "sweep/table.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/subprocess.hpp"
 
 namespace lp::sweep {
@@ -254,10 +255,52 @@ TEST(Journal, AppendsReadsBackAndSurvivesATornLastLine) {
 }
 
 TEST(Journal, CorruptionInTheMiddleIsAnError) {
-  const std::string path = (std::filesystem::temp_directory_path() / "lp-journal-bad.jsonl").string();
-  std::ofstream(path) << R"({"type":"header"})" "\n" "garbage\n" R"({"type":"controls","controls":{}})" "\n";
+  const TempDir dir("lp-journal-test-");
+  const std::string path = dir.write("bad.jsonl", R"({"type":"header","config_sha256":"c","plan_sha256":"p"})"
+                                                  "\n" "garbage\n" R"({"type":"controls","controls":{}})" "\n");
   EXPECT_THROW(read_journal(path), InputError);
-  std::filesystem::remove(path);
+}
+
+/// The one-line message read_journal throws for `text` ("" when it reads fine).
+std::string journal_error(const TempDir& dir, const std::string& text) {
+  const std::string path = dir.write("j.jsonl", text);
+  try {
+    (void)read_journal(path);
+  } catch (const InputError& e) {
+    return std::string(e.what()).substr(path.size());
+  }
+  return "";
+}
+
+TEST(Journal, EveryMalformedJournalIsFileLineMessage) {
+  const TempDir dir("lp-journal-test-");
+  const std::string header = R"({"type":"header","config_sha256":"c","plan_sha256":"p"})";
+  EXPECT_EQ(journal_error(dir, R"({"type":"header","config_sha256":"c","plan_sha256":"p","argv":"sweep"})" "\n"),
+            ":1: \"argv\" is string, expected a list of strings");
+  EXPECT_EQ(journal_error(dir, header + "\n" R"({"type":"controls"})" "\n"), ":2: missing \"controls\"");
+  EXPECT_EQ(journal_error(dir, "[1, 2]\n"), ":1: a journal line is a JSON object, got array");
+  EXPECT_EQ(journal_error(dir, "\x7f" "ELF garbage\n"), ":1: not JSON: not a loraprobe journal");
+  EXPECT_EQ(journal_error(dir, R"({"type":"case"})" "\n"),
+            ":1: the first line is a \"case\" entry, not a loraprobe journal header");
+  EXPECT_EQ(journal_error(dir, R"({"type":"header","plan_sha256":"p"})" "\n"), ":1: missing \"config_sha256\"");
+  EXPECT_EQ(journal_error(dir, header + "\n" R"({"type":"case","record":{"id":5}})" "\n").rfind(
+                ":2: the case record is malformed: ", 0),
+            0U);
+  EXPECT_EQ(journal_error(dir, header + "\n" R"({"type":7})" "\n"), ":2: \"type\" is number, expected a string");
+  EXPECT_EQ(journal_error(dir, ""), ": empty: no journal header (not a loraprobe journal)");
+  // A folder, and a device without newlines, are refused too (bounded: 16 MiB at most).
+  try {
+    (void)read_journal(dir.path());
+    ADD_FAILURE();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.path() + ": cannot read: is a directory, not a journal");
+  }
+  try {
+    (void)read_journal("/dev/zero");
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "/dev/zero:1: longer than 16777216 bytes without a newline: not a loraprobe journal");
+  }
 }
 
 TEST(Table, RowsPerConfigurationColumnsPerTokenCount) {
