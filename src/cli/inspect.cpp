@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -91,8 +92,13 @@ struct Work {
   std::map<std::string, std::vector<std::string>> missing;  ///< ptxas_matrix: default rows a set lacks
 };
 
+/// ptxas=SPEC, labelled with the version it resolved to when SPEC is a version prefix
+/// ("--ptxas 13" reads "ptxas=13.5.37" in the table and the JSON).
 Compiler ptxas_compiler(const std::string& spec) {
-  return {"ptxas=" + spec, "ptxas", compile::resolve_ptxas(spec)};
+  compile::PtxasInfo info = compile::resolve_ptxas(spec);
+  const bool version_spec = !spec.empty() && spec.find('/') == std::string::npos && std::isdigit(spec[0]) != 0;
+  const std::string label = version_spec && !info.version.empty() ? info.version : spec;
+  return {"ptxas=" + label, "ptxas", std::move(info)};
 }
 
 void add_unique(std::vector<Compiler>& list, Compiler compiler) {

@@ -1,5 +1,7 @@
 #include "compile/ptxas.hpp"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "util/error.hpp"
@@ -57,6 +59,13 @@ PtxasOutput compile_with_ptxas(const PtxasInfo& ptxas, std::string_view ptx, con
     }
     throw Error(fmt::format("ptxas {} ({}) failed on {}: {}{}: {}", ptxas.version, ptxas.path, name, why,
                             r.describe(), log.substr(0, 4000)));
+  }
+  // A "ptxas" that exits 0 without writing a cubin (/bin/true) is an error of this
+  // compile, named by the user's input and the compiler, not by our temporary path.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(output, ec) || std::filesystem::file_size(output, ec) == 0) {
+    throw Error(fmt::format("ptxas {} ({}) wrote no cubin for {} (exit 0)", ptxas.version.empty() ? "?" : ptxas.version,
+                            ptxas.path, name));
   }
   out.cubin = read_file(output, std::size_t{256} << 20);
   return out;

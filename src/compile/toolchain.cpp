@@ -142,13 +142,18 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
     }
     return info;
   }
+  // A version prefix ("13", "13.4") means the newest installed version it names.
   const auto versions = installed_versions();
   std::string available;
+  std::optional<std::string> newest;
   for (const auto& [version, path] : versions) {
     if (version == spec || version.rfind(spec + ".", 0) == 0) {
-      return describe(spec, path);
+      newest = path;
     }
     available += (available.empty() ? "" : ", ") + version;
+  }
+  if (newest) {
+    return describe(spec, *newest);
   }
   throw UsageError(fmt::format("ptxas={}: not a path, 'toolkit', 'triton', or a version installed under {}/ptxas ({})",
                                spec, tools::tools_dir(), available.empty() ? "none installed: run scripts/setup.sh" : "installed: " + available));

@@ -27,7 +27,8 @@ nlohmann::json toolkit_record();
 std::optional<std::string> triton_bin_dir();
 
 /// Resolves a ptxas spec ("toolkit", "triton", a version such as "13.0" or "12.8.93"
-/// installed under tools::tools_dir()/ptxas/, or a path), runs `--version` and hashes it.
+/// installed under tools::tools_dir()/ptxas/ (a prefix means the newest it names: "13"
+/// is 13.5.37 when that is installed), or a path), runs `--version` and hashes it.
 /// Throws lp::UsageError naming the spec and the versions available when not found.
 PtxasInfo resolve_ptxas(const std::string& spec);
 

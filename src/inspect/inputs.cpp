@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -102,8 +103,15 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths) {
       out.push_back(read_input(path));
       continue;
     }
+    // Linked folders are followed (a Triton cache is often a link); a link back to a
+    // folder already walked is a loop and is not entered again; dangling links and loops
+    // are counted and said.
     std::vector<std::string> found;
-    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
+    std::set<fs::path> walked = {fs::weakly_canonical(path, ec)};
+    std::size_t dangling = 0;
+    std::size_t loops = 0;
+    fs::recursive_directory_iterator it(
+        path, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink, ec);
     if (ec) {
       throw UsageError(fmt::format("{}: cannot read: {}", path, ec.message()));
     }
@@ -112,17 +120,40 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths) {
         throw UsageError(fmt::format("{}: cannot read: {}", it->path().string(), ec.message()));
       }
       const fs::path& entry = it->path();
+      std::error_code link_ec;
+      if (it->is_symlink(link_ec) && !fs::exists(entry, link_ec)) {
+        ++dangling;
+        continue;
+      }
+      if (it->is_directory(link_ec)) {
+        if (!walked.insert(fs::weakly_canonical(entry, link_ec)).second) {
+          ++loops;
+          it.disable_recursion_pending();
+        }
+        continue;
+      }
       const std::string ext = entry.extension().string();
-      if ((ext == ".ptx" || ext == ".cubin") && it->is_regular_file(ec)) {
+      if ((ext == ".ptx" || ext == ".cubin") && it->is_regular_file(link_ec)) {
         found.push_back(entry.string());
       }
+    }
+    if (dangling + loops > 0) {
+      fmt::print(stderr, "inspect: {}: skipped {} dangling link(s) and {} link(s) back to a folder already walked\n",
+                 path, dangling, loops);
     }
     if (found.empty()) {
       throw UsageError(fmt::format("{}: no *.ptx or *.cubin files in this folder", path));
     }
     std::sort(found.begin(), found.end());
     for (const std::string& file : found) {
-      out.push_back(read_input(file));
+      // In a folder, a file that is named like an input but is none (a zero-byte or
+      // truncated .cubin) is an error row of the results, not the end of the scan.
+      InputFile f;
+      f.path = file;
+      f.contents = read_file(file, k_max_input_bytes);
+      const std::optional<InputKind> kind = classify_input(f.contents);
+      f.kind = kind ? *kind : (fs::path(file).extension() == ".ptx" ? InputKind::ptx : InputKind::cubin);
+      out.push_back(std::move(f));
     }
   }
   return out;

@@ -249,6 +249,47 @@ TEST_F(InspectCli, FolderWalkAndItsJsonValidate) {
   expect_valid(r.out, "files");
 }
 
+TEST_F(InspectCli, AFolderScanRecordsBadFilesFollowsLinksAndSaysWhatItSkipped) {
+  LP_REQUIRE_NVDISASM(tool);
+  const std::string root = m_scratch.path() + "/scan";
+  fs::create_directories(root + "/sub");
+  (void)m_scratch.write("scan/good.cubin", fixture(k_hazard_id + ".cubin"));
+  (void)m_scratch.write("scan/empty.cubin", "");  // zero bytes: an error row, not the end of the scan
+  fs::create_symlink("/nonexistent/x.cubin", root + "/dangling.cubin");
+  fs::create_symlink(root, root + "/sub/loop");  // a link back up: walked once
+  fs::create_directories(m_scratch.path() + "/elsewhere");
+  (void)m_scratch.write("elsewhere/linked.cubin", fixture(k_clean_id + ".cubin"));
+  fs::create_directory_symlink(m_scratch.path() + "/elsewhere", root + "/linked-folder");  // followed
+  const ProcessResult r = loraprobe({"inspect", root});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "inspect: " + root + ": skipped 1 dangling link(s) and 1 link(s) back to a folder already walked\n");
+  EXPECT_NE(r.out.find("error: " + root + "/empty.cubin: not a cubin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(root + "/linked-folder/linked.cubin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("inspect: 3 cubin(s) (3 file(s)): 1 with a hazard"), std::string::npos) << r.out;
+}
+
+TEST_F(InspectCli, ABrokenCompilerIsAnErrorRowNamingTheUsersFile) {
+  // A "ptxas" that says it is one and exits 0 without a cubin: the row names the file
+  // and the compiler, never loraprobe's temporary folder.
+  LP_REQUIRE_NVDISASM(tool);
+  const std::string fake = m_scratch.write("fake-ptxas", "#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  const std::string ptx = fixture_path(k_hazard_id + ".ptx");
+  const ProcessResult r = loraprobe({"inspect", ptx, "--ptxas", fake});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("error: ptxas 13.0.88 (" + fake + ") wrote no cubin for " + ptx), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("loraprobe-ptxas-"), std::string::npos) << r.out;
+  const ProcessResult echo = loraprobe({"inspect", ptx, "--ptxas", "/bin/echo"});
+  EXPECT_EQ(echo.exit_code, 2);
+  EXPECT_EQ(echo.err, "loraprobe: ptxas=/bin/echo: `/bin/echo --version` does not print a CUDA tool version: not a ptxas\n");
+  // A version prefix is the newest installed version it names, and the label says which.
+  if (fs::exists(LP_SOURCE_DIR "/.tools/ptxas/13.5.37/ptxas")) {
+    const ProcessResult newest = loraprobe({"inspect", ptx, "--ptxas", "13"});
+    EXPECT_NE(newest.out.find(" ptxas=13.5.37 "), std::string::npos) << newest.out;
+  }
+}
+
 TEST_F(InspectCli, KernelSetJsonValidatesAndTheCacheServesTheSecondRun) {
   LP_REQUIRE_NVDISASM(tool);
   const auto ptxas = test::some_ptxas();

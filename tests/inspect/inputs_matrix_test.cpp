@@ -75,8 +75,13 @@ TEST(Inputs, BadInputMessagesArePinned) {
   EXPECT_EQ(usage_error({dir.path() + "/empty"}), dir.path() + "/empty: no *.ptx or *.cubin files in this folder");
   fs::create_directories(dir.path() + "/sub");
   const std::string fake = dir.write("sub/fake.cubin", "");
-  EXPECT_EQ(usage_error({dir.path() + "/sub"}),
-            fake + ": not a PTX file or a cubin (no ELF header and no .version directive)");
+  // Named on the command line, an empty file is refused; found in a folder, it is an
+  // input like the others, and the inspection makes it an error row (issue 12).
+  EXPECT_EQ(usage_error({fake}), fake + ": not a PTX file or a cubin (no ELF header and no .version directive)");
+  const std::vector<InputFile> scanned = collect_inputs({dir.path() + "/sub"});
+  ASSERT_EQ(scanned.size(), 1U);
+  EXPECT_EQ(scanned[0].kind, InputKind::cubin);
+  EXPECT_TRUE(scanned[0].contents.empty());
 }
 
 TEST(Matrix, VersionsSortNumerically) {
