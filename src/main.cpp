@@ -8,9 +8,11 @@
 
 #include "cli/app.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 #include "version.hpp"
 
 int main(int argc, char** argv) {
+  lp::install_interrupt_handlers();
   try {
     return lp::cli::run_app(argc, argv);
   } catch (const lp::Fatal& e) {

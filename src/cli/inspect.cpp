@@ -32,6 +32,7 @@
 #include "sass/checks.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 #include "version.hpp"
 
 namespace lp::cli {
@@ -472,6 +473,25 @@ std::string summary_line(const Work& w, const InspectTotals& t, const sass::Nvdi
                      cache_text, seconds, jobs);
 }
 
+/// After Ctrl-C or SIGTERM: what was kept and how to go on, and the exit code
+/// (128 + signal); nullopt when the run was not interrupted.
+std::optional<int> finish_interrupted(int signal, const std::vector<inspect::InspectResult>& results,
+                                      const std::optional<std::string>& cache_root) {
+  if (signal == 0) {
+    return std::nullopt;
+  }
+  const std::size_t done = static_cast<std::size_t>(std::count_if(
+      results.begin(), results.end(),
+      [](const inspect::InspectResult& r) { return r.error.rfind("not inspected: interrupted", 0) != 0; }));
+  fmt::print(stderr, "inspect: interrupted by {} after {} of {} cubins; {}\n", signal_name(signal), done,
+             results.size(),
+             cache_root ? fmt::format("their reports are in the cache ({}): the same command again redoes only the "
+                                      "rest",
+                                      *cache_root)
+                        : std::string("--no-cache kept nothing: run again to redo them all"));
+  return 128 + signal;
+}
+
 int run_inspect(const InspectOptions& o) {
   if (o.list_checks) {
     fmt::print("{}", list_checks_text());
@@ -491,6 +511,7 @@ int run_inspect(const InspectOptions& o) {
   inspect::InspectorOptions options{tool, {o.checks}, o.jobs, cache_root, progress_printer(), !o.no_skip};
   const inspect::Inspector inspector(std::move(options));
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(w.items);
+  const int interrupted_by = inspector.interrupted_by();
   const InspectTotals totals = total(results);
   const inspect::CacheStats cache = inspector.cache_stats();
   // One matrix block per Triton set: its own prebuilt column, the same ptxas columns.
@@ -560,7 +581,8 @@ int run_inspect(const InspectOptions& o) {
                   {"started_at", started_at},
                   {"finished_at", report::utc_now_iso8601()},
                   {"wall_ms", wall_ms},
-                  {"jobs", inspector.options().jobs}}},
+                  {"jobs", inspector.options().jobs},
+                  {"interrupted", interrupted_by != 0 ? json(signal_name(interrupted_by)) : json(nullptr)}}},
                 {"mode", w.mode},
                 {"nvdisasm", tool},
                 {"analysis",
@@ -599,7 +621,7 @@ int run_inspect(const InspectOptions& o) {
       doc["items"].push_back(r.to_json());
     }
     fmt::print("{}\n", doc.dump(2));
-    return totals.exit_code();
+    return finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code());
   }
   if (o.matrix) {
     for (const inspect::PtxasMatrix& m : matrices) {
@@ -615,7 +637,7 @@ int run_inspect(const InspectOptions& o) {
   }
   fmt::print("{}", summary_line(w, totals, tool, cache, cache_root.has_value(), wall_ms / 1000.0,
                                 inspector.options().jobs));
-  return totals.exit_code();
+  return finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code());
 }
 
 }  // namespace

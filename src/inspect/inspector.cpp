@@ -1,5 +1,7 @@
 #include "inspect/inspector.hpp"
 
+#include "util/interrupt.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -332,6 +334,11 @@ std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>
       }
       try {
         results[i] = inspect(items[i]);
+      } catch (const Interrupted& e) {
+        // Ctrl-C: stop taking items; what finished is kept (and already cached).
+        m_interrupted_by = e.signal();
+        stop = true;
+        return;
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!failure) {
@@ -357,6 +364,18 @@ std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>
   }  // joins
   if (failure) {
     std::rethrow_exception(failure);
+  }
+  if (m_interrupted_by != 0) {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (results[i].name.empty()) {
+        results[i].name = items[i].name;
+        results[i].variant = items[i].variant;
+        results[i].triton = items[i].triton;
+        results[i].compiler = items[i].compiler;
+        results[i].status = ItemStatus::error;
+        results[i].error = fmt::format("not inspected: interrupted by {}", signal_name(m_interrupted_by));
+      }
+    }
   }
   return results;
 }

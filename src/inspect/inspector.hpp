@@ -146,8 +146,13 @@ class Inspector {
 
   /// Inspects every item with options().jobs threads and returns the results in
   /// the items' order. The first lp::Fatal (or unexpected exception) a worker
-  /// meets stops the others from starting new items and is rethrown here.
+  /// meets stops the others from starting new items and is rethrown here, except
+  /// lp::Interrupted (Ctrl-C, SIGTERM): then the results are returned, the items not
+  /// done marked "not inspected: interrupted by ...", and interrupted_by() says so.
   [[nodiscard]] std::vector<InspectResult> inspect_all(const std::vector<InspectItem>& items) const;
+
+  /// The signal that stopped the last inspect_all early, or 0.
+  [[nodiscard]] int interrupted_by() const noexcept { return m_interrupted_by.load(); }
 
   /// The options given (jobs resolved to a number).
   [[nodiscard]] const InspectorOptions& options() const noexcept { return m_options; }
@@ -168,6 +173,8 @@ class Inspector {
   /// The PTX check of `ptx`, once per distinct text (JSON as InspectResult::ptx).
   [[nodiscard]] nlohmann::json check_ptx(const std::string& ptx, const std::string& name) const;
   void note_write(const std::optional<std::string>& failure) const;
+
+  mutable std::atomic<int> m_interrupted_by{0};  ///< the signal that stopped inspect_all, or 0
 
   InspectorOptions m_options;
   std::string m_fingerprint;

@@ -7,6 +7,7 @@
 #include "inspect/inspector.hpp"
 #include "sass/analyze.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 #include "util/parallel.hpp"
 #include "util/sha256.hpp"
 
@@ -108,10 +109,13 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
       image.compile = {{"kind", "ptxas"},        {"tool", ptxas.path}, {"version", ptxas.version},
                        {"sha256", ptxas.sha256}, {"options", options}, {"ms", out.ms},
                        {"log", out.log}};
+    } catch (const Interrupted&) {
+      image.error = "not built: interrupted";  // the run stops below; nothing of it is reported as compiled
     } catch (const std::exception& e) {
       image.error = e.what();
     }
   });
+  throw_if_interrupted();
 }
 
 std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::size_t threads) {
@@ -145,6 +149,9 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
         {image->key, image->variant_id, image->compiler, image->cubin, std::nullopt, image->ptx, image->triton});
   }
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(items);
+  if (inspector.interrupted_by() != 0) {
+    throw Interrupted(inspector.interrupted_by());  // the reports that finished are in the cache
+  }
   for (std::size_t i = 0; i < todo.size(); ++i) {
     const inspect::InspectResult& r = results[i];
     if (r.status == inspect::ItemStatus::error) {

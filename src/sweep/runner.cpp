@@ -24,6 +24,7 @@
 #include "sass/analyze.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 #include "verify/tolerance.hpp"
 #include "util/sha256.hpp"
 #include "version.hpp"
@@ -229,6 +230,13 @@ class Sweep {
     Journal journal(journal_path, header);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
                done.size(), out, journal_path);
+    // Ctrl-C or SIGTERM from here on: the waits kill and reap their children and throw
+    // lp::Interrupted; the cases that finished are in the journal and go into a partial
+    // report marked interrupted, and the message says how to resume.
+    Progress progress(m_entries.size(), m_request.progress);
+    std::size_t finished = 0;
+    int interrupted_by = 0;
+    try {
     t = std::chrono::steady_clock::now();
     jit_driver_images();
     const std::string inspect_problem = m_images.inspect(m_request.nvdisasm, m_request.jobs);
@@ -253,10 +261,8 @@ class Sweep {
 
     phases["controls"] = since(t);
     t = std::chrono::steady_clock::now();
-    Progress progress(m_entries.size(), m_request.progress);
     std::size_t failing = 0;
     std::size_t latent = 0;
-    std::size_t finished = 0;
     if (controls_valid) {
       for (const Entry& e : m_entries) {
         CaseRecord record;
@@ -279,21 +285,36 @@ class Sweep {
     } else {
       m_report.meta["interrupted"] = "the controls did not behave; no case was run";
     }
-    progress.finish();
     phases["cases"] = since(t);
-    stop_worker();
+    } catch (const Interrupted& e) {
+      interrupted_by = e.signal();
+      m_report.meta["interrupted"] =
+          fmt::format("{} after {} of {} cases", signal_name(interrupted_by), finished, m_entries.size());
+      m_worker.reset();  // killed and reaped by the wait that noticed the signal
+    }
+    progress.finish();
+    if (interrupted_by == 0) {
+      stop_worker();
+    }
     fill_variants();
     m_report.meta["finished_at"] = report::utc_now_iso8601();
     phases["total"] = since(t_start);
     m_report.meta["phases_s"] = phases;
+    auto phase = [&phases](const char* name) { return phases.value(name, 0.0); };
     fmt::print(stderr, "sweep: time: images {:.1f} s, worker start {:.1f} s, static inspection {:.1f} s, controls {:.1f} s, "
                        "cases {:.1f} s ({:.1f} ms per case), total {:.1f} s\n",
-               phases["images"].get<double>(), phases["worker_start"].get<double>(),
-               phases["static_inspection"].get<double>(), phases["controls"].get<double>(), phases["cases"].get<double>(),
-               m_entries.empty() ? 0.0 : 1000.0 * phases["cases"].get<double>() / static_cast<double>(m_entries.size()),
-               phases["total"].get<double>());
+               phase("images"), phase("worker_start"), phase("static_inspection"), phase("controls"), phase("cases"),
+               m_entries.empty() ? 0.0 : 1000.0 * phase("cases") / static_cast<double>(m_entries.size()),
+               phase("total"));
     m_report.write(out);
     print_summary(out);
+    if (interrupted_by != 0) {
+      fmt::print(stderr,
+                 "sweep: interrupted by {} after {} of {} cases; the journal {} keeps them and the report {} shows "
+                 "them (marked interrupted): 'loraprobe sweep --resume {}' runs the rest\n",
+                 signal_name(interrupted_by), finished, m_entries.size(), journal_path, out, journal_path);
+      throw Interrupted(interrupted_by);
+    }
     return m_report.summary().exit_code;
   }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -240,6 +241,10 @@ json gpu_record(int device) {
 }
 
 int run_worker(const WorkerOptions& options) {
+  // The parent stops a worker with SIGTERM (then SIGKILL): here that means "die now",
+  // not the parent's "finish what you can" (util/interrupt.hpp).
+  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGINT, SIG_DFL);
   try {
     init_driver(options.allow_jit_cache);
     if (options.device < 0 || options.device >= device_count()) {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 
 extern char** environ;
 
@@ -148,6 +149,10 @@ std::optional<std::string> ChildProcess::read_line(std::chrono::steady_clock::ti
     }
     if (m_stdout < 0) {
       return std::nullopt;
+    }
+    if (const int sig = interrupt_signal(); sig != 0) {
+      kill(std::chrono::milliseconds(500));  // the worker sits in its own process group: reap it here
+      throw Interrupted(sig);
     }
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 
 extern char** environ;
 
@@ -228,6 +229,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     const bool writing = in_pipe.write_end() >= 0;
     if (writing) {
       fds[n++] = pollfd{in_pipe.write_end(), POLLOUT, 0};
+    }
+    if (const int sig = interrupt_signal(); sig != 0) {
+      // Ctrl-C never reaches the child's own process group: stop it and reap it here.
+      ::kill(-pid, SIGKILL);
+      int ignored = 0;
+      while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+      }
+      throw Interrupted(sig);
     }
     const auto now = Clock::now();
     escalate(now);

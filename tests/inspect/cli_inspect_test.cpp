@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <csignal>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -288,6 +292,43 @@ TEST_F(InspectCli, ABrokenCompilerIsAnErrorRowNamingTheUsersFile) {
     const ProcessResult newest = loraprobe({"inspect", ptx, "--ptxas", "13"});
     EXPECT_NE(newest.out.find(" ptxas=13.5.37 "), std::string::npos) << newest.out;
   }
+}
+
+TEST_F(InspectCli, SigtermStopsTheRunKillsItsChildrenKeepsWhatFinishedAndExits143) {
+  // A slow nvdisasm stands in for a long cold run: each call records its pid and sleeps.
+  const std::string pids = m_scratch.path() + "/pids";
+  const std::string tmp = m_scratch.path() + "/tmp";
+  fs::create_directories(pids);
+  fs::create_directories(tmp);
+  const std::string slow = m_scratch.write(
+      "slow-nvdisasm", "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'nvdisasm: Cuda compilation tools, release 13.5, "
+                       "V13.5.37'; exit 0; fi\necho $$ > " + pids + "/$$\nexec sleep 60\n");
+  fs::permissions(slow, fs::perms::owner_all);
+  const std::string script = fmt::format(
+      "XDG_CACHE_HOME='{0}/cache' TMPDIR='{1}' '{2}' inspect --triton 3.6.0 --compilers prebuilt --filter "
+      "op=expand,input_dtype=fp32,weight_dtype=bf16 --nvdisasm '{3}' -j 2 > '{0}/out' 2> '{0}/err' & p=$!; "
+      "sleep 3; kill -TERM $p; wait $p; echo $?",
+      m_scratch.path(), tmp, LP_LORAPROBE, slow);
+  ProcessOptions options;
+  options.timeout = std::chrono::seconds(60);
+  const ProcessResult r = run_process({"/bin/sh", "-c", script}, options);
+  EXPECT_EQ(r.out, "143\n") << r.err;
+  const std::string err = read_file(m_scratch.path() + "/err");
+  EXPECT_NE(err.find("inspect: interrupted by SIGTERM after "), std::string::npos) << err;
+  EXPECT_NE(err.find("their reports are in the cache"), std::string::npos) << err;
+  const std::string out = read_file(m_scratch.path() + "/out");
+  EXPECT_NE(out.find("not inspected: interrupted by SIGTERM"), std::string::npos) << out.substr(0, 2000);
+  EXPECT_NE(out.find("\ninspect: "), std::string::npos) << out.substr(0, 2000);  // the summary line, partial
+  // Every nvdisasm it started is gone (killed and reaped, not orphaned), and so are
+  // loraprobe's temporary folders.
+  std::size_t started = 0;
+  for (const auto& entry : fs::directory_iterator(pids)) {
+    ++started;
+    const pid_t pid = std::stoi(entry.path().filename().string());
+    EXPECT_NE(::kill(pid, 0), 0) << "nvdisasm " << pid << " is still running";
+  }
+  EXPECT_GT(started, 0U);
+  EXPECT_TRUE(fs::is_empty(tmp)) << fs::directory_iterator(tmp)->path();
 }
 
 TEST_F(InspectCli, KernelSetJsonValidatesAndTheCacheServesTheSecondRun) {
