@@ -288,6 +288,7 @@ class Sweep {
     phases["cases"] = since(t);
     } catch (const Interrupted& e) {
       interrupted_by = e.signal();
+      phases["cases"] = since(t);
       m_report.meta["interrupted"] =
           fmt::format("{} after {} of {} cases", signal_name(interrupted_by), finished, m_entries.size());
       m_worker.reset();  // killed and reaped by the wait that noticed the signal
