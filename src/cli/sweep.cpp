@@ -14,7 +14,7 @@
 #include "plan/config.hpp"
 #include "plan/plan.hpp"
 #include "report/verdict.hpp"
-#include "sweep/journal.hpp"
+#include "report/journal.hpp"
 #include "sweep/runner.hpp"
 #include "util/error.hpp"
 
@@ -185,7 +185,7 @@ void validate_tools(const plan::SweepConfig& config, const sweep::SweepRequest& 
 /// With --resume alone, the sweep continues exactly as journaled: its options are
 /// the ones in the journal's header, re-parsed.
 SweepOptions options_from_journal(const std::string& journal) {
-  const sweep::JournalContents contents = sweep::read_journal(journal);
+  const report::JournalContents contents = report::read_journal(journal);
   const std::vector<std::string> argv = contents.header.value("argv", std::vector<std::string>{});
   if (argv.size() < 2) {
     throw InputError(journal, "/argv", "the journal does not record the command that started it");
@@ -213,7 +213,7 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
     if (!out.empty()) {
       o.out = out;
     }
-    recorded_argv = sweep::read_journal(o.resume).header.value("argv", argv);
+    recorded_argv = report::read_journal(o.resume).header.value("argv", argv);
   }
   const plan::SweepConfig config = resolve_config(o);
   if (o.show_config) {

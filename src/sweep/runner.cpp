@@ -14,7 +14,7 @@
 #include "sweep/decide.hpp"
 #include "sweep/images.hpp"
 #include "sweep/job.hpp"
-#include "sweep/journal.hpp"
+#include "report/journal.hpp"
 #include "sweep/progress.hpp"
 #include "sweep/race_control.hpp"
 #include "sweep/table.hpp"
@@ -208,7 +208,7 @@ class Sweep {
     std::optional<json> done_controls;
     const json header = journal_header();
     if (!m_request.resume.empty()) {
-      JournalContents previous = read_journal(m_request.resume);
+      report::JournalContents previous = report::read_journal(m_request.resume);
       for (const char* key : {"config_sha256", "plan_sha256"}) {
         if (previous.header.value(key, json()) != header[key]) {
           throw UsageError(fmt::format("{}: written for another {} than this sweep's; resume with the same config "
@@ -227,7 +227,7 @@ class Sweep {
     start_worker();
     phases["worker_start"] = since(t);
     keep_earlier_files(out, journal_path, /*act=*/true);  // the GPU is there: now move them aside
-    Journal journal(journal_path, header);
+    report::Journal journal(journal_path, header);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
                done.size(), out, journal_path);
     // Ctrl-C or SIGTERM from here on: the waits kill and reap their children and throw

@@ -11,7 +11,7 @@
 #include "sweep/decide.hpp"
 #include "sweep/execute.hpp"
 #include "sweep/job.hpp"
-#include "sweep/journal.hpp"
+#include "report/journal.hpp"
 #include "sweep/race_control.hpp"
 #include "sweep/table.hpp"
 #include "util/error.hpp"
@@ -20,6 +20,10 @@
 
 namespace lp::sweep {
 namespace {
+
+using report::Journal;
+using report::JournalContents;
+using report::read_journal;
 
 using report::Verdict;
 

@@ -12,13 +12,13 @@
 
 #include "report/report.hpp"
 
-namespace lp::sweep {
+namespace lp::report {
 
 /// What a journal holds when it is read back.
 struct JournalContents {
   nlohmann::json header;                                    ///< the first line
   std::optional<nlohmann::json> controls;                   ///< the controls' outcome, when recorded
-  std::map<std::string, report::CaseRecord> cases;          ///< by case id
+  std::map<std::string, CaseRecord> cases;          ///< by case id
 };
 
 /// Reads a journal. A truncated last line (the process died mid-write) is ignored;
@@ -44,4 +44,4 @@ class Journal {
   std::FILE* m_file = nullptr;
 };
 
-}  // namespace lp::sweep
+}  // namespace lp::report

@@ -1,4 +1,4 @@
-#include "sweep/journal.hpp"
+#include "report/journal.hpp"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 
 #include "util/error.hpp"
 
-namespace lp::sweep {
+namespace lp::report {
 
 using nlohmann::json;
 
@@ -123,7 +123,7 @@ JournalContents read_journal(const std::string& path) {
     } else if (type == "case") {
       require(path, number, entry, "record", json::value_t::object, "an object");
       try {
-        report::CaseRecord record = report::CaseRecord::from_json(entry.at("record"));
+        CaseRecord record = CaseRecord::from_json(entry.at("record"));
         contents.cases[record.id] = std::move(record);
       } catch (const std::exception& e) {
         std::string what = e.what();
@@ -186,4 +186,4 @@ void Journal::append(const std::string& type, json fields) {
   ::fsync(::fileno(m_file));
 }
 
-}  // namespace lp::sweep
+}  // namespace lp::report
