@@ -428,6 +428,13 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
     if (!it->is_array()) {
       throw InputError(file, "/exclude", fmt::format("expected a list of rules, got {}", it->dump()));
     }
+    // Every case is matched against every rule: the cap keeps that in proportion
+    // (80,000 rules once ran for minutes). Narrow the axes instead of listing cases.
+    if (it->size() > k_max_exclude_rules) {
+      throw InputError(file, "/exclude", fmt::format("{} rules, more than the {} a config may have; narrow the axes "
+                                                     "instead, or split the sweep",
+                                                     it->size(), k_max_exclude_rules));
+    }
     std::vector<ExcludeRule> rules;
     for (std::size_t i = 0; i < it->size(); ++i) {
       const std::string ptr = fmt::format("/exclude/{}", i);

@@ -68,6 +68,8 @@ inline constexpr std::size_t k_max_config_bytes = std::size_t{4} << 20;
 inline constexpr std::size_t k_max_config_depth = 16;
 /// Most values one axis may expand to (a range typo must not allocate gigabytes).
 inline constexpr std::size_t k_max_axis_values = 4096;
+/// Most exclude rules a config may have: each case is matched against each rule.
+inline constexpr std::size_t k_max_exclude_rules = 256;
 
 /// The built-in layer alone: vLLM defaults for every knob, tokens 16..8192 doubling.
 SweepConfig builtin_config();

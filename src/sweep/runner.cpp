@@ -169,8 +169,7 @@ class Sweep {
       : m_config(config),
         m_request(request),
         m_sets(kernels::KernelSets::load(request.kernel_dirs)),
-        m_tritons(plan::resolve_tritons(config, m_sets.versions())),
-        m_plan(plan::expand_plan(config, m_sets.versions())) {}
+        m_tritons(plan::resolve_tritons(config, m_sets.versions())) {}
 
   int run() {
     const auto t_start = std::chrono::steady_clock::now();
@@ -178,6 +177,20 @@ class Sweep {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     };
     json phases = json::object();
+    const std::string out = m_request.out.empty()
+                                ? (m_request.resume.empty() ? default_report_path()
+                                                            : std::filesystem::path(m_request.resume).replace_extension(".json").string())
+                                : m_request.out;
+    const std::string journal_path = m_request.resume.empty() ? journal_path_for(out) : m_request.resume;
+    keep_earlier_files(out, journal_path, /*act=*/false);  // refuse before any work
+    // The GPU first, before the plan is built (a large plan takes a while): without
+    // one nothing is written, and the error says so.
+    auto t = std::chrono::steady_clock::now();
+    start_worker();
+    phases["worker_start"] = since(t);
+    t = std::chrono::steady_clock::now();
+    m_plan = plan::expand_plan(m_config, m_sets.versions());
+    phases["plan"] = since(t);
     m_report.meta = {{"tool", "loraprobe"},
                      {"version", k_version},
                      {"git_sha", k_git_sha},
@@ -197,12 +210,6 @@ class Sweep {
                                    "(sweep --dry-run shows the counts)",
                                    m_config.source.empty() ? m_config.name : m_config.source));
     }
-    const std::string out = m_request.out.empty()
-                                ? (m_request.resume.empty() ? default_report_path()
-                                                            : std::filesystem::path(m_request.resume).replace_extension(".json").string())
-                                : m_request.out;
-    const std::string journal_path = m_request.resume.empty() ? journal_path_for(out) : m_request.resume;
-    keep_earlier_files(out, journal_path, /*act=*/false);  // refuse before any work
     prepare_entries();
     std::map<std::string, CaseRecord> done;
     std::optional<json> done_controls;
@@ -219,13 +226,9 @@ class Sweep {
       done = std::move(previous.cases);
       done_controls = previous.controls;
     }
-    // The GPU first: without one nothing is written, and the error says so.
-    auto t = std::chrono::steady_clock::now();
+    t = std::chrono::steady_clock::now();
     m_images.build_on_cpu(m_sets, m_request.jobs);
     phases["images"] = since(t);
-    t = std::chrono::steady_clock::now();
-    start_worker();
-    phases["worker_start"] = since(t);
     keep_earlier_files(out, journal_path, /*act=*/true);  // the GPU is there: now move them aside
     report::Journal journal(journal_path, header);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
@@ -759,7 +762,7 @@ class Sweep {
   const SweepRequest& m_request;
   kernels::KernelSets m_sets;
   std::vector<std::string> m_tritons;  ///< the Triton sets the plan uses, in order
-  plan::Plan m_plan;
+  plan::Plan m_plan;  ///< expanded by run() once the GPU answered
   ImageSet m_images;
   std::vector<Entry> m_entries;
   std::optional<WorkerClient> m_worker;

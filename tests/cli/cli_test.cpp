@@ -187,6 +187,29 @@ TEST(Cli, ASecondSweepNeverMixesJournalsOrOverwritesAReport) {
   EXPECT_EQ(zero.err, "loraprobe: /dev/zero: cannot read: more than the limit of 4194304 bytes\n");
 }
 
+TEST(Cli, WithoutAGpuASweepSaysSoBeforeBuildingItsPlan) {
+  // 4 million cases (under the cap) once took minutes and gigabytes to plan before the
+  // sweep found no GPU; the GPU is asked first now. Only where there is none.
+  if (loraprobe({"env"}).out.find("\nGPU: no CUDA device: ") == std::string::npos) {
+    GTEST_SKIP() << "skipped: a GPU is present (this test is about a host without one)";
+  }
+  const std::string big = write_temp("big-plan.json", R"({"axes": {"triton": ["3.6.0"],
+      "tokens": {"from": 1, "to": 4096, "step": 1}, "ranks": {"from": 1, "to": 1000, "step": 1}}})");
+  const ProcessResult r = loraprobe({"sweep", "--config", big, "--out", write_temp("big-plan-report.json", "") + ".new"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err.rfind("loraprobe: running a sweep needs a Hopper (sm_90) GPU: ", 0), 0U) << r.err;
+  // Exclude rules are capped: every case meets every rule.
+  std::string rules = R"({"exclude": [)";
+  for (int i = 0; i < 257; ++i) {
+    rules += (i > 0 ? "," : "") + std::string(R"({"tokens": )") + std::to_string(i + 1) + "}";
+  }
+  const std::string many = write_temp("many-rules.json", rules + "]}");
+  const ProcessResult capped = loraprobe({"sweep", "--dry-run", "--config", many});
+  EXPECT_EQ(capped.exit_code, 2);
+  EXPECT_EQ(capped.err, "loraprobe: " + many + ":/exclude: 257 rules, more than the 256 a config may have; narrow the "
+                        "axes instead, or split the sweep\n");
+}
+
 TEST(Cli, ExtremeRangesAreRefusedWithOneLineAndExitTwo) {
   // Ranges whose arithmetic would overflow int64 (found by the config fuzzer): refused
   // before any plan is built, naming the file, the pointer and the value as written.
