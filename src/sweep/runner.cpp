@@ -93,6 +93,10 @@ Problem problem_of(const plan::Case& c, std::uint64_t seed) {
   return p;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 std::string default_report_path() {
   std::string stamp = report::utc_now_iso8601();
   std::erase(stamp, ':');
@@ -173,9 +177,6 @@ class Sweep {
 
   int run() {
     const auto t_start = std::chrono::steady_clock::now();
-    auto since = [](std::chrono::steady_clock::time_point t) {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-    };
     json phases = json::object();
     const std::string out = m_request.out.empty()
                                 ? (m_request.resume.empty() ? default_report_path()
@@ -187,10 +188,10 @@ class Sweep {
     // one nothing is written, and the error says so.
     auto t = std::chrono::steady_clock::now();
     start_worker();
-    phases["worker_start"] = since(t);
+    phases["worker_start"] = seconds_since(t);
     t = std::chrono::steady_clock::now();
     m_plan = plan::expand_plan(m_config, m_sets.versions());
-    phases["plan"] = since(t);
+    phases["plan"] = seconds_since(t);
     m_report.meta = {{"tool", "loraprobe"},
                      {"version", k_version},
                      {"git_sha", k_git_sha},
@@ -228,7 +229,7 @@ class Sweep {
     }
     t = std::chrono::steady_clock::now();
     m_images.build_on_cpu(m_sets, m_request.jobs);
-    phases["images"] = since(t);
+    phases["images"] = seconds_since(t);
     keep_earlier_files(out, journal_path, /*act=*/true);  // the GPU is there: now move them aside
     report::Journal journal(journal_path, header);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
@@ -240,10 +241,59 @@ class Sweep {
     std::size_t finished = 0;
     int interrupted_by = 0;
     try {
-    t = std::chrono::steady_clock::now();
+      inspect_and_run(journal, done, done_controls, phases, progress, finished);
+    } catch (const Interrupted& e) {
+      interrupted_by = e.signal();
+      m_report.meta["interrupted"] =
+          fmt::format("{} after {} of {} cases", signal_name(interrupted_by), finished, m_entries.size());
+      m_worker.reset();  // killed and reaped by the wait that noticed the signal
+    }
+    progress.finish();
+    if (interrupted_by == 0) {
+      stop_worker();
+    }
+    fill_variants();
+    m_report.meta["finished_at"] = report::utc_now_iso8601();
+    phases["total"] = seconds_since(t_start);
+    m_report.meta["phases_s"] = phases;
+    auto phase = [&phases](const char* name) { return phases.value(name, 0.0); };
+    fmt::print(stderr, "sweep: time: images {:.1f} s, worker start {:.1f} s, static inspection {:.1f} s, controls {:.1f} s, "
+                       "cases {:.1f} s ({:.1f} ms per case), total {:.1f} s\n",
+               phase("images"), phase("worker_start"), phase("static_inspection"), phase("controls"), phase("cases"),
+               m_entries.empty() ? 0.0 : 1000.0 * phase("cases") / static_cast<double>(m_entries.size()),
+               phase("total"));
+    m_report.write(out);
+    print_summary(out);
+    if (interrupted_by != 0) {
+      fmt::print(stderr,
+                 "sweep: interrupted by {} after {} of {} cases; the journal {} keeps them and the report {} shows "
+                 "them (marked interrupted): 'loraprobe sweep --resume {}' runs the rest\n",
+                 signal_name(interrupted_by), finished, m_entries.size(), journal_path, out, journal_path);
+      throw Interrupted(interrupted_by);
+    }
+    return m_report.summary().exit_code;
+  }
+
+ private:
+  /// Static inspection, the controls and the cases, each finished case journaled and
+  /// counted in `finished`; lp::Interrupted (Ctrl-C, SIGTERM) propagates out of it.
+  void inspect_and_run(report::Journal& journal, const std::map<std::string, CaseRecord>& done,
+                       const std::optional<json>& done_controls, json& phases, Progress& progress,
+                       std::size_t& finished) {
+    auto t = std::chrono::steady_clock::now();
+    // The cases' time counts whether they all ran or a signal stopped them.
+    struct CasesTimer {
+      json& phases;
+      std::optional<std::chrono::steady_clock::time_point> start;
+      ~CasesTimer() {
+        if (start) {
+          phases["cases"] = seconds_since(*start);
+        }
+      }
+    } cases_timer{phases, std::nullopt};
     jit_driver_images();
     const std::string inspect_problem = m_images.inspect(m_request.nvdisasm, m_request.jobs);
-    phases["static_inspection"] = since(t);
+    phases["static_inspection"] = seconds_since(t);
     if (!inspect_problem.empty()) {
       fmt::print(stderr, "sweep: warning: static inspection unavailable ({}); no case can be LATENT\n", inspect_problem);
     }
@@ -262,8 +312,8 @@ class Sweep {
       m_report.controls = {{"ran", false}, {"valid", nullptr}, {"reason", "--no-controls"}};
     }
 
-    phases["controls"] = since(t);
-    t = std::chrono::steady_clock::now();
+    phases["controls"] = seconds_since(t);
+    cases_timer.start = std::chrono::steady_clock::now();
     std::size_t failing = 0;
     std::size_t latent = 0;
     if (controls_valid) {
@@ -288,41 +338,8 @@ class Sweep {
     } else {
       m_report.meta["interrupted"] = "the controls did not behave; no case was run";
     }
-    phases["cases"] = since(t);
-    } catch (const Interrupted& e) {
-      interrupted_by = e.signal();
-      phases["cases"] = since(t);
-      m_report.meta["interrupted"] =
-          fmt::format("{} after {} of {} cases", signal_name(interrupted_by), finished, m_entries.size());
-      m_worker.reset();  // killed and reaped by the wait that noticed the signal
-    }
-    progress.finish();
-    if (interrupted_by == 0) {
-      stop_worker();
-    }
-    fill_variants();
-    m_report.meta["finished_at"] = report::utc_now_iso8601();
-    phases["total"] = since(t_start);
-    m_report.meta["phases_s"] = phases;
-    auto phase = [&phases](const char* name) { return phases.value(name, 0.0); };
-    fmt::print(stderr, "sweep: time: images {:.1f} s, worker start {:.1f} s, static inspection {:.1f} s, controls {:.1f} s, "
-                       "cases {:.1f} s ({:.1f} ms per case), total {:.1f} s\n",
-               phase("images"), phase("worker_start"), phase("static_inspection"), phase("controls"), phase("cases"),
-               m_entries.empty() ? 0.0 : 1000.0 * phase("cases") / static_cast<double>(m_entries.size()),
-               phase("total"));
-    m_report.write(out);
-    print_summary(out);
-    if (interrupted_by != 0) {
-      fmt::print(stderr,
-                 "sweep: interrupted by {} after {} of {} cases; the journal {} keeps them and the report {} shows "
-                 "them (marked interrupted): 'loraprobe sweep --resume {}' runs the rest\n",
-                 signal_name(interrupted_by), finished, m_entries.size(), journal_path, out, journal_path);
-      throw Interrupted(interrupted_by);
-    }
-    return m_report.summary().exit_code;
   }
 
- private:
   /// A sweep never mixes its cases into another sweep's journal, nor overwrites a
   /// report silently: without --resume, an existing journal or report is refused
   /// (--force keeps each as <name>.bak and starts afresh); with --resume, the earlier
