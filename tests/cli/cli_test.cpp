@@ -21,11 +21,14 @@ ProcessResult loraprobe(std::vector<std::string> args) {
   return run_process(args, options);
 }
 
-/// A file in this test program's own scratch folder, removed when the program ends.
-std::string write_temp(const std::string& name, const std::string& text) {
-  static const TempDir scratch("lp-cli-test-");
-  return scratch.write(name, text);
+/// This test program's own scratch folder, removed when the program ends.
+const TempDir& scratch() {
+  static const TempDir dir("lp-cli-test-");
+  return dir;
 }
+
+/// A file in scratch().
+std::string write_temp(const std::string& name, const std::string& text) { return scratch().write(name, text); }
 
 TEST(Cli, VersionExitsZero) {
   const ProcessResult r = loraprobe({"version"});
@@ -148,8 +151,7 @@ TEST(Cli, EveryDocumentedExitCodeIsWhatMainReturns) {
   const ProcessResult help = loraprobe({"--help"});
   EXPECT_NE(help.out.find("4 internal error (a bug)"), std::string::npos) << help.out;
   // A corrupt --kernel-dir set is the user's input: exit 2, naming the folder.
-  const std::string dir = write_temp("corrupt-set.placeholder", "");
-  const std::filesystem::path set = std::filesystem::path(dir).parent_path() / "corrupt-set";
+  const std::filesystem::path set = std::filesystem::path(scratch().path()) / "corrupt-set";
   std::filesystem::create_directories(set);
   std::filesystem::copy_file(LP_SOURCE_DIR "/kernels/sets/triton-3.8.0/manifest.json.xz", set / "manifest.json.xz",
                              std::filesystem::copy_options::overwrite_existing);
