@@ -147,17 +147,10 @@ std::vector<Compiler> parse_compilers(const std::vector<std::string>& entries, b
 std::vector<SetVariant> select_variants(const std::vector<const kernels::KernelSet*>& sets, const std::string& filter) {
   std::vector<kernels::FilterTerm> terms =
       filter.empty() ? std::vector<kernels::FilterTerm>{} : kernels::parse_filter(filter);
-  std::optional<std::string> triton;
-  std::erase_if(terms, [&](const kernels::FilterTerm& t) {
-    if (t.key == "triton") {
-      triton = t.value.is_string() ? t.value.get<std::string>() : t.value.dump();
-      return true;
-    }
-    return false;
-  });
+  const std::vector<std::string> tritons = take_triton_terms(terms);
   std::vector<SetVariant> out;
   for (const kernels::KernelSet* set : sets) {
-    if (triton && set->triton() != *triton) {
+    if (!tritons.empty() && std::find(tritons.begin(), tritons.end(), set->triton()) == tritons.end()) {
       continue;
     }
     for (const kernels::Variant* v : set->filter(terms)) {

@@ -23,13 +23,9 @@ int run_list(const ListOptions& o) {
       o.filter.empty() ? std::vector<kernels::FilterTerm>{} : kernels::parse_filter(o.filter);
   // `triton` filters the sets, every other key the variants.
   std::vector<std::string> tritons = o.kernels.tritons;
-  std::erase_if(terms, [&](const kernels::FilterTerm& t) {
-    if (t.key != "triton") {
-      return false;
-    }
-    tritons.push_back(t.value.is_string() ? t.value.get<std::string>() : t.value.dump());
-    return true;
-  });
+  for (std::string& t : take_triton_terms(terms)) {
+    tritons.push_back(std::move(t));
+  }
   KernelSetOptions selection = o.kernels;
   selection.tritons = tritons;
   const std::vector<const kernels::KernelSet*> sets = selection.selected(*all);
