@@ -19,13 +19,13 @@
 #include "cuda/context.hpp"
 #include "cuda/driver.hpp"
 #include "cuda/stream.hpp"
-#include "sweep/race_control.hpp"
+#include "worker/race_kernel.hpp"
 #include "util/files.hpp"
 
 namespace {
 
 struct Options {
-  unsigned ctas = lp::sweep::k_race_ctas;
+  unsigned ctas = lp::protocol::k_race_ctas;
   unsigned launches = 50;
   std::vector<std::string> files;
 };
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     for (const std::string& file : o.files) {
       nlohmann::json line = {{"file", file}};
       try {
-        line.update(lp::sweep::run_race_kernel(lp::read_file(file, 16U << 20), o.ctas, o.launches, stream).to_json());
+        line.update(lp::protocol::to_json(lp::worker::run_race_kernel(lp::read_file(file, 16U << 20), o.ctas, o.launches, stream)));
         line["late_tile_fraction"] = static_cast<double>(line["late_tiles"].get<std::uint64_t>()) /
                                      static_cast<double>(line["tiles"].get<std::uint64_t>());
       } catch (const std::exception& e) {

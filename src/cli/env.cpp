@@ -12,7 +12,7 @@
 #include "kernels/kernel_sets.hpp"
 #include "report/environment.hpp"
 #include "sass/nvdisasm.hpp"
-#include "sweep/worker.hpp"
+#include "worker/worker.hpp"
 #include "util/error.hpp"
 #include "version.hpp"
 
@@ -64,7 +64,7 @@ nlohmann::json collect(const EnvOptions& o) {
     // Free memory and the loading mode are read in a context, as a worker has one.
     PrimaryContext context(o.device);
     context.make_current();
-    env["gpu"] = sweep::gpu_record(o.device);
+    env["gpu"] = worker::gpu_record(o.device);
   } catch (const std::exception& e) {
     env["gpu"] = nullptr;
     env["no_gpu_reason"] = fmt::format("no CUDA device: {}", e.what());

@@ -61,29 +61,6 @@ std::string short_error(const std::string& error) {
 
 }  // namespace
 
-InspectTotals total(const std::vector<inspect::InspectResult>& results) {
-  InspectTotals t;
-  t.items = results.size();
-  for (const inspect::InspectResult& r : results) {
-    t.skipped += r.skipped.empty() ? 0 : 1;
-    switch (r.status) {
-      case inspect::ItemStatus::clean:
-        ++t.clean;
-        break;
-      case inspect::ItemStatus::hazard:
-        ++t.hazard;
-        break;
-      case inspect::ItemStatus::error:
-        ++t.error;
-        break;
-    }
-    t.findings += r.finding_count;
-    t.made_by_ptx += r.attribution == "ptx" ? 1 : 0;
-    t.made_by_ptxas += r.attribution == "ptxas" ? 1 : 0;
-  }
-  return t;
-}
-
 std::string format_inspect_table(const std::vector<inspect::InspectResult>& results, bool hazards_only) {
   std::size_t name_width = std::string_view("variant / file").size();
   std::size_t compiler_width = std::string_view("compiler").size();

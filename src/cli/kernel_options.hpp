@@ -14,20 +14,6 @@
 
 namespace lp::cli {
 
-/// Takes every `triton=V` term out of a --filter (it picks kernel sets, not variants)
-/// and returns the versions, in order.
-inline std::vector<std::string> take_triton_terms(std::vector<kernels::FilterTerm>& terms) {
-  std::vector<std::string> tritons;
-  std::erase_if(terms, [&](const kernels::FilterTerm& t) {
-    if (t.key != "triton") {
-      return false;
-    }
-    tritons.push_back(t.value.is_string() ? t.value.get<std::string>() : t.value.dump());
-    return true;
-  });
-  return tritons;
-}
-
 struct KernelSetOptions {
   std::vector<std::string> kernel_dirs;
   std::vector<std::string> tritons;  ///< --triton values; empty or "all": every set

@@ -23,7 +23,7 @@ int run_list(const ListOptions& o) {
       o.filter.empty() ? std::vector<kernels::FilterTerm>{} : kernels::parse_filter(o.filter);
   // `triton` filters the sets, every other key the variants.
   std::vector<std::string> tritons = o.kernels.tritons;
-  for (std::string& t : take_triton_terms(terms)) {
+  for (std::string& t : kernels::take_triton_terms(terms)) {
     tritons.push_back(std::move(t));
   }
   KernelSetOptions selection = o.kernels;

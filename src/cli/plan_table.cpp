@@ -35,7 +35,7 @@ std::string format_plan(const plan::SweepConfig& config, const plan::Plan& p) {
                        c.index, c.id, c.triton, plan::format_cell(a, "op"), c.tokens, c.rank, plan::format_cell(a, "hidden"), c.num_loras,
                        plan::format_cell(a, "input_dtype"), plan::format_cell(a, "weight_dtype"), plan::format_cell(a, "add_inputs"), plan::format_cell(a, "block_m"),
                        plan::format_cell(a, "block_n"), plan::format_cell(a, "block_k"), plan::format_cell(a, "num_warps"), plan::format_cell(a, "num_stages"),
-                       c.shrink ? std::to_string(c.shrink->split_k) : "-", plan::format_cell(a, "even_k"), c.compiler);
+                       c.shrink ? std::to_string(c.shrink->split_k) : "-", plan::format_cell(a, "even_k"), c.compiler.to_string());
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "cli/compiler_flags.hpp"
 #include "cli/plan_table.hpp"
 #include "cli/validators.hpp"
 #include "compile/toolchain.hpp"
@@ -45,6 +46,7 @@ struct SweepOptions {
   unsigned jobs = 0;
   int device = 0;
   std::vector<std::string> test_hooks;
+  std::vector<std::string> ptxas;  ///< --ptxas SPEC: adds ptxas=SPEC to the compiler axis
 };
 
 void add_options(CLI::App& sub, SweepOptions& o) {
@@ -97,6 +99,7 @@ void add_options(CLI::App& sub, SweepOptions& o) {
       ->check(CLI::Range(0U, k_max_jobs));
   run->add_option("--device", o.device, "CUDA device ordinal")->check(CLI::Range(0, k_max_device));
   run->add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
+  add_ptxas_flag(sub, o.ptxas);
   // Tests only: replace a case's expand kernel by a kernel that misbehaves on purpose.
   sub.add_option("--test-hook", o.test_hooks, "INDEX=trap|spin|oob_write|skip_tile")->group("");
 }
@@ -115,6 +118,17 @@ plan::SweepConfig resolve_config(const SweepOptions& o) {
       }
     }
     plan::override_axis(config, id, std::move(values), std::string(axis.flag));
+  }
+  if (!o.ptxas.empty()) {
+    // --ptxas adds to the compilers (the config's, or --compiler's), as in inspect.
+    std::vector<nlohmann::json> values = config.values(plan::AxisId::compilers);
+    for (const std::string& spec : o.ptxas) {
+      const nlohmann::json value = compile::Compiler::with_ptxas(spec).to_string();
+      if (std::find(values.begin(), values.end(), value) == values.end()) {
+        values.push_back(value);
+      }
+    }
+    plan::override_axis(config, plan::AxisId::compilers, std::move(values), "--ptxas");
   }
   if (o.repeats) {
     if (*o.repeats < 1 || *o.repeats > 100000) {

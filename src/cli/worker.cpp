@@ -3,7 +3,7 @@
 // of the contract through main (README "Exit codes").
 
 #include "cli/commands.hpp"
-#include "sweep/worker.hpp"
+#include "worker/worker.hpp"
 #include "util/error.hpp"
 
 #include <memory>
@@ -12,13 +12,13 @@
 namespace lp::cli {
 
 Command add_worker_command(CLI::App& app) {
-  auto o = std::make_shared<sweep::WorkerOptions>();
+  auto o = std::make_shared<worker::WorkerOptions>();
   CLI::App* sub = app.add_subcommand("__worker", "GPU worker of a sweep (started by loraprobe sweep; not for users)");
   sub->group("");  // hidden from --help
   sub->add_option("--kernel-dir", o->kernel_dirs);
   sub->add_flag("--allow-jit-cache", o->allow_jit_cache);
   sub->add_option("--device", o->device);
-  return {sub, [o] { return sweep::run_worker(*o); }};
+  return {sub, [o] { return worker::run_worker(*o); }};
 }
 
 Command add_raise_command(CLI::App& app) {

@@ -75,7 +75,10 @@ std::vector<std::pair<std::string, std::string>> installed_versions() {
 }  // namespace
 
 json PtxasInfo::to_json() const {
-  return {{"spec", spec}, {"path", path}, {"version", version.empty() ? json() : json(version)}, {"sha256", sha256}};
+  return {{"spec", spec},
+          {"path", path.empty() ? json() : json(path)},
+          {"version", version.empty() ? json() : json(version)},
+          {"sha256", sha256.empty() ? json() : json(sha256)}};
 }
 
 json toolkit_record() {

@@ -27,6 +27,18 @@ std::string describe(const json& v) { return v.is_string() ? v.get<std::string>(
 
 }  // namespace
 
+std::vector<std::string> take_triton_terms(std::vector<FilterTerm>& terms) {
+  std::vector<std::string> tritons;
+  std::erase_if(terms, [&](const FilterTerm& t) {
+    if (t.key != "triton") {
+      return false;
+    }
+    tritons.push_back(t.value.is_string() ? t.value.get<std::string>() : t.value.dump());
+    return true;
+  });
+  return tritons;
+}
+
 std::vector<FilterTerm> parse_filter(const std::string& text) {
   std::vector<FilterTerm> terms;
   std::size_t start = 0;

@@ -30,6 +30,10 @@ struct FilterTerm {
 /// (128, true, null), else strings. Throws lp::UsageError "--filter <text>: <message>".
 std::vector<FilterTerm> parse_filter(const std::string& text);
 
+/// Takes every `triton=V` term out of a filter (it picks kernel sets, not variants)
+/// and returns the versions, in order.
+std::vector<std::string> take_triton_terms(std::vector<FilterTerm>& terms);
+
 /// Outcome of looking a variant up by its axes.
 struct Lookup {
   const Variant* variant = nullptr;  ///< set when an ok variant matches every wanted axis

@@ -1,5 +1,6 @@
 #include "plan/axes.hpp"
 
+#include "compile/compiler.hpp"
 #include "util/release.hpp"
 
 #include <fmt/format.h>
@@ -67,48 +68,6 @@ std::optional<std::string> check_integer(const AxisInfo& axis, const nlohmann::j
 
 }  // namespace
 
-std::string_view to_string(Op op) {
-  switch (op) {
-    case Op::expand:
-      return "expand";
-    case Op::shrink:
-      return "shrink";
-    case Op::lora_linear:
-      return "lora_linear";
-  }
-  return "?";
-}
-
-std::string_view to_string(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::fp32:
-      return "fp32";
-    case Dtype::bf16:
-      return "bf16";
-    case Dtype::fp16:
-      return "fp16";
-  }
-  return "?";
-}
-
-std::optional<Op> parse_op(std::string_view text) {
-  for (Op op : {Op::expand, Op::shrink, Op::lora_linear}) {
-    if (text == to_string(op)) {
-      return op;
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<Dtype> parse_dtype(std::string_view text) {
-  for (Dtype d : {Dtype::fp32, Dtype::bf16, Dtype::fp16}) {
-    if (text == to_string(d)) {
-      return d;
-    }
-  }
-  return std::nullopt;
-}
-
 std::optional<std::int64_t> as_int64(const nlohmann::json& value) {
   if (value.is_number_unsigned()) {
     const auto u = value.get<std::uint64_t>();
@@ -172,19 +131,11 @@ std::optional<std::string> check_value(const AxisInfo& axis, const nlohmann::jso
         return fmt::format("expected true or false, got {}", value.dump());
       }
       return std::nullopt;
-    case AxisKind::compiler: {
+    case AxisKind::compiler:
       if (!value.is_string()) {
         return fmt::format("expected a compiler name, got {}", value.dump());
       }
-      const auto text = value.get<std::string>();
-      if (text == "prebuilt" || text == "driver") {
-        return std::nullopt;
-      }
-      if (text.rfind("ptxas=", 0) == 0 && text.size() > 6) {
-        return std::nullopt;
-      }
-      return fmt::format("expected prebuilt, driver or ptxas=<path|version|toolkit|triton>, got {}", value.dump());
-    }
+      return compile::compiler_syntax_error(value.get<std::string>());
     case AxisKind::release:
       if (value.is_string() && (value.get<std::string>() == k_all_tritons || parse_release(value.get<std::string>()))) {
         return std::nullopt;

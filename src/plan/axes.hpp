@@ -10,17 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/dtype.hpp"
+#include "model/problem.hpp"
+
 namespace lp::plan {
 
-/// Which LoRA operation a case runs (docs/problem.md).
-enum class Op { expand, shrink, lora_linear };
-/// Element types of inputs and weights.
-enum class Dtype { fp32, bf16, fp16 };
-
-std::string_view to_string(Op op);
-std::string_view to_string(Dtype dtype);
-std::optional<Op> parse_op(std::string_view text);
-std::optional<Dtype> parse_dtype(std::string_view text);
+// The op and the element types are the host model's (model/problem.hpp, model/dtype.hpp):
+// lp::Op with op_name/parse_op, lp::DType with dtype_name/parse_dtype.
 
 /// Every axis a sweep can vary, in plan-expansion order (outermost first).
 enum class AxisId {

@@ -417,7 +417,7 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
     }
     for (const auto& [key, value] : it->items()) {
       const std::string ptr = "/tolerance/" + escape_pointer_token(key);
-      const std::optional<Dtype> dtype = parse_dtype(key);
+      const std::optional<DType> dtype = parse_dtype(key);
       if (!dtype) {
         throw InputError(file, ptr, fmt::format("unknown dtype \"{}\" (fp32, bf16, fp16)", key));
       }
@@ -609,7 +609,7 @@ json SweepConfig::to_json() const {
   out["seed"] = {{"value", seed.value}, {"origin", seed.origin.describe()}};
   json tol = json::object();
   for (const auto& [dtype, setting] : tolerance) {
-    tol[std::string(to_string(dtype))] = {
+    tol[std::string(dtype_name(dtype))] = {
         {"atol", setting.value.atol}, {"rtol", setting.value.rtol}, {"origin", setting.origin.describe()}};
   }
   out["tolerance_overrides"] = std::move(tol);
@@ -650,7 +650,7 @@ std::string format_config(const SweepConfig& config) {
                      config.repeats.origin.describe());
   out += fmt::format("{:<14} {:<{}} {}\n", "seed", config.seed.value, k_values_width, config.seed.origin.describe());
   for (const auto& [dtype, setting] : config.tolerance) {
-    out += fmt::format("{:<14} {:<{}} {}\n", fmt::format("tolerance.{}", to_string(dtype)),
+    out += fmt::format("{:<14} {:<{}} {}\n", fmt::format("tolerance.{}", dtype_name(dtype)),
                        fmt::format("atol {} rtol {}", setting.value.atol, setting.value.rtol), k_values_width,
                        setting.origin.describe());
   }

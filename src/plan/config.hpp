@@ -54,7 +54,7 @@ struct SweepConfig {
   std::map<AxisId, Setting<std::vector<nlohmann::json>>> axes;  ///< every axis, ranges expanded
   Setting<std::int64_t> repeats;
   Setting<std::uint64_t> seed;
-  std::map<Dtype, Setting<Tolerance>> tolerance;  ///< overrides of the built-in table only
+  std::map<DType, Setting<Tolerance>> tolerance;  ///< overrides of the built-in table only
   Setting<std::vector<ExcludeRule>> exclude;
 
   /// The values of `id`.

@@ -62,11 +62,11 @@ json case_axis_value(const Case& c, AxisId id) {
   const KernelKnobs* knobs = c.expand ? &*c.expand : (c.shrink ? &*c.shrink : nullptr);
   switch (id) {
     case AxisId::op:
-      return std::string(to_string(c.op));
+      return std::string(op_name(c.op));
     case AxisId::input_dtype:
-      return c.op == Op::lora_linear ? json() : json(std::string(to_string(c.input_dtype)));
+      return c.op == Op::lora_linear ? json() : json(std::string(dtype_name(c.input_dtype)));
     case AxisId::weight_dtype:
-      return std::string(to_string(c.weight_dtype));
+      return std::string(dtype_name(c.weight_dtype));
     case AxisId::num_slices:
       return c.num_slices;
     case AxisId::hidden:
@@ -90,7 +90,7 @@ json case_axis_value(const Case& c, AxisId id) {
     case AxisId::split_k:
       return c.shrink ? json(c.shrink->split_k) : json();
     case AxisId::compilers:
-      return c.compiler;
+      return c.compiler.to_string();
     case AxisId::triton:
       return c.triton;
     case AxisId::tokens:
@@ -198,7 +198,7 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
     c.weight_dtype = *parse_dtype(v(AxisId::weight_dtype).get<std::string>());
     c.input_dtype = *parse_dtype(v(AxisId::input_dtype).get<std::string>());
     c.add_inputs = v(AxisId::add_inputs).get<bool>();
-    c.compiler = v(AxisId::compilers).get<std::string>();
+    c.compiler = *compile::Compiler::parse(v(AxisId::compilers).get<std::string>());
     c.triton = v(AxisId::triton).get<std::string>();
 
     const json& hidden = v(AxisId::hidden);
@@ -272,17 +272,17 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
       continue;
     }
 
-    json axes = {{"op", to_string(c.op)},
+    json axes = {{"op", op_name(c.op)},
                  {"tokens", c.tokens},
                  {"rank", c.rank},
                  {"hidden", c.hidden},
                  {"num_slices", c.num_slices},
                  {"num_loras", c.num_loras},
-                 {"weight_dtype", to_string(c.weight_dtype)},
-                 {"compiler", c.compiler},
+                 {"weight_dtype", dtype_name(c.weight_dtype)},
+                 {"compiler", c.compiler.to_string()},
                  {"triton", c.triton}};
     if (c.op != Op::lora_linear) {
-      axes["input_dtype"] = to_string(c.input_dtype);
+      axes["input_dtype"] = dtype_name(c.input_dtype);
     }
     if (c.op != Op::shrink) {
       axes["add_inputs"] = c.add_inputs;

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/compiler.hpp"
+
 #include "plan/axes.hpp"
 #include "plan/config.hpp"
 
@@ -37,12 +39,12 @@ struct Case {
   std::vector<std::int64_t> hidden;  ///< one size per slice
   int num_slices = 1;
   int num_loras = 1;
-  Dtype input_dtype = Dtype::fp32;  ///< expand: buf; shrink: x; lora_linear: x (= weight dtype)
-  Dtype weight_dtype = Dtype::bf16;
+  DType input_dtype = DType::f32;  ///< expand: buf; shrink: x; lora_linear: x (= weight dtype)
+  DType weight_dtype = DType::bf16;
   bool add_inputs = false;            ///< expand and lora_linear
   std::optional<KernelKnobs> expand;  ///< expand and lora_linear
   std::optional<KernelKnobs> shrink;  ///< shrink and lora_linear
-  std::string compiler;
+  compile::Compiler compiler;
   std::string triton;   ///< the Triton version whose kernel set the case runs
   nlohmann::json axes;  ///< canonical axis values: what the id hashes and reports print
 

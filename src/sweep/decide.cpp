@@ -8,21 +8,18 @@ namespace lp::sweep {
 
 using report::Verdict;
 
-Decision decide(const JobResult& r, std::optional<int> static_findings, const std::string& not_inspected) {
-  if (r.status == "skipped") {
-    return {Verdict::skipped, r.reason};
-  }
-  if (r.status == "incomplete") {
-    return {Verdict::incomplete, r.reason};
-  }
-  if (r.status == "fault") {
-    return {Verdict::fault, r.reason};
-  }
-  if (r.status == "timeout") {
-    return {Verdict::timeout, r.reason};
-  }
-  if (r.status != "ran") {
-    return {Verdict::incomplete, fmt::format("unknown worker status \"{}\": {}", r.status, r.reason)};
+Decision decide(const protocol::JobResult& r, std::optional<int> static_findings, const std::string& not_inspected) {
+  switch (r.outcome) {
+    case protocol::RunOutcome::refused:
+      return {Verdict::skipped, r.reason};
+    case protocol::RunOutcome::incomplete:
+      return {Verdict::incomplete, r.reason};
+    case protocol::RunOutcome::fault:
+      return {Verdict::fault, r.reason};
+    case protocol::RunOutcome::timeout:
+      return {Verdict::timeout, r.reason};
+    case protocol::RunOutcome::ran:
+      break;
   }
   if (r.failed_runs > 0) {
     return {Verdict::fail, fmt::format("{} of {} runs wrong: {}", r.failed_runs, r.runs, r.reason)};

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "report/verdict.hpp"
-#include "sweep/job.hpp"
+#include "protocol/protocol.hpp"
 
 namespace lp::sweep {
 
@@ -19,6 +19,6 @@ struct Decision {
 /// PASS when neither (with a reason when the SASS could not be inspected, named by
 /// `not_inspected`); the worker's skipped / incomplete / fault / timeout as they are.
 /// `static_findings` is nullopt when the SASS was not inspected.
-Decision decide(const JobResult& result, std::optional<int> static_findings, const std::string& not_inspected);
+Decision decide(const protocol::JobResult& result, std::optional<int> static_findings, const std::string& not_inspected);
 
 }  // namespace lp::sweep

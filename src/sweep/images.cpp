@@ -15,22 +15,15 @@ namespace lp::sweep {
 
 using nlohmann::json;
 
-namespace {
-
-constexpr std::string_view k_ptxas_prefix = "ptxas=";
-
-}  // namespace
-
-std::string image_key(const std::string& triton, const std::string& variant_id, const std::string& compiler) {
-  return triton + "/" + variant_id + "|" + compiler;
+std::string image_key(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler) {
+  return triton + "/" + variant_id + "|" + compiler.to_string();
 }
 
 std::string ImageSet::ptxas_key(const Image& image) {
-  const std::string spec = image.compiler.substr(k_ptxas_prefix.size());
-  return spec == "triton" ? "triton@" + image.triton : spec;
+  return image.compiler.is_bundled_ptxas() ? "triton@" + image.triton : image.compiler.ptxas;
 }
 
-std::string ImageSet::add(const std::string& triton, const std::string& variant_id, const std::string& compiler) {
+std::string ImageSet::add(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler) {
   const std::string key = image_key(triton, variant_id, compiler);
   if (m_images.count(key) == 0) {
     Image image;
@@ -48,7 +41,7 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
   for (const auto& [key, image] : m_images) {
     const kernels::KernelSet& set = sets.at(image.triton);
     m_options.emplace(image.triton, set.manifest().ptxas_options);
-    if (image.compiler.rfind(k_ptxas_prefix, 0) != 0) {
+    if (!image.compiler.is_ptxas()) {
       continue;
     }
     const std::string pkey = ptxas_key(image);
@@ -56,18 +49,17 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
       continue;
     }
     try {
-      const std::string spec = image.compiler.substr(k_ptxas_prefix.size());
-      m_ptxas.emplace(pkey, spec == "triton"
+      m_ptxas.emplace(pkey, image.compiler.is_bundled_ptxas()
                                 ? compile::resolve_bundled_ptxas({set.triton(), set.manifest().ptxas.value("path_hint", ""),
                                                                   set.manifest().ptxas.value("sha256", "")})
-                                : compile::resolve_ptxas(spec));
+                                : compile::resolve_ptxas(image.compiler.ptxas));
     } catch (const std::exception& e) {
       m_ptxas_errors.emplace(pkey, e.what());
     }
   }
   std::vector<Image*> todo;
   for (auto& [key, image] : m_images) {
-    if (image.cubin.empty() && image.error.empty() && image.compiler != "driver") {
+    if (image.cubin.empty() && image.error.empty() && image.compiler.kind != compile::CompilerKind::driver) {
       todo.push_back(&image);
     }
     // Every image keeps its variant's PTX (the driver's too): the PTX check runs on it.
@@ -89,7 +81,7 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
       if (v == nullptr || !v->ok()) {
         throw Error(fmt::format("variant {} is not an ok variant of {}", image.variant_id, set.origin()));
       }
-      if (image.compiler == "prebuilt") {
+      if (image.compiler.kind == compile::CompilerKind::prebuilt) {
         image.cubin = set.contents(*v->cubin);
         image.compile = {{"kind", "prebuilt"},
                          {"tool", fmt::format("Triton {}'s bundled ptxas", set.triton())},
@@ -146,7 +138,7 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   std::vector<inspect::InspectItem> items;
   for (const Image* image : todo) {
     items.push_back(
-        {image->key, image->variant_id, image->compiler, image->cubin, std::nullopt, image->ptx, image->triton});
+        {image->key, image->variant_id, image->compiler.to_string(), image->cubin, std::nullopt, image->ptx, image->triton});
   }
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(items);
   if (inspector.interrupted_by() != 0) {
@@ -168,38 +160,40 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   return {};
 }
 
-json ImageSet::compilers_record() const {
-  json out = json::array();
+std::vector<compile::CompilerRecord> ImageSet::compiler_records() const {
+  std::vector<compile::CompilerRecord> out;
   std::map<std::string, bool> seen;
   for (const auto& [key, image] : m_images) {
-    // One record per compiler and Triton set: prebuilt and ptxas=triton are another
-    // binary per set, and a ptxas= compile uses the options of the set's Triton.
-    const std::string id = image.compiler + "@" + image.triton;
+    const std::string id = image.compiler.to_string() + "@" + image.triton;
     if (seen[id]) {
       continue;
     }
     seen[id] = true;
-    json c = {{"name", image.compiler}, {"triton", image.triton}};
-    if (image.compiler == "prebuilt") {
-      c["kind"] = "prebuilt";
-    } else if (image.compiler == "driver") {
-      c["kind"] = "driver";
-    } else {
-      c["kind"] = "ptxas";
+    compile::CompilerRecord c;
+    c.compiler = image.compiler;
+    c.triton = image.triton;
+    if (image.compiler.is_ptxas()) {
       const std::string pkey = ptxas_key(image);
       if (const auto it = m_ptxas.find(pkey); it != m_ptxas.end()) {
-        c["path"] = it->second.path;
-        c["version"] = it->second.version;
-        c["sha256"] = it->second.sha256;
+        c.ptxas = it->second;
+        c.version = it->second.version;
       } else if (const auto bad = m_ptxas_errors.find(pkey); bad != m_ptxas_errors.end()) {
-        c["error"] = bad->second;
+        c.error = bad->second;
       }
     }
-    if (image.compile.contains("version") && !c.contains("version")) {
-      c["version"] = image.compile["version"];
+    if (image.compile.contains("version") && image.compile["version"].is_string() && !c.version) {
+      c.version = image.compile["version"].get<std::string>();
     }
     if (image.compile.contains("options")) {
-      c["options"] = image.compile["options"];
+      c.options = image.compile["options"].get<std::vector<std::string>>();
+    }
+    if (image.compiler.kind == compile::CompilerKind::prebuilt && image.compile.contains("sha256") &&
+        image.compile["sha256"].is_string()) {
+      compile::PtxasInfo bundled;
+      bundled.spec = "triton";
+      bundled.version = c.version.value_or("");
+      bundled.sha256 = image.compile["sha256"].get<std::string>();
+      c.ptxas = bundled;
     }
     out.push_back(std::move(c));
   }

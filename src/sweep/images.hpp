@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/compiler.hpp"
 #include "compile/toolchain.hpp"
 #include "kernels/kernel_sets.hpp"
 
@@ -22,7 +23,7 @@ struct Image {
   std::string key;       ///< "<triton>/<variant>|<compiler>"
   std::string triton;    ///< the Triton version of the kernel set the variant comes from
   std::string variant_id;
-  std::string compiler;  ///< prebuilt, driver, ptxas=<spec>
+  compile::Compiler compiler;
   std::string cubin;     ///< the SASS that runs; empty until built
   std::string error;     ///< why it could not be built (the cases get compile_error)
   nlohmann::json compile = nlohmann::json::object();  ///< how it was built: tool, version, sha256, ms, log
@@ -35,12 +36,12 @@ struct Image {
 };
 
 /// The key of a (Triton set, variant, compiler).
-std::string image_key(const std::string& triton, const std::string& variant_id, const std::string& compiler);
+std::string image_key(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler);
 
 class ImageSet {
  public:
   /// Adds (Triton set, variant, compiler) unless present; returns its key.
-  std::string add(const std::string& triton, const std::string& variant_id, const std::string& compiler);
+  std::string add(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler);
 
   /// Fills the cubins that need no GPU: prebuilt ones from the image's set, ptxas=<spec>
   /// ones by compiling the variant's PTX with the options its set's Triton used (each
@@ -57,8 +58,9 @@ class ImageSet {
   [[nodiscard]] const Image& at(const std::string& key) const { return m_images.at(key); }
   [[nodiscard]] const std::map<std::string, Image>& all() const { return m_images; }
   [[nodiscard]] std::map<std::string, Image>& all() { return m_images; }
-  /// The compilers used, for the report's environment block.
-  [[nodiscard]] nlohmann::json compilers_record() const;
+  /// The compilers used, one record per compiler and Triton set (prebuilt and
+  /// ptxas=triton are another binary per set; a ptxas compile uses the set's options).
+  [[nodiscard]] std::vector<compile::CompilerRecord> compiler_records() const;
 
  private:
   std::map<std::string, Image> m_images;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "util/base64.hpp"
 #include "util/error.hpp"
 
 namespace lp::sweep {
@@ -53,16 +52,21 @@ std::optional<json> WorkerClient::receive(Clock::time_point deadline, std::strin
   }
 }
 
-std::vector<json> WorkerClient::load(const json& items, std::chrono::seconds timeout) {
-  std::vector<json> results;
+std::vector<protocol::LoadResult> WorkerClient::load(const std::vector<protocol::LoadItem>& items,
+                                                     std::chrono::seconds timeout) {
+  std::vector<protocol::LoadResult> results;
   auto fail_all = [&](const std::string& why) {
     results.clear();
-    for (const json& item : items) {
-      results.push_back({{"key", item.at("key")}, {"ok", false}, {"error", why}});
+    for (const protocol::LoadItem& item : items) {
+      results.push_back({item.image.key, false, why});
     }
     return results;
   };
-  if (!m_alive || !m_child.send_line(json{{"type", "load_batch"}, {"items", items}}.dump())) {
+  json message = {{"type", "load_batch"}, {"items", json::array()}};
+  for (const protocol::LoadItem& item : items) {
+    message["items"].push_back(protocol::to_json(item));
+  }
+  if (!m_alive || !m_child.send_line(message.dump())) {
     m_alive = false;
     return fail_all("the GPU worker is gone");
   }
@@ -75,42 +79,37 @@ std::vector<json> WorkerClient::load(const json& items, std::chrono::seconds tim
   if (answer->value("type", "") != "loaded_batch") {
     return fail_all(fmt::format("unexpected answer {}", answer->dump().substr(0, 300)));
   }
-  for (const json& r : answer->at("results")) {
-    if (r.value("ok", false)) {
-      m_loaded.insert(r.at("key").get<std::string>());
+  for (const json& j : answer->at("results")) {
+    protocol::LoadResult r = protocol::load_result_from_json(j);
+    if (r.ok) {
+      m_loaded.insert(r.key);
     }
-    results.push_back(r);
+    results.push_back(std::move(r));
   }
   return results;
 }
 
-JobResult WorkerClient::run(const Job& job, std::chrono::seconds timeout) {
-  JobResult lost;
-  lost.index = job.index;
-  lost.case_id = job.case_id;
-  lost.metrics = nullptr;
-  lost.timing = nullptr;
-  if (!m_alive || !m_child.send_line(json{{"type", "run"}, {"job", to_json(job)}}.dump())) {
+protocol::JobResult WorkerClient::run(const protocol::Job& job, std::chrono::seconds timeout) {
+  using protocol::JobResult;
+  using protocol::RunOutcome;
+  if (!m_alive || !m_child.send_line(json{{"type", "run"}, {"job", protocol::to_json(job)}}.dump())) {
     m_alive = false;
-    lost.status = "fault";
-    lost.reason = "the GPU worker was gone before the case started";
-    return lost;
+    return JobResult::lost(job.index, job.case_id, RunOutcome::fault, "the GPU worker was gone before the case started");
   }
   std::string problem;
   bool timed_out = false;
   const std::optional<json> answer = receive(Clock::now() + timeout, problem, timed_out);
   if (!answer) {
-    lost.status = timed_out ? "timeout" : "fault";
-    lost.reason = timed_out ? fmt::format("exceeded --case-timeout {} s: {}", timeout.count(), problem) : problem;
-    return lost;
+    return timed_out ? JobResult::lost(job.index, job.case_id, RunOutcome::timeout,
+                                       fmt::format("exceeded --case-timeout {} s: {}", timeout.count(), problem))
+                     : JobResult::lost(job.index, job.case_id, RunOutcome::fault, problem);
   }
   if (answer->value("type", "") != "result") {
-    lost.status = "incomplete";
-    lost.reason = fmt::format("unexpected answer from the worker: {}", answer->dump().substr(0, 300));
-    return lost;
+    return JobResult::lost(job.index, job.case_id, RunOutcome::incomplete,
+                           fmt::format("unexpected answer from the worker: {}", answer->dump().substr(0, 300)));
   }
-  JobResult result = result_from_json(answer->at("result"));
-  if (result.status == "fault") {
+  JobResult result = protocol::result_from_json(answer->at("result"));
+  if (result.outcome == RunOutcome::fault) {
     // The worker exits after a sticky error; collect it so the next case gets a fresh one.
     m_alive = false;
     m_child.kill(std::chrono::seconds(5));
@@ -118,10 +117,11 @@ JobResult WorkerClient::run(const Job& job, std::chrono::seconds timeout) {
   return result;
 }
 
-std::optional<json> WorkerClient::race(std::string_view cubin, unsigned ctas, unsigned launches,
-                                       std::chrono::seconds timeout, std::string& error) {
-  const json request = {{"type", "race"}, {"cubin", base64_encode(cubin)}, {"ctas", ctas}, {"launches", launches}};
-  if (!m_alive || !m_child.send_line(request.dump())) {
+std::optional<protocol::RaceResult> WorkerClient::race(const protocol::RaceRequest& request,
+                                                       std::chrono::seconds timeout, std::string& error) {
+  json message = protocol::to_json(request);
+  message["type"] = "race";
+  if (!m_alive || !m_child.send_line(message.dump())) {
     m_alive = false;
     error = "the GPU worker was gone before the race control started";
     return std::nullopt;
@@ -147,7 +147,7 @@ std::optional<json> WorkerClient::race(std::string_view cubin, unsigned ctas, un
     }
     return std::nullopt;
   }
-  return answer->at("result");
+  return protocol::race_result_from_json(answer->at("result"));
 }
 
 void WorkerClient::quit() {

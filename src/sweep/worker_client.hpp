@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sweep/job.hpp"
+#include "protocol/protocol.hpp"
 #include "util/child_process.hpp"
 
 namespace lp::sweep {
@@ -30,19 +30,19 @@ class WorkerClient {
   [[nodiscard]] bool alive() const noexcept { return m_alive; }
   [[nodiscard]] bool has_loaded(const std::string& key) const { return m_loaded.count(key) > 0; }
 
-  /// Sends a load_batch and returns the per-item results (key, ok, error, cubin...).
-  /// A worker that dies or times out gives every item ok=false with the reason.
-  std::vector<nlohmann::json> load(const nlohmann::json& items, std::chrono::seconds timeout);
+  /// Sends a load_batch and returns the per-item results. A worker that dies or
+  /// times out gives every item ok=false with the reason.
+  std::vector<protocol::LoadResult> load(const std::vector<protocol::LoadItem>& items, std::chrono::seconds timeout);
 
-  /// Runs `job`. On a deadline miss returns status "timeout" (the worker is killed);
-  /// on a worker that dies without answering returns status "fault" with how it died.
-  JobResult run(const Job& job, std::chrono::seconds timeout);
+  /// Runs `job`. On a deadline miss returns outcome timeout (the worker is killed);
+  /// on a worker that dies without answering returns outcome fault with how it died.
+  protocol::JobResult run(const protocol::Job& job, std::chrono::seconds timeout);
 
-  /// Runs the race control's `cubin` (sweep/race_control.hpp) on the worker: the
-  /// result record, or nullopt with `error` set (a fault, a timeout: the worker is
-  /// then gone, or the worker's own error).
-  std::optional<nlohmann::json> race(std::string_view cubin, unsigned ctas, unsigned launches,
-                                     std::chrono::seconds timeout, std::string& error);
+  /// Runs the race control (sweep/race_control.hpp) on the worker: its result, or
+  /// nullopt with `error` set (a fault, a timeout: the worker is then gone, or the
+  /// worker's own error).
+  std::optional<protocol::RaceResult> race(const protocol::RaceRequest& request, std::chrono::seconds timeout,
+                                           std::string& error);
 
   /// Asks the worker to quit, then makes sure it is gone.
   void quit();

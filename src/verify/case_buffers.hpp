@@ -7,7 +7,7 @@
 
 #include "cuda/memory.hpp"
 #include "cuda/stream.hpp"
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
 namespace lp {
 

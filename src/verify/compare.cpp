@@ -1,6 +1,7 @@
 #include "verify/compare.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -75,15 +76,67 @@ std::string BadElement::describe() const {
                      hex(expected_bits), actual, hex(actual_bits));
 }
 
+namespace {
+
+using nlohmann::json;
+
+/// JSON has no NaN or Inf: such values are written as strings.
+json number(double v) {
+  if (std::isnan(v)) {
+    return "nan";
+  }
+  if (std::isinf(v)) {
+    return v > 0 ? "inf" : "-inf";
+  }
+  return v;
+}
+
+}  // namespace
+
+json CompareMetrics::to_json() const {
+  const CompareMetrics& m = *this;
+  json first_bad;
+  if (m.first_bad) {
+    const BadElement& b = *m.first_bad;
+    first_bad = {{"token", b.token},
+                 {"column", b.column},
+                 {"slice", b.slice},
+                 {"expected", number(b.expected)},
+                 {"actual", number(b.actual)},
+                 {"expected_bits", fmt::format("0x{:x}", b.expected_bits)},
+                 {"actual_bits", fmt::format("0x{:x}", b.actual_bits)},
+                 {"untouched_row", b.untouched_row},
+                 {"describe", b.describe()}};
+  }
+  return {{"elements", m.elements},
+          {"nan", m.nan},
+          {"inf", m.inf},
+          {"unwritten", m.unwritten ? json(*m.unwritten) : json()},
+          {"untouched_rows_written", m.untouched_rows_written},
+          {"mismatches", m.mismatches},
+          {"max_abs_dev", number(m.max_abs_dev)},
+          {"max_rel_dev", number(m.max_rel_dev)},
+          {"worst_dev_over_tolerance", number(m.worst_dev_over_tolerance)},
+          {"first_bad", first_bad},
+          {"failing_tiles", m.failing_tiles},
+          {"total_tiles", m.total_tiles},
+          {"reference_nonfinite", m.reference_nonfinite},
+          {"atol", m.atol},
+          {"rtol", m.rtol},
+          {"tolerance_why", m.tolerance_why},
+          {"summary", m.summary()}};
+}
+
+
 std::string CompareMetrics::summary() const {
   const std::string unwritten_text = unwritten ? fmt::format("{}", *unwritten) : std::string("n/a");
   std::string text = fmt::format(
       "{} {} of {} elements mismatched (nan {}, inf {}, unwritten {}), {} writes to untouched rows, "
       "{} of {} tiles failing, max abs dev {:.3g}, max rel dev {:.3g}, max dev/tol {:.3g} (atol {:.3g}, rtol {:.3g})",
-      passed() ? "PASS" : "FAIL", mismatches, elements, nan, inf, unwritten_text, untouched_writes, failing_tiles,
-      total_tiles, max_abs_dev, max_rel_dev, max_tol_ratio, atol, rtol);
-  if (ref_nonfinite > 0) {
-    text += fmt::format(", INVALID: {} reference elements are not finite", ref_nonfinite);
+      passed() ? "PASS" : "FAIL", mismatches, elements, nan, inf, unwritten_text, untouched_rows_written, failing_tiles,
+      total_tiles, max_abs_dev, max_rel_dev, worst_dev_over_tolerance, atol, rtol);
+  if (reference_nonfinite > 0) {
+    text += fmt::format(", INVALID: {} reference elements are not finite", reference_nonfinite);
   }
   if (first_bad) {
     text += "; first bad: " + first_bad->describe();
@@ -154,12 +207,12 @@ CompareMetrics to_metrics(const CompareLayout& layout, const CompareSpec& spec, 
   if (spec.unwritten_measurable) {
     m.unwritten = block.unwritten;
   }
-  m.untouched_writes = block.untouched_writes;
+  m.untouched_rows_written = block.untouched_rows_written;
   m.mismatches = block.mismatches;
-  m.ref_nonfinite = block.ref_nonfinite;
+  m.reference_nonfinite = block.reference_nonfinite;
   m.max_abs_dev = double_from_bits(block.max_abs_dev_bits);
   m.max_rel_dev = double_from_bits(block.max_rel_dev_bits);
-  m.max_tol_ratio = double_from_bits(block.max_tol_ratio_bits);
+  m.worst_dev_over_tolerance = double_from_bits(block.max_tol_ratio_bits);
   m.failing_tiles = block.failing_tiles;
   m.total_tiles = static_cast<std::uint64_t>(layout.total_tiles(spec.tile));
   m.atol = spec.atol;
@@ -223,12 +276,12 @@ CompareMetrics compare_on_host(const CompareLayout& layout, const CompareSpec& s
   block.nan = local.nan;
   block.inf = local.inf;
   block.unwritten = local.unwritten;
-  block.untouched_writes = local.untouched_writes;
+  block.untouched_rows_written = local.untouched_rows_written;
   block.mismatches = local.mismatches;
-  block.ref_nonfinite = local.ref_nonfinite;
+  block.reference_nonfinite = local.reference_nonfinite;
   block.max_abs_dev_bits = compare_detail::double_bits(local.max_abs_dev);
   block.max_rel_dev_bits = compare_detail::double_bits(local.max_rel_dev);
-  block.max_tol_ratio_bits = compare_detail::double_bits(local.max_tol_ratio);
+  block.max_tol_ratio_bits = compare_detail::double_bits(local.worst_dev_over_tolerance);
   return compare_detail::to_metrics(layout, spec, block);
 }
 

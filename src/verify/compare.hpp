@@ -10,20 +10,23 @@
 //   nan / inf          live elements that are NaN (poison excluded) / +-Inf
 //   unwritten          live elements still holding the poison; null (nullopt) when the
 //                      output could not be poisoned (ADD_INPUTS, SPLIT_K > 1), never a fake 0
-//   untouched_writes   untouched elements whose bits changed
+//   untouched_rows_written  untouched elements whose bits changed
 //   mismatches         live elements failing |a - e| <= atol + rtol*|e|; NaN, Inf and
 //                      unwritten elements always fail, so they are included here
 //   max_abs_dev        max |a - e| over live elements where both are finite
 //   max_rel_dev        max |a - e| / max(|e|, rel_floor), rel_floor = atol/rtol: below that
 //                      magnitude the tolerance is mostly atol, and dividing by a tiny |e|
 //                      would turn harmless absolute noise into huge "relative" errors
-//   max_tol_ratio      max |a - e| / (atol + rtol*|e|): > 1 is a mismatch; clean cases are
-//                      expected at <= 0.5
+//   worst_dev_over_tolerance  max |a - e| / (atol + rtol*|e|): > 1 is a mismatch; clean
+//                      cases are expected at <= 0.5
 //   first_bad          the first failing element (mismatch or untouched write) in row-major
 //                      memory order of the output tensor
 //   failing_tiles      output tiles (block_m tokens x block_n columns of one slice, by token
 //                      index and column within the slice) holding at least one failing element
-//   ref_nonfinite      live elements whose reference is NaN/Inf: the case itself is invalid
+//   reference_nonfinite  live elements whose reference is NaN/Inf: the case itself is invalid
+//
+// CompareMetrics::to_json() is the one serialisation (report.schema.json#/$defs/metrics,
+// a closed object): every key is the member's name.
 
 #include <cstdint>
 #include <optional>
@@ -31,10 +34,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cuda/memory.hpp"
 #include "cuda/stream.hpp"
-#include "verify/dtype.hpp"
-#include "verify/problem.hpp"
+#include "model/dtype.hpp"
+#include "model/problem.hpp"
 
 namespace lp {
 
@@ -110,22 +115,25 @@ struct CompareMetrics {
   std::uint64_t nan = 0;
   std::uint64_t inf = 0;
   std::optional<std::uint64_t> unwritten;
-  std::uint64_t untouched_writes = 0;
+  std::uint64_t untouched_rows_written = 0;
   std::uint64_t mismatches = 0;
-  std::uint64_t ref_nonfinite = 0;
+  std::uint64_t reference_nonfinite = 0;
   double max_abs_dev = 0.0;
   double max_rel_dev = 0.0;
-  double max_tol_ratio = 0.0;
+  double worst_dev_over_tolerance = 0.0;
   std::optional<BadElement> first_bad;
   std::uint64_t failing_tiles = 0;
   std::uint64_t total_tiles = 0;
   double atol = 0.0;  ///< the tolerance used, for the report
   double rtol = 0.0;
   double rel_floor = 0.0;
+  std::string tolerance_why;  ///< how atol and rtol were derived (ToleranceModel::describe), for the report
   /// No mismatch, no write to an untouched row, and a finite reference.
-  [[nodiscard]] bool passed() const noexcept { return mismatches == 0 && untouched_writes == 0 && ref_nonfinite == 0; }
+  [[nodiscard]] bool passed() const noexcept { return mismatches == 0 && untouched_rows_written == 0 && reference_nonfinite == 0; }
   /// One line: "PASS max dev/tol 0.12 ..." or "FAIL 12 mismatches (3 NaN, ...), first bad ...".
   [[nodiscard]] std::string summary() const;
+  /// The report's metrics record; NaN and Inf (JSON has none) are written "nan", "inf", "-inf".
+  [[nodiscard]] nlohmann::json to_json() const;
 };
 
 /// Host twin of compare_on_device: `actual` and `expected` hold layout.total_elements()

@@ -32,12 +32,12 @@ __device__ void merge_from_lane(LocalMetrics& m, int offset) {
   m.nan += shfl_down_u64(m.nan, offset);
   m.inf += shfl_down_u64(m.inf, offset);
   m.unwritten += shfl_down_u64(m.unwritten, offset);
-  m.untouched_writes += shfl_down_u64(m.untouched_writes, offset);
+  m.untouched_rows_written += shfl_down_u64(m.untouched_rows_written, offset);
   m.mismatches += shfl_down_u64(m.mismatches, offset);
-  m.ref_nonfinite += shfl_down_u64(m.ref_nonfinite, offset);
+  m.reference_nonfinite += shfl_down_u64(m.reference_nonfinite, offset);
   m.max_abs_dev = fmax(m.max_abs_dev, shfl_down_f64(m.max_abs_dev, offset));
   m.max_rel_dev = fmax(m.max_rel_dev, shfl_down_f64(m.max_rel_dev, offset));
-  m.max_tol_ratio = fmax(m.max_tol_ratio, shfl_down_f64(m.max_tol_ratio, offset));
+  m.worst_dev_over_tolerance = fmax(m.worst_dev_over_tolerance, shfl_down_f64(m.worst_dev_over_tolerance, offset));
 }
 
 __device__ void add_if(unsigned long long* target, unsigned long long value) {
@@ -83,13 +83,13 @@ __global__ void compare_kernel(KernelLayout layout, ElementRule rule, const void
     add_if(&out->nan, m.nan);
     add_if(&out->inf, m.inf);
     add_if(&out->unwritten, m.unwritten);
-    add_if(&out->untouched_writes, m.untouched_writes);
+    add_if(&out->untouched_rows_written, m.untouched_rows_written);
     add_if(&out->mismatches, m.mismatches);
-    add_if(&out->ref_nonfinite, m.ref_nonfinite);
+    add_if(&out->reference_nonfinite, m.reference_nonfinite);
     // Non-negative doubles order like their bit patterns.
     atomicMax(&out->max_abs_dev_bits, compare_detail::double_bits(m.max_abs_dev));
     atomicMax(&out->max_rel_dev_bits, compare_detail::double_bits(m.max_rel_dev));
-    atomicMax(&out->max_tol_ratio_bits, compare_detail::double_bits(m.max_tol_ratio));
+    atomicMax(&out->max_tol_ratio_bits, compare_detail::double_bits(m.worst_dev_over_tolerance));
     if (first != compare_detail::k_no_index) {
       atomicMin(&out->first_bad, first);
     }

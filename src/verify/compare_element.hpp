@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "verify/dtype.hpp"
+#include "model/dtype.hpp"
 
 namespace lp::compare_detail {
 
@@ -81,7 +81,7 @@ struct ElementOutcome {
   bool inf = false;              ///< live element is +-Inf
   bool unwritten = false;        ///< live element still holds the poison
   bool untouched_write = false;  ///< element of a -1 row whose bits changed
-  bool ref_nonfinite = false;    ///< the reference itself is not finite (an invalid case)
+  bool reference_nonfinite = false;    ///< the reference itself is not finite (an invalid case)
   bool has_dev = false;          ///< both finite: the deviations below are defined
   double abs_dev = 0.0;
   double rel_dev = 0.0;
@@ -109,7 +109,7 @@ LP_HD inline ElementOutcome compare_element(const ElementRule& rule, std::uint32
   }
   const float e = bits_to_float(rule.dtype, expected);
   const std::uint32_t e32 = u32_from_float(e);
-  o.ref_nonfinite = f32_bits_nan(e32) || f32_bits_inf(e32);
+  o.reference_nonfinite = f32_bits_nan(e32) || f32_bits_inf(e32);
   if (rule.poison_measurable && actual == rule.poison) {
     o.unwritten = true;
     o.mismatch = true;
@@ -120,7 +120,7 @@ LP_HD inline ElementOutcome compare_element(const ElementRule& rule, std::uint32
   const std::uint32_t a32 = u32_from_float(a);
   o.nan = f32_bits_nan(a32);
   o.inf = f32_bits_inf(a32);
-  if (o.nan || o.inf || o.ref_nonfinite) {
+  if (o.nan || o.inf || o.reference_nonfinite) {
     o.mismatch = true;  // NaN never passes; neither does Inf, nor anything against a non-finite reference
     o.bad = true;
     return o;
@@ -145,12 +145,12 @@ struct LocalMetrics {
   unsigned long long nan = 0;
   unsigned long long inf = 0;
   unsigned long long unwritten = 0;
-  unsigned long long untouched_writes = 0;
+  unsigned long long untouched_rows_written = 0;
   unsigned long long mismatches = 0;
-  unsigned long long ref_nonfinite = 0;
+  unsigned long long reference_nonfinite = 0;
   double max_abs_dev = 0.0;
   double max_rel_dev = 0.0;
-  double max_tol_ratio = 0.0;
+  double worst_dev_over_tolerance = 0.0;
 
   LP_HD void add(const ElementOutcome& o, bool live) {
     elements += live ? 1u : 0u;
@@ -158,13 +158,13 @@ struct LocalMetrics {
     nan += o.nan ? 1u : 0u;
     inf += o.inf ? 1u : 0u;
     unwritten += o.unwritten ? 1u : 0u;
-    untouched_writes += o.untouched_write ? 1u : 0u;
+    untouched_rows_written += o.untouched_write ? 1u : 0u;
     mismatches += o.mismatch ? 1u : 0u;
-    ref_nonfinite += o.ref_nonfinite ? 1u : 0u;
+    reference_nonfinite += o.reference_nonfinite ? 1u : 0u;
     if (o.has_dev) {
       max_abs_dev = o.abs_dev > max_abs_dev ? o.abs_dev : max_abs_dev;
       max_rel_dev = o.rel_dev > max_rel_dev ? o.rel_dev : max_rel_dev;
-      max_tol_ratio = o.tol_ratio > max_tol_ratio ? o.tol_ratio : max_tol_ratio;
+      worst_dev_over_tolerance = o.tol_ratio > worst_dev_over_tolerance ? o.tol_ratio : worst_dev_over_tolerance;
     }
   }
 };
@@ -200,9 +200,9 @@ struct MetricsBlock {
   unsigned long long nan;
   unsigned long long inf;
   unsigned long long unwritten;
-  unsigned long long untouched_writes;
+  unsigned long long untouched_rows_written;
   unsigned long long mismatches;
-  unsigned long long ref_nonfinite;
+  unsigned long long reference_nonfinite;
   unsigned long long failing_tiles;
   unsigned long long max_abs_dev_bits;
   unsigned long long max_rel_dev_bits;

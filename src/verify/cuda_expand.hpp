@@ -12,7 +12,7 @@
 #include "cuda/stream.hpp"
 #include "verify/case_buffers.hpp"
 #include "verify/compare.hpp"
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
 namespace lp {
 

@@ -10,9 +10,9 @@
 #include <cstdint>
 
 #include "verify/compare_element.hpp"
-#include "verify/dtype.hpp"
+#include "model/dtype.hpp"
 #include "verify/inputs.hpp"
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
 namespace lp::device_launch {
 

@@ -17,19 +17,11 @@
 
 #include "cuda/memory.hpp"
 #include "cuda/stream.hpp"
-#include "verify/dtype.hpp"
+#include "model/dtype.hpp"
+#include "model/value_range.hpp"
 #include "verify/philox.hpp"
 
 namespace lp {
-
-/// Magnitude range of generated values: |v| in [lo, hi], sign uniform.
-struct ValueRange {
-  float lo;
-  float hi;
-};
-
-inline constexpr ValueRange k_activation_range{0.25f, 2.0f};
-inline constexpr ValueRange k_weight_range{0.02f, 0.1f};
 
 /// Tensor ids: the Philox counter's third word, one per tensor of a case.
 namespace tensor_id {

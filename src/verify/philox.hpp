@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "verify/dtype.hpp"
+#include "model/dtype.hpp"
 
 namespace lp {
 

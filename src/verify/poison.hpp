@@ -40,7 +40,7 @@
 
 #include <cstdint>
 
-#include "verify/dtype.hpp"
+#include "model/dtype.hpp"
 
 namespace lp {
 

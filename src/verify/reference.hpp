@@ -13,7 +13,7 @@
 #include "cuda/cublas.hpp"
 #include "cuda/stream.hpp"
 #include "verify/case_buffers.hpp"
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
 namespace lp {
 

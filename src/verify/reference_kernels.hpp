@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "cuda/stream.hpp"
-#include "verify/dtype.hpp"
+#include "model/dtype.hpp"
 
 namespace lp::reference_detail {
 

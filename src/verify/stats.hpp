@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
 namespace lp {
 

@@ -101,7 +101,7 @@ TEST_F(InspectCli, HelpShowsExamples) {
 
 TEST_F(InspectCli, HazardousFilterExitsOne) {
   LP_REQUIRE_NVDISASM(tool);
-  const ProcessResult r = loraprobe({"inspect", "--triton", "3.6.0", "--compilers", "prebuilt", "--filter",
+  const ProcessResult r = loraprobe({"inspect", "--triton", "3.6.0", "--compiler", "prebuilt", "--filter",
                                      "id=" + k_set_hazard});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // The loop body kernels/README.md shows: the next iteration's LDS.64 lands in
@@ -168,7 +168,7 @@ TEST_F(InspectCli, ACubinWithItsPtxBesideItSaysWhoMadeTheHazard) {
 TEST_F(InspectCli, CleanFilterExitsZero) {
   LP_REQUIRE_NVDISASM(tool);
   const ProcessResult r =
-      loraprobe({"inspect", "--triton", "3.6.0", "--no-cache", "--compilers", "prebuilt", "--filter", "id=" + k_set_clean});
+      loraprobe({"inspect", "--triton", "3.6.0", "--no-cache", "--compiler", "prebuilt", "--filter", "id=" + k_set_clean});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("0 with a hazard (0 findings), 1 clean, 0 error(s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cache off"), std::string::npos) << r.out;
@@ -189,7 +189,7 @@ TEST_F(InspectCli, BadInputIsOneLineExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "loraprobe: --filter selects kernel-set variants; it does not apply to files\n");
 
-  r = loraprobe({"inspect", "--compilers", "driver"});
+  r = loraprobe({"inspect", "--compiler", "driver"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 
@@ -308,7 +308,7 @@ TEST_F(InspectCli, SigtermStopsTheRunKillsItsChildrenKeepsWhatFinishedAndExits14
                        "V13.5.37'; exit 0; fi\necho $$ > " + pids + "/$$\nexec sleep 60\n");
   fs::permissions(slow, fs::perms::owner_all);
   const std::string script = fmt::format(
-      "XDG_CACHE_HOME='{0}/cache' TMPDIR='{1}' '{2}' inspect --triton 3.6.0 --compilers prebuilt --filter "
+      "XDG_CACHE_HOME='{0}/cache' TMPDIR='{1}' '{2}' inspect --triton 3.6.0 --compiler prebuilt --filter "
       "op=expand,input_dtype=fp32,weight_dtype=bf16 --nvdisasm '{3}' -j 2 > '{0}/out' 2> '{0}/err' & p=$!; "
       "sleep 3; kill -TERM $p; wait $p; echo $?",
       m_scratch.path(), tmp, LP_LORAPROBE, slow);
@@ -340,7 +340,7 @@ TEST_F(InspectCli, KernelSetJsonValidatesAndTheCacheServesTheSecondRun) {
   if (!ptxas) {
     GTEST_SKIP() << "skipped: no ptxas";
   }
-  const std::vector<std::string> args = {"inspect", "--json", "--triton", "3.6.0", "--compilers",
+  const std::vector<std::string> args = {"inspect", "--json", "--triton", "3.6.0", "--compiler",
                                          "prebuilt,ptxas=" + ptxas->path, "--filter", "id=" + k_set_hazard};
   const ProcessResult cold = loraprobe(args);
   EXPECT_EQ(cold.exit_code, 1) << cold.err;
@@ -368,7 +368,7 @@ TEST_F(InspectCli, UpgradeGateExitCodesFollowTheStack) {
   LP_REQUIRE_NVDISASM(tool);
   const std::string gate = LP_SOURCE_DIR "/configs/upgrade-gate.json";
   auto run = [&](const std::string& triton, const std::string& compilers) {
-    return loraprobe({"inspect", "--config", gate, "--triton", triton, "--compilers", compilers, "--hazards-only"});
+    return loraprobe({"inspect", "--config", gate, "--triton", triton, "--compiler", compilers, "--hazards-only"});
   };
   const ProcessResult fixed = run("3.9.0", "prebuilt");  // Triton 3.9 and its bundled ptxas 13.4.59
   EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;

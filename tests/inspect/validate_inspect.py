@@ -28,7 +28,7 @@ def invariants(doc, name):
         errors.append(f"{name}: summary.findings does not add up")
     if summary["exit_code"] != (1 if summary["hazard"] + summary["error"] > 0 else 0):
         errors.append(f"{name}: summary.exit_code {summary['exit_code']} does not follow the counts")
-    labels = {c["label"] for c in doc["compilers"]}
+    labels = {c["name"] for c in doc["compilers"]}
     for i, item in enumerate(items):
         where = f"{name}: items/{i} ({item['name']}, {item['compiler']})"
         if item["compiler"] not in labels:

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "kernels/abi.hpp"
-#include "kernels/case_variants.hpp"
+#include "sweep/case_variants.hpp"
 #include "kernels/embedded.hpp"
 #include "plan/config.hpp"
 #include "plan/embedded_configs.hpp"
@@ -175,7 +175,7 @@ plan::Case case_from(const std::string& config, std::int64_t tokens) {
 
 TEST(KernelSet, LookupByAxesFindsTheReportedConfiguration) {
   const plan::Case c = case_from(std::string(plan::embedded_config("seed-48590.json")), 256);
-  const Lookup l = set().lookup(wanted_expand_axes(c));
+  const Lookup l = set().lookup(sweep::wanted_expand_axes(c));
   ASSERT_NE(l.variant, nullptr) << l.problem;
   EXPECT_EQ(l.variant->id, "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1");
   EXPECT_EQ(l.variant->constexprs["CAST_TYPE"], true);
@@ -184,7 +184,7 @@ TEST(KernelSet, LookupByAxesFindsTheReportedConfiguration) {
 TEST(KernelSet, LookupFindsVllmShrinkDefaultsOnBothSidesOf128Tokens) {
   for (std::int64_t tokens : {64, 256}) {
     const plan::Case c = case_from(R"({"axes": {"op": "shrink", "input_dtype": "bf16", "tokens": [64, 256]}})", tokens);
-    const Lookup l = set().lookup(wanted_shrink_axes(c));
+    const Lookup l = set().lookup(sweep::wanted_shrink_axes(c));
     ASSERT_NE(l.variant, nullptr) << l.problem;
     EXPECT_EQ(l.variant->axes["split_k"], tokens < 128 ? 64 : 8);
   }
@@ -192,7 +192,7 @@ TEST(KernelSet, LookupFindsVllmShrinkDefaultsOnBothSidesOf128Tokens) {
 
 TEST(KernelSet, MissingVariantNamesTheNearestValues) {
   const plan::Case c = case_from(R"({"axes": {"block_n": [64], "num_stages": [6], "tokens": [256]}})", 256);
-  const Lookup l = set().lookup(wanted_expand_axes(c));
+  const Lookup l = set().lookup(sweep::wanted_expand_axes(c));
   EXPECT_EQ(l.variant, nullptr);
   EXPECT_EQ(l.problem,
             "no expand variant with num_stages=6 in the kernel set (nearest: num_stages=1|2|3|4, e.g. "

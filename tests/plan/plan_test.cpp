@@ -134,7 +134,7 @@ TEST(Plan, AxesThatDoNotApplyCollapseAndMismatchesAreCounted) {
     (c.op == Op::expand ? expand : shrink)++;
     if (c.op == Op::shrink) {
       EXPECT_EQ(c.axes.count("add_inputs"), 0U);
-      EXPECT_EQ(c.input_dtype, Dtype::bf16);
+      EXPECT_EQ(c.input_dtype, DType::bf16);
     } else {
       EXPECT_EQ(c.axes.count("split_k"), 0U);
     }

@@ -6,8 +6,12 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
+#include "compile/compiler.hpp"
 #include "report/environment.hpp"
 #include "report/report.hpp"
+#include "verify/compare.hpp"
 
 using lp::report::CaseRecord;
 using lp::report::Report;
@@ -28,19 +32,31 @@ CaseRecord sample_case(std::size_t index, Verdict verdict) {
   if (verdict == Verdict::pass || verdict == Verdict::fail || verdict == Verdict::latent) {
     c.runs = 5;
     c.failed_runs = verdict == Verdict::fail ? 5 : 0;
-    c.metrics = {{"elements", 1048576},
-                 {"nan", verdict == Verdict::fail ? 12 : 0},
-                 {"inf", 0},
-                 {"unwritten", nullptr},
-                 {"untouched_rows_written", 0},
-                 {"mismatches", verdict == Verdict::fail ? 40 : 0},
-                 {"max_abs_dev", 0.0019},
-                 {"max_rel_dev", 0.004},
-                 {"worst_dev_over_tolerance", 0.2},
-                 {"first_bad", verdict == Verdict::fail
-                                   ? nlohmann::json{{"token", 300}, {"column", 17}, {"expected", 0.25}, {"actual", "nan"}}
-                                   : nlohmann::json()},
-                 {"failing_tiles", verdict == Verdict::fail ? 3 : 0}};
+    // The metrics as the worker writes them: CompareMetrics::to_json(), the one serialisation.
+    lp::CompareMetrics m;
+    m.elements = 1048576;
+    m.nan = verdict == Verdict::fail ? 12 : 0;
+    m.mismatches = verdict == Verdict::fail ? 40 : 0;
+    m.max_abs_dev = 0.0019;
+    m.max_rel_dev = 0.004;
+    m.worst_dev_over_tolerance = verdict == Verdict::fail ? std::numeric_limits<double>::infinity() : 0.2;
+    if (verdict == Verdict::fail) {
+      lp::BadElement bad;
+      bad.token = 300;
+      bad.column = 17;
+      bad.expected = 0.25;
+      bad.actual = std::numeric_limits<double>::quiet_NaN();
+      bad.expected_bits = 0x3e80;
+      bad.actual_bits = 0x7fff;
+      bad.dtype = lp::DType::bf16;
+      m.first_bad = bad;
+    }
+    m.failing_tiles = verdict == Verdict::fail ? 3 : 0;
+    m.total_tiles = 64;
+    m.atol = 2.4e-5;
+    m.rtol = 0.0156;
+    m.tolerance_why = "sample";
+    c.metrics = m.to_json();
     c.timing = {{"kernel_ms", 0.05}, {"reference_ms", 0.04}, {"bytes", 8 << 20}, {"bandwidth_gb_s", 160.0}};
     c.static_findings = verdict == Verdict::latent ? 4 : 0;
   }
@@ -60,9 +76,23 @@ Report base_report() {
             {"seed", 48590},
             {"repeats", 5},
             {"plan", {{"cases", 8}, {"combinations", 8}}}};
+  // The compiler records as a sweep writes them (compile::CompilerRecord::to_json).
+  nlohmann::json compilers = nlohmann::json::array();
+  lp::compile::CompilerRecord prebuilt;
+  prebuilt.compiler = lp::compile::Compiler::prebuilt();
+  prebuilt.triton = "3.6.0";
+  prebuilt.ptxas = lp::compile::PtxasInfo{"triton", "", "12.8.93", std::string(64, 'a')};
+  prebuilt.version = "12.8.93";
+  prebuilt.options = std::vector<std::string>{"-lineinfo", "-v", "--gpu-name=sm_90a"};
+  compilers.push_back(prebuilt.to_json());
+  lp::compile::CompilerRecord missing;
+  missing.compiler = lp::compile::Compiler::with_ptxas("13.9");
+  missing.triton = "3.6.0";
+  missing.error = "ptxas=13.9: not installed";
+  compilers.push_back(missing.to_json());
   r.environment = {{"host", lp::report::host_record()},
                    {"toolkit", {{"version", "13.0"}}},
-                   {"compilers", {{{"name", "prebuilt"}, {"kind", "prebuilt"}, {"version", "12.8.93"}}}},
+                   {"compilers", compilers},
                    {"gpu", nullptr},
                    {"no_gpu_reason", "sample"}};
   r.tolerances = {{"model", "|a - e| <= atol + rtol * |e|"},

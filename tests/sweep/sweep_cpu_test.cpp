@@ -9,8 +9,7 @@
 #include "compile/ptxas.hpp"
 #include "sass/analyze.hpp"
 #include "sweep/decide.hpp"
-#include "sweep/execute.hpp"
-#include "sweep/job.hpp"
+#include "protocol/protocol.hpp"
 #include "report/journal.hpp"
 #include "sweep/race_control.hpp"
 #include "sweep/table.hpp"
@@ -26,10 +25,17 @@ using report::JournalContents;
 using report::read_journal;
 
 using report::Verdict;
+using protocol::ImageRef;
+using protocol::Job;
+using protocol::job_from_json;
+using protocol::JobResult;
+using protocol::to_json;
+using protocol::RaceResult;
+using protocol::RunOutcome;
 
 JobResult ran(int runs, int failed) {
   JobResult r;
-  r.status = "ran";
+  r.outcome = RunOutcome::ran;
   r.runs = runs;
   r.failed_runs = failed;
   r.reason = failed > 0 ? "FAIL 3 mismatches" : "";
@@ -58,44 +64,19 @@ TEST(Decide, CleanIsPassAndUninspectedSaysSo) {
   EXPECT_EQ(d.reason, "SASS not inspected: no nvdisasm");
 }
 
-TEST(Decide, WorkerStatusesPassThrough) {
-  for (const auto& [status, verdict] : std::vector<std::pair<std::string, Verdict>>{
-           {"skipped", Verdict::skipped}, {"incomplete", Verdict::incomplete}, {"fault", Verdict::fault},
-           {"timeout", Verdict::timeout}, {"garbled", Verdict::incomplete}}) {
+TEST(Decide, WorkerOutcomesPassThrough) {
+  for (const auto& [outcome, verdict] : std::vector<std::pair<RunOutcome, Verdict>>{
+           {RunOutcome::refused, Verdict::skipped}, {RunOutcome::incomplete, Verdict::incomplete},
+           {RunOutcome::fault, Verdict::fault}, {RunOutcome::timeout, Verdict::timeout}}) {
     JobResult r;
-    r.status = status;
+    r.outcome = outcome;
     r.reason = "why";
-    EXPECT_EQ(decide(r, 6, "").verdict, verdict) << status;
+    EXPECT_EQ(decide(r, 6, "").verdict, verdict) << protocol::to_string(outcome);
   }
-}
-
-TEST(Estimate, TheLargestCaseTheAxesAllowIsCountedExactly) {
-  // Every axis at its maximum (tokens 2^20, hidden 131072 x 3 slices, rank 4096, 1024 adapters):
-  // the estimate must be of the order of its largest tensor, not a wrapped small number.
-  Problem p;
-  p.op = lp::Op::lora_linear;
-  p.num_tokens = std::int64_t{1} << 20;
-  p.rank = 4096;
-  p.slice_hidden = {131072, 131072, 131072};
-  p.hidden_in = 131072;
-  p.num_loras = 1024;
-  p.input_dtype = lp::DType::f16;
-  p.weight_dtype = lp::DType::f16;
-  const std::uint64_t bytes = estimate_device_bytes(p);
-  const long double y_bytes = 3.0L * (1 << 20) * 3 * 131072 * 2;  // y, y_in and the reference
-  EXPECT_GT(static_cast<long double>(bytes), y_bytes);
-  EXPECT_LT(bytes, std::uint64_t{1} << 50);
-}
-
-TEST(Estimate, SizesBeyondTheAxesSaturateInsteadOfWrapping) {
-  // A hand-edited job could carry any int64: 2^40 tokens x 2^40 x 3 slices wraps a plain uint64 product.
-  Problem p;
-  p.op = lp::Op::expand;
-  p.num_tokens = std::int64_t{1} << 40;
-  p.rank = std::int64_t{1} << 40;
-  p.slice_hidden = {std::int64_t{1} << 40, std::int64_t{1} << 40, std::int64_t{1} << 40};
-  p.weight_dtype = lp::DType::bf16;
-  EXPECT_EQ(estimate_device_bytes(p), std::numeric_limits<std::uint64_t>::max());
+  // An outcome the protocol does not know is a malformed message, never a verdict.
+  nlohmann::json garbled = protocol::to_json(JobResult::lost(0, "abc", RunOutcome::fault, "why"));
+  garbled["outcome"] = "garbled";
+  EXPECT_THROW(protocol::result_from_json(garbled), Error);
 }
 
 RaceResult race_result(std::uint64_t late_tiles, std::uint64_t unwritten = 0) {
@@ -113,11 +94,11 @@ RaceResult race_result(std::uint64_t late_tiles, std::uint64_t unwritten = 0) {
 
 TEST(RaceControl, ResultRoundTripsThroughJson) {
   const RaceResult r = race_result(7);
-  const RaceResult back = RaceResult::from_json(r.to_json());
+  const RaceResult back = protocol::race_result_from_json(protocol::to_json(r));
   EXPECT_EQ(back.late_tiles, 7U);
   EXPECT_EQ(back.values, r.values);
-  EXPECT_EQ(r.to_json()["values"]["96"], 7 * 512);
-  EXPECT_THROW(RaceResult::from_json(nlohmann::json{{"ctas", 4}}), Error);
+  EXPECT_EQ(protocol::to_json(r)["values"]["96"], 7 * 512);
+  EXPECT_THROW(protocol::race_result_from_json(nlohmann::json{{"ctas", 4}}), Error);
 }
 
 TEST(RaceControl, OutcomesArePinned) {
@@ -208,8 +189,8 @@ TEST(Job, RoundTripsThroughJson) {
   job.problem.split_k = 8;
   job.repeats = 5;
   job.atol = 1e-3;
-  job.expand = ImageRef{"e|prebuilt", "e", "prebuilt"};
-  job.shrink = ImageRef{"s|ptxas=13.0", "s", "ptxas=13.0"};
+  job.expand = ImageRef{"3.6.0/e|prebuilt", "3.6.0", "e", compile::Compiler::prebuilt()};
+  job.shrink = ImageRef{"3.6.0/s|ptxas=13.0", "3.6.0", "s", compile::Compiler::with_ptxas("13.0")};
   const Job back = job_from_json(nlohmann::json::parse(to_json(job).dump()));
   EXPECT_EQ(to_json(back), to_json(job));
   EXPECT_EQ(back.problem.seed, 0xfedcba9876543210ULL);

@@ -89,7 +89,7 @@ TEST_P(ComparePlanted, DeviceMetricsEqualTheHostTwin) {
   if (c.defects_per_million > 0) {
     EXPECT_GT(host.nan, 0u);
     EXPECT_GT(host.inf, 0u);
-    EXPECT_GT(host.untouched_writes, 0u);
+    EXPECT_GT(host.untouched_rows_written, 0u);
     EXPECT_FALSE(host.passed());
   } else {
     EXPECT_TRUE(host.passed());

@@ -65,12 +65,12 @@ TEST(CompareHost, EveryPlantedDefectIsCountedOnce) {
   EXPECT_EQ(m.inf, 1u);
   ASSERT_TRUE(m.unwritten.has_value());
   EXPECT_EQ(*m.unwritten, 1u);
-  EXPECT_EQ(m.untouched_writes, 1u);
+  EXPECT_EQ(m.untouched_rows_written, 1u);
   EXPECT_EQ(m.mismatches, 4u) << "NaN, Inf, unwritten and the far-off element; the one-ulp one passes";
-  EXPECT_EQ(m.ref_nonfinite, 0u);
+  EXPECT_EQ(m.reference_nonfinite, 0u);
   EXPECT_DOUBLE_EQ(m.max_abs_dev, 1.0);
   EXPECT_DOUBLE_EQ(m.max_rel_dev, 1.0);
-  EXPECT_DOUBLE_EQ(m.max_tol_ratio, 64.0);
+  EXPECT_DOUBLE_EQ(m.worst_dev_over_tolerance, 64.0);
   EXPECT_FALSE(m.passed());
 }
 
@@ -120,7 +120,7 @@ TEST(CompareHost, UntouchedRowWriteCanBeTheFirstBadElement) {
   EXPECT_EQ(m.first_bad->column, 3);
   EXPECT_TRUE(m.first_bad->untouched_row);
   EXPECT_EQ(m.first_bad->expected_bits, k_poison_bf16);
-  EXPECT_EQ(m.untouched_writes, 1u);
+  EXPECT_EQ(m.untouched_rows_written, 1u);
   EXPECT_EQ(m.mismatches, 1u);
   EXPECT_FALSE(m.passed());
 }
@@ -135,7 +135,7 @@ TEST(CompareHost, CleanOutputPasses) {
   EXPECT_EQ(m.failing_tiles, 0u);
   EXPECT_FALSE(m.first_bad.has_value());
   EXPECT_DOUBLE_EQ(m.max_abs_dev, 0.0078125);
-  EXPECT_DOUBLE_EQ(m.max_tol_ratio, 0.5);
+  EXPECT_DOUBLE_EQ(m.worst_dev_over_tolerance, 0.5);
   EXPECT_EQ(m.summary().rfind("PASS", 0), 0u) << m.summary();
 }
 
@@ -146,7 +146,7 @@ TEST(CompareHost, ElementExactlyAtTheToleranceStillPasses) {
   p.spec.rtol = 0.0078125;  // tolerance equals the deviation
   const CompareMetrics m = p.run();
   EXPECT_TRUE(m.passed()) << m.summary();
-  EXPECT_DOUBLE_EQ(m.max_tol_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(m.worst_dev_over_tolerance, 1.0);
 }
 
 // fp32, one slice, one token: expected values near zero.
@@ -183,14 +183,14 @@ TEST(CompareHost, RelativeDeviationAboveTheFloorIsPlainRelative) {
 TEST(CompareHost, ZeroToleranceExactMatchIsRatioZeroNotNan) {
   const CompareMetrics m = compare_f32({f32(0.0f), f32(2.0f)}, {f32(0.0f), f32(2.0f)}, 0.0, 0.0);
   EXPECT_TRUE(m.passed()) << m.summary();
-  EXPECT_EQ(m.max_tol_ratio, 0.0);
+  EXPECT_EQ(m.worst_dev_over_tolerance, 0.0);
   EXPECT_EQ(m.max_rel_dev, 0.0);
 }
 
 TEST(CompareHost, ZeroToleranceAnyDeviationFailsWithInfiniteRatio) {
   const CompareMetrics m = compare_f32({f32(1.0f)}, {f32(std::nextafter(1.0f, 2.0f))}, 0.0, 0.0);
   EXPECT_FALSE(m.passed());
-  EXPECT_TRUE(std::isinf(m.max_tol_ratio));
+  EXPECT_TRUE(std::isinf(m.worst_dev_over_tolerance));
 }
 
 TEST(CompareHost, NanNeverPassesWhateverTheTolerance) {
@@ -205,7 +205,7 @@ TEST(CompareHost, NanNeverPassesWhateverTheTolerance) {
 
 TEST(CompareHost, NonFiniteReferenceMakesTheCaseInvalid) {
   const CompareMetrics m = compare_f32({f32(1.0f)}, {0x7FC00000u}, 1.0, 1.0);
-  EXPECT_EQ(m.ref_nonfinite, 1u);
+  EXPECT_EQ(m.reference_nonfinite, 1u);
   EXPECT_FALSE(m.passed());
   EXPECT_NE(m.summary().find("INVALID"), std::string::npos) << m.summary();
 }

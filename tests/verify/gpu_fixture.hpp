@@ -49,12 +49,12 @@ inline void expect_same_metrics(const CompareMetrics& device, const CompareMetri
   EXPECT_EQ(device.nan, host.nan);
   EXPECT_EQ(device.inf, host.inf);
   EXPECT_EQ(device.unwritten, host.unwritten);
-  EXPECT_EQ(device.untouched_writes, host.untouched_writes);
+  EXPECT_EQ(device.untouched_rows_written, host.untouched_rows_written);
   EXPECT_EQ(device.mismatches, host.mismatches);
-  EXPECT_EQ(device.ref_nonfinite, host.ref_nonfinite);
+  EXPECT_EQ(device.reference_nonfinite, host.reference_nonfinite);
   EXPECT_EQ(device.max_abs_dev, host.max_abs_dev);
   EXPECT_EQ(device.max_rel_dev, host.max_rel_dev);
-  EXPECT_EQ(device.max_tol_ratio, host.max_tol_ratio);
+  EXPECT_EQ(device.worst_dev_over_tolerance, host.worst_dev_over_tolerance);
   EXPECT_EQ(device.failing_tiles, host.failing_tiles);
   EXPECT_EQ(device.total_tiles, host.total_tiles);
   ASSERT_EQ(device.first_bad.has_value(), host.first_bad.has_value());

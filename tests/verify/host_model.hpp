@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
 namespace lp::test {
 

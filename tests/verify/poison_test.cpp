@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "verify/dtype.hpp"
+#include "model/dtype.hpp"
 
 namespace lp {
 namespace {

@@ -1,6 +1,6 @@
 // Problem validation, the token -> LoRA mapping and the metadata of docs/problem.md.
 
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
 #include <gtest/gtest.h>
 

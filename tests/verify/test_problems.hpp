@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
 namespace lp::test {
 

@@ -15,9 +15,9 @@
 #include "kernels/manifest.hpp"
 #include "util/error.hpp"
 #include "verify/case_buffers.hpp"
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
-namespace lp::sweep {
+namespace lp::worker {
 
 /// Which kernel of a case a launch is: lora_linear launches both.
 enum class KernelRole { expand, shrink };
@@ -53,4 +53,4 @@ class PreparedLaunch {
   std::vector<DeviceBuffer> m_arrays;    ///< per-slice pointer/stride arrays, scratch
 };
 
-}  // namespace lp::sweep
+}  // namespace lp::worker

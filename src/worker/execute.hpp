@@ -12,9 +12,9 @@
 #include "cuda/module.hpp"
 #include "cuda/stream.hpp"
 #include "kernels/kernel_set.hpp"
-#include "sweep/job.hpp"
+#include "protocol/protocol.hpp"
 
-namespace lp::sweep {
+namespace lp::worker {
 
 /// A kernel image loaded into the worker's context.
 struct LoadedImage {
@@ -34,6 +34,6 @@ std::uint64_t estimate_device_bytes(const Problem& problem);
 /// enough free memory, missing image) or "incomplete" (a recoverable CUDA or
 /// reference error). Throws StickyCudaError when the context is dead: the caller
 /// reports the fault and must stop using this context.
-JobResult execute_job(const Job& job, const ImageTable& images, const CublasHandle& cublas, const Stream& stream);
+protocol::JobResult execute_job(const protocol::Job& job, const ImageTable& images, const CublasHandle& cublas, const Stream& stream);
 
-}  // namespace lp::sweep
+}  // namespace lp::worker

@@ -1,4 +1,4 @@
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
 #include <algorithm>
 #include <limits>

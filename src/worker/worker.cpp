@@ -1,4 +1,4 @@
-#include "sweep/worker.hpp"
+#include "worker/worker.hpp"
 
 #include <unistd.h>
 
@@ -15,16 +15,17 @@
 #include "cuda/device_info.hpp"
 #include "cuda/driver.hpp"
 #include "kernels/kernel_sets.hpp"
-#include "sweep/execute.hpp"
-#include "sweep/job.hpp"
-#include "sweep/race_control.hpp"
+#include "protocol/protocol.hpp"
+#include "worker/execute.hpp"
+#include "worker/race_kernel.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
 
-namespace lp::sweep {
+namespace lp::worker {
 
 using nlohmann::json;
+using namespace lp::protocol;
 
 namespace {
 
@@ -94,29 +95,27 @@ class Worker {
         return 0;
       }
       if (type == "load_batch") {
-        send({{"type", "loaded_batch"}, {"results", load_batch(request.at("items"))}});
+        json results = json::array();
+        for (const LoadResult& r : load_batch(request.at("items"))) {
+          results.push_back(to_json(r));
+        }
+        send({{"type", "loaded_batch"}, {"results", results}});
       } else if (type == "run") {
         const Job job = job_from_json(request.at("job"));
         try {
           send({{"type", "result"}, {"result", to_json(execute_job(job, m_images, m_cublas, m_stream))}});
         } catch (const StickyCudaError& e) {
-          JobResult fault;
-          fault.index = job.index;
-          fault.case_id = job.case_id;
-          fault.status = "fault";
-          fault.reason = e.fault_reason() + ": " + e.what();
-          fault.metrics = nullptr;
-          fault.timing = nullptr;
+          const JobResult fault =
+              JobResult::lost(job.index, job.case_id, RunOutcome::fault, e.fault_reason() + ": " + e.what());
           send({{"type", "result"}, {"result", to_json(fault)}});
           return k_worker_fault_exit;  // this context is dead; the parent starts a fresh worker
         }
       } else if (type == "race") {
         // The race control: a cubin the parent compiled and inspected (sweep/race_control.hpp).
         try {
-          const RaceResult r = run_race_kernel(base64_decode(request.at("cubin").get<std::string>()),
-                                               request.at("ctas").get<unsigned>(),
-                                               request.at("launches").get<unsigned>(), m_stream);
-          send({{"type", "race_result"}, {"result", r.to_json()}});
+          const RaceRequest race = race_request_from_json(request);
+          const RaceResult r = run_race_kernel(race.cubin, race.ctas, race.launches, m_stream);
+          send({{"type", "race_result"}, {"result", to_json(r)}});
         } catch (const StickyCudaError& e) {
           send({{"type", "race_result"}, {"error", e.fault_reason() + ": " + e.what()}, {"fault", true}});
           return k_worker_fault_exit;
@@ -131,38 +130,41 @@ class Worker {
   }
 
  private:
-  /// Loads each item {key, triton, variant, compiler, cubin?}: prebuilt from its kernel set,
-  /// a cubin the parent sent, or (compiler "driver" without a cubin) the driver's
-  /// JIT, run for all such items in parallel threads. JIT results carry the cubin
-  /// back, so the parent can inspect exactly what ran.
-  json load_batch(const json& items) {
+  /// Loads each item: prebuilt from its kernel set, a cubin the parent sent, or
+  /// (compiler driver without a cubin) the driver's JIT, run for all such items in
+  /// parallel threads. JIT results carry the cubin back, so the parent can inspect
+  /// exactly what ran. A malformed item fails the whole batch (lp::Error).
+  std::vector<LoadResult> load_batch(const json& items_json) {
+    std::vector<LoadItem> items;
+    for (const json& j : items_json) {
+      items.push_back(load_item_from_json(j));
+    }
     std::vector<Built> built(items.size());
     std::vector<const kernels::Variant*> variants(items.size(), nullptr);
     std::vector<const kernels::KernelSet*> sets(items.size(), nullptr);
     std::vector<std::size_t> to_jit;
     for (std::size_t i = 0; i < items.size(); ++i) {
-      const json& item = items[i];
-      sets[i] = m_sets.find(item.value("triton", std::string()));
+      const ImageRef& image = items[i].image;
+      sets[i] = m_sets.find(image.triton);
       if (sets[i] == nullptr) {
-        built[i].error = fmt::format("no kernel set of Triton {} in this worker (sets: {})",
-                                     item.value("triton", std::string()), m_sets.versions_text());
+        built[i].error = fmt::format("no kernel set of Triton {} in this worker (sets: {})", image.triton,
+                                     m_sets.versions_text());
         continue;
       }
-      variants[i] = sets[i]->find(item.at("variant").get<std::string>());
+      variants[i] = sets[i]->find(image.variant_id);
       if (variants[i] == nullptr || !variants[i]->ok()) {
-        built[i].error = fmt::format("variant {} is not an ok variant of {}", item.at("variant").get<std::string>(),
-                                     sets[i]->origin());
+        built[i].error = fmt::format("variant {} is not an ok variant of {}", image.variant_id, sets[i]->origin());
         continue;
       }
       try {
-        if (item.contains("cubin")) {
-          built[i].cubin = base64_decode(item.at("cubin").get<std::string>());
-        } else if (item.at("compiler") == "prebuilt") {
+        if (items[i].cubin) {
+          built[i].cubin = *items[i].cubin;
+        } else if (image.compiler.kind == compile::CompilerKind::prebuilt) {
           built[i].cubin = sets[i]->contents(*variants[i]->cubin);
-        } else if (item.at("compiler") == "driver") {
+        } else if (image.compiler.kind == compile::CompilerKind::driver) {
           to_jit.push_back(i);
         } else {
-          built[i].error = fmt::format("no cubin sent for {}", item.at("key").get<std::string>());
+          built[i].error = fmt::format("no cubin sent for {}", image.key);
         }
       } catch (const Error& e) {
         built[i].error = e.what();
@@ -174,29 +176,28 @@ class Worker {
       built[i] = jit(*sets[i], *variants[i], m_context.get());
     });
     LP_CU_CHECK(driver().cuCtxSetCurrent(m_context.get()));
-    json results = json::array();
+    std::vector<LoadResult> results;
     for (std::size_t i = 0; i < items.size(); ++i) {
-      const std::string key = items[i].at("key").get<std::string>();
-      json r = {{"key", key}, {"ok", false}};
+      LoadResult r;
+      r.key = items[i].image.key;
       if (built[i].error.empty()) {
         try {
           LoadedImage image;
           image.variant = variants[i];
           image.module = std::make_unique<Module>(built[i].cubin);
           image.function = image.module->function(variants[i]->entry);
-          m_images[key] = std::move(image);
-          r["ok"] = true;
+          m_images[r.key] = std::move(image);
+          r.ok = true;
         } catch (const Error& e) {
           built[i].error = e.what();
         }
       }
-      if (!built[i].error.empty()) {
-        r["error"] = built[i].error;
-      }
-      if (items[i].at("compiler") == "driver" && !items[i].contains("cubin") && !built[i].cubin.empty()) {
-        r["cubin"] = base64_encode(built[i].cubin);
-        r["jit_log"] = built[i].log;
-        r["ms"] = built[i].ms;
+      r.error = built[i].error;
+      const bool jitted = items[i].image.compiler.kind == compile::CompilerKind::driver && !items[i].cubin;
+      if (jitted && !built[i].cubin.empty()) {
+        r.jit_cubin = built[i].cubin;
+        r.jit_log = built[i].log;
+        r.ms = built[i].ms;
       }
       results.push_back(std::move(r));
     }
@@ -268,4 +269,4 @@ int run_worker(const WorkerOptions& options) {
   return worker.loop();
 }
 
-}  // namespace lp::sweep
+}  // namespace lp::worker

@@ -1,4 +1,4 @@
-#include "verify/tolerance.hpp"
+#include "model/tolerance.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
-#include "verify/inputs.hpp"
+#include "model/value_range.hpp"
 
 namespace lp {
 namespace {

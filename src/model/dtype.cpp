@@ -1,4 +1,4 @@
-#include "verify/dtype.hpp"
+#include "model/dtype.hpp"
 
 namespace lp {
 

@@ -1,4 +1,4 @@
-#include "sweep/execute.hpp"
+#include "worker/execute.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,68 +7,29 @@
 
 #include "cuda/check.hpp"
 #include "cuda/driver.hpp"
-#include "sweep/launch.hpp"
+#include "worker/launch.hpp"
 #include "verify/case_buffers.hpp"
 #include "verify/compare.hpp"
 #include "verify/reference.hpp"
 #include "verify/stats.hpp"
 #include "util/checked.hpp"
-#include "verify/tolerance.hpp"
+#include "model/tolerance.hpp"
 
-namespace lp::sweep {
+namespace lp::worker {
 
 using nlohmann::json;
+using protocol::ImageRef;
+using protocol::Job;
+using protocol::JobResult;
+using protocol::RunOutcome;
 
 namespace {
-
-/// JSON has no NaN or Inf: such values are written as strings.
-json number(double v) {
-  if (std::isnan(v)) {
-    return "nan";
-  }
-  if (std::isinf(v)) {
-    return v > 0 ? "inf" : "-inf";
-  }
-  return v;
-}
-
-json metrics_json(const CompareMetrics& m) {
-  json first_bad;
-  if (m.first_bad) {
-    const BadElement& b = *m.first_bad;
-    first_bad = {{"token", b.token},
-                 {"column", b.column},
-                 {"slice", b.slice},
-                 {"expected", number(b.expected)},
-                 {"actual", number(b.actual)},
-                 {"expected_bits", fmt::format("0x{:x}", b.expected_bits)},
-                 {"actual_bits", fmt::format("0x{:x}", b.actual_bits)},
-                 {"untouched_row", b.untouched_row},
-                 {"describe", b.describe()}};
-  }
-  return {{"elements", m.elements},
-          {"nan", m.nan},
-          {"inf", m.inf},
-          {"unwritten", m.unwritten ? json(*m.unwritten) : json()},
-          {"untouched_rows_written", m.untouched_writes},
-          {"mismatches", m.mismatches},
-          {"max_abs_dev", number(m.max_abs_dev)},
-          {"max_rel_dev", number(m.max_rel_dev)},
-          {"worst_dev_over_tolerance", number(m.max_tol_ratio)},
-          {"first_bad", first_bad},
-          {"failing_tiles", m.failing_tiles},
-          {"total_tiles", m.total_tiles},
-          {"reference_nonfinite", m.ref_nonfinite},
-          {"atol", m.atol},
-          {"rtol", m.rtol},
-          {"summary", m.summary()}};
-}
 
 /// Worse of two runs' metrics: a failing run beats a passing one, then more mismatches,
 /// then a larger deviation over tolerance.
 bool worse(const CompareMetrics& a, const CompareMetrics& b) {
-  return std::make_tuple(!a.passed(), a.mismatches + a.untouched_writes, a.max_tol_ratio) >
-         std::make_tuple(!b.passed(), b.mismatches + b.untouched_writes, b.max_tol_ratio);
+  return std::make_tuple(!a.passed(), a.mismatches + a.untouched_rows_written, a.worst_dev_over_tolerance) >
+         std::make_tuple(!b.passed(), b.mismatches + b.untouched_rows_written, b.worst_dev_over_tolerance);
 }
 
 const LoadedImage& image_for(const ImageTable& images, const std::optional<ImageRef>& ref, const char* what) {
@@ -144,7 +105,7 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
     const std::uint64_t needed = estimate_device_bytes(problem);
     const std::uint64_t available = free_device_bytes();
     if (needed > available) {
-      result.status = "skipped";
+      result.outcome = RunOutcome::refused;
       result.reason = fmt::format("out of memory: case {} needs about {:.1f} GiB, {:.1f} GiB free", job.case_id,
                                   static_cast<double>(needed) / (1 << 30), static_cast<double>(available) / (1 << 30));
       return result;
@@ -204,9 +165,9 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
     timing.kernel_ms = kernel_ms.empty() ? 0.0 : kernel_ms[kernel_ms.size() / 2];
     timing.reference_ms = reference_ms;
     timing.bytes = compulsory_bytes(problem, metadata);
-    result.status = "ran";
-    result.metrics = metrics_json(*worst);
-    result.metrics["tolerance_why"] = tolerance.describe();
+    result.outcome = RunOutcome::ran;
+    worst->tolerance_why = tolerance.describe();
+    result.metrics = worst->to_json();
     result.timing = {{"kernel_ms", timing.kernel_ms},
                      {"reference_ms", timing.reference_ms},
                      {"bytes", timing.bytes},
@@ -220,7 +181,7 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
   } catch (const StickyCudaError&) {
     throw;
   } catch (const AbiViolation& e) {
-    result.status = "skipped";
+    result.outcome = RunOutcome::refused;
     result.reason = e.what();
   } catch (const CudaError& e) {
     const bool sticky = (e.api() == CudaApi::driver && is_sticky(static_cast<CUresult>(e.code()))) ||
@@ -228,10 +189,10 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
     if (sticky) {
       throw StickyCudaError(e.api(), static_cast<CUresult>(e.code()), e.name(), e.what());
     }
-    result.status = "incomplete";
+    result.outcome = RunOutcome::incomplete;
     result.reason = e.what();
   } catch (const Error& e) {
-    result.status = "incomplete";
+    result.outcome = RunOutcome::incomplete;
     result.reason = e.what();
   }
   result.metrics = nullptr;
@@ -239,4 +200,4 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
   return result;
 }
 
-}  // namespace lp::sweep
+}  // namespace lp::worker

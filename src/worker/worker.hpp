@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace lp::sweep {
+namespace lp::worker {
 
 /// How the parent starts a worker.
 struct WorkerOptions {
@@ -27,4 +27,4 @@ int run_worker(const WorkerOptions& options);
 /// The GPU record of the report's environment block, from the worker's ready message.
 nlohmann::json gpu_record(int device);
 
-}  // namespace lp::sweep
+}  // namespace lp::worker

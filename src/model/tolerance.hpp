@@ -57,7 +57,7 @@
 #include <string>
 #include <vector>
 
-#include "verify/problem.hpp"
+#include "model/problem.hpp"
 
 namespace lp {
 

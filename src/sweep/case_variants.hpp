@@ -4,9 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/compiler.hpp"
+#include "kernels/kernel_sets.hpp"
 #include "plan/plan.hpp"
 
-namespace lp::kernels {
+namespace lp::sweep {
 
 /// The manifest axes (plus "op") of the expand kernel a case launches: for expand
 /// and for the second half of lora_linear (whose expand input is fp32).
@@ -17,7 +19,17 @@ nlohmann::json wanted_expand_axes(const plan::Case& c);
 /// the first half of lora_linear. Precondition: c.shrink is set.
 nlohmann::json wanted_shrink_axes(const plan::Case& c);
 
+/// The static half of a sweep of `plan`: every (set, variant) its cases load, in
+/// first-seen order, and its compilers (sorted). A case whose variant is missing is
+/// named once per (Triton, problem) in `unavailable` ("Triton 3.8.0: ...").
+struct PlannedVariants {
+  std::vector<std::pair<const kernels::KernelSet*, const kernels::Variant*>> variants;
+  std::vector<compile::Compiler> compilers;
+  std::vector<std::string> unavailable;
+};
+PlannedVariants planned_variants(const plan::Plan& plan, const kernels::KernelSets& sets);
+
 /// vLLM's GROUP_SIZE_M for shrink; the kernel set is built with it.
 inline constexpr int k_shrink_group_size_m = 8;
 
-}  // namespace lp::kernels
+}  // namespace lp::sweep

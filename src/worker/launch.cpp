@@ -1,4 +1,4 @@
-#include "sweep/launch.hpp"
+#include "worker/launch.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "kernels/abi.hpp"
-#include "verify/dtype.hpp"
+#include "model/dtype.hpp"
 
-namespace lp::sweep {
+namespace lp::worker {
 
 namespace {
 
@@ -391,4 +391,4 @@ void PreparedLaunch::launch(CUfunction fn, const Stream& stream) {
   launch_kernel(fn, m_config, m_args.data(), stream.get());
 }
 
-}  // namespace lp::sweep
+}  // namespace lp::worker

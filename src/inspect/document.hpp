@@ -1,0 +1,48 @@
+#pragma once
+// The JSON document of `loraprobe inspect --json` (configs/schema/inspect.schema.json).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "inspect/cache.hpp"
+#include "inspect/inspector.hpp"
+#include "inspect/work.hpp"
+
+namespace lp::inspect {
+
+/// Counts over the results.
+struct InspectTotals {
+  std::size_t items = 0;
+  std::size_t clean = 0;
+  std::size_t hazard = 0;
+  std::size_t error = 0;
+  std::size_t findings = 0;
+  std::size_t made_by_ptx = 0;    ///< hazardous items whose PTX breaks the rule
+  std::size_t made_by_ptxas = 0;  ///< hazardous items whose PTX is clean
+  std::size_t skipped = 0;        ///< clean without nvdisasm: their PTX has no wgmma.mma_async
+  /// 1 when an item has a hazard or could not be analysed, else 0.
+  [[nodiscard]] int exit_code() const noexcept { return hazard + error > 0 ? 1 : 0; }
+};
+
+/// Adds up `results`.
+InspectTotals total(const std::vector<InspectResult>& results);
+
+/// What the document says of the run itself.
+struct RunInfo {
+  std::vector<std::string> argv;
+  std::string started_at;
+  std::string finished_at;
+  double wall_ms = 0.0;
+  int interrupted_by = 0;  ///< the signal, 0 when the run finished
+  std::optional<std::string> cache_root;
+};
+
+/// The whole document.
+nlohmann::json inspect_document(const Work& work, const std::vector<InspectResult>& results,
+                                const std::vector<PtxasMatrix>& matrices, const Inspector& inspector,
+                                const RunInfo& run);
+
+}  // namespace lp::inspect

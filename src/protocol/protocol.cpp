@@ -1,0 +1,280 @@
+#include "protocol/protocol.hpp"
+
+#include <fmt/format.h>
+
+#include "util/base64.hpp"
+#include "util/error.hpp"
+
+namespace lp::protocol {
+
+using nlohmann::json;
+
+namespace {
+
+DType dtype_from(const json& j, const char* key) {
+  const std::optional<DType> d = parse_dtype(j.at(key).get<std::string>());
+  if (!d) {
+    throw Error(fmt::format("job: unknown dtype {}", j.at(key).dump()));
+  }
+  return *d;
+}
+
+template <class T>
+std::optional<T> optional_from(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it == j.end() || it->is_null() ? std::nullopt : std::optional<T>(it->get<T>());
+}
+
+/// Runs `parse`, turning a JSON type or key error into lp::Error naming the message.
+template <class F>
+auto parsed(const char* what, F&& parse) {
+  try {
+    return parse();
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: malformed message: {}", what, e.what()));
+  }
+}
+
+compile::Compiler compiler_from(const json& j) {
+  const std::optional<compile::Compiler> c = compile::Compiler::parse(j.get<std::string>());
+  if (!c) {
+    throw Error(fmt::format("image: unknown compiler {}", j.dump()));
+  }
+  return *c;
+}
+
+}  // namespace
+
+std::string_view to_string(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::ran:
+      return "ran";
+    case RunOutcome::refused:
+      return "refused";
+    case RunOutcome::incomplete:
+      return "incomplete";
+    case RunOutcome::fault:
+      return "fault";
+    case RunOutcome::timeout:
+      return "timeout";
+  }
+  return "?";
+}
+
+std::optional<RunOutcome> parse_run_outcome(std::string_view text) {
+  for (const RunOutcome o : {RunOutcome::ran, RunOutcome::refused, RunOutcome::incomplete, RunOutcome::fault,
+                             RunOutcome::timeout}) {
+    if (text == to_string(o)) {
+      return o;
+    }
+  }
+  return std::nullopt;
+}
+
+JobResult JobResult::lost(std::size_t index, std::string case_id, RunOutcome outcome, std::string reason) {
+  JobResult r;
+  r.index = index;
+  r.case_id = std::move(case_id);
+  r.outcome = outcome;
+  r.reason = std::move(reason);
+  r.metrics = nullptr;
+  r.timing = nullptr;
+  return r;
+}
+
+json to_json(const ImageRef& image) {
+  return {{"key", image.key}, {"triton", image.triton}, {"variant", image.variant_id},
+          {"compiler", image.compiler.to_string()}};
+}
+
+ImageRef image_from_json(const json& j) {
+  return parsed("image", [&] {
+    return ImageRef{j.at("key").get<std::string>(), j.at("triton").get<std::string>(),
+                    j.at("variant").get<std::string>(), compiler_from(j.at("compiler"))};
+  });
+}
+
+json to_json(const LoadItem& item) {
+  json j = to_json(item.image);
+  if (item.cubin) {
+    j["cubin"] = base64_encode(*item.cubin);
+  }
+  return j;
+}
+
+LoadItem load_item_from_json(const json& j) {
+  return parsed("load item", [&] {
+    LoadItem item{image_from_json(j), std::nullopt};
+    if (j.contains("cubin")) {
+      item.cubin = base64_decode(j.at("cubin").get<std::string>());
+    }
+    return item;
+  });
+}
+
+json to_json(const LoadResult& r) {
+  json j = {{"key", r.key}, {"ok", r.ok}};
+  if (!r.error.empty()) {
+    j["error"] = r.error;
+  }
+  if (r.jit_cubin) {
+    j["cubin"] = base64_encode(*r.jit_cubin);
+    j["jit_log"] = r.jit_log;
+    j["ms"] = r.ms;
+  }
+  return j;
+}
+
+LoadResult load_result_from_json(const json& j) {
+  return parsed("load result", [&] {
+    LoadResult r;
+    r.key = j.at("key").get<std::string>();
+    r.ok = j.at("ok").get<bool>();
+    r.error = j.value("error", std::string());
+    if (j.contains("cubin")) {
+      r.jit_cubin = base64_decode(j.at("cubin").get<std::string>());
+      r.jit_log = j.value("jit_log", std::string());
+      r.ms = j.value("ms", 0.0);
+    }
+    return r;
+  });
+}
+
+json to_json(const Job& job) {
+  const Problem& p = job.problem;
+  json j = {{"index", job.index},
+            {"case_id", job.case_id},
+            {"op", op_name(p.op)},
+            {"num_tokens", p.num_tokens},
+            {"rank", p.rank},
+            {"slice_hidden", p.slice_hidden},
+            {"hidden_in", p.hidden_in},
+            {"num_loras", p.num_loras},
+            {"input_dtype", dtype_name(p.input_dtype)},
+            {"weight_dtype", dtype_name(p.weight_dtype)},
+            {"add_inputs", p.add_inputs},
+            {"scale", p.scale},
+            {"seed", p.seed},
+            {"split_k", p.split_k},
+            {"block_m", job.block_m},
+            {"block_n", job.block_n},
+            {"repeats", job.repeats},
+            {"atol", job.atol ? json(*job.atol) : json()},
+            {"rtol", job.rtol ? json(*job.rtol) : json()},
+            {"expand", job.expand ? to_json(*job.expand) : json()},
+            {"shrink", job.shrink ? to_json(*job.shrink) : json()}};
+  return j;
+}
+
+Job job_from_json(const json& j) {
+  try {
+    Job job;
+    job.index = j.at("index").get<std::size_t>();
+    job.case_id = j.at("case_id").get<std::string>();
+    Problem& p = job.problem;
+    const std::optional<Op> op = parse_op(j.at("op").get<std::string>());
+    if (!op) {
+      throw Error(fmt::format("job: unknown op {}", j.at("op").dump()));
+    }
+    p.op = *op;
+    p.num_tokens = j.at("num_tokens").get<std::int64_t>();
+    p.rank = j.at("rank").get<std::int64_t>();
+    p.slice_hidden = j.at("slice_hidden").get<std::vector<std::int64_t>>();
+    p.hidden_in = j.at("hidden_in").get<std::int64_t>();
+    p.num_loras = j.at("num_loras").get<std::int32_t>();
+    p.input_dtype = dtype_from(j, "input_dtype");
+    p.weight_dtype = dtype_from(j, "weight_dtype");
+    p.add_inputs = j.at("add_inputs").get<bool>();
+    p.scale = j.at("scale").get<float>();
+    p.seed = j.at("seed").get<std::uint64_t>();
+    p.split_k = j.at("split_k").get<std::int32_t>();
+    job.block_m = j.at("block_m").get<std::int64_t>();
+    job.block_n = j.at("block_n").get<std::int64_t>();
+    job.repeats = j.at("repeats").get<int>();
+    job.atol = optional_from<double>(j, "atol");
+    job.rtol = optional_from<double>(j, "rtol");
+    if (!j.at("expand").is_null()) {
+      job.expand = image_from_json(j.at("expand"));
+    }
+    if (!j.at("shrink").is_null()) {
+      job.shrink = image_from_json(j.at("shrink"));
+    }
+    return job;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("job: malformed message: {}", e.what()));
+  }
+}
+
+json to_json(const JobResult& r) {
+  return {{"index", r.index},   {"case_id", r.case_id},         {"outcome", to_string(r.outcome)},
+          {"reason", r.reason}, {"runs", r.runs},               {"failed_runs", r.failed_runs},
+          {"metrics", r.metrics}, {"timing", r.timing}};
+}
+
+JobResult result_from_json(const json& j) {
+  try {
+    JobResult r;
+    r.index = j.at("index").get<std::size_t>();
+    r.case_id = j.at("case_id").get<std::string>();
+    const std::optional<RunOutcome> outcome = parse_run_outcome(j.at("outcome").get<std::string>());
+    if (!outcome) {
+      throw Error(fmt::format("worker result: unknown outcome {}", j.at("outcome").dump()));
+    }
+    r.outcome = *outcome;
+    r.reason = j.at("reason").get<std::string>();
+    r.runs = j.at("runs").get<int>();
+    r.failed_runs = j.at("failed_runs").get<int>();
+    r.metrics = j.at("metrics");
+    r.timing = j.at("timing");
+    return r;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("worker result: malformed message: {}", e.what()));
+  }
+}
+
+json to_json(const RaceRequest& request) {
+  return {{"cubin", base64_encode(request.cubin)}, {"ctas", request.ctas}, {"launches", request.launches}};
+}
+
+RaceRequest race_request_from_json(const json& j) {
+  return parsed("race request", [&] {
+    return RaceRequest{base64_decode(j.at("cubin").get<std::string>()), j.at("ctas").get<unsigned>(),
+                       j.at("launches").get<unsigned>()};
+  });
+}
+
+json to_json(const RaceResult& r) {
+  json seen = json::object();
+  for (const auto& [v, n] : r.values) {
+    seen[fmt::format("{}", v)] = n;
+  }
+  return {{"ctas", r.ctas},
+          {"launches", r.launches},
+          {"tiles", r.tiles},
+          {"late_tiles", r.late_tiles},
+          {"late_elements", r.late_elements},
+          {"launches_with_late", r.launches_with_late},
+          {"unwritten", r.unwritten},
+          {"values", seen}};
+}
+
+RaceResult race_result_from_json(const json& j) {
+  try {
+    RaceResult r;
+    r.ctas = j.at("ctas").get<unsigned>();
+    r.launches = j.at("launches").get<unsigned>();
+    r.tiles = j.at("tiles").get<std::uint64_t>();
+    r.late_tiles = j.at("late_tiles").get<std::uint64_t>();
+    r.late_elements = j.at("late_elements").get<std::uint64_t>();
+    r.launches_with_late = j.at("launches_with_late").get<std::uint64_t>();
+    r.unwritten = j.at("unwritten").get<std::uint64_t>();
+    for (const auto& [v, n] : j.at("values").items()) {
+      r.values[std::stof(v)] = n.get<std::uint64_t>();
+    }
+    return r;
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("malformed race-control result: {}", e.what()));
+  }
+}
+
+}  // namespace lp::protocol

@@ -1,0 +1,135 @@
+#pragma once
+// The messages between a sweep's parent and its GPU worker, one JSON object per
+// line. The parent never touches CUDA; a worker never decides a verdict (it does
+// not see the static analysis). Every message has a type and a struct here, with
+// its to_json and a from_json that throws lp::Error on a malformed message.
+//
+//   worker -> parent   ready {pid, gpu} | fatal {error, exit_code}
+//   parent -> worker   load_batch {items: [LoadItem]}   -> loaded_batch {results: [LoadResult]}
+//                      run {job: Job}                   -> result {result: JobResult}
+//                      race {RaceRequest}               -> race_result {result: RaceResult | error, fault}
+//                      quit
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compile/compiler.hpp"
+#include "model/problem.hpp"
+
+namespace lp::protocol {
+
+/// A compiled kernel a worker can load: which variant, how it was compiled.
+struct ImageRef {
+  std::string key;         ///< "<triton>/<variant id>|<compiler>"; unique per run
+  std::string triton;      ///< which of the worker's kernel sets
+  std::string variant_id;  ///< in that kernel set
+  compile::Compiler compiler;
+};
+
+/// One image to load: prebuilt from the worker's own kernel set, the cubin the
+/// parent sends, or (compiler driver, no cubin) the driver's JIT of the PTX.
+struct LoadItem {
+  ImageRef image;
+  std::optional<std::string> cubin;  ///< ELF bytes (base64 on the wire)
+};
+
+/// How loading one item went; a JIT carries its cubin back so the parent can
+/// inspect exactly what ran.
+struct LoadResult {
+  std::string key;
+  bool ok = false;
+  std::string error;
+  std::optional<std::string> jit_cubin;  ///< ELF bytes the driver built (base64 on the wire)
+  std::string jit_log;
+  double ms = 0.0;
+};
+
+/// One case for a worker to run.
+struct Job {
+  std::size_t index = 0;  ///< plan index (controls use indices past the plan)
+  std::string case_id;
+  Problem problem;        ///< sizes, dtypes, seed; lora_of is rebuilt from the seed by the worker
+  std::int64_t block_m = 64;  ///< tile shape for counting failing tiles
+  std::int64_t block_n = 128;
+  std::optional<ImageRef> expand;  ///< the expand kernel (expand, lora_linear)
+  std::optional<ImageRef> shrink;  ///< the shrink kernel (shrink, lora_linear)
+  int repeats = 1;
+  std::optional<double> atol;  ///< config overrides of the computed tolerance
+  std::optional<double> rtol;
+};
+
+/// How far a job got, as the worker (or, for a worker that died or hung, the
+/// parent) saw it. The verdict is decided from this and the static analysis.
+enum class RunOutcome {
+  ran,         ///< every repeat ran; metrics are valid
+  refused,     ///< refused before launching (the case breaks the variant's specialisation)
+  incomplete,  ///< started, could not be judged
+  fault,       ///< sticky CUDA error or a worker that died; the worker is gone
+  timeout,     ///< over --case-timeout; the parent killed the worker
+};
+
+std::string_view to_string(RunOutcome outcome);
+std::optional<RunOutcome> parse_run_outcome(std::string_view text);
+
+/// What a worker reports for a job.
+struct JobResult {
+  std::size_t index = 0;
+  std::string case_id;
+  RunOutcome outcome = RunOutcome::incomplete;
+  std::string reason;
+  int runs = 0;
+  int failed_runs = 0;
+  nlohmann::json metrics;  ///< the worst run's CompareMetrics::to_json(), or null
+  nlohmann::json timing;   ///< kernel/reference ms, bytes, bandwidth, or null
+
+  /// A result without metrics: a job that never got to run, or whose worker was lost.
+  static JobResult lost(std::size_t index, std::string case_id, RunOutcome outcome, std::string reason);
+};
+
+/// The race control's launch (sweep/race_control.hpp).
+struct RaceRequest {
+  std::string cubin;  ///< ELF bytes (base64 on the wire)
+  unsigned ctas = 0;
+  unsigned launches = 0;
+};
+
+/// What the race-control kernel produced over `launches` launches of `ctas` tiles.
+struct RaceResult {
+  unsigned ctas = 0;
+  unsigned launches = 0;
+  std::uint64_t tiles = 0;               ///< ctas * launches
+  std::uint64_t late_tiles = 0;          ///< tiles with any element other than the clean value
+  std::uint64_t late_elements = 0;
+  std::uint64_t launches_with_late = 0;  ///< launches in which at least one tile was late
+  std::uint64_t unwritten = 0;           ///< elements still NaN poison after the launch
+  std::map<float, std::uint64_t> values; ///< every written value, with its count
+};
+
+/// The launch the sweep's race control uses: 132 SMs x 32 tiles, 20 launches.
+inline constexpr unsigned k_race_ctas = 132 * 32;
+inline constexpr unsigned k_race_launches = 20;
+/// The value of every element of a race-control tile that read the A it was issued with.
+inline constexpr float k_race_clean_value = 64.0F;
+
+nlohmann::json to_json(const ImageRef& image);
+ImageRef image_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const LoadItem& item);
+LoadItem load_item_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const LoadResult& result);
+LoadResult load_result_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const Job& job);
+Job job_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const JobResult& result);
+JobResult result_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const RaceRequest& request);
+RaceRequest race_request_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const RaceResult& result);
+RaceResult race_result_from_json(const nlohmann::json& j);
+
+}  // namespace lp::protocol

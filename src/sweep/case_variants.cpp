@@ -1,0 +1,76 @@
+#include "sweep/case_variants.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace lp::sweep {
+
+using nlohmann::json;
+
+nlohmann::json wanted_expand_axes(const plan::Case& c) {
+  const plan::KernelKnobs& k = *c.expand;
+  const bool same_stride =
+      std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) == c.hidden.end();
+  const DType input = c.op == Op::lora_linear ? DType::f32 : c.input_dtype;
+  return {{"op", "expand"},
+          {"input_dtype", dtype_name(input)},
+          {"weight_dtype", dtype_name(c.weight_dtype)},
+          {"block_m", k.block_m},
+          {"block_n", k.block_n},
+          {"block_k", k.block_k},
+          {"num_warps", k.num_warps},
+          {"num_stages", k.num_stages},
+          {"even_k", k.even_k},
+          {"add_inputs", c.add_inputs},
+          {"num_slices", c.num_slices},
+          {"same_stride", same_stride}};
+}
+
+nlohmann::json wanted_shrink_axes(const plan::Case& c) {
+  const plan::KernelKnobs& k = *c.shrink;
+  // shrink reads x in the weight dtype (lora_linear's x too).
+  const std::string dtype(dtype_name(c.weight_dtype));
+  return {{"op", "shrink"},
+          {"input_dtype", dtype},
+          {"weight_dtype", dtype},
+          {"block_m", k.block_m},
+          {"block_n", k.block_n},
+          {"block_k", k.block_k},
+          {"num_warps", k.num_warps},
+          {"num_stages", k.num_stages},
+          {"even_k", k.even_k},
+          {"split_k", k.split_k},
+          {"num_slices", c.num_slices},
+          {"group_size_m", k_shrink_group_size_m}};
+}
+
+PlannedVariants planned_variants(const plan::Plan& plan, const kernels::KernelSets& sets) {
+  PlannedVariants out;
+  std::set<compile::Compiler> compilers;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const plan::Case& c : plan.cases) {
+    compilers.insert(c.compiler);
+    const kernels::KernelSet& set = sets.at(c.triton);
+    std::vector<nlohmann::json> wanted;
+    if (c.shrink) {
+      wanted.push_back(wanted_shrink_axes(c));
+    }
+    if (c.expand) {
+      wanted.push_back(wanted_expand_axes(c));
+    }
+    for (const nlohmann::json& axes : wanted) {
+      const kernels::Lookup found = set.lookup(axes);
+      if (found.variant != nullptr && seen.insert({c.triton, found.variant->id}).second) {
+        out.variants.emplace_back(&set, found.variant);
+      } else if (found.variant == nullptr && seen.insert({c.triton, found.problem}).second) {
+        out.unavailable.push_back(fmt::format("Triton {}: {}", c.triton, found.problem));
+      }
+    }
+  }
+  out.compilers.assign(compilers.begin(), compilers.end());
+  return out;
+}
+
+}  // namespace lp::sweep

@@ -1,0 +1,62 @@
+#pragma once
+// What running a planned case takes, and how its outcome becomes a case record.
+// The plan's cases and the controls are entries alike: each names the images it
+// needs (registered in the run's ImageSet) and the job a worker runs.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_sets.hpp"
+#include "plan/plan.hpp"
+#include "protocol/protocol.hpp"
+#include "report/report.hpp"
+#include "sweep/images.hpp"
+
+namespace lp::sweep {
+
+/// One planned case (or control) and what running it takes.
+struct Entry {
+  const plan::Case* plan_case = nullptr;
+  protocol::Job job;
+  std::vector<std::string> image_keys;  ///< shrink first, then expand
+  std::string variant_label;            ///< the variant id(s) for the report
+  std::string skip_reason;              ///< set when it cannot run (no variant)
+};
+
+/// A case's inputs differ per case but not per run: the config seed mixed with the id.
+std::uint64_t case_seed(std::uint64_t config_seed, const std::string& id);
+
+/// The host model of a planned case, with its seed.
+Problem problem_of(const plan::Case& c, std::uint64_t seed);
+
+/// One entry per case of `plan`, in plan order: the variant(s) each needs, looked
+/// up in its Triton's set and registered in `images`. `test_hooks` (plan index ->
+/// role) replaces a case's expand kernel by a kernel that misbehaves on purpose;
+/// lp::UsageError when a set has no variant of that role.
+std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig& config,
+                                const kernels::KernelSets& sets, ImageSet& images,
+                                const std::map<std::size_t, std::string>& test_hooks);
+
+/// The controls of one Triton set: the positive control (raw fp32 bits fed to the
+/// dot as bf16 pairs: must FAIL) and the negative control (bf16 input, vLLM's
+/// default: must PASS), each an expand of 512 tokens at rank 64 under prebuilt.
+/// Their cases are synthesised into `cases` (indices from `first_index` on, past
+/// the plan) and their images registered in `images`, like any planned case's.
+struct ControlEntries {
+  std::string triton;
+  Entry positive;
+  Entry negative;
+};
+ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t config_seed, std::size_t first_index,
+                               std::vector<std::unique_ptr<plan::Case>>& cases, ImageSet& images);
+
+/// The record of an entry that ran, from its worker result and its images' static
+/// findings and attribution.
+report::CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSet& images);
+
+/// The record of an entry that did not run (skipped, compile_error).
+report::CaseRecord not_run(const Entry& e, report::Verdict verdict, std::string reason);
+
+}  // namespace lp::sweep

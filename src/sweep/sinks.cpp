@@ -1,0 +1,46 @@
+#include "sweep/sinks.hpp"
+
+#include <fmt/format.h>
+
+#include "sweep/table.hpp"
+
+namespace lp::sweep {
+
+void JournalSink::add(const plan::Case&, const report::CaseRecord& record, bool resumed) {
+  if (!resumed) {
+    m_journal.append("case", {{"record", record.to_json()}});
+  }
+}
+
+void ProgressSink::add(const plan::Case& c, const report::CaseRecord& record, bool) {
+  m_failing += m_fail_on.count(record.verdict);
+  m_latent += record.verdict == report::Verdict::latent ? 1 : 0;
+  m_progress.update(++m_done, m_failing, m_latent, row_label(c.axes));
+}
+
+void ReportSink::add(const plan::Case&, const report::CaseRecord& record, bool) { m_report.cases.push_back(record); }
+
+void TableSink::add(const plan::Case&, const report::CaseRecord& record, bool) {
+  report::CaseRecord cell;
+  cell.index = record.index;
+  cell.id = record.id;
+  cell.axes = record.axes;
+  cell.verdict = record.verdict;
+  m_cells.push_back(std::move(cell));
+}
+
+void TableSink::finish() { fmt::print("{}", format_verdict_table(m_cells)); }
+
+void Sinks::add(const plan::Case& c, const report::CaseRecord& record, bool resumed) {
+  for (const auto& sink : m_sinks) {
+    sink->add(c, record, resumed);
+  }
+}
+
+void Sinks::finish() {
+  for (const auto& sink : m_sinks) {
+    sink->finish();
+  }
+}
+
+}  // namespace lp::sweep

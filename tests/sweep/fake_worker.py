@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""A scripted stand-in for `loraprobe __worker` (src/worker, protocol/protocol.hpp),
+so the sweep's parent can be tested on a machine without a GPU.
+
+The script is the JSON file named by $LP_FAKE_WORKER_SCRIPT:
+  {"by_index": {"1": "fail", "2": "fault", "4": "hang", "5": "die"}, "log": "/path/runs.log"}
+  pass   every run right (the default)     fail   every run wrong
+  fault  a sticky fault: answers, then exits 4   die   exits without answering
+  hang   never answers (the parent's --case-timeout kills it)
+A job whose expand kernel is the positive control (a "-rawbits" variant) fails, as
+on a GPU. Every start and every job is appended to the log, one line each.
+"""
+import json
+import os
+import sys
+import time
+
+script = json.load(open(os.environ["LP_FAKE_WORKER_SCRIPT"]))
+log_path = script.get("log")
+
+
+def log(line):
+    if log_path:
+        with open(log_path, "a") as f:
+            f.write(line + "\n")
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def metrics(failed, elements):
+    return {"elements": elements, "nan": 7 if failed else 0, "inf": 0, "unwritten": None,
+            "untouched_rows_written": 0, "mismatches": 9 if failed else 0, "max_abs_dev": 0.001,
+            "max_rel_dev": 0.002, "worst_dev_over_tolerance": 5.0 if failed else 0.25, "first_bad": None,
+            "failing_tiles": 1 if failed else 0, "total_tiles": 8, "reference_nonfinite": 0, "atol": 1e-5,
+            "rtol": 0.01, "tolerance_why": "fake", "summary": ("FAIL 9 mismatches" if failed else "PASS")}
+
+
+log(f"start {os.getpid()}")
+send({"type": "ready", "pid": os.getpid(),
+      "gpu": {"name": "fake H200", "compute_capability": "9.0", "driver_version": "fake", "jit_cache_disabled": True,
+              "module_loading": "LAZY"}})
+for line in sys.stdin:
+    request = json.loads(line)
+    kind = request["type"]
+    if kind == "quit":
+        sys.exit(0)
+    if kind == "load_batch":
+        send({"type": "loaded_batch", "results": [{"key": item["key"], "ok": True} for item in request["items"]]})
+    elif kind == "race":
+        send({"type": "race_result", "error": "the fake worker has no GPU to race on"})
+    elif kind == "run":
+        job = request["job"]
+        expand = job.get("expand") or {}
+        action = script.get("by_index", {}).get(str(job["index"]), "pass")
+        if expand.get("variant", "").endswith("-rawbits"):
+            action = "fail"
+        log(f"run {job['index']} {action}")
+        if action == "hang":
+            time.sleep(3600)
+        if action == "die":
+            sys.exit(1)
+        outcome = "fault" if action == "fault" else "ran"
+        failed = action == "fail"
+        runs = job["repeats"]
+        send({"type": "result", "result": {
+            "index": job["index"], "case_id": job["case_id"], "outcome": outcome,
+            "reason": "fake sticky fault" if outcome == "fault" else ("FAIL 9 mismatches" if failed else ""),
+            "runs": 0 if outcome == "fault" else runs, "failed_runs": runs if failed else 0,
+            "metrics": None if outcome == "fault" else metrics(failed, 4096 * job["num_tokens"]),
+            "timing": None}})
+        if outcome == "fault":
+            sys.exit(4)
+    else:
+        send({"type": "error", "error": f"fake worker: unknown request {kind}"})
