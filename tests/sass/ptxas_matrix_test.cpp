@@ -5,7 +5,7 @@
 //
 // By default only the slice CI runs: vLLM's default expand under the oldest and
 // the newest installed ptxas. LP_PTXAS_MATRIX=full runs every PTX under every
-// version (scripts/ptxas_matrix.sh does that).
+// version; `loraprobe inspect --ptxas-matrix` is the tool for users.
 #include <gtest/gtest.h>
 
 #include <algorithm>
