@@ -3,19 +3,11 @@
 #include <cctype>
 #include <charconv>
 #include <stdexcept>
+#include "util/text.hpp"
 
 namespace lp::sass {
-namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
+namespace {
 
 bool all_digits(std::string_view s) {
   if (s.empty()) {

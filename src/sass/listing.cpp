@@ -5,21 +5,13 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <stdexcept>
+#include "util/text.hpp"
 
 namespace lp::sass {
+
 namespace {
 
 constexpr std::uint64_t k_instruction_bytes = 16;  // every SASS instruction since Volta
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 /// "EF_CUDA_SM90 ... EF_CUDA_ACCELERATORS" -> "sm_90a".
 std::string arch_from_headerflags(std::string_view line) {
