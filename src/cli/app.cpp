@@ -21,6 +21,12 @@ std::vector<std::string>& stored_command_line() {
 
 const std::vector<std::string>& command_line() { return stored_command_line(); }
 
+void print_notes(const std::vector<std::string>& notes) {
+  for (const std::string& note : notes) {
+    fmt::print(stderr, "loraprobe: note: {}\n", note);
+  }
+}
+
 int run_app(int argc, char** argv) {
   stored_command_line().assign(argv, argv + argc);
   CLI::App app{"loraprobe: reproduce and diagnose the Hopper wgmma register hazard in vLLM's LoRA Triton kernels"};

@@ -10,6 +10,10 @@ namespace lp::cli {
 /// meta.argv. Empty before run_app is called.
 const std::vector<std::string>& command_line();
 
+/// Prints each note ("loraprobe: note: ...") on stderr: input that still works but
+/// should be written otherwise (deprecated spellings).
+void print_notes(const std::vector<std::string>& notes);
+
 /// Parses argv, dispatches the chosen subcommand and returns its exit code.
 /// Throws lp::Fatal (and subclasses) for the caller in main to report.
 int run_app(int argc, char** argv);

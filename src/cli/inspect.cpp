@@ -161,13 +161,11 @@ inspect::InspectRequest request_of(const InspectOptions& o) {
     }
     plan::SweepConfig config = plan::load_config_file(o.config_path);
     if (!o.kernels.tritons.empty()) {
-      std::string text;
-      for (const std::string& t : o.kernels.tritons) {
-        text += (text.empty() ? "" : ",") + t;
-      }
-      plan::override_axis(config, plan::AxisId::triton,
-                          plan::parse_flag_values(plan::axis_info(plan::AxisId::triton), text), "--triton");
+      plan::FlagOverrides flags;
+      flags.axes[plan::AxisId::triton] = o.kernels.tritons;
+      plan::apply_flags(config, flags);
     }
+    print_notes(config.notes);
     r.sets = o.kernels.load();
     const sweep::PlannedVariants planned =
         sweep::planned_variants(plan::expand_plan(config, r.sets->versions()), *r.sets);

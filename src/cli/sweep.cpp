@@ -26,9 +26,7 @@ namespace {
 /// Everything `loraprobe sweep` takes; JSON config and flags fill the same struct.
 struct SweepOptions {
   std::string config_path;
-  std::map<plan::AxisId, std::vector<std::string>> axis_flags;
-  std::optional<std::int64_t> repeats;
-  std::optional<std::string> seed;  ///< as typed; plan::parse_seed checks it
+  plan::FlagOverrides flags;  ///< the axis flags, --ptxas, --repeats, --seed: applied by plan::apply_flags
   bool dry_run = false;
   bool json = false;
   bool show_config = false;
@@ -46,7 +44,6 @@ struct SweepOptions {
   unsigned jobs = 0;
   int device = 0;
   std::vector<std::string> test_hooks;
-  std::vector<std::string> ptxas;  ///< --ptxas SPEC: adds ptxas=SPEC to the compiler axis
 };
 
 void add_options(CLI::App& sub, SweepOptions& o) {
@@ -56,16 +53,29 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   for (const plan::AxisInfo& axis : plan::axis_table()) {
     const plan::AxisId id = axis.id;
     auto* opt = sub.add_option_function<std::vector<std::string>>(
-        std::string(axis.flag), [&o, id](const std::vector<std::string>& v) { o.axis_flags[id] = v; },
+        std::string(axis.flag), [&o, id](const std::vector<std::string>& v) { o.flags.axes[id] = v; },
         fmt::format("Override axis {}: {}", axis.key, axis.description));
     opt->group("Axes (replace the config's values; lists '256,384', ranges '16..8192*2' or '16..128+16')");
     opt->allow_extra_args(false);
     if (axis.kind == plan::AxisKind::compiler) {
       opt->take_all();
     }
+    if (!axis.old_flag.empty()) {
+      const std::string old_flag(axis.old_flag);
+      const std::string new_flag(axis.flag);
+      sub.add_option_function<std::vector<std::string>>(
+             old_flag,
+             [&o, id, old_flag, new_flag](const std::vector<std::string>& v) {
+               print_notes({fmt::format("{}: write {} ({} is deprecated)", old_flag, new_flag, old_flag)});
+               o.flags.axes[id] = v;
+             },
+             "Deprecated spelling of " + new_flag)
+          ->allow_extra_args(false)
+          ->group("");
+    }
   }
-  sub.add_option("--repeats", o.repeats, "Runs per case (fresh poison each time)");
-  sub.add_option("--seed", o.seed, "Seed of all generated inputs: a whole number from 0 to 2^64-1");
+  sub.add_option("--repeats", o.flags.repeats, "Runs per case (fresh poison each time)");
+  sub.add_option("--seed", o.flags.seed, "Seed of all generated inputs: a whole number from 0 to 2^64-1");
   sub.add_flag("--dry-run", o.dry_run, "Print the plan (case count and table) without running anything");
   sub.add_flag("--json", o.json, "With --dry-run or --show-config: print JSON instead of a table");
   sub.add_flag("--show-config", o.show_config, "Print every setting with its origin (default, file, flag)");
@@ -99,46 +109,15 @@ void add_options(CLI::App& sub, SweepOptions& o) {
       ->check(CLI::Range(0U, k_max_jobs));
   run->add_option("--device", o.device, "CUDA device ordinal")->check(CLI::Range(0, k_max_device));
   run->add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
-  add_ptxas_flag(sub, o.ptxas);
+  add_ptxas_flag(sub, o.flags.ptxas);
   // Tests only: replace a case's expand kernel by a kernel that misbehaves on purpose.
   sub.add_option("--test-hook", o.test_hooks, "INDEX=trap|spin|oob_write|skip_tile")->group("");
 }
 
 plan::SweepConfig resolve_config(const SweepOptions& o) {
   plan::SweepConfig config = o.config_path.empty() ? plan::load_default_config() : plan::load_config_file(o.config_path);
-  for (const auto& [id, texts] : o.axis_flags) {
-    const plan::AxisInfo& axis = plan::axis_info(id);
-    std::vector<nlohmann::json> values;
-    for (const std::string& text : texts) {
-      for (nlohmann::json& v : plan::parse_flag_values(axis, text)) {
-        if (std::find(values.begin(), values.end(), v) != values.end()) {
-          throw UsageError(fmt::format("{} {}: duplicate value {}", axis.flag, text, plan::format_value(v)));
-        }
-        values.push_back(std::move(v));
-      }
-    }
-    plan::override_axis(config, id, std::move(values), std::string(axis.flag));
-  }
-  if (!o.ptxas.empty()) {
-    // --ptxas adds to the compilers (the config's, or --compiler's), as in inspect.
-    std::vector<nlohmann::json> values = config.values(plan::AxisId::compilers);
-    for (const std::string& spec : o.ptxas) {
-      const nlohmann::json value = compile::Compiler::with_ptxas(spec).to_string();
-      if (std::find(values.begin(), values.end(), value) == values.end()) {
-        values.push_back(value);
-      }
-    }
-    plan::override_axis(config, plan::AxisId::compilers, std::move(values), "--ptxas");
-  }
-  if (o.repeats) {
-    if (*o.repeats < 1 || *o.repeats > 100000) {
-      throw UsageError(fmt::format("--repeats {}: expected a whole number in [1, 100000]", *o.repeats));
-    }
-    config.repeats = {*o.repeats, {plan::Origin::Kind::flag, "--repeats"}};
-  }
-  if (o.seed) {
-    config.seed = {plan::parse_seed(*o.seed, "--seed"), {plan::Origin::Kind::flag, "--seed"}};
-  }
+  plan::apply_flags(config, o.flags);
+  print_notes(config.notes);
   return config;
 }
 
@@ -183,7 +162,7 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
 /// compilers axis (by its --version; ptxas=triton is per set and checked by the run),
 /// and --nvdisasm when given.
 void validate_tools(const plan::SweepConfig& config, const sweep::SweepRequest& request) {
-  for (const nlohmann::json& value : config.values(plan::AxisId::compilers)) {
+  for (const nlohmann::json& value : config.values(plan::AxisId::compiler)) {
     const std::string compiler = value.get<std::string>();
     if (compiler.rfind("ptxas=", 0) == 0 && compiler != "ptxas=triton") {
       (void)compile::resolve_ptxas(compiler.substr(6));
@@ -221,7 +200,7 @@ SweepOptions options_from_journal(const std::string& journal) {
 
 int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   std::vector<std::string> recorded_argv = argv;
-  if (!o.resume.empty() && o.config_path.empty() && o.axis_flags.empty()) {
+  if (!o.resume.empty() && o.config_path.empty() && o.flags.axes.empty()) {
     const std::string out = o.out;
     o = options_from_journal(o.resume);
     if (!out.empty()) {

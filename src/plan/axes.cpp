@@ -27,7 +27,7 @@ const std::vector<AxisInfo> k_axes = {
      "number of output slices (1; 2 or 3 for merged projections such as qkv)"},
     {AxisId::hidden, "hidden", "--hidden", AxisKind::hidden, 1, 131072, false, false,
      "hidden size per slice; a list gives one size per slice (GQA qkv has unequal slices)"},
-    {AxisId::ranks, "ranks", "--ranks", AxisKind::integer, 1, 4096, false, false, "LoRA rank"},
+    {AxisId::rank, "rank", "--rank", AxisKind::integer, 1, 4096, false, false, "LoRA rank", "ranks", "--ranks"},
     {AxisId::num_loras, "num_loras", "--num-loras", AxisKind::integer, 1, 1024, false, false,
      "adapters in the batch; above 1 tokens are shuffled over adapters, some with none (-1)"},
     {AxisId::add_inputs, "add_inputs", "--add-inputs", AxisKind::boolean, 0, 0, false, false,
@@ -40,8 +40,9 @@ const std::vector<AxisInfo> k_axes = {
      "software-pipelining depth of the k-loop"},
     {AxisId::split_k, "split_k", "--split-k", AxisKind::integer, 1, 256, false, true,
      "shrink: K splits added with atomics"},
-    {AxisId::compilers, "compilers", "--compiler", AxisKind::compiler, 0, 0, false, false,
-     "how the PTX becomes SASS: prebuilt (Triton's cubin), driver (cuLink JIT), ptxas=PATH|VERSION|toolkit|triton"},
+    {AxisId::compiler, "compiler", "--compiler", AxisKind::compiler, 0, 0, false, false,
+     "how the PTX becomes SASS: prebuilt (Triton's cubin), driver (cuLink JIT), ptxas=PATH|VERSION|toolkit|triton",
+     "compilers", ""},
     {AxisId::tokens, "tokens", "--tokens", AxisKind::integer, 1, k_max_tokens, false, false,
      "number of tokens (rows) in the batch"},
 };
@@ -86,10 +87,18 @@ const std::vector<AxisInfo>& axis_table() { return k_axes; }
 
 const AxisInfo& axis_info(AxisId id) { return k_axes.at(static_cast<std::size_t>(id)); }
 
-const AxisInfo* find_axis(std::string_view key) {
+const AxisInfo* find_axis(std::string_view key, bool* deprecated) {
   for (const AxisInfo& axis : k_axes) {
     if (axis.key == key) {
       return &axis;
+    }
+  }
+  if (deprecated != nullptr) {
+    for (const AxisInfo& axis : k_axes) {
+      if (!axis.old_key.empty() && axis.old_key == key) {
+        *deprecated = true;
+        return &axis;
+      }
     }
   }
   return nullptr;

@@ -26,7 +26,7 @@ enum class AxisId {
   weight_dtype,
   num_slices,
   hidden,
-  ranks,
+  rank,
   num_loras,
   add_inputs,
   block_m,
@@ -35,7 +35,7 @@ enum class AxisId {
   num_warps,
   num_stages,
   split_k,
-  compilers,
+  compiler,
   tokens,
 };
 
@@ -61,14 +61,17 @@ struct AxisInfo {
   bool power_of_two = false;     ///< integer axes: values must be powers of two
   bool allows_vllm = false;      ///< accepts "vllm": vLLM's default for the op and token count
   std::string_view description;  ///< one line for --help and the schema
+  std::string_view old_key = {};   ///< the deprecated spelling still read in configs ("ranks"), or empty
+  std::string_view old_flag = {};  ///< the deprecated flag still read ("--ranks"), or empty
 };
 
 /// All axes, in AxisId order.
 const std::vector<AxisInfo>& axis_table();
 /// The row of `id`.
 const AxisInfo& axis_info(AxisId id);
-/// The row whose key is `key`, or nullptr.
-const AxisInfo* find_axis(std::string_view key);
+/// The row whose key is `key`, or nullptr. With `deprecated`, an old spelling
+/// (AxisInfo::old_key) also finds its row, and *deprecated says that it did.
+const AxisInfo* find_axis(std::string_view key, bool* deprecated = nullptr);
 
 /// The value spelled "vllm" in configs: resolved per case to vLLM's default.
 inline constexpr std::string_view k_vllm_default = "vllm";

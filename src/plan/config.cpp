@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "compile/compiler.hpp"
 #include "plan/embedded_configs.hpp"
 #include "util/checked.hpp"
 #include "util/error.hpp"
@@ -329,20 +330,39 @@ SweepConfig builtin_config() {
   c.axes[AxisId::weight_dtype] = builtin_axis({"bf16"});
   c.axes[AxisId::num_slices] = builtin_axis({1});
   c.axes[AxisId::hidden] = builtin_axis({4096});
-  c.axes[AxisId::ranks] = builtin_axis({64});
+  c.axes[AxisId::rank] = builtin_axis({64});
   c.axes[AxisId::num_loras] = builtin_axis({1});
   c.axes[AxisId::add_inputs] = builtin_axis({true});
   for (AxisId id : {AxisId::block_m, AxisId::block_n, AxisId::block_k, AxisId::num_warps, AxisId::num_stages,
                     AxisId::split_k}) {
     c.axes[id] = builtin_axis({vllm});
   }
-  c.axes[AxisId::compilers] = builtin_axis({"prebuilt"});
+  c.axes[AxisId::compiler] = builtin_axis({"prebuilt"});
   c.axes[AxisId::tokens] = builtin_axis(tokens_16_to_8192());
   c.repeats = {3, {}};
   c.seed = {48590, {}};
   c.exclude = {{}, {}};
   return c;
 }
+
+namespace {
+
+/// The axis a config key names; an old spelling is read and noted. Throws
+/// lp::InputError for a key that is no axis.
+const AxisInfo& axis_of_key(const std::string& key, const std::string& file, const std::string& ptr,
+                            std::vector<std::string>& notes) {
+  bool deprecated = false;
+  const AxisInfo* axis = find_axis(key, &deprecated);
+  if (axis == nullptr) {
+    throw InputError(file, ptr, fmt::format("unknown axis \"{}\"{}", key, did_you_mean(key, axis_keys())));
+  }
+  if (deprecated) {
+    notes.push_back(fmt::format("{}:{}: write {} ({} is deprecated)", file, ptr, axis->key, key));
+  }
+  return *axis;
+}
+
+}  // namespace
 
 SweepConfig parse_config(std::string_view text, const std::string& file) {
   const json doc = parse_json_limited(text, file);
@@ -387,18 +407,20 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
     if (!it->is_object()) {
       throw InputError(file, "/axes", fmt::format("expected an object of axes, got {}", it->dump()));
     }
+    std::set<AxisId> seen;
     for (const auto& [key, value] : it->items()) {
       const std::string ptr = "/axes/" + escape_pointer_token(key);
-      const AxisInfo* axis = find_axis(key);
-      if (axis == nullptr) {
-        throw InputError(file, ptr, fmt::format("unknown axis \"{}\"{}", key, did_you_mean(key, axis_keys())));
+      const AxisInfo& axis = axis_of_key(key, file, ptr, c.notes);
+      if (!seen.insert(axis.id).second) {
+        throw InputError(file, ptr, fmt::format("axis {} is given twice (as {} and {})", axis.key, axis.key, axis.old_key));
       }
-      c.axes[axis->id] = {parse_axis_values(*axis, value, file, ptr, /*allow_vllm=*/true), from_file};
+      c.axes[axis.id] = {parse_axis_values(axis, value, file, ptr, /*allow_vllm=*/true), from_file};
     }
   }
   if (const auto it = doc.find("repeats"); it != doc.end()) {
-    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > 100000) {
-      throw InputError(file, "/repeats", fmt::format("expected a whole number in [1, 100000], got {}", it->dump()));
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > k_max_repeats) {
+      throw InputError(file, "/repeats",
+                       fmt::format("expected a whole number in [1, {}], got {}", k_max_repeats, it->dump()));
     }
     c.repeats = {it->get<std::int64_t>(), from_file};
   }
@@ -449,11 +471,12 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
       parsed.pointer = ptr;
       for (const auto& [key, value] : rule.items()) {
         const std::string key_ptr = ptr + "/" + escape_pointer_token(key);
-        const AxisInfo* axis = find_axis(key);
-        if (axis == nullptr) {
-          throw InputError(file, key_ptr, fmt::format("unknown axis \"{}\"{}", key, did_you_mean(key, axis_keys())));
+        const AxisInfo& axis = axis_of_key(key, file, key_ptr, c.notes);
+        if (parsed.match.count(axis.id) > 0) {
+          throw InputError(file, key_ptr,
+                           fmt::format("axis {} is given twice (as {} and {})", axis.key, axis.key, axis.old_key));
         }
-        parsed.match[axis->id] = parse_axis_values(*axis, value, file, key_ptr, /*allow_vllm=*/false);
+        parsed.match[axis.id] = parse_axis_values(axis, value, file, key_ptr, /*allow_vllm=*/false);
       }
       rules.push_back(std::move(parsed));
     }
@@ -623,6 +646,42 @@ json SweepConfig::to_json() const {
   }
   out["exclude"] = {{"rules", std::move(rules)}, {"origin", exclude.origin.describe()}};
   return out;
+}
+
+void apply_flags(SweepConfig& config, const FlagOverrides& flags) {
+  for (const auto& [id, texts] : flags.axes) {
+    const AxisInfo& axis = axis_info(id);
+    std::vector<json> values;
+    for (const std::string& text : texts) {
+      for (json& v : parse_flag_values(axis, text)) {
+        if (std::find(values.begin(), values.end(), v) != values.end()) {
+          throw UsageError(fmt::format("{} {}: duplicate value {}", axis.flag, text, format_value(v)));
+        }
+        values.push_back(std::move(v));
+      }
+    }
+    override_axis(config, id, std::move(values), std::string(axis.flag));
+  }
+  if (!flags.ptxas.empty()) {
+    // --ptxas adds to the compilers (the config's, or --compiler's), as in inspect.
+    std::vector<json> values = config.values(AxisId::compiler);
+    for (const std::string& spec : flags.ptxas) {
+      const json value = compile::Compiler::with_ptxas(spec).to_string();
+      if (std::find(values.begin(), values.end(), value) == values.end()) {
+        values.push_back(value);
+      }
+    }
+    override_axis(config, AxisId::compiler, std::move(values), "--ptxas");
+  }
+  if (flags.repeats) {
+    if (*flags.repeats < 1 || *flags.repeats > k_max_repeats) {
+      throw UsageError(fmt::format("--repeats {}: expected a whole number in [1, {}]", *flags.repeats, k_max_repeats));
+    }
+    config.repeats = {*flags.repeats, {Origin::Kind::flag, "--repeats"}};
+  }
+  if (flags.seed) {
+    config.seed = {parse_seed(*flags.seed, "--seed"), {Origin::Kind::flag, "--seed"}};
+  }
 }
 
 std::string format_config(const SweepConfig& config) {

@@ -56,6 +56,9 @@ struct SweepConfig {
   Setting<std::uint64_t> seed;
   std::map<DType, Setting<Tolerance>> tolerance;  ///< overrides of the built-in table only
   Setting<std::vector<ExcludeRule>> exclude;
+  /// What the input says that still works but should be written otherwise
+  /// ("<file>:/axes/ranks: write rank (ranks is deprecated)"); the CLI prints them.
+  std::vector<std::string> notes;
 
   /// The values of `id`.
   [[nodiscard]] const std::vector<nlohmann::json>& values(AxisId id) const { return axes.at(id).value; }
@@ -70,6 +73,8 @@ inline constexpr std::size_t k_max_config_depth = 16;
 inline constexpr std::size_t k_max_axis_values = 4096;
 /// Most exclude rules a config may have: each case is matched against each rule.
 inline constexpr std::size_t k_max_exclude_rules = 256;
+/// Runs per case, config and --repeats alike: [1, k_max_repeats].
+inline constexpr std::int64_t k_max_repeats = 100000;
 
 /// The built-in layer alone: vLLM defaults for every knob, tokens 16..8192 doubling.
 SweepConfig builtin_config();
@@ -95,6 +100,19 @@ std::uint64_t parse_seed(std::string_view text, std::string_view flag);
 
 /// Replaces an axis's values with a flag's, recording the flag as origin.
 void override_axis(SweepConfig& config, AxisId id, std::vector<nlohmann::json> values, std::string flag);
+
+/// The command line's layer over a config: what sweep's (and inspect --config's) flags say.
+struct FlagOverrides {
+  std::map<AxisId, std::vector<std::string>> axes;  ///< each axis flag's texts, as typed (repeatable)
+  std::optional<std::int64_t> repeats;               ///< --repeats
+  std::optional<std::string> seed;                   ///< --seed, as typed
+  std::vector<std::string> ptxas;                    ///< --ptxas SPEC: adds ptxas=SPEC to the compiler axis
+};
+
+/// Applies `flags` to `config`: each axis flag replaces the axis (a value given twice
+/// is an error), --ptxas adds to the compilers, --repeats and --seed replace theirs.
+/// Throws lp::UsageError naming the flag and the value.
+void apply_flags(SweepConfig& config, const FlagOverrides& flags);
 
 /// The table `sweep --show-config` prints: setting, values, origin.
 std::string format_config(const SweepConfig& config);

@@ -71,7 +71,7 @@ json case_axis_value(const Case& c, AxisId id) {
       return c.num_slices;
     case AxisId::hidden:
       return c.hidden;
-    case AxisId::ranks:
+    case AxisId::rank:
       return c.rank;
     case AxisId::num_loras:
       return c.num_loras;
@@ -89,7 +89,7 @@ json case_axis_value(const Case& c, AxisId id) {
       return knobs->num_stages;
     case AxisId::split_k:
       return c.shrink ? json(c.shrink->split_k) : json();
-    case AxisId::compilers:
+    case AxisId::compiler:
       return c.compiler.to_string();
     case AxisId::triton:
       return c.triton;
@@ -192,13 +192,13 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
     Case c;
     c.op = *parse_op(v(AxisId::op).get<std::string>());
     c.tokens = v(AxisId::tokens).get<std::int64_t>();
-    c.rank = v(AxisId::ranks).get<std::int64_t>();
+    c.rank = v(AxisId::rank).get<std::int64_t>();
     c.num_slices = v(AxisId::num_slices).get<int>();
     c.num_loras = v(AxisId::num_loras).get<int>();
     c.weight_dtype = *parse_dtype(v(AxisId::weight_dtype).get<std::string>());
     c.input_dtype = *parse_dtype(v(AxisId::input_dtype).get<std::string>());
     c.add_inputs = v(AxisId::add_inputs).get<bool>();
-    c.compiler = *compile::Compiler::parse(v(AxisId::compilers).get<std::string>());
+    c.compiler = *compile::Compiler::parse(v(AxisId::compiler).get<std::string>());
     c.triton = v(AxisId::triton).get<std::string>();
 
     const json& hidden = v(AxisId::hidden);

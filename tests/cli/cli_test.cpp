@@ -196,7 +196,7 @@ TEST(Cli, WithoutAGpuASweepSaysSoBeforeBuildingItsPlan) {
     GTEST_SKIP() << "skipped: a GPU is present (this test is about a host without one)";
   }
   const std::string big = write_temp("big-plan.json", R"({"axes": {"triton": ["3.6.0"],
-      "tokens": {"from": 1, "to": 4096, "step": 1}, "ranks": {"from": 1, "to": 1000, "step": 1}}})");
+      "tokens": {"from": 1, "to": 4096, "step": 1}, "rank": {"from": 1, "to": 1000, "step": 1}}})");
   const ProcessResult r = loraprobe({"sweep", "--config", big, "--out", write_temp("big-plan-report.json", "") + ".new"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_EQ(r.err.rfind("loraprobe: running a sweep needs a Hopper (sm_90) GPU: ", 0), 0U) << r.err;
@@ -275,8 +275,17 @@ TEST(Cli, FlagsOverrideTheConfigAndShowTheirOrigin) {
   const nlohmann::json config = nlohmann::json::parse(r.out);
   EXPECT_EQ(config["axes"]["tokens"]["values"], nlohmann::json::array({256, 384}));
   EXPECT_EQ(config["axes"]["tokens"]["origin"], "flag --tokens");
-  EXPECT_EQ(config["axes"]["ranks"]["origin"], "file " LP_SOURCE_DIR "/configs/seed-48590.json");
+  EXPECT_EQ(config["axes"]["rank"]["origin"], "file " LP_SOURCE_DIR "/configs/seed-48590.json");
   EXPECT_EQ(config["axes"]["split_k"]["origin"], "default");
+}
+
+TEST(Cli, TheOldRanksFlagStillWorksWithANote) {
+  const ProcessResult r = loraprobe({"sweep", "--show-config", "--json", "--ranks", "16,32"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "loraprobe: note: --ranks: write --rank (--ranks is deprecated)\n");
+  const nlohmann::json config = nlohmann::json::parse(r.out);
+  EXPECT_EQ(config["axes"]["rank"]["values"], nlohmann::json::array({16, 32}));
+  EXPECT_EQ(config["axes"]["rank"]["origin"], "flag --rank");
 }
 
 TEST(Cli, RepeatedCompilerFlagsKeepPathsWhole) {
@@ -284,7 +293,7 @@ TEST(Cli, RepeatedCompilerFlagsKeepPathsWhole) {
                                      "ptxas=/opt/a dir,with comma/ptxas"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json config = nlohmann::json::parse(r.out);
-  EXPECT_EQ(config["axes"]["compilers"]["values"],
+  EXPECT_EQ(config["axes"]["compiler"]["values"],
             nlohmann::json::array({"prebuilt", "ptxas=/opt/a dir,with comma/ptxas"}));
 }
 

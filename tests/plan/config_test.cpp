@@ -135,16 +135,53 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Config, ValuesRememberTheirOrigin) {
   const SweepConfig c = parse_config(R"({"axes": {"ranks": [16, 64]}, "repeats": 7})", "mine.json");
-  EXPECT_EQ(c.axes.at(AxisId::ranks).origin.describe(), "file mine.json");
+  EXPECT_EQ(c.axes.at(AxisId::rank).origin.describe(), "file mine.json");
   EXPECT_EQ(c.axes.at(AxisId::tokens).origin.describe(), "default");
   EXPECT_EQ(c.repeats.value, 7);
   EXPECT_EQ(c.repeats.origin.describe(), "file mine.json");
   EXPECT_EQ(c.seed.origin.describe(), "default");
 
   SweepConfig flagged = c;
-  override_axis(flagged, AxisId::ranks, parse_flag_values(axis_info(AxisId::ranks), "32"), "--ranks");
-  EXPECT_EQ(flagged.axes.at(AxisId::ranks).origin.describe(), "flag --ranks");
-  EXPECT_EQ(flagged.values(AxisId::ranks), std::vector<nlohmann::json>{32});
+  override_axis(flagged, AxisId::rank, parse_flag_values(axis_info(AxisId::rank), "32"), "--ranks");
+  EXPECT_EQ(flagged.axes.at(AxisId::rank).origin.describe(), "flag --ranks");
+  EXPECT_EQ(flagged.values(AxisId::rank), std::vector<nlohmann::json>{32});
+}
+
+TEST(Config, OldAxisSpellingsStillReadWithANoteAndNeverTwice) {
+  const SweepConfig old = parse_config(R"({"axes": {"ranks": [16], "compilers": ["driver"]},
+                                          "exclude": [{"ranks": 16, "tokens": 16}]})",
+                                       "old.json");
+  EXPECT_EQ(old.values(AxisId::rank), std::vector<nlohmann::json>{16});
+  EXPECT_EQ(old.values(AxisId::compiler), std::vector<nlohmann::json>{"driver"});
+  // In key order (a JSON object is read sorted).
+  EXPECT_EQ(old.notes, (std::vector<std::string>{"old.json:/axes/compilers: write compiler (compilers is deprecated)",
+                                                 "old.json:/axes/ranks: write rank (ranks is deprecated)",
+                                                 "old.json:/exclude/0/ranks: write rank (ranks is deprecated)"}));
+  EXPECT_TRUE(parse_config(R"({"axes": {"rank": [16], "compiler": ["driver"]}})", "new.json").notes.empty());
+  try {
+    (void)parse_config(R"({"axes": {"rank": [16], "ranks": [32]}})", "both.json");
+    ADD_FAILURE() << "both spellings of one axis were accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "both.json:/axes/ranks: axis rank is given twice (as rank and ranks)");
+  }
+}
+
+TEST(Config, FlagsApplyInThePlanLayer) {
+  SweepConfig c = parse_config(R"({"axes": {"compiler": ["prebuilt"]}})", "mine.json");
+  FlagOverrides flags;
+  flags.axes[AxisId::tokens] = {"16,32", "64"};
+  flags.ptxas = {"13.3", "13.3"};
+  flags.repeats = 3;
+  flags.seed = "7";
+  apply_flags(c, flags);
+  EXPECT_EQ(c.values(AxisId::tokens), (std::vector<nlohmann::json>{16, 32, 64}));
+  EXPECT_EQ(c.values(AxisId::compiler), (std::vector<nlohmann::json>{"prebuilt", "ptxas=13.3"}));
+  EXPECT_EQ(c.axes.at(AxisId::compiler).origin.describe(), "flag --ptxas");
+  EXPECT_EQ(c.repeats.value, 3);
+  EXPECT_EQ(c.seed.value, 7U);
+  flags = {};
+  flags.repeats = k_max_repeats + 1;
+  EXPECT_THROW(apply_flags(c, flags), UsageError);
 }
 
 TEST(Config, RangesExpand) {
@@ -154,19 +191,19 @@ TEST(Config, RangesExpand) {
   EXPECT_EQ(c.values(AxisId::tokens).size(), 10U);
   EXPECT_EQ(c.values(AxisId::tokens).front(), 16);
   EXPECT_EQ(c.values(AxisId::tokens).back(), 8192);
-  EXPECT_EQ(c.values(AxisId::ranks), (std::vector<nlohmann::json>{16, 32, 48, 64, 128}));
+  EXPECT_EQ(c.values(AxisId::rank), (std::vector<nlohmann::json>{16, 32, 48, 64, 128}));
 }
 
 TEST(Config, FlagSyntax) {
   EXPECT_EQ(parse_flag_values(axis_info(AxisId::tokens), "256,384"), (std::vector<nlohmann::json>{256, 384}));
   EXPECT_EQ(parse_flag_values(axis_info(AxisId::tokens), "16..64*2"), (std::vector<nlohmann::json>{16, 32, 64}));
-  EXPECT_EQ(parse_flag_values(axis_info(AxisId::ranks), "16..48+16,128"),
+  EXPECT_EQ(parse_flag_values(axis_info(AxisId::rank), "16..48+16,128"),
             (std::vector<nlohmann::json>{16, 32, 48, 128}));
   EXPECT_EQ(parse_flag_values(axis_info(AxisId::hidden), "4096,4096/1024/1024"),
             (std::vector<nlohmann::json>{4096, nlohmann::json::array({4096, 1024, 1024})}));
   EXPECT_EQ(parse_flag_values(axis_info(AxisId::block_n), "vllm,32"),
             (std::vector<nlohmann::json>{"vllm", 32}));
-  EXPECT_EQ(parse_flag_values(axis_info(AxisId::compilers), "ptxas=/opt/my dir,x/ptxas"),
+  EXPECT_EQ(parse_flag_values(axis_info(AxisId::compiler), "ptxas=/opt/my dir,x/ptxas"),
             (std::vector<nlohmann::json>{"ptxas=/opt/my dir,x/ptxas"}));
 }
 
@@ -185,7 +222,7 @@ TEST(Config, BadFlagsNameTheFlagAndValue) {
   EXPECT_EQ(message(AxisId::tokens, "16,,32"), "--tokens 16,,32: empty value between commas");
   EXPECT_EQ(message(AxisId::tokens, "64..16*2"), "--tokens 64..16*2: range from 64 is above to 16");
   EXPECT_EQ(message(AxisId::input_dtype, "fp8"), "--input-dtype fp8: expected one of fp32, bf16, fp16, got \"fp8\"");
-  EXPECT_EQ(message(AxisId::ranks, "16,16"), "--ranks 16,16: duplicate value 16");
+  EXPECT_EQ(message(AxisId::rank, "16,16"), "--rank 16,16: duplicate value 16");
   // Extreme numbers in flag ranges: checked arithmetic, and the value quoted as written.
   EXPECT_EQ(message(AxisId::tokens, "-6..8191*2"), R"(--tokens -6..8191*2: a range with "mul" starts at 1 or more, got -6)");
   EXPECT_EQ(message(AxisId::tokens, "1..9223372036854775807*2"),
@@ -195,8 +232,8 @@ TEST(Config, BadFlagsNameTheFlagAndValue) {
   EXPECT_EQ(message(AxisId::tokens, "16..99999999999999999999*2"),
             "--tokens 16..99999999999999999999*2: 99999999999999999999 does not fit in a whole number (at most "
             "9223372036854775807)");
-  EXPECT_EQ(message(AxisId::ranks, "-9223372036854775808..9223372036854775807+9223372036854775807"),
-            "--ranks -9223372036854775808..9223372036854775807+9223372036854775807: -9223372036854775808 is out of "
+  EXPECT_EQ(message(AxisId::rank, "-9223372036854775808..9223372036854775807+9223372036854775807"),
+            "--rank -9223372036854775808..9223372036854775807+9223372036854775807: -9223372036854775808 is out of "
             "range [1, 4096]");
   EXPECT_EQ(message(AxisId::tokens, "1..1048576+1"), "--tokens 1..1048576+1: range gives more than 4096 values");
 }
