@@ -215,7 +215,7 @@ int run_inspect(const InspectOptions& o) {
       fmt::print("== Triton {} ==\n{}\n", m.triton_version, m.format());
     }
     for (const inspect::InspectResult& r : results) {
-      if (r.status == inspect::ItemStatus::error) {
+      if (r.status == inspect::StaticOutcome::error) {
         fmt::print("error: {} ({}): {}\n", r.name, r.compiler, r.error.substr(0, r.error.find('\n')));
       }
     }

@@ -79,11 +79,11 @@ std::string format_inspect_table(const std::vector<inspect::InspectResult>& resu
                                 name_width, "compiler", compiler_width, "findings", "made_by", "hgmma", "a_reg",
                                 "inflight", "regs", "local", "first finding");
   for (const inspect::InspectResult& r : results) {
-    if (hazards_only && r.status == inspect::ItemStatus::clean) {
+    if (hazards_only && r.status == inspect::StaticOutcome::clean) {
       continue;
     }
     out += triton_cell(r.triton);
-    if (r.status == inspect::ItemStatus::error) {
+    if (r.status == inspect::StaticOutcome::error) {
       out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width,
                          r.compiler, compiler_width, "-", "-", "-", "-", "-", "-", "-", short_error(r.error));
       continue;

@@ -15,13 +15,13 @@ InspectTotals total(const std::vector<InspectResult>& results) {
   for (const InspectResult& r : results) {
     t.skipped += r.skipped.empty() ? 0 : 1;
     switch (r.status) {
-      case ItemStatus::clean:
+      case StaticOutcome::clean:
         ++t.clean;
         break;
-      case ItemStatus::hazard:
+      case StaticOutcome::hazard:
         ++t.hazard;
         break;
-      case ItemStatus::error:
+      case StaticOutcome::error:
         ++t.error;
         break;
     }

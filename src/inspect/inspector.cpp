@@ -30,7 +30,7 @@ double ms_since(Clock::time_point start) {
 
 /// What one distinct input gave; shared by every item that names it.
 struct Inspector::Outcome {
-  ItemStatus status = ItemStatus::error;
+  StaticOutcome status = StaticOutcome::error;
   std::size_t finding_count = 0;
   nlohmann::json sass;
   nlohmann::json compile;
@@ -61,13 +61,13 @@ struct Inspector::Memo {
   std::map<std::string, nlohmann::json> ptx_reports;  ///< by sha256 of the PTX
 };
 
-std::string_view to_string(ItemStatus status) noexcept {
+std::string_view to_string(StaticOutcome status) noexcept {
   switch (status) {
-    case ItemStatus::clean:
+    case StaticOutcome::clean:
       return "clean";
-    case ItemStatus::hazard:
+    case StaticOutcome::hazard:
       return "hazard";
-    case ItemStatus::error:
+    case StaticOutcome::error:
       return "error";
   }
   return "error";
@@ -157,7 +157,7 @@ Inspector::Outcome Inspector::analyse(std::string_view cubin, const std::string&
         hit && hit->value("cubin_sha256", std::string()) == cubin_sha256 && hit->contains("finding_count")) {
       ++m_sass_hits;
       outcome.finding_count = hit->at("finding_count").get<std::size_t>();
-      outcome.status = outcome.finding_count > 0 ? ItemStatus::hazard : ItemStatus::clean;
+      outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
       outcome.sass = std::move(*hit);
       outcome.cached = true;
       return outcome;
@@ -180,7 +180,7 @@ Inspector::Outcome Inspector::analyse(std::string_view cubin, const std::string&
   }
   outcome.sass = nlohmann::json::parse(text);
   outcome.finding_count = report.finding_count();
-  outcome.status = outcome.finding_count > 0 ? ItemStatus::hazard : ItemStatus::clean;
+  outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
   return outcome;
 }
 
@@ -188,7 +188,7 @@ Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& i
   if (!item.ptx) {
     if (std::string why = skip_reason(item.source_ptx, m_options.skip_without_wgmma); !why.empty()) {
       Outcome outcome;
-      outcome.status = ItemStatus::clean;
+      outcome.status = StaticOutcome::clean;
       outcome.skipped = std::move(why);
       return outcome;
     }
@@ -208,7 +208,7 @@ Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& i
         ++m_sass_hits;
         Outcome outcome;
         outcome.finding_count = hit->at("finding_count").get<std::size_t>();
-        outcome.status = outcome.finding_count > 0 ? ItemStatus::hazard : ItemStatus::clean;
+        outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
         outcome.sass = std::move(*hit);
         outcome.cached = true;
         outcome.compile = std::move(*record);
@@ -236,7 +236,7 @@ Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& i
   // Compiled all the same: a PTX that this ptxas refuses is an error row, skipped or not.
   Outcome outcome;
   if (std::string why = skip_reason(item.ptx->ptx, m_options.skip_without_wgmma); !why.empty()) {
-    outcome.status = ItemStatus::clean;
+    outcome.status = StaticOutcome::clean;
     outcome.skipped = std::move(why);
   } else {
     outcome = analyse(out.cubin, cubin_sha256, item.name + " (" + item.compiler + ")");
@@ -290,7 +290,7 @@ InspectResult Inspector::inspect(const InspectItem& item) const {
   const std::shared_ptr<const std::string> ptx = item.ptx ? item.ptx->ptx : item.source_ptx;
   if (ptx) {
     result.ptx = check_ptx(*ptx, item.name);
-    if (result.status != ItemStatus::error && result.ptx.contains("finding_count")) {
+    if (result.status != StaticOutcome::error && result.ptx.contains("finding_count")) {
       result.attribution =
           ptx::attribution(result.ptx.at("finding_count").get<std::size_t>(), result.finding_count);
     }
@@ -372,7 +372,7 @@ std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>
         results[i].variant = items[i].variant;
         results[i].triton = items[i].triton;
         results[i].compiler = items[i].compiler;
-        results[i].status = ItemStatus::error;
+        results[i].status = StaticOutcome::error;
         results[i].error = fmt::format("not inspected: interrupted by {}", signal_name(m_interrupted_by));
       }
     }

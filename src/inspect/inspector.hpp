@@ -10,7 +10,7 @@
 //   std::vector<InspectItem> items;
 //   items.push_back({v.id, v.id, "prebuilt", set.contents(*v.cubin), std::nullopt});
 //   for (const InspectResult& r : inspector.inspect_all(items)) {
-//     if (r.status == ItemStatus::hazard) { ... }   // a sweep case that passed: LATENT
+//     if (r.status == StaticOutcome::hazard) { ... }   // a sweep case that passed: LATENT
 //   }
 //
 // Every distinct input is worked on once per Inspector: the same cubin bytes, or
@@ -61,15 +61,16 @@ struct InspectItem {
   std::string triton;  ///< the Triton version of the variant's kernel set; empty for a user's file
 };
 
-/// What came of an item.
-enum class ItemStatus {
+/// What the static analysis of one item found (a case's outcome is its verdict,
+/// report/verdict.hpp; a worker's run is a protocol::RunOutcome).
+enum class StaticOutcome {
   clean,   ///< analysed, no finding
   hazard,  ///< analysed, at least one finding
   error,   ///< not analysed: ptxas or nvdisasm failed, or the input is no cubin
 };
 
 /// "clean", "hazard", "error".
-std::string_view to_string(ItemStatus status) noexcept;
+std::string_view to_string(StaticOutcome status) noexcept;
 
 /// The result for one item, in the order of the items given.
 struct InspectResult {
@@ -77,7 +78,7 @@ struct InspectResult {
   std::optional<std::string> variant;
   std::string triton;  ///< the item's Triton set; empty for a user's file
   std::string compiler;
-  ItemStatus status = ItemStatus::error;
+  StaticOutcome status = StaticOutcome::error;
   std::size_t finding_count = 0;
   /// sass::CubinReport as JSON (analyze.hpp's to_json); null for an error.
   nlohmann::json sass;

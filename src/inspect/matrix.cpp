@@ -246,7 +246,7 @@ PtxasMatrix build_matrix(const std::vector<const kernels::Variant*>& variants, s
         cell.status = "missing";
       } else {
         cell.status = std::string(to_string(it->second->status));
-        if (it->second->status != ItemStatus::error) {
+        if (it->second->status != StaticOutcome::error) {
           cell.findings = it->second->finding_count;
           cell.cubin_sha256 = it->second->sass.value("cubin_sha256", std::string());
           cell.attribution = it->second->attribution;

@@ -146,7 +146,7 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   }
   for (std::size_t i = 0; i < todo.size(); ++i) {
     const inspect::InspectResult& r = results[i];
-    if (r.status == inspect::ItemStatus::error) {
+    if (r.status == inspect::StaticOutcome::error) {
       todo[i]->sass_error = r.error;
       continue;
     }

@@ -121,7 +121,7 @@ InspectResult result(const std::string& id, const std::string& compiler, std::si
   r.name = id;
   r.variant = id;
   r.compiler = compiler;
-  r.status = findings > 0 ? ItemStatus::hazard : ItemStatus::clean;
+  r.status = findings > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
   r.finding_count = findings;
   r.sass = {{"cubin_sha256", std::string(64, 'a')}};
   return r;
@@ -160,7 +160,7 @@ TEST(Matrix, FirstCleanVersionAndRegressions) {
   EXPECT_NE(text.find("<- vLLM default expand\n"), std::string::npos) << text;
 
   results[2] = result("single", "ptxas=13.3", 2);
-  results[3].status = ItemStatus::error;
+  results[3].status = StaticOutcome::error;
   const PtxasMatrix none = build_matrix({&single}, columns, results, "3.8.0");
   EXPECT_EQ(none.first_clean[0].version, std::nullopt);
   EXPECT_EQ(none.first_clean[0].line,

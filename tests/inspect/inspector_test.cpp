@@ -52,14 +52,14 @@ TEST(Inspector, FindsTheHazardAndNotInTheSerialisedLoop) {
   const std::vector<InspectResult> r = inspector.inspect_all({cubin_item(k_hazard_id), cubin_item(k_clean_id)});
   ASSERT_EQ(r.size(), 2U);
   EXPECT_EQ(r[0].name, k_hazard_id);
-  EXPECT_EQ(r[0].status, ItemStatus::hazard) << r[0].error;
+  EXPECT_EQ(r[0].status, StaticOutcome::hazard) << r[0].error;
   EXPECT_GT(r[0].finding_count, 0U);
   EXPECT_EQ(r[0].sass.at("finding_count").get<std::size_t>(), r[0].finding_count);
   EXPECT_EQ(r[0].sass.at("cubin_sha256"), sha256_hex(fixture(k_hazard_id + ".cubin")));
   EXPECT_TRUE(r[0].compile.is_null());
   EXPECT_FALSE(r[0].cached);
   EXPECT_EQ(r[1].name, k_clean_id);
-  EXPECT_EQ(r[1].status, ItemStatus::clean) << r[1].error;
+  EXPECT_EQ(r[1].status, StaticOutcome::clean) << r[1].error;
   EXPECT_EQ(r[1].finding_count, 0U);
   const nlohmann::json j = r[0].to_json();
   EXPECT_EQ(j.at("status"), "hazard");
@@ -113,7 +113,7 @@ TEST(Inspector, CacheKeyFollowsTheChecksAndSurvivesACorruptEntry) {
   const Inspector after(options(*tool, 1, cache.path()));
   const InspectResult r = after.inspect(item);
   EXPECT_FALSE(r.cached);
-  EXPECT_EQ(r.status, ItemStatus::hazard);
+  EXPECT_EQ(r.status, StaticOutcome::hazard);
   EXPECT_TRUE(ResultCache(cache.path()).load("sass", sass_cache_key(sha256_hex(item.cubin), tool->sha256,
                                                                     all.fingerprint())).has_value());
 }
@@ -133,8 +133,8 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
     const Inspector inspector(options(*tool, 2, cache.path()));
     const std::vector<InspectResult> r = inspector.inspect_all({a, b});
     ASSERT_EQ(r.size(), 2U);
-    EXPECT_EQ(r[0].status, ItemStatus::hazard) << r[0].error;
-    EXPECT_EQ(r[1].status, ItemStatus::hazard) << r[1].error;
+    EXPECT_EQ(r[0].status, StaticOutcome::hazard) << r[0].error;
+    EXPECT_EQ(r[1].status, StaticOutcome::hazard) << r[1].error;
     EXPECT_EQ(r[1].compiler, "ptxas=same-binary-other-label");
     EXPECT_EQ(inspector.cache_stats().compile_misses, 1U);  // one ptxas run for both items
     EXPECT_EQ(inspector.cache_stats().sass_misses, 1U);
@@ -149,7 +149,7 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
   EXPECT_TRUE(hit.compile.at("cached").get<bool>());
   EXPECT_EQ(again.cache_stats().compile_hits, 1U);
   EXPECT_EQ(again.cache_stats().compile_misses, 0U);
-  EXPECT_EQ(hit.status, ItemStatus::hazard);
+  EXPECT_EQ(hit.status, StaticOutcome::hazard);
 }
 
 TEST(Inspector, ErrorsAreRecordedPerItemAndOrderIsKept) {
@@ -165,11 +165,11 @@ TEST(Inspector, ErrorsAreRecordedPerItemAndOrderIsKept) {
     EXPECT_EQ(r[i].compiler, items[i].compiler);
     calls += r[i].ms > 0 ? 1 : 0;
   }
-  EXPECT_EQ(r[1].status, ItemStatus::error);
+  EXPECT_EQ(r[1].status, StaticOutcome::error);
   EXPECT_EQ(r[1].error, "junk: not a cubin (no ELF header)");
   EXPECT_TRUE(r[1].sass.is_null());
-  EXPECT_EQ(r[0].status, ItemStatus::clean);
-  EXPECT_EQ(r[2].status, ItemStatus::hazard);
+  EXPECT_EQ(r[0].status, StaticOutcome::clean);
+  EXPECT_EQ(r[2].status, StaticOutcome::hazard);
   EXPECT_EQ(r[3].sass, r[0].sass);  // the same bytes are analysed once
   EXPECT_EQ(calls, 3U);
 }
@@ -183,7 +183,7 @@ TEST(Inspector, ACubinWhosePtxHasNoWgmmaIsCleanWithoutNvdisasm) {
   const auto no_wgmma = std::make_shared<const std::string>(".version 8.7\n.target sm_90a\n// mma.sync only\n");
   InspectItem item{k_hazard_id, k_hazard_id, "prebuilt", fixture(k_hazard_id + ".cubin"), std::nullopt, no_wgmma, ""};
   const InspectResult skipped = Inspector(options(broken)).inspect_all({item}).front();
-  EXPECT_EQ(skipped.status, ItemStatus::clean);
+  EXPECT_EQ(skipped.status, StaticOutcome::clean);
   EXPECT_EQ(skipped.finding_count, 0U);
   EXPECT_TRUE(skipped.sass.is_null());
   EXPECT_EQ(skipped.skipped, "the PTX has no wgmma.mma_async, so the SASS has no HGMMA for either finding");
@@ -191,11 +191,11 @@ TEST(Inspector, ACubinWhosePtxHasNoWgmmaIsCleanWithoutNvdisasm) {
   InspectorOptions full = options(broken);
   full.skip_without_wgmma = false;
   const InspectResult analysed = Inspector(full).inspect_all({item}).front();
-  EXPECT_EQ(analysed.status, ItemStatus::error) << "the broken nvdisasm must have run";
+  EXPECT_EQ(analysed.status, StaticOutcome::error) << "the broken nvdisasm must have run";
   EXPECT_TRUE(analysed.skipped.empty());
   // A PTX that mentions wgmma.mma_async (even in a comment) is analysed: the safe side.
   item.source_ptx = std::make_shared<const std::string>("// wgmma.mma_async\n");
-  EXPECT_EQ(Inspector(options(broken)).inspect_all({item}).front().status, ItemStatus::error);
+  EXPECT_EQ(Inspector(options(broken)).inspect_all({item}).front().status, StaticOutcome::error);
 }
 
 TEST(Inspector, SkippingIsSoundOverEveryEmbeddedSet) {
@@ -220,7 +220,7 @@ TEST(Inspector, SkippingIsSoundOverEveryEmbeddedSet) {
   full.skip_without_wgmma = false;
   std::size_t analysed = 0;
   for (const InspectResult& r : Inspector(full).inspect_all(items)) {
-    EXPECT_EQ(r.status, ItemStatus::clean) << r.triton << " " << r.name << ": " << r.error;
+    EXPECT_EQ(r.status, StaticOutcome::clean) << r.triton << " " << r.name << ": " << r.error;
     EXPECT_EQ(r.finding_count, 0U) << r.triton << " " << r.name;
     analysed += r.sass.is_object() ? 1 : 0;
   }
