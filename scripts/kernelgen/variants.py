@@ -5,7 +5,9 @@ The matrix is issue 3's minimum plus the neighbours of vLLM's defaults. It is
 data, not logic: adding a row here is how the set grows.
 """
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from itertools import product
 from typing import Optional
 
@@ -81,9 +83,9 @@ def _expand(input_dtype, weight_dtype, bm, bn, bk, nw, ns, even_k, add, slices=1
                    same_stride=same, role=role, sources=(source, ))
 
 
-def _shrink(dtype, bm, bn, bk, nw, ns, even_k, split_k, slices=1, group_size_m=8, source=""):
+def _shrink(dtype, bm, bn, bk, nw, ns, even_k, split_k, slices=1, group_size_m=None, source=""):
     return Variant("shrink", dtype, dtype, bm, bn, bk, nw, ns, even_k, slices, split_k=split_k,
-                   group_size_m=group_size_m, sources=(source, ))
+                   group_size_m=SHRINK_GROUP_SIZE_M if group_size_m is None else group_size_m, sources=(source, ))
 
 
 EXPAND_DTYPES = [(i, w) for i in ("fp32", "bf16", "fp16") for w in ("bf16", "fp16")]
@@ -91,14 +93,29 @@ EXPAND_DTYPES = [(i, w) for i in ("fp32", "bf16", "fp16") for w in ("bf16", "fp1
 MULTI_SLICE_DTYPES = [("fp32", "bf16"), ("fp32", "fp16"), ("bf16", "bf16"), ("fp16", "fp16")]
 TRUE_FALSE = (True, False)
 
-# vLLM's defaults (vllm/lora/ops/triton_ops/utils.py, get_lora_op_configs).
+# vLLM's defaults: configs/vllm/defaults.json, the one source loraprobe's plan and its
+# ptxas matrix read too (tests/kernels/test_vllm_defaults.py checks they agree).
 # Expand: block_m 64, block_n 128 for one slice (64 for more), num_warps 4,
 # num_stages 2; block_k is 32 in some vLLM versions and 16 in others (see
 # kernels/README.md), so both are built.
-EXPAND_DEFAULT = dict(bm=64, bn=128, bk=32, nw=4, ns=2)
+VLLM_DEFAULTS = json.loads((Path(__file__).resolve().parents[2] / "configs" / "vllm" / "defaults.json").read_text())
+
+
+def _knobs(cfg: dict) -> dict:
+    return dict(bm=cfg["block_m"], bn=cfg["block_n"], bk=cfg["block_k"], nw=cfg["num_warps"], ns=cfg["num_stages"])
+
+
+EXPAND_DEFAULT = _knobs(VLLM_DEFAULTS["expand"]["one_slice"])
+EXPAND_MULTI_SLICE_DEFAULT = _knobs(VLLM_DEFAULTS["expand"]["more_slices"])
+EXPAND_BLOCK_K_NEWER = VLLM_DEFAULTS["expand"]["block_k_newer"]
 # Shrink: block_m 32, block_n 16, num_warps 4, num_stages 2, group_size_m 8;
 # block_k 256 / split_k 64 for batch < 128, block_k 32 / split_k 8 otherwise.
-SHRINK_DEFAULTS = {"batch<128": dict(bk=256, sk=64), "batch>=128": dict(bk=32, sk=8)}
+_SHRINK = VLLM_DEFAULTS["shrink"]
+SHRINK_DEFAULTS = {
+    f"batch<{_SHRINK['small_batch_below']}": dict(bk=_SHRINK["small_batch"]["block_k"], sk=_SHRINK["small_batch"]["split_k"]),
+    f"batch>={_SHRINK['small_batch_below']}": dict(bk=_SHRINK["large_batch"]["block_k"], sk=_SHRINK["large_batch"]["split_k"]),
+}
+SHRINK_GROUP_SIZE_M = _SHRINK["group_size_m"]
 
 
 def build_matrix() -> list:
@@ -116,8 +133,10 @@ def build_matrix() -> list:
     for slices, same, bn, ns, (i, w) in product((2, 3), TRUE_FALSE, (32, 64, 128), (1, 2, 3), MULTI_SLICE_DTYPES):
         rows.append(_expand(i, w, 64, bn, 32, 4, ns, True, True, slices, same, source="expand-multi-slice"))
     # vLLM's newer multi-slice default: block_n 64, block_k 16.
+    m = EXPAND_MULTI_SLICE_DEFAULT
     for slices, same, (i, w) in product((2, 3), TRUE_FALSE, [("fp32", "bf16"), ("bf16", "bf16")]):
-        rows.append(_expand(i, w, 64, 64, 16, 4, 2, True, True, slices, same, source="expand-multi-slice-default"))
+        rows.append(_expand(i, w, m["bm"], m["bn"], EXPAND_BLOCK_K_NEWER, m["nw"], m["ns"], True, True, slices, same,
+                            source="expand-multi-slice-default"))
 
     # Tile shape neighbours of the default, one axis at a time.
     for (i, w), even, add in product(EXPAND_DTYPES, TRUE_FALSE, TRUE_FALSE):

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "plan/axes.hpp"
+#include "plan/vllm_defaults.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
 
@@ -35,54 +36,35 @@ std::vector<int> version_parts(const std::string& v) {
 
 json axis(const kernels::Variant& v, const char* key) { return v.axes.value(key, json()); }
 
-/// The groups whose first clean version issue 5 asks for.
-struct Target {
-  std::string what;
-  std::string marker;  ///< what the table prints after the group's rows
-  bool (*matches)(const kernels::Variant&);
-};
-
-/// An fp32-input expand kernel at vLLM's fixed knobs: block_m 64, 4 warps, and the
-/// EVEN_K path vLLM takes whenever the rank is a multiple of block_k (every rank
-/// it serves from 16 up).
-bool is_fp32_expand(const kernels::Variant& v) {
-  return v.op == "expand" && axis(v, "input_dtype") == "fp32" && (v.role == "kernel" || v.role == "negative_control") &&
-         axis(v, "block_m") == 64 && axis(v, "num_warps") == 4 && axis(v, "even_k") == true;
+/// An fp32-input expand kernel at vLLM's fixed knobs (configs/vllm/defaults.json's
+/// ptxas_matrix.common: block_m 64, 4 warps, and the EVEN_K path vLLM takes whenever
+/// the rank is a multiple of block_k) whose listed axes take one of an answer's values.
+bool matches(const plan::MatrixAnswer& answer, const kernels::Variant& v) {
+  const json& common = plan::vllm_defaults().matrix_common;
+  if (v.op != common.value("op", "") || axis(v, "input_dtype") != "fp32" ||
+      (v.role != "kernel" && v.role != "negative_control")) {
+    return false;
+  }
+  for (const char* key : {"block_m", "num_warps", "even_k"}) {
+    if (axis(v, key) != common.at(key)) {
+      return false;
+    }
+  }
+  for (const auto& [key, values] : answer.match.items()) {
+    const json value = axis(v, key.c_str());
+    if (std::find(values.begin(), values.end(), value) == values.end()) {
+      return false;
+    }
+  }
+  return true;
 }
 
-const std::vector<Target>& targets() {
-  static const std::vector<Target> k_targets{
-      {"vLLM default expand (block_n 128, num_stages 2, fp32 input)", "vLLM default expand",
-       [](const kernels::Variant& v) {
-         // block_k 32: shared/DESIGN.md's reference default.
-         return is_fp32_expand(v) && axis(v, "num_slices") == 1 && axis(v, "block_n") == 128 &&
-                axis(v, "num_stages") == 2 && axis(v, "block_k") == 32;
-       }},
-      {"multi-slice default expand (block_n 64, num_stages 2, fp32 input)", "multi-slice default expand",
-       [](const kernels::Variant& v) {
-         const json slices = axis(v, "num_slices");
-         // block_k 32 (the reference default) and 16 (newer vLLM's multi-slice default).
-         const json block_k = axis(v, "block_k");
-         return is_fp32_expand(v) && slices.is_number_integer() && slices.get<int>() > 1 &&
-                axis(v, "block_n") == 64 && axis(v, "num_stages") == 2 && (block_k == 32 || block_k == 16);
-       }},
-      // Some vLLM versions write the single-slice default with block_k 16 (kernels/README.md):
-      // a separate answer, since the k-loop it makes is another one.
-      {"vLLM default expand with block_k 16 (newer vLLM)", "vLLM default expand, block_k 16",
-       [](const kernels::Variant& v) {
-         return is_fp32_expand(v) && axis(v, "num_slices") == 1 && axis(v, "block_n") == 128 &&
-                axis(v, "num_stages") == 2 && axis(v, "block_k") == 16;
-       }},
-  };
-  return k_targets;
-}
-
-FirstClean first_clean_of(const Target& target, const PtxasMatrix& m) {
+FirstClean first_clean_of(const plan::MatrixAnswer& target, const PtxasMatrix& m) {
   FirstClean out;
   out.what = target.what;
   std::vector<const MatrixRow*> rows;
   for (const MatrixRow& row : m.rows) {
-    if (target.matches(*row.variant)) {
+    if (matches(target, *row.variant)) {
       rows.push_back(&row);
       out.variants.push_back(row.variant->id);
     }
@@ -141,31 +123,7 @@ bool version_less(const std::string& a, const std::string& b) { return version_p
 
 std::vector<const kernels::Variant*> default_matrix_variants(const kernels::KernelSet& set,
                                                              std::vector<std::string>* missing) {
-  const json base = {{"op", "expand"}, {"weight_dtype", "bf16"}, {"block_m", 64}, {"num_warps", 4},
-                     {"even_k", true},  {"add_inputs", true}};
-  std::vector<json> wanted;
-  for (int block_n : {32, 64, 128, 256}) {
-    for (int stages : {1, 2, 3, 4}) {
-      json w = base;
-      w.update({{"input_dtype", "fp32"}, {"block_k", 32}, {"num_slices", 1}, {"block_n", block_n}, {"num_stages", stages}});
-      wanted.push_back(std::move(w));
-    }
-  }
-  for (int block_k : {32, 16}) {
-    for (int slices : {2, 3}) {
-      json w = base;
-      w.update({{"input_dtype", "fp32"}, {"block_k", block_k}, {"num_slices", slices}, {"same_stride", true},
-                {"block_n", 64}, {"num_stages", 2}});
-      wanted.push_back(std::move(w));
-    }
-  }
-  json k16 = base;
-  k16.update({{"input_dtype", "fp32"}, {"block_k", 16}, {"num_slices", 1}, {"block_n", 128}, {"num_stages", 2}});
-  wanted.push_back(std::move(k16));
-  json bf16 = base;
-  bf16.update({{"input_dtype", "bf16"}, {"block_k", 32}, {"num_slices", 1}, {"block_n", 128}, {"num_stages", 2}});
-  wanted.push_back(std::move(bf16));
-
+  const std::vector<json>& wanted = plan::vllm_defaults().matrix_rows;
   std::vector<const kernels::Variant*> out;
   for (const json& w : wanted) {
     const kernels::Lookup found = set.lookup(w);
@@ -256,7 +214,7 @@ PtxasMatrix build_matrix(const std::vector<const kernels::Variant*>& variants, s
     }
     m.rows.push_back(std::move(row));
   }
-  for (const Target& target : targets()) {
+  for (const plan::MatrixAnswer& target : plan::vllm_defaults().matrix_answers) {
     m.first_clean.push_back(first_clean_of(target, m));
   }
   return m;
@@ -315,8 +273,8 @@ std::string PtxasMatrix::format() const {
                                                    : (cell.status == "missing" ? std::string("-") : std::string("err")),
                           cell_width);
     }
-    for (const Target& target : targets()) {
-      if (target.matches(*row.variant)) {
+    for (const plan::MatrixAnswer& target : plan::vllm_defaults().matrix_answers) {
+      if (matches(target, *row.variant)) {
         line += "  <- " + target.marker;
       }
     }

@@ -1,5 +1,7 @@
 #include "plan/plan.hpp"
 
+#include "plan/vllm_defaults.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -102,12 +104,13 @@ json case_axis_value(const Case& c, AxisId id) {
 }  // namespace
 
 KernelKnobs vllm_expand_defaults(int num_slices) {
-  return KernelKnobs{64, num_slices > 1 ? 64 : 128, 32, 4, 2, 1, false};
+  const VllmDefaults& d = vllm_defaults();
+  return num_slices > 1 ? d.expand_more_slices : d.expand_one_slice;
 }
 
 KernelKnobs vllm_shrink_defaults(std::int64_t tokens) {
-  const bool small_batch = tokens < 128;
-  return KernelKnobs{32, 16, small_batch ? 256 : 32, 4, 2, small_batch ? 64 : 8, false};
+  const VllmDefaults& d = vllm_defaults();
+  return tokens < d.shrink_small_batch_below ? d.shrink_small_batch : d.shrink_large_batch;
 }
 
 json Case::row_key() const {

@@ -70,11 +70,11 @@ struct Plan {
 /// Largest cartesian product and plan accepted (lp::UsageError beyond).
 inline constexpr std::size_t k_max_combinations = 5'000'000;
 
-/// vLLM's default expand knobs for `num_slices` (DESIGN.md: 64/128/32, 4 warps, 2 stages;
-/// block_n 64 when num_slices > 1).
+/// vLLM's default expand knobs for `num_slices` (configs/vllm/defaults.json: 64/128/32,
+/// 4 warps, 2 stages; block_n 64 when num_slices > 1).
 KernelKnobs vllm_expand_defaults(int num_slices);
-/// vLLM's default shrink knobs for `tokens` (block_k 256 and split_k 64 below 128 tokens,
-/// else 32 and 8; block_m 32, block_n 16, 4 warps, 2 stages).
+/// vLLM's default shrink knobs for `tokens` (configs/vllm/defaults.json: block_k 256 and
+/// split_k 64 below 128 tokens, else 32 and 8; block_m 32, block_n 16, 4 warps, 2 stages).
 KernelKnobs vllm_shrink_defaults(std::int64_t tokens);
 
 /// The `triton` axis of `config` resolved against the kernel sets of the run

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "plan/vllm_defaults.hpp"
+
 namespace lp::sweep {
 
 using nlohmann::json;
@@ -43,7 +45,7 @@ nlohmann::json wanted_shrink_axes(const plan::Case& c) {
           {"even_k", k.even_k},
           {"split_k", k.split_k},
           {"num_slices", c.num_slices},
-          {"group_size_m", k_shrink_group_size_m}};
+          {"group_size_m", plan::vllm_defaults().shrink_group_size_m}};
 }
 
 PlannedVariants planned_variants(const plan::Plan& plan, const kernels::KernelSets& sets) {

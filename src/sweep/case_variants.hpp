@@ -29,7 +29,5 @@ struct PlannedVariants {
 };
 PlannedVariants planned_variants(const plan::Plan& plan, const kernels::KernelSets& sets);
 
-/// vLLM's GROUP_SIZE_M for shrink; the kernel set is built with it.
-inline constexpr int k_shrink_group_size_m = 8;
 
 }  // namespace lp::sweep

@@ -1,0 +1,90 @@
+// vLLM's defaults come from configs/vllm/defaults.json: the plan's "vllm" values and
+// the ptxas matrix's answers agree with it, and its numbers are vLLM's
+// (vllm/lora/ops/triton_ops/utils.py, get_lora_op_configs). The kernel side is
+// tests/kernels/test_vllm_defaults.py.
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "plan/plan.hpp"
+#include "plan/vllm_defaults.hpp"
+#include "util/error.hpp"
+
+namespace lp::plan {
+namespace {
+
+TEST(VllmDefaults, TheBuiltInFileHoldsVllmsNumbers) {
+  const VllmDefaults& d = vllm_defaults();
+  // block_m, block_n, block_k, num_warps, num_stages, split_k
+  EXPECT_EQ(d.expand_one_slice, (KernelKnobs{64, 128, 32, 4, 2, 1, false}));
+  EXPECT_EQ(d.expand_more_slices, (KernelKnobs{64, 64, 32, 4, 2, 1, false}));
+  EXPECT_EQ(d.expand_block_k_newer, 16);
+  EXPECT_EQ(d.shrink_small_batch_below, 128);
+  EXPECT_EQ(d.shrink_small_batch, (KernelKnobs{32, 16, 256, 4, 2, 64, false}));
+  EXPECT_EQ(d.shrink_large_batch, (KernelKnobs{32, 16, 32, 4, 2, 8, false}));
+  EXPECT_EQ(d.shrink_group_size_m, 8);
+}
+
+TEST(VllmDefaults, ThePlanResolvesVllmFromTheFile) {
+  const VllmDefaults& d = vllm_defaults();
+  EXPECT_EQ(vllm_expand_defaults(1), d.expand_one_slice);
+  EXPECT_EQ(vllm_expand_defaults(3), d.expand_more_slices);
+  EXPECT_EQ(vllm_shrink_defaults(d.shrink_small_batch_below - 1), d.shrink_small_batch);
+  EXPECT_EQ(vllm_shrink_defaults(d.shrink_small_batch_below), d.shrink_large_batch);
+  // A planned case with every knob "vllm" (the default config's) carries the file's numbers.
+  const Plan p = expand_plan(parse_config(R"({"axes": {"triton": ["3.6.0"], "op": ["expand"], "num_slices": [1],
+                                              "hidden": [4096], "tokens": [64]}})",
+                                          "t.json"),
+                             {"3.6.0"});
+  ASSERT_EQ(p.cases.size(), 1U);
+  ASSERT_TRUE(p.cases[0].expand);
+  EXPECT_EQ(p.cases[0].expand->block_n, d.expand_one_slice.block_n);
+  EXPECT_EQ(p.cases[0].expand->block_k, d.expand_one_slice.block_k);
+  EXPECT_EQ(p.cases[0].expand->num_stages, d.expand_one_slice.num_stages);
+}
+
+TEST(VllmDefaults, ThePtxasMatrixAnswersAreTheDefaultsAndItsRowsHoldThem) {
+  const VllmDefaults& d = vllm_defaults();
+  ASSERT_EQ(d.matrix_answers.size(), 3U);
+  auto only = [](const nlohmann::json& values) { return values.size() == 1 ? values[0].get<int>() : -1; };
+  const nlohmann::json& one = d.matrix_answers[0].match;
+  EXPECT_EQ(only(one["block_n"]), d.expand_one_slice.block_n);
+  EXPECT_EQ(only(one["block_k"]), d.expand_one_slice.block_k);
+  EXPECT_EQ(only(one["num_stages"]), d.expand_one_slice.num_stages);
+  const nlohmann::json& more = d.matrix_answers[1].match;
+  EXPECT_EQ(only(more["block_n"]), d.expand_more_slices.block_n);
+  EXPECT_EQ(more["block_k"], (nlohmann::json{d.expand_more_slices.block_k, d.expand_block_k_newer}));
+  EXPECT_EQ(only(d.matrix_answers[2].match["block_k"]), d.expand_block_k_newer);
+  // Every variant an answer names is one of the default rows, so the matrix reports it.
+  for (const MatrixAnswer& a : d.matrix_answers) {
+    std::size_t rows = 0;
+    for (const nlohmann::json& row : d.matrix_rows) {
+      bool all = row["input_dtype"] == "fp32";
+      for (const auto& [key, values] : a.match.items()) {
+        all = all && std::find(values.begin(), values.end(), row[key]) != values.end();
+      }
+      rows += all ? 1 : 0;
+    }
+    std::size_t combinations = 1;
+    for (const auto& [key, values] : a.match.items()) {
+      combinations *= values.size();
+    }
+    EXPECT_EQ(rows, combinations) << a.what;
+  }
+  EXPECT_EQ(d.matrix_rows.size(), 4U * 4 + 2 * 2 + 1 + 1);
+  EXPECT_EQ(d.matrix_rows[0]["block_m"], d.expand_one_slice.block_m);  // the common axes reach every row
+}
+
+TEST(VllmDefaults, AMalformedFileNamesTheKey) {
+  try {
+    (void)parse_vllm_defaults(R"({"expand": {"one_slice": {"block_m": 64}}})", "d.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "d.json:/expand/one_slice: missing key \"block_n\"");
+  }
+  EXPECT_THROW((void)parse_vllm_defaults("[", "d.json"), InputError);
+}
+
+}  // namespace
+}  // namespace lp::plan
