@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,8 +14,7 @@
 
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
-
-extern char** environ;
+#include "util/spawn.hpp"
 
 namespace lp {
 
@@ -50,36 +48,21 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::vect
   if (::pipe2(in.data(), O_CLOEXEC) != 0 || ::pipe2(out.data(), O_CLOEXEC) != 0) {
     throw Error(fmt::format("pipe2 failed: {}", std::strerror(errno)));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  std::vector<char*> cargv;
-  for (const std::string& a : argv) {
-    cargv.push_back(const_cast<char*>(a.c_str()));
+  SpawnRequest request;
+  request.program = argv[0];
+  request.argv = argv;
+  request.dup2 = {{in[0], STDIN_FILENO}, {out[1], STDOUT_FILENO}};
+  request.extra_environment = extra_env;
+  try {
+    m_pid = spawn_process(request);
+  } catch (const Error&) {
+    for (const int fd : {in[0], in[1], out[0], out[1]}) {
+      ::close(fd);
+    }
+    throw;
   }
-  cargv.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    env_strings.emplace_back(*e);
-  }
-  for (const std::string& e : extra_env) {
-    env_strings.push_back(e);
-  }
-  std::vector<char*> cenv;
-  for (std::string& e : env_strings) {
-    cenv.push_back(e.data());
-  }
-  cenv.push_back(nullptr);
-  const int rc = ::posix_spawn(&m_pid, argv[0].c_str(), &actions, nullptr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
   ::close(out[1]);
-  if (rc != 0) {
-    ::close(in[1]);
-    ::close(out[0]);
-    throw Error(fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
-  }
   m_stdin = in[1];
   m_stdout = out[0];
   // A child that died must not kill us with SIGPIPE when we write to it.

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,8 +17,8 @@
 
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/spawn.hpp"
 
-extern char** environ;
 
 namespace lp {
 namespace {
@@ -51,22 +50,6 @@ class Pipe {
     }
   }
   std::array<int, 2> m_fd{-1, -1};
-};
-
-/// Owns posix_spawn's attribute objects for the duration of one spawn.
-struct SpawnSetup {
-  posix_spawn_file_actions_t actions{};
-  posix_spawnattr_t attr{};
-  SpawnSetup() {
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
-  }
-  ~SpawnSetup() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-  }
-  SpawnSetup(const SpawnSetup&) = delete;
-  SpawnSetup& operator=(const SpawnSetup&) = delete;
 };
 
 bool is_executable_file(const std::string& path) {
@@ -129,7 +112,51 @@ std::vector<std::string> clean_environment() {
   return env;
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The timeout of one tool run: past the deadline its process group gets SIGTERM,
+/// and SIGKILL once the grace is over.
+class Deadline {
+ public:
+  Deadline(pid_t pid, const ProcessOptions& options)
+      : m_pid(pid), m_deadline(Clock::now() + options.timeout), m_grace(options.grace) {}
+
+  /// Sends what is due at `now`.
+  void escalate(Clock::time_point now) {
+    if (!m_timed_out && now >= m_deadline) {
+      m_timed_out = true;
+      ::kill(-m_pid, SIGTERM);
+      m_kill_at = now + m_grace;
+      m_kill_pending = true;
+    }
+    if (m_kill_pending && now >= m_kill_at) {
+      ::kill(-m_pid, SIGKILL);
+      m_kill_pending = false;
+    }
+  }
+  /// How long poll may sleep from `now` (1 ms to 1 s).
+  [[nodiscard]] int wait_ms(Clock::time_point now) const {
+    const auto wake = m_kill_pending ? m_kill_at : (m_timed_out ? now + std::chrono::seconds(1) : m_deadline);
+    return static_cast<int>(
+        std::clamp<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count(), 1, 1000));
+  }
+  [[nodiscard]] bool timed_out() const noexcept { return m_timed_out; }
+
+ private:
+  pid_t m_pid;
+  Clock::time_point m_deadline;
+  std::chrono::milliseconds m_grace;
+  Clock::time_point m_kill_at{};
+  bool m_kill_pending = false;
+  bool m_timed_out = false;
+};
+
+/// Starts argv[0] (found on PATH) with its stdout, stderr and stdin on the pipes
+/// (stdin /dev/null when there is nothing to write), in its own process group.
+pid_t start_tool(const std::vector<std::string>& argv, const ProcessOptions& options, const Pipe& out, const Pipe& err,
+                 const Pipe& in) {
   if (argv.empty()) {
     throw Error("run_process: empty argument vector");
   }
@@ -141,79 +168,32 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     // The child changes folder before exec: a relative program path must not move with it.
     program = std::filesystem::absolute(*program).string();
   }
-
-  Pipe out_pipe;
-  Pipe err_pipe;
-  Pipe in_pipe;
-  SpawnSetup setup;
-  posix_spawn_file_actions_adddup2(&setup.actions, out_pipe.write_end(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&setup.actions, err_pipe.write_end(), STDERR_FILENO);
+  SpawnRequest r;
+  r.program = *program;
+  r.argv = argv;
+  r.dup2 = {{out.write_end(), STDOUT_FILENO}, {err.write_end(), STDERR_FILENO}};
   if (options.stdin_data.empty()) {
-    posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    r.stdin_from_dev_null = true;
   } else {
-    posix_spawn_file_actions_adddup2(&setup.actions, in_pipe.read_end(), STDIN_FILENO);
+    r.dup2.emplace_back(in.read_end(), STDIN_FILENO);
   }
-  if (options.working_directory) {
-    posix_spawn_file_actions_addchdir_np(&setup.actions, options.working_directory->c_str());
-  }
-  // Own process group, so a timeout kills the tool and anything it started.
-  posix_spawnattr_setflags(&setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&setup.attr, 0);
-  sigset_t all_signals;
-  sigset_t no_signals;
-  sigfillset(&all_signals);
-  sigemptyset(&no_signals);
-  posix_spawnattr_setsigdefault(&setup.attr, &all_signals);
-  posix_spawnattr_setsigmask(&setup.attr, &no_signals);
+  r.working_directory = options.working_directory;
+  r.own_process_group = true;  // a timeout kills the tool and anything it started
+  r.environment = options.environment;
+  return spawn_process(r);
+}
 
-  std::vector<char*> cargv;
-  cargv.reserve(argv.size() + 1);
-  for (const std::string& arg : argv) {
-    cargv.push_back(const_cast<char*>(arg.c_str()));
-  }
-  cargv.push_back(nullptr);
-  std::vector<char*> cenv;
-  if (options.environment) {
-    for (const std::string& entry : *options.environment) {
-      cenv.push_back(const_cast<char*>(entry.c_str()));
-    }
-    cenv.push_back(nullptr);
-  }
-
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, program->c_str(), &setup.actions, &setup.attr, cargv.data(),
-                               options.environment ? cenv.data() : environ);
-  if (rc != 0) {
-    throw Error(fmt::format("cannot run '{}': {}", *program, std::strerror(rc)));
-  }
-  out_pipe.close_write();
-  err_pipe.close_write();
-  in_pipe.close_read();
-
-  ProcessResult result;
+/// Reads stdout and stderr (capped) and writes stdin until both outputs close,
+/// honouring the deadline; on Ctrl-C or SIGTERM kills and reaps the child and
+/// throws lp::Interrupted.
+void pump(pid_t pid, const ProcessOptions& options, Pipe& out_pipe, Pipe& err_pipe, Pipe& in_pipe, Deadline& deadline,
+          ProcessResult& result) {
   std::size_t stdin_written = 0;
   if (options.stdin_data.empty()) {
     in_pipe.close_write();
   } else {
     ::fcntl(in_pipe.write_end(), F_SETFL, O_NONBLOCK);
   }
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + options.timeout;
-  Clock::time_point kill_at{};
-  bool kill_pending = false;  // SIGTERM sent, SIGKILL due at kill_at
-  // Past the deadline the process group gets SIGTERM, and SIGKILL once the grace is over.
-  auto escalate = [&](Clock::time_point now) {
-    if (!result.timed_out && now >= deadline) {
-      result.timed_out = true;
-      ::kill(-pid, SIGTERM);
-      kill_at = now + options.grace;
-      kill_pending = true;
-    }
-    if (kill_pending && now >= kill_at) {
-      ::kill(-pid, SIGKILL);
-      kill_pending = false;
-    }
-  };
   std::array<char, 65536> buffer{};
   bool out_open = true;
   bool err_open = true;
@@ -239,10 +219,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       throw Interrupted(sig);
     }
     const auto now = Clock::now();
-    escalate(now);
-    const auto wake = kill_pending ? kill_at : (result.timed_out ? now + std::chrono::seconds(1) : deadline);
-    const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
-    const int ready = ::poll(fds.data(), n, static_cast<int>(std::clamp<long long>(wait_ms, 1, 1000)));
+    deadline.escalate(now);
+    const int ready = ::poll(fds.data(), n, deadline.wait_ms(now));
     if (ready < 0) {
       if (errno == EINTR) {
         continue;
@@ -281,7 +259,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     }
   }
   in_pipe.close_write();
-  // Pipes closed: the child has exited or closed them; wait, still honouring the timeout.
+}
+
+/// Waits for the child whose pipes closed, still honouring the deadline, and
+/// records how it ended.
+void reap(pid_t pid, Deadline& deadline, ProcessResult& result) {
   int status = 0;
   while (true) {
     const pid_t w = ::waitpid(pid, &status, WNOHANG);
@@ -291,8 +273,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     if (w < 0 && errno != EINTR) {
       break;
     }
-    const auto now = Clock::now();
-    escalate(now);
+    deadline.escalate(Clock::now());
     ::usleep(2000);
   }
   if (WIFEXITED(status)) {
@@ -300,6 +281,23 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   } else if (WIFSIGNALED(status)) {
     result.term_signal = WTERMSIG(status);
   }
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  Pipe out_pipe;
+  Pipe err_pipe;
+  Pipe in_pipe;
+  const pid_t pid = start_tool(argv, options, out_pipe, err_pipe, in_pipe);
+  out_pipe.close_write();
+  err_pipe.close_write();
+  in_pipe.close_read();
+  ProcessResult result;
+  Deadline deadline(pid, options);
+  pump(pid, options, out_pipe, err_pipe, in_pipe, deadline, result);
+  reap(pid, deadline, result);
+  result.timed_out = deadline.timed_out();
   return result;
 }
 
