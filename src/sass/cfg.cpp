@@ -93,21 +93,14 @@ std::size_t ControlFlowGraph::back_edge_count() const noexcept {
   return n;
 }
 
-ControlFlowGraph ControlFlowGraph::build(const KernelListing& kernel, std::string_view source) {
-  ControlFlowGraph g;
+ControlFlowGraph::Leaders ControlFlowGraph::find_leaders(const KernelListing& kernel, std::string_view source) {
   const auto& insns = kernel.instructions;
   const std::size_t n = insns.size();
-  if (n == 0) {
-    return g;
-  }
-  // Targets of every control instruction (resolved once), and return sites.
-  std::vector<std::optional<std::size_t>> target(n);
-  std::vector<std::size_t> return_sites;
-  std::vector<bool> leader(n, false);
-  leader[0] = true;
+  Leaders l{std::vector<bool>(n, false), std::vector<std::optional<std::size_t>>(n), {}};
+  l.leader[0] = true;
   for (const auto& [name, address] : kernel.labels) {
     if (auto idx = index_at(kernel, address)) {
-      leader[*idx] = true;
+      l.leader[*idx] = true;
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
@@ -116,33 +109,41 @@ ControlFlowGraph ControlFlowGraph::build(const KernelListing& kernel, std::strin
       continue;
     }
     if (i + 1 < n) {
-      leader[i + 1] = true;
+      l.leader[i + 1] = true;
     }
     if (f == Flow::branch || f == Flow::call) {
-      target[i] = resolve_target(kernel, insns[i], source, f == Flow::branch);
-      if (target[i]) {
-        leader[*target[i]] = true;
+      l.target[i] = resolve_target(kernel, insns[i], source, f == Flow::branch);
+      if (l.target[i]) {
+        l.leader[*l.target[i]] = true;
         if (f == Flow::call && i + 1 < n) {
-          return_sites.push_back(i + 1);
+          l.return_sites.push_back(i + 1);
         }
       }
     }
   }
-  g.m_block_of.assign(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
+  return l;
+}
+
+void ControlFlowGraph::make_blocks(const std::vector<bool>& leader) {
+  m_block_of.assign(leader.size(), 0);
+  for (std::size_t i = 0; i < leader.size(); ++i) {
     if (leader[i]) {
-      g.m_blocks.push_back(BasicBlock{i, i + 1, {}, {}, false});
+      m_blocks.push_back(BasicBlock{i, i + 1, {}, {}, false});
     } else {
-      g.m_blocks.back().last = i + 1;
+      m_blocks.back().last = i + 1;
     }
-    g.m_block_of[i] = g.m_blocks.size() - 1;
+    m_block_of[i] = m_blocks.size() - 1;
   }
-  for (std::size_t b = 0; b < g.m_blocks.size(); ++b) {
-    BasicBlock& block = g.m_blocks[b];
+}
+
+void ControlFlowGraph::link(const KernelListing& kernel, const Leaders& leaders) {
+  const auto& insns = kernel.instructions;
+  const std::size_t n = insns.size();
+  for (BasicBlock& block : m_blocks) {
     const std::size_t last = block.last - 1;
     const Instruction& insn = insns[last];
     auto add = [&](std::size_t index) {
-      const std::size_t to = g.m_block_of[index];
+      const std::size_t to = m_block_of[index];
       if (std::find(block.successors.begin(), block.successors.end(), to) == block.successors.end()) {
         block.successors.push_back(to);
       }
@@ -157,14 +158,14 @@ ControlFlowGraph ControlFlowGraph::build(const KernelListing& kernel, std::strin
         }
         break;
       case Flow::branch:
-        add(*target[last]);
+        add(*leaders.target[last]);
         if (also_falls) {
           add(block.last);
         }
         break;
       case Flow::call:
-        if (target[last]) {
-          add(*target[last]);
+        if (leaders.target[last]) {
+          add(*leaders.target[last]);
           if (also_falls) {
             add(block.last);
           }
@@ -173,7 +174,7 @@ ControlFlowGraph ControlFlowGraph::build(const KernelListing& kernel, std::strin
         }
         break;
       case Flow::ret:
-        for (std::size_t site : return_sites) {
+        for (std::size_t site : leaders.return_sites) {
           add(site);
         }
         if (also_falls) {
@@ -186,36 +187,50 @@ ControlFlowGraph ControlFlowGraph::build(const KernelListing& kernel, std::strin
         }
         break;
       case Flow::indirect:
-        for (std::size_t other = 0; other < g.m_blocks.size(); ++other) {
-          add(g.m_blocks[other].first);
+        for (const BasicBlock& other : m_blocks) {
+          add(other.first);
         }
         break;
     }
     block.back_edge.assign(block.successors.size(), false);
   }
+}
+
+void ControlFlowGraph::mark_back_edges() {
   // Iterative depth-first search: an edge into a block still on the stack retreats.
   enum class Mark { white, grey, black };
-  std::vector<Mark> mark(g.m_blocks.size(), Mark::white);
+  std::vector<Mark> mark(m_blocks.size(), Mark::white);
   std::vector<std::pair<std::size_t, std::size_t>> stack{{0, 0}};
   mark[0] = Mark::grey;
-  g.m_blocks[0].reachable = true;
+  m_blocks[0].reachable = true;
   while (!stack.empty()) {
     auto& [b, next] = stack.back();
-    if (next == g.m_blocks[b].successors.size()) {
+    if (next == m_blocks[b].successors.size()) {
       mark[b] = Mark::black;
       stack.pop_back();
       continue;
     }
     const std::size_t edge = next++;
-    const std::size_t to = g.m_blocks[b].successors[edge];
+    const std::size_t to = m_blocks[b].successors[edge];
     if (mark[to] == Mark::grey) {
-      g.m_blocks[b].back_edge[edge] = true;
+      m_blocks[b].back_edge[edge] = true;
     } else if (mark[to] == Mark::white) {
       mark[to] = Mark::grey;
-      g.m_blocks[to].reachable = true;
+      m_blocks[to].reachable = true;
       stack.emplace_back(to, 0);
     }
   }
+}
+
+ControlFlowGraph ControlFlowGraph::build(const KernelListing& kernel, std::string_view source) {
+  ControlFlowGraph g;
+  if (kernel.instructions.empty()) {
+    return g;
+  }
+  const Leaders leaders = find_leaders(kernel, source);
+  g.make_blocks(leaders.leader);
+  g.link(kernel, leaders);
+  g.mark_back_edges();
   return g;
 }
 

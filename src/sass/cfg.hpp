@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <string_view>
+#include <optional>
 #include <vector>
 
 #include "sass/listing.hpp"
@@ -46,6 +47,20 @@ class ControlFlowGraph {
   [[nodiscard]] std::size_t back_edge_count() const noexcept;
 
  private:
+  /// Where blocks start, what each control instruction targets, where calls return.
+  struct Leaders {
+    std::vector<bool> leader;
+    std::vector<std::optional<std::size_t>> target;
+    std::vector<std::size_t> return_sites;
+  };
+  static Leaders find_leaders(const KernelListing& kernel, std::string_view source);
+  /// Cuts the instructions into blocks at the leaders.
+  void make_blocks(const std::vector<bool>& leader);
+  /// The successors of each block, from how its last instruction flows.
+  void link(const KernelListing& kernel, const Leaders& leaders);
+  /// Reachability from the entry, and the edges that retreat (depth-first search).
+  void mark_back_edges();
+
   std::vector<BasicBlock> m_blocks;
   std::vector<std::size_t> m_block_of;
 };
