@@ -157,152 +157,183 @@ std::vector<std::string> resolve_tritons(const SweepConfig& config, const std::v
   return out;
 }
 
-Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& available) {
-  const auto& table = axis_table();
-  std::vector<json> tritons;
-  for (const std::string& v : resolve_tritons(config, available)) {
-    tritons.emplace_back(v);
-  }
-  std::vector<const std::vector<json>*> lists;
-  std::size_t combinations = 1;
-  for (const AxisInfo& axis : table) {
-    const auto& values = axis.id == AxisId::triton ? tritons : config.values(axis.id);
-    lists.push_back(&values);
+namespace {
+
+/// The values of every axis, in axis order (triton resolved against the run's sets),
+/// and how many combinations they make; lp::UsageError beyond k_max_combinations.
+std::vector<std::vector<json>> axis_lists(const SweepConfig& config, const std::vector<std::string>& available,
+                                          std::size_t& combinations) {
+  std::vector<std::vector<json>> lists;
+  combinations = 1;
+  for (const AxisInfo& axis : axis_table()) {
+    std::vector<json> values;
+    if (axis.id == AxisId::triton) {
+      for (const std::string& v : resolve_tritons(config, available)) {
+        values.emplace_back(v);
+      }
+    } else {
+      values = config.values(axis.id);
+    }
     const std::optional<std::size_t> product = checked_mul(combinations, values.size());
     if (!product || *product > k_max_combinations) {
       throw UsageError(fmt::format("{}: the sweep has more than {} combinations; narrow an axis or add excludes",
                                    config.source.empty() ? config.name : config.source, k_max_combinations));
     }
     combinations = *product;
+    lists.push_back(std::move(values));
   }
+  return lists;
+}
+
+/// The case of one combination (`v` gives each axis's value), or nullopt with
+/// `why` saying why the combination is not a LoRA configuration.
+template <class Pick>
+std::optional<Case> case_of(const Pick& v, std::string& why) {
+  Case c;
+  c.op = *parse_op(v(AxisId::op).template get<std::string>());
+  c.tokens = v(AxisId::tokens).template get<std::int64_t>();
+  c.rank = v(AxisId::rank).template get<std::int64_t>();
+  c.num_slices = v(AxisId::num_slices).template get<int>();
+  c.num_loras = v(AxisId::num_loras).template get<int>();
+  c.weight_dtype = *parse_dtype(v(AxisId::weight_dtype).template get<std::string>());
+  c.input_dtype = *parse_dtype(v(AxisId::input_dtype).template get<std::string>());
+  c.add_inputs = v(AxisId::add_inputs).template get<bool>();
+  c.compiler = *compile::Compiler::parse(v(AxisId::compiler).template get<std::string>());
+  c.triton = v(AxisId::triton).template get<std::string>();
+
+  const json& hidden = v(AxisId::hidden);
+  if (hidden.is_array()) {
+    if (static_cast<int>(hidden.size()) != c.num_slices) {
+      why = fmt::format("hidden lists {} sizes but num_slices is {}", hidden.size(), c.num_slices);
+      return std::nullopt;
+    }
+    c.hidden = hidden.template get<std::vector<std::int64_t>>();
+  } else {
+    c.hidden.assign(static_cast<std::size_t>(c.num_slices), hidden.template get<std::int64_t>());
+  }
+  const bool one_hidden = std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) == c.hidden.end();
+  if (c.op == Op::shrink) {
+    if (c.input_dtype != c.weight_dtype) {
+      why = "shrink reads x in the weight dtype (input_dtype must equal weight_dtype)";
+      return std::nullopt;
+    }
+    if (!one_hidden) {
+      why = "shrink slices share one input x, so they share one hidden size";
+      return std::nullopt;
+    }
+    c.add_inputs = false;
+  }
+  if (c.op == Op::lora_linear) {
+    c.input_dtype = c.weight_dtype;  // x is in the weight dtype; buf is fp32 by construction
+  }
+
+  const KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
+  const KernelKnobs s_def = vllm_shrink_defaults(c.tokens);
+  if (c.op == Op::shrink) {
+    KernelKnobs k{resolve(v(AxisId::block_m), s_def.block_m),     resolve(v(AxisId::block_n), s_def.block_n),
+                  resolve(v(AxisId::block_k), s_def.block_k),     resolve(v(AxisId::num_warps), s_def.num_warps),
+                  resolve(v(AxisId::num_stages), s_def.num_stages), resolve(v(AxisId::split_k), s_def.split_k),
+                  false};
+    k.even_k = c.hidden[0] % (static_cast<std::int64_t>(k.block_k) * k.split_k) == 0;
+    c.shrink = k;
+  } else {
+    KernelKnobs k{resolve(v(AxisId::block_m), e_def.block_m),     resolve(v(AxisId::block_n), e_def.block_n),
+                  resolve(v(AxisId::block_k), e_def.block_k),     resolve(v(AxisId::num_warps), e_def.num_warps),
+                  resolve(v(AxisId::num_stages), e_def.num_stages), 1, false};
+    k.even_k = c.rank % k.block_k == 0;
+    c.expand = k;
+    if (c.op == Op::lora_linear) {
+      KernelKnobs s = s_def;
+      s.split_k = resolve(v(AxisId::split_k), s_def.split_k);
+      s.even_k = c.hidden[0] % (static_cast<std::int64_t>(s.block_k) * s.split_k) == 0;
+      c.shrink = s;
+    }
+  }
+  if (c.op == Op::lora_linear && !one_hidden) {
+    why = "lora_linear shrinks one x, so its slices share one hidden size";
+    return std::nullopt;
+  }
+  return c;
+}
+
+/// The first exclude rule of `config` that `c` matches, or nullopt.
+std::optional<std::size_t> excluding_rule(const SweepConfig& config, const Case& c) {
+  for (std::size_t r = 0; r < config.exclude.value.size(); ++r) {
+    const ExcludeRule& rule = config.exclude.value[r];
+    const bool match = std::all_of(rule.match.begin(), rule.match.end(), [&](const auto& entry) {
+      const json actual = case_axis_value(c, entry.first);
+      return !actual.is_null() && rule_value_matches(entry.first, actual, entry.second);
+    });
+    if (match) {
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The case's canonical axis values: what its id hashes and reports print.
+json canonical_axes(const Case& c) {
+  json axes = {{"op", op_name(c.op)},
+               {"tokens", c.tokens},
+               {"rank", c.rank},
+               {"hidden", c.hidden},
+               {"num_slices", c.num_slices},
+               {"num_loras", c.num_loras},
+               {"weight_dtype", dtype_name(c.weight_dtype)},
+               {"compiler", c.compiler.to_string()},
+               {"triton", c.triton}};
+  if (c.op != Op::lora_linear) {
+    axes["input_dtype"] = dtype_name(c.input_dtype);
+  }
+  if (c.op != Op::shrink) {
+    axes["add_inputs"] = c.add_inputs;
+  }
+  const KernelKnobs& main_knobs = c.expand ? *c.expand : *c.shrink;
+  axes.update(knobs_json(main_knobs, c.op == Op::shrink));
+  if (c.op == Op::lora_linear) {
+    axes["shrink"] = knobs_json(*c.shrink, true);
+  }
+  return axes;
+}
+
+}  // namespace
+
+Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& available) {
   Plan plan;
-  plan.combinations = combinations;
+  const std::vector<std::vector<json>> lists = axis_lists(config, available, plan.combinations);
   plan.excluded_by_rule.assign(config.exclude.value.size(), 0);
   std::set<std::string> seen_ids;
-  std::vector<std::size_t> at(table.size(), 0);
-  for (std::size_t n = 0; n < combinations; ++n) {
+  std::vector<std::size_t> at(lists.size(), 0);
+  for (std::size_t n = 0; n < plan.combinations; ++n) {
     // Odometer over the axes, the last axis (tokens) fastest.
     if (n > 0) {
-      for (std::size_t a = table.size(); a-- > 0;) {
-        if (++at[a] < lists[a]->size()) {
+      for (std::size_t a = lists.size(); a-- > 0;) {
+        if (++at[a] < lists[a].size()) {
           break;
         }
         at[a] = 0;
       }
     }
-    auto v = [&](AxisId id) -> const json& { return (*lists[static_cast<std::size_t>(id)])[at[static_cast<std::size_t>(id)]]; };
-
-    Case c;
-    c.op = *parse_op(v(AxisId::op).get<std::string>());
-    c.tokens = v(AxisId::tokens).get<std::int64_t>();
-    c.rank = v(AxisId::rank).get<std::int64_t>();
-    c.num_slices = v(AxisId::num_slices).get<int>();
-    c.num_loras = v(AxisId::num_loras).get<int>();
-    c.weight_dtype = *parse_dtype(v(AxisId::weight_dtype).get<std::string>());
-    c.input_dtype = *parse_dtype(v(AxisId::input_dtype).get<std::string>());
-    c.add_inputs = v(AxisId::add_inputs).get<bool>();
-    c.compiler = *compile::Compiler::parse(v(AxisId::compiler).get<std::string>());
-    c.triton = v(AxisId::triton).get<std::string>();
-
-    const json& hidden = v(AxisId::hidden);
-    if (hidden.is_array()) {
-      if (static_cast<int>(hidden.size()) != c.num_slices) {
-        count_reason(plan.not_applicable, fmt::format("hidden lists {} sizes but num_slices is {}", hidden.size(),
-                                                      c.num_slices));
-        continue;
-      }
-      c.hidden = hidden.get<std::vector<std::int64_t>>();
-    } else {
-      c.hidden.assign(static_cast<std::size_t>(c.num_slices), hidden.get<std::int64_t>());
-    }
-
-    if (c.op == Op::shrink) {
-      if (c.input_dtype != c.weight_dtype) {
-        count_reason(plan.not_applicable, "shrink reads x in the weight dtype (input_dtype must equal weight_dtype)");
-        continue;
-      }
-      if (std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) != c.hidden.end()) {
-        count_reason(plan.not_applicable, "shrink slices share one input x, so they share one hidden size");
-        continue;
-      }
-      c.add_inputs = false;
-    }
-    if (c.op == Op::lora_linear) {
-      c.input_dtype = c.weight_dtype;  // x is in the weight dtype; buf is fp32 by construction
-    }
-
-    const KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
-    const KernelKnobs s_def = vllm_shrink_defaults(c.tokens);
-    if (c.op == Op::shrink) {
-      KernelKnobs k{resolve(v(AxisId::block_m), s_def.block_m),     resolve(v(AxisId::block_n), s_def.block_n),
-                    resolve(v(AxisId::block_k), s_def.block_k),     resolve(v(AxisId::num_warps), s_def.num_warps),
-                    resolve(v(AxisId::num_stages), s_def.num_stages), resolve(v(AxisId::split_k), s_def.split_k),
-                    false};
-      k.even_k = c.hidden[0] % (static_cast<std::int64_t>(k.block_k) * k.split_k) == 0;
-      c.shrink = k;
-    } else {
-      KernelKnobs k{resolve(v(AxisId::block_m), e_def.block_m),     resolve(v(AxisId::block_n), e_def.block_n),
-                    resolve(v(AxisId::block_k), e_def.block_k),     resolve(v(AxisId::num_warps), e_def.num_warps),
-                    resolve(v(AxisId::num_stages), e_def.num_stages), 1, false};
-      k.even_k = c.rank % k.block_k == 0;
-      c.expand = k;
-      if (c.op == Op::lora_linear) {
-        KernelKnobs s = s_def;
-        s.split_k = resolve(v(AxisId::split_k), s_def.split_k);
-        s.even_k = c.hidden[0] % (static_cast<std::int64_t>(s.block_k) * s.split_k) == 0;
-        c.shrink = s;
-      }
-    }
-    if (c.op == Op::lora_linear &&
-        std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) != c.hidden.end()) {
-      count_reason(plan.not_applicable, "lora_linear shrinks one x, so its slices share one hidden size");
+    auto v = [&](AxisId id) -> const json& { return lists[static_cast<std::size_t>(id)][at[static_cast<std::size_t>(id)]]; };
+    std::string why;
+    std::optional<Case> c = case_of(v, why);
+    if (!c) {
+      count_reason(plan.not_applicable, why);
       continue;
     }
-
-    bool excluded = false;
-    for (std::size_t r = 0; r < config.exclude.value.size() && !excluded; ++r) {
-      const ExcludeRule& rule = config.exclude.value[r];
-      const bool match = std::all_of(rule.match.begin(), rule.match.end(), [&](const auto& entry) {
-        const json actual = case_axis_value(c, entry.first);
-        return !actual.is_null() && rule_value_matches(entry.first, actual, entry.second);
-      });
-      if (match) {
-        ++plan.excluded_by_rule[r];
-        excluded = true;
-      }
-    }
-    if (excluded) {
+    if (const std::optional<std::size_t> rule = excluding_rule(config, *c)) {
+      ++plan.excluded_by_rule[*rule];
       continue;
     }
-
-    json axes = {{"op", op_name(c.op)},
-                 {"tokens", c.tokens},
-                 {"rank", c.rank},
-                 {"hidden", c.hidden},
-                 {"num_slices", c.num_slices},
-                 {"num_loras", c.num_loras},
-                 {"weight_dtype", dtype_name(c.weight_dtype)},
-                 {"compiler", c.compiler.to_string()},
-                 {"triton", c.triton}};
-    if (c.op != Op::lora_linear) {
-      axes["input_dtype"] = dtype_name(c.input_dtype);
-    }
-    if (c.op != Op::shrink) {
-      axes["add_inputs"] = c.add_inputs;
-    }
-    const KernelKnobs& main_knobs = c.expand ? *c.expand : *c.shrink;
-    axes.update(knobs_json(main_knobs, c.op == Op::shrink));
-    if (c.op == Op::lora_linear) {
-      axes["shrink"] = knobs_json(*c.shrink, true);
-    }
-    c.id = sha256_hex(axes.dump()).substr(0, 12);
-    if (!seen_ids.insert(c.id).second) {
+    json axes = canonical_axes(*c);
+    c->id = sha256_hex(axes.dump()).substr(0, 12);
+    if (!seen_ids.insert(c->id).second) {
       ++plan.duplicates;
       continue;
     }
-    c.axes = std::move(axes);
-    c.index = plan.cases.size();
-    plan.cases.push_back(std::move(c));
+    c->axes = std::move(axes);
+    c->index = plan.cases.size();
+    plan.cases.push_back(std::move(*c));
   }
   return plan;
 }
