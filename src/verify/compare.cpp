@@ -95,18 +95,18 @@ json number(double v) {
 
 json CompareMetrics::to_json() const {
   const CompareMetrics& m = *this;
-  json first_bad;
+  json bad;
   if (m.first_bad) {
     const BadElement& b = *m.first_bad;
-    first_bad = {{"token", b.token},
-                 {"column", b.column},
-                 {"slice", b.slice},
-                 {"expected", number(b.expected)},
-                 {"actual", number(b.actual)},
-                 {"expected_bits", fmt::format("0x{:x}", b.expected_bits)},
-                 {"actual_bits", fmt::format("0x{:x}", b.actual_bits)},
-                 {"untouched_row", b.untouched_row},
-                 {"describe", b.describe()}};
+    bad = {{"token", b.token},
+           {"column", b.column},
+           {"slice", b.slice},
+           {"expected", number(b.expected)},
+           {"actual", number(b.actual)},
+           {"expected_bits", fmt::format("0x{:x}", b.expected_bits)},
+           {"actual_bits", fmt::format("0x{:x}", b.actual_bits)},
+           {"untouched_row", b.untouched_row},
+           {"describe", b.describe()}};
   }
   return {{"elements", m.elements},
           {"nan", m.nan},
@@ -117,7 +117,7 @@ json CompareMetrics::to_json() const {
           {"max_abs_dev", number(m.max_abs_dev)},
           {"max_rel_dev", number(m.max_rel_dev)},
           {"worst_dev_over_tolerance", number(m.worst_dev_over_tolerance)},
-          {"first_bad", first_bad},
+          {"first_bad", bad},
           {"failing_tiles", m.failing_tiles},
           {"total_tiles", m.total_tiles},
           {"reference_nonfinite", m.reference_nonfinite},

@@ -11,7 +11,7 @@
 #include "gpu_fixture.hpp"
 #include "test_problems.hpp"
 #include "verify/case_buffers.hpp"
-#include "verify/cuda_expand.hpp"
+#include "cuda_expand.hpp"
 #include "verify/reference.hpp"
 #include "verify/stats.hpp"
 #include "model/tolerance.hpp"

@@ -1,7 +1,7 @@
 // Device side of cuda_expand.hpp: the kernel and its raw launcher.
 
 #include "cuda/check.hpp"
-#include "verify/device_launchers.hpp"
+#include "cuda_expand_launch.hpp"
 
 namespace lp::device_launch {
 namespace {

@@ -1,4 +1,4 @@
-#include "verify/cuda_expand.hpp"
+#include "cuda_expand.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
-#include "verify/device_launchers.hpp"
+#include "cuda_expand_launch.hpp"
 
 namespace lp {
 
