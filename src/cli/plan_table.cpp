@@ -1,5 +1,7 @@
 #include "cli/plan_table.hpp"
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 namespace lp::cli {
@@ -10,7 +12,7 @@ namespace {
 
 }  // namespace
 
-std::string format_plan(const plan::SweepConfig& config, const plan::Plan& p) {
+void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Plan& p) {
   std::string out = fmt::format("plan: {} cases from {} combinations of {}{}\n", p.cases.size(), p.combinations,
                                 config.name, config.source.empty() ? "" : " (" + config.source + ")");
   for (const plan::Dropped& d : p.not_applicable) {
@@ -28,31 +30,35 @@ std::string format_plan(const plan::SweepConfig& config, const plan::Plan& p) {
                      "{:>2} {:>3} {:<5} {}\n",
                      "#", "id", "triton", "op", "tokens", "rank", "hidden", "lora", "in", "w", "add", "bm", "bn", "bk", "nw",
                      "ns", "sk", "evenk", "compiler");
+  fmt::print(file, "{}", out);
+  // One line at a time: a plan of millions of cases is never held as text.
   for (const plan::Case& c : p.cases) {
-    const json& a = c.axes;
-    out += fmt::format("{:>5} {:<12} {:<7} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} "
+    const json a = c.axes();
+    fmt::print(file, "{:>5} {:<12} {:<7} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} "
                        "{:>2} {:>3} {:<5} {}\n",
                        c.index, c.id, c.triton, plan::format_cell(a, "op"), c.tokens, c.rank, plan::format_cell(a, "hidden"), c.num_loras,
                        plan::format_cell(a, "input_dtype"), plan::format_cell(a, "weight_dtype"), plan::format_cell(a, "add_inputs"), plan::format_cell(a, "block_m"),
                        plan::format_cell(a, "block_n"), plan::format_cell(a, "block_k"), plan::format_cell(a, "num_warps"), plan::format_cell(a, "num_stages"),
                        c.shrink ? std::to_string(c.shrink->split_k) : "-", plan::format_cell(a, "even_k"), c.compiler.to_string());
   }
-  return out;
 }
 
-json plan_to_json(const plan::SweepConfig& config, const plan::Plan& p) {
+void print_plan_json(std::FILE* file, const plan::SweepConfig& config, const plan::Plan& p) {
   json not_applicable = json::array();
   for (const plan::Dropped& d : p.not_applicable) {
     not_applicable.push_back({{"reason", d.reason}, {"count", d.count}});
   }
-  json cases = json::array();
-  for (const plan::Case& c : p.cases) {
-    cases.push_back(plan::case_to_json(c));
+  const json head = {{"config", config.to_json()},       {"count", p.cases.size()},
+                     {"combinations", p.combinations},   {"not_applicable", std::move(not_applicable)},
+                     {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates}};
+  std::string text = head.dump(2);
+  text.resize(text.size() - 2);  // drop the closing "\n}": the cases follow
+  fmt::print(file, "{},\n  \"cases\": [", text);
+  // One case per line, written as it goes.
+  for (std::size_t i = 0; i < p.cases.size(); ++i) {
+    fmt::print(file, "{}\n    {}", i == 0 ? "" : ",", plan::case_to_json(p.cases[i]).dump());
   }
-  return {{"config", config.to_json()},       {"count", p.cases.size()},
-          {"combinations", p.combinations},   {"not_applicable", std::move(not_applicable)},
-          {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates},
-          {"cases", std::move(cases)}};
+  fmt::print(file, "{}]\n}}\n", p.cases.empty() ? "" : "\n  ");
 }
 
 }  // namespace lp::cli

@@ -5,15 +5,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+
 #include "plan/config.hpp"
 #include "plan/plan.hpp"
 
 namespace lp::cli {
 
-/// Header lines (counts, what was dropped and why) and one row per case.
-std::string format_plan(const plan::SweepConfig& config, const plan::Plan& p);
+/// Writes header lines (counts, what was dropped and why) and one row per case,
+/// row by row.
+void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Plan& p);
 
-/// {"config", "count", "combinations", "not_applicable", "excluded_by_rule", "duplicates", "cases"}.
-nlohmann::json plan_to_json(const plan::SweepConfig& config, const plan::Plan& p);
+/// Writes {"config", "count", "combinations", "not_applicable", "excluded_by_rule",
+/// "duplicates", "cases"}, one case per line as it goes.
+void print_plan_json(std::FILE* file, const plan::SweepConfig& config, const plan::Plan& p);
 
 }  // namespace lp::cli

@@ -221,7 +221,11 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   if (o.dry_run) {
     validate_tools(config, request);
     const plan::Plan p = plan::expand_plan(config, kernels::KernelSets::load(o.kernel_dirs).versions());
-    fmt::print("{}", o.json ? plan_to_json(config, p).dump(2) + "\n" : format_plan(config, p));
+    if (o.json) {
+      print_plan_json(stdout, config, p);
+    } else {
+      print_plan(stdout, config, p);
+    }
     if (p.cases.empty()) {
       throw UsageError(fmt::format("{}: the plan has no case: every combination is excluded or not applicable (the "
                                    "counts above say which)",

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <bitset>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -114,12 +117,12 @@ KernelKnobs vllm_shrink_defaults(std::int64_t tokens) {
 }
 
 json Case::row_key() const {
-  json key = axes;
+  json key = axes();
   key.erase("tokens");
   return key;
 }
 
-json case_to_json(const Case& c) { return {{"index", c.index}, {"id", c.id}, {"axes", c.axes}}; }
+json case_to_json(const Case& c) { return {{"index", c.index}, {"id", c.id}, {"axes", c.axes()}}; }
 
 std::vector<std::string> resolve_tritons(const SweepConfig& config, const std::vector<std::string>& available) {
   const Setting<std::vector<json>>& setting = config.axes.at(AxisId::triton);
@@ -256,22 +259,93 @@ std::optional<Case> case_of(const Pick& v, std::string& why) {
   return c;
 }
 
-/// The first exclude rule of `config` that `c` matches, or nullopt.
-std::optional<std::size_t> excluding_rule(const SweepConfig& config, const Case& c) {
-  for (std::size_t r = 0; r < config.exclude.value.size(); ++r) {
-    const ExcludeRule& rule = config.exclude.value[r];
-    const bool match = std::all_of(rule.match.begin(), rule.match.end(), [&](const auto& entry) {
-      const json actual = case_axis_value(c, entry.first);
-      return !actual.is_null() && rule_value_matches(entry.first, actual, entry.second);
-    });
-    if (match) {
-      return r;
+/// The exclude rules, indexed so that matching a case costs one lookup per axis a
+/// rule names, however many rules there are (at most k_max_exclude_rules): for each
+/// such axis, the rules a value satisfies, and the rules that do not name the axis.
+class ExcludeIndex {
+ public:
+  using Rules = std::bitset<k_max_exclude_rules>;
+
+  explicit ExcludeIndex(const std::vector<ExcludeRule>& rules) {
+    if (rules.size() > k_max_exclude_rules) {
+      throw UsageError(fmt::format("{} exclude rules, more than the {} a config may have", rules.size(),
+                                   k_max_exclude_rules));
+    }
+    for (std::size_t r = 0; r < rules.size(); ++r) {
+      m_all.set(r);
+      for (const auto& [id, values] : rules[r].match) {
+        Axis& axis = axis_entry(id);
+        axis.naming.set(r);
+        for (const json& v : values) {
+          axis.wanted.push_back({v, r});
+        }
+      }
+    }
+    for (Axis& axis : m_axes) {
+      axis.others = m_all & ~axis.naming;
     }
   }
-  return std::nullopt;
-}
 
-/// The case's canonical axis values: what its id hashes and reports print.
+  /// The first rule `c` matches, or nullopt.
+  [[nodiscard]] std::optional<std::size_t> first_match(const Case& c) const {
+    if (m_all.none()) {
+      return std::nullopt;
+    }
+    Rules alive = m_all;
+    for (const Axis& axis : m_axes) {
+      alive &= satisfied(axis, case_axis_value(c, axis.id));
+      if (alive.none()) {
+        return std::nullopt;
+      }
+    }
+    for (std::size_t r = 0; r < k_max_exclude_rules; ++r) {
+      if (alive.test(r)) {
+        return r;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct Axis {
+    AxisId id;
+    Rules naming;                                        ///< the rules that name this axis
+    Rules others;                                        ///< the rules that do not
+    std::vector<std::pair<json, std::size_t>> wanted;    ///< (value, rule) for every value a rule lists
+    mutable std::unordered_map<std::string, Rules> cache;  ///< actual value (dumped) -> the rules it satisfies
+  };
+  /// The rules `actual` satisfies on `axis`; computed once per distinct value (a plan
+  /// has few per axis), so a case costs a lookup, not a scan of the rules.
+  const Rules& satisfied(const Axis& axis, const json& actual) const {
+    std::string key = actual.dump();
+    const auto found = axis.cache.find(key);
+    if (found != axis.cache.end()) {
+      return found->second;
+    }
+    Rules here = axis.others;  // a rule that does not name the axis does not care
+    if (!actual.is_null()) {   // an axis that does not apply matches no rule that names it
+      for (const auto& [value, rule] : axis.wanted) {
+        if (!here.test(rule) && rule_value_matches(axis.id, actual, {value})) {
+          here.set(rule);
+        }
+      }
+    }
+    return axis.cache.emplace(std::move(key), here).first->second;
+  }
+  Axis& axis_entry(AxisId id) {
+    for (Axis& a : m_axes) {
+      if (a.id == id) {
+        return a;
+      }
+    }
+    m_axes.push_back({id, {}, {}, {}, {}});
+    return m_axes.back();
+  }
+  Rules m_all;
+  std::vector<Axis> m_axes;
+};
+
+/// The canonical axis values of a planned case.
 json canonical_axes(const Case& c) {
   json axes = {{"op", op_name(c.op)},
                {"tokens", c.tokens},
@@ -298,11 +372,14 @@ json canonical_axes(const Case& c) {
 
 }  // namespace
 
+json Case::axes() const { return own_axes.is_null() ? canonical_axes(*this) : own_axes; }
+
 Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& available) {
   Plan plan;
   const std::vector<std::vector<json>> lists = axis_lists(config, available, plan.combinations);
   plan.excluded_by_rule.assign(config.exclude.value.size(), 0);
-  std::set<std::string> seen_ids;
+  const ExcludeIndex excludes(config.exclude.value);
+  std::unordered_set<std::uint64_t> seen_ids;  // the 48-bit ids as numbers: 5 million fit in a few hundred MB
   std::vector<std::size_t> at(lists.size(), 0);
   for (std::size_t n = 0; n < plan.combinations; ++n) {
     // Odometer over the axes, the last axis (tokens) fastest.
@@ -321,17 +398,15 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
       count_reason(plan.not_applicable, why);
       continue;
     }
-    if (const std::optional<std::size_t> rule = excluding_rule(config, *c)) {
+    if (const std::optional<std::size_t> rule = excludes.first_match(*c)) {
       ++plan.excluded_by_rule[*rule];
       continue;
     }
-    json axes = canonical_axes(*c);
-    c->id = sha256_hex(axes.dump()).substr(0, 12);
-    if (!seen_ids.insert(c->id).second) {
+    c->id = sha256_hex(canonical_axes(*c).dump()).substr(0, 12);
+    if (!seen_ids.insert(std::stoull(c->id, nullptr, 16)).second) {
       ++plan.duplicates;
       continue;
     }
-    c->axes = std::move(axes);
     c->index = plan.cases.size();
     plan.cases.push_back(std::move(*c));
   }

@@ -4,6 +4,7 @@
 // deterministic order, each case with a stable id.
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,8 +47,12 @@ struct Case {
   std::optional<KernelKnobs> shrink;  ///< shrink and lora_linear
   compile::Compiler compiler;
   std::string triton;   ///< the Triton version whose kernel set the case runs
-  nlohmann::json axes;  ///< canonical axis values: what the id hashes and reports print
+  /// A synthesised case's own axes (the controls'); null for a planned case, whose
+  /// axes are computed from its fields (a plan of millions of cases keeps no JSON).
+  nlohmann::json own_axes;
 
+  /// The canonical axis values: what the id hashes and reports print.
+  [[nodiscard]] nlohmann::json axes() const;
   /// The case's axes without tokens: one row of the verdict table.
   [[nodiscard]] nlohmann::json row_key() const;
 };
@@ -60,7 +65,9 @@ struct Dropped {
 
 /// The expanded sweep.
 struct Plan {
-  std::vector<Case> cases;
+  /// A deque: it grows by blocks, so a plan near the case cap is never copied whole
+  /// (a vector doubling to 8 million cases would), and references stay valid.
+  std::deque<Case> cases;
   std::size_t combinations = 0;            ///< size of the cartesian product
   std::vector<Dropped> not_applicable;     ///< combinations that make no sense (reason, count)
   std::vector<std::size_t> excluded_by_rule;  ///< per config exclude rule

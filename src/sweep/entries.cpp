@@ -120,7 +120,7 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
     c->id = sha256_hex(role + "@" + set.triton()).substr(0, 12);
     c->compiler = compile::Compiler::prebuilt();
     c->triton = set.triton();
-    c->axes = {{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
+    c->own_axes = {{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
                {"hidden", {k_control_hidden}}, {"input_dtype", dtype_name(input)},
                {"weight_dtype", "bf16"}, {"compiler", c->compiler.to_string()}, {"triton", set.triton()},
                {"control", role}};
@@ -129,7 +129,7 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
     if (v == nullptr || !v->ok()) {
       e.skip_reason = fmt::format("the kernel set of Triton {} has no ok {} variant", set.triton(), role);
     } else {
-      c->axes["variant"] = v->id;
+      c->own_axes["variant"] = v->id;
       e.variant_label = v->id;
       e.job.index = c->index;
       e.job.case_id = c->id;
@@ -164,7 +164,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   CaseRecord c;
   c.index = e.plan_case != nullptr ? e.plan_case->index : r.index;
   c.id = r.case_id;
-  c.axes = e.plan_case != nullptr ? e.plan_case->axes : json::object();
+  c.axes = e.plan_case != nullptr ? e.plan_case->axes() : json::object();
   c.variant = e.variant_label;
   c.runs = r.runs;
   c.failed_runs = r.failed_runs;
@@ -206,7 +206,7 @@ CaseRecord not_run(const Entry& e, Verdict verdict, std::string reason) {
   CaseRecord c;
   c.index = e.plan_case->index;
   c.id = e.plan_case->id;
-  c.axes = e.plan_case->axes;
+  c.axes = e.plan_case->axes();
   if (!e.variant_label.empty()) {
     c.variant = e.variant_label;
   }

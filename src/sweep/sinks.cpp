@@ -15,7 +15,7 @@ void JournalSink::add(const plan::Case&, const report::CaseRecord& record, bool 
 void ProgressSink::add(const plan::Case& c, const report::CaseRecord& record, bool) {
   m_failing += m_fail_on.count(record.verdict);
   m_latent += record.verdict == report::Verdict::latent ? 1 : 0;
-  m_progress.update(++m_done, m_failing, m_latent, row_label(c.axes));
+  m_progress.update(++m_done, m_failing, m_latent, row_label(c.axes()));
 }
 
 void ReportSink::add(const plan::Case&, const report::CaseRecord& record, bool) { m_report.cases.push_back(record); }

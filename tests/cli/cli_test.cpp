@@ -265,6 +265,23 @@ TEST(Cli, DryRunJsonOfTheReportedConditions) {
   EXPECT_EQ(plan["cases"][10]["axes"]["block_n"], 32);
   EXPECT_EQ(plan["cases"][19]["axes"]["tokens"], 8192);
   EXPECT_EQ(plan["cases"][79]["axes"]["triton"], "3.9.0");
+  // Written as it goes: each case is one line of its own, in plan order.
+  std::size_t case_lines = 0;
+  std::size_t start = 0;
+  while (start < r.out.size()) {
+    const std::size_t end = std::min(r.out.find('\n', start), r.out.size());
+    const std::string line = r.out.substr(start, end - start);
+    if (line.rfind("    {\"axes\"", 0) == 0) {
+      std::string text = line.substr(4);
+      if (!text.empty() && text.back() == ',') {
+        text.pop_back();
+      }
+      EXPECT_EQ(nlohmann::json::parse(text), plan["cases"][case_lines]);
+      ++case_lines;
+    }
+    start = end + 1;
+  }
+  EXPECT_EQ(case_lines, 80U);
 }
 
 TEST(Cli, FlagsOverrideTheConfigAndShowTheirOrigin) {

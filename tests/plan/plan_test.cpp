@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "plan/embedded_configs.hpp"
 #include "util/error.hpp"
+#include "util/sha256.hpp"
 
 namespace lp::plan {
 namespace {
@@ -35,7 +39,7 @@ TEST(Plan, CaseIdsAreStableAndUnique) {
   EXPECT_EQ(ids.size(), a.cases.size());
   // The same axis values give the same id whatever else the config holds or its order.
   for (const Case& c : a.cases) {
-    const auto it = std::find_if(b.cases.begin(), b.cases.end(), [&](const Case& o) { return o.axes == c.axes; });
+    const auto it = std::find_if(b.cases.begin(), b.cases.end(), [&](const Case& o) { return o.axes() == c.axes(); });
     ASSERT_NE(it, b.cases.end());
     EXPECT_EQ(it->id, c.id);
   }
@@ -48,7 +52,7 @@ TEST(Plan, IdOfTheReportedConfigurationIsPinned) {
   const auto it = std::find_if(p.cases.begin(), p.cases.end(),
                                [](const Case& c) { return c.tokens == 256 && c.expand->block_n == 128; });
   ASSERT_NE(it, p.cases.end());
-  EXPECT_EQ(it->axes.dump(),
+  EXPECT_EQ(it->axes().dump(),
             R"({"add_inputs":true,"block_k":32,"block_m":64,"block_n":128,"compiler":"prebuilt","even_k":true,)"
             R"("hidden":[4096],"input_dtype":"fp32","num_loras":1,"num_slices":1,"num_stages":2,"num_warps":4,)"
             R"("op":"expand","rank":64,"tokens":256,"triton":"3.6.0","weight_dtype":"bf16"})");
@@ -133,10 +137,10 @@ TEST(Plan, AxesThatDoNotApplyCollapseAndMismatchesAreCounted) {
   for (const Case& c : p.cases) {
     (c.op == Op::expand ? expand : shrink)++;
     if (c.op == Op::shrink) {
-      EXPECT_EQ(c.axes.count("add_inputs"), 0U);
+      EXPECT_EQ(c.axes().count("add_inputs"), 0U);
       EXPECT_EQ(c.input_dtype, DType::bf16);
     } else {
-      EXPECT_EQ(c.axes.count("split_k"), 0U);
+      EXPECT_EQ(c.axes().count("split_k"), 0U);
     }
   }
   EXPECT_EQ(expand, 4U);  // 2 input dtypes x 2 add_inputs; split_k collapses
@@ -160,6 +164,41 @@ TEST(Plan, ExcludeRulesMatchResolvedValuesAndAreCounted) {
   EXPECT_EQ(p.excluded_by_rule, (std::vector<std::size_t>{2, 1}));
 }
 
+TEST(Plan, ManyExcludeRulesMatchByValueNotApplicableAxesAndTheFirstRuleCounts) {
+  // 253 rules no case meets, then two that the same cases meet (the first of them counts),
+  // then one naming an axis that does not apply: 256, the cap.
+  std::string rules;
+  for (int i = 0; i < 253; ++i) {
+    rules += fmt::format(R"({{"tokens": {}, "rank": 16}},)", 1000 + i);
+  }
+  const Plan p = plan_of(R"({"axes": {"op": ["expand", "lora_linear"], "hidden": [[4096, 4096], 1024], "num_slices": [2],
+                             "rank": [16, 64], "tokens": [16, 32]},
+                             "exclude": [)" + rules + R"({"hidden": 4096, "rank": 64}, {"rank": 64},
+                                         {"input_dtype": "fp32", "op": "lora_linear"}]})");
+  ASSERT_EQ(p.excluded_by_rule.size(), 256U);
+  EXPECT_EQ(std::accumulate(p.excluded_by_rule.begin(), p.excluded_by_rule.begin() + 253, std::size_t{0}), 0U);
+  // hidden 4096 matches the per-slice [4096, 4096]; for rank 64 that is 2 ops x 2 tokens.
+  EXPECT_EQ(p.excluded_by_rule[253], 4U);
+  // rank 64 with hidden 1024: the next rule, which also matches those above but comes second.
+  EXPECT_EQ(p.excluded_by_rule[254], 4U);
+  // lora_linear has no input_dtype axis: a rule naming it never matches lora_linear.
+  EXPECT_EQ(p.excluded_by_rule[255], 0U);
+  EXPECT_EQ(p.cases.size(), 8U);
+  for (const Case& c : p.cases) {
+    EXPECT_EQ(c.rank, 16);
+  }
+}
+
+TEST(Plan, APlannedCaseKeepsNoJsonAndComputesItsAxes) {
+  const Plan p = plan_of(R"({"axes": {"tokens": [16, 32]}})");
+  ASSERT_EQ(p.cases.size(), 2U);
+  for (const Case& c : p.cases) {
+    EXPECT_TRUE(c.own_axes.is_null());
+    EXPECT_EQ(c.axes()["tokens"], c.tokens);
+    EXPECT_EQ(c.id, sha256_hex(c.axes().dump()).substr(0, 12));
+  }
+}
+
 TEST(Plan, EvenKFollowsRankForExpandAndHiddenTimesSplitForShrink) {
   const Plan p = plan_of(R"({"axes": {"op": ["expand", "shrink"], "input_dtype": "bf16", "ranks": [16, 64],
                                        "hidden": [4096, 4000], "split_k": [8], "block_k": [32], "tokens": [256]}})");
@@ -179,7 +218,7 @@ TEST(Plan, LoraLinearCarriesBothKernels) {
   ASSERT_TRUE(c.expand && c.shrink);
   EXPECT_EQ(c.expand->block_n, 128);
   EXPECT_EQ(c.shrink->split_k, 64);
-  EXPECT_EQ(c.axes.at("shrink").at("block_k"), 256);
+  EXPECT_EQ(c.axes().at("shrink").at("block_k"), 256);
 }
 
 TEST(Plan, TooLargeIsAUsageError) {
