@@ -2,7 +2,8 @@
 # Installs what loraprobe needs, only what is missing, then configures and builds.
 # Idempotent: a second run installs nothing and rebuilds only what changed.
 #   Debian packages: compilers, CMake, Ninja, CLI11, fmt, nlohmann-json, GoogleTest, OpenSSL, liblzma.
-#   Python packages: jsonschema (report/config schema tests).
+#   Python packages: jsonschema (report/config schema tests), junitparser and xunitparser
+#   (the JUnit test).
 # The CUDA toolkit (nvcc, ptxas, cuBLAS) is expected at $CUDA_HOME or /usr/local/cuda.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,6 +25,9 @@ fi
 
 python_missing=()
 python3 -c 'import jsonschema' 2>/dev/null || python_missing+=("jsonschema>=4.18")
+# JUnit consumers' parsers, for the test of `loraprobe report --format junit`.
+python3 -c 'import junitparser' 2>/dev/null || python_missing+=("junitparser==5.0.3")
+python3 -c 'import xunitparser' 2>/dev/null || python_missing+=("xunitparser==1.3.4")
 if ((${#python_missing[@]})); then
   echo "setup: installing Python packages: ${python_missing[*]}"
   python3 -m pip install --quiet --disable-pip-version-check "${python_missing[@]}"

@@ -23,6 +23,8 @@
 #include "cli/validators.hpp"
 #include "compile/toolchain.hpp"
 #include "inspect/inputs.hpp"
+#include "formats/document.hpp"
+#include "formats/junit.hpp"
 #include "inspect/document.hpp"
 #include "inspect/inspector.hpp"
 #include "inspect/matrix.hpp"
@@ -34,6 +36,7 @@
 #include "sass/checks.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/interrupt.hpp"
 
 namespace lp::cli {
@@ -61,6 +64,7 @@ struct InspectOptions {
   bool no_skip = false;
   std::string config_path;
   bool hazards_only = false;
+  std::string junit;  ///< also write JUnit XML here
 };
 
 /// Progress on stderr every 10 s, so a cold run of the whole set on a small
@@ -204,11 +208,18 @@ int run_inspect(const InspectOptions& o) {
   const inspect::InspectTotals totals = inspect::total(results);
   const std::vector<inspect::PtxasMatrix> matrices = inspect::build_matrices(w, results);
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  if (o.json) {
+  if (o.json || !o.junit.empty()) {
     const inspect::RunInfo run{command_line(), started_at, report::utc_now_iso8601(), wall_ms, interrupted_by,
                                cache_root};
-    fmt::print("{}\n", inspect::inspect_document(w, results, matrices, inspector, run).dump(2));
-    return finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code());
+    formats::Document doc{formats::DocumentKind::inspect, o.junit,
+                          inspect::inspect_document(w, results, matrices, inspector, run)};
+    if (!o.junit.empty()) {
+      write_file_atomic(o.junit, formats::junit_of(doc));
+    }
+    if (o.json) {
+      fmt::print("{}\n", doc.json.dump(2));
+      return finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code());
+    }
   }
   if (o.matrix) {
     for (const inspect::PtxasMatrix& m : matrices) {
@@ -267,6 +278,8 @@ Command add_inspect_command(CLI::App& app) {
                 "and are otherwise reported clean without nvdisasm)");
   sub->add_flag("--no-cache", o->no_cache,
                 "Neither read nor write the report cache ($XDG_CACHE_HOME/loraprobe, else ~/.cache/loraprobe)");
+  sub->add_option("--junit", o->junit, "Also write JUnit XML here: one testcase per cubin, a hazard a failure")
+      ->check(non_empty());
   sub->add_flag("--hazards-only", o->hazards_only, "Leave the clean rows out of the table (the summary counts all)");
   sub->final_callback([o, sub] {
     // --ptxas-matrix without a value: each() is not called for an empty value list.

@@ -44,6 +44,7 @@ struct SweepOptions {
   unsigned jobs = 0;
   int device = 0;
   std::vector<std::string> test_hooks;
+  std::string junit;
 };
 
 void add_options(CLI::App& sub, SweepOptions& o) {
@@ -96,6 +97,9 @@ void add_options(CLI::App& sub, SweepOptions& o) {
                   "Also exit 1 on these verdicts (latent, skipped, incomplete); FAIL, fault, timeout and "
                   "compile_error always fail")
       ->delimiter(',');
+  run->add_option("--junit", o.junit, "Also write the report as JUnit XML here (loraprobe report --format junit); "
+                                      "LATENT is a failure with --fail-on latent, skipped otherwise")
+      ->check(non_empty());
   run->add_flag("--no-controls", o.no_controls, "Skip the positive and negative controls");
   run->add_flag("--stop-on-first-failure", o.stop_on_first_failure, "Stop at the first failing case (bisecting)");
   run->add_flag("--allow-jit-cache", o.allow_jit_cache,
@@ -137,6 +141,7 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
     r.fail_on.insert(*v);
   }
   r.controls = !o.no_controls;
+  r.junit = o.junit;
   r.force = o.force;
   r.stop_on_first_failure = o.stop_on_first_failure;
   r.allow_jit_cache = o.allow_jit_cache;

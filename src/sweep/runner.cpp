@@ -17,8 +17,11 @@
 #include "sweep/race_control.hpp"
 #include "sweep/report_builder.hpp"
 #include "sweep/sinks.hpp"
-#include "sweep/table.hpp"
+#include "formats/table.hpp"
 #include "sweep/worker_client.hpp"
+#include "formats/document.hpp"
+#include "formats/junit.hpp"
+#include "util/files.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/sha256.hpp"
@@ -144,6 +147,12 @@ class Sweep {
     m_report.meta["phases_s"] = phases;
     auto phase = [&phases](const char* name) { return phases.value(name, 0.0); };
     m_report.write(out);
+    if (!m_request.junit.empty()) {
+      // From the report as written: the JUnit says what the report says.
+      write_file_atomic(m_request.junit,
+                        formats::junit_of(formats::read_document(out),
+                                          {m_request.fail_on.count(Verdict::latent) > 0}));
+    }
     sinks.finish();  // ends the progress line, prints the verdict table
     fmt::print(stderr, "sweep: time: images {:.1f} s, worker start {:.1f} s, static inspection {:.1f} s, controls {:.1f} s, "
                        "cases {:.1f} s ({:.1f} ms per case), total {:.1f} s\n",
@@ -447,16 +456,16 @@ class Sweep {
     fmt::print("cases: {}\n", counts.empty() ? "none" : counts);
     if (s.first_failure) {
       const CaseRecord& c = m_report.cases[*s.first_failure];
-      fmt::print("first failure: case {} ({}, {} tokens): {} {}\n", c.id, row_label(c.axes),
+      fmt::print("first failure: case {} ({}, {} tokens): {} {}\n", c.id, formats::row_label(c.axes),
                  c.axes.value("tokens", 0), report::to_string(c.verdict), c.reason);
     }
     if (s.minimal_failure) {
       const CaseRecord& c = m_report.cases[*s.minimal_failure];
-      fmt::print("minimal failure: case {} ({}, {} tokens)\n", c.id, row_label(c.axes), c.axes.value("tokens", 0));
+      fmt::print("minimal failure: case {} ({}, {} tokens)\n", c.id, formats::row_label(c.axes), c.axes.value("tokens", 0));
     }
     if (s.first_latent) {
       const CaseRecord& c = m_report.cases[*s.first_latent];
-      fmt::print("first latent: case {} ({}, {} tokens): {}\n", c.id, row_label(c.axes), c.axes.value("tokens", 0),
+      fmt::print("first latent: case {} ({}, {} tokens): {}\n", c.id, formats::row_label(c.axes), c.axes.value("tokens", 0),
                  c.reason);
     }
     fmt::print("report: {}\n", out);

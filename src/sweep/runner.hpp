@@ -35,6 +35,7 @@ struct SweepRequest {
   int device = 0;
   std::map<std::size_t, std::string> test_hooks;  ///< plan index -> hook role (tests only)
   std::string worker_exe;                     ///< this binary; empty: /proc/self/exe
+  std::string junit;                          ///< also write the report as JUnit XML here (formats/junit.hpp)
 };
 
 /// Runs the sweep and returns the exit code (DESIGN.md: 0 clean, 1 failures,

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "sweep/table.hpp"
+#include "formats/table.hpp"
 
 namespace lp::sweep {
 
@@ -15,7 +15,7 @@ void JournalSink::add(const plan::Case&, const report::CaseRecord& record, bool 
 void ProgressSink::add(const plan::Case& c, const report::CaseRecord& record, bool) {
   m_failing += m_fail_on.count(record.verdict);
   m_latent += record.verdict == report::Verdict::latent ? 1 : 0;
-  m_progress.update(++m_done, m_failing, m_latent, row_label(c.axes()));
+  m_progress.update(++m_done, m_failing, m_latent, formats::row_label(c.axes()));
 }
 
 void ReportSink::add(const plan::Case&, const report::CaseRecord& record, bool) { m_report.cases.push_back(record); }
@@ -29,7 +29,7 @@ void TableSink::add(const plan::Case&, const report::CaseRecord& record, bool) {
   m_cells.push_back(std::move(cell));
 }
 
-void TableSink::finish() { fmt::print("{}", format_verdict_table(m_cells)); }
+void TableSink::finish() { fmt::print("{}", formats::format_verdict_table(m_cells)); }
 
 void Sinks::add(const plan::Case& c, const report::CaseRecord& record, bool resumed) {
   for (const auto& sink : m_sinks) {

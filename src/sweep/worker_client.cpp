@@ -58,7 +58,10 @@ std::vector<protocol::LoadResult> WorkerClient::load(const std::vector<protocol:
   auto fail_all = [&](const std::string& why) {
     results.clear();
     for (const protocol::LoadItem& item : items) {
-      results.push_back({item.image.key, false, why});
+      protocol::LoadResult r;
+      r.key = item.image.key;
+      r.error = why;
+      results.push_back(std::move(r));
     }
     return results;
   };

@@ -73,7 +73,13 @@ class RunnerWithFakeWorker : public ::testing::Test {
 
 TEST_F(RunnerWithFakeWorker, VerdictsControlsFaultTimeoutJournalAndResume) {
   const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
-  EXPECT_EQ(run_sweep(config, request()), 1);  // a FAIL (and a fault, a timeout) among the cases
+  SweepRequest first = request();
+  first.junit = m_dir.path() + "/report.xml";
+  EXPECT_EQ(run_sweep(config, first), 1);  // a FAIL (and a fault, a timeout) among the cases
+  // --junit: the same run for a CI system (tests/report/validate_junit.py reads it with real parsers).
+  const std::string xml = read_file(first.junit, 1 << 20);
+  EXPECT_NE(xml.find(R"(<testsuites name="loraprobe sweep" tests="6" failures="1" errors="2")"), std::string::npos)
+      << xml;
 
   const json report = json::parse(read_file(m_dir.path() + "/report.json", 1 << 26));
   EXPECT_EQ(report["controls"]["valid"], true) << report["controls"].dump();

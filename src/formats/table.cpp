@@ -1,4 +1,4 @@
-#include "sweep/table.hpp"
+#include "formats/table.hpp"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 
 #include "plan/axes.hpp"
 
-namespace lp::sweep {
+namespace lp::formats {
 
 using nlohmann::json;
 
@@ -89,4 +89,4 @@ std::string format_verdict_table(const std::vector<report::CaseRecord>& cases) {
   return out;
 }
 
-}  // namespace lp::sweep
+}  // namespace lp::formats

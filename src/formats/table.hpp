@@ -7,7 +7,7 @@
 
 #include "report/report.hpp"
 
-namespace lp::sweep {
+namespace lp::formats {
 
 /// Rows in first-seen plan order, token columns ascending; P F L i f t c s (see
 /// report::verdict_letter), '.' where the plan has no such case, ' ' not run.
@@ -16,4 +16,4 @@ std::string format_verdict_table(const std::vector<report::CaseRecord>& cases);
 /// A short label of a case's configuration: "expand fp32>bf16 r64 h4096 m64n128k32 w4s2 add prebuilt".
 std::string row_label(const nlohmann::json& axes);
 
-}  // namespace lp::sweep
+}  // namespace lp::formats

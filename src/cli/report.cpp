@@ -1,0 +1,96 @@
+// loraprobe report: a sweep report or an inspect document in another format, for
+// people (summary) and CI systems (JUnit XML).
+
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "formats/document.hpp"
+#include "formats/junit.hpp"
+#include "formats/summary.hpp"
+#include "report/verdict.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace lp::cli {
+
+namespace {
+
+struct ReportOptions {
+  std::string path;
+  std::string format = "summary";
+  std::string out;
+  std::vector<std::string> fail_on;
+};
+
+/// A document that is loraprobe's by its schema version but not by its shape is bad
+/// input, not a crash.
+template <class F>
+std::string convert(const formats::Document& doc, F&& f) {
+  try {
+    return f();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(doc.path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
+  }
+}
+
+int run_report(const ReportOptions& o) {
+  if (o.format == "md" || o.format == "html") {
+    throw NotBuiltYet(fmt::format("report --format {} (issue 14; junit and summary are built)", o.format));
+  }
+  const formats::Document doc = formats::read_document(o.path);
+  std::string text;
+  if (o.format == "junit") {
+    formats::JunitOptions options;
+    if (!o.fail_on.empty()) {
+      bool latent = false;
+      for (const std::string& name : o.fail_on) {
+        const std::optional<report::Verdict> v = report::parse_verdict(name);
+        if (!v || *v == report::Verdict::pass) {
+          throw UsageError(fmt::format("--fail-on {}: not a failing verdict (latent, skipped, incomplete, FAIL, "
+                                       "fault, timeout, compile_error)",
+                                       name));
+        }
+        latent = latent || *v == report::Verdict::latent;
+      }
+      options.latent_fails = latent;
+    }
+    text = convert(doc, [&] { return formats::junit_of(doc, options); });
+  } else {
+    text = convert(doc, [&] { return formats::summary_of(doc); });
+  }
+  if (o.out.empty() || o.out == "-") {
+    fmt::print("{}", text);
+  } else {
+    write_file_atomic(o.out, text);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& app) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "report", "Convert a sweep report or an inspect --json document: a one-screen summary, or JUnit XML for CI");
+  sub->add_option("file", o->path, "A report (loraprobe sweep --out) or an inspect --json document")->required();
+  sub->add_option("-f,--format", o->format, "summary (default) or junit (md and html are not built yet)")
+      ->check(CLI::IsMember({"summary", "junit", "md", "html"}));
+  sub->add_option("-o,--out", o->out, "Write here instead of stdout (atomically)");
+  sub->add_option("--fail-on", o->fail_on,
+                  "JUnit: the verdicts that fail, as sweep's --fail-on (LATENT is a <failure> with latent, a "
+                  "<skipped> without); default: the report's own")
+      ->delimiter(',');
+  sub->footer(
+      "Examples:\n"
+      "  loraprobe report loraprobe-report-20261201T120000Z.json\n"
+      "  loraprobe report report.json --format junit -o loraprobe-junit.xml --fail-on latent\n"
+      "  loraprobe inspect --json > inspect.json && loraprobe report inspect.json --format junit\n"
+      "Exit codes: 0 written, 2 a file that is no loraprobe document (or of a major schema version this loraprobe "
+      "does not read).");
+  return {sub, [o] { return run_report(*o); }};
+}
+
+}  // namespace lp::cli

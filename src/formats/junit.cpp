@@ -1,0 +1,194 @@
+#include "formats/junit.hpp"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "formats/table.hpp"
+
+namespace lp::formats {
+
+using nlohmann::json;
+
+namespace {
+
+/// One <testcase>: what it is called and how it came out.
+struct TestCase {
+  std::string name;
+  std::string classname;
+  double seconds = 0.0;
+  std::string kind;     ///< "", "failure", "error", "skipped"
+  std::string type;     ///< the verdict or status, for failure/error
+  std::string message;  ///< one line
+  std::string body;     ///< details (metrics summary, first finding)
+};
+
+struct Suite {
+  std::string name;
+  std::vector<TestCase> cases;
+};
+
+std::string text_of(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string write(const std::vector<Suite>& suites, const std::string& name) {
+  std::size_t tests = 0;
+  std::size_t failures = 0;
+  std::size_t errors = 0;
+  std::size_t skipped = 0;
+  double seconds = 0.0;
+  std::string body;
+  for (const Suite& s : suites) {
+    std::size_t f = 0;
+    std::size_t e = 0;
+    std::size_t k = 0;
+    double t = 0.0;
+    std::string cases;
+    for (const TestCase& c : s.cases) {
+      f += c.kind == "failure" ? 1 : 0;
+      e += c.kind == "error" ? 1 : 0;
+      k += c.kind == "skipped" ? 1 : 0;
+      t += c.seconds;
+      cases += fmt::format(R"(    <testcase name="{}" classname="{}" time="{:.6f}")", xml_escape(c.name),
+                           xml_escape(c.classname), c.seconds);
+      if (c.kind.empty()) {
+        cases += "/>\n";
+        continue;
+      }
+      cases += ">\n";
+      if (c.kind == "skipped") {
+        cases += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(c.message));
+      } else {
+        cases += fmt::format("      <{} message=\"{}\" type=\"{}\">{}</{}>\n", c.kind, xml_escape(c.message),
+                             xml_escape(c.type), xml_escape(c.body), c.kind);
+      }
+      cases += "    </testcase>\n";
+    }
+    body += fmt::format(R"(  <testsuite name="{}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{:.6f}">)"
+                        "\n{}  </testsuite>\n",
+                        xml_escape(s.name), s.cases.size(), f, e, k, t, cases);
+    tests += s.cases.size();
+    failures += f;
+    errors += e;
+    skipped += k;
+    seconds += t;
+  }
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                     "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
+                     "time=\"{:.6f}\">\n{}</testsuites>\n",
+                     xml_escape(name), tests, failures, errors, skipped, seconds, body);
+}
+
+std::vector<Suite> report_suites(const json& report, bool latent_fails) {
+  std::map<std::string, Suite> by_key;
+  std::vector<std::string> order;  // suites in first-seen plan order
+  for (const json& c : member(report, "cases")) {
+    const json& axes = member(c, "axes");
+    const std::string key = fmt::format("{}.{}.{}", text_of(axes, "triton").empty() ? "?" : text_of(axes, "triton"),
+                                        text_of(axes, "op"), text_of(axes, "compiler"));
+    if (by_key.count(key) == 0) {
+      order.push_back(key);
+      by_key[key].name = fmt::format("loraprobe {} {} Triton {}", text_of(axes, "op"), text_of(axes, "compiler"),
+                                     text_of(axes, "triton"));
+    }
+    TestCase t;
+    t.name = fmt::format("{} tokens={} [{}]", row_label(axes), axes.value("tokens", 0), text_of(c, "id"));
+    t.classname = "loraprobe." + key;
+    const json& timing = member(c, "timing");
+    if (timing.is_object()) {
+      t.seconds = (timing.value("kernel_ms", 0.0) * c.value("runs", 0) + timing.value("reference_ms", 0.0)) / 1000.0;
+    }
+    const std::string verdict = text_of(c, "verdict");
+    const json& metrics = member(c, "metrics");
+    t.type = verdict;
+    t.message = text_of(c, "reason");
+    t.body = metrics.is_object() ? text_of(metrics, "summary") : std::string();
+    if (verdict == "FAIL") {
+      t.kind = "failure";
+    } else if (verdict == "fault" || verdict == "timeout" || verdict == "compile_error" || verdict == "incomplete") {
+      t.kind = "error";
+    } else if (verdict == "LATENT") {
+      t.kind = latent_fails ? "failure" : "skipped";
+    } else if (verdict == "skipped") {
+      t.kind = "skipped";
+    } else if (verdict != "PASS") {
+      t.kind = "error";
+      t.message = fmt::format("unknown verdict \"{}\": {}", verdict, t.message);
+    }
+    by_key[key].cases.push_back(std::move(t));
+  }
+  std::vector<Suite> suites;
+  for (const std::string& key : order) {
+    suites.push_back(std::move(by_key[key]));
+  }
+  return suites;
+}
+
+std::vector<Suite> inspect_suites(const json& doc) {
+  std::map<std::string, Suite> by_key;
+  std::vector<std::string> order;
+  for (const json& item : member(doc, "items")) {
+    const std::string triton = text_of(item, "triton");
+    const std::string compiler = text_of(item, "compiler");
+    const std::string key = fmt::format("{}.{}", triton.empty() ? "files" : triton, compiler);
+    if (by_key.count(key) == 0) {
+      order.push_back(key);
+      by_key[key].name = triton.empty() ? fmt::format("loraprobe inspect {}", compiler)
+                                        : fmt::format("loraprobe inspect Triton {} {}", triton, compiler);
+    }
+    TestCase t;
+    t.name = text_of(item, "name");
+    t.classname = "loraprobe.inspect." + key;
+    t.seconds = item.value("ms", 0.0) / 1000.0;
+    const std::string status = text_of(item, "status");
+    t.type = status;
+    if (status == "hazard") {
+      t.kind = "failure";
+      t.message = fmt::format("{} wgmma register hazard finding(s){}", item.value("finding_count", 0),
+                              text_of(item, "attribution").empty()
+                                  ? std::string()
+                                  : fmt::format("; made by the {}", text_of(item, "attribution")));
+      const json& sass = member(item, "sass");
+      if (sass.is_object()) {
+        for (const json& kernel : member(sass, "kernels")) {
+          for (const json& f : member(kernel, "findings")) {
+            t.body += f.dump() + "\n";
+            break;
+          }
+        }
+      }
+    } else if (status == "error") {
+      t.kind = "error";
+      t.message = text_of(item, "error").substr(0, text_of(item, "error").find('\n'));
+      t.body = text_of(item, "error");
+    }
+    by_key[key].cases.push_back(std::move(t));
+  }
+  std::vector<Suite> suites;
+  for (const std::string& key : order) {
+    suites.push_back(std::move(by_key[key]));
+  }
+  return suites;
+}
+
+}  // namespace
+
+std::string junit_of(const Document& doc, const JunitOptions& options) {
+  if (doc.kind == DocumentKind::inspect) {
+    return write(inspect_suites(doc.json), "loraprobe inspect");
+  }
+  bool latent_fails = false;
+  if (options.latent_fails) {
+    latent_fails = *options.latent_fails;
+  } else {
+    const json& fail_on = member(member(doc.json, "meta"), "fail_on");
+    latent_fails = std::find(fail_on.begin(), fail_on.end(), "LATENT") != fail_on.end();
+  }
+  return write(report_suites(doc.json, latent_fails), "loraprobe sweep");
+}
+
+}  // namespace lp::formats

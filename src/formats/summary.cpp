@@ -1,0 +1,155 @@
+#include "formats/summary.hpp"
+
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "formats/table.hpp"
+
+namespace lp::formats {
+
+using nlohmann::json;
+
+namespace {
+
+std::string text_of(const json& j, const char* key, const char* fallback = "?") {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+}
+
+std::string counts_text(const std::map<std::string, std::size_t>& counts) {
+  std::string out;
+  for (const auto& [what, n] : counts) {
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n, what);
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string case_line(const char* what, const json& ref, const json& cases) {
+  if (!ref.is_object()) {
+    return {};
+  }
+  const std::size_t index = ref.value("index", std::size_t{0});
+  for (const json& c : cases) {
+    if (c.value("index", std::size_t{0}) == index && text_of(c, "id", "") == text_of(ref, "id", "")) {
+      return fmt::format("{}: case {} ({}, {} tokens): {} {}\n", what, text_of(c, "id"), row_label(c["axes"]),
+                         c["axes"].value("tokens", 0), text_of(c, "verdict"), text_of(c, "reason", ""));
+    }
+  }
+  return fmt::format("{}: case {}\n", what, text_of(ref, "id"));
+}
+
+std::string report_summary(const json& r) {
+  const json& meta = member(r, "meta");
+  const json& env = member(r, "environment");
+  const json& gpu = member(env, "gpu");
+  std::string argv;
+  for (const json& a : member(meta, "argv")) {
+    argv += (argv.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
+  }
+  std::string out = fmt::format("loraprobe {} (git {}) sweep, report schema {}\n", text_of(meta, "version"),
+                                text_of(meta, "git_sha"), text_of(r, "schema_version"));
+  out += fmt::format("command: {}\n", argv.empty() ? "?" : argv);
+  out += gpu.is_object()
+             ? fmt::format("GPU: {} (sm {}), driver {}, CUDA runtime {}, cuBLAS {}\n", text_of(gpu, "name"),
+                           text_of(gpu, "compute_capability"), text_of(gpu, "driver_version"),
+                           text_of(gpu, "runtime_version"), gpu.contains("cublas_version") ? gpu["cublas_version"].dump() : "?")
+             : std::string("GPU: none recorded\n");
+  std::string sets;
+  for (const json& s : member(env, "kernel_sets")) {
+    sets += (sets.empty() ? "" : ", ") + text_of(s, "triton_version");
+  }
+  std::map<std::string, bool> compilers;
+  for (const json& c : member(env, "compilers")) {
+    std::string label = text_of(c, "name");
+    if (c.contains("version") && c["version"].is_string()) {
+      label += " " + c["version"].get<std::string>();
+    }
+    compilers[label] = true;
+  }
+  std::string compiler_list;
+  for (const auto& [label, unused] : compilers) {
+    compiler_list += (compiler_list.empty() ? "" : ", ") + label;
+  }
+  out += fmt::format("Triton sets: {}; compilers: {}\n", sets.empty() ? "?" : sets,
+                     compiler_list.empty() ? "?" : compiler_list);
+  const json& controls = member(r, "controls");
+  if (controls.value("ran", false)) {
+    out += fmt::format("controls: {}\n", controls.value("valid", false) ? "valid (positive FAIL, negative PASS in every set)"
+                                                                         : "INVALID: " + text_of(controls, "reason"));
+    const json& race = member(controls, "race");
+    if (race.is_object()) {
+      out += fmt::format("race control: {}\n", text_of(race, "summary"));
+    }
+  } else {
+    out += fmt::format("controls: not run ({})\n", text_of(controls, "reason", "no reason recorded"));
+  }
+  // Counts per (Triton, compiler, op), in first-seen order.
+  std::vector<std::string> order;
+  std::map<std::string, std::map<std::string, std::size_t>> groups;
+  const json& cases = member(r, "cases");
+  for (const json& c : cases) {
+    const json& a = member(c, "axes");
+    const std::string key =
+        fmt::format("Triton {} {} {}", text_of(a, "triton"), text_of(a, "compiler"), text_of(a, "op"));
+    if (groups.count(key) == 0) {
+      order.push_back(key);
+    }
+    ++groups[key][text_of(c, "verdict")];
+  }
+  for (const std::string& key : order) {
+    out += fmt::format("  {}: {}\n", key, counts_text(groups[key]));
+  }
+  const json& s = member(r, "summary");
+  std::map<std::string, std::size_t> all;
+  for (const auto& [verdict, n] : member(s, "counts").items()) {
+    all[verdict] = n.get<std::size_t>();
+  }
+  out += fmt::format("cases: {} of {} planned{}\n", counts_text(all), member(meta, "plan").value("cases", cases.size()),
+                     meta.contains("interrupted") && meta["interrupted"].is_string()
+                         ? "; stopped: " + meta["interrupted"].get<std::string>()
+                         : std::string());
+  out += case_line("first failure", member(s, "first_failure"), cases);
+  out += case_line("minimal failure", member(s, "minimal_failure"), cases);
+  out += case_line("first latent", member(s, "first_latent"), cases);
+  out += fmt::format("exit code {} ({})\n", s.value("exit_code", -1), text_of(s, "outcome"));
+  return out;
+}
+
+std::string inspect_summary(const json& d) {
+  const json& meta = member(d, "meta");
+  std::string out = fmt::format("loraprobe {} (git {}) inspect ({}), schema {}\n", text_of(meta, "version"),
+                                text_of(meta, "git_sha"), text_of(d, "mode"), text_of(d, "schema_version"));
+  const json& s = member(d, "summary");
+  out += fmt::format("cubins: {} ({} with a hazard, {} clean, {} error(s)); {} findings\n", s.value("items", 0),
+                     s.value("hazard", 0), s.value("clean", 0), s.value("error", 0), s.value("findings", 0));
+  std::size_t listed = 0;
+  std::size_t hazards = 0;
+  for (const json& item : member(d, "items")) {
+    if (text_of(item, "status") != "hazard") {
+      continue;
+    }
+    ++hazards;
+    if (listed < 10) {
+      ++listed;
+      const std::string triton = text_of(item, "triton", "");
+      out += fmt::format("  hazard: {}{} ({}): {} finding(s){}\n", triton.empty() ? "" : "Triton " + triton + " ",
+                         text_of(item, "name"), text_of(item, "compiler"), item.value("finding_count", 0),
+                         text_of(item, "attribution", "").empty() ? "" : ", made by the " + text_of(item, "attribution"));
+    }
+  }
+  if (hazards > listed) {
+    out += fmt::format("  ... and {} more\n", hazards - listed);
+  }
+  out += fmt::format("exit code {}\n", s.value("exit_code", -1));
+  return out;
+}
+
+}  // namespace
+
+std::string summary_of(const Document& doc) {
+  return doc.kind == DocumentKind::inspect ? inspect_summary(doc.json) : report_summary(doc.json);
+}
+
+}  // namespace lp::formats
