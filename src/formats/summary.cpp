@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "formats/table.hpp"
+#include "tools/tools.hpp"
 
 namespace lp::formats {
 
@@ -54,7 +55,7 @@ std::string report_summary(const json& r) {
   out += gpu.is_object()
              ? fmt::format("GPU: {} (sm {}), driver {}, CUDA runtime {}, cuBLAS {}\n", text_of(gpu, "name"),
                            text_of(gpu, "compute_capability"), text_of(gpu, "driver_version"),
-                           text_of(gpu, "runtime_version"), gpu.contains("cublas_version") ? gpu["cublas_version"].dump() : "?")
+                           text_of(gpu, "runtime_version"), text_of(gpu, "cublas_version"))
              : std::string("GPU: none recorded\n");
   std::string sets;
   for (const json& s : member(env, "kernel_sets")) {
@@ -64,7 +65,9 @@ std::string report_summary(const json& r) {
   for (const json& c : member(env, "compilers")) {
     std::string label = text_of(c, "name");
     if (c.contains("version") && c["version"].is_string()) {
-      label += " " + c["version"].get<std::string>();
+      // Reports before 3.0 recorded a prebuilt compiler's version in ptxas's own words.
+      const std::optional<tools::ToolVersion> v = tools::parse_tool_version(c["version"].get<std::string>());
+      label += " " + (v ? v->version : c["version"].get<std::string>());
     }
     compilers[label] = true;
   }

@@ -10,6 +10,7 @@
 #include "util/interrupt.hpp"
 #include "util/parallel.hpp"
 #include "util/sha256.hpp"
+#include "tools/tools.hpp"
 
 namespace lp::sweep {
 
@@ -182,7 +183,11 @@ std::vector<compile::CompilerRecord> ImageSet::compiler_records() const {
       }
     }
     if (image.compile.contains("version") && image.compile["version"].is_string() && !c.version) {
-      c.version = image.compile["version"].get<std::string>();
+      // The manifest records ptxas's own words ("Cuda compilation tools, release 12.8, V12.8.93"):
+      // the record holds the version, as inspect's does.
+      const std::string words = image.compile["version"].get<std::string>();
+      const std::optional<tools::ToolVersion> parsed = tools::parse_tool_version(words);
+      c.version = parsed ? parsed->version : words;
     }
     if (image.compile.contains("options")) {
       c.options = image.compile["options"].get<std::vector<std::string>>();
