@@ -52,6 +52,11 @@ const json& member(const json& j, const char* key) {
   return it == j.end() ? k_null : *it;
 }
 
+std::string text(const json& j, const char* key, const char* fallback) {
+  const json& v = member(j, key);
+  return v.is_string() ? v.get<std::string>() : std::string(fallback);
+}
+
 std::string xml_escape(const std::string& text) {
   std::string out;
   out.reserve(text.size());

@@ -25,6 +25,9 @@ Document read_document(const std::string& path);
 /// reading optional parts of a document without copying them.
 const nlohmann::json& member(const nlohmann::json& j, const char* key);
 
+/// j[key] when it is a string, else `fallback`.
+std::string text(const nlohmann::json& j, const char* key, const char* fallback = "");
+
 /// XML text and attribute escaping (the five entities; other control characters
 /// become U+FFFD, which XML 1.0 cannot carry).
 std::string xml_escape(const std::string& text);

@@ -30,11 +30,6 @@ struct Suite {
   std::vector<TestCase> cases;
 };
 
-std::string text_of(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 std::string write(const std::vector<Suite>& suites, const std::string& name) {
   std::size_t tests = 0;
   std::size_t failures = 0;
@@ -88,25 +83,25 @@ std::vector<Suite> report_suites(const json& report, bool latent_fails) {
   std::vector<std::string> order;  // suites in first-seen plan order
   for (const json& c : member(report, "cases")) {
     const json& axes = member(c, "axes");
-    const std::string key = fmt::format("{}.{}.{}", text_of(axes, "triton").empty() ? "?" : text_of(axes, "triton"),
-                                        text_of(axes, "op"), text_of(axes, "compiler"));
+    const std::string key = fmt::format("{}.{}.{}", text(axes, "triton").empty() ? "?" : text(axes, "triton"),
+                                        text(axes, "op"), text(axes, "compiler"));
     if (by_key.count(key) == 0) {
       order.push_back(key);
-      by_key[key].name = fmt::format("loraprobe {} {} Triton {}", text_of(axes, "op"), text_of(axes, "compiler"),
-                                     text_of(axes, "triton"));
+      by_key[key].name = fmt::format("loraprobe {} {} Triton {}", text(axes, "op"), text(axes, "compiler"),
+                                     text(axes, "triton"));
     }
     TestCase t;
-    t.name = fmt::format("{} tokens={} [{}]", row_label(axes), axes.value("tokens", 0), text_of(c, "id"));
+    t.name = fmt::format("{} tokens={} [{}]", row_label(axes), axes.value("tokens", 0), text(c, "id"));
     t.classname = "loraprobe." + key;
     const json& timing = member(c, "timing");
     if (timing.is_object()) {
       t.seconds = (timing.value("kernel_ms", 0.0) * c.value("runs", 0) + timing.value("reference_ms", 0.0)) / 1000.0;
     }
-    const std::string verdict = text_of(c, "verdict");
+    const std::string verdict = text(c, "verdict");
     const json& metrics = member(c, "metrics");
     t.type = verdict;
-    t.message = text_of(c, "reason");
-    t.body = metrics.is_object() ? text_of(metrics, "summary") : std::string();
+    t.message = text(c, "reason");
+    t.body = metrics.is_object() ? text(metrics, "summary") : std::string();
     if (verdict == "FAIL") {
       t.kind = "failure";
     } else if (verdict == "fault" || verdict == "timeout" || verdict == "compile_error" || verdict == "incomplete") {
@@ -132,8 +127,8 @@ std::vector<Suite> inspect_suites(const json& doc) {
   std::map<std::string, Suite> by_key;
   std::vector<std::string> order;
   for (const json& item : member(doc, "items")) {
-    const std::string triton = text_of(item, "triton");
-    const std::string compiler = text_of(item, "compiler");
+    const std::string triton = text(item, "triton");
+    const std::string compiler = text(item, "compiler");
     const std::string key = fmt::format("{}.{}", triton.empty() ? "files" : triton, compiler);
     if (by_key.count(key) == 0) {
       order.push_back(key);
@@ -141,17 +136,17 @@ std::vector<Suite> inspect_suites(const json& doc) {
                                         : fmt::format("loraprobe inspect Triton {} {}", triton, compiler);
     }
     TestCase t;
-    t.name = text_of(item, "name");
+    t.name = text(item, "name");
     t.classname = "loraprobe.inspect." + key;
     t.seconds = item.value("ms", 0.0) / 1000.0;
-    const std::string status = text_of(item, "status");
+    const std::string status = text(item, "status");
     t.type = status;
     if (status == "hazard") {
       t.kind = "failure";
       t.message = fmt::format("{} wgmma register hazard finding(s){}", item.value("finding_count", 0),
-                              text_of(item, "attribution").empty()
+                              text(item, "attribution").empty()
                                   ? std::string()
-                                  : fmt::format("; made by the {}", text_of(item, "attribution")));
+                                  : fmt::format("; made by the {}", text(item, "attribution")));
       const json& sass = member(item, "sass");
       if (sass.is_object()) {
         for (const json& kernel : member(sass, "kernels")) {
@@ -163,8 +158,8 @@ std::vector<Suite> inspect_suites(const json& doc) {
       }
     } else if (status == "error") {
       t.kind = "error";
-      t.message = text_of(item, "error").substr(0, text_of(item, "error").find('\n'));
-      t.body = text_of(item, "error");
+      t.message = text(item, "error").substr(0, text(item, "error").find('\n'));
+      t.body = text(item, "error");
     }
     by_key[key].cases.push_back(std::move(t));
   }

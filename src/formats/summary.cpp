@@ -14,10 +14,8 @@ using nlohmann::json;
 
 namespace {
 
-std::string text_of(const json& j, const char* key, const char* fallback = "?") {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
-}
+/// A field of the document, "?" when it is missing.
+std::string text_of(const json& j, const char* key, const char* fallback = "?") { return text(j, key, fallback); }
 
 std::string counts_text(const std::map<std::string, std::size_t>& counts) {
   std::string out;
