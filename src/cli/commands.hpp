@@ -22,6 +22,7 @@ Command add_list_command(CLI::App& app);
 Command add_inspect_command(CLI::App& app);
 Command add_env_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
+Command add_diff_command(CLI::App& app);
 Command add_version_command(CLI::App& app);
 /// The hidden `__worker` mode the sweep starts its GPU workers in.
 Command add_worker_command(CLI::App& app);

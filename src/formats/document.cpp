@@ -1,5 +1,7 @@
 #include "formats/document.hpp"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "inspect_schema_version.hpp"
@@ -34,11 +36,15 @@ Document read_document(const std::string& path) {
   const std::string version = d.json["schema_version"].get<std::string>();
   const bool is_inspect = d.json.value("meta", json::object()).value("command", "") == "inspect";
   d.kind = is_inspect ? DocumentKind::inspect : DocumentKind::report;
+  // The converters read the current major and the one before it (2.x differs in the
+  // compiler records and the open metrics, which they read tolerantly).
   const std::string supported(is_inspect ? inspect::k_inspect_schema_version : report::schema_version());
-  if (major_of(version) != major_of(supported)) {
+  const int current = std::stoi(major_of(supported));
+  const int major = std::atoi(major_of(version).c_str());
+  if (major != current && major != current - 1) {
     throw InputError(path, "/schema_version",
-                     fmt::format("{} {}: this loraprobe reads {}.x", is_inspect ? "inspect document" : "report",
-                                 version, major_of(supported)));
+                     fmt::format("{} {}: this loraprobe reads {}.x and {}.x", is_inspect ? "inspect document" : "report",
+                                 version, current - 1, current));
   }
   return d;
 }

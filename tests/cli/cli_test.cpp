@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -334,6 +338,94 @@ TEST(Cli, EnvReportsWhatItCanAndExitsZeroWithOrWithoutAGpu) {
             std::string::npos)
       << text.out;
   EXPECT_EQ(env["gpu"].is_null(), !has_gpu);
+}
+
+/// A minimal 3.x sweep report: the cases (compiler, tokens, verdict, worst deviation over tolerance).
+std::string report_text(const std::vector<std::tuple<std::string, int, std::string, double>>& cases,
+                        const std::string& driver) {
+  nlohmann::json r = {{"schema_version", "3.0.0"},
+                      {"meta", {{"tool", "loraprobe"}, {"fail_on", {"FAIL"}}}},
+                      {"environment", {{"gpu", {{"name", "NVIDIA H200"}, {"driver_version", driver}}}}},
+                      {"cases", nlohmann::json::array()}};
+  for (const auto& [compiler, tokens, verdict, dev] : cases) {
+    r["cases"].push_back({{"id", fmt::format("{:012x}", tokens)},
+                          {"index", r["cases"].size()},
+                          {"axes", {{"op", "expand"}, {"tokens", tokens}, {"rank", 64}, {"block_n", 128},
+                                    {"compiler", compiler}, {"triton", "3.8.0"}}},
+                          {"verdict", verdict},
+                          {"reason", verdict == "PASS" ? "" : "why"},
+                          {"metrics", {{"worst_dev_over_tolerance", dev}}}});
+  }
+  return r.dump();
+}
+
+TEST(Cli, DiffGroupsVerdictChangesAndExitsOneOnARegression) {
+  const std::string before = write_temp(
+      "diff-old.json", report_text({{"ptxas=13.0.88", 16, "PASS", 0.2}, {"ptxas=13.0.88", 32, "LATENT", 0.2},
+                                    {"ptxas=13.0.88", 64, "FAIL", 9.0}, {"ptxas=13.0.88", 128, "PASS", 0.1}},
+                                   "570.1"));
+  const std::string after = write_temp(
+      "diff-new.json", report_text({{"ptxas=13.3.73", 16, "FAIL", 7.0}, {"ptxas=13.3.73", 32, "PASS", 0.2},
+                                    {"ptxas=13.3.73", 64, "PASS", 0.3}, {"ptxas=13.3.73", 128, "LATENT", 0.1},
+                                    {"ptxas=13.3.73", 256, "PASS", 0.1}},
+                                   "580.2"));
+  // Different compiler names: no case in common until they are paired.
+  ProcessResult r = loraprobe({"diff", before, after});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("no case in common"), std::string::npos) << r.err;
+  r = loraprobe({"diff", before, after, "--match-compiler", "ptxas=13.0.88=ptxas=13.3.73", "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // 16 tokens: PASS -> FAIL
+  const nlohmann::json d = nlohmann::json::parse(r.out);
+  EXPECT_EQ(d["matched"], 4);
+  ASSERT_EQ(d["newly_failing"].size(), 1U);
+  EXPECT_EQ(d["newly_failing"][0]["new"]["tokens"], 16);
+  ASSERT_EQ(d["newly_latent"].size(), 1U);
+  EXPECT_EQ(d["newly_latent"][0]["new"]["tokens"], 128);
+  EXPECT_EQ(d["fixed"].size(), 2U);  // LATENT -> PASS and FAIL -> PASS
+  EXPECT_EQ(d["only_new"].size(), 1U);
+  EXPECT_EQ(d["only_old"].size(), 0U);
+  EXPECT_EQ(d["deviations"].size(), 2U);  // 0.2 -> 7.0 and 9.0 -> 0.3; 0.2 -> 0.2 stays out
+  ASSERT_EQ(d["environment"].size(), 1U);
+  EXPECT_EQ(d["environment"][0]["what"], "gpu.driver_version");
+  // Only a new LATENT: a regression with --fail-on latent, not without.
+  const std::string latent_only = write_temp(
+      "diff-latent.json", report_text({{"ptxas=13.0.88", 16, "PASS", 0.2}, {"ptxas=13.0.88", 128, "LATENT", 0.1}},
+                                      "570.1"));
+  EXPECT_EQ(loraprobe({"diff", before, latent_only}).exit_code, 0);
+  EXPECT_EQ(loraprobe({"diff", before, latent_only, "--fail-on", "latent"}).exit_code, 1);
+  // An inspect document, or an unreadable schema, cannot be compared.
+  const std::string inspect_doc = write_temp("diff-inspect.json", R"({"schema_version": "3.0.0", "meta": {"command": "inspect"}})");
+  EXPECT_EQ(loraprobe({"diff", before, inspect_doc}).exit_code, 2);
+  const std::string ancient = write_temp("diff-ancient.json", R"({"schema_version": "1.0.0", "meta": {}})");
+  r = loraprobe({"diff", ancient, after});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: " + ancient + ":/schema_version: report 1.0.0: this loraprobe reads 2.x and 3.x\n");
+}
+
+TEST(Cli, ReportAndDiffReadAnOlderSchemaReportAndRefuseWhatIsNone) {
+  const std::string old = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-2.0.0.json";
+  ProcessResult r = loraprobe({"report", old});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("report schema 2.0.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU: NVIDIA H200 (sm 9.0)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  Triton 3.6.0 prebuilt expand: 2 LATENT, 2 PASS\n"), std::string::npos) << r.out;
+  r = loraprobe({"report", old, "--format", "junit"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(R"(<testsuites name="loraprobe sweep" tests="8" failures="0" errors="0" skipped="4")"),
+            std::string::npos)
+      << r.out;
+  r = loraprobe({"report", old, "--format", "junit", "--fail-on", "latent"});
+  EXPECT_NE(r.out.find(R"(tests="8" failures="4" errors="0" skipped="0")"), std::string::npos) << r.out;
+  r = loraprobe({"diff", old, old});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("diff: 8 case(s) matched", 0), 0U) << r.out;
+  r = loraprobe({"report", old, "--format", "md"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: not built yet: report --format md (issue 14; junit and summary are built)\n");
+  const std::string junk = write_temp("report-junk.json", "[1, 2");
+  r = loraprobe({"report", junk});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("loraprobe: " + junk + ": not JSON: ", 0), 0U) << r.err;
 }
 
 }  // namespace

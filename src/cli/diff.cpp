@@ -1,0 +1,83 @@
+// loraprobe diff: the upgrade gate's before/after of two sweep reports.
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "formats/diff.hpp"
+#include "report/verdict.hpp"
+#include "util/error.hpp"
+
+namespace lp::cli {
+
+namespace {
+
+struct DiffCliOptions {
+  std::string old_path;
+  std::string new_path;
+  std::vector<std::string> match_compiler;
+  std::vector<std::string> fail_on;
+  bool json = false;
+};
+
+int run_diff(const DiffCliOptions& o) {
+  formats::DiffOptions options;
+  for (const std::string& pair : o.match_compiler) {
+    // A compiler name holds '=' itself (ptxas=13.0): split at the '=' that starts a known compiler kind.
+    std::size_t split = std::string::npos;
+    for (const char* kind : {"=prebuilt", "=driver", "=ptxas="}) {
+      const std::size_t at = pair.find(kind, 1);
+      if (at != std::string::npos && (split == std::string::npos || at < split)) {
+        split = at;
+      }
+    }
+    if (split == std::string::npos) {
+      throw UsageError(fmt::format("--match-compiler {}: expected OLD=NEW, each prebuilt, driver or ptxas=SPEC "
+                                   "(ptxas=13.0.88=ptxas=13.3.73)",
+                                   pair));
+    }
+    options.match_compiler[pair.substr(0, split)] = pair.substr(split + 1);
+  }
+  for (const std::string& name : o.fail_on) {
+    const std::optional<report::Verdict> v = report::parse_verdict(name);
+    if (!v || *v == report::Verdict::pass) {
+      throw UsageError(fmt::format("--fail-on {}: not a failing verdict (latent, FAIL, fault, timeout)", name));
+    }
+    options.latent_fails = options.latent_fails || *v == report::Verdict::latent;
+  }
+  const formats::Document old_doc = formats::read_document(o.old_path);
+  const formats::Document new_doc = formats::read_document(o.new_path);
+  formats::Diff d;
+  try {
+    d = formats::diff_reports(old_doc, new_doc, options);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(o.new_path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
+  }
+  fmt::print("{}", o.json ? d.json.dump(2) + "\n" : d.text());
+  return d.regressed ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_diff_command(CLI::App& app) {
+  auto o = std::make_shared<DiffCliOptions>();
+  CLI::App* sub = app.add_subcommand("diff", "Compare two sweep reports: what an upgrade changed, case by case");
+  sub->add_option("old", o->old_path, "The report before (loraprobe sweep --out)")->required();
+  sub->add_option("new", o->new_path, "The report after")->required();
+  sub->add_option("--match-compiler", o->match_compiler,
+                  "Pair an old compiler with a new one, OLD=NEW (ptxas=13.0.88=ptxas=13.3.73), so their cases meet "
+                  "(repeatable)");
+  sub->add_option("--fail-on", o->fail_on, "A new LATENT is a regression too with latent (default: FAIL, fault, timeout)")
+      ->delimiter(',');
+  sub->add_flag("--json", o->json, "Print JSON instead of text");
+  sub->footer(
+      "Examples:\n"
+      "  loraprobe diff before.json after.json\n"
+      "  loraprobe diff toolkit.json triton.json --match-compiler ptxas=toolkit=ptxas=triton --fail-on latent\n"
+      "Exit codes: 0 nothing regressed, 1 a case newly FAIL, fault or timeout (or LATENT with --fail-on latent), 2 "
+      "reports that cannot be compared (not reports, another schema major, no case in common).");
+  return {sub, [o] { return run_diff(*o); }};
+}
+
+}  // namespace lp::cli

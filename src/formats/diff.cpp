@@ -1,0 +1,197 @@
+#include "formats/diff.hpp"
+
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "formats/table.hpp"
+#include "tools/tools.hpp"
+#include "util/error.hpp"
+
+namespace lp::formats {
+
+using nlohmann::json;
+
+namespace {
+
+const std::set<std::string> k_failing = {"FAIL", "fault", "timeout"};
+
+/// A case's configuration as the key it is matched by: its axes, the compiler mapped.
+std::string key_of(const json& c, const std::map<std::string, std::string>* mapping) {
+  json axes = member(c, "axes");
+  if (mapping != nullptr && axes.is_object()) {
+    const std::string compiler = text(axes, "compiler");
+    if (const auto it = mapping->find(compiler); it != mapping->end()) {
+      axes["compiler"] = it->second;
+    }
+  }
+  return axes.dump();
+}
+
+std::map<std::string, const json*> index(const Document& doc, const std::map<std::string, std::string>* mapping) {
+  std::map<std::string, const json*> out;
+  for (const json& c : member(doc.json, "cases")) {
+    out.emplace(key_of(c, mapping), &c);
+  }
+  return out;
+}
+
+json ref(const json& c) {
+  return {{"id", text(c, "id")}, {"label", row_label(member(c, "axes"))},
+          {"tokens", member(c, "axes").value("tokens", 0)}, {"verdict", text(c, "verdict")},
+          {"reason", text(c, "reason")}};
+}
+
+std::optional<double> deviation(const json& c) {
+  const json& v = member(member(c, "metrics"), "worst_dev_over_tolerance");
+  if (v.is_number()) {
+    return v.get<double>();
+  }
+  if (v.is_string()) {
+    return std::nan("");  // "nan", "inf": never within the tolerance
+  }
+  return std::nullopt;
+}
+
+json environment_differences(const json& a, const json& b) {
+  json out = json::array();
+  auto compare = [&](const std::string& what, const json& x, const json& y) {
+    if (x != y) {
+      out.push_back({{"what", what}, {"old", x}, {"new", y}});
+    }
+  };
+  const json& ga = member(member(a, "environment"), "gpu");
+  const json& gb = member(member(b, "environment"), "gpu");
+  for (const char* key : {"name", "driver_version", "runtime_version", "cublas_version"}) {
+    compare(fmt::format("gpu.{}", key), member(ga, key), member(gb, key));
+  }
+  auto compilers = [](const json& r) {
+    std::set<std::string> names;
+    for (const json& c : member(member(r, "environment"), "compilers")) {
+      // 2.x kept sha256 on the record and the version in ptxas's words; 3.x under ptxas, as a version.
+      const std::string words = text(c, "version", "?");
+      const std::optional<tools::ToolVersion> v = tools::parse_tool_version(words);
+      const std::string sha = text(member(c, "ptxas"), "sha256", text(c, "sha256", "?").c_str());
+      names.insert(fmt::format("{} (Triton {}) {} sha256 {}", text(c, "name"), text(c, "triton", "-"),
+                               v ? v->version : words, sha.substr(0, 12)));
+    }
+    return names;
+  };
+  compare("compilers", json(compilers(a)), json(compilers(b)));
+  auto tritons = [](const json& r) {
+    std::set<std::string> versions;
+    for (const json& s : member(member(r, "environment"), "kernel_sets")) {
+      versions.insert(text(s, "triton_version"));
+    }
+    return versions;
+  };
+  compare("kernel sets (Triton)", json(tritons(a)), json(tritons(b)));
+  return out;
+}
+
+}  // namespace
+
+Diff diff_reports(const Document& a, const Document& b, const DiffOptions& options) {
+  for (const Document* d : {&a, &b}) {
+    if (d->kind != DocumentKind::report) {
+      throw InputError(d->path, "/meta/command", "an inspect document: diff compares two sweep reports");
+    }
+  }
+  const auto olds = index(a, &options.match_compiler);
+  const auto news = index(b, nullptr);
+  Diff d;
+  json& j = d.json;
+  for (const char* key : {"newly_failing", "newly_latent", "fixed", "other_changes", "deviations", "only_old",
+                          "only_new"}) {
+    j[key] = json::array();
+  }
+  std::size_t matched = 0;
+  for (const auto& [key, o] : olds) {
+    const auto it = news.find(key);
+    if (it == news.end()) {
+      j["only_old"].push_back(ref(*o));
+      continue;
+    }
+    ++matched;
+    const json& n = *it->second;
+    const std::string vo = text(*o, "verdict");
+    const std::string vn = text(n, "verdict");
+    const json change = {{"old", ref(*o)}, {"new", ref(n)}};
+    if (vo != vn) {
+      if (k_failing.count(vn) > 0 && k_failing.count(vo) == 0) {
+        j["newly_failing"].push_back(change);
+      } else if (vn == "LATENT" && vo != "LATENT" && k_failing.count(vo) == 0) {
+        j["newly_latent"].push_back(change);
+      } else if (vn == "PASS" && (vo == "LATENT" || k_failing.count(vo) > 0)) {
+        j["fixed"].push_back(change);
+      } else {
+        j["other_changes"].push_back(change);
+      }
+    }
+    const std::optional<double> dv_old = deviation(*o);
+    const std::optional<double> dv_new = deviation(n);
+    if (dv_old && dv_new && !(std::fabs(*dv_new - *dv_old) <= k_deviation_change)) {
+      j["deviations"].push_back({{"case", ref(n)},
+                                 {"old", std::isfinite(*dv_old) ? json(*dv_old) : json("nan/inf")},
+                                 {"new", std::isfinite(*dv_new) ? json(*dv_new) : json("nan/inf")}});
+    }
+  }
+  for (const auto& [key, n] : news) {
+    if (olds.count(key) == 0) {
+      j["only_new"].push_back(ref(*n));
+    }
+  }
+  if (matched == 0) {
+    throw InputError(b.path, "/cases",
+                     fmt::format("no case in common with {} (different plans; --match-compiler OLD=NEW pairs "
+                                 "compilers that differ by name)",
+                                 a.path));
+  }
+  j["matched"] = matched;
+  j["environment"] = environment_differences(a.json, b.json);
+  d.regressed = !j["newly_failing"].empty() || (options.latent_fails && !j["newly_latent"].empty());
+  j["regressed"] = d.regressed;
+  j["old"] = a.path;
+  j["new"] = b.path;
+  return d;
+}
+
+std::string Diff::text() const {
+  std::string out = fmt::format("diff: {} case(s) matched between {} and {}\n", json.value("matched", 0),
+                                json.value("old", ""), json.value("new", ""));
+  auto list = [&](const char* key, const char* title) {
+    const nlohmann::json& items = json.at(key);
+    out += fmt::format("{}: {}\n", title, items.size());
+    for (const nlohmann::json& c : items) {
+      if (c.contains("old") && c["old"].is_object()) {
+        out += fmt::format("  {} -> {}  case {} ({}, {} tokens){}\n", c["old"].value("verdict", ""),
+                           c["new"].value("verdict", ""), c["new"].value("id", ""), c["new"].value("label", ""),
+                           c["new"].value("tokens", 0),
+                           c["new"].value("reason", "").empty() ? "" : ": " + c["new"].value("reason", ""));
+      } else if (c.contains("case")) {
+        out += fmt::format("  case {} ({}, {} tokens): worst deviation over tolerance {} -> {}\n",
+                           c["case"].value("id", ""), c["case"].value("label", ""), c["case"].value("tokens", 0),
+                           c["old"].dump(), c["new"].dump());
+      } else {
+        out += fmt::format("  case {} ({}, {} tokens): {}\n", c.value("id", ""), c.value("label", ""),
+                           c.value("tokens", 0), c.value("verdict", ""));
+      }
+    }
+  };
+  list("newly_failing", "newly failing (FAIL, fault, timeout)");
+  list("newly_latent", "newly LATENT");
+  list("fixed", "fixed (now PASS)");
+  list("other_changes", "other verdict changes");
+  list("deviations", fmt::format("deviations that moved by more than {} of the tolerance", k_deviation_change).c_str());
+  list("only_old", "only in the old report");
+  list("only_new", "only in the new report");
+  out += fmt::format("environment differences: {}\n", json.at("environment").size());
+  for (const nlohmann::json& e : json.at("environment")) {
+    out += fmt::format("  {}: {} -> {}\n", e.value("what", ""), e["old"].dump(), e["new"].dump());
+  }
+  out += regressed ? "regressed: yes (exit 1)\n" : "regressed: no\n";
+  return out;
+}
+
+}  // namespace lp::formats
