@@ -35,3 +35,14 @@ def main(argv, invariants, what):
         print(line, file=sys.stderr)
     print(f"validated {len(files)} {what}(s): {'FAILED' if failures else 'ok'}")
     return 1 if failures else 0
+
+
+def report_cases(report):
+    """A sweep report's cases as {column: value} dicts, whichever form they take: a
+    list of records (--detail full, schema < 4) or the compact table (its columns
+    and constants; src/report/compact.hpp). Only the row's own cells, not its group's."""
+    cases = report["cases"]
+    if isinstance(cases, list):
+        return cases
+    columns, constants = cases["columns"], cases.get("constants", {})
+    return [dict(constants, **dict(zip(columns, row))) for row in cases["rows"]]

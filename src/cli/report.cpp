@@ -23,6 +23,7 @@ struct ReportOptions {
   std::string format = "summary";
   std::string out;
   std::vector<std::string> fail_on;
+  std::string detail = "compact";
 };
 
 /// A document that is loraprobe's by its schema version but not by its shape is bad
@@ -42,7 +43,11 @@ int run_report(const ReportOptions& o) {
   }
   const formats::Document doc = formats::read_document(o.path);
   std::string text;
-  if (o.format == "junit") {
+  if (o.format == "json") {
+    report::Report r = formats::as_report(doc);
+    r.detail = *report::parse_detail(o.detail);
+    text = r.dump();
+  } else if (o.format == "junit") {
     formats::JunitOptions options;
     if (!o.fail_on.empty()) {
       bool latent = false;
@@ -76,8 +81,12 @@ Command add_report_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "report", "Convert a sweep report or an inspect --json document: a one-screen summary, or JUnit XML for CI");
   sub->add_option("file", o->path, "A report (loraprobe sweep --out) or an inspect --json document")->required();
-  sub->add_option("-f,--format", o->format, "summary (default) or junit (md and html are not built yet)")
-      ->check(CLI::IsMember({"summary", "junit", "md", "html"}));
+  sub->add_option("-f,--format", o->format,
+                  "summary (default), junit, or json (the report again in the current schema, --detail compact or "
+                  "full; md and html are not built yet)")
+      ->check(CLI::IsMember({"summary", "junit", "json", "md", "html"}));
+  sub->add_option("--detail", o->detail, "json: compact (default) or full case records, as sweep --detail")
+      ->check(CLI::IsMember({"compact", "full"}));
   sub->add_option("-o,--out", o->out, "Write here instead of stdout (atomically)");
   sub->add_option("--fail-on", o->fail_on,
                   "JUnit: the verdicts that fail, as sweep's --fail-on (LATENT is a <failure> with latent, a "
@@ -88,6 +97,7 @@ Command add_report_command(CLI::App& app) {
       "  loraprobe report loraprobe-report-20261201T120000Z.json\n"
       "  loraprobe report report.json --format junit -o loraprobe-junit.xml --fail-on latent\n"
       "  loraprobe inspect --json > inspect.json && loraprobe report inspect.json --format junit\n"
+      "  loraprobe report old-3.0.0-report.json --format json -o compact.json   (a 3.x report, compact)\n"
       "Exit codes: 0 written, 2 a file that is no loraprobe document (or of a major schema version this loraprobe "
       "does not read).");
   return {sub, [o] { return run_report(*o); }};

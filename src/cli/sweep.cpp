@@ -45,6 +45,7 @@ struct SweepOptions {
   int device = 0;
   std::vector<std::string> test_hooks;
   std::string junit;
+  std::string detail = "compact";
 };
 
 void add_options(CLI::App& sub, SweepOptions& o) {
@@ -100,6 +101,10 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   run->add_option("--junit", o.junit, "Also write the report as JUnit XML here (loraprobe report --format junit); "
                                       "LATENT is a failure with --fail-on latent, skipped otherwise")
       ->check(non_empty());
+  run->add_option("--detail", o.detail,
+                  "compact (default): each case's numbers, said once per kernel variant; full: one object per case "
+                  "with its prose (metrics summary, tolerance derivation, reason), as reports before schema 4")
+      ->check(CLI::IsMember({"compact", "full"}));
   run->add_flag("--no-controls", o.no_controls, "Skip the positive and negative controls");
   run->add_flag("--stop-on-first-failure", o.stop_on_first_failure, "Stop at the first failing case (bisecting)");
   run->add_flag("--allow-jit-cache", o.allow_jit_cache,
@@ -142,6 +147,7 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
   }
   r.controls = !o.no_controls;
   r.junit = o.junit;
+  r.detail = *report::parse_detail(o.detail);
   r.force = o.force;
   r.stop_on_first_failure = o.stop_on_first_failure;
   r.allow_jit_cache = o.allow_jit_cache;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "inspect_schema_version.hpp"
+#include "report/compact.hpp"
 #include "report/report.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -16,6 +17,10 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t k_max_document_bytes = std::size_t{512} << 20;
+/// The oldest schema major the converters read.
+constexpr int k_oldest_major = 2;
+/// The major before compact cases: as_report() writes it again in the current form.
+constexpr int k_rewritable_major = 3;
 
 std::string major_of(const std::string& version) { return version.substr(0, version.find('.')); }
 
@@ -36,17 +41,87 @@ Document read_document(const std::string& path) {
   const std::string version = d.json["schema_version"].get<std::string>();
   const bool is_inspect = d.json.value("meta", json::object()).value("command", "") == "inspect";
   d.kind = is_inspect ? DocumentKind::inspect : DocumentKind::report;
-  // The converters read the current major and the one before it (2.x differs in the
-  // compiler records and the open metrics, which they read tolerantly).
+  // The converters read every major since 2 (2.x differs in the compiler records and
+  // the open metrics, which they read tolerantly; 4.x writes the cases compact).
   const std::string supported(is_inspect ? inspect::k_inspect_schema_version : report::schema_version());
   const int current = std::stoi(major_of(supported));
   const int major = std::atoi(major_of(version).c_str());
-  if (major != current && major != current - 1) {
+  if (major < k_oldest_major || major > current) {
     throw InputError(path, "/schema_version",
-                     fmt::format("{} {}: this loraprobe reads {}.x and {}.x", is_inspect ? "inspect document" : "report",
-                                 version, current - 1, current));
+                     fmt::format("{} {}: this loraprobe reads {}.x to {}.x", is_inspect ? "inspect document" : "report",
+                                 version, k_oldest_major, current));
+  }
+  if (d.kind == DocumentKind::report && d.json.contains("interned")) {
+    try {
+      report::restore_variants(d.json["variants"], d.json["interned"]);
+    } catch (const InputError& e) {
+      throw InputError(path, e.pointer(), e.message());
+    }
+    d.json.erase("interned");
+  }
+  if (d.kind == DocumentKind::report && report::is_compact(member(d.json, "cases"))) {
+    // The converters read one shape: a compact table becomes the records it stands for.
+    std::vector<report::CaseRecord> records;
+    try {
+      records = report::expand_cases(d.json["cases"]);
+    } catch (const InputError& e) {
+      throw InputError(path, e.pointer(), e.message());
+    }
+    json full = json::array();
+    for (const report::CaseRecord& c : records) {
+      full.push_back(c.to_json());
+    }
+    d.json["cases"] = std::move(full);
   }
   return d;
+}
+
+report::Report as_report(const Document& doc) {
+  if (doc.kind != DocumentKind::report) {
+    throw InputError(doc.path, "/meta/command", "an inspect document, not a sweep report");
+  }
+  const std::string version = text(doc.json, "schema_version");
+  const int major = std::atoi(major_of(version).c_str());
+  const int current = std::stoi(major_of(std::string(report::schema_version())));
+  if (major != current && major != k_rewritable_major) {
+    throw InputError(doc.path, "/schema_version",
+                     fmt::format("report {}: only {}.x and {}.x reports can be written again (older ones differ in "
+                                 "more than the form of their cases); the other formats read it as it is",
+                                 version, k_rewritable_major, current));
+  }
+  report::Report r;
+  try {
+    r.meta = doc.json.at("meta");
+    r.meta.erase("detail");
+    r.meta.erase("fail_on");
+    r.environment = doc.json.at("environment");
+    r.tolerances = doc.json.at("tolerances");
+    r.controls = doc.json.at("controls");
+    r.variants = doc.json.at("variants");
+    r.fail_on.clear();
+    for (const json& v : member(doc.json["meta"], "fail_on")) {
+      const std::optional<report::Verdict> verdict = report::parse_verdict(v.get<std::string>());
+      if (!verdict) {
+        throw InputError(doc.path, "/meta/fail_on", v.dump() + " is not a verdict");
+      }
+      r.fail_on.insert(*verdict);
+    }
+    if (!doc.json["meta"].contains("fail_on")) {
+      r.fail_on = report::default_fail_on();
+    }
+    std::size_t i = 0;
+    for (const json& c : doc.json.at("cases")) {
+      try {
+        r.cases.push_back(report::CaseRecord::from_json(c));
+      } catch (const Error& e) {
+        throw InputError(doc.path, fmt::format("/cases/{}", i), e.what());
+      }
+      ++i;
+    }
+  } catch (const json::exception& e) {
+    throw InputError(doc.path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
+  }
+  return r;
 }
 
 const json& member(const json& j, const char* key) {
@@ -61,6 +136,45 @@ const json& member(const json& j, const char* key) {
 std::string text(const json& j, const char* key, const char* fallback) {
   const json& v = member(j, key);
   return v.is_string() ? v.get<std::string>() : std::string(fallback);
+}
+
+std::string real_text(const json& value) {
+  if (value.is_number()) {
+    return fmt::format("{:.3g}", value.get<double>());
+  }
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  return "n/a";
+}
+
+std::string metrics_line(const json& metrics) {
+  if (!metrics.is_object()) {
+    return "";
+  }
+  if (metrics.contains("summary") && metrics["summary"].is_string()) {
+    return metrics["summary"].get<std::string>();
+  }
+  auto count = [&](const char* key) {
+    const json& v = member(metrics, key);
+    return v.is_number_integer() ? fmt::format("{}", v.get<std::int64_t>()) : std::string("n/a");
+  };
+  std::string line = fmt::format(
+      "{} of {} elements mismatched (nan {}, inf {}, unwritten {}), {} writes to untouched rows, {} of {} tiles "
+      "failing, max abs dev {}, max rel dev {}, max dev/tol {} (atol {}, rtol {})",
+      count("mismatches"), count("elements"), count("nan"), count("inf"), count("unwritten"),
+      count("untouched_rows_written"), count("failing_tiles"), count("total_tiles"), real_text(member(metrics, "max_abs_dev")),
+      real_text(member(metrics, "max_rel_dev")), real_text(member(metrics, "worst_dev_over_tolerance")),
+      real_text(member(metrics, "atol")), real_text(member(metrics, "rtol")));
+  const json& nonfinite = member(metrics, "reference_nonfinite");
+  if (nonfinite.is_number_integer() && nonfinite.get<std::int64_t>() > 0) {
+    line += fmt::format(", INVALID: {} reference elements are not finite", nonfinite.get<std::int64_t>());
+  }
+  const json& bad = member(metrics, "first_bad");
+  if (bad.is_object()) {
+    line += "; first bad: " + text(bad, "describe");
+  }
+  return line;
 }
 
 std::string xml_escape(const std::string& text) {

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/report.hpp"
+
 namespace lp::formats {
 
 enum class DocumentKind { report, inspect };
@@ -21,12 +23,25 @@ struct Document {
 /// this loraprobe does not read.
 Document read_document(const std::string& path);
 
+/// A sweep report of this schema major, or of the one before it that differs only in
+/// the form of its cases (3.x), as a Report to write again (compact or full). Throws
+/// lp::InputError for an inspect document or an older major, whose other blocks
+/// differ.
+report::Report as_report(const Document& doc);
+
 /// j[key] when j is an object that has it, else null (which iterates as empty):
 /// reading optional parts of a document without copying them.
 const nlohmann::json& member(const nlohmann::json& j, const char* key);
 
 /// j[key] when it is a string, else `fallback`.
 std::string text(const nlohmann::json& j, const char* key, const char* fallback = "");
+
+/// A case's metrics in one line: metrics.summary where the report kept it (--detail
+/// full), else the same numbers from the fields (compact reports); "" for null.
+std::string metrics_line(const nlohmann::json& metrics);
+
+/// A real as reports write it (a number, "nan", "inf", null) in %.3g form.
+std::string real_text(const nlohmann::json& value);
 
 /// XML text and attribute escaping (the five entities; other control characters
 /// become U+FFFD, which XML 1.0 cannot carry).

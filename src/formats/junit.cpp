@@ -101,7 +101,7 @@ std::vector<Suite> report_suites(const json& report, bool latent_fails) {
     const json& metrics = member(c, "metrics");
     t.type = verdict;
     t.message = text(c, "reason");
-    t.body = metrics.is_object() ? text(metrics, "summary") : std::string();
+    t.body = metrics_line(metrics);
     if (verdict == "FAIL") {
       t.kind = "failure";
     } else if (verdict == "fault" || verdict == "timeout" || verdict == "compile_error" || verdict == "incomplete") {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "report/compact.hpp"
 #include "report_schema_version.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -14,6 +15,18 @@ namespace lp::report {
 using nlohmann::json;
 
 std::string_view schema_version() { return k_report_schema_version; }
+
+std::string_view to_string(Detail detail) { return detail == Detail::compact ? "compact" : "full"; }
+
+std::optional<Detail> parse_detail(std::string_view text) {
+  if (text == "compact") {
+    return Detail::compact;
+  }
+  if (text == "full") {
+    return Detail::full;
+  }
+  return std::nullopt;
+}
 
 json CaseRecord::to_json() const {
   json j = {{"index", index},
@@ -145,22 +158,32 @@ json Report::to_json() const {
       break;
   }
   json case_list = json::array();
-  for (const CaseRecord& c : cases) {
-    case_list.push_back(c.to_json());
+  if (detail == Detail::compact) {
+    case_list = compact_cases(cases);
+  } else {
+    for (const CaseRecord& c : cases) {
+      case_list.push_back(c.to_json());
+    }
   }
   json m = meta;
+  m["detail"] = to_string(detail);
   json fail_on_list = json::array();
   for (Verdict v : fail_on) {
     fail_on_list.push_back(to_string(v));
   }
   m["fail_on"] = std::move(fail_on_list);
-  return {{"schema_version", schema_version()},
+  json variant_list = variants;
+  json interned;
+  if (detail == Detail::compact) {
+    interned = intern_variants(variant_list);
+  }
+  json j = {{"schema_version", schema_version()},
           {"meta", std::move(m)},
           {"environment", environment},
           {"tolerances", tolerances},
           {"controls", controls},
           {"cases", std::move(case_list)},
-          {"variants", variants},
+          {"variants", std::move(variant_list)},
           {"summary",
            {{"counts", std::move(counts)},
             {"first_failure", ref(s.first_failure)},
@@ -168,11 +191,23 @@ json Report::to_json() const {
             {"first_latent", ref(s.first_latent)},
             {"exit_code", s.exit_code},
             {"outcome", outcome}}}};
+  if (detail == Detail::compact) {
+    j["interned"] = std::move(interned);
+  }
+  return j;
+}
+
+std::string Report::dump() const {
+  json j = to_json();
+  if (detail == Detail::full) {
+    return j.dump(2) + "\n";
+  }
+  return dump_compact_report(std::move(j));
 }
 
 void Report::write(const std::string& path) const {
   try {
-    write_file_atomic(path, to_json().dump(2) + "\n");
+    write_file_atomic(path, dump());
   } catch (const Error& e) {
     throw EnvironmentError(fmt::format("the report could not be written: {}", e.what()));  // a full disk, a read-only folder
   }

@@ -60,6 +60,13 @@ struct Summary {
 /// `controls_valid` false gives outcome invalid_controls and exit 3 whatever the cases say.
 Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>& fail_on, bool controls_valid);
 
+/// How much a report says about each case: compact (the default; report/compact.hpp)
+/// or full (one object per case, with the prose; --detail full).
+enum class Detail { compact, full };
+
+std::string_view to_string(Detail detail);
+std::optional<Detail> parse_detail(std::string_view text);
+
 /// Everything a report holds; fill the blocks, then write().
 struct Report {
   nlohmann::json meta = nlohmann::json::object();
@@ -69,9 +76,12 @@ struct Report {
   std::vector<CaseRecord> cases;
   nlohmann::json variants = nlohmann::json::array();
   std::set<Verdict> fail_on = default_fail_on();
+  Detail detail = Detail::compact;
 
   /// The whole report as JSON, summary included.
   [[nodiscard]] nlohmann::json to_json() const;
+  /// to_json() as the file holds it: indented, with a compact table's rows one per line.
+  [[nodiscard]] std::string dump() const;
   /// Summary of the cases with this report's fail_on and controls.
   [[nodiscard]] Summary summary() const;
   /// Writes to_json() atomically (temporary file in the same folder, then rename).

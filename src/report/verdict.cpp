@@ -5,6 +5,8 @@
 #include <cctype>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace lp::report {
 
 namespace {
@@ -73,6 +75,24 @@ std::optional<Verdict> parse_verdict(std::string_view text) {
 
 std::set<Verdict> default_fail_on() {
   return {Verdict::fail, Verdict::fault, Verdict::timeout, Verdict::compile_error};
+}
+
+std::string latent_reason(int static_findings, int runs) {
+  // Rule of three: 0 failures in n runs bounds the per-run rate by 3/n at 95%.
+  return fmt::format(
+      "the SASS has {} wgmma register hazard finding(s); not observed in {} runs (95% upper bound on the per-run "
+      "failure rate: {:.3g})",
+      static_findings, runs, runs > 0 ? std::min(1.0, 3.0 / runs) : 1.0);
+}
+
+std::string attribution_note(const std::string& attribution) {
+  if (attribution == "ptx") {
+    return "; the PTX itself writes registers of the pending wgmma (fix in the PTX producer; no ptxas can be relied on)";
+  }
+  if (attribution == "ptxas") {
+    return "; the PTX is clean: ptxas made the hazard (a newer ptxas can fix it)";
+  }
+  return "";
 }
 
 }  // namespace lp::report

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 
 namespace lp::report {
@@ -28,5 +29,13 @@ std::optional<Verdict> parse_verdict(std::string_view text);
 
 /// Verdicts that make a sweep exit 1 unless --fail-on adds more.
 std::set<Verdict> default_fail_on();
+
+/// The reason of a LATENT case: the findings and the rule-of-three bound of its
+/// runs. One wording, used by the sweep and by the reader of compact reports.
+std::string latent_reason(int static_findings, int runs);
+
+/// What the attribution adds to a LATENT or FAIL reason: "; the PTX itself ..." for
+/// "ptx", "; the PTX is clean: ptxas ..." for "ptxas", nothing otherwise.
+std::string attribution_note(const std::string& attribution);
 
 }  // namespace lp::report

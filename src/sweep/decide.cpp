@@ -1,7 +1,5 @@
 #include "sweep/decide.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 namespace lp::sweep {
@@ -25,11 +23,7 @@ Decision decide(const protocol::JobResult& r, std::optional<int> static_findings
     return {Verdict::fail, fmt::format("{} of {} runs wrong: {}", r.failed_runs, r.runs, r.reason)};
   }
   if (static_findings && *static_findings > 0) {
-    // Rule of three: 0 failures in n runs bounds the per-run rate by 3/n at 95%.
-    return {Verdict::latent,
-            fmt::format("the SASS has {} wgmma register hazard finding(s); not observed in {} runs (95% upper bound "
-                        "on the per-run failure rate: {:.3g})",
-                        *static_findings, r.runs, r.runs > 0 ? std::min(1.0, 3.0 / r.runs) : 1.0)};
+    return {Verdict::latent, report::latent_reason(*static_findings, r.runs)};
   }
   if (!static_findings) {
     return {Verdict::pass, "SASS not inspected: " + not_inspected};

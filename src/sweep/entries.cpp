@@ -194,10 +194,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   c.verdict = d.verdict;
   c.reason = d.reason;
   if (c.attribution && *c.attribution != "none" && (c.verdict == Verdict::latent || c.verdict == Verdict::fail)) {
-    c.reason += *c.attribution == "ptx"
-                    ? "; the PTX itself writes registers of the pending wgmma (fix in the PTX producer; no ptxas can "
-                      "be relied on)"
-                    : "; the PTX is clean: ptxas made the hazard (a newer ptxas can fix it)";
+    c.reason += report::attribution_note(*c.attribution);
   }
   return c;
 }

@@ -77,6 +77,7 @@ class Sweep {
     phases["plan"] = seconds_since(t);
     m_report.meta = meta_record(m_config, m_plan, m_request.argv, kernel_sets_record(m_sets, m_tritons));
     m_report.fail_on = m_request.fail_on;
+    m_report.detail = m_request.detail;
     if (m_plan.cases.empty()) {
       throw UsageError(fmt::format("{}: the plan has no case: every combination is excluded or not applicable "
                                    "(sweep --dry-run shows the counts)",

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plan/config.hpp"
+#include "report/report.hpp"
 #include "report/verdict.hpp"
 
 namespace lp::sweep {
@@ -36,6 +37,7 @@ struct SweepRequest {
   std::map<std::size_t, std::string> test_hooks;  ///< plan index -> hook role (tests only)
   std::string worker_exe;                     ///< this binary; empty: /proc/self/exe
   std::string junit;                          ///< also write the report as JUnit XML here (formats/junit.hpp)
+  report::Detail detail = report::Detail::compact;  ///< the case records' form (report/compact.hpp)
 };
 
 /// Runs the sweep and returns the exit code (DESIGN.md: 0 clean, 1 failures,

@@ -399,7 +399,7 @@ TEST(Cli, DiffGroupsVerdictChangesAndExitsOneOnARegression) {
   const std::string ancient = write_temp("diff-ancient.json", R"({"schema_version": "1.0.0", "meta": {}})");
   r = loraprobe({"diff", ancient, after});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "loraprobe: " + ancient + ":/schema_version: report 1.0.0: this loraprobe reads 2.x and 3.x\n");
+  EXPECT_EQ(r.err, "loraprobe: " + ancient + ":/schema_version: report 1.0.0: this loraprobe reads 2.x to 4.x\n");
 }
 
 TEST(Cli, ReportAndDiffReadAnOlderSchemaReportAndRefuseWhatIsNone) {

@@ -19,6 +19,9 @@ import sys
 import junitparser
 import xunitparser
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import schema_validation  # noqa: E402  (tests/schema_validation.py: report_cases)
+
 
 def junit(lp, path, *extra):
     r = subprocess.run([lp, "report", path, "--format", "junit", *extra], capture_output=True, text=True)
@@ -58,8 +61,9 @@ def main(argv):
     for path in reports:
         with open(path) as f:
             doc = json.load(f)
-        verdicts = collections.Counter(c["verdict"] for c in doc["cases"])
-        ids = [c["id"] for c in doc["cases"]]
+        cases = schema_validation.report_cases(doc)
+        verdicts = collections.Counter(c["verdict"] for c in cases)
+        ids = [c["id"] for c in cases]
         for latent_fails in (False, True):
             want = {"failure": verdicts["FAIL"] + (verdicts["LATENT"] if latent_fails else 0),
                     "error": sum(verdicts[v] for v in ("fault", "timeout", "compile_error", "incomplete")),

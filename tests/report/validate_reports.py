@@ -3,7 +3,7 @@
 real validator (jsonschema, Draft 2020-12). Usage: validate_reports.py SCHEMA FILE|DIR...
 
 Also checks invariants the schema cannot express: summary counts add up to the
-number of cases, case ids are unique, first/minimal failure point at real cases.
+number of cases, case ids are unique (in either form of the cases), first/minimal failure point at real cases.
 """
 import pathlib
 import sys
@@ -14,7 +14,7 @@ import schema_validation  # noqa: E402  (tests/schema_validation.py)
 
 def invariants(report, name):
     errors = []
-    cases = report["cases"]
+    cases = schema_validation.report_cases(report)
     if sum(report["summary"]["counts"].values()) != len(cases):
         errors.append(f"{name}: summary counts {report['summary']['counts']} do not add up to {len(cases)} cases")
     ids = [c["id"] for c in cases]

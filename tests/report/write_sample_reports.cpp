@@ -122,6 +122,8 @@ int main(int argc, char** argv) {
   all.variants = {{{"variant", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1"}, {"triton", "3.6.0"},
                    {"compiler", "prebuilt"}, {"sass", nullptr}}};
   all.write(dir + "/all-verdicts.json");
+  all.detail = lp::report::Detail::full;  // the same report with one record per case
+  all.write(dir + "/all-verdicts-full.json");
 
   Report clean = base_report();
   clean.cases = {sample_case(0, Verdict::pass)};

@@ -18,6 +18,7 @@
 #include "report/journal.hpp"
 #include "sass/nvdisasm.hpp"
 #include "sweep/runner.hpp"
+#include "formats/document.hpp"
 #include "util/files.hpp"
 
 namespace lp::sweep {
@@ -81,7 +82,11 @@ TEST_F(RunnerWithFakeWorker, VerdictsControlsFaultTimeoutJournalAndResume) {
   EXPECT_NE(xml.find(R"(<testsuites name="loraprobe sweep" tests="6" failures="1" errors="2")"), std::string::npos)
       << xml;
 
-  const json report = json::parse(read_file(m_dir.path() + "/report.json", 1 << 26));
+  // Written compact (the default), read back as records by the converters' reader.
+  const json raw = json::parse(read_file(m_dir.path() + "/report.json", 1 << 26));
+  EXPECT_EQ(raw["meta"]["detail"], "compact");
+  EXPECT_EQ(raw["cases"]["rows"].size(), 6U);
+  const json report = formats::read_document(m_dir.path() + "/report.json").json;
   EXPECT_EQ(report["controls"]["valid"], true) << report["controls"].dump();
   EXPECT_EQ(report["controls"]["sets"].size(), 1U);
   EXPECT_EQ(report["controls"]["sets"][0]["positive"]["verdict"], "FAIL");
@@ -124,7 +129,7 @@ TEST_F(RunnerWithFakeWorker, VerdictsControlsFaultTimeoutJournalAndResume) {
   const std::vector<std::string> again = lines_of(m_dir.path() + "/worker.log");
   EXPECT_EQ(std::count_if(again.begin(), again.end(), [](const std::string& l) { return l.rfind("run", 0) == 0; }),
             0);
-  const json resumed = json::parse(read_file(m_dir.path() + "/report.json", 1 << 26));
+  const json resumed = formats::read_document(m_dir.path() + "/report.json").json;
   EXPECT_EQ(resumed["summary"], report["summary"]);
   EXPECT_TRUE(fs::exists(m_dir.path() + "/report.json.bak"));
 }

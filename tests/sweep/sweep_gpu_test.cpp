@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/driver.hpp"
+#include "formats/document.hpp"
 #include "util/child_process.hpp"
 #include "util/files.hpp"
 #include "util/subprocess.hpp"
@@ -44,7 +45,7 @@ class SweepOnGpu : public ::testing::Test {
     fmt::print("{}", r.out);
     json report;
     if (fs::exists(out)) {
-      report = json::parse(read_file(out));
+      report = formats::read_document(out).json;
     }
     return {r, report};
   }
@@ -233,7 +234,7 @@ TEST_F(SweepOnGpu, KillNineThenResumeGivesTheSameReport) {
   const ProcessResult resumed = run_process({LP_LORAPROBE, "sweep", "--quiet", "--resume", journal}, options);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.err.find("already journaled"), std::string::npos) << resumed.err;
-  const json report = json::parse(read_file(out));
+  const json report = formats::read_document(out).json;
   ASSERT_EQ(report["cases"].size(), full["cases"].size());
   for (std::size_t i = 0; i < report["cases"].size(); ++i) {
     EXPECT_EQ(report["cases"][i]["id"], full["cases"][i]["id"]);

@@ -1,0 +1,506 @@
+#include "report/compact.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace lp::report {
+
+using nlohmann::json;
+
+namespace {
+
+/// The axes that differ from case to case within a kernel variant; every other axis
+/// is said once, in the case's group.
+constexpr std::array<const char*, 4> k_shape_axes = {"tokens", "hidden", "rank", "num_loras"};
+/// CompareMetrics::to_json()'s numbers, in row order; atol and rtol go through the
+/// tolerances list and the prose is dropped.
+constexpr std::array<const char*, 13> k_metric_columns = {
+    "elements",      "nan",         "inf",         "mismatches", "unwritten", "untouched_rows_written",
+    "reference_nonfinite", "failing_tiles", "total_tiles", "max_abs_dev", "max_rel_dev",
+    "worst_dev_over_tolerance", "first_bad"};
+constexpr std::array<const char*, 2> k_dropped_metrics = {"summary", "tolerance_why"};
+constexpr std::array<const char*, 3> k_timing_columns = {"kernel_ms", "reference_ms", "bytes"};
+
+json columns() {
+  json c = {"index", "id", "group"};
+  for (const char* a : k_shape_axes) {
+    c.push_back(a);
+  }
+  for (const char* k : {"verdict", "reason", "runs", "failed_runs", "tolerance"}) {
+    c.push_back(k);
+  }
+  for (const char* m : k_metric_columns) {
+    c.push_back(m);
+  }
+  for (const char* t : k_timing_columns) {
+    c.push_back(t);
+  }
+  return c;
+}
+
+/// Ratios the device computes in double from single-precision data; compact writes
+/// them at single precision (about 7 significant digits; --detail full keeps 17).
+constexpr std::array<const char*, 2> k_single_precision_ratios = {"max_rel_dev", "worst_dev_over_tolerance"};
+
+/// A double at single precision's shortest decimal form (nan and inf strings pass).
+json at_single_precision(const json& v) {
+  if (!v.is_number_float()) {
+    return v;
+  }
+  return std::strtod(fmt::format("{}", static_cast<float>(v.get<double>())).c_str(), nullptr);
+}
+
+/// A double that is a float (an event time, a float deviation) at float's shortest
+/// decimal form: 0.007328 instead of 0.007327999919652939. Other values as they are.
+json shortest(const json& v) {
+  if (!v.is_number_float()) {
+    return v;
+  }
+  const double d = v.get<double>();
+  const float f = static_cast<float>(d);
+  if (static_cast<double>(f) != d) {
+    return v;
+  }
+  return std::strtod(fmt::format("{}", f).c_str(), nullptr);
+}
+
+bool contains(const auto& list, const std::string& key) {
+  for (const char* k : list) {
+    if (key == k) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The reason as the row stores it: null when reading can rebuild it exactly.
+json stored_reason(const CaseRecord& c) {
+  if (c.reason.empty()) {
+    return nullptr;
+  }
+  if (c.verdict == Verdict::latent && c.static_findings) {
+    const std::string rebuilt = latent_reason(*c.static_findings, c.runs) + attribution_note(c.attribution.value_or(""));
+    if (rebuilt == c.reason) {
+      return nullptr;
+    }
+  }
+  return c.reason;
+}
+
+}  // namespace
+
+json compact_cases(const std::vector<CaseRecord>& cases) {
+  json groups = json::array();
+  std::map<std::string, std::size_t> group_index;
+  json tolerances = json::array();
+  std::map<std::pair<double, double>, std::size_t> tolerance_index;
+  json rows = json::array();
+  for (const CaseRecord& c : cases) {
+    json rest = json::object();
+    json shape = json::array();
+    for (const char* a : k_shape_axes) {
+      shape.push_back(c.axes.contains(a) ? c.axes[a] : json());
+    }
+    for (const auto& [key, value] : c.axes.items()) {
+      if (!contains(k_shape_axes, key)) {
+        rest[key] = value;
+      }
+    }
+    json group = {{"variant", c.variant ? json(*c.variant) : json()},
+                  {"axes", std::move(rest)},
+                  {"static_findings", c.static_findings ? json(*c.static_findings) : json()},
+                  {"attribution", c.attribution ? json(*c.attribution) : json()}};
+    const auto [g, added] = group_index.emplace(group.dump(), groups.size());
+    if (added) {
+      groups.push_back(std::move(group));
+    }
+    json row = {c.index, c.id, g->second};
+    for (json& s : shape) {
+      row.push_back(std::move(s));
+    }
+    row.push_back(to_string(c.verdict));
+    row.push_back(stored_reason(c));
+    row.push_back(c.runs);
+    row.push_back(c.failed_runs);
+    if (c.metrics.is_object()) {
+      for (const auto& [key, value] : c.metrics.items()) {
+        if (!contains(k_metric_columns, key) && !contains(k_dropped_metrics, key) && key != "atol" && key != "rtol") {
+          throw Error(fmt::format("compact report: case {}'s metric \"{}\" has no column (src/report/compact.cpp)",
+                                  c.id, key));
+        }
+      }
+      const auto tol = std::make_pair(c.metrics.value("atol", 0.0), c.metrics.value("rtol", 0.0));
+      const auto [t, new_tol] = tolerance_index.emplace(tol, tolerances.size());
+      if (new_tol) {
+        tolerances.push_back({tol.first, tol.second});
+      }
+      row.push_back(c.metrics.contains("atol") ? json(t->second) : json());
+      for (const char* m : k_metric_columns) {
+        const json cell = c.metrics.contains(m) ? c.metrics[m] : json();
+        row.push_back(contains(k_single_precision_ratios, m) ? at_single_precision(cell) : shortest(cell));
+      }
+    } else {
+      row.push_back(nullptr);
+      for (std::size_t i = 0; i < k_metric_columns.size(); ++i) {
+        row.push_back(nullptr);
+      }
+    }
+    for (const char* t : k_timing_columns) {
+      row.push_back(c.timing.is_object() && c.timing.contains(t) ? shortest(c.timing[t]) : json());
+    }
+    rows.push_back(std::move(row));
+  }
+  // Groups as rows too: their axis names once, in group_columns.
+  std::set<std::string> axis_names;
+  for (const json& g : groups) {
+    for (const auto& [key, value] : g["axes"].items()) {
+      axis_names.insert(key);
+    }
+  }
+  json group_columns = {"variant", "static_findings", "attribution"};
+  for (const std::string& a : axis_names) {
+    group_columns.push_back(a);
+  }
+  json group_rows = json::array();
+  for (json& g : groups) {
+    json row = {std::move(g["variant"]), std::move(g["static_findings"]), std::move(g["attribution"])};
+    for (const std::string& a : axis_names) {
+      row.push_back(g["axes"].contains(a) ? std::move(g["axes"][a]) : json());
+    }
+    group_rows.push_back(std::move(row));
+  }
+  // A column with one value in every row is said once, in constants: in a clean
+  // sweep the failure counts are all 0 and take no room in the rows.
+  const json all_columns = columns();
+  std::vector<bool> constant(all_columns.size(), !rows.empty());
+  for (std::size_t i = 0; i < all_columns.size(); ++i) {
+    const std::string name = all_columns[i].get<std::string>();
+    if (name == "index" || name == "id" || name == "group") {
+      constant[i] = false;  // the columns a person reads a row by
+    }
+    for (std::size_t r = 1; constant[i] && r < rows.size(); ++r) {
+      constant[i] = rows[r][i] == rows[0][i];
+    }
+  }
+  json kept_columns = json::array();
+  json constants = json::object();
+  for (std::size_t i = 0; i < all_columns.size(); ++i) {
+    if (constant[i]) {
+      constants[all_columns[i].get<std::string>()] = rows[0][i];
+    } else {
+      kept_columns.push_back(all_columns[i]);
+    }
+  }
+  for (json& row : rows) {
+    json kept = json::array();
+    for (std::size_t i = 0; i < all_columns.size(); ++i) {
+      if (!constant[i]) {
+        kept.push_back(std::move(row[i]));
+      }
+    }
+    row = std::move(kept);
+  }
+  return {{"detail", "compact"},
+          {"columns", std::move(kept_columns)},
+          {"constants", std::move(constants)},
+          {"group_columns", std::move(group_columns)},
+          {"groups", std::move(group_rows)},
+          {"tolerances", std::move(tolerances)},
+          {"rows", std::move(rows)}};
+}
+
+namespace {
+
+/// What intern_variants() says once: each variant's compile record (the same for
+/// every variant of one Triton set and compiler), and its nvdisasm record and
+/// warnings (the same for nearly every cubin). {key in "interned", path in the entry}.
+struct Interned {
+  const char* name;
+  const char* parent;  ///< nullptr: a key of the entry itself
+  const char* key;
+};
+constexpr std::array<Interned, 3> k_interned = {{
+    {"compile", nullptr, "compile"}, {"disassembler", "sass", "disassembler"}, {"warnings", "sass", "warnings"}}};
+
+json* interned_slot(json& entry, const Interned& what) {
+  if (!entry.is_object()) {
+    return nullptr;
+  }
+  json* holder = &entry;
+  if (what.parent != nullptr) {
+    if (!entry.contains(what.parent) || !entry[what.parent].is_object()) {
+      return nullptr;
+    }
+    holder = &entry[what.parent];
+  }
+  return holder->contains(what.key) ? &(*holder)[what.key] : nullptr;
+}
+
+}  // namespace
+
+json intern_variants(json& variants) {
+  json interned = json::object();
+  for (const Interned& what : k_interned) {
+    json list = json::array();
+    std::map<std::string, std::size_t> seen;
+    for (json& v : variants) {
+      json* slot = interned_slot(v, what);
+      if (slot == nullptr) {
+        continue;
+      }
+      const auto [it, added] = seen.emplace(slot->dump(), list.size());
+      if (added) {
+        list.push_back(*slot);
+      }
+      *slot = it->second;
+    }
+    interned[what.name] = std::move(list);
+  }
+  return interned;
+}
+
+void restore_variants(json& variants, const json& interned) {
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    for (const Interned& what : k_interned) {
+      json* slot = interned_slot(variants[i], what);
+      if (slot == nullptr) {
+        continue;
+      }
+      const std::string pointer = what.parent != nullptr
+                                      ? fmt::format("/variants/{}/{}/{}", i, what.parent, what.key)
+                                      : fmt::format("/variants/{}/{}", i, what.key);
+      if (!slot->is_number_unsigned()) {
+        throw InputError("", pointer, fmt::format("not an index into /interned/{}", what.name));
+      }
+      const std::size_t at = slot->get<std::size_t>();
+      const json& list = interned.is_object() && interned.contains(what.name) ? interned[what.name] : json::array();
+      if (at >= list.size()) {
+        throw InputError("", pointer, fmt::format("{} is not in /interned/{}", at, what.name));
+      }
+      *slot = list[at];
+    }
+  }
+}
+
+namespace {
+
+/// One JSON value on one line, doubles at their shortest round-trip form (fmt's; the
+/// JSON library's is not always the shortest: 1.9010879999999999 for 1.901088).
+void append_line(std::string& out, const json& v) {
+  switch (v.type()) {
+    case json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, value] : v.items()) {
+        out += first ? "" : ",";
+        first = false;
+        out += json(key).dump();
+        out += ':';
+        append_line(out, value);
+      }
+      out += '}';
+      break;
+    }
+    case json::value_t::array: {
+      out += '[';
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        out += i == 0 ? "" : ",";
+        append_line(out, v[i]);
+      }
+      out += ']';
+      break;
+    }
+    case json::value_t::number_float: {
+      const double d = v.get<double>();
+      if (!std::isfinite(d)) {
+        out += "null";  // as the JSON library writes it
+        break;
+      }
+      out += fmt::format("{}", d);  // an integral value reads back as an integer: the same number
+      break;
+    }
+    default:
+      out += v.dump();
+  }
+}
+
+/// Replaces `"key": []` (found after `anchor`) by the elements, one per line.
+void splice(std::string& text, const std::string& anchor, const std::string& key, const std::string& indent,
+            const json& elements) {
+  const std::string empty = "\n" + indent + "\"" + key + "\": []";
+  const std::size_t from = text.find(anchor);
+  const std::size_t at = from == std::string::npos ? from : text.find(empty, from);
+  if (at == std::string::npos) {
+    throw Error(fmt::format("report: \"{}\" went missing while writing the compact report", key));
+  }
+  std::string lines = "\n" + indent + "\"" + key + "\": [";
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    lines += (i == 0 ? "\n" : ",\n") + indent + "  ";
+    append_line(lines, elements[i]);
+  }
+  lines += elements.empty() ? "]" : "\n" + indent + "]";
+  text.replace(at, empty.size(), lines);
+}
+
+}  // namespace
+
+std::string dump_compact_report(json report) {
+  json rows = std::move(report["cases"]["rows"]);
+  json groups = std::move(report["cases"]["groups"]);
+  json variants = std::move(report["variants"]);
+  report["cases"]["rows"] = json::array();
+  report["cases"]["groups"] = json::array();
+  report["variants"] = json::array();
+  std::string text = report.dump(2);
+  // Keys are sorted, each block's own key at its indentation: cases' at four spaces.
+  splice(text, "\n  \"cases\": {", "groups", "    ", groups);
+  splice(text, "\n  \"cases\": {", "rows", "    ", rows);
+  splice(text, "\n  \"variants\": []", "variants", "  ", variants);
+  return text + "\n";
+}
+
+bool is_compact(const json& cases) { return cases.is_object() && cases.value("detail", "") == "compact"; }
+
+std::vector<CaseRecord> expand_cases(const json& table) {
+  auto bad = [](const std::string& where, const std::string& what) { return InputError("", "/cases/" + where, what); };
+  if (!is_compact(table)) {
+    throw bad("detail", "not a compact case table");
+  }
+  for (const char* key : {"columns", "groups", "tolerances", "rows"}) {
+    if (!table.contains(key) || !table[key].is_array()) {
+      throw bad(key, "missing or not an array");
+    }
+  }
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < table["columns"].size(); ++i) {
+    if (!table["columns"][i].is_string()) {
+      throw bad(fmt::format("columns/{}", i), "not a name");
+    }
+    col[table["columns"][i].get<std::string>()] = i;
+  }
+  const json& constants = table.contains("constants") ? table["constants"] : json::object();
+  if (!constants.is_object()) {
+    throw bad("constants", "not an object");
+  }
+  for (const auto& [name, value] : constants.items()) {
+    if (col.count(name) > 0) {
+      throw bad("constants/" + name, "also a column");
+    }
+  }
+  for (const json& name : columns()) {
+    if (col.count(name.get<std::string>()) == 0 && !constants.contains(name.get<std::string>())) {
+      throw bad("columns", fmt::format("no column or constant \"{}\"", name.get<std::string>()));
+    }
+  }
+  if (!table.contains("group_columns") || !table["group_columns"].is_array() || table["group_columns"].size() < 3) {
+    throw bad("group_columns", "missing, or fewer than variant, static_findings and attribution");
+  }
+  // The groups back as objects: {variant, static_findings, attribution, axes}.
+  const json& group_columns = table["group_columns"];
+  json groups = json::array();
+  for (std::size_t g = 0; g < table["groups"].size(); ++g) {
+    const json& row = table["groups"][g];
+    if (!row.is_array() || row.size() != group_columns.size()) {
+      throw bad(fmt::format("groups/{}", g), "not a row of group_columns' length");
+    }
+    json group = {{"variant", row[0]}, {"static_findings", row[1]}, {"attribution", row[2]}, {"axes", json::object()}};
+    for (std::size_t i = 3; i < row.size(); ++i) {
+      if (!group_columns[i].is_string()) {
+        throw bad(fmt::format("group_columns/{}", i), "not a name");
+      }
+      if (!row[i].is_null()) {
+        group["axes"][group_columns[i].get<std::string>()] = row[i];
+      }
+    }
+    groups.push_back(std::move(group));
+  }
+  const json& tolerances = table["tolerances"];
+  std::vector<CaseRecord> out;
+  out.reserve(table["rows"].size());
+  for (std::size_t r = 0; r < table["rows"].size(); ++r) {
+    const json& row = table["rows"][r];
+    if (!row.is_array() || row.size() != table["columns"].size()) {
+      throw bad(fmt::format("rows/{}", r), "not a row of the columns' length");
+    }
+    const auto at = [&](const char* name) -> const json& {
+      const auto it = col.find(name);
+      return it != col.end() ? row[it->second] : constants[name];
+    };
+    const auto where = [&](const char* name) { return fmt::format("rows/{}/{}", r, name); };
+    try {
+      CaseRecord c;
+      c.index = at("index").get<std::size_t>();
+      c.id = at("id").get<std::string>();
+      const std::size_t g = at("group").get<std::size_t>();
+      if (g >= groups.size() || !groups[g].is_object()) {
+        throw bad(where("group"), fmt::format("{} is not a group", g));
+      }
+      const json& group = groups[g];
+      c.axes = group.at("axes");
+      for (const char* a : k_shape_axes) {
+        if (!at(a).is_null()) {
+          c.axes[a] = at(a);
+        }
+      }
+      if (!group.at("variant").is_null()) {
+        c.variant = group["variant"].get<std::string>();
+      }
+      if (!group.at("static_findings").is_null()) {
+        c.static_findings = group["static_findings"].get<int>();
+      }
+      if (!group.at("attribution").is_null()) {
+        c.attribution = group["attribution"].get<std::string>();
+      }
+      const std::optional<Verdict> v = parse_verdict(at("verdict").get<std::string>());
+      if (!v) {
+        throw bad(where("verdict"), at("verdict").dump() + " is not a verdict");
+      }
+      c.verdict = *v;
+      c.runs = at("runs").get<int>();
+      c.failed_runs = at("failed_runs").get<int>();
+      if (!at("reason").is_null()) {
+        c.reason = at("reason").get<std::string>();
+      } else if (c.verdict == Verdict::latent && c.static_findings) {
+        c.reason = latent_reason(*c.static_findings, c.runs) + attribution_note(c.attribution.value_or(""));
+      }
+      if (at("elements").is_null()) {
+        c.metrics = nullptr;
+      } else {
+        c.metrics = json::object();
+        for (const char* m : k_metric_columns) {
+          c.metrics[m] = at(m);
+        }
+        if (!at("tolerance").is_null()) {
+          const std::size_t t = at("tolerance").get<std::size_t>();
+          if (t >= tolerances.size() || !tolerances[t].is_array() || tolerances[t].size() != 2) {
+            throw bad(where("tolerance"), fmt::format("{} is not a tolerance", t));
+          }
+          c.metrics["atol"] = tolerances[t][0];
+          c.metrics["rtol"] = tolerances[t][1];
+        }
+      }
+      if (at("kernel_ms").is_null() && at("reference_ms").is_null() && at("bytes").is_null()) {
+        c.timing = nullptr;
+      } else {
+        c.timing = {{"kernel_ms", at("kernel_ms")}, {"reference_ms", at("reference_ms")}, {"bytes", at("bytes")}};
+        if (at("kernel_ms").is_number() && at("bytes").is_number() && at("kernel_ms").get<double>() > 0) {
+          c.timing["bandwidth_gb_s"] = at("bytes").get<double>() / (at("kernel_ms").get<double>() * 1e6);
+        }
+      }
+      out.push_back(std::move(c));
+    } catch (const json::exception& e) {
+      throw bad(fmt::format("rows/{}", r), fmt::format("a cell of the wrong type ({})", e.what()));
+    }
+  }
+  return out;
+}
+
+}  // namespace lp::report

@@ -1,0 +1,60 @@
+#pragma once
+// The compact form of a report's cases (the default since schema 4.0.0; --detail
+// full keeps one object per case). The full records repeat prose the numbers
+// already say: the metrics summary sentence, the tolerance derivation and the
+// LATENT reason. They also repeat the axes of the kernel variant in every case.
+// The compact form keeps every number and says each repeated thing once:
+//
+//   "cases": {
+//     "detail": "compact",
+//     "columns": ["index", "id", "group", "tokens", ...],  one name per row cell
+//     "constants": {"runs": 3, "nan": 0, ...},  columns with one value in every row
+//     "group_columns": ["variant", "static_findings", "attribution", <axes>...],
+//     "groups":  [["expand-fp32-...", 8, "ptx", true, 32, ...], ...],
+//     "tolerances": [[atol, rtol], ...],
+//     "rows": [[0, "56d32debbc00", 3, 16, [4096], ...], ...]
+//   }
+//
+// A row's axes are its group's axes (null cells: the axis is absent) plus the shape axes in the columns (tokens,
+// hidden, rank, num_loras). A LATENT reason that is exactly latent_reason() plus
+// attribution_note() is written null and rebuilt on reading; any other reason is
+// kept. Dropped for good: metrics.summary, metrics.tolerance_why (the tolerances
+// block explains the model), timing.grid (the shape gives it). Floats measured in
+// single precision (event times) are written at single precision's shortest.
+
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/report.hpp"
+
+namespace lp::report {
+
+/// The compact case table of `cases` (plan order kept).
+nlohmann::json compact_cases(const std::vector<CaseRecord>& cases);
+
+/// The variants block of a compact report: each entry's sass.disassembler and
+/// sass.warnings (the same record and the same nvdisasm chatter for nearly every
+/// cubin) become indexes into interned["disassembler"] and interned["warnings"].
+/// Returns the interned lists.
+nlohmann::json intern_variants(nlohmann::json& variants);
+
+/// The inverse of intern_variants(). Throws lp::InputError (no file, a pointer) on
+/// an index that is not in the list.
+void restore_variants(nlohmann::json& variants, const nlohmann::json& interned);
+
+/// The file text of a compact report: indented like a full one, but each case row,
+/// group and variant on one line (5000 rows stay 5000 greppable lines), with doubles
+/// at their shortest.
+std::string dump_compact_report(nlohmann::json report);
+
+/// Whether `cases` (a report's "cases" value) is a compact table.
+bool is_compact(const nlohmann::json& cases);
+
+/// The case records of a compact table, as full records without the dropped prose.
+/// Throws lp::InputError with no file and the pointer "/cases/rows/<i>/<column>" on a
+/// table that is not well-formed (the caller names the file).
+std::vector<CaseRecord> expand_cases(const nlohmann::json& table);
+
+}  // namespace lp::report

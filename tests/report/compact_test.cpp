@@ -1,0 +1,172 @@
+// The compact case table (report/compact.hpp) keeps every number: writing records
+// compact and reading them back gives the full records minus the prose it drops.
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "report/compact.hpp"
+#include "report/report.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace lp::report {
+namespace {
+
+using nlohmann::json;
+
+/// The full record as compact keeps it: no metrics prose, no grid, and floats that
+/// are floats at float's shortest.
+json without_prose(json j) {
+  if (j["metrics"].is_object()) {
+    j["metrics"].erase("summary");
+    j["metrics"].erase("tolerance_why");
+  }
+  if (j["timing"].is_object()) {
+    j["timing"].erase("grid");
+    j["timing"].erase("bandwidth_gb_s");
+  }
+  return j;
+}
+
+void expect_same_numbers(const json& want, const json& got) {
+  ASSERT_EQ(want.type(), got.type()) << want.dump() << " vs " << got.dump();
+  if (want.is_object()) {
+    for (const auto& [key, value] : want.items()) {
+      ASSERT_TRUE(got.contains(key)) << key << " missing from " << got.dump();
+      SCOPED_TRACE(key);
+      expect_same_numbers(value, got[key]);
+    }
+    EXPECT_EQ(want.size(), got.size()) << want.dump() << " vs " << got.dump();
+  } else if (want.is_array()) {
+    ASSERT_EQ(want.size(), got.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      expect_same_numbers(want[i], got[i]);
+    }
+  } else if (want.is_number_float()) {
+    // Kept exactly, or at single precision where the value was a float.
+    EXPECT_EQ(static_cast<float>(want.get<double>()), static_cast<float>(got.get<double>())) << want << " vs " << got;
+  } else {
+    EXPECT_EQ(want, got);
+  }
+}
+
+std::size_t column(const json& table, const std::string& name) {
+  for (std::size_t i = 0; i < table["columns"].size(); ++i) {
+    if (table["columns"][i] == name) {
+      return i;
+    }
+  }
+  ADD_FAILURE() << "no column " << name;
+  return 0;
+}
+
+std::vector<CaseRecord> fixture_cases() {
+  const json report = json::parse(read_file(std::string(LP_SOURCE_DIR) + "/tests/report/fixtures/seed-h200-2.0.0.json"));
+  std::vector<CaseRecord> cases;
+  for (const json& c : report.at("cases")) {
+    cases.push_back(CaseRecord::from_json(c));
+  }
+  return cases;
+}
+
+TEST(Compact, MeasuredRecordsComeBackWithEveryNumber) {
+  const std::vector<CaseRecord> cases = fixture_cases();
+  ASSERT_EQ(cases.size(), 8U);
+  const json table = compact_cases(cases);
+  EXPECT_TRUE(is_compact(table));
+  const std::vector<CaseRecord> back = expand_cases(table);
+  ASSERT_EQ(back.size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].id);
+    expect_same_numbers(without_prose(cases[i].to_json()), without_prose(back[i].to_json()));
+    // The LATENT reason of the seed cases is rebuilt word for word.
+    EXPECT_EQ(cases[i].reason, back[i].reason);
+  }
+  // Two variants (block_n 128 and 32) under two Tritons: four groups, one tolerance.
+  EXPECT_EQ(table["groups"].size(), 4U);
+  EXPECT_EQ(table["tolerances"].size(), 1U);
+  EXPECT_EQ(table["rows"][0][column(table, "id")], cases[0].id);
+  // Every seed case ran 30 times and none was wrong: said once.
+  EXPECT_EQ(table["constants"]["runs"], 30);
+  EXPECT_EQ(table["constants"]["nan"], 0);
+  EXPECT_EQ(table["columns"].size() + table["constants"].size(), 28U);
+}
+
+TEST(Compact, KeepsReasonsItCannotRebuildAndRecordsThatDidNotRun) {
+  CaseRecord odd;
+  odd.index = 7;
+  odd.id = "0123456789ab";
+  odd.axes = {{"op", "shrink"}, {"tokens", 64}, {"hidden", {4096, 1024}}, {"split_k", 4}};
+  odd.verdict = Verdict::latent;
+  odd.static_findings = 3;
+  odd.runs = 2;
+  odd.reason = "a reason written by hand";
+  CaseRecord skipped;
+  skipped.index = 8;
+  skipped.id = "ba9876543210";
+  skipped.axes = {{"op", "expand"}, {"tokens", 16}};
+  skipped.verdict = Verdict::skipped;
+  skipped.reason = "no kernel variant for block_k=24";
+  skipped.metrics = nullptr;
+  skipped.timing = nullptr;
+  const std::vector<CaseRecord> back = expand_cases(compact_cases({odd, skipped}));
+  ASSERT_EQ(back.size(), 2U);
+  EXPECT_EQ(back[0].reason, "a reason written by hand");
+  EXPECT_EQ(back[0].axes, odd.axes);
+  EXPECT_EQ(back[0].static_findings, 3);
+  EXPECT_FALSE(back[0].variant.has_value());
+  EXPECT_EQ(back[1].reason, skipped.reason);
+  EXPECT_TRUE(back[1].metrics.is_null());
+  EXPECT_TRUE(back[1].timing.is_null());
+  EXPECT_FALSE(back[1].static_findings.has_value());
+}
+
+TEST(Compact, AMetricWithoutAColumnIsRefusedNotDropped) {
+  CaseRecord c = fixture_cases().front();
+  c.metrics["new_metric"] = 1;
+  EXPECT_THROW((void)compact_cases({c}), Error);
+}
+
+TEST(Compact, MalformedTablesNameTheCell) {
+  json table = compact_cases(fixture_cases());
+  table["rows"][3][column(table, "verdict")] = "MAYBE";
+  try {
+    (void)expand_cases(table);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/cases/rows/3/verdict");
+    EXPECT_EQ(e.message(), "\"MAYBE\" is not a verdict");
+  }
+  json both = compact_cases(fixture_cases());
+  both["constants"]["verdict"] = "PASS";
+  EXPECT_THROW((void)expand_cases(both), InputError);
+  json short_row = compact_cases(fixture_cases());
+  short_row["rows"][0].erase(0);
+  EXPECT_THROW((void)expand_cases(short_row), InputError);
+  json bad_group = compact_cases(fixture_cases());
+  bad_group["rows"][1][column(bad_group, "group")] = 99;
+  try {
+    (void)expand_cases(bad_group);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/cases/rows/1/group");
+  }
+}
+
+TEST(Compact, TheFileHasOneLinePerRow) {
+  Report r;
+  r.cases = fixture_cases();
+  const std::string text = r.dump();
+  const json j = json::parse(text);
+  EXPECT_EQ(j["meta"]["detail"], "compact");
+  EXPECT_EQ(j["cases"]["rows"].size(), 8U);
+  for (const CaseRecord& c : r.cases) {
+    EXPECT_NE(text.find(fmt::format("\n      [{},\"{}\",", c.index, c.id)), std::string::npos) << c.id;
+  }
+  r.detail = Detail::full;
+  EXPECT_TRUE(json::parse(r.dump())["cases"].is_array());
+}
+
+}  // namespace
+}  // namespace lp::report
