@@ -144,7 +144,11 @@ void to_json(nlohmann::json& j, const Finding& f) {
                      {"access", f.access},
                      {"registers", std::move(regs)},
                      {"wgmma", {{"address", format_address(f.wgmma_address)}, {"instruction", f.wgmma_instruction}}},
-                     {"over_back_edge", f.over_back_edge}};
+                     {"over_back_edge", f.over_back_edge},
+                     {"wait", f.wait_instruction.empty()
+                                  ? nlohmann::json()
+                                  : nlohmann::json{{"address", format_address(f.wait_address)},
+                                                   {"instruction", f.wait_instruction}}}};
 }
 
 void to_json(nlohmann::json& j, const KernelStats& s) {

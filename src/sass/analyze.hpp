@@ -26,7 +26,7 @@ namespace lp::sass {
 /// control-flow graph, the scoreboard model, the checks and the JSON forms below.
 /// Bump it with any change that can change a report, so that caches keyed by it
 /// (lp_inspect keeps reports on disk) never serve a report this build would not write.
-inline constexpr int k_analysis_version = 1;
+inline constexpr int k_analysis_version = 2;  // 2: findings name the wait they pass
 
 /// Which checks to run.
 struct AnalysisOptions {

@@ -5,18 +5,41 @@
 namespace lp::sass {
 namespace {
 
+/// The first warpgroup wait after instruction `from`, in listing order, before `to`
+/// (wrapping past the end when `wrap`); nullptr when there is none. For an excerpt:
+/// the wait a reader of the race sees between the MMA and the instruction.
+const Instruction* wait_between(const KernelListing& k, std::size_t from, std::size_t to, bool wrap) {
+  const std::size_t n = k.instructions.size();
+  for (std::size_t step = 1; step < n; ++step) {
+    const std::size_t i = (from + step) % n;
+    if (i == to || (!wrap && i < from)) {
+      break;
+    }
+    if (k.instructions[i].opcode == "WARPGROUP.DEPBAR.LE") {
+      return &k.instructions[i];
+    }
+  }
+  return nullptr;
+}
+
 Finding to_finding(std::string_view check, const CheckContext& ctx, const Conflict& c) {
   const Instruction& insn = ctx.kernel.instructions[c.instruction];
   const Instruction& mma = ctx.kernel.instructions[c.wgmma];
-  return Finding{std::string(check),
-                 ctx.kernel.name,
-                 insn.address,
-                 insn.text,
-                 mma.address,
-                 mma.text,
-                 c.access == Access::write ? "write" : "read",
-                 c.registers,
-                 c.over_back_edge};
+  Finding f{std::string(check),
+            ctx.kernel.name,
+            insn.address,
+            insn.text,
+            mma.address,
+            mma.text,
+            c.access == Access::write ? "write" : "read",
+            c.registers,
+            c.over_back_edge};
+  const bool wrap = c.over_back_edge || c.instruction < c.wgmma;
+  if (const Instruction* wait = wait_between(ctx.kernel, c.wgmma, c.instruction, wrap)) {
+    f.wait_address = wait->address;
+    f.wait_instruction = wait->text;
+  }
+  return f;
 }
 
 constexpr std::string_view k_a_reg_reuse = "wgmma-a-reg-reuse";

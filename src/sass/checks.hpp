@@ -26,6 +26,11 @@ struct Finding {
   std::string access;              ///< "write" or "read" (of the registers below)
   std::vector<int> registers;      ///< GPR numbers both touch, ascending
   bool over_back_edge = false;     ///< the race needs a path round a loop back edge
+  /// The warpgroup wait the race passes, which leaves the MMA in flight: the first
+  /// WARPGROUP.DEPBAR after the MMA in listing order on the way to the instruction
+  /// (round the loop end when over_back_edge). 0 / empty: no wait on that way.
+  std::uint64_t wait_address = 0;
+  std::string wait_instruction;
 };
 
 /// What a check sees of one function; the scoreboard analysis is shared by all.

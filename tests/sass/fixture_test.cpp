@@ -114,6 +114,10 @@ TEST(RealListing, HazardousLoopFindingsExactly) {
     EXPECT_EQ(f[i].wgmma_address, 0x24c0u);
     EXPECT_EQ(f[i].wgmma_instruction, "HGMMA.64x128x16.F32.BF16 R24, R88, gdesc[UR8], R24, gsb0");
     EXPECT_TRUE(f[i].over_back_edge);
+    // The wait right after the MMA retires all but one group: the MMA stays in flight
+    // round the back edge into the next trip's loads.
+    EXPECT_EQ(f[i].wait_address, 0x24d0u);
+    EXPECT_EQ(f[i].wait_instruction, "WARPGROUP.DEPBAR.LE gsb0, 0x1");
   }
   EXPECT_EQ(f[0].instruction, "LDS.64 R88, [R126+UR6+0x4000]");
 }

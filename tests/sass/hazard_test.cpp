@@ -285,7 +285,8 @@ TEST(Report, JsonShape) {
     "check": "wgmma-a-reg-reuse", "kernel": "design", "address": "0x0010",
     "instruction": "LDS.64 R88, [R112+UR6+0x4000]", "access": "write", "registers": ["R88", "R89"],
     "wgmma": {"address": "0x0060", "instruction": "HGMMA.64x128x16.F32.BF16 R24, R88, gdesc[UR8], R24, gsb0"},
-    "over_back_edge": true})"));
+    "over_back_edge": true,
+    "wait": {"address": "0x0070", "instruction": "WARPGROUP.DEPBAR.LE gsb0, 0x1"}})"));
   const auto& s = j["kernels"][0]["stats"];
   EXPECT_EQ(s["wgmma"], 1);
   EXPECT_EQ(s["a_from_registers"], true);
