@@ -50,42 +50,67 @@ std::string row_label(const json& axes) {
   return label;
 }
 
-std::string format_verdict_table(const std::vector<report::CaseRecord>& cases) {
-  std::vector<std::string> rows;
-  std::map<std::string, std::map<std::int64_t, char>> cells;
+VerdictMap verdict_map(const std::vector<report::CaseRecord>& cases) {
+  VerdictMap map;
+  std::map<std::string, std::size_t> row_of;
   std::set<std::int64_t> tokens;
+  for (const report::CaseRecord& c : cases) {
+    tokens.insert(c.axes.value("tokens", std::int64_t{0}));
+  }
+  map.tokens.assign(tokens.begin(), tokens.end());
   for (const report::CaseRecord& c : cases) {
     json key = c.axes;
     key.erase("tokens");
     const std::string label = row_label(key);
-    if (cells.count(label) == 0) {
-      rows.push_back(label);
+    auto [it, added] = row_of.emplace(label, map.rows.size());
+    if (added) {
+      MapRow row;
+      row.label = label;
+      row.group = fmt::format("Triton {} {} {}", text(c.axes, "triton"), text(c.axes, "compiler"), text(c.axes, "op"));
+      row.cells.assign(map.tokens.size(), '.');
+      row.tips.assign(map.tokens.size(), "");
+      map.rows.push_back(std::move(row));
     }
+    MapRow& row = map.rows[it->second];
     const std::int64_t t = c.axes.value("tokens", std::int64_t{0});
-    tokens.insert(t);
-    cells[label][t] = report::verdict_letter(c.verdict);
+    const std::size_t col =
+        static_cast<std::size_t>(std::lower_bound(map.tokens.begin(), map.tokens.end(), t) - map.tokens.begin());
+    row.cells[col] = report::verdict_letter(c.verdict);
+    row.all_pass = row.all_pass && c.verdict == report::Verdict::pass;
+    std::string tip = fmt::format("{} tokens: {} (case {})", t, report::to_string(c.verdict), c.id);
+    if (c.metrics.is_object() && c.metrics.contains("worst_dev_over_tolerance")) {
+      const json& dev = c.metrics["worst_dev_over_tolerance"];
+      tip += fmt::format(", worst deviation {} of tolerance",
+                         dev.is_number() ? fmt::format("{:.3g}", dev.get<double>()) : dev.dump());
+    }
+    row.tips[col] = std::move(tip);
   }
-  if (rows.empty()) {
+  return map;
+}
+
+std::string format_verdict_table(const std::vector<report::CaseRecord>& cases) {
+  const VerdictMap map = verdict_map(cases);
+  if (map.rows.empty()) {
     return "no cases ran\n";
   }
   std::size_t width = 0;
-  for (const std::string& r : rows) {
-    width = std::max(width, r.size());
+  for (const MapRow& r : map.rows) {
+    width = std::max(width, r.label.size());
   }
   std::string out = fmt::format("{:<{}}", "tokens:", width);
-  for (std::int64_t t : tokens) {
+  for (std::int64_t t : map.tokens) {
     out += fmt::format(" {:>5}", t);
   }
   out += "\n";
-  for (const std::string& r : rows) {
-    out += fmt::format("{:<{}}", r, width);
-    for (std::int64_t t : tokens) {
-      const auto it = cells[r].find(t);
-      out += fmt::format(" {:>5}", it == cells[r].end() ? '.' : it->second);
+  for (const MapRow& r : map.rows) {
+    out += fmt::format("{:<{}}", r.label, width);
+    for (char cell : r.cells) {
+      out += fmt::format(" {:>5}", cell);
     }
     out += "\n";
   }
-  out += "P PASS  F FAIL  L LATENT (static hazard, not observed)  i incomplete  f fault  t timeout  c compile_error  s skipped\n";
+  out += k_verdict_legend;
+  out += "\n";
   return out;
 }
 

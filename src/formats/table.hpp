@@ -2,12 +2,35 @@
 // The verdict table printed at the end of a sweep: one row per configuration
 // (every axis but tokens), one column per token count, one letter per cell.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "report/report.hpp"
 
 namespace lp::formats {
+
+/// One configuration (every axis but tokens) of the verdict map.
+struct MapRow {
+  std::string label;              ///< row_label() of the configuration
+  std::string group;              ///< "Triton 3.6.0 prebuilt expand"
+  std::vector<char> cells;        ///< one verdict letter per token column; '.' not planned
+  std::vector<std::string> tips;  ///< per cell: verdict, id, worst deviation over tolerance
+  bool all_pass = true;           ///< every planned cell is PASS
+};
+
+/// Rows in first-seen plan order, token columns ascending.
+struct VerdictMap {
+  std::vector<std::int64_t> tokens;
+  std::vector<MapRow> rows;
+};
+
+VerdictMap verdict_map(const std::vector<report::CaseRecord>& cases);
+
+/// The legend of the letters.
+inline constexpr const char* k_verdict_legend =
+    "P PASS  F FAIL  L LATENT (static hazard, not observed)  i incomplete  f fault  t timeout  c compile_error  "
+    "s skipped";
 
 /// Rows in first-seen plan order, token columns ascending; P F L i f t c s (see
 /// report::verdict_letter), '.' where the plan has no such case, ' ' not run.

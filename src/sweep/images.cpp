@@ -142,6 +142,7 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
         {image->key, image->variant_id, image->compiler.to_string(), image->cubin, std::nullopt, image->ptx, image->triton});
   }
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(items);
+  m_inspection_cache = inspector.cache_stats().to_json(inspect::default_cache_root());
   if (inspector.interrupted_by() != 0) {
     throw Interrupted(inspector.interrupted_by());  // the reports that finished are in the cache
   }

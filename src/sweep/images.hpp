@@ -61,9 +61,13 @@ class ImageSet {
   /// The compilers used, one record per compiler and Triton set (prebuilt and
   /// ptxas=triton are another binary per set; a ptxas compile uses the set's options).
   [[nodiscard]] std::vector<compile::CompilerRecord> compiler_records() const;
+  /// The static inspection's disk cache as inspect() used it (inspect::CacheStats::to_json):
+  /// its root and hits; null when nothing was inspected.
+  [[nodiscard]] const nlohmann::json& inspection_cache() const { return m_inspection_cache; }
 
  private:
   std::map<std::string, Image> m_images;
+  nlohmann::json m_inspection_cache;
   /// The ptxas of an image's compiler: by spec, or "triton@<version>" for ptxas=triton.
   static std::string ptxas_key(const Image& image);
   std::map<std::string, compile::PtxasInfo> m_ptxas;  ///< by ptxas_key, resolved once

@@ -51,6 +51,7 @@ json environment_record(const ImageSet& images, const json& gpu, bool allow_jit_
           {"gpu", gpu},
           {"jit_cache_disabled", gpu.value("jit_cache_disabled", !allow_jit_cache)},
           {"module_loading", gpu.value("module_loading", "")},
+          {"inspection_cache", images.inspection_cache()},
           {"kernel_sets", kernel_sets}};
 }
 

@@ -1,0 +1,357 @@
+#include "formats/view.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "report/report.hpp"
+#include "tools/tools.hpp"
+#include "util/sha256.hpp"
+
+namespace lp::formats {
+
+using nlohmann::json;
+
+namespace {
+
+std::string short_sha(const json& j, const char* key) {
+  const std::string sha = text(j, key);
+  return sha.size() > 12 ? sha.substr(0, 12) : sha;
+}
+
+/// "12.8.93" from "Cuda compilation tools, release 12.8, V12.8.93"; the text otherwise.
+std::string version_of(const json& j, const char* key) {
+  const std::string v = text(j, key);
+  const std::optional<tools::ToolVersion> parsed = tools::parse_tool_version(v);
+  return parsed ? parsed->version : v;
+}
+
+std::string joined(const json& list, const char* sep = " ") {
+  std::string out;
+  for (const json& item : list) {
+    out += (out.empty() ? "" : sep) + (item.is_string() ? item.get<std::string>() : item.dump());
+  }
+  return out;
+}
+
+std::string count_text(const json& j, const char* key) {
+  const json& v = member(j, key);
+  return v.is_number_integer() ? fmt::format("{}", v.get<std::int64_t>()) : std::string("n/a");
+}
+
+std::vector<EnvRow> environment_rows(const json& r) {
+  const json& meta = member(r, "meta");
+  const json& env = member(r, "environment");
+  const json& gpu = member(env, "gpu");
+  std::vector<EnvRow> rows;
+  if (gpu.is_object()) {
+    // The UUID names one physical board; a hash of it tells two reports' GPUs apart
+    // without publishing it.
+    const std::string uuid = text(gpu, "uuid");
+    rows.push_back({"GPU", fmt::format("{} (sm {}, {} SMs, {:.0f} GiB), UUID sha256 {}", text(gpu, "name", "?"),
+                                       text(gpu, "compute_capability", "?"), count_text(gpu, "sm_count"),
+                                       gpu.value("total_memory_bytes", 0.0) / (1024.0 * 1024.0 * 1024.0),
+                                       uuid.empty() ? "n/a" : sha256_hex(uuid).substr(0, 12))});
+    rows.push_back({"Driver", fmt::format("{} (CUDA {})", text(gpu, "driver_version", "?"),
+                                          text(gpu, "driver_cuda_version", "?"))});
+    rows.push_back({"CUDA runtime", text(gpu, "runtime_version", "?")});
+    rows.push_back({"cuBLAS", text(gpu, "cublas_version", "?")});
+  } else {
+    rows.push_back({"GPU", "none: " + text(env, "no_gpu_reason", "not recorded")});
+  }
+  const json& toolkit = member(env, "toolkit");
+  if (toolkit.is_object()) {
+    rows.push_back({"CUDA toolkit", fmt::format("{} ({})", text(toolkit, "version", "?"), text(toolkit, "root", "?"))});
+  }
+  std::string sets;
+  for (const json& s : member(env, "kernel_sets")) {
+    const json& ptxas = member(s, "ptxas");
+    sets += fmt::format("{}Triton {} ({} variants, {}; its ptxas {} {})", sets.empty() ? "" : "; ",
+                        text(s, "triton_version", "?"), count_text(s, "variants"), text(s, "origin", "?"),
+                        version_of(ptxas, "version"), short_sha(ptxas, "sha256"));
+  }
+  rows.push_back({"Kernel sets", sets.empty() ? "not recorded" : sets});
+  std::string compilers;
+  for (const json& c : member(env, "compilers")) {
+    const json& ptxas = member(c, "ptxas");
+    std::string line = fmt::format("{} (Triton {})", text(c, "name", "?"), text(c, "triton", "any"));
+    if (!member(c, "error").is_null() && member(c, "error").is_string()) {
+      line += ": unavailable, " + text(c, "error");
+    } else {
+      line += fmt::format(": ptxas {} {}, {}", version_of(c, "version"), short_sha(ptxas, "sha256"),
+                          joined(member(c, "options")));
+    }
+    compilers += (compilers.empty() ? "" : "; ") + line;
+  }
+  rows.push_back({"Compilers", compilers.empty() ? "not recorded" : compilers});
+  std::set<std::string> disassemblers;
+  for (const json& v : member(r, "variants")) {
+    const json& d = member(member(v, "sass"), "disassembler");
+    if (d.is_object()) {
+      disassemblers.insert(fmt::format("nvdisasm {} {} ({})", text(d, "version", "?"), short_sha(d, "sha256"),
+                                       text(d, "origin", "?")));
+    }
+  }
+  if (!disassemblers.empty()) {
+    rows.push_back({"Disassembler", joined(json(disassemblers), "; ")});
+  }
+  std::string caches = env.value("jit_cache_disabled", true) ? "driver JIT cache off (CUDA_CACHE_DISABLE=1)"
+                                                             : "driver JIT cache ON (--allow-jit-cache)";
+  caches += ", module loading " + text(env, "module_loading", "?");
+  const json& cache = member(env, "inspection_cache");
+  if (cache.is_object()) {
+    caches += cache.value("enabled", false)
+                  ? fmt::format(", static inspection cache {} ({} hits, {} misses)", text(cache, "root", "?"),
+                                count_text(cache, "sass_hits"), count_text(cache, "sass_misses"))
+                  : ", static inspection cache off";
+  }
+  rows.push_back({"Caches", caches});
+  const json& host = member(env, "host");
+  if (host.is_object()) {
+    rows.push_back({"Host", fmt::format("{} {} {}, {} CPUs", text(host, "os", "?"), text(host, "kernel", "?"),
+                                        text(host, "machine", "?"), count_text(host, "cpus"))});
+  }
+  rows.push_back({"loraprobe", fmt::format("{} (git {}), report schema {}", text(meta, "version", "?"),
+                                           text(meta, "git_sha", "?"), text(r, "schema_version", "?"))});
+  const json& config = member(meta, "config");
+  rows.push_back({"Config", fmt::format("{} (sha256 {}), seed {}, {} repeats", text(config, "name", "?"),
+                                        short_sha(meta, "config_sha256"), count_text(meta, "seed"),
+                                        count_text(meta, "repeats"))});
+  rows.push_back({"Ran", fmt::format("{} to {}", text(meta, "started_at", "?"), text(meta, "finished_at", "?"))});
+  return rows;
+}
+
+/// Lines of the race of one variant: per in-flight MMA, the MMA, the wait it passes
+/// and the instructions that touch its registers.
+}  // namespace
+
+std::vector<ExcerptLine> excerpt_lines_of(const json& sass) {
+  constexpr std::size_t k_max_lines = 12;
+  std::vector<ExcerptLine> lines;
+  for (const json& kernel : member(sass, "kernels")) {
+    std::map<std::string, std::vector<const json*>> by_mma;  // by MMA address
+    std::vector<std::string> order;
+    for (const json& f : member(kernel, "findings")) {
+      const std::string at = text(member(f, "wgmma"), "address");
+      if (by_mma.count(at) == 0) {
+        order.push_back(at);
+      }
+      by_mma[at].push_back(&f);
+    }
+    for (const std::string& at : order) {
+      const json& first = *by_mma[at].front();
+      lines.push_back({at, text(member(first, "wgmma"), "instruction"), "warpgroup MMA, in flight from here", false});
+      const json& wait = member(first, "wait");
+      if (wait.is_object()) {
+        lines.push_back({text(wait, "address"), text(wait, "instruction"),
+                         "waits for all but the youngest groups: this MMA stays in flight", false});
+      }
+      std::vector<const json*> hits = by_mma[at];
+      std::sort(hits.begin(), hits.end(),
+                [](const json* a, const json* b) { return text(*a, "address") < text(*b, "address"); });
+      for (const json* f : hits) {
+        if (lines.size() >= k_max_lines) {
+          lines.push_back({"", "", fmt::format("... {} findings in all (the report lists each)", hits.size()), false});
+          return lines;
+        }
+        lines.push_back({text(*f, "address"), text(*f, "instruction"),
+                         fmt::format("{}s {} of the in-flight MMA{}", text(*f, "access"), joined(member(*f, "registers"), ", "),
+                                     f->value("over_back_edge", false) ? " (next trip, round the back edge)" : ""),
+                         true});
+      }
+    }
+  }
+  return lines;
+}
+
+namespace {
+
+std::string strip_note(std::string note) { return note.rfind("; ", 0) == 0 ? note.substr(2) : note; }
+
+/// The remedies a run can measure from its own cases: the same case with one axis
+/// changed. {name, why, axis, value or "" for every other value of the axis}.
+struct RemedyRule {
+  const char* axis;
+  json value;  ///< null: each other value of the axis in the report
+  const char* why;
+};
+
+std::vector<Remedy> measure_remedies(const json& cases) {
+  std::map<std::string, std::string> verdict_by_axes;
+  std::map<std::string, std::set<std::string>> values_of;  // axis -> values seen (dumped)
+  for (const json& c : cases) {
+    verdict_by_axes[member(c, "axes").dump()] = text(c, "verdict");
+    for (const char* axis : {"compiler", "triton"}) {
+      if (member(c, "axes").contains(axis)) {
+        values_of[axis].insert(c["axes"][axis].dump());
+      }
+    }
+  }
+  std::vector<std::pair<std::string, RemedyRule>> rules = {
+      {"block_n 32", {"block_n", 32, "the field workaround (vLLM PR #48638)"}},
+      {"num_stages 1", {"num_stages", 1, "no software pipelining, so no MMA is in flight across trips"}},
+      {"bf16 input", {"input_dtype", "bf16", "A from shared memory instead of registers (vLLM PR #47869)"}},
+  };
+  for (const char* axis : {"compiler", "triton"}) {
+    for (const std::string& v : values_of[axis]) {
+      const bool compiler = axis == std::string("compiler");
+      rules.push_back({fmt::format("{} {}", compiler ? "compiler" : "Triton", json::parse(v).get<std::string>()),
+                       {axis, json::parse(v), compiler ? "the same PTX through another compiler"
+                                                       : "that Triton's kernel set"}});
+    }
+  }
+  std::vector<Remedy> out;
+  for (const auto& [name, rule] : rules) {
+    Remedy r{name, rule.why, 0, 0};
+    for (const json& c : cases) {
+      const std::string verdict = text(c, "verdict");
+      const json& axes = member(c, "axes");
+      if ((verdict != "LATENT" && verdict != "FAIL") || !axes.contains(rule.axis) || axes[rule.axis] == rule.value) {
+        continue;
+      }
+      json neighbour = axes;
+      neighbour[rule.axis] = rule.value;
+      const auto it = verdict_by_axes.find(neighbour.dump());
+      if (it == verdict_by_axes.end()) {
+        continue;
+      }
+      ++r.measured;
+      r.clean += it->second == "PASS" ? 1 : 0;
+    }
+    if (r.measured > 0) {
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<EnvRow> case_numbers(const json& c) {
+  std::vector<EnvRow> rows;
+  rows.push_back({"verdict", text(c, "verdict", "?") + (text(c, "reason").empty() ? "" : ": " + text(c, "reason"))});
+  rows.push_back({"runs", fmt::format("{} ({} wrong)", count_text(c, "runs"), count_text(c, "failed_runs"))});
+  const json& m = member(c, "metrics");
+  if (m.is_object()) {
+    rows.push_back({"elements", fmt::format("{}: {} mismatched, NaN {}, Inf {}, unwritten {}, writes to untouched rows {}",
+                                            count_text(m, "elements"), count_text(m, "mismatches"), count_text(m, "nan"),
+                                            count_text(m, "inf"), count_text(m, "unwritten"),
+                                            count_text(m, "untouched_rows_written"))});
+    rows.push_back({"deviation", fmt::format("max abs {}, max rel {}, worst {} of tolerance (atol {}, rtol {})",
+                                             real_text(member(m, "max_abs_dev")), real_text(member(m, "max_rel_dev")),
+                                             real_text(member(m, "worst_dev_over_tolerance")),
+                                             real_text(member(m, "atol")), real_text(member(m, "rtol")))});
+    const json& bad = member(m, "first_bad");
+    if (bad.is_object()) {
+      rows.push_back({"first bad element",
+                      fmt::format("token {}, column {}, slice {}: expected {} ({}), actual {} ({})", count_text(bad, "token"),
+                                  count_text(bad, "column"), count_text(bad, "slice"), real_text(member(bad, "expected")),
+                                  text(bad, "expected_bits", "?"), real_text(member(bad, "actual")),
+                                  text(bad, "actual_bits", "?"))});
+    }
+  }
+  const json& t = member(c, "timing");
+  if (t.is_object() && member(t, "kernel_ms").is_number()) {
+    rows.push_back({"kernel time", fmt::format("{:.4g} ms", t["kernel_ms"].get<double>())});
+  }
+  return rows;
+}
+
+ReportView view_of(const Document& doc) {
+  const json& r = doc.json;
+  ReportView v;
+  v.environment = environment_rows(r);
+  v.command = joined(member(member(r, "meta"), "argv"));
+  const json& summary = member(r, "summary");
+  const json& cases = member(r, "cases");
+  std::map<std::string, std::size_t> counts;
+  for (const auto& [verdict, n] : member(summary, "counts").items()) {
+    counts[verdict] = n.get<std::size_t>();
+  }
+  for (const auto& [verdict, n] : counts) {
+    v.counts += fmt::format("{}{} {}", v.counts.empty() ? "" : ", ", n, verdict);
+  }
+  v.counts += fmt::format(" of {} planned", member(member(r, "meta"), "plan").value("cases", cases.size()));
+  v.exit_code = summary.value("exit_code", -1);
+  v.outcome = text(summary, "outcome", "?");
+  const std::size_t fails = counts["FAIL"] + counts["fault"] + counts["timeout"] + counts["compile_error"];
+  if (v.outcome == "invalid_controls") {
+    v.headline = "INVALID: the controls did not behave, so no case is judged.";
+  } else if (counts["FAIL"] > 0) {
+    v.headline = fmt::format("FAIL: wrong numbers in {} case(s).", counts["FAIL"]);
+  } else if (fails > 0) {
+    v.headline = fmt::format("ERROR: {} case(s) faulted, timed out or did not compile.", fails);
+  } else if (counts["LATENT"] > 0) {
+    v.headline = fmt::format(
+        "LATENT: the SASS that ran has the wgmma register hazard in {} case(s); no run gave wrong numbers.",
+        counts["LATENT"]);
+  } else {
+    v.headline = fmt::format("PASS: no wrong number and no static hazard in {} case(s).", counts["PASS"]);
+  }
+  std::vector<report::CaseRecord> records;
+  for (const json& c : cases) {
+    records.push_back(report::CaseRecord::from_json(c));
+    if (text(c, "verdict") == "PASS" && member(member(c, "metrics"), "worst_dev_over_tolerance").is_number()) {
+      v.clean_margins.push_back(c["metrics"]["worst_dev_over_tolerance"].get<double>());
+    }
+  }
+  v.map = verdict_map(records);
+  for (const auto& [key, title] : {std::pair{"first_failure", "First failure"},
+                                   std::pair{"minimal_failure", "Minimal failure"},
+                                   std::pair{"first_latent", "First latent case"}}) {
+    const json& ref = member(summary, key);
+    if (!ref.is_object()) {
+      continue;
+    }
+    for (const json& c : cases) {
+      if (text(c, "id") == text(ref, "id")) {
+        v.notable.push_back({title, c});
+        break;
+      }
+    }
+  }
+  std::map<std::string, std::pair<int, std::string>> by_stack;  // "Triton X, compiler" -> (variants, attribution)
+  std::vector<std::string> stack_order;
+  for (const json& variant : member(r, "variants")) {
+    if (variant.value("static_findings", 0) <= 0 && member(variant, "case_verdicts").value("FAIL", 0) == 0) {
+      continue;
+    }
+    Excerpt e;
+    e.variant = text(variant, "variant", "?");
+    e.triton = text(variant, "triton", "?");
+    e.compiler = text(variant, "compiler", "?");
+    e.findings = variant.value("static_findings", 0);
+    e.attribution = text(variant, "attribution");
+    e.attribution_text = e.attribution == "none" || e.attribution.empty()
+                             ? std::string(e.attribution.empty() ? "not analysed" : "no hazard")
+                             : strip_note(report::attribution_note(e.attribution));
+    e.lines = excerpt_lines_of(member(variant, "sass"));
+    const std::string stack = fmt::format("Triton {} under {}", e.triton, e.compiler);
+    if (by_stack.count(stack) == 0) {
+      stack_order.push_back(stack);
+    }
+    ++by_stack[stack].first;
+    by_stack[stack].second = e.attribution_text;
+    v.excerpts.push_back(std::move(e));
+  }
+  for (const std::string& stack : stack_order) {
+    v.attributions.push_back(fmt::format("{}: {} hazardous variant(s); {}.", stack, by_stack[stack].first,
+                                         by_stack[stack].second));
+  }
+  v.remedies = measure_remedies(cases);
+  const int n = member(r, "meta").value("repeats", 0);
+  if (n > 0) {
+    v.bound = fmt::format(
+        "LATENT means the SASS that ran has the hazard but none of its {} runs gave a wrong number. With 0 failures "
+        "in n runs the 95% upper bound on the per-run failure rate is 3/n (the rule of three): {:.3g} here{}.",
+        n, std::min(1.0, 3.0 / n),
+        n < 30 ? ", which bounds nothing useful; --repeats 300 gives 1%" : "");
+  }
+  const json& race = member(member(r, "controls"), "race");
+  v.race = race.is_object() ? text(race, "summary") : std::string();
+  return v;
+}
+
+}  // namespace lp::formats

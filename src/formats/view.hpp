@@ -1,0 +1,87 @@
+#pragma once
+// What a person reads in a sweep report, computed once from the report and drawn by
+// the Markdown and HTML writers (formats/markdown.hpp, formats/html.hpp): the
+// environment block, the command, the verdict map, the cases worth reading first,
+// SASS excerpts of each hazardous variant, the remedies this run measured, and the
+// margin of the clean cases.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "formats/document.hpp"
+#include "formats/table.hpp"
+
+namespace lp::formats {
+
+struct EnvRow {
+  std::string label;
+  std::string value;
+};
+
+/// first failure, minimal failure, first latent: the case and its numbers.
+struct NotableCase {
+  std::string title;
+  nlohmann::json record;  ///< the case as the report holds it (full shape)
+};
+
+struct ExcerptLine {
+  std::string address;
+  std::string instruction;
+  std::string note;  ///< what the line does in the race
+  bool marked = false;
+};
+
+/// The race of one hazardous (variant, Triton, compiler) in the SASS that ran.
+struct Excerpt {
+  std::string variant;
+  std::string triton;
+  std::string compiler;
+  int findings = 0;
+  std::string attribution;  ///< ptx, ptxas, none, or "" when not analysed
+  std::string attribution_text;
+  std::vector<ExcerptLine> lines;
+};
+
+/// A known remedy, judged by the neighbours of the hazardous cases that this run
+/// measured: the same case with one axis changed.
+struct Remedy {
+  std::string name;          ///< "block_n 32"
+  std::string why;           ///< where the remedy comes from
+  std::size_t measured = 0;  ///< hazardous cases whose neighbour ran
+  std::size_t clean = 0;     ///< of which the neighbour is PASS
+};
+
+struct ReportView {
+  std::string headline;                 ///< one sentence: the outcome
+  std::vector<EnvRow> environment;
+  std::string command;
+  std::string counts;                   ///< "540 LATENT, 4740 PASS of 5280 planned"
+  int exit_code = -1;
+  std::string outcome;
+  VerdictMap map;
+  std::vector<NotableCase> notable;
+  std::vector<Excerpt> excerpts;        ///< every hazardous variant, in report order
+  std::vector<Remedy> remedies;
+  std::string bound;                    ///< the 3/n sentence
+  std::string race;                     ///< the race control's summary, or ""
+  std::vector<std::string> attributions;  ///< one sentence per (Triton, compiler) with a hazard
+  std::vector<double> clean_margins;    ///< worst deviation over tolerance of each PASS case
+};
+
+/// The view of a sweep report (DocumentKind::report). Throws nlohmann::json
+/// exceptions on a document that is not the shape its schema version promises.
+ReportView view_of(const Document& doc);
+
+/// The race excerpt of one variant's sass record (sass::ListingReport JSON): per
+/// in-flight MMA, the MMA, the wait it passes, the instructions that touch it.
+std::vector<ExcerptLine> excerpt_lines_of(const nlohmann::json& sass);
+
+/// A case's numbers as short "label: value" pairs (NaN/Inf counts, deviations, the
+/// first bad element with expected and actual).
+std::vector<EnvRow> case_numbers(const nlohmann::json& record);
+
+}  // namespace lp::formats
