@@ -4,13 +4,23 @@
 #   Debian packages: compilers, CMake, Ninja, CLI11, fmt, nlohmann-json, GoogleTest, OpenSSL, liblzma.
 #   Python packages: jsonschema (report/config schema tests), junitparser and xunitparser
 #   (the JUnit test).
+#   --with-browser: also Debian's chromium (the headless-browser test of the HTML report;
+#   scripts/test.sh asks for it, the main job does not need it).
 # The CUDA toolkit (nvcc, ptxas, cuBLAS) is expected at $CUDA_HOME or /usr/local/cuda.
 set -euo pipefail
+with_browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-browser) with_browser=1 ;;
+    *) echo "setup: unknown option $arg (known: --with-browser)" >&2; exit 2 ;;
+  esac
+done
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${LORAPROBE_BUILD_DIR:-$repo/build}"
 
 apt_packages=(g++ cmake ninja-build python3 python3-pip libcli11-dev libfmt-dev nlohmann-json3-dev
               libgtest-dev libssl-dev liblzma-dev clang libclang-rt-14-dev)
+((with_browser)) && apt_packages+=(chromium fonts-dejavu-core)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,7 +6,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 phase_start=$SECONDS
 phase() { echo "test.sh: $1 took $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
-"$repo/scripts/setup.sh"
+"$repo/scripts/setup.sh" --with-browser
 phase "setup and build"
 # Every test has a bound (tests/CMakeLists.txt sets tighter ones where a test needs less).
 (cd "${LORAPROBE_BUILD_DIR:-$repo/build}" && ctest --output-on-failure --timeout 600 -j "$(nproc)" "$@")

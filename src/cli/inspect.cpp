@@ -24,7 +24,7 @@
 #include "compile/toolchain.hpp"
 #include "inspect/inputs.hpp"
 #include "formats/document.hpp"
-#include "formats/junit.hpp"
+#include "formats/outputs.hpp"
 #include "inspect/document.hpp"
 #include "inspect/inspector.hpp"
 #include "inspect/matrix.hpp"
@@ -64,7 +64,9 @@ struct InspectOptions {
   bool no_skip = false;
   std::string config_path;
   bool hazards_only = false;
-  std::string junit;  ///< also write JUnit XML here
+  std::string junit;     ///< also write JUnit XML here
+  std::string markdown;  ///< also Markdown
+  std::string html;      ///< also one HTML page
 };
 
 /// Progress on stderr every 10 s, so a cold run of the whole set on a small
@@ -208,14 +210,13 @@ int run_inspect(const InspectOptions& o) {
   const inspect::InspectTotals totals = inspect::total(results);
   const std::vector<inspect::PtxasMatrix> matrices = inspect::build_matrices(w, results);
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  if (o.json || !o.junit.empty()) {
+  const formats::ExtraOutputs outputs{o.junit, o.markdown, o.html, std::nullopt};
+  if (o.json || outputs.any()) {
     const inspect::RunInfo run{command_line(), started_at, report::utc_now_iso8601(), wall_ms, interrupted_by,
                                cache_root};
-    formats::Document doc{formats::DocumentKind::inspect, o.junit,
+    formats::Document doc{formats::DocumentKind::inspect, "(this inspect run)",
                           inspect::inspect_document(w, results, matrices, inspector, run)};
-    if (!o.junit.empty()) {
-      write_file_atomic(o.junit, formats::junit_of(doc));
-    }
+    formats::write_outputs(doc, outputs);
     if (o.json) {
       fmt::print("{}\n", doc.json.dump(2));
       return finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code());
@@ -280,6 +281,9 @@ Command add_inspect_command(CLI::App& app) {
                 "Neither read nor write the report cache ($XDG_CACHE_HOME/loraprobe, else ~/.cache/loraprobe)");
   sub->add_option("--junit", o->junit, "Also write JUnit XML here: one testcase per cubin, a hazard a failure")
       ->check(non_empty());
+  sub->add_option("--markdown", o->markdown, "Also write Markdown here: the hazardous cubins with their SASS excerpts")
+      ->check(non_empty());
+  sub->add_option("--html", o->html, "Also write one self-contained HTML page here")->check(non_empty());
   sub->add_flag("--hazards-only", o->hazards_only, "Leave the clean rows out of the table (the summary counts all)");
   sub->final_callback([o, sub] {
     // --ptxas-matrix without a value: each() is not called for an empty value list.

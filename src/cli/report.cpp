@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "formats/document.hpp"
+#include "formats/html.hpp"
 #include "formats/junit.hpp"
 #include "formats/markdown.hpp"
 #include "formats/summary.hpp"
@@ -39,15 +40,14 @@ std::string convert(const formats::Document& doc, F&& f) {
 }
 
 int run_report(const ReportOptions& o) {
-  if (o.format == "html") {
-    throw NotBuiltYet("report --format html (issue 14; summary, junit, md and json are built)");
-  }
   const formats::Document doc = formats::read_document(o.path);
   std::string text;
   if (o.format == "json") {
     report::Report r = formats::as_report(doc);
     r.detail = *report::parse_detail(o.detail);
     text = r.dump();
+  } else if (o.format == "html") {
+    text = convert(doc, [&] { return formats::html_of(doc); });
   } else if (o.format == "md") {
     text = convert(doc, [&] { return formats::markdown_of(doc); });
   } else if (o.format == "junit") {
@@ -85,8 +85,8 @@ Command add_report_command(CLI::App& app) {
       "report", "Convert a sweep report or an inspect --json document: a one-screen summary, or JUnit XML for CI");
   sub->add_option("file", o->path, "A report (loraprobe sweep --out) or an inspect --json document")->required();
   sub->add_option("-f,--format", o->format,
-                  "summary (default), md (Markdown for an issue, under 64 KB), junit, or json (the report again in "
-                  "the current schema, --detail compact or full; html is not built yet)")
+                  "summary (default), md (Markdown for an issue, under 64 KB), html (one self-contained page), junit, "
+                  "or json (the report again in the current schema, --detail compact or full)")
       ->check(CLI::IsMember({"summary", "junit", "json", "md", "html"}));
   sub->add_option("--detail", o->detail, "json: compact (default) or full case records, as sweep --detail")
       ->check(CLI::IsMember({"compact", "full"}));

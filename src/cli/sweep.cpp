@@ -45,6 +45,8 @@ struct SweepOptions {
   int device = 0;
   std::vector<std::string> test_hooks;
   std::string junit;
+  std::string markdown;
+  std::string html;
   std::string detail = "compact";
 };
 
@@ -101,6 +103,12 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   run->add_option("--junit", o.junit, "Also write the report as JUnit XML here (loraprobe report --format junit); "
                                       "LATENT is a failure with --fail-on latent, skipped otherwise")
       ->check(non_empty());
+  run->add_option("--markdown", o.markdown, "Also write the report as Markdown for a bug report here (loraprobe "
+                                            "report --format md; under 64 KB)")
+      ->check(non_empty());
+  run->add_option("--html", o.html, "Also write the report as one self-contained HTML page here (loraprobe report "
+                                    "--format html)")
+      ->check(non_empty());
   run->add_option("--detail", o.detail,
                   "compact (default): each case's numbers, said once per kernel variant; full: one object per case "
                   "with its prose (metrics summary, tolerance derivation, reason), as reports before schema 4")
@@ -147,6 +155,8 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
   }
   r.controls = !o.no_controls;
   r.junit = o.junit;
+  r.markdown = o.markdown;
+  r.html = o.html;
   r.detail = *report::parse_detail(o.detail);
   r.force = o.force;
   r.stop_on_first_failure = o.stop_on_first_failure;

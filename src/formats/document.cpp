@@ -133,6 +133,21 @@ const json& member(const json& j, const char* key) {
   return it == j.end() ? k_null : *it;
 }
 
+double number(const json& j, const char* key, double fallback) {
+  const json& v = member(j, key);
+  return v.is_number() ? v.get<double>() : fallback;
+}
+
+std::int64_t integer(const json& j, const char* key, std::int64_t fallback) {
+  const json& v = member(j, key);
+  return v.is_number_integer() ? v.get<std::int64_t>() : fallback;
+}
+
+bool boolean(const json& j, const char* key, bool fallback) {
+  const json& v = member(j, key);
+  return v.is_boolean() ? v.get<bool>() : fallback;
+}
+
 std::string text(const json& j, const char* key, const char* fallback) {
   const json& v = member(j, key);
   return v.is_string() ? v.get<std::string>() : std::string(fallback);

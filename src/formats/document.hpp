@@ -2,6 +2,7 @@
 // A JSON document loraprobe wrote, read back for conversion: a sweep report
 // (configs/schema/report.schema.json) or an inspect document (inspect.schema.json).
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,13 @@ report::Report as_report(const Document& doc);
 /// j[key] when j is an object that has it, else null (which iterates as empty):
 /// reading optional parts of a document without copying them.
 const nlohmann::json& member(const nlohmann::json& j, const char* key);
+
+/// j[key] when it is a number (of any kind), else `fallback`; j may be anything.
+double number(const nlohmann::json& j, const char* key, double fallback = 0.0);
+/// j[key] when it is an integer, else `fallback`; j may be anything.
+std::int64_t integer(const nlohmann::json& j, const char* key, std::int64_t fallback = 0);
+/// j[key] when it is a boolean, else `fallback`; j may be anything.
+bool boolean(const nlohmann::json& j, const char* key, bool fallback);
 
 /// j[key] when it is a string, else `fallback`.
 std::string text(const nlohmann::json& j, const char* key, const char* fallback = "");

@@ -91,7 +91,7 @@ std::string notable_section(const std::vector<NotableCase>& notable) {
     const json& axes = member(n.record, "axes");
     out += fmt::format("### {}: case `{}`\n\n", n.title, text(n.record, "id", "?"));
     std::vector<EnvRow> rows = {
-        {"configuration", fmt::format("`{}`, {} tokens", row_label(axes), axes.value("tokens", 0))}};
+        {"configuration", fmt::format("`{}`, {} tokens", row_label(axes), integer(axes, "tokens"))}};
     for (EnvRow& r : case_numbers(n.record)) {
       rows.push_back(std::move(r));
     }
@@ -183,7 +183,7 @@ std::string inspect_markdown(const Document& doc) {
   const json& d = doc.json;
   const json& s = member(d, "summary");
   std::string out = fmt::format("# loraprobe inspect: {} cubins, {} with a hazard, {} findings\n\n",
-                                s.value("items", 0), s.value("hazard", 0), s.value("findings", 0));
+                                integer(s, "items"), integer(s, "hazard"), integer(s, "findings"));
   std::string argv;
   for (const json& a : member(member(d, "meta"), "argv")) {
     argv += (argv.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
@@ -191,7 +191,7 @@ std::string inspect_markdown(const Document& doc) {
   out += fmt::format("```sh\n{}\n```\n\n", argv.empty() ? "(not recorded)" : argv);
   const json& nvdisasm = member(d, "nvdisasm");
   out += fmt::format("nvdisasm {} ({}); exit code {}.\n\n", text(nvdisasm, "version", "?"),
-                     text(nvdisasm, "origin", "?"), s.value("exit_code", -1));
+                     text(nvdisasm, "origin", "?"), integer(s, "exit_code", -1));
   std::size_t drawn = 0;
   std::string rest;
   for (const json& item : member(d, "items")) {
@@ -202,7 +202,7 @@ std::string inspect_markdown(const Document& doc) {
     e.variant = text(item, "name", "?");
     e.triton = text(item, "triton", "?");
     e.compiler = text(item, "compiler", "?");
-    e.findings = item.value("finding_count", 0);
+    e.findings = static_cast<int>(integer(item, "finding_count"));
     e.attribution = text(item, "attribution");
     e.attribution_text = e.attribution.empty() ? "not analysed" : e.attribution;
     if (drawn < k_drawn_excerpts) {

@@ -52,7 +52,7 @@ std::vector<EnvRow> environment_rows(const json& r) {
     const std::string uuid = text(gpu, "uuid");
     rows.push_back({"GPU", fmt::format("{} (sm {}, {} SMs, {:.0f} GiB), UUID sha256 {}", text(gpu, "name", "?"),
                                        text(gpu, "compute_capability", "?"), count_text(gpu, "sm_count"),
-                                       gpu.value("total_memory_bytes", 0.0) / (1024.0 * 1024.0 * 1024.0),
+                                       number(gpu, "total_memory_bytes") / (1024.0 * 1024.0 * 1024.0),
                                        uuid.empty() ? "n/a" : sha256_hex(uuid).substr(0, 12))});
     rows.push_back({"Driver", fmt::format("{} (CUDA {})", text(gpu, "driver_version", "?"),
                                           text(gpu, "driver_cuda_version", "?"))});
@@ -80,7 +80,8 @@ std::vector<EnvRow> environment_rows(const json& r) {
     if (!member(c, "error").is_null() && member(c, "error").is_string()) {
       line += ": unavailable, " + text(c, "error");
     } else {
-      line += fmt::format(": ptxas {} {}, {}", version_of(c, "version"), short_sha(ptxas, "sha256"),
+      const std::string sha = short_sha(ptxas, "sha256");
+      line += fmt::format(": ptxas {}{}, {}", version_of(c, "version"), sha.empty() ? "" : " " + sha,
                           joined(member(c, "options")));
     }
     compilers += (compilers.empty() ? "" : "; ") + line;
@@ -97,12 +98,12 @@ std::vector<EnvRow> environment_rows(const json& r) {
   if (!disassemblers.empty()) {
     rows.push_back({"Disassembler", joined(json(disassemblers), "; ")});
   }
-  std::string caches = env.value("jit_cache_disabled", true) ? "driver JIT cache off (CUDA_CACHE_DISABLE=1)"
+  std::string caches = boolean(env, "jit_cache_disabled", true) ? "driver JIT cache off (CUDA_CACHE_DISABLE=1)"
                                                              : "driver JIT cache ON (--allow-jit-cache)";
   caches += ", module loading " + text(env, "module_loading", "?");
   const json& cache = member(env, "inspection_cache");
   if (cache.is_object()) {
-    caches += cache.value("enabled", false)
+    caches += boolean(cache, "enabled", false)
                   ? fmt::format(", static inspection cache {} ({} hits, {} misses)", text(cache, "root", "?"),
                                 count_text(cache, "sass_hits"), count_text(cache, "sass_misses"))
                   : ", static inspection cache off";
@@ -158,7 +159,7 @@ std::vector<ExcerptLine> excerpt_lines_of(const json& sass) {
         }
         lines.push_back({text(*f, "address"), text(*f, "instruction"),
                          fmt::format("{}s {} of the in-flight MMA{}", text(*f, "access"), joined(member(*f, "registers"), ", "),
-                                     f->value("over_back_edge", false) ? " (next trip, round the back edge)" : ""),
+                                     boolean(*f, "over_back_edge", false) ? " (next trip, round the back edge)" : ""),
                          true});
       }
     }
@@ -273,8 +274,8 @@ ReportView view_of(const Document& doc) {
   for (const auto& [verdict, n] : counts) {
     v.counts += fmt::format("{}{} {}", v.counts.empty() ? "" : ", ", n, verdict);
   }
-  v.counts += fmt::format(" of {} planned", member(member(r, "meta"), "plan").value("cases", cases.size()));
-  v.exit_code = summary.value("exit_code", -1);
+  v.counts += fmt::format(" of {} planned", integer(member(member(r, "meta"), "plan"), "cases", static_cast<std::int64_t>(cases.size())));
+  v.exit_code = static_cast<int>(integer(summary, "exit_code", -1));
   v.outcome = text(summary, "outcome", "?");
   const std::size_t fails = counts["FAIL"] + counts["fault"] + counts["timeout"] + counts["compile_error"];
   if (v.outcome == "invalid_controls") {
@@ -315,14 +316,14 @@ ReportView view_of(const Document& doc) {
   std::map<std::string, std::pair<int, std::string>> by_stack;  // "Triton X, compiler" -> (variants, attribution)
   std::vector<std::string> stack_order;
   for (const json& variant : member(r, "variants")) {
-    if (variant.value("static_findings", 0) <= 0 && member(variant, "case_verdicts").value("FAIL", 0) == 0) {
+    if (integer(variant, "static_findings") <= 0 && integer(member(variant, "case_verdicts"), "FAIL") == 0) {
       continue;
     }
     Excerpt e;
     e.variant = text(variant, "variant", "?");
     e.triton = text(variant, "triton", "?");
     e.compiler = text(variant, "compiler", "?");
-    e.findings = variant.value("static_findings", 0);
+    e.findings = static_cast<int>(integer(variant, "static_findings"));
     e.attribution = text(variant, "attribution");
     e.attribution_text = e.attribution == "none" || e.attribution.empty()
                              ? std::string(e.attribution.empty() ? "not analysed" : "no hazard")
@@ -341,7 +342,7 @@ ReportView view_of(const Document& doc) {
                                          by_stack[stack].second));
   }
   v.remedies = measure_remedies(cases);
-  const int n = member(r, "meta").value("repeats", 0);
+  const int n = static_cast<int>(integer(member(r, "meta"), "repeats"));
   if (n > 0) {
     v.bound = fmt::format(
         "LATENT means the SASS that ran has the hazard but none of its {} runs gave a wrong number. With 0 failures "

@@ -20,7 +20,7 @@
 #include "formats/table.hpp"
 #include "sweep/worker_client.hpp"
 #include "formats/document.hpp"
-#include "formats/junit.hpp"
+#include "formats/outputs.hpp"
 #include "util/files.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -148,11 +148,11 @@ class Sweep {
     m_report.meta["phases_s"] = phases;
     auto phase = [&phases](const char* name) { return phases.value(name, 0.0); };
     m_report.write(out);
-    if (!m_request.junit.empty()) {
-      // From the report as written: the JUnit says what the report says.
-      write_file_atomic(m_request.junit,
-                        formats::junit_of(formats::read_document(out),
-                                          {m_request.fail_on.count(Verdict::latent) > 0}));
+    const formats::ExtraOutputs outputs{m_request.junit, m_request.markdown, m_request.html,
+                                        m_request.fail_on.count(Verdict::latent) > 0};
+    if (outputs.any()) {
+      // From the report as written: the other formats say what the report says.
+      formats::write_outputs(formats::read_document(out), outputs);
     }
     sinks.finish();  // ends the progress line, prints the verdict table
     fmt::print(stderr, "sweep: time: images {:.1f} s, worker start {:.1f} s, static inspection {:.1f} s, controls {:.1f} s, "

@@ -37,6 +37,8 @@ struct SweepRequest {
   std::map<std::size_t, std::string> test_hooks;  ///< plan index -> hook role (tests only)
   std::string worker_exe;                     ///< this binary; empty: /proc/self/exe
   std::string junit;                          ///< also write the report as JUnit XML here (formats/junit.hpp)
+  std::string markdown;                       ///< also as Markdown (formats/markdown.hpp)
+  std::string html;                           ///< also as one HTML page (formats/html.hpp)
   report::Detail detail = report::Detail::compact;  ///< the case records' form (report/compact.hpp)
 };
 

@@ -419,9 +419,30 @@ TEST(Cli, ReportAndDiffReadAnOlderSchemaReportAndRefuseWhatIsNone) {
   r = loraprobe({"diff", old, old});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("diff: 8 case(s) matched", 0), 0U) << r.out;
+  // Markdown and HTML read the old schema too.
   r = loraprobe({"report", old, "--format", "md"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| loraprobe | 0.1.0 (git d0e8967118fa), report schema 2.0.0 |"), std::string::npos) << r.out;
+  r = loraprobe({"report", old, "--format", "html"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("<td class=\"cell L\" title=\"16 tokens: LATENT"), std::string::npos);
+  // Rewriting as 4.x is for 3.x and 4.x reports only: 2.x differs in more than its cases.
+  r = loraprobe({"report", old, "--format", "json"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "loraprobe: not built yet: report --format md (issue 14; junit and summary are built)\n");
+  EXPECT_EQ(r.err, "loraprobe: " + old + ":/schema_version: report 2.0.0: only 3.x and 4.x reports can be written "
+                   "again (older ones differ in more than the form of their cases); the other formats read it as it "
+                   "is\n");
+  const std::string three = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
+  const std::string compact = testing::TempDir() + "/seed-compact-cli.json";
+  r = loraprobe({"report", three, "--format", "json", "-o", compact});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json rewritten = nlohmann::json::parse(read_file(compact));
+  EXPECT_EQ(rewritten["schema_version"], "4.0.0");
+  EXPECT_EQ(rewritten["meta"]["detail"], "compact");
+  EXPECT_EQ(rewritten["cases"]["rows"].size(), 80U);
+  r = loraprobe({"diff", three, compact});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("diff: 80 case(s) matched", 0), 0U) << r.out;
   const std::string junk = write_temp("report-junk.json", "[1, 2");
   r = loraprobe({"report", junk});
   EXPECT_EQ(r.exit_code, 2);

@@ -1,0 +1,265 @@
+#include "formats/html.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "formats/view.hpp"
+
+namespace lp::formats {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t k_margin_bins = 11;  // exact 0, then (0, 0.1], ..., (0.9, 1]
+
+std::string esc(const std::string& s) { return xml_escape(s); }
+
+constexpr const char* k_style = R"(
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #1b1f24; max-width: 1400px; }
+h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; }
+h3 { font-size: 14px; margin: 16px 0 6px; }
+.outcome { font-size: 15px; padding: 8px 12px; border-radius: 6px; display: inline-block; }
+.o-PASS { background: #dafbe1; } .o-LATENT { background: #fff1c2; } .o-FAIL, .o-ERROR, .o-INVALID { background: #ffd8d3; }
+table { border-collapse: collapse; } td, th { padding: 2px 8px; text-align: left; vertical-align: top; }
+table.env td:first-child { font-weight: 600; white-space: nowrap; }
+table.map { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; }
+table.map th { font-weight: 600; text-align: center; } table.map .label { width: 520px; text-align: left; }
+details { margin: 4px 0 8px; } summary { cursor: pointer; color: #57606a; }
+table.map td.cell { width: 34px; text-align: center; border: 1px solid #fff; }
+td.P { background: #2da44e; color: #fff; } td.L { background: #d4a72c; color: #000; } td.F { background: #cf222e; color: #fff; }
+td.f, td.t, td.c, td.i { background: #8250df; color: #fff; } td.s { background: #afb8c1; } td.dot { background: #f6f8fa; }
+.legend span { display: inline-block; padding: 1px 8px; margin-right: 6px; border-radius: 3px; font-size: 12px; }
+pre { background: #f6f8fa; padding: 8px 12px; overflow-x: auto; font: 12px/1.5 ui-monospace, SFMono-Regular, Menlo, monospace; }
+pre mark { background: #ffd8d3; } pre .mma { background: #ddf4ff; } pre .wait { background: #fff1c2; }
+.note { color: #57606a; }
+)";
+
+std::string outcome_class(const std::string& headline) {
+  const std::string word = headline.substr(0, headline.find(':'));
+  return "o-" + word;
+}
+
+std::string env_table(const std::vector<EnvRow>& rows) {
+  std::string out = "<table class=\"env\">\n";
+  for (const EnvRow& r : rows) {
+    out += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", esc(r.label), esc(r.value));
+  }
+  return out + "</table>\n";
+}
+
+std::string legend() {
+  return "<p class=\"legend\"><span class=\"cell P\" style=\"background:#2da44e;color:#fff\">P PASS</span>"
+         "<span style=\"background:#d4a72c\">L LATENT</span><span style=\"background:#cf222e;color:#fff\">F FAIL</span>"
+         "<span style=\"background:#8250df;color:#fff\">f t c i fault, timeout, compile_error, incomplete</span>"
+         "<span style=\"background:#afb8c1\">s skipped</span><span style=\"background:#f6f8fa\">. not planned</span>"
+         "</p>\n";
+}
+
+std::string map_table(const VerdictMap& map, const std::vector<const MapRow*>& rows) {
+  std::string out = "<table class=\"map\">\n<tr><th class=\"label\">configuration</th>";
+  for (std::int64_t t : map.tokens) {
+    out += fmt::format("<th>{}</th>", t);
+  }
+  out += "</tr>\n";
+  for (const MapRow* row : rows) {
+    out += fmt::format("<tr><td class=\"label\">{}</td>", esc(row->label));
+    for (std::size_t i = 0; i < row->cells.size(); ++i) {
+      const char c = row->cells[i];
+      out += c == '.' ? std::string("<td class=\"cell dot\">.</td>")
+                      : fmt::format("<td class=\"cell {}\" title=\"{}\">{}</td>", c, esc(row->tips[i]), c);
+    }
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+/// Per (Triton, compiler, op): the rows with anything but PASS drawn, the all-PASS
+/// rows folded (one click away, no script) once there are more than a screenful.
+std::string heat_map(const VerdictMap& map) {
+  constexpr std::size_t k_unfolded_pass_rows = 12;
+  if (map.rows.empty()) {
+    return "<p>No case ran.</p>\n";
+  }
+  std::vector<std::string> groups;
+  std::map<std::string, std::pair<std::vector<const MapRow*>, std::vector<const MapRow*>>> rows;  // (hazard, pass)
+  for (const MapRow& row : map.rows) {
+    if (rows.count(row.group) == 0) {
+      groups.push_back(row.group);
+    }
+    (row.all_pass ? rows[row.group].second : rows[row.group].first).push_back(&row);
+  }
+  std::string out = legend();
+  for (const std::string& group : groups) {
+    const auto& [other, pass] = rows[group];
+    out += fmt::format("<h3>{}</h3>\n", esc(group));
+    if (!other.empty()) {
+      out += map_table(map, other);
+    }
+    if (pass.empty()) {
+      continue;
+    }
+    if (other.empty() && pass.size() <= k_unfolded_pass_rows) {
+      out += map_table(map, pass);
+    } else {
+      out += fmt::format("<details><summary>{} configuration(s) PASS at every token count</summary>\n{}</details>\n",
+                         pass.size(), map_table(map, pass));
+    }
+  }
+  return out;
+}
+
+std::string excerpt_html(const Excerpt& e) {
+  std::string out = fmt::format("<h3><code>{}</code>, Triton {}, {}: {} finding(s)</h3>\n<p>Made by: {}.</p>\n<pre>",
+                                esc(e.variant), esc(e.triton), esc(e.compiler), e.findings, esc(e.attribution_text));
+  std::size_t width = 0;
+  for (const ExcerptLine& l : e.lines) {
+    width = std::max(width, l.instruction.size());
+  }
+  for (const ExcerptLine& l : e.lines) {
+    if (l.address.empty()) {
+      out += esc("  " + l.note) + "\n";
+      continue;
+    }
+    const std::string line = fmt::format("/*{}*/ {:<{}}  // {}", l.address.substr(2), l.instruction, width, l.note);
+    if (l.marked) {
+      out += "<mark>" + esc(line) + "</mark>\n";
+    } else {
+      const bool mma = l.note.rfind("warpgroup MMA", 0) == 0;
+      out += fmt::format("<span class=\"{}\">{}</span>\n", mma ? "mma" : "wait", esc(line));
+    }
+  }
+  return out + "</pre>\n";
+}
+
+std::string histogram_svg(const std::vector<double>& margins) {
+  const std::vector<std::size_t> bins = margin_histogram(margins);
+  const std::size_t top = std::max<std::size_t>(1, *std::max_element(bins.begin(), bins.end()));
+  constexpr int k_w = 56, k_h = 160, k_pad = 30, k_top = 20;  // k_top: room for the tallest bar's count
+  std::string out = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"margin histogram\">\n",
+      k_pad + static_cast<int>(bins.size()) * k_w, k_top + k_h + 50);
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    const double h = std::round(static_cast<double>(bins[i]) * k_h / static_cast<double>(top));
+    const int x = k_pad + static_cast<int>(i) * k_w;
+    const std::string label = i == 0 ? "0" : fmt::format("≤{:.1f}", static_cast<double>(i) / 10.0);
+    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#2da44e\"><title>{}: {} case(s)</title></rect>\n",
+                       x + 4, k_top + k_h - h, k_w - 8, h, i == 0 ? "exactly 0" : "up to " + label.substr(3), bins[i]);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", x + k_w / 2,
+                       k_top + k_h + 14, label);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", x + k_w / 2,
+                       k_top + k_h - h - 5, bins[i]);
+  }
+  out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">worst deviation over tolerance (1 = at the tolerance)</text>\n",
+                     k_pad, k_top + k_h + 34);
+  return out + "</svg>\n";
+}
+
+std::string page(const std::string& title, const std::string& body) {
+  return fmt::format("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
+                     "<style>{}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
+                     esc(title), k_style, body);
+}
+
+std::string report_html(const Document& doc) {
+  const ReportView v = view_of(doc);
+  std::string body = fmt::format("<h1>loraprobe sweep</h1>\n<p class=\"outcome {}\">{}</p>\n<p>{}; exit code {} ({}).</p>\n",
+                                 outcome_class(v.headline), esc(v.headline), esc(v.counts), v.exit_code,
+                                 esc(v.outcome));
+  body += "<h2 id=\"environment\">Environment</h2>\n" + env_table(v.environment);
+  body += fmt::format("<h2>Command</h2>\n<pre>{}</pre>\n", esc(v.command.empty() ? "(not recorded)" : v.command));
+  body += "<h2 id=\"map\">Verdict map</h2>\n<p class=\"note\">One row per configuration, one column per token count; hover a "
+          "cell for the case and its worst deviation over tolerance.</p>\n" +
+          heat_map(v.map);
+  if (!v.notable.empty()) {
+    body += "<h2>Cases to read first</h2>\n";
+    for (const NotableCase& n : v.notable) {
+      std::vector<EnvRow> rows = {{"configuration", fmt::format("{}, {} tokens", row_label(member(n.record, "axes")),
+                                                                 integer(member(n.record, "axes"), "tokens"))}};
+      for (EnvRow& r : case_numbers(n.record)) {
+        rows.push_back(std::move(r));
+      }
+      body += fmt::format("<h3>{}: case <code>{}</code></h3>\n", esc(n.title), esc(text(n.record, "id", "?"))) +
+              env_table(rows);
+    }
+  }
+  body += "<h2 id=\"findings\">Static findings in the SASS that ran</h2>\n";
+  if (v.excerpts.empty()) {
+    body += "<p>No variant that ran has a wgmma register hazard in its SASS.</p>\n";
+  } else {
+    body += "<ul>\n";
+    for (const std::string& a : v.attributions) {
+      body += "<li>" + esc(a) + "</li>\n";
+    }
+    body += "</ul>\n";
+    for (const Excerpt& e : v.excerpts) {
+      body += excerpt_html(e);
+    }
+  }
+  body += "<h2 id=\"meaning\">What this means</h2>\n";
+  if (!v.bound.empty()) {
+    body += "<p>" + esc(v.bound) + "</p>\n";
+  }
+  if (!v.race.empty()) {
+    body += "<p>Race control: " + esc(v.race) + ".</p>\n";
+  }
+  if (!v.remedies.empty()) {
+    body += "<p>Remedies measured in this run (the same case with one thing changed):</p>\n<ul>\n";
+    for (const Remedy& r : v.remedies) {
+      body += fmt::format("<li><b>{}</b>, {}: PASS in {} of the {} hazardous cases whose neighbour ran.</li>\n",
+                          esc(r.name), esc(r.why), r.clean, r.measured);
+    }
+    body += "</ul>\n";
+  }
+  body += fmt::format("<h2 id=\"margin\">Margin of the clean cases</h2>\n<p class=\"note\">{} PASS case(s) with a measured deviation: "
+                      "how close each came to its tolerance.</p>\n",
+                      v.clean_margins.size());
+  body += histogram_svg(v.clean_margins);
+  body += fmt::format("<p class=\"note\">Written by <code>loraprobe report --format html</code> from <code>{}</code>.</p>\n",
+                      esc(doc.path));
+  return page("loraprobe: " + v.headline, body);
+}
+
+std::string inspect_html(const Document& doc) {
+  const json& s = member(doc.json, "summary");
+  std::string body = fmt::format("<h1>loraprobe inspect</h1>\n<p>{} cubins, {} with a hazard, {} findings; exit code {}.</p>\n",
+                                 integer(s, "items"), integer(s, "hazard"), integer(s, "findings"), integer(s, "exit_code", -1));
+  for (const json& item : member(doc.json, "items")) {
+    if (text(item, "status") != "hazard") {
+      continue;
+    }
+    Excerpt e;
+    e.variant = text(item, "name", "?");
+    e.triton = text(item, "triton", "?");
+    e.compiler = text(item, "compiler", "?");
+    e.findings = static_cast<int>(integer(item, "finding_count"));
+    e.attribution_text = text(item, "attribution", "not analysed");
+    e.lines = excerpt_lines_of(member(item, "sass"));
+    body += excerpt_html(e);
+  }
+  return page("loraprobe inspect", body);
+}
+
+}  // namespace
+
+std::vector<std::size_t> margin_histogram(const std::vector<double>& margins) {
+  std::vector<std::size_t> bins(k_margin_bins, 0);
+  for (const double m : margins) {
+    if (!(m > 0.0)) {
+      ++bins[0];  // exact (and, defensively, anything not positive)
+      continue;
+    }
+    const std::size_t b = static_cast<std::size_t>(std::ceil(std::min(m, 1.0) * 10.0));
+    ++bins[std::clamp<std::size_t>(b, 1, k_margin_bins - 1)];
+  }
+  return bins;
+}
+
+std::string html_of(const Document& doc) {
+  return doc.kind == DocumentKind::inspect ? inspect_html(doc) : report_html(doc);
+}
+
+}  // namespace lp::formats

@@ -1,0 +1,37 @@
+#include "formats/outputs.hpp"
+
+#include <fmt/format.h>
+
+#include "formats/html.hpp"
+#include "formats/junit.hpp"
+#include "formats/markdown.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace lp::formats {
+
+namespace {
+
+void write(const std::string& path, const char* what, const std::string& text) {
+  try {
+    write_file_atomic(path, text);
+  } catch (const Error& e) {
+    throw EnvironmentError(fmt::format("the {} could not be written to {}: {}", what, path, e.what()));
+  }
+}
+
+}  // namespace
+
+void write_outputs(const Document& doc, const ExtraOutputs& outputs) {
+  if (!outputs.junit.empty()) {
+    write(outputs.junit, "JUnit XML", junit_of(doc, {outputs.latent_fails}));
+  }
+  if (!outputs.markdown.empty()) {
+    write(outputs.markdown, "Markdown", markdown_of(doc));
+  }
+  if (!outputs.html.empty()) {
+    write(outputs.html, "HTML page", html_of(doc));
+  }
+}
+
+}  // namespace lp::formats

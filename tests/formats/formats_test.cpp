@@ -1,0 +1,169 @@
+// The Markdown and HTML reports (formats/markdown.hpp, formats/html.hpp) on the
+// committed H200 seed report, on its compact rewrite, and on made-up documents.
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "formats/document.hpp"
+#include "formats/html.hpp"
+#include "formats/markdown.hpp"
+#include "formats/view.hpp"
+#include "report/compact.hpp"
+#include "util/files.hpp"
+
+namespace lp::formats {
+namespace {
+
+using nlohmann::json;
+
+const std::string k_seed = std::string(LP_SOURCE_DIR) + "/tests/report/fixtures/seed-h200-3.0.0.json";
+
+Document seed() { return read_document(k_seed); }
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(Markdown, SeedReportHasEverySection) {
+  const std::string md = markdown_of(seed());
+  EXPECT_LT(md.size(), k_markdown_budget);
+  EXPECT_EQ(md.rfind("# loraprobe: LATENT: the SASS that ran has the wgmma register hazard in 30 case(s)", 0), 0U) << md;
+  for (const char* section : {"## Environment", "## Command", "## Verdict map", "## Cases to read first",
+                              "## Static findings in the SASS that ran", "## What this means"}) {
+    EXPECT_NE(md.find(section), std::string::npos) << section;
+  }
+  EXPECT_NE(md.find("| GPU | NVIDIA H200 (sm 9.0, 132 SMs, 140 GiB), UUID sha256 "), std::string::npos);
+  EXPECT_EQ(md.find("GPU-"), std::string::npos) << "the GPU's UUID is hashed, never printed";
+  EXPECT_NE(md.find("loraprobe sweep --quiet --config configs/seed-48590.json"), std::string::npos);
+  EXPECT_NE(md.find("| Compilers | prebuilt (Triton 3.6.0): ptxas 12.8.93 c960a4f238b1, -lineinfo -v"), std::string::npos);
+  // The map: 8 configurations (2 block_n x 4 Tritons), 10 token columns.
+  EXPECT_EQ(count(md, "\n| `t3."), 8U);
+  EXPECT_EQ(count(md, "| **L** |"), 30U);
+  EXPECT_NE(md.find("### First latent case: case `9efe288f6599`"), std::string::npos);
+  EXPECT_NE(md.find("| runs | 30 (0 wrong) |"), std::string::npos);
+  // SASS excerpts: the in-flight MMA and the marked overwriting loads, with addresses.
+  EXPECT_NE(md.find("  /*2380*/ HGMMA.64x128x16.F32.BF16 R24, R88, gdesc[UR8], R24, gsb0"), std::string::npos);
+  EXPECT_NE(md.find("> /*2200*/ LDS.64 R90, [R4+UR6+0x4400]"), std::string::npos);
+  EXPECT_NE(md.find("Triton 3.8.0 under prebuilt: 2 hazardous variant(s); the PTX is clean: ptxas made the hazard"),
+            std::string::npos);
+  // The bound and the remedies this run measured.
+  EXPECT_NE(md.find("3/n (the rule of three): 0.1 here."), std::string::npos);
+  EXPECT_NE(md.find("- **block_n 32**, the field workaround (vLLM PR #48638): PASS in 30 of the 30 hazardous cases"),
+            std::string::npos);
+  EXPECT_NE(md.find("- **Triton 3.9.0**, that Triton's kernel set: PASS in 30 of the 30 hazardous cases"),
+            std::string::npos);
+}
+
+TEST(Markdown, CompactAndFullReportsReadTheSame) {
+  // The 3.0.0 report rewritten as a 4.x compact one: the same Markdown but for the
+  // schema row and the footer's file name.
+  const Document full = seed();
+  report::Report r = as_report(full);
+  const std::string compact_path = testing::TempDir() + "/seed-compact.json";
+  write_file_atomic(compact_path, r.dump());
+  const Document compact = read_document(compact_path);
+  auto strip = [](std::string md) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < md.size()) {
+      const std::size_t end = md.find('\n', start);
+      const std::string line = md.substr(start, end - start);
+      if (line.rfind("| loraprobe |", 0) != 0 && line.rfind("<sub>Written by", 0) != 0) {
+        out += line + "\n";
+      }
+      start = end == std::string::npos ? md.size() : end + 1;
+    }
+    return out;
+  };
+  EXPECT_EQ(strip(markdown_of(full)), strip(markdown_of(compact)));
+}
+
+/// A report of `rows` configurations, every one LATENT at every token count.
+Document many_latent_rows(std::size_t rows) {
+  json r = {{"schema_version", "3.0.0"},
+            {"meta", {{"argv", {"loraprobe", "sweep"}}, {"repeats", 3}, {"plan", {{"cases", rows * 10}}}}},
+            {"environment", json::object()},
+            {"summary", {{"counts", {{"LATENT", rows * 10}}}, {"exit_code", 0}, {"outcome", "clean"}}},
+            {"cases", json::array()}};
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (int t = 0; t < 10; ++t) {
+      r["cases"].push_back({{"index", r["cases"].size()},
+                            {"id", fmt::format("{:012x}", r["cases"].size())},
+                            {"axes", {{"op", "expand"}, {"rank", 16 + i}, {"tokens", 16 << t}, {"triton", "3.6.0"}}},
+                            {"variant", nullptr},
+                            {"verdict", "LATENT"},
+                            {"reason", "hazard"},
+                            {"runs", 3},
+                            {"failed_runs", 0},
+                            {"metrics", nullptr},
+                            {"timing", nullptr},
+                            {"static_findings", 2}});
+    }
+  }
+  return {DocumentKind::report, "many.json", r};
+}
+
+TEST(Markdown, AMapTooBigForAnIssueIsCutAndSaysSo) {
+  const std::string md = markdown_of(many_latent_rows(2000));
+  EXPECT_LE(md.size(), k_markdown_budget);
+  EXPECT_NE(md.find("**Cut at 63 KB**"), std::string::npos);
+  // Small enough: not cut.
+  EXPECT_EQ(markdown_of(many_latent_rows(20)).find("Cut at"), std::string::npos);
+}
+
+TEST(Html, SelfContainedWithHoverTipsAndMarkedLines) {
+  const std::string html = html_of(seed());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0U);
+  for (const char* outside : {"src=", "href=", "url(", "@import", "<script"}) {
+    EXPECT_EQ(html.find(outside), std::string::npos) << outside;
+  }
+  EXPECT_NE(html.find("title=\"16 tokens: LATENT (case 9efe288f6599), worst deviation 0 of tolerance\""),
+            std::string::npos);
+  EXPECT_NE(html.find("<mark>/*2200*/ LDS.64 R90, [R4+UR6+0x4400]"), std::string::npos);
+  EXPECT_NE(html.find("<h2 id=\"margin\">Margin of the clean cases</h2>"), std::string::npos);
+  EXPECT_NE(html.find("50 PASS case(s) with a measured deviation"), std::string::npos);
+  EXPECT_EQ(count(html, "<td class=\"cell L\""), 30U);
+}
+
+TEST(Html, MarginBinsAreExactThenTenthsOfTheTolerance) {
+  const std::vector<std::size_t> bins = margin_histogram({0.0, 0.0, 0.05, 0.1, 0.1000001, 0.95, 1.0, 3.0});
+  ASSERT_EQ(bins.size(), 11U);
+  EXPECT_EQ(bins[0], 2U);   // exact
+  EXPECT_EQ(bins[1], 2U);   // (0, 0.1]
+  EXPECT_EQ(bins[2], 1U);   // (0.1, 0.2]
+  EXPECT_EQ(bins[10], 3U);  // (0.9, 1], and a PASS past 1 (an override) lands in the last bin
+}
+
+TEST(View, InspectDocumentsGetTheirHazardousCubins) {
+  const json sass = {{"kernels",
+                      {{{"findings",
+                         {{{"address", "0x0010"},
+                           {"instruction", "LDS.64 R88, [R1]"},
+                           {"access", "write"},
+                           {"registers", {"R88", "R89"}},
+                           {"over_back_edge", true},
+                           {"wgmma", {{"address", "0x0060"}, {"instruction", "HGMMA.64x128x16.F32.BF16 R24, R88"}}},
+                           {"wait", {{"address", "0x0070"}, {"instruction", "WARPGROUP.DEPBAR.LE gsb0, 0x1"}}}}}}}}}};
+  const json d = {{"schema_version", "3.1.0"},
+                  {"meta", {{"command", "inspect"}, {"argv", {"loraprobe", "inspect"}}}},
+                  {"summary", {{"items", 2}, {"hazard", 1}, {"findings", 1}, {"exit_code", 1}}},
+                  {"items",
+                   {{{"name", "expand-a"}, {"status", "hazard"}, {"finding_count", 1}, {"triton", "3.6.0"},
+                     {"compiler", "prebuilt"}, {"attribution", "ptx"}, {"sass", sass}},
+                    {{"name", "expand-b"}, {"status", "clean"}}}}};
+  const Document doc{DocumentKind::inspect, "inspect.json", d};
+  const std::string md = markdown_of(doc);
+  EXPECT_NE(md.find("# loraprobe inspect: 2 cubins, 1 with a hazard, 1 findings"), std::string::npos) << md;
+  EXPECT_NE(md.find("  /*0070*/ WARPGROUP.DEPBAR.LE gsb0, 0x1"), std::string::npos) << md;
+  EXPECT_NE(md.find("> /*0010*/ LDS.64 R88, [R1]"), std::string::npos) << md;
+  EXPECT_EQ(md.find("expand-b"), std::string::npos);
+  EXPECT_NE(html_of(doc).find("<mark>/*0010*/ LDS.64 R88, [R1]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lp::formats
