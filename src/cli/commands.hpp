@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "repro/bundle.hpp"
+
 namespace lp::cli {
 
 /// A registered subcommand: its CLI11 node and the function that runs it after
@@ -23,7 +25,10 @@ Command add_inspect_command(CLI::App& app);
 Command add_env_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);
+Command add_repro_command(CLI::App& app);
 Command add_version_command(CLI::App& app);
+/// Prints what each bundle holds (repro and sweep --save-repro).
+void print_bundles(const std::vector<repro::Bundle>& bundles);
 /// The hidden `__worker` mode the sweep starts its GPU workers in.
 Command add_worker_command(CLI::App& app);
 /// The hidden `__raise KIND`: throws, for the test of every documented exit code.

@@ -6,6 +6,7 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "formats/document.hpp"
 #include "cli/compiler_flags.hpp"
 #include "cli/plan_table.hpp"
 #include "cli/validators.hpp"
@@ -48,6 +49,8 @@ struct SweepOptions {
   std::string markdown;
   std::string html;
   std::string detail = "compact";
+  std::vector<std::string> only_cases;
+  std::string save_repro;
 };
 
 void add_options(CLI::App& sub, SweepOptions& o) {
@@ -109,6 +112,21 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   run->add_option("--html", o.html, "Also write the report as one self-contained HTML page here (loraprobe report "
                                     "--format html)")
       ->check(non_empty());
+  run->add_option("--case", o.only_cases,
+                  "Run only these case ids of the plan (from a report or sweep --dry-run --json), each with the "
+                  "index, id and inputs it has in the whole plan")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string& id) {
+            return id.size() == 12 && id.find_first_not_of("0123456789abcdef") == std::string::npos
+                       ? std::string()
+                       : "a case id is 12 lowercase hex digits";
+          },
+          "ID", "case id"));
+  run->add_option("--save-repro", o.save_repro,
+                  "Write a repro bundle for every FAIL or LATENT variant into DIR (PTX, the cubin that ran, the "
+                  "marked SASS, the ptxas command, the case and a README with the command that re-runs it)")
+      ->check(non_empty());
   run->add_option("--detail", o.detail,
                   "compact (default): each case's numbers, said once per kernel variant; full: one object per case "
                   "with its prose (metrics summary, tolerance derivation, reason), as reports before schema 4")
@@ -155,6 +173,8 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
   }
   r.controls = !o.no_controls;
   r.junit = o.junit;
+  r.only_cases = o.only_cases;
+  r.save_repro = o.save_repro;
   r.markdown = o.markdown;
   r.html = o.html;
   r.detail = *report::parse_detail(o.detail);
@@ -241,7 +261,10 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   const sweep::SweepRequest request = request_of(o, recorded_argv);
   if (o.dry_run) {
     validate_tools(config, request);
-    const plan::Plan p = plan::expand_plan(config, kernels::KernelSets::load(o.kernel_dirs).versions());
+    plan::Plan p = plan::expand_plan(config, kernels::KernelSets::load(o.kernel_dirs).versions());
+    if (!o.only_cases.empty()) {
+      plan::keep_only(p, o.only_cases);
+    }
     if (o.json) {
       print_plan_json(stdout, config, p);
     } else {
@@ -254,7 +277,23 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
     }
     return 0;
   }
-  return sweep::run_sweep(config, request);
+  if (request.save_repro.empty()) {
+    return sweep::run_sweep(config, request);
+  }
+  // The bundles come from the report as written, as `loraprobe repro` makes them.
+  sweep::SweepRequest with_path = request;
+  with_path.out = sweep::report_path_for(request);
+  const int code = sweep::run_sweep(config, with_path);
+  repro::BundleOptions options;
+  options.kernel_dirs = o.kernel_dirs;
+  if (!o.nvdisasm.empty()) {
+    options.nvdisasm = o.nvdisasm;
+  }
+  const std::vector<repro::Bundle> bundles =
+      repro::save_bundles(formats::read_document(with_path.out), request.save_repro, options);
+  print_bundles(bundles);
+  fmt::print(stderr, "sweep: {} repro bundle(s) in {}\n", bundles.size(), request.save_repro);
+  return code;
 }
 
 }  // namespace

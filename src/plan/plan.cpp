@@ -372,6 +372,26 @@ json canonical_axes(const Case& c) {
 
 }  // namespace
 
+void keep_only(Plan& plan, const std::vector<std::string>& ids) {
+  std::set<std::string> wanted(ids.begin(), ids.end());
+  std::deque<Case> kept;
+  for (Case& c : plan.cases) {
+    if (wanted.erase(c.id) > 0) {
+      kept.push_back(std::move(c));
+    }
+  }
+  if (!wanted.empty()) {
+    std::string missing;
+    for (const std::string& id : wanted) {
+      missing += (missing.empty() ? "" : ",") + id;
+    }
+    throw UsageError(fmt::format("--case {}: not a case of this plan ({} cases; sweep --dry-run --json lists their "
+                                 "ids)",
+                                 missing, plan.cases.size()));
+  }
+  plan.cases = std::move(kept);
+}
+
 json Case::axes() const { return own_axes.is_null() ? canonical_axes(*this) : own_axes; }
 
 Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& available) {

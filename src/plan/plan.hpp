@@ -94,6 +94,11 @@ std::vector<std::string> resolve_tritons(const SweepConfig& config, const std::v
 /// the run, see resolve_tritons). Throws lp::UsageError when the product is too large.
 Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& available);
 
+/// Keeps only the cases with these ids (sweep --case), in plan order, each with its
+/// index, id and inputs as in the whole plan. Throws lp::UsageError naming the ids
+/// the plan does not have.
+void keep_only(Plan& plan, const std::vector<std::string>& ids);
+
 /// The case as JSON: {"index", "id", "axes"}.
 nlohmann::json case_to_json(const Case& c);
 

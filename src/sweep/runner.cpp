@@ -61,10 +61,7 @@ class Sweep {
   int run() {
     const auto t_start = std::chrono::steady_clock::now();
     json phases = json::object();
-    const std::string out = m_request.out.empty()
-                                ? (m_request.resume.empty() ? default_report_path()
-                                                            : std::filesystem::path(m_request.resume).replace_extension(".json").string())
-                                : m_request.out;
+    const std::string out = report_path_for(m_request);
     const std::string journal_path = m_request.resume.empty() ? journal_path_for(out) : m_request.resume;
     keep_earlier_files(out, journal_path, /*act=*/false);  // refuse before any work
     // The GPU first, before the plan is built (a large plan takes a while): without
@@ -74,10 +71,16 @@ class Sweep {
     phases["worker_start"] = seconds_since(t);
     t = std::chrono::steady_clock::now();
     m_plan = plan::expand_plan(m_config, m_sets.versions());
+    if (!m_request.only_cases.empty()) {
+      plan::keep_only(m_plan, m_request.only_cases);
+    }
     phases["plan"] = seconds_since(t);
     m_report.meta = meta_record(m_config, m_plan, m_request.argv, kernel_sets_record(m_sets, m_tritons));
     m_report.fail_on = m_request.fail_on;
     m_report.detail = m_request.detail;
+    if (!m_request.only_cases.empty()) {
+      m_report.meta["plan"]["only_cases"] = m_request.only_cases;
+    }
     if (m_plan.cases.empty()) {
       throw UsageError(fmt::format("{}: the plan has no case: every combination is excluded or not applicable "
                                    "(sweep --dry-run shows the counts)",
@@ -102,7 +105,8 @@ class Sweep {
     // and inspected together, once.
     m_entries = plan_entries(m_plan, m_config, m_sets, m_images, m_request.test_hooks);
     if (m_request.controls && !done_controls) {
-      std::size_t next_index = m_plan.cases.size();
+      // After every plan index (with --case the kept cases keep theirs).
+      std::size_t next_index = m_plan.cases.empty() ? 0 : m_plan.cases.back().index + 1;
       for (const std::string& triton : m_tritons) {
         m_controls.push_back(control_entries(m_sets.at(triton), m_config.seed.value, next_index, m_control_cases,
                                              m_images));
@@ -487,6 +491,14 @@ class Sweep {
 };
 
 }  // namespace
+
+std::string report_path_for(const SweepRequest& request) {
+  if (!request.out.empty()) {
+    return request.out;
+  }
+  return request.resume.empty() ? default_report_path()
+                                : std::filesystem::path(request.resume).replace_extension(".json").string();
+}
 
 int run_sweep(const plan::SweepConfig& config, const SweepRequest& request) {
   Sweep sweep(config, request);

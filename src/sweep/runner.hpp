@@ -39,8 +39,14 @@ struct SweepRequest {
   std::string junit;                          ///< also write the report as JUnit XML here (formats/junit.hpp)
   std::string markdown;                       ///< also as Markdown (formats/markdown.hpp)
   std::string html;                           ///< also as one HTML page (formats/html.hpp)
-  report::Detail detail = report::Detail::compact;  ///< the case records' form (report/compact.hpp)
+  report::Detail detail = report::Detail::compact;
+  std::vector<std::string> only_cases;        ///< --case: run only these ids of the plan
+  std::string save_repro;                     ///< --save-repro: a bundle per FAIL/LATENT variant in this folder  ///< the case records' form (report/compact.hpp)
 };
+
+/// Where the sweep writes its report: --out, else the resumed journal's report, else
+/// loraprobe-report-<UTC time>.json in the working directory.
+std::string report_path_for(const SweepRequest& request);
 
 /// Runs the sweep and returns the exit code (DESIGN.md: 0 clean, 1 failures,
 /// 3 environment or invalid controls). Throws lp::Fatal for bad input or a

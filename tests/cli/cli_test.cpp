@@ -451,3 +451,65 @@ TEST(Cli, ReportAndDiffReadAnOlderSchemaReportAndRefuseWhatIsNone) {
 
 }  // namespace
 }  // namespace lp
+
+namespace lp {
+namespace {
+
+TEST(Cli, ReproBundlesACaseOfAReportWithoutAGpu) {
+  const std::string report = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
+  const std::string dir = testing::TempDir() + "/repro-bundle";
+  std::filesystem::remove_all(dir);
+  ProcessResult r = loraprobe({"repro", report, "9efe288f6599", "--out", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "repro: " + dir + ": kernel.ptx, kernel.cubin, kernel.sass, ptxas.txt, case.json, "
+                   "case-record.json, README.md\n");
+  // The PTX and cubin are the set's own: the cubin is the one the report says ran.
+  const std::string cubin = read_file(dir + "/kernel.cubin", 1 << 20);
+  EXPECT_EQ(cubin.substr(1, 3), "ELF");
+  EXPECT_NE(read_file(dir + "/kernel.ptx", 1 << 20).find("wgmma.mma_async"), std::string::npos);
+  // The SASS marks the race: 8 overwriting instructions, the in-flight HGMMA.
+  const std::string sass = read_file(dir + "/kernel.sass", 1 << 22);
+  std::size_t writes = 0;
+  for (std::size_t at = sass.find("of the HGMMA at 0x2380 while it is in flight"); at != std::string::npos;
+       at = sass.find("of the HGMMA at 0x2380 while it is in flight", at + 1)) {
+    ++writes;
+  }
+  EXPECT_EQ(writes, 8U);
+  EXPECT_NE(sass.find(">>      /*2380*/  HGMMA.64x128x16.F32.BF16 R24, R88, gdesc[UR8], R24, gsb0 ;    // the HGMMA"),
+            std::string::npos);
+  EXPECT_EQ(read_file(dir + "/ptxas.txt", 4096).rfind("command: ptxas -lineinfo -v --gpu-name=sm_90a kernel.ptx -o "
+                                                       "kernel.cubin\n",
+                                                       0),
+            0U);
+  const std::string readme = read_file(dir + "/README.md", 1 << 16);
+  EXPECT_NE(readme.find("loraprobe sweep --config configs/seed-48590.json --case 9efe288f6599 --out repro.json"),
+            std::string::npos);
+  EXPECT_NE(readme.find("## For a bug report to Triton"), std::string::npos);
+  EXPECT_NE(readme.find("the fix belongs in the PTX Triton generates"), std::string::npos);
+  // case.json plans exactly that case: same id, so the same inputs.
+  r = loraprobe({"sweep", "--config", dir + "/case.json", "--dry-run", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json plan = nlohmann::json::parse(r.out);
+  ASSERT_EQ(plan["cases"].size(), 1U);
+  EXPECT_EQ(plan["cases"][0]["id"], "9efe288f6599");
+  // And --case picks it out of the whole plan, with its index there.
+  r = loraprobe({"sweep", "--config", LP_SOURCE_DIR "/configs/seed-48590.json", "--case", "9efe288f6599,f3c98be7fd13",
+                 "--dry-run", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json picked = nlohmann::json::parse(r.out);
+  ASSERT_EQ(picked["cases"].size(), 2U);
+  EXPECT_EQ(picked["cases"][0]["index"], 0);
+  EXPECT_EQ(picked["cases"][1]["index"], 10);
+  r = loraprobe({"sweep", "--config", LP_SOURCE_DIR "/configs/seed-48590.json", "--case", "0123456789ab", "--dry-run"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: --case 0123456789ab: not a case of this plan (80 cases; sweep --dry-run --json lists "
+                   "their ids)\n");
+  // A case the report does not have.
+  r = loraprobe({"repro", report, "0123456789ab", "--out", dir + "-none"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: " + report + ": no case 0123456789ab (loraprobe report " + report +
+                       " lists the cases to read first)\n");
+}
+
+}  // namespace
+}  // namespace lp

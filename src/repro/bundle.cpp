@@ -1,0 +1,359 @@
+#include "repro/bundle.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "compile/compiler.hpp"
+#include "formats/table.hpp"
+#include "formats/view.hpp"
+#include "kernels/kernel_sets.hpp"
+#include "plan/axes.hpp"
+#include "plan/config.hpp"
+#include "plan/plan.hpp"
+#include "sass/analyze.hpp"
+#include "sass/nvdisasm.hpp"
+#include "sweep/images.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/sha256.hpp"
+
+namespace lp::repro {
+
+using formats::member;
+using formats::text;
+using nlohmann::json;
+
+namespace {
+
+const json& find_case(const formats::Document& report, const std::string& id) {
+  for (const json& c : member(report.json, "cases")) {
+    if (text(c, "id") == id) {
+      return c;
+    }
+  }
+  throw UsageError(fmt::format("{}: no case {} (loraprobe report {} lists the cases to read first)", report.path, id,
+                               report.path));
+}
+
+/// The variants entry of (variant, Triton, compiler): what ran, with its cubin's sha256.
+const json& find_variant(const formats::Document& report, const std::string& variant, const std::string& triton,
+                         const std::string& compiler) {
+  for (const json& v : member(report.json, "variants")) {
+    if (text(v, "variant") == variant && text(v, "triton") == triton && text(v, "compiler") == compiler) {
+      return v;
+    }
+  }
+  static const json k_none;
+  return k_none;
+}
+
+/// A sweep config of exactly this case: every config axis pinned to the case's value.
+json case_config(const json& record, const json& meta) {
+  json axes = json::object();
+  const json& case_axes = member(record, "axes");
+  for (const plan::AxisInfo& info : plan::axis_table()) {
+    const std::string key(info.key);
+    if (case_axes.contains(key)) {
+      axes[key] = json::array({case_axes[key]});
+    }
+  }
+  return {{"name", "repro-" + text(record, "id")},
+          {"description", fmt::format("Exactly case {} of {} (loraprobe repro): {}, {} tokens.", text(record, "id"),
+                                      text(member(meta, "config"), "name", "?"), formats::row_label(case_axes),
+                                      formats::integer(case_axes, "tokens"))},
+          {"axes", std::move(axes)},
+          {"repeats", formats::integer(meta, "repeats", 1)},
+          {"seed", formats::integer(meta, "seed", 0)}};
+}
+
+/// What each marked address is in the race.
+std::map<std::uint64_t, std::string> race_marks(const sass::ListingReport& report) {
+  std::map<std::uint64_t, std::string> marks;
+  for (const sass::KernelReport& k : report.kernels) {
+    for (const sass::Finding& f : k.findings) {
+      std::string regs;
+      for (int r : f.registers) {
+        regs += (regs.empty() ? "" : ", ") + sass::gpr_name(r);
+      }
+      std::string& note = marks[f.address];
+      note += fmt::format("{}{} {} of the HGMMA at {} while it is in flight{}", note.empty() ? "" : "; ",
+                          f.access == "write" ? "writes" : "reads",
+                          regs, sass::format_address(f.wgmma_address),
+                          f.over_back_edge ? " (next trip, round the back edge)" : "");
+      marks.emplace(f.wgmma_address, "the HGMMA: in flight from here");
+      if (!f.wait_instruction.empty()) {
+        marks.emplace(f.wait_address, "waits for all but the youngest groups: the HGMMA stays in flight");
+      }
+    }
+  }
+  return marks;
+}
+
+/// The listing with the race marked: nvdisasm's own text where it printed text, else
+/// rebuilt from the parsed instructions (its JSON form).
+std::string marked_listing(const sass::Disassembly& d, const std::map<std::uint64_t, std::string>& marks) {
+  std::string out;
+  if (d.format == "text") {
+    std::size_t start = 0;
+    while (start < d.raw.size()) {
+      const std::size_t end = std::min(d.raw.find('\n', start), d.raw.size());
+      std::string line = d.raw.substr(start, end - start);
+      const std::size_t open = line.find("/*");
+      const std::size_t close = open == std::string::npos ? open : line.find("*/", open);
+      if (close != std::string::npos && line.find_first_not_of(' ') == open) {
+        try {
+          const std::uint64_t address = std::stoull(line.substr(open + 2, close - open - 2), nullptr, 16);
+          if (const auto it = marks.find(address); it != marks.end()) {
+            line.replace(0, std::min<std::size_t>(2, open), ">>");
+            line += "    // " + it->second;
+          }
+        } catch (const std::exception&) {
+          // not an address comment: the line stays as it is
+        }
+      }
+      out += line + "\n";
+      start = end + 1;
+    }
+    return out;
+  }
+  for (const sass::KernelListing& k : d.listing.kernels) {
+    out += fmt::format("\t.text.{}:\n", k.name);
+    for (const sass::Instruction& insn : k.instructions) {
+      const auto it = marks.find(insn.address);
+      out += fmt::format("{}      /*{:04x}*/  {} ;{}\n", it == marks.end() ? "  " : ">>", insn.address, insn.text,
+                         it == marks.end() ? std::string() : "    // " + it->second);
+    }
+  }
+  return out;
+}
+
+std::string safe_name(std::string s) {
+  for (char& c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_')) {
+      c = '_';
+    }
+  }
+  return s;
+}
+
+struct Race {
+  std::string mma;       ///< "HGMMA... at 0x2380"
+  std::string wait;      ///< "WARPGROUP.DEPBAR.LE gsb0, 0x1 at 0x2390", or ""
+  std::string first;     ///< the first overwriting instruction, with its address and registers
+  std::size_t findings = 0;
+};
+
+Race race_of(const sass::ListingReport& report) {
+  Race r;
+  for (const sass::KernelReport& k : report.kernels) {
+    for (const sass::Finding& f : k.findings) {
+      if (r.findings++ > 0) {
+        continue;
+      }
+      std::string regs;
+      for (int reg : f.registers) {
+        regs += (regs.empty() ? "" : ", ") + sass::gpr_name(reg);
+      }
+      r.mma = fmt::format("`{}` at {}", f.wgmma_instruction, sass::format_address(f.wgmma_address));
+      r.wait = f.wait_instruction.empty()
+                   ? std::string()
+                   : fmt::format("`{}` at {}", f.wait_instruction, sass::format_address(f.wait_address));
+      r.first = fmt::format("`{}` at {} {}s {}{}", f.instruction, sass::format_address(f.address), f.access, regs,
+                            f.over_back_edge ? " on the next trip round the loop" : "");
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Bundle write_bundle(const formats::Document& report, const std::string& case_id, const std::string& dir,
+                    const BundleOptions& options) {
+  if (report.kind != formats::DocumentKind::report) {
+    throw UsageError(fmt::format("{}: an inspect document; a repro bundle is made from a sweep report", report.path));
+  }
+  const json& record = find_case(report, case_id);
+  const json& axes = member(record, "axes");
+  const json& meta = member(report.json, "meta");
+  const std::string variant = text(record, "variant");
+  if (variant.empty()) {
+    throw UsageError(fmt::format("{}: case {} ran no kernel variant ({}: {})", report.path, case_id,
+                                 text(record, "verdict", "?"), text(record, "reason", "no reason")));
+  }
+  const std::string triton = text(axes, "triton");
+  const std::string compiler_name = text(axes, "compiler");
+  const compile::Compiler compiler =
+      compile::Compiler::parse_or_throw(compiler_name, fmt::format("{}: case {}'s compiler", report.path, case_id));
+  const kernels::KernelSets sets = kernels::KernelSets::load(options.kernel_dirs);
+  const std::vector<std::string> versions = sets.versions();
+  if (std::find(versions.begin(), versions.end(), triton) == versions.end()) {
+    throw EnvironmentError(fmt::format("case {} ran Triton {}'s kernel set, which is not here (sets: {}); give it "
+                                       "with --kernel-dir",
+                                       case_id, triton, fmt::join(versions, ", ")));
+  }
+  sweep::ImageSet images;
+  const std::string key = images.add(triton, variant, compiler);
+  images.build_on_cpu(sets, 1);
+  const sweep::Image& image = images.at(key);
+  if (!image.error.empty()) {
+    throw EnvironmentError(fmt::format("case {}: {} of Triton {} cannot be built here: {}", case_id, variant, triton,
+                                       image.error));
+  }
+  Bundle b;
+  b.dir = dir;
+  std::filesystem::create_directories(dir);
+  auto put = [&](const std::string& name, const std::string& bytes) {
+    write_file_atomic(dir + "/" + name, bytes);
+    b.files.push_back(name);
+  };
+  if (image.ptx) {
+    put("kernel.ptx", *image.ptx);
+  } else {
+    b.notes.push_back("the kernel set holds no PTX for this variant");
+  }
+  const json& ran = find_variant(report, variant, triton, compiler_name);
+  std::string sass_summary;
+  Race race;
+  std::string nvdisasm_line;
+  if (image.cubin.empty()) {
+    b.notes.push_back(fmt::format("no cubin: the {} compiler makes it on the GPU at load time, so only the PTX can "
+                                  "be bundled without one",
+                                  compiler_name));
+  } else {
+    put("kernel.cubin", image.cubin);
+    const std::string sha = sha256_hex(image.cubin);
+    const std::string ran_sha = text(ran, "cubin_sha256");
+    if (!ran_sha.empty() && ran_sha != sha) {
+      b.notes.push_back(fmt::format("kernel.cubin (sha256 {}) is not the cubin that ran (sha256 {}): the {} here "
+                                    "is not the one the sweep used",
+                                    sha.substr(0, 12), ran_sha.substr(0, 12), compiler_name));
+    }
+    try {
+      sass::NvdisasmSearch search;
+      search.path = options.nvdisasm;
+      const sass::Nvdisasm tool = sass::find_nvdisasm(search);
+      const sass::Disassembly d = sass::disassemble(tool, image.cubin, variant);
+      const sass::ListingReport analysis = sass::analyze_parsed(d.listing, {}, variant);
+      race = race_of(analysis);
+      nvdisasm_line = fmt::format("nvdisasm {} ({})", tool.version, tool.path);
+      put("kernel.sass", fmt::format("// {} of kernel.cubin (sha256 {}). Lines marked >> are the race loraprobe's "
+                                     "wgmma register check found: {} finding(s).\n",
+                                     nvdisasm_line, sha, race.findings) +
+                             marked_listing(d, race_marks(analysis)));
+    } catch (const std::exception& e) {
+      b.notes.push_back(std::string("no kernel.sass: ") + e.what());
+    }
+  }
+  const json& compile = image.compile;
+  const std::vector<std::string> ptxas_options =
+      compile.contains("options") ? compile["options"].get<std::vector<std::string>>() : std::vector<std::string>{};
+  const bool prebuilt = compiler.kind == compile::CompilerKind::prebuilt;
+  const std::string ptxas_path = prebuilt ? "ptxas" : text(compile, "tool", "ptxas");
+  const std::string command = fmt::format("{} {} kernel.ptx -o kernel.cubin", ptxas_path, fmt::join(ptxas_options, " "));
+  put("ptxas.txt", fmt::format("command: {}\ntool:    {}\nversion: {}\nsha256:  {}\n{}", command,
+                               text(compile, "tool", "?"), text(compile, "version", "?"), text(compile, "sha256", "?"),
+                               prebuilt ? fmt::format("(the cubin is Triton {}'s own, built by the ptxas in its wheel, "
+                                                      "triton/backends/nvidia/bin/ptxas)\n",
+                                                      triton)
+                                        : std::string()));
+  const json config = case_config(record, meta);
+  put("case.json", config.dump(2) + "\n");
+  put("case-record.json", record.dump(2) + "\n");
+  // The bundle's config must plan exactly this case, or its README would lie.
+  bool same_id = false;
+  try {
+    const plan::Plan p = plan::expand_plan(plan::load_config_file(dir + "/case.json"), versions);
+    same_id = p.cases.size() == 1 && p.cases.front().id == case_id;
+  } catch (const std::exception& e) {
+    b.notes.push_back(std::string("case.json does not load: ") + e.what());
+  }
+  if (!same_id) {
+    b.notes.push_back(fmt::format("case.json does not plan case {} alone; re-run it from the original config with "
+                                  "--case {}",
+                                  case_id, case_id));
+  }
+  const std::string verdict = text(record, "verdict", "?");
+  const std::string attribution = text(record, "attribution");
+  const std::string source = text(member(meta, "config"), "source");
+  std::string readme = fmt::format(
+      "# loraprobe repro: case {}, {}\n\n`{}`, {} tokens: Triton {}'s `{}` under the `{}` compiler.\n\n"
+      "Verdict: **{}**{}.\n\n",
+      case_id, verdict, formats::row_label(axes), formats::integer(axes, "tokens"), triton, variant, compiler_name,
+      verdict, text(record, "reason").empty() ? "" : ": " + text(record, "reason"));
+  readme += "## Files\n\n";
+  for (const std::string& f : b.files) {
+    readme += fmt::format("- `{}`\n", f);
+  }
+  readme += "\n## Re-run exactly this case\n\n```sh\n";
+  if (same_id) {
+    readme += "loraprobe sweep --config case.json --out repro.json\n";
+  }
+  readme += fmt::format("loraprobe sweep --config {} --case {} --out repro.json\n```\n\n",
+                        source.empty() ? "<the original config>" : source, case_id);
+  readme += fmt::format("The same id means the same shapes, inputs (seed {}) and {} repeats.\n\n",
+                        formats::integer(meta, "seed"), formats::integer(meta, "repeats"));
+  readme += fmt::format("## Make the cubin again\n\n```sh\n{}\n```\n\n", command);
+  for (const std::string& n : b.notes) {
+    readme += "Note: " + n + ".\n\n";
+  }
+  // The paragraph for whoever owns the fix.
+  const std::string owner = attribution == "ptx" ? "Triton" : attribution == "ptxas" ? "NVIDIA (ptxas)" : "";
+  readme += fmt::format("## For a bug report{}\n\n", owner.empty() ? "" : " to " + owner);
+  std::string paragraph = fmt::format(
+      "On sm_90 (Hopper), the LoRA expand kernel `{}` generated by Triton {} and compiled by {} ({}) ",
+      variant, triton, prebuilt ? "Triton's bundled ptxas" : "ptxas", text(compile, "version", "?"));
+  if (race.findings > 0) {
+    paragraph += fmt::format("has a wgmma register hazard in its SASS: the register-sourced {} is still in flight{} "
+                             "when {}. {} such instruction(s) in all; `kernel.sass` marks each.",
+                             race.mma, race.wait.empty() ? "" : " after " + race.wait, race.first, race.findings);
+  } else {
+    paragraph += "has no static finding in its SASS.";
+  }
+  if (attribution == "ptx") {
+    paragraph += " The PTX itself writes registers of the pending `wgmma.mma_async` before the `wgmma.wait_group` "
+                 "that retires it, so every ptxas gives the hazard: the fix belongs in the PTX Triton generates.";
+  } else if (attribution == "ptxas") {
+    paragraph += " The PTX is well-formed (no register of a pending `wgmma.mma_async` is written before its "
+                 "`wgmma.wait_group`): this ptxas moved the writes before the wait.";
+  }
+  paragraph += fmt::format(" loraprobe ran the case {} times ({} wrong){}.", formats::integer(record, "runs"),
+                           formats::integer(record, "failed_runs"),
+                           verdict == "LATENT" ? "; no run showed wrong numbers on this GPU, which the hazard does not "
+                                                 "make safe"
+                                               : "");
+  readme += "> " + paragraph + "\n\n";
+  const json& gpu = member(member(report.json, "environment"), "gpu");
+  if (gpu.is_object()) {
+    readme += fmt::format("Measured on {}, driver {}, with loraprobe {}{}.\n",
+                          text(gpu, "name", "?"), text(gpu, "driver_version", "?"), text(meta, "version", "?"),
+                          nvdisasm_line.empty() ? "" : "; SASS by " + nvdisasm_line);
+  }
+  put("README.md", readme);
+  return b;
+}
+
+std::vector<Bundle> save_bundles(const formats::Document& report, const std::string& dir,
+                                 const BundleOptions& options) {
+  std::vector<Bundle> out;
+  std::set<std::string> done;
+  for (const json& c : member(report.json, "cases")) {
+    const std::string verdict = text(c, "verdict");
+    if ((verdict != "FAIL" && verdict != "LATENT") || text(c, "variant").empty()) {
+      continue;
+    }
+    const json& axes = member(c, "axes");
+    const std::string name = safe_name(fmt::format("{}-t{}-{}", text(c, "variant"), text(axes, "triton"),
+                                                   text(axes, "compiler")));
+    if (!done.insert(name).second) {
+      continue;
+    }
+    out.push_back(write_bundle(report, text(c, "id"), dir + "/" + name, options));
+  }
+  return out;
+}
+
+}  // namespace lp::repro
