@@ -68,14 +68,14 @@ Command add_diff_command(CLI::App& app) {
   sub->add_option("--match-compiler", o->match_compiler,
                   "Pair an old compiler with a new one, OLD=NEW (ptxas=13.0.88=ptxas=13.3.73), so their cases meet "
                   "(repeatable)");
-  sub->add_option("--fail-on", o->fail_on, "A new LATENT is a regression too with latent (default: FAIL, fault, timeout)")
+  sub->add_option("--fail-on", o->fail_on, "A new LATENT is a regression too with latent (default: FAIL, fault, timeout, compile_error)")
       ->delimiter(',');
   sub->add_flag("--json", o->json, "Print JSON instead of text");
   sub->footer(
       "Examples:\n"
       "  loraprobe diff before.json after.json\n"
       "  loraprobe diff toolkit.json triton.json --match-compiler ptxas=toolkit=ptxas=triton --fail-on latent\n"
-      "Exit codes: 0 nothing regressed, 1 a case newly FAIL, fault or timeout (or LATENT with --fail-on latent), 2 "
+      "Exit codes: 0 nothing regressed, 1 a case newly FAIL, fault, timeout or compile_error (or LATENT with --fail-on latent), 2 "
       "reports that cannot be compared (not reports, another schema major, no case in common).");
   return {sub, [o] { return run_diff(*o); }};
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "formats/table.hpp"
+#include "report/verdict.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
 
@@ -15,7 +16,19 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> k_failing = {"FAIL", "fault", "timeout"};
+/// The verdicts that fail a sweep whatever --fail-on says (FAIL, fault, timeout,
+/// compile_error): one of them appearing is a regression. A kernel that stops
+/// compiling after an upgrade fails the gate as surely as one that computes wrong.
+const std::set<std::string>& failing() {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> out;
+    for (report::Verdict v : report::default_fail_on()) {
+      out.insert(std::string(report::to_string(v)));
+    }
+    return out;
+  }();
+  return names;
+}
 
 /// A case's configuration as the key it is matched by: its axes, the compiler mapped.
 std::string key_of(const json& c, const std::map<std::string, std::string>* mapping) {
@@ -119,11 +132,11 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
     const std::string vn = text(n, "verdict");
     const json change = {{"old", ref(*o)}, {"new", ref(n)}};
     if (vo != vn) {
-      if (k_failing.count(vn) > 0 && k_failing.count(vo) == 0) {
+      if (failing().count(vn) > 0 && failing().count(vo) == 0) {
         j["newly_failing"].push_back(change);
-      } else if (vn == "LATENT" && vo != "LATENT" && k_failing.count(vo) == 0) {
+      } else if (vn == "LATENT" && vo != "LATENT" && failing().count(vo) == 0) {
         j["newly_latent"].push_back(change);
-      } else if (vn == "PASS" && (vo == "LATENT" || k_failing.count(vo) > 0)) {
+      } else if (vn == "PASS" && (vo == "LATENT" || failing().count(vo) > 0)) {
         j["fixed"].push_back(change);
       } else {
         j["other_changes"].push_back(change);
@@ -157,6 +170,19 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
   return d;
 }
 
+namespace {
+
+/// ": <the reason's first line>" (a compiler's log has many), or "" for none.
+std::string one_line(const std::string& reason) {
+  if (reason.empty()) {
+    return "";
+  }
+  const std::size_t end = reason.find('\n');
+  return ": " + (end == std::string::npos ? reason : reason.substr(0, end) + " [...]");
+}
+
+}  // namespace
+
 std::string Diff::text() const {
   std::string out = fmt::format("diff: {} case(s) matched between {} and {}\n", json.value("matched", 0),
                                 json.value("old", ""), json.value("new", ""));
@@ -168,7 +194,7 @@ std::string Diff::text() const {
         out += fmt::format("  {} -> {}  case {} ({}, {} tokens){}\n", c["old"].value("verdict", ""),
                            c["new"].value("verdict", ""), c["new"].value("id", ""), c["new"].value("label", ""),
                            c["new"].value("tokens", 0),
-                           c["new"].value("reason", "").empty() ? "" : ": " + c["new"].value("reason", ""));
+                           one_line(c["new"].value("reason", "")));
       } else if (c.contains("case")) {
         out += fmt::format("  case {} ({}, {} tokens): worst deviation over tolerance {} -> {}\n",
                            c["case"].value("id", ""), c["case"].value("label", ""), c["case"].value("tokens", 0),
@@ -179,7 +205,7 @@ std::string Diff::text() const {
       }
     }
   };
-  list("newly_failing", "newly failing (FAIL, fault, timeout)");
+  list("newly_failing", "newly failing (FAIL, fault, timeout, compile_error)");
   list("newly_latent", "newly LATENT");
   list("fixed", "fixed (now PASS)");
   list("other_changes", "other verdict changes");

@@ -34,7 +34,7 @@ td.P { background: #2da44e; color: #fff; } td.L { background: #d4a72c; color: #0
 td.f, td.t, td.c, td.i { background: #8250df; color: #fff; } td.s { background: #afb8c1; } td.dot { background: #f6f8fa; }
 .legend span { display: inline-block; padding: 1px 8px; margin-right: 6px; border-radius: 3px; font-size: 12px; }
 pre { background: #f6f8fa; padding: 8px 12px; overflow-x: auto; font: 12px/1.5 ui-monospace, SFMono-Regular, Menlo, monospace; }
-pre mark { background: #ffd8d3; } pre .mma { background: #ddf4ff; } pre .wait { background: #fff1c2; }
+pre.wrap { white-space: pre-wrap; word-break: break-all; } pre mark { background: #ffd8d3; } pre .mma { background: #ddf4ff; } pre .wait { background: #fff1c2; }
 .note { color: #57606a; }
 )";
 
@@ -77,8 +77,8 @@ std::string map_table(const VerdictMap& map, const std::vector<const MapRow*>& r
   return out + "</table>\n";
 }
 
-/// Per (Triton, compiler, op): the rows with anything but PASS drawn, the all-PASS
-/// rows folded (one click away, no script) once there are more than a screenful.
+/// Per (Triton, compiler, op): the rows with anything but PASS drawn, then the all-PASS
+/// rows, folded (one click away, no script) when there are more than a dozen.
 std::string heat_map(const VerdictMap& map) {
   constexpr std::size_t k_unfolded_pass_rows = 12;
   if (map.rows.empty()) {
@@ -102,7 +102,7 @@ std::string heat_map(const VerdictMap& map) {
     if (pass.empty()) {
       continue;
     }
-    if (other.empty() && pass.size() <= k_unfolded_pass_rows) {
+    if (pass.size() <= k_unfolded_pass_rows) {
       out += map_table(map, pass);
     } else {
       out += fmt::format("<details><summary>{} configuration(s) PASS at every token count</summary>\n{}</details>\n",
@@ -170,7 +170,7 @@ std::string report_html(const Document& doc) {
                                  outcome_class(v.headline), esc(v.headline), esc(v.counts), v.exit_code,
                                  esc(v.outcome));
   body += "<h2 id=\"environment\">Environment</h2>\n" + env_table(v.environment);
-  body += fmt::format("<h2>Command</h2>\n<pre>{}</pre>\n", esc(v.command.empty() ? "(not recorded)" : v.command));
+  body += fmt::format("<h2>Command</h2>\n<pre class=\"wrap\">{}</pre>\n", esc(v.command.empty() ? "(not recorded)" : v.command));
   body += "<h2 id=\"map\">Verdict map</h2>\n<p class=\"note\">One row per configuration, one column per token count; hover a "
           "cell for the case and its worst deviation over tolerance.</p>\n" +
           heat_map(v.map);

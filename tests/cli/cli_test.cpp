@@ -393,6 +393,18 @@ TEST(Cli, DiffGroupsVerdictChangesAndExitsOneOnARegression) {
                                       "570.1"));
   EXPECT_EQ(loraprobe({"diff", before, latent_only}).exit_code, 0);
   EXPECT_EQ(loraprobe({"diff", before, latent_only, "--fail-on", "latent"}).exit_code, 1);
+  // A kernel that stops compiling is a regression; one that compiles again is fixed
+  // (Triton 3.9.0's PTX under ptxas 13.0 and under its own 13.4, on the H200).
+  const std::string compiles = write_temp(
+      "diff-compiles.json", report_text({{"ptxas=triton", 16, "PASS", 0.1}}, "570.1"));
+  const std::string refuses = write_temp(
+      "diff-refuses.json", report_text({{"ptxas=toolkit", 16, "compile_error", 0.0}}, "570.1"));
+  r = loraprobe({"diff", compiles, refuses, "--match-compiler", "ptxas=triton=ptxas=toolkit", "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["newly_failing"].size(), 1U);
+  r = loraprobe({"diff", refuses, compiles, "--match-compiler", "ptxas=toolkit=ptxas=triton", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["fixed"].size(), 1U);
   // An inspect document, or an unreadable schema, cannot be compared.
   const std::string inspect_doc = write_temp("diff-inspect.json", R"({"schema_version": "3.0.0", "meta": {"command": "inspect"}})");
   EXPECT_EQ(loraprobe({"diff", before, inspect_doc}).exit_code, 2);
