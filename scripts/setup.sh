@@ -3,9 +3,10 @@
 # Idempotent: a second run installs nothing and rebuilds only what changed.
 #   Debian packages: compilers, CMake, Ninja, CLI11, fmt, nlohmann-json, GoogleTest, OpenSSL, liblzma.
 #   Python packages: jsonschema (report/config schema tests), junitparser and xunitparser
-#   (the JUnit test).
-#   --with-browser: also Debian's chromium (the headless-browser test of the HTML report;
-#   scripts/test.sh asks for it, the main job does not need it).
+#   (the JUnit test), PyYAML (the docs/scale.md test).
+#   --with-browser: also Debian's chromium (the headless-browser test of the HTML report)
+#   and shellcheck (the test of docs/scale.md's scripts); scripts/test.sh asks for them,
+#   the main job does not need them.
 # The CUDA toolkit (nvcc, ptxas, cuBLAS) is expected at $CUDA_HOME or /usr/local/cuda.
 set -euo pipefail
 with_browser=0
@@ -20,7 +21,7 @@ build="${LORAPROBE_BUILD_DIR:-$repo/build}"
 
 apt_packages=(g++ cmake ninja-build python3 python3-pip libcli11-dev libfmt-dev nlohmann-json3-dev
               libgtest-dev libssl-dev liblzma-dev clang libclang-rt-14-dev)
-((with_browser)) && apt_packages+=(chromium fonts-dejavu-core)
+((with_browser)) && apt_packages+=(chromium fonts-dejavu-core shellcheck)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -38,6 +39,8 @@ python3 -c 'import jsonschema' 2>/dev/null || python_missing+=("jsonschema>=4.18
 # JUnit consumers' parsers, for the test of `loraprobe report --format junit`.
 python3 -c 'import junitparser' 2>/dev/null || python_missing+=("junitparser==5.0.3")
 python3 -c 'import xunitparser' 2>/dev/null || python_missing+=("xunitparser==1.3.4")
+# docs/scale.md's Kubernetes manifests, parsed by tests/docs.
+python3 -c 'import yaml' 2>/dev/null || python_missing+=("PyYAML==6.0.3")
 if ((${#python_missing[@]})); then
   echo "setup: installing Python packages: ${python_missing[*]}"
   python3 -m pip install --quiet --disable-pip-version-check "${python_missing[@]}"

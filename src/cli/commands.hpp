@@ -26,6 +26,7 @@ Command add_env_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);
 Command add_repro_command(CLI::App& app);
+Command add_merge_command(CLI::App& app);
 Command add_version_command(CLI::App& app);
 /// Prints what each bundle holds (repro and sweep --save-repro).
 void print_bundles(const std::vector<repro::Bundle>& bundles);

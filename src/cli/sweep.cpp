@@ -6,6 +6,7 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "plan/shard.hpp"
 #include "formats/document.hpp"
 #include "cli/compiler_flags.hpp"
 #include "cli/plan_table.hpp"
@@ -51,6 +52,7 @@ struct SweepOptions {
   std::string detail = "compact";
   std::vector<std::string> only_cases;
   std::string save_repro;
+  std::string shard;
 };
 
 void add_options(CLI::App& sub, SweepOptions& o) {
@@ -123,6 +125,11 @@ void add_options(CLI::App& sub, SweepOptions& o) {
                        : "a case id is 12 lowercase hex digits";
           },
           "ID", "case id"));
+  run->add_option("--shard", o.shard,
+                  "Run part I of N of the plan (0 <= I < N), balanced by estimated cost; the same partition on every "
+                  "machine. auto/N or auto take I (and N) from a Slurm array job or a Kubernetes Indexed Job "
+                  "(SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, JOB_COMPLETION_INDEX); loraprobe merge joins the parts")
+      ->check(non_empty());
   run->add_option("--save-repro", o.save_repro,
                   "Write a repro bundle for every FAIL or LATENT variant into DIR (PTX, the cubin that ran, the "
                   "marked SASS, the ptxas command, the case and a README with the command that re-runs it)")
@@ -174,6 +181,9 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
   r.controls = !o.no_controls;
   r.junit = o.junit;
   r.only_cases = o.only_cases;
+  if (!o.shard.empty()) {
+    r.shard = plan::parse_shard(o.shard, plan::process_env());
+  }
   r.save_repro = o.save_repro;
   r.markdown = o.markdown;
   r.html = o.html;
@@ -264,6 +274,9 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
     plan::Plan p = plan::expand_plan(config, kernels::KernelSets::load(o.kernel_dirs).versions());
     if (!o.only_cases.empty()) {
       plan::keep_only(p, o.only_cases);
+    }
+    if (request.shard) {
+      plan::keep_shard(p, *request.shard);
     }
     if (o.json) {
       print_plan_json(stdout, config, p);

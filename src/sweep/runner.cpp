@@ -71,8 +71,19 @@ class Sweep {
     phases["worker_start"] = seconds_since(t);
     t = std::chrono::steady_clock::now();
     m_plan = plan::expand_plan(m_config, m_sets.versions());
+    // The controls' indexes follow the whole plan's, the same in every shard and with --case.
+    const std::size_t controls_index = m_plan.cases.empty() ? 0 : m_plan.cases.back().index + 1;
     if (!m_request.only_cases.empty()) {
       plan::keep_only(m_plan, m_request.only_cases);
+    }
+    json shard_record;
+    if (m_request.shard) {
+      // What every shard of this plan shares, for `loraprobe merge` to check.
+      shard_record = {{"index", m_request.shard->index},
+                      {"count", m_request.shard->count},
+                      {"plan_sha256", plan::plan_sha256(m_plan)},
+                      {"plan_cases", m_plan.cases.size()}};
+      plan::keep_shard(m_plan, *m_request.shard);
     }
     phases["plan"] = seconds_since(t);
     m_report.meta = meta_record(m_config, m_plan, m_request.argv, kernel_sets_record(m_sets, m_tritons));
@@ -80,6 +91,10 @@ class Sweep {
     m_report.detail = m_request.detail;
     if (!m_request.only_cases.empty()) {
       m_report.meta["plan"]["only_cases"] = m_request.only_cases;
+    }
+    if (!shard_record.is_null()) {
+      m_report.meta["shard"] = shard_record;
+      m_shard = shard_record;
     }
     if (m_plan.cases.empty()) {
       throw UsageError(fmt::format("{}: the plan has no case: every combination is excluded or not applicable "
@@ -105,8 +120,7 @@ class Sweep {
     // and inspected together, once.
     m_entries = plan_entries(m_plan, m_config, m_sets, m_images, m_request.test_hooks);
     if (m_request.controls && !done_controls) {
-      // After every plan index (with --case the kept cases keep theirs).
-      std::size_t next_index = m_plan.cases.empty() ? 0 : m_plan.cases.back().index + 1;
+      std::size_t next_index = controls_index;
       for (const std::string& triton : m_tritons) {
         m_controls.push_back(control_entries(m_sets.at(triton), m_config.seed.value, next_index, m_control_cases,
                                              m_images));
@@ -267,17 +281,30 @@ class Sweep {
     }
   }
 
+  json fail_on_names() const {
+    json names = json::array();
+    for (const Verdict v : m_request.fail_on) {
+      names.push_back(report::to_string(v));
+    }
+    return names;
+  }
+
   json journal_header() const {
     std::string ids;
     for (const plan::Case& c : m_plan.cases) {
       ids += c.id;
     }
     return {{"schema_version", report::schema_version()},
+            {"version", m_report.meta.value("version", "")},
+            {"git_sha", m_report.meta.value("git_sha", "")},
+            {"kernel_sets", m_report.meta.value("kernel_sets", json::array())},
+            {"fail_on", fail_on_names()},
             {"config_sha256", sha256_hex(m_config.to_json().dump())},
             {"plan_sha256", sha256_hex(ids)},
             {"argv", m_request.argv},
             {"started_at", report::utc_now_iso8601()},
-            {"cases", m_plan.cases.size()}};
+            {"cases", m_plan.cases.size()},
+            {"shard", m_shard}};
   }
 
   void start_worker() {
@@ -481,6 +508,7 @@ class Sweep {
   kernels::KernelSets m_sets;
   std::vector<std::string> m_tritons;  ///< the Triton sets the plan uses, in order
   plan::Plan m_plan;  ///< expanded by run() once the GPU answered
+  json m_shard;       ///< meta.shard (--shard), or null
   ImageSet m_images;
   std::vector<Entry> m_entries;
   std::vector<std::unique_ptr<plan::Case>> m_control_cases;  ///< the controls' synthesised cases

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plan/config.hpp"
+#include "plan/shard.hpp"
 #include "report/report.hpp"
 #include "report/verdict.hpp"
 
@@ -41,6 +42,7 @@ struct SweepRequest {
   std::string html;                           ///< also as one HTML page (formats/html.hpp)
   report::Detail detail = report::Detail::compact;
   std::vector<std::string> only_cases;        ///< --case: run only these ids of the plan
+  std::optional<plan::Shard> shard;           ///< --shard I/N: run only that part of the plan
   std::string save_repro;                     ///< --save-repro: a bundle per FAIL/LATENT variant in this folder  ///< the case records' form (report/compact.hpp)
 };
 

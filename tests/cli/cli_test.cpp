@@ -525,3 +525,26 @@ TEST(Cli, ReproBundlesACaseOfAReportWithoutAGpu) {
 
 }  // namespace
 }  // namespace lp
+
+namespace lp {
+namespace {
+
+TEST(Cli, MergeRefusesReportsThatAreNotShards) {
+  const std::string three = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
+  ProcessResult r = loraprobe({"merge", three, "-o", testing::TempDir() + "/merged.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: " + three + ":/schema_version: report 3.0.0: shards are reports of schema 4.0.0 "
+                   "(sweep --shard)\n");
+  const std::string four = testing::TempDir() + "/seed-4.json";
+  ASSERT_EQ(loraprobe({"report", three, "--format", "json", "-o", four}).exit_code, 0);
+  r = loraprobe({"merge", four, "-o", testing::TempDir() + "/merged.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: " + four + ":/meta/shard: missing: not a shard of a sweep (sweep --shard I/N writes "
+                   "one)\n");
+  r = loraprobe({"sweep", "--dry-run", "--shard", "auto/4"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("neither SLURM_ARRAY_TASK_ID"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace lp

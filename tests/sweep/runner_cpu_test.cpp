@@ -19,6 +19,8 @@
 #include "sass/nvdisasm.hpp"
 #include "sweep/runner.hpp"
 #include "formats/document.hpp"
+#include "formats/merge.hpp"
+#include "util/error.hpp"
 #include "util/files.hpp"
 
 namespace lp::sweep {
@@ -132,6 +134,125 @@ TEST_F(RunnerWithFakeWorker, VerdictsControlsFaultTimeoutJournalAndResume) {
   const json resumed = formats::read_document(m_dir.path() + "/report.json").json;
   EXPECT_EQ(resumed["summary"], report["summary"]);
   EXPECT_TRUE(fs::exists(m_dir.path() + "/report.json.bak"));
+}
+
+}  // namespace
+}  // namespace lp::sweep
+
+namespace lp::sweep {
+namespace {
+
+/// A report as the converters read it, without what differs between runs of one
+/// plan on different machines or at different times.
+json comparable(const std::string& path) {
+  json j = formats::read_document(path).json;
+  for (const char* key : {"started_at", "finished_at", "argv", "phases_s", "merged", "shard"}) {
+    j["meta"].erase(key);
+  }
+  j.erase("environment");
+  return j;
+}
+
+class ShardsWithFakeWorker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_file_atomic(m_dir.path() + "/config.json", k_config);
+    write_file_atomic(m_dir.path() + "/script.json",
+                      json{{"by_index", {{"1", "fail"}, {"4", "fail"}}}, {"log", m_dir.path() + "/worker.log"}}.dump());
+    ::setenv("LP_FAKE_WORKER_SCRIPT", (m_dir.path() + "/script.json").c_str(), 1);
+  }
+  void TearDown() override { ::unsetenv("LP_FAKE_WORKER_SCRIPT"); }
+
+  int sweep(const std::string& out, std::optional<plan::Shard> shard, const std::string& config_path = "") {
+    SweepRequest r;
+    r.argv = {"loraprobe", "sweep"};
+    r.out = m_dir.path() + "/" + out;
+    r.worker_exe = std::string(LP_SOURCE_DIR) + "/tests/sweep/fake_worker.py";
+    r.case_timeout = std::chrono::seconds(20);
+    r.progress = false;
+    r.jobs = 2;
+    r.shard = shard;
+    return run_sweep(plan::load_config_file(config_path.empty() ? m_dir.path() + "/config.json" : config_path), r);
+  }
+  std::string path(const std::string& name) const { return m_dir.path() + "/" + name; }
+
+  TempDir m_dir{"lp-shard-test-"};
+};
+
+TEST_F(ShardsWithFakeWorker, MergedShardsAreTheUnshardedReport) {
+  ASSERT_EQ(sweep("all.json", std::nullopt), 1);  // two FAIL cases
+  for (std::size_t i = 0; i < 3; ++i) {
+    sweep(fmt::format("shard-{}.json", i), plan::Shard{i, 3});
+  }
+  const json s0 = json::parse(read_file(path("shard-0.json"), 1 << 24));
+  EXPECT_EQ(s0["meta"]["shard"]["count"], 3);
+  EXPECT_EQ(s0["meta"]["shard"]["plan_cases"], 6);
+  EXPECT_EQ(s0["cases"]["rows"].size(), 2U);  // 6 cases of equal cost per token count: 2 each
+  const report::Report merged = formats::merge_reports({path("shard-2.json"), path("shard-0.json"), path("shard-1.json")}, {});
+  merged.write(path("merged.json"));
+  EXPECT_EQ(comparable(path("merged.json")), comparable(path("all.json")));
+  // The summary is the whole sweep's: first and minimal failure across the parts.
+  const json m = json::parse(read_file(path("merged.json"), 1 << 24));
+  EXPECT_EQ(m["summary"]["first_failure"]["index"], 1);
+  EXPECT_EQ(m["summary"]["exit_code"], 1);
+  EXPECT_EQ(m["meta"]["merged"]["parts"].size(), 3U);
+  EXPECT_EQ(m["meta"]["merged"]["incomplete"], false);
+}
+
+TEST_F(ShardsWithFakeWorker, MergeRefusesWhatIsNotOneWholePlan) {
+  for (std::size_t i = 0; i < 3; ++i) {
+    sweep(fmt::format("shard-{}.json", i), plan::Shard{i, 3});
+  }
+  auto refusal = [](const std::vector<std::string>& parts, const formats::MergeOptions& o = {}) {
+    try {
+      (void)formats::merge_reports(parts, o);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("merged");
+  };
+  const std::string plan_sha = json::parse(read_file(path("shard-0.json"), 1 << 24))["meta"]["shard"]["plan_sha256"];
+  EXPECT_EQ(refusal({path("shard-0.json"), path("shard-2.json")}),
+            fmt::format("merge: shard(s) 1 of 3 missing (plan sha256 {}); give every shard's report or journal, or "
+                        "--allow-partial",
+                        plan_sha.substr(0, 12)));
+  EXPECT_EQ(refusal({path("shard-0.json"), path("shard-1.json"), path("shard-0.json")}),
+            path("shard-0.json") + ":/meta/shard/index: shard 0 of 3 again (also " + path("shard-0.json") +
+                "): give each shard once, its report or its journal");
+  // A shard of another plan (one token count fewer).
+  json other = json::parse(k_config);
+  other["axes"]["tokens"] = {16, 32};
+  write_file_atomic(path("other.json"), other.dump());
+  sweep("other-0.json", plan::Shard{0, 3}, path("other.json"));
+  const std::string other_sha = json::parse(read_file(path("other-0.json"), 1 << 24))["meta"]["shard"]["plan_sha256"];
+  EXPECT_EQ(refusal({path("shard-0.json"), path("other-0.json")}),
+            path("other-0.json") + ":/meta/shard/plan_sha256: \"" + other_sha + "\", but " + path("shard-0.json") +
+                " has \"" + plan_sha + "\": shards of different plans");
+  EXPECT_EQ(refusal({path("shard-0.json"), path("all-missing.json")}).rfind(path("all-missing.json") + ": ", 0), 0U);
+  // A shard that died: its journal, short of its last case.
+  std::vector<std::string> lines = lines_of(path("shard-1.jsonl"));
+  ASSERT_GE(lines.size(), 3U);  // header, controls, cases
+  lines.pop_back();
+  std::string torn;
+  for (const std::string& l : lines) {
+    torn += l + "\n";
+  }
+  write_file_atomic(path("died-1.jsonl"), torn);
+  EXPECT_EQ(refusal({path("shard-0.json"), path("died-1.jsonl"), path("shard-2.json")}),
+            "merge: " + path("died-1.jsonl") + ": holds 1 of the 2 cases of shard 1 of 3 (a shard that stopped: "
+            "sweep --resume its journal, or merge --allow-partial)");
+  formats::MergeOptions partial;
+  partial.allow_partial = true;
+  const report::Report r = formats::merge_reports({path("shard-0.json"), path("died-1.jsonl"), path("shard-2.json")},
+                                                  partial);
+  EXPECT_EQ(r.cases.size(), 5U);
+  EXPECT_EQ(r.meta["merged"]["incomplete"], true);
+  EXPECT_EQ(r.meta["interrupted"], "merged with --allow-partial: 5 of 6 cases, 0 shard(s) missing");
+  // The whole journal of a shard merges like its report.
+  const report::Report from_journal =
+      formats::merge_reports({path("shard-0.json"), path("shard-1.jsonl"), path("shard-2.json")}, {});
+  EXPECT_EQ(from_journal.cases.size(), 6U);
+  EXPECT_EQ(from_journal.meta["merged"]["parts"][1]["kind"], "journal");
 }
 
 }  // namespace

@@ -1,0 +1,73 @@
+// loraprobe merge: the reports (or journals) of the shards of one plan, as one report.
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/validators.hpp"
+#include "formats/document.hpp"
+#include "formats/merge.hpp"
+#include "formats/outputs.hpp"
+#include "formats/summary.hpp"
+#include "report/verdict.hpp"
+
+namespace lp::cli {
+
+namespace {
+
+struct MergeCliOptions {
+  std::vector<std::string> parts;
+  std::string out;
+  bool allow_partial = false;
+  std::string detail = "compact";
+  std::string markdown;
+  std::string html;
+  std::string junit;
+};
+
+int run_merge(const MergeCliOptions& o) {
+  formats::MergeOptions options;
+  options.allow_partial = o.allow_partial;
+  report::Report merged = formats::merge_reports(o.parts, options);
+  merged.detail = *report::parse_detail(o.detail);
+  merged.write(o.out);
+  const report::Summary s = merged.summary();
+  const formats::Document doc = formats::read_document(o.out);
+  formats::write_outputs(doc, {o.junit, o.markdown, o.html, merged.fail_on.count(report::Verdict::latent) > 0});
+  fmt::print("{}", formats::summary_of(doc));
+  if (merged.meta.value("merged", nlohmann::json::object()).value("incomplete", false)) {
+    fmt::print(stderr, "merge: warning: {}\n", merged.meta.value("interrupted", ""));
+  }
+  return s.exit_code;
+}
+
+}  // namespace
+
+Command add_merge_command(CLI::App& app) {
+  auto o = std::make_shared<MergeCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "merge", "Join the reports of the shards of one plan (sweep --shard I/N) into the report of the whole sweep");
+  sub->add_option("parts", o->parts,
+                  "Each shard's report, or the journal (.jsonl) of a shard that died; every shard once")
+      ->required();
+  sub->add_option("-o,--out", o->out, "The merged report")->required()->check(non_empty());
+  sub->add_flag("--allow-partial", o->allow_partial,
+                "Merge what is there when shards are missing or stopped short; the report says it is incomplete");
+  sub->add_option("--detail", o->detail, "compact (default) or full case records, as sweep --detail")
+      ->check(CLI::IsMember({"compact", "full"}));
+  sub->add_option("--markdown", o->markdown, "Also write the merged report as Markdown")->check(non_empty());
+  sub->add_option("--html", o->html, "Also write it as one HTML page")->check(non_empty());
+  sub->add_option("--junit", o->junit, "Also write it as JUnit XML")->check(non_empty());
+  sub->footer(
+      "Examples:\n"
+      "  loraprobe merge shard-*.json -o all.json\n"
+      "  loraprobe merge shard-0.json shard-1.json shard-2.jsonl -o all.json --allow-partial\n"
+      "docs/scale.md has a Slurm array job and a Kubernetes Indexed Job that end in a merge.\n"
+      "Exit codes: as sweep's for the merged cases (0 clean, 1 failures, 3 invalid controls); 2 parts that cannot "
+      "be merged (another plan, loraprobe, schema, kernel set, config or --fail-on; a shard twice; a shard missing "
+      "or stopped short without --allow-partial).");
+  return {sub, [o] { return run_merge(*o); }};
+}
+
+}  // namespace lp::cli

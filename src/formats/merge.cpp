@@ -1,0 +1,275 @@
+#include "formats/merge.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "formats/document.hpp"
+#include "report/journal.hpp"
+#include "util/error.hpp"
+
+namespace lp::formats {
+
+using nlohmann::json;
+using report::CaseRecord;
+
+namespace {
+
+/// What every part of one plan must share, as each part says it.
+constexpr std::array<const char*, 6> k_identity = {"schema_version", "version",      "git_sha",
+                                                   "kernel_sets",    "config_sha256", "fail_on"};
+
+struct Part {
+  std::string path;
+  bool journal = false;
+  std::string pointer_prefix;  ///< "/meta" for a report, "" for a journal's header line
+  json identity = json::object();
+  json shard;
+  json meta;  ///< a report's meta; null for a journal
+  json environment;
+  json controls;
+  json tolerances;
+  json variants = json::array();
+  std::vector<CaseRecord> cases;
+  std::size_t planned = 0;  ///< the shard's own case count
+};
+
+bool is_journal(const std::string& path) { return path.size() > 6 && path.substr(path.size() - 6) == ".jsonl"; }
+
+Part read_report_part(const std::string& path) {
+  const Document doc = read_document(path);
+  if (doc.kind != DocumentKind::report) {
+    throw InputError(path, "/meta/command", "an inspect document; merge joins sweep reports");
+  }
+  const std::string version = text(doc.json, "schema_version");
+  if (version.substr(0, version.find('.')) != std::string(report::schema_version()).substr(0, 1)) {
+    throw InputError(path, "/schema_version",
+                     fmt::format("report {}: shards are reports of schema {} (sweep --shard)", version,
+                                 report::schema_version()));
+  }
+  Part p;
+  p.path = path;
+  p.pointer_prefix = "/meta";
+  p.meta = member(doc.json, "meta");
+  p.shard = member(p.meta, "shard");
+  for (const char* key : k_identity) {
+    p.identity[key] = key == std::string("schema_version") ? member(doc.json, key) : member(p.meta, key);
+  }
+  p.environment = member(doc.json, "environment");
+  p.controls = member(doc.json, "controls");
+  p.tolerances = member(doc.json, "tolerances");
+  p.variants = member(doc.json, "variants");
+  std::size_t i = 0;
+  for (const json& c : member(doc.json, "cases")) {
+    try {
+      p.cases.push_back(CaseRecord::from_json(c));
+    } catch (const Error& e) {
+      throw InputError(path, fmt::format("/cases/{}", i), e.what());
+    }
+    ++i;
+  }
+  p.planned = static_cast<std::size_t>(integer(member(p.meta, "plan"), "cases", -1));
+  return p;
+}
+
+Part read_journal_part(const std::string& path) {
+  report::JournalContents j = report::read_journal(path);
+  Part p;
+  p.path = path;
+  p.journal = true;
+  p.shard = member(j.header, "shard");
+  for (const char* key : k_identity) {
+    p.identity[key] = member(j.header, key);
+  }
+  if (j.controls) {
+    p.controls = *j.controls;
+  }
+  for (auto& [id, c] : j.cases) {
+    p.cases.push_back(std::move(c));
+  }
+  p.planned = static_cast<std::size_t>(integer(j.header, "cases", -1));
+  return p;
+}
+
+std::string shard_text(const json& shard) {
+  return fmt::format("shard {} of {}", integer(shard, "index"), integer(shard, "count"));
+}
+
+/// The variants of all parts: one entry per (variant, Triton, compiler), in the order
+/// an unsharded run writes them (its images' keys), with the case verdicts summed.
+json merged_variants(const std::vector<Part>& parts) {
+  std::map<std::string, json> by_key;
+  for (const Part& p : parts) {
+    for (const json& v : p.variants) {
+      const std::string key =
+          fmt::format("{}/{}|{}", text(v, "triton"), text(v, "variant"), text(v, "compiler"));
+      auto [it, added] = by_key.emplace(key, v);
+      if (added) {
+        continue;
+      }
+      json& sum = it->second["case_verdicts"];
+      for (const auto& [verdict, n] : member(v, "case_verdicts").items()) {
+        sum[verdict] = integer(sum, verdict.c_str()) + n.get<std::int64_t>();
+      }
+    }
+  }
+  json out = json::array();
+  for (auto& [key, v] : by_key) {
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+report::Report merge_reports(const std::vector<std::string>& paths, const MergeOptions& options) {
+  if (paths.empty()) {
+    throw UsageError("merge: no part given");
+  }
+  std::vector<Part> parts;
+  for (const std::string& path : paths) {
+    parts.push_back(is_journal(path) ? read_journal_part(path) : read_report_part(path));
+    const Part& p = parts.back();
+    if (!p.shard.is_object()) {
+      throw InputError(p.path, p.pointer_prefix + "/shard",
+                       "missing: not a shard of a sweep (sweep --shard I/N writes one)");
+    }
+  }
+  // The same plan, loraprobe, schema, kernel sets, config and --fail-on everywhere.
+  const Part& first = parts.front();
+  for (const Part& p : parts) {
+    for (const char* key : {"plan_sha256", "plan_cases", "count"}) {
+      if (member(p.shard, key) != member(first.shard, key)) {
+        throw InputError(p.path, p.pointer_prefix + "/shard/" + key,
+                         fmt::format("{}, but {} has {}: shards of different plans", member(p.shard, key).dump(),
+                                     first.path, member(first.shard, key).dump()));
+      }
+    }
+    for (const char* key : k_identity) {
+      if (p.identity[key] != first.identity[key]) {
+        throw InputError(p.path, (key == std::string("schema_version") && !p.journal ? "" : p.pointer_prefix) + "/" + key,
+                         fmt::format("{}, but {} has {}: merge the shards of one sweep", p.identity[key].dump(),
+                                     first.path, first.identity[key].dump()));
+      }
+    }
+  }
+  const std::size_t count = static_cast<std::size_t>(integer(first.shard, "count"));
+  const std::size_t plan_cases = static_cast<std::size_t>(integer(first.shard, "plan_cases"));
+  std::map<std::size_t, const Part*> by_index;
+  std::vector<std::string> short_parts;
+  for (const Part& p : parts) {
+    const std::size_t index = static_cast<std::size_t>(integer(p.shard, "index"));
+    const auto [it, added] = by_index.emplace(index, &p);
+    if (!added) {
+      throw InputError(p.path, p.pointer_prefix + "/shard/index",
+                       fmt::format("{} again (also {}): give each shard once, its report or its journal",
+                                   shard_text(p.shard), it->second->path));
+    }
+    if (p.cases.size() != p.planned) {
+      const std::string what =
+          fmt::format("{}: holds {} of the {} cases of {}", p.path, p.cases.size(), p.planned, shard_text(p.shard));
+      if (!options.allow_partial) {
+        throw UsageError(fmt::format("merge: {} (a shard that stopped: sweep --resume its journal, or merge "
+                                     "--allow-partial)",
+                                     what));
+      }
+      short_parts.push_back(what);
+    }
+  }
+  std::vector<std::size_t> missing;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (by_index.count(i) == 0) {
+      missing.push_back(i);
+    }
+  }
+  if (!missing.empty() && !options.allow_partial) {
+    throw UsageError(fmt::format("merge: shard(s) {} of {} missing (plan sha256 {}); give every shard's report or "
+                                 "journal, or --allow-partial",
+                                 fmt::join(missing, ", "), count, text(first.shard, "plan_sha256").substr(0, 12)));
+  }
+  const Part* base = nullptr;
+  for (const auto& [index, p] : by_index) {
+    if (!p->journal) {
+      base = p;
+      break;
+    }
+  }
+  if (base == nullptr) {
+    throw UsageError("merge: only journals given; at least one shard's report is needed (a journal holds no "
+                     "environment, variants or tolerances)");
+  }
+  report::Report r;
+  std::map<std::string, std::string> seen_ids;  // id -> part
+  for (const auto& [index, p] : by_index) {
+    for (const CaseRecord& c : p->cases) {
+      const auto [it, added] = seen_ids.emplace(c.id, p->path);
+      if (!added) {
+        throw InputError(p->path, "/cases", fmt::format("case {} is also in {}: parts of one plan share no case", c.id,
+                                                        it->second));
+      }
+      r.cases.push_back(c);
+    }
+  }
+  std::sort(r.cases.begin(), r.cases.end(),
+            [](const CaseRecord& a, const CaseRecord& b) { return a.index < b.index; });
+  // meta: the base part's, the shard record replaced by what was merged.
+  r.meta = base->meta;
+  for (const char* key : {"shard", "phases_s", "detail", "fail_on"}) {
+    r.meta.erase(key);
+  }
+  r.meta["plan"]["cases"] = plan_cases;
+  std::string started = text(base->meta, "started_at");
+  std::string finished = text(base->meta, "finished_at");
+  json part_list = json::array();
+  bool controls_valid = true;
+  for (const auto& [index, p] : by_index) {
+    if (!p->journal) {
+      started = std::min(started, text(p->meta, "started_at"));
+      finished = std::max(finished, text(p->meta, "finished_at"));
+    }
+    if (p->controls.is_object() && p->controls.contains("valid") && p->controls["valid"].is_boolean()) {
+      controls_valid = controls_valid && p->controls["valid"].get<bool>();
+    }
+    part_list.push_back({{"path", p->path},
+                         {"kind", p->journal ? "journal" : "report"},
+                         {"shard", p->shard},
+                         {"cases", p->cases.size()},
+                         {"environment", p->environment},
+                         {"controls", p->controls}});
+  }
+  r.meta["started_at"] = started;
+  r.meta["finished_at"] = finished;
+  const bool incomplete = !missing.empty() || !short_parts.empty();
+  r.meta["merged"] = {{"parts", std::move(part_list)},
+                      {"missing_shards", missing},
+                      {"short_parts", short_parts},
+                      {"incomplete", incomplete}};
+  r.meta["interrupted"] = incomplete ? json(fmt::format("merged with --allow-partial: {} of {} cases, {} shard(s) "
+                                                        "missing",
+                                                        r.cases.size(), plan_cases, missing.size()))
+                                     : json(nullptr);
+  r.environment = base->environment;
+  r.tolerances = base->tolerances;
+  r.controls = base->controls;
+  if (r.controls.is_object() && r.controls.contains("valid") && r.controls["valid"].is_boolean()) {
+    r.controls["valid"] = controls_valid;
+  }
+  std::vector<Part> all;
+  for (const auto& [index, p] : by_index) {
+    all.push_back(*p);
+  }
+  r.variants = merged_variants(all);
+  r.fail_on.clear();
+  for (const json& v : member(base->meta, "fail_on")) {
+    if (const std::optional<report::Verdict> verdict = report::parse_verdict(v.get<std::string>())) {
+      r.fail_on.insert(*verdict);
+    }
+  }
+  return r;
+}
+
+}  // namespace lp::formats
