@@ -53,6 +53,7 @@ struct SweepOptions {
   std::vector<std::string> only_cases;
   std::string save_repro;
   std::string shard;
+  std::string devices;
 };
 
 void add_options(CLI::App& sub, SweepOptions& o) {
@@ -150,6 +151,11 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   run->add_option("-j,--jobs", o.jobs, "CPU threads for ptxas and nvdisasm; 0: one per hardware thread (default)")
       ->check(CLI::Range(0U, k_max_jobs));
   run->add_option("--device", o.device, "CUDA device ordinal")->check(CLI::Range(0, k_max_device));
+  run->add_option("--devices", o.devices,
+                  "Several GPUs of this host, 0,1,3 or all: one worker per GPU, cases from one queue, one journal and "
+                  "report (each case says its GPU); a GPU that faults 3 times in a row leaves the rotation")
+      ->check(non_empty())
+      ->excludes("--device");
   run->add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
   add_ptxas_flag(sub, o.flags.ptxas);
   // Tests only: replace a case's expand kernel by a kernel that misbehaves on purpose.
@@ -181,6 +187,7 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
   r.controls = !o.no_controls;
   r.junit = o.junit;
   r.only_cases = o.only_cases;
+  r.devices = o.devices;
   if (!o.shard.empty()) {
     r.shard = plan::parse_shard(o.shard, plan::process_env());
   }

@@ -34,7 +34,7 @@ json columns() {
   for (const char* a : k_shape_axes) {
     c.push_back(a);
   }
-  for (const char* k : {"verdict", "reason", "runs", "failed_runs", "tolerance"}) {
+  for (const char* k : {"device", "verdict", "reason", "runs", "failed_runs", "tolerance"}) {
     c.push_back(k);
   }
   for (const char* m : k_metric_columns) {
@@ -126,6 +126,7 @@ json compact_cases(const std::vector<CaseRecord>& cases) {
     for (json& s : shape) {
       row.push_back(std::move(s));
     }
+    row.push_back(c.device ? json(*c.device) : json());
     row.push_back(to_string(c.verdict));
     row.push_back(stored_reason(c));
     row.push_back(c.runs);
@@ -464,6 +465,9 @@ std::vector<CaseRecord> expand_cases(const json& table) {
         throw bad(where("verdict"), at("verdict").dump() + " is not a verdict");
       }
       c.verdict = *v;
+      if (!at("device").is_null()) {
+        c.device = at("device").get<int>();
+      }
       c.runs = at("runs").get<int>();
       c.failed_runs = at("failed_runs").get<int>();
       if (!at("reason").is_null()) {

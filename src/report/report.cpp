@@ -40,7 +40,8 @@ json CaseRecord::to_json() const {
             {"metrics", metrics},
             {"timing", timing},
             {"static_findings", static_findings ? json(*static_findings) : json()},
-            {"attribution", attribution ? json(*attribution) : json()}};
+            {"attribution", attribution ? json(*attribution) : json()},
+            {"device", device ? json(*device) : json()}};
   if (runs > 0) {
     j["failure_rate"] = static_cast<double>(failed_runs) / runs;
     // Rule of three: with 0 failures in n runs the 95% upper bound on the rate is 3/n.
@@ -77,6 +78,10 @@ CaseRecord CaseRecord::from_json(const json& j) {
     // Journals of schema 1.0.0 have no attribution.
     if (j.contains("attribution") && !j.at("attribution").is_null()) {
       c.attribution = j.at("attribution").get<std::string>();
+    }
+    // Reports before 4.0.0 have no device.
+    if (j.contains("device") && !j.at("device").is_null()) {
+      c.device = j.at("device").get<int>();
     }
     return c;
   } catch (const json::exception& e) {

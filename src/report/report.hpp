@@ -35,6 +35,7 @@ struct CaseRecord {
   /// Who made those hazards: "ptx", "ptxas" or "none" (ptx::attribution), when the
   /// SASS and the PTX were both analysed.
   std::optional<std::string> attribution;
+  std::optional<int> device;  ///< the GPU ordinal whose worker ran it (--devices); nullopt when none did
 
   [[nodiscard]] nlohmann::json to_json() const;
   /// The short form used by summary.first_failure and friends.

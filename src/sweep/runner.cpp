@@ -12,6 +12,7 @@
 #include "report/journal.hpp"
 #include "report/report.hpp"
 #include "sass/analyze.hpp"
+#include "sweep/device_pool.hpp"
 #include "sweep/entries.hpp"
 #include "sweep/images.hpp"
 #include "sweep/race_control.hpp"
@@ -67,7 +68,7 @@ class Sweep {
     // The GPU first, before the plan is built (a large plan takes a while): without
     // one nothing is written, and the error says so.
     auto t = std::chrono::steady_clock::now();
-    start_worker();
+    start_slots();
     phases["worker_start"] = seconds_since(t);
     t = std::chrono::steady_clock::now();
     m_plan = plan::expand_plan(m_config, m_sets.versions());
@@ -150,10 +151,27 @@ class Sweep {
       interrupted_by = e.signal();
       m_report.meta["interrupted"] =
           fmt::format("{} after {} of {} cases", signal_name(interrupted_by), finished, m_entries.size());
-      m_worker.reset();  // killed and reaped by the wait that noticed the signal
+      for (DeviceSlot& slot : m_slots) {
+        slot.client.reset();  // killed and reaped by the wait that noticed the signal
+      }
     }
     if (interrupted_by == 0) {
-      stop_worker();
+      stop_workers();
+    }
+    if (m_slots.size() > 1) {
+      json devices = json::array();
+      json gpus = json::array();
+      for (const DeviceSlot& slot : m_slots) {
+        gpus.push_back(slot.gpu);
+        devices.push_back({{"device", slot.device},
+                           {"cases", slot.cases},
+                           {"retired", slot.retired.empty() ? json() : json(slot.retired)}});
+        if (!slot.retired.empty()) {
+          fmt::print(stderr, "sweep: GPU {} left the rotation: {}\n", slot.device, slot.retired);
+        }
+      }
+      m_report.meta["devices"] = std::move(devices);
+      m_report.environment["gpus"] = std::move(gpus);  // every GPU of --devices; "gpu" is the first
     }
     std::map<std::string, std::vector<std::string>> keys_by_case;
     for (const Entry& e : m_entries) {
@@ -232,15 +250,58 @@ class Sweep {
       m_report.meta["interrupted"] = "the controls did not behave; no case was run";
       return;
     }
-    for (const Entry& e : m_entries) {
-      const auto it = done.find(e.plan_case->id);
-      const bool resumed = it != done.end();
-      const CaseRecord record = resumed ? it->second : run_entry(e);
-      sinks.add(*e.plan_case, record, resumed);
-      ++finished;
+    run_cases(journal, sinks, done, finished);
+  }
+
+  /// The cases over the GPUs' workers (device_pool.hpp): each finished case is
+  /// journaled as it finishes, and handed to the sinks in plan order.
+  void run_cases(report::Journal& journal, CaseSink& sinks, const std::map<std::string, CaseRecord>& done,
+                 std::size_t& finished) {
+    std::vector<std::optional<CaseRecord>> results(m_entries.size());
+    std::vector<std::size_t> todo;
+    for (std::size_t i = 0; i < m_entries.size(); ++i) {
+      const auto it = done.find(m_entries[i].plan_case->id);
+      if (it != done.end()) {
+        results[i] = it->second;
+      } else {
+        todo.push_back(i);
+      }
+    }
+    std::size_t next = 0;  // the first entry not yet handed to the sinks
+    auto hand_on = [&] {
+      while (next < results.size() && results[next]) {
+        // resumed: the journal already has it (the journal sink only writes cases run now)
+        sinks.add(*m_entries[next].plan_case, *results[next], /*resumed=*/true);
+        ++finished;
+        ++next;
+      }
+    };
+    hand_on();
+    bool stopped = false;
+    PoolCallbacks callbacks;
+    callbacks.run = [&](DeviceSlot& slot, std::size_t task) { return run_entry(slot, m_entries[todo[task]]); };
+    callbacks.lost = [&](std::size_t task, const std::string& why) {
+      return not_run(m_entries[todo[task]], Verdict::incomplete, why);
+    };
+    callbacks.done = [&](std::size_t task, const CaseRecord& record) {
+      journal.append("case", {{"record", record.to_json()}});
+      results[todo[task]] = record;
+      hand_on();
       if (m_request.stop_on_first_failure && m_request.fail_on.count(record.verdict) > 0) {
-        m_report.meta["interrupted"] = fmt::format("--stop-on-first-failure after case {}", e.plan_case->id);
-        break;
+        m_report.meta["interrupted"] = fmt::format("--stop-on-first-failure after case {}", record.id);
+        stopped = true;
+        return false;
+      }
+      return true;
+    };
+    run_on_devices(m_slots, todo.size(), callbacks);
+    if (stopped) {
+      // What the other GPUs finished meanwhile is journaled; the report gets it too, in plan order.
+      for (std::size_t i = next; i < results.size(); ++i) {
+        if (results[i]) {
+          sinks.add(*m_entries[i].plan_case, *results[i], /*resumed=*/true);
+          ++finished;
+        }
       }
     }
   }
@@ -307,10 +368,30 @@ class Sweep {
             {"shard", m_shard}};
   }
 
-  void start_worker() {
+  /// The first GPU's worker, then the others of --devices (started by their threads).
+  void start_slots() {
+    m_slots.clear();
+    m_slots.emplace_back();
+    m_slots.front().device = m_request.device;
+    if (m_request.devices.empty()) {
+      start_worker(m_slots.front());
+      return;
+    }
+    // "all" and the list are read against the GPUs the first worker sees.
+    m_slots.front().device = m_request.devices == "all" ? 0 : parse_devices(m_request.devices, 1 << 20).front();
+    start_worker(m_slots.front());
+    const int count = m_gpu.value("device_count", 1);
+    const std::vector<int> devices = parse_devices(m_request.devices, count);
+    for (std::size_t i = 1; i < devices.size(); ++i) {
+      m_slots.emplace_back();
+      m_slots.back().device = devices[i];
+    }
+  }
+
+  void start_worker(DeviceSlot& slot) {
     const std::string exe = m_request.worker_exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
                                                          : m_request.worker_exe;
-    std::vector<std::string> argv = {exe, "__worker", "--device", std::to_string(m_request.device)};
+    std::vector<std::string> argv = {exe, "__worker", "--device", std::to_string(slot.device)};
     for (const std::string& dir : m_request.kernel_dirs) {
       argv.push_back("--kernel-dir");
       argv.push_back(dir);
@@ -318,18 +399,23 @@ class Sweep {
     if (m_request.allow_jit_cache) {
       argv.push_back("--allow-jit-cache");
     }
-    m_worker.emplace(argv, m_request.worker_start_timeout);
+    slot.client.emplace(argv, m_request.worker_start_timeout);
+    slot.gpu = slot.client->gpu();
     if (m_gpu.is_null()) {
-      m_gpu = m_worker->gpu();
+      m_gpu = slot.client->gpu();
     }
   }
 
-  void stop_worker() {
-    if (m_worker) {
-      m_worker->quit();
-      m_worker.reset();
+  void stop_workers() {
+    for (DeviceSlot& slot : m_slots) {
+      if (slot.client) {
+        slot.client->quit();
+        slot.client.reset();
+      }
     }
   }
+
+  DeviceSlot& main_slot() { return m_slots.front(); }
 
   /// The driver compile path: the worker JITs each variant's PTX once (in parallel)
   /// and hands the cubin back for inspection and for later workers.
@@ -343,13 +429,17 @@ class Sweep {
     if (items.empty()) {
       return;
     }
-    for (const protocol::LoadResult& r : m_worker->load(items, m_request.case_timeout)) {
+    DeviceSlot& slot = main_slot();
+    if (!slot.client || !slot.client->alive()) {
+      start_worker(slot);
+    }
+    for (const protocol::LoadResult& r : slot.client->load(items, m_request.case_timeout)) {
       Image& image = m_images.at(r.key);
       if (r.jit_cubin) {
         image.cubin = *r.jit_cubin;
         image.compile = {{"kind", "driver"},
                          {"tool", "cuLinkCreate/cuLinkAddData/cuLinkComplete"},
-                         {"version", m_worker->gpu().value("driver_version", "")},
+                         {"version", slot.client->gpu().value("driver_version", "")},
                          {"ms", r.ms},
                          {"log", r.jit_log}};
       }
@@ -361,14 +451,15 @@ class Sweep {
 
   /// Runs one job on the worker (starting one if needed, loading its images), with
   /// the case timeout as the deadline. A worker that dies or hangs is replaced.
-  protocol::JobResult run_job(const protocol::Job& job, const std::vector<std::string>& keys) {
-    if (!m_worker || !m_worker->alive()) {
-      start_worker();
+  protocol::JobResult run_job(DeviceSlot& slot, const protocol::Job& job, const std::vector<std::string>& keys) {
+    if (!slot.client || !slot.client->alive()) {
+      start_worker(slot);
     }
+    WorkerClient& worker = *slot.client;
     std::vector<protocol::LoadItem> items;
     for (const std::string& key : keys) {
       const Image& image = m_images.at(key);
-      if (m_worker->has_loaded(key)) {
+      if (worker.has_loaded(key)) {
         continue;
       }
       protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt};
@@ -378,17 +469,17 @@ class Sweep {
       items.push_back(std::move(item));
     }
     if (!items.empty()) {
-      for (const protocol::LoadResult& r : m_worker->load(items, m_request.case_timeout)) {
+      for (const protocol::LoadResult& r : worker.load(items, m_request.case_timeout)) {
         if (!r.ok) {
           return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::incomplete,
                                            fmt::format("loading {} failed: {}", r.key, r.error));
         }
       }
     }
-    return m_worker->run(job, m_request.case_timeout);
+    return worker.run(job, m_request.case_timeout);
   }
 
-  CaseRecord run_entry(const Entry& e) {
+  CaseRecord run_entry(DeviceSlot& slot, const Entry& e) {
     if (!e.skip_reason.empty()) {
       return not_run(e, Verdict::skipped, e.skip_reason);
     }
@@ -398,7 +489,9 @@ class Sweep {
         return not_run(e, Verdict::compile_error, fmt::format("{}: {}", key, image.error));
       }
     }
-    return record_of(e, run_job(e.job, e.image_keys), m_images);
+    CaseRecord record = record_of(e, run_job(slot, e.job, e.image_keys), m_images);
+    record.device = slot.device;
+    return record;
   }
 
   /// The positive control must FAIL (it feeds raw fp32 bits to the dot as bf16
@@ -411,8 +504,8 @@ class Sweep {
     std::string all_reasons;
     for (const ControlEntries& pair : m_controls) {
       const std::string& triton = pair.triton;
-      const CaseRecord positive = run_entry(pair.positive);
-      const CaseRecord negative = run_entry(pair.negative);
+      const CaseRecord positive = run_entry(main_slot(), pair.positive);
+      const CaseRecord negative = run_entry(main_slot(), pair.negative);
       const bool positive_ok = positive.verdict == Verdict::fail;
       const bool negative_ok = negative.verdict == Verdict::pass || negative.verdict == Verdict::latent;
       std::string reason;
@@ -470,11 +563,12 @@ class Sweep {
     } catch (const std::exception& e) {
       fmt::print(stderr, "sweep: warning: the race control's SASS could not be inspected: {}\n", e.what());
     }
-    if (!m_worker || !m_worker->alive()) {
-      start_worker();
+    DeviceSlot& slot = main_slot();
+    if (!slot.client || !slot.client->alive()) {
+      start_worker(slot);
     }
     std::string error;
-    const std::optional<protocol::RaceResult> result = m_worker->race(
+    const std::optional<protocol::RaceResult> result = slot.client->race(
         {cubin, protocol::k_race_ctas, protocol::k_race_launches}, m_request.case_timeout, error);
     return race_outcome(compiler, findings, result, error);
   }
@@ -513,7 +607,7 @@ class Sweep {
   std::vector<Entry> m_entries;
   std::vector<std::unique_ptr<plan::Case>> m_control_cases;  ///< the controls' synthesised cases
   std::vector<ControlEntries> m_controls;  ///< one pair per Triton set, when the controls run
-  std::optional<WorkerClient> m_worker;
+  std::vector<DeviceSlot> m_slots;  ///< one worker per GPU (--devices); the first runs the controls
   json m_gpu;
   report::Report m_report;
 };

@@ -35,6 +35,7 @@ struct SweepRequest {
   std::optional<std::string> nvdisasm;        ///< path; otherwise searched
   std::size_t jobs = 0;                       ///< CPU threads for ptxas/nvdisasm; 0: all cores
   int device = 0;
+  std::string devices;                        ///< --devices "0,1,3" or "all": one worker per GPU; empty: `device` alone
   std::map<std::size_t, std::string> test_hooks;  ///< plan index -> hook role (tests only)
   std::string worker_exe;                     ///< this binary; empty: /proc/self/exe
   std::string junit;                          ///< also write the report as JUnit XML here (formats/junit.hpp)

@@ -218,6 +218,7 @@ json gpu_record(int device) {
   const DeviceInfo d = query_device_info(device);
   const DriverStatus& s = init_driver(false);
   return {{"ordinal", d.ordinal},
+          {"device_count", device_count()},
           {"name", d.name},
           {"uuid", d.uuid},
           {"pci_bus_id", d.pci_bus_id},

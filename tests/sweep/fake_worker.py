@@ -3,7 +3,11 @@
 so the sweep's parent can be tested on a machine without a GPU.
 
 The script is the JSON file named by $LP_FAKE_WORKER_SCRIPT:
-  {"by_index": {"1": "fail", "2": "fault", "4": "hang", "5": "die"}, "log": "/path/runs.log"}
+  {"by_index": {"1": "fail", "2": "fault", "4": "hang", "5": "die"}, "log": "/path/runs.log",
+   "device_count": 2, "by_device": {"1": "fault"}}
+(device_count: the GPUs the ready message reports; by_device: an action for every job
+on that --device, which wins over by_index; "after_device:D:N" passes once device D
+has run N jobs.)
   pass   every run right (the default)     fail   every run wrong
   fault  a sticky fault: answers, then exits 4   die   exits without answering
   hang   never answers (the parent's --case-timeout kills it)
@@ -38,10 +42,11 @@ def metrics(failed, elements):
             "rtol": 0.01, "tolerance_why": "fake", "summary": ("FAIL 9 mismatches" if failed else "PASS")}
 
 
-log(f"start {os.getpid()}")
+device = int(sys.argv[sys.argv.index("--device") + 1]) if "--device" in sys.argv else 0
+log(f"start {os.getpid()} device {device}")
 send({"type": "ready", "pid": os.getpid(),
       "gpu": {"name": "fake H200", "compute_capability": "9.0", "driver_version": "fake", "jit_cache_disabled": True,
-              "module_loading": "LAZY"}})
+              "module_loading": "LAZY", "ordinal": device, "device_count": script.get("device_count", 1)}})
 for line in sys.stdin:
     request = json.loads(line)
     kind = request["type"]
@@ -55,9 +60,21 @@ for line in sys.stdin:
         job = request["job"]
         expand = job.get("expand") or {}
         action = script.get("by_index", {}).get(str(job["index"]), "pass")
+        action = script.get("by_device", {}).get(str(device), action)
+        if action.startswith("after_device:"):
+            # "after_device:D:N": answer only once device D has run N jobs (any outcome),
+            # so which GPU gets which case does not depend on timing.
+            other, want = action.split(":")[1:3]
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                with open(log_path) as f:
+                    if sum(1 for line in f if line.startswith("run ") and line.endswith(f" device {other}\n")) >= int(want):
+                        break
+                time.sleep(0.02)
+            action = script.get("by_index", {}).get(str(job["index"]), "pass")
         if expand.get("variant", "").endswith("-rawbits"):
             action = "fail"
-        log(f"run {job['index']} {action}")
+        log(f"run {job['index']} {action} device {device}")
         if action == "hang":
             time.sleep(3600)
         if action == "die":

@@ -257,3 +257,120 @@ TEST_F(ShardsWithFakeWorker, MergeRefusesWhatIsNotOneWholePlan) {
 
 }  // namespace
 }  // namespace lp::sweep
+
+namespace lp::sweep {
+namespace {
+
+/// Ten cases: block_n 128 and 32, five token counts.
+json ten_cases() {
+  json config = json::parse(k_config);
+  config["axes"]["tokens"] = {16, 32, 64, 128, 256};
+  return config;
+}
+
+class DevicesWithFakeWorker : public ::testing::Test {
+ protected:
+  void script(const json& s) {
+    json full = s;
+    full["log"] = m_dir.path() + "/worker.log";
+    write_file_atomic(m_dir.path() + "/script.json", full.dump());
+    ::setenv("LP_FAKE_WORKER_SCRIPT", (m_dir.path() + "/script.json").c_str(), 1);
+  }
+  void TearDown() override { ::unsetenv("LP_FAKE_WORKER_SCRIPT"); }
+
+  json sweep(const std::string& out, const std::string& devices, bool controls = true) {
+    write_file_atomic(m_dir.path() + "/config.json", ten_cases().dump());
+    SweepRequest r;
+    r.argv = {"loraprobe", "sweep"};
+    r.out = m_dir.path() + "/" + out;
+    r.worker_exe = std::string(LP_SOURCE_DIR) + "/tests/sweep/fake_worker.py";
+    r.case_timeout = std::chrono::seconds(20);
+    r.progress = false;
+    r.jobs = 2;
+    r.devices = devices;
+    r.controls = controls;
+    m_exit = run_sweep(plan::load_config_file(m_dir.path() + "/config.json"), r);
+    return formats::read_document(r.out).json;
+  }
+
+  TempDir m_dir{"lp-devices-test-"};
+  int m_exit = -1;
+};
+
+TEST_F(DevicesWithFakeWorker, TwoGpusShareTheQueueAndGiveTheSameReport) {
+  script({{"device_count", 2}, {"by_index", {{"3", "fail"}}}});
+  const json one = sweep("one.json", "", /*controls=*/false);
+  // GPU 0 answers its first case once GPU 1 has run one: both take part, whatever the timing.
+  script({{"device_count", 2}, {"by_index", {{"3", "fail"}}}, {"by_device", {{"0", "after_device:1:1"}}}});
+  const json two = sweep("two.json", "all", /*controls=*/false);
+  ASSERT_EQ(two["cases"].size(), 10U);
+  std::map<int, int> per_device;
+  for (std::size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(two["cases"][i]["id"], one["cases"][i]["id"]);  // plan order kept
+    EXPECT_EQ(two["cases"][i]["verdict"], one["cases"][i]["verdict"]);
+    ++per_device[two["cases"][i]["device"].get<int>()];
+  }
+  EXPECT_EQ(one["cases"][0]["device"], 0);
+  EXPECT_EQ(per_device.size(), 2U) << "both GPUs ran cases";
+  EXPECT_EQ(per_device[0] + per_device[1], 10);
+  EXPECT_EQ(two["summary"], one["summary"]);
+  ASSERT_EQ(two["meta"]["devices"].size(), 2U);
+  EXPECT_EQ(two["meta"]["devices"][1]["device"], 1);
+  EXPECT_TRUE(two["meta"]["devices"][1]["retired"].is_null());
+  EXPECT_EQ(two["environment"]["gpus"].size(), 2U);
+  EXPECT_FALSE(one["meta"].contains("devices"));
+  // The journal holds every case once, whichever GPU finished first.
+  std::size_t journaled = 0;
+  for (const std::string& line : lines_of(m_dir.path() + "/two.jsonl")) {
+    journaled += line.find("\"type\":\"case\"") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(journaled, 10U);
+}
+
+TEST_F(DevicesWithFakeWorker, AGpuThatKeepsFaultingLeavesTheRotation) {
+  // GPU 0 answers its first case only once GPU 1 has faulted three times.
+  script({{"device_count", 2}, {"by_device", {{"1", "fault"}, {"0", "after_device:1:3"}}}});
+  const json r = sweep("faulty.json", "0,1", /*controls=*/false);
+  ASSERT_EQ(r["cases"].size(), 10U);
+  std::size_t faults = 0;
+  for (const json& c : r["cases"]) {
+    if (c["verdict"] == "fault") {
+      ++faults;
+      EXPECT_EQ(c["device"], 1);
+    } else {
+      EXPECT_EQ(c["device"], 0);  // GPU 0 carried on
+      EXPECT_EQ(c["verdict"] == "PASS" || c["verdict"] == "LATENT", true) << c.dump();
+    }
+  }
+  EXPECT_EQ(faults, 3U);  // three in a row, then out
+  EXPECT_EQ(r["meta"]["devices"][1]["cases"], 3);
+  EXPECT_EQ(r["meta"]["devices"][1]["retired"].get<std::string>().rfind("3 faults or timeouts in a row", 0), 0U);
+  // Each fault replaced GPU 1's worker: 1 start for GPU 0, 3 for GPU 1.
+  std::size_t starts_1 = 0;
+  for (const std::string& line : lines_of(m_dir.path() + "/worker.log")) {
+    starts_1 += line.rfind("start", 0) == 0 && line.find("device 1") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(starts_1, 3U);
+}
+
+TEST_F(DevicesWithFakeWorker, WhenEveryGpuLeavesTheRestIsRecordedNotDropped) {
+  script({{"device_count", 2}, {"by_device", {{"0", "fault"}, {"1", "fault"}}}});
+  const json r = sweep("all-faulty.json", "all", /*controls=*/false);
+  ASSERT_EQ(r["cases"].size(), 10U);
+  std::size_t incomplete = 0;
+  for (const json& c : r["cases"]) {
+    if (c["verdict"] == "incomplete") {
+      ++incomplete;
+      EXPECT_EQ(c["reason"].get<std::string>().rfind("not run: every GPU of --devices left the rotation (GPU 0: 3 "
+                                                     "faults or timeouts in a row",
+                                                     0),
+                0U)
+          << c.dump();
+    }
+  }
+  EXPECT_EQ(incomplete, 4U);  // 3 faults on each GPU, the 4 cases left not run
+  EXPECT_EQ(m_exit, 1);
+}
+
+}  // namespace
+}  // namespace lp::sweep

@@ -1,0 +1,151 @@
+#include "sweep/device_pool.hpp"
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace lp::sweep {
+
+namespace {
+
+bool is_fault(const report::CaseRecord& r) {
+  return r.verdict == report::Verdict::fault || r.verdict == report::Verdict::timeout;
+}
+
+}  // namespace
+
+void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const PoolCallbacks& callbacks) {
+  std::mutex m;
+  std::condition_variable cv;
+  std::size_t next = 0;  // the next task to hand out
+  bool stop = false;
+  std::exception_ptr failure;
+  std::deque<std::pair<std::size_t, report::CaseRecord>> finished;
+  std::size_t running = slots.size();
+  const bool rotation = slots.size() > 1;
+  auto work = [&](DeviceSlot& slot) {
+    try {
+      while (true) {
+        std::size_t task = 0;
+        {
+          std::lock_guard<std::mutex> lock(m);
+          if (stop || next >= count) {
+            break;
+          }
+          task = next++;
+        }
+        report::CaseRecord record = callbacks.run(slot, task);
+        record.device = slot.device;
+        ++slot.cases;
+        slot.faults_in_row = is_fault(record) ? slot.faults_in_row + 1 : 0;
+        const bool retire = rotation && slot.faults_in_row >= k_max_faults_in_row;
+        if (retire) {
+          slot.retired = fmt::format("{} faults or timeouts in a row (the last: {})", slot.faults_in_row,
+                                     record.reason);
+        }
+        {
+          std::lock_guard<std::mutex> lock(m);
+          finished.emplace_back(task, std::move(record));
+        }
+        cv.notify_all();
+        if (retire) {
+          slot.client.reset();
+          break;
+        }
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(m);
+      if (!failure) {
+        failure = std::current_exception();
+      }
+      stop = true;
+    }
+    {
+      std::lock_guard<std::mutex> lock(m);
+      --running;
+    }
+    cv.notify_all();
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(slots.size());
+  for (DeviceSlot& slot : slots) {
+    threads.emplace_back(work, std::ref(slot));
+  }
+  // The calling thread hands each finished task on as it comes.
+  std::unique_lock<std::mutex> lock(m);
+  while (true) {
+    cv.wait(lock, [&] { return !finished.empty() || running == 0; });
+    while (!finished.empty()) {
+      auto [task, record] = std::move(finished.front());
+      finished.pop_front();
+      lock.unlock();
+      const bool go_on = failure == nullptr && callbacks.done(task, record);
+      lock.lock();
+      if (!go_on) {
+        stop = true;
+      }
+    }
+    if (running == 0 && finished.empty()) {
+      break;
+    }
+  }
+  lock.unlock();
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+  if (!stop && next < count) {
+    // Every GPU left the rotation: what is left is recorded, not silently dropped.
+    std::string why = "not run: every GPU of --devices left the rotation (";
+    for (const DeviceSlot& s : slots) {
+      why += fmt::format("{}GPU {}: {}", &s == &slots.front() ? "" : "; ", s.device, s.retired);
+    }
+    why += ")";
+    for (std::size_t task = next; task < count; ++task) {
+      if (!callbacks.done(task, callbacks.lost(task, why))) {
+        break;
+      }
+    }
+  }
+}
+
+std::vector<int> parse_devices(const std::string& text, int device_count) {
+  std::set<int> out;
+  if (text == "all") {
+    for (int d = 0; d < device_count; ++d) {
+      out.insert(d);
+    }
+  } else {
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t comma = std::min(text.find(',', start), text.size());
+      const std::string p(trim(std::string_view(text).substr(start, comma - start)));
+      start = comma + 1;
+      if (p.empty() || p.size() > 4 || p.find_first_not_of("0123456789") != std::string::npos) {
+        throw UsageError(fmt::format("--devices {}: write GPU ordinals (0,1,3) or all", text));
+      }
+      const int d = std::stoi(p);
+      if (d >= device_count) {
+        throw UsageError(fmt::format("--devices {}: GPU {} is not there ({} GPU(s): 0 to {})", text, d, device_count,
+                                     device_count - 1));
+      }
+      out.insert(d);
+    }
+  }
+  if (out.empty()) {
+    throw UsageError(fmt::format("--devices {}: no GPU", text));
+  }
+  return {out.begin(), out.end()};
+}
+
+}  // namespace lp::sweep
