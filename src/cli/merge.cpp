@@ -37,7 +37,10 @@ int run_merge(const MergeCliOptions& o) {
   formats::write_outputs(doc, {o.junit, o.markdown, o.html, merged.fail_on.count(report::Verdict::latent) > 0});
   fmt::print("{}", formats::summary_of(doc));
   if (merged.meta.value("merged", nlohmann::json::object()).value("incomplete", false)) {
-    fmt::print(stderr, "merge: warning: {}\n", merged.meta.value("interrupted", ""));
+    // An incomplete sweep is not a clean one: a gate must not pass on the cases that ran.
+    fmt::print(stderr, "merge: warning: {}; exit {}\n", merged.meta.value("interrupted", ""),
+               s.exit_code == 0 ? 3 : s.exit_code);
+    return s.exit_code == 0 ? 3 : s.exit_code;
   }
   return s.exit_code;
 }
@@ -64,7 +67,8 @@ Command add_merge_command(CLI::App& app) {
       "  loraprobe merge shard-*.json -o all.json\n"
       "  loraprobe merge shard-0.json shard-1.json shard-2.jsonl -o all.json --allow-partial\n"
       "docs/scale.md has a Slurm array job and a Kubernetes Indexed Job that end in a merge.\n"
-      "Exit codes: as sweep's for the merged cases (0 clean, 1 failures, 3 invalid controls); 2 parts that cannot "
+      "Exit codes: as sweep's for the merged cases (0 clean, 1 failures, 3 invalid controls, or an incomplete merge "
+      "with --allow-partial that found no failure); 2 parts that cannot "
       "be merged (another plan, loraprobe, schema, kernel set, config or --fail-on; a shard twice; a shard missing "
       "or stopped short without --allow-partial).");
   return {sub, [o] { return run_merge(*o); }};
