@@ -86,6 +86,10 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   }
   sub.add_option("--repeats", o.flags.repeats, "Runs per case (fresh poison each time)");
   sub.add_option("--seed", o.flags.seed, "Seed of all generated inputs: a whole number from 0 to 2^64-1");
+  sub.add_option("--model", o.flags.model,
+                 "Sweep a model's LoRA projections (qkv, o_proj, gate_up, down_proj; loraprobe list --models) "
+                 "instead of the num_slices and hidden axes");
+  sub.add_option("--tp", o.flags.tp, "With --model: tensor parallelism, dividing the sizes vLLM shards");
   sub.add_flag("--dry-run", o.dry_run, "Print the plan (case count and table) without running anything");
   sub.add_flag("--json", o.json, "With --dry-run or --show-config: print JSON instead of a table");
   sub.add_flag("--show-config", o.show_config, "Print every setting with its origin (default, file, flag)");

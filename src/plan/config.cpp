@@ -14,6 +14,7 @@
 
 #include "compile/compiler.hpp"
 #include "plan/embedded_configs.hpp"
+#include "plan/models.hpp"
 #include "util/checked.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -25,8 +26,8 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string_view> k_top_level_keys = {"$schema", "name",      "description", "axes",
-                                                        "repeats", "seed",      "tolerance",   "exclude"};
+const std::vector<std::string_view> k_top_level_keys = {"$schema", "name", "description", "axes",   "repeats",
+                                                        "seed",    "tolerance", "exclude", "model"};
 
 /// Levenshtein distance, for "did you mean" hints on mistyped keys.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -417,6 +418,35 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
       c.axes[axis.id] = {parse_axis_values(axis, value, file, ptr, /*allow_vllm=*/true), from_file};
     }
   }
+  if (const auto it = doc.find("model"); it != doc.end()) {
+    // {"name": "qwen3-8b", "tp": 2}, or just the name.
+    ModelChoice m;
+    if (it->is_string()) {
+      m.name = it->get<std::string>();
+    } else if (it->is_object() && it->contains("name") && (*it)["name"].is_string()) {
+      for (const auto& [key, value] : it->items()) {
+        if (key != "name" && key != "tp") {
+          throw InputError(file, "/model/" + key, fmt::format("unknown key \"{}\" (name, tp)", key));
+        }
+      }
+      m.name = (*it)["name"].get<std::string>();
+      if (it->contains("tp")) {
+        const json& tp = (*it)["tp"];
+        if (!tp.is_number_integer() || tp.get<std::int64_t>() < 1 || tp.get<std::int64_t>() > 64) {
+          throw InputError(file, "/model/tp", fmt::format("expected a whole number in [1, 64], got {}", tp.dump()));
+        }
+        m.tp = tp.get<std::int64_t>();
+      }
+    } else {
+      throw InputError(file, "/model", fmt::format("expected a preset name or {{\"name\", \"tp\"}}, got {}", it->dump()));
+    }
+    try {
+      (void)projections(find_model(m.name), m.tp);
+    } catch (const UsageError& e) {
+      throw InputError(file, "/model", e.what());
+    }
+    c.model = {m, from_file};
+  }
   if (const auto it = doc.find("repeats"); it != doc.end()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > k_max_repeats) {
       throw InputError(file, "/repeats",
@@ -628,6 +658,9 @@ json SweepConfig::to_json() const {
     axes_json[std::string(axis_info(id).key)] = {{"values", setting.value}, {"origin", setting.origin.describe()}};
   }
   out["axes"] = std::move(axes_json);
+  if (model.value) {
+    out["model"] = {{"name", model.value->name}, {"tp", model.value->tp}, {"origin", model.origin.describe()}};
+  }
   out["repeats"] = {{"value", repeats.value}, {"origin", repeats.origin.describe()}};
   out["seed"] = {{"value", seed.value}, {"origin", seed.origin.describe()}};
   json tol = json::object();
@@ -672,6 +705,23 @@ void apply_flags(SweepConfig& config, const FlagOverrides& flags) {
       }
     }
     override_axis(config, AxisId::compiler, std::move(values), "--ptxas");
+  }
+  if (flags.model || flags.tp) {
+    ModelChoice m = config.model.value.value_or(ModelChoice{});
+    if (flags.model) {
+      m.name = *flags.model;
+    }
+    if (flags.tp) {
+      if (*flags.tp < 1 || *flags.tp > 64) {
+        throw UsageError(fmt::format("--tp {}: expected a whole number in [1, 64]", *flags.tp));
+      }
+      m.tp = *flags.tp;
+    }
+    if (m.name.empty()) {
+      throw UsageError("--tp: needs a model (--model NAME, or the config's \"model\")");
+    }
+    (void)projections(find_model(m.name), m.tp);  // refuses an unknown name or a tp that does not divide
+    config.model = {m, {Origin::Kind::flag, flags.model ? "--model" : "--tp"}};
   }
   if (flags.repeats) {
     if (*flags.repeats < 1 || *flags.repeats > k_max_repeats) {

@@ -33,6 +33,12 @@ struct Setting {
   Origin origin{};
 };
 
+/// --model NAME --tp N (plan/models.hpp): the shapes come from a model's projections.
+struct ModelChoice {
+  std::string name;
+  std::int64_t tp = 1;
+};
+
 /// Absolute and relative tolerance: |actual - expected| <= atol + rtol * |expected|.
 struct Tolerance {
   double atol = 0.0;
@@ -56,6 +62,8 @@ struct SweepConfig {
   Setting<std::uint64_t> seed;
   std::map<DType, Setting<Tolerance>> tolerance;  ///< overrides of the built-in table only
   Setting<std::vector<ExcludeRule>> exclude;
+  /// A model preset: when set, its projections replace the num_slices and hidden axes.
+  Setting<std::optional<ModelChoice>> model;
   /// What the input says that still works but should be written otherwise
   /// ("<file>:/axes/ranks: write rank (ranks is deprecated)"); the CLI prints them.
   std::vector<std::string> notes;
@@ -107,6 +115,8 @@ struct FlagOverrides {
   std::optional<std::int64_t> repeats;               ///< --repeats
   std::optional<std::string> seed;                   ///< --seed, as typed
   std::vector<std::string> ptxas;                    ///< --ptxas SPEC: adds ptxas=SPEC to the compiler axis
+  std::optional<std::string> model;                  ///< --model NAME
+  std::optional<std::int64_t> tp;                    ///< --tp N (with --model, or the config's model)
 };
 
 /// Applies `flags` to `config`: each axis flag replaces the axis (a value given twice

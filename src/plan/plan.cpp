@@ -1,5 +1,7 @@
 #include "plan/plan.hpp"
 
+#include "plan/models.hpp"
+
 #include "plan/vllm_defaults.hpp"
 
 #include <algorithm>
@@ -35,14 +37,14 @@ json knobs_json(const KernelKnobs& k, bool with_split_k) {
 }
 
 /// Records `reason` once per combination, keeping first-seen order for stable output.
-void count_reason(std::vector<Dropped>& dropped, std::string reason) {
+void count_reason(std::vector<Dropped>& dropped, std::string reason, std::size_t count = 1) {
   for (Dropped& d : dropped) {
     if (d.reason == reason) {
-      ++d.count;
+      d.count += count;
       return;
     }
   }
-  dropped.push_back({std::move(reason), 1});
+  dropped.push_back({std::move(reason), count});
 }
 
 /// Does the case value `actual` of an axis match one of a rule's `wanted` values?
@@ -392,9 +394,70 @@ void keep_only(Plan& plan, const std::vector<std::string>& ids) {
   plan.cases = std::move(kept);
 }
 
-json Case::axes() const { return own_axes.is_null() ? canonical_axes(*this) : own_axes; }
+json Case::axes() const {
+  if (!own_axes.is_null()) {
+    return own_axes;
+  }
+  json a = canonical_axes(*this);
+  if (!projection.empty()) {
+    a["projection"] = projection;
+  }
+  return a;
+}
+
+namespace {
+
+/// --model: the plan over the model's projections instead of the num_slices and
+/// hidden axes. Each projection is an expand shape (its slices' widths) and a shrink
+/// shape (its input, one output per slice); the other axes multiply as usual. One
+/// shape that two projections share (o_proj's and down_proj's expand) is one case,
+/// labelled with both.
+Plan expand_model_plan(const SweepConfig& config, const std::vector<std::string>& available) {
+  const ModelChoice& m = *config.model.value;
+  Plan out;
+  std::map<std::string, std::size_t> at;  // id -> index in out
+  for (const Projection& p : projections(find_model(m.name), m.tp)) {
+    for (const char* op : {"expand", "shrink"}) {
+      const std::vector<json>& ops = config.values(AxisId::op);
+      if (std::find(ops.begin(), ops.end(), json(op)) == ops.end()) {
+        continue;
+      }
+      SweepConfig sub = config;
+      sub.model.value.reset();
+      sub.axes[AxisId::op].value = {json(op)};
+      sub.axes[AxisId::num_slices].value = {json(p.out.size())};
+      sub.axes[AxisId::hidden].value = {op == std::string("expand") ? json(p.out) : json(p.in)};
+      Plan part = expand_plan(sub, available);
+      out.combinations += part.combinations;
+      out.duplicates += part.duplicates;
+      for (const Dropped& d : part.not_applicable) {
+        count_reason(out.not_applicable, d.reason, d.count);
+      }
+      out.excluded_by_rule.resize(part.excluded_by_rule.size(), 0);
+      for (std::size_t i = 0; i < part.excluded_by_rule.size(); ++i) {
+        out.excluded_by_rule[i] += part.excluded_by_rule[i];
+      }
+      for (Case& c : part.cases) {
+        if (const auto it = at.find(c.id); it != at.end()) {
+          out.cases[it->second].projection += "," + p.name;
+          continue;
+        }
+        c.projection = p.name;
+        c.index = out.cases.size();
+        at.emplace(c.id, c.index);
+        out.cases.push_back(std::move(c));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& available) {
+  if (config.model.value) {
+    return expand_model_plan(config, available);
+  }
   Plan plan;
   const std::vector<std::vector<json>> lists = axis_lists(config, available, plan.combinations);
   plan.excluded_by_rule.assign(config.exclude.value.size(), 0);

@@ -50,6 +50,9 @@ struct Case {
   /// A synthesised case's own axes (the controls'); null for a planned case, whose
   /// axes are computed from its fields (a plan of millions of cases keeps no JSON).
   nlohmann::json own_axes;
+  /// --model: the projections this shape is ("qkv_proj", "o_proj,down_proj"); in axes()
+  /// but not in the id, which is the kernel problem's alone.
+  std::string projection;
 
   /// The canonical axis values: what the id hashes and reports print.
   [[nodiscard]] nlohmann::json axes() const;
