@@ -63,6 +63,8 @@ struct InspectOptions {
   bool no_cache = false;
   bool no_skip = false;
   std::string config_path;
+  std::string vllm_configs;  ///< with --config: vLLM's tuned config folder
+  std::string vllm_gpu;
   bool hazards_only = false;
   std::string junit;     ///< also write JUnit XML here
   std::string markdown;  ///< also Markdown
@@ -166,11 +168,17 @@ inspect::InspectRequest request_of(const InspectOptions& o) {
       throw UsageError("--config picks the variants a sweep of that config loads; it takes no files or --filter");
     }
     plan::SweepConfig config = plan::load_config_file(o.config_path);
+    plan::FlagOverrides flags;
     if (!o.kernels.tritons.empty()) {
-      plan::FlagOverrides flags;
       flags.axes[plan::AxisId::triton] = o.kernels.tritons;
-      plan::apply_flags(config, flags);
     }
+    if (!o.vllm_configs.empty()) {
+      flags.vllm_configs = o.vllm_configs;
+    }
+    if (!o.vllm_gpu.empty()) {
+      flags.vllm_gpu = o.vllm_gpu;
+    }
+    plan::apply_flags(config, flags);
     print_notes(config.notes);
     r.sets = o.kernels.load();
     const sweep::PlannedVariants planned =
@@ -270,6 +278,11 @@ Command add_inspect_command(CLI::App& app) {
       ->check(CLI::Range(0U, k_max_jobs));
   sub->add_flag("--json", o->json, "Print JSON (configs/schema/inspect.schema.json) instead of a table");
   sub->add_flag("--list-checks", o->list_checks, "Print the check table (id, description) and exit");
+  sub->add_option("--vllm-configs", o->vllm_configs,
+                  "With --config: vLLM's tuned LoRA config folder; the variants are those vLLM launches with it")
+      ->check(non_empty());
+  sub->add_option("--vllm-gpu", o->vllm_gpu, "The GPU name of the tuned files (default: an NVIDIA H100 80GB HBM3)")
+      ->check(non_empty());
   sub->add_option("-c,--config", o->config_path,
                   "Inspect what a sweep of this config loads (its cases' variants in every Triton set it names, under "
                   "its compilers, or --compilers, and --ptxas), without a GPU")

@@ -90,6 +90,14 @@ void add_options(CLI::App& sub, SweepOptions& o) {
                  "Sweep a model's LoRA projections (qkv, o_proj, gate_up, down_proj; loraprobe list --models) "
                  "instead of the num_slices and hidden axes");
   sub.add_option("--tp", o.flags.tp, "With --model: tensor parallelism, dividing the sizes vLLM shards");
+  sub.add_option("--vllm-configs", o.flags.vllm_configs,
+                 "vLLM's tuned LoRA config folder (VLLM_TUNED_CONFIG_FOLDER): every \"vllm\" knob is what vLLM "
+                 "launches with these files, and each case names the entry that chose it")
+      ->check(non_empty());
+  sub.add_option("--vllm-gpu", o.flags.vllm_gpu,
+                 "The GPU name of the tuned files (NVIDIA H200 reads NVIDIA_H200_*.json); default: the GPU present, "
+                 "or an NVIDIA H100 80GB HBM3 for a dry run")
+      ->check(non_empty());
   sub.add_flag("--dry-run", o.dry_run, "Print the plan (case count and table) without running anything");
   sub.add_flag("--json", o.json, "With --dry-run or --show-config: print JSON instead of a table");
   sub.add_flag("--show-config", o.show_config, "Print every setting with its origin (default, file, flag)");

@@ -658,6 +658,11 @@ json SweepConfig::to_json() const {
     axes_json[std::string(axis_info(id).key)] = {{"values", setting.value}, {"origin", setting.origin.describe()}};
   }
   out["axes"] = std::move(axes_json);
+  if (vllm_configs.value) {
+    out["vllm_configs"] = {{"dir", vllm_configs.value->dir},
+                           {"gpu", vllm_configs.value->gpu},
+                           {"origin", vllm_configs.origin.describe()}};
+  }
   if (model.value) {
     out["model"] = {{"name", model.value->name}, {"tp", model.value->tp}, {"origin", model.origin.describe()}};
   }
@@ -722,6 +727,12 @@ void apply_flags(SweepConfig& config, const FlagOverrides& flags) {
     }
     (void)projections(find_model(m.name), m.tp);  // refuses an unknown name or a tp that does not divide
     config.model = {m, {Origin::Kind::flag, flags.model ? "--model" : "--tp"}};
+  }
+  if (flags.vllm_configs) {
+    config.vllm_configs = {VllmConfigs{*flags.vllm_configs, flags.vllm_gpu.value_or("")},
+                           {Origin::Kind::flag, "--vllm-configs"}};
+  } else if (flags.vllm_gpu) {
+    throw UsageError("--vllm-gpu: goes with --vllm-configs DIR");
   }
   if (flags.repeats) {
     if (*flags.repeats < 1 || *flags.repeats > k_max_repeats) {

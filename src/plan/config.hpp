@@ -39,6 +39,16 @@ struct ModelChoice {
   std::int64_t tp = 1;
 };
 
+/// --vllm-configs DIR --vllm-gpu NAME (plan/tuned.hpp): the knobs "vllm" stands for
+/// come from vLLM's tuned config files in DIR, for the GPU NAME.
+struct VllmConfigs {
+  std::string dir;
+  std::string gpu;  ///< empty: the GPU present (a sweep), else an H100 (a dry run)
+};
+
+/// The GPU name tuned configs are read for when none is given and none is present.
+inline constexpr const char* k_default_vllm_gpu = "NVIDIA H100 80GB HBM3";
+
 /// Absolute and relative tolerance: |actual - expected| <= atol + rtol * |expected|.
 struct Tolerance {
   double atol = 0.0;
@@ -64,6 +74,8 @@ struct SweepConfig {
   Setting<std::vector<ExcludeRule>> exclude;
   /// A model preset: when set, its projections replace the num_slices and hidden axes.
   Setting<std::optional<ModelChoice>> model;
+  /// vLLM's tuned config files: they decide the "vllm" knobs of every case.
+  Setting<std::optional<VllmConfigs>> vllm_configs;
   /// What the input says that still works but should be written otherwise
   /// ("<file>:/axes/ranks: write rank (ranks is deprecated)"); the CLI prints them.
   std::vector<std::string> notes;
@@ -117,6 +129,8 @@ struct FlagOverrides {
   std::vector<std::string> ptxas;                    ///< --ptxas SPEC: adds ptxas=SPEC to the compiler axis
   std::optional<std::string> model;                  ///< --model NAME
   std::optional<std::int64_t> tp;                    ///< --tp N (with --model, or the config's model)
+  std::optional<std::string> vllm_configs;           ///< --vllm-configs DIR
+  std::optional<std::string> vllm_gpu;               ///< --vllm-gpu NAME
 };
 
 /// Applies `flags` to `config`: each axis flag replaces the axis (a value given twice

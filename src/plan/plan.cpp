@@ -1,6 +1,7 @@
 #include "plan/plan.hpp"
 
 #include "plan/models.hpp"
+#include "plan/tuned.hpp"
 
 #include "plan/vllm_defaults.hpp"
 
@@ -193,7 +194,7 @@ std::vector<std::vector<json>> axis_lists(const SweepConfig& config, const std::
 /// The case of one combination (`v` gives each axis's value), or nullopt with
 /// `why` saying why the combination is not a LoRA configuration.
 template <class Pick>
-std::optional<Case> case_of(const Pick& v, std::string& why) {
+std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs* tuned) {
   Case c;
   c.op = *parse_op(v(AxisId::op).template get<std::string>());
   c.tokens = v(AxisId::tokens).template get<std::int64_t>();
@@ -232,8 +233,22 @@ std::optional<Case> case_of(const Pick& v, std::string& why) {
     c.input_dtype = c.weight_dtype;  // x is in the weight dtype; buf is fp32 by construction
   }
 
-  const KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
-  const KernelKnobs s_def = vllm_shrink_defaults(c.tokens);
+  KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
+  KernelKnobs s_def = vllm_shrink_defaults(c.tokens);
+  if (tuned != nullptr && c.op != Op::lora_linear) {
+    // What vLLM launches with these files: the knobs "vllm" stands for.
+    const std::int64_t width = *std::max_element(c.hidden.begin(), c.hidden.end());
+    const std::optional<TunedChoice> t =
+        c.op == Op::shrink ? tuned->shrink(c.num_loras, c.num_slices, c.tokens, c.hidden[0], c.rank)
+                           : tuned->expand(c.add_inputs, c.num_loras, c.num_slices, c.tokens, c.rank, width);
+    if (t) {
+      (c.op == Op::shrink ? s_def : e_def) = t->knobs;
+      c.tuned = t->describe();
+    } else {
+      c.tuned = fmt::format("vLLM defaults (no {}_{}.json)", tuned->prefix(),
+                            c.op == Op::shrink ? "SHRINK" : c.add_inputs ? "EXPAND_TRUE" : "EXPAND_FALSE");
+    }
+  }
   if (c.op == Op::shrink) {
     KernelKnobs k{resolve(v(AxisId::block_m), s_def.block_m),     resolve(v(AxisId::block_n), s_def.block_n),
                   resolve(v(AxisId::block_k), s_def.block_k),     resolve(v(AxisId::num_warps), s_def.num_warps),
@@ -402,6 +417,9 @@ json Case::axes() const {
   if (!projection.empty()) {
     a["projection"] = projection;
   }
+  if (!tuned.empty()) {
+    a["tuned"] = tuned;
+  }
   return a;
 }
 
@@ -459,6 +477,11 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
     return expand_model_plan(config, available);
   }
   Plan plan;
+  std::optional<TunedConfigs> tuned;
+  if (config.vllm_configs.value) {
+    const VllmConfigs& v = *config.vllm_configs.value;
+    tuned = TunedConfigs::load(v.dir, v.gpu.empty() ? std::string(k_default_vllm_gpu) : v.gpu);
+  }
   const std::vector<std::vector<json>> lists = axis_lists(config, available, plan.combinations);
   plan.excluded_by_rule.assign(config.exclude.value.size(), 0);
   const ExcludeIndex excludes(config.exclude.value);
@@ -476,7 +499,7 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
     }
     auto v = [&](AxisId id) -> const json& { return lists[static_cast<std::size_t>(id)][at[static_cast<std::size_t>(id)]]; };
     std::string why;
-    std::optional<Case> c = case_of(v, why);
+    std::optional<Case> c = case_of(v, why, tuned ? &*tuned : nullptr);
     if (!c) {
       count_reason(plan.not_applicable, why);
       continue;

@@ -53,6 +53,9 @@ struct Case {
   /// --model: the projections this shape is ("qkv_proj", "o_proj,down_proj"); in axes()
   /// but not in the id, which is the kernel problem's alone.
   std::string projection;
+  /// --vllm-configs: the tuned-config entry that chose the knobs, or why none did; in
+  /// axes() but not in the id.
+  std::string tuned;
 
   /// The canonical axis values: what the id hashes and reports print.
   [[nodiscard]] nlohmann::json axes() const;

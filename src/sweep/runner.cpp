@@ -71,7 +71,14 @@ class Sweep {
     start_slots();
     phases["worker_start"] = seconds_since(t);
     t = std::chrono::steady_clock::now();
-    m_plan = plan::expand_plan(m_config, m_sets.versions());
+    if (m_config.vllm_configs.value && m_config.vllm_configs.value->gpu.empty()) {
+      // Tuned configs are read for the GPU present, as vLLM reads them.
+      plan::SweepConfig with_gpu = m_config;
+      with_gpu.vllm_configs.value->gpu = m_gpu.value("name", std::string(plan::k_default_vllm_gpu));
+      m_plan = plan::expand_plan(with_gpu, m_sets.versions());
+    } else {
+      m_plan = plan::expand_plan(m_config, m_sets.versions());
+    }
     // The controls' indexes follow the whole plan's, the same in every shard and with --case.
     const std::size_t controls_index = m_plan.cases.empty() ? 0 : m_plan.cases.back().index + 1;
     if (!m_request.only_cases.empty()) {

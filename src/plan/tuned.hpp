@@ -1,0 +1,61 @@
+#pragma once
+// vLLM's tuned LoRA kernel configs (VLLM_TUNED_CONFIG_FOLDER): one JSON per op,
+// `<GPU>_EXPAND_TRUE.json` / `<GPU>_EXPAND_FALSE.json` (by add_inputs) and
+// `<GPU>_SHRINK.json`, where <GPU> is torch.cuda.get_device_name() with spaces and
+// dashes made underscores. Each nests [max_loras][num_slices][m][k][n] down to a leaf
+// of block_m, block_n, block_k, num_warps, num_ctas, num_stages (and split_k for
+// shrink); m is the token count; expand has k = rank and n = the output width (the
+// widest slice), shrink k = the input width and n = rank. At every level the exact
+// key wins, else the key numerically closest to the wanted value; among equally
+// close keys the first in the file, as Python's min() over a dict's keys picks.
+// A file that is not there means vLLM's built-in defaults for that op.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/plan.hpp"
+
+namespace lp::plan {
+
+/// What a lookup chose, and where from.
+struct TunedChoice {
+  KernelKnobs knobs;
+  std::string file;                ///< the file's name in the folder
+  std::vector<std::string> keys;   ///< the key taken at each level, max_loras first
+  [[nodiscard]] std::string describe() const;  ///< "NVIDIA_H200_SHRINK.json[1][1][256][4096][64]"
+};
+
+class TunedConfigs {
+ public:
+  /// Reads the folder's files for `gpu` (a device name, spaces and dashes allowed).
+  /// Throws lp::UsageError for a folder that is not there, lp::InputError
+  /// ("<file>:<pointer>: ...") for a file that is malformed or incomplete anywhere.
+  static TunedConfigs load(const std::string& dir, const std::string& gpu);
+
+  /// The file-name prefix of a device name: "NVIDIA H100 80GB HBM3" -> "NVIDIA_H100_80GB_HBM3".
+  static std::string file_prefix(const std::string& gpu);
+
+  /// vLLM's choice for expand (add_inputs picks the file) or shrink; nullopt when the
+  /// op's file is not in the folder (vLLM then uses its defaults).
+  [[nodiscard]] std::optional<TunedChoice> expand(bool add_inputs, std::int64_t max_loras, std::int64_t num_slices,
+                                                  std::int64_t m, std::int64_t rank, std::int64_t width) const;
+  [[nodiscard]] std::optional<TunedChoice> shrink(std::int64_t max_loras, std::int64_t num_slices, std::int64_t m,
+                                                  std::int64_t width, std::int64_t rank) const;
+
+  [[nodiscard]] const std::string& prefix() const { return m_prefix; }
+  /// The files read, by name.
+  [[nodiscard]] std::vector<std::string> files() const;
+
+ private:
+  std::optional<TunedChoice> lookup(const std::string& name, const std::vector<std::int64_t>& wanted,
+                                    bool shrink) const;
+
+  std::string m_prefix;
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> m_files;  ///< name -> contents, in file order
+};
+
+}  // namespace lp::plan
