@@ -98,6 +98,7 @@ report::Report as_report(const Document& doc) {
     r.tolerances = doc.json.at("tolerances");
     r.controls = doc.json.at("controls");
     r.variants = doc.json.at("variants");
+    r.remedies = member(doc.json, "remedies");
     r.fail_on.clear();
     for (const json& v : member(doc.json["meta"], "fail_on")) {
       const std::optional<report::Verdict> verdict = report::parse_verdict(v.get<std::string>());

@@ -206,8 +206,24 @@ std::string report_html(const Document& doc) {
   if (!v.race.empty()) {
     body += "<p>Race control: " + esc(v.race) + ".</p>\n";
   }
+  if (!v.measured.empty()) {
+    body += "<p>Remedies run for each hazardous case (sweep --remedies: the case with one thing changed, in the same "
+            "run):</p>\n<ul>\n";
+    for (const MeasuredRemedies& m : v.measured) {
+      body += fmt::format("<li><code>{}</code>, {} tokens ({}, case <code>{}</code>)<ul>\n", esc(m.configuration),
+                          m.tokens, esc(m.verdict), esc(m.case_id));
+      for (const std::string& line : m.lines) {
+        body += "<li>" + esc(line) + "</li>\n";
+      }
+      body += "</ul></li>\n";
+    }
+    for (const std::string& n : v.remedy_notes) {
+      body += "<li>Note: " + esc(n) + ".</li>\n";
+    }
+    body += "</ul>\n";
+  }
   if (!v.remedies.empty()) {
-    body += "<p>Remedies measured in this run (the same case with one thing changed):</p>\n<ul>\n";
+    body += "<p>Neighbours in this run's cases (the same case with one thing changed):</p>\n<ul>\n";
     for (const Remedy& r : v.remedies) {
       body += fmt::format("<li><b>{}</b>, {}: PASS in {} of the {} hazardous cases whose neighbour ran.</li>\n",
                           esc(r.name), esc(r.why), r.clean, r.measured);

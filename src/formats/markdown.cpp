@@ -151,8 +151,22 @@ std::string meaning_section(const ReportView& v) {
   if (!v.race.empty()) {
     out += "Race control: " + v.race + ".\n\n";
   }
+  if (!v.measured.empty()) {
+    out += "Remedies run for each hazardous case (sweep --remedies: the case with one thing changed, in the same "
+           "run):\n\n";
+    for (const MeasuredRemedies& m : v.measured) {
+      out += fmt::format("- `{}`, {} tokens ({}, case `{}`):\n", m.configuration, m.tokens, m.verdict, m.case_id);
+      for (const std::string& line : m.lines) {
+        out += "  - " + line + "\n";
+      }
+    }
+    for (const std::string& n : v.remedy_notes) {
+      out += "- Note: " + n + ".\n";
+    }
+    out += "\n";
+  }
   if (!v.remedies.empty()) {
-    out += "Remedies measured in this run (the same case with one thing changed):\n\n";
+    out += "Neighbours in this run's cases (the same case with one thing changed):\n\n";
     for (const Remedy& r : v.remedies) {
       out += fmt::format("- **{}**, {}: PASS in {} of the {} hazardous cases whose neighbour ran.\n", r.name, r.why,
                          r.clean, r.measured);

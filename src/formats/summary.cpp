@@ -114,6 +114,16 @@ std::string report_summary(const json& r) {
   out += case_line("first failure", member(s, "first_failure"), cases);
   out += case_line("minimal failure", member(s, "minimal_failure"), cases);
   out += case_line("first latent", member(s, "first_latent"), cases);
+  for (const json& h : member(member(r, "remedies"), "hazards")) {
+    std::string line;
+    for (const json& x : member(h, "remedies")) {
+      const json& cost = member(x, "cost");
+      line += fmt::format("{}{} {}{}", line.empty() ? "" : "; ", text_of(x, "remedy"), text_of(x, "verdict"),
+                          cost.is_number() ? fmt::format(" {:.2g}x", cost.get<double>()) : std::string());
+    }
+    out += fmt::format("remedies of case {} ({}, {} tokens): {}\n", text_of(h, "case"), text_of(h, "configuration"),
+                       h.value("tokens", 0), line.empty() ? "none applies" : line);
+  }
   out += fmt::format("exit code {} ({})\n", s.value("exit_code", -1), text_of(s, "outcome"));
   return out;
 }

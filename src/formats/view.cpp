@@ -342,6 +342,31 @@ ReportView view_of(const Document& doc) {
                                          by_stack[stack].second));
   }
   v.remedies = measure_remedies(cases);
+  const json& measured = member(r, "remedies");
+  for (const json& h : member(measured, "hazards")) {
+    MeasuredRemedies m{text(h, "configuration", "?"), integer(h, "tokens"), text(h, "case", "?"), text(h, "verdict", "?"),
+                       {}};
+    for (const json& x : member(h, "remedies")) {
+      const json& findings = member(x, "static_findings");
+      const std::string statics = !findings.is_number_integer() ? "not inspected"
+                                  : findings.get<std::int64_t>() == 0
+                                      ? "static clean"
+                                      : fmt::format("{} static finding(s)", findings.get<std::int64_t>());
+      const json& cost = member(x, "cost");
+      m.lines.push_back(fmt::format("{}: {}, {}, {}{}", text(x, "remedy", "?"), text(x, "verdict", "?"), statics,
+                                    cost.is_number() ? fmt::format("{:.2g}x the kernel time", cost.get<double>())
+                                                     : std::string("kernel time not measured"),
+                                    text(x, "reason").empty() || text(x, "verdict") == "PASS"
+                                        ? ""
+                                        : " (" + text(x, "reason").substr(0, 160) + ")"));
+    }
+    v.measured.push_back(std::move(m));
+  }
+  for (const json& n : member(measured, "notes")) {
+    if (n.is_string()) {
+      v.remedy_notes.push_back(n.get<std::string>());
+    }
+  }
   const int n = static_cast<int>(integer(member(r, "meta"), "repeats"));
   if (n > 0) {
     v.bound = fmt::format(

@@ -55,6 +55,15 @@ struct Remedy {
   std::size_t clean = 0;     ///< of which the neighbour is PASS
 };
 
+/// sweep --remedies: one hazardous case and its remedies as measured.
+struct MeasuredRemedies {
+  std::string configuration;
+  std::int64_t tokens = 0;
+  std::string case_id;
+  std::string verdict;
+  std::vector<std::string> lines;  ///< "block_n 32: PASS, static clean, 1.8x the kernel time"
+};
+
 struct ReportView {
   std::string headline;                 ///< one sentence: the outcome
   std::vector<EnvRow> environment;
@@ -66,6 +75,8 @@ struct ReportView {
   std::vector<NotableCase> notable;
   std::vector<Excerpt> excerpts;        ///< every hazardous variant, in report order
   std::vector<Remedy> remedies;
+  std::vector<MeasuredRemedies> measured;  ///< the report's remedies block (sweep --remedies)
+  std::vector<std::string> remedy_notes;
   std::string bound;                    ///< the 3/n sentence
   std::string race;                     ///< the race control's summary, or ""
   std::vector<std::string> attributions;  ///< one sentence per (Triton, compiler) with a hazard

@@ -26,8 +26,8 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string_view> k_top_level_keys = {"$schema", "name", "description", "axes",   "repeats",
-                                                        "seed",    "tolerance", "exclude", "model"};
+const std::vector<std::string_view> k_top_level_keys = {"$schema",   "name",    "description", "axes",    "repeats",
+                                                        "seed",      "tolerance", "exclude",   "model", "remedies"};
 
 /// Levenshtein distance, for "did you mean" hints on mistyped keys.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -418,6 +418,12 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
       c.axes[axis.id] = {parse_axis_values(axis, value, file, ptr, /*allow_vllm=*/true), from_file};
     }
   }
+  if (const auto it = doc.find("remedies"); it != doc.end()) {
+    if (!it->is_boolean()) {
+      throw InputError(file, "/remedies", fmt::format("expected true or false, got {}", it->dump()));
+    }
+    c.remedies = {it->get<bool>(), from_file};
+  }
   if (const auto it = doc.find("model"); it != doc.end()) {
     // {"name": "qwen3-8b", "tp": 2}, or just the name.
     ModelChoice m;
@@ -658,6 +664,9 @@ json SweepConfig::to_json() const {
     axes_json[std::string(axis_info(id).key)] = {{"values", setting.value}, {"origin", setting.origin.describe()}};
   }
   out["axes"] = std::move(axes_json);
+  if (remedies.value) {
+    out["remedies"] = {{"value", true}, {"origin", remedies.origin.describe()}};
+  }
   if (vllm_configs.value) {
     out["vllm_configs"] = {{"dir", vllm_configs.value->dir},
                            {"gpu", vllm_configs.value->gpu},
@@ -727,6 +736,9 @@ void apply_flags(SweepConfig& config, const FlagOverrides& flags) {
     }
     (void)projections(find_model(m.name), m.tp);  // refuses an unknown name or a tp that does not divide
     config.model = {m, {Origin::Kind::flag, flags.model ? "--model" : "--tp"}};
+  }
+  if (flags.remedies) {
+    config.remedies = {*flags.remedies, {Origin::Kind::flag, *flags.remedies ? "--remedies" : "--no-remedies"}};
   }
   if (flags.vllm_configs) {
     config.vllm_configs = {VllmConfigs{*flags.vllm_configs, flags.vllm_gpu.value_or("")},

@@ -76,6 +76,9 @@ struct SweepConfig {
   Setting<std::optional<ModelChoice>> model;
   /// vLLM's tuned config files: they decide the "vllm" knobs of every case.
   Setting<std::optional<VllmConfigs>> vllm_configs;
+  /// Run the known remedies of every LATENT or FAIL configuration as neighbour cases
+  /// (sweep/remedies.hpp); on in the seed and upgrade-gate configs.
+  Setting<bool> remedies;
   /// What the input says that still works but should be written otherwise
   /// ("<file>:/axes/ranks: write rank (ranks is deprecated)"); the CLI prints them.
   std::vector<std::string> notes;
@@ -131,6 +134,7 @@ struct FlagOverrides {
   std::optional<std::int64_t> tp;                    ///< --tp N (with --model, or the config's model)
   std::optional<std::string> vllm_configs;           ///< --vllm-configs DIR
   std::optional<std::string> vllm_gpu;               ///< --vllm-gpu NAME
+  std::optional<bool> remedies;                      ///< --remedies / --no-remedies
 };
 
 /// Applies `flags` to `config`: each axis flag replaces the axis (a value given twice

@@ -389,6 +389,8 @@ json canonical_axes(const Case& c) {
 
 }  // namespace
 
+std::string case_id(const Case& c) { return sha256_hex(canonical_axes(c).dump()).substr(0, 12); }
+
 void keep_only(Plan& plan, const std::vector<std::string>& ids) {
   std::set<std::string> wanted(ids.begin(), ids.end());
   std::deque<Case> kept;
@@ -508,7 +510,7 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
       ++plan.excluded_by_rule[*rule];
       continue;
     }
-    c->id = sha256_hex(canonical_axes(*c).dump()).substr(0, 12);
+    c->id = case_id(*c);
     if (!seen_ids.insert(std::stoull(c->id, nullptr, 16)).second) {
       ++plan.duplicates;
       continue;

@@ -105,6 +105,10 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
 /// the plan does not have.
 void keep_only(Plan& plan, const std::vector<std::string>& ids);
 
+/// A case's id: 12 hex digits of the sha256 of its canonical axes (not its
+/// projection or tuned labels). What expand_plan gives every case.
+std::string case_id(const Case& c);
+
 /// The case as JSON: {"index", "id", "axes"}.
 nlohmann::json case_to_json(const Case& c);
 

@@ -199,6 +199,9 @@ json Report::to_json() const {
   if (detail == Detail::compact) {
     j["interned"] = std::move(interned);
   }
+  if (!remedies.is_null()) {
+    j["remedies"] = remedies;
+  }
   return j;
 }
 

@@ -76,6 +76,7 @@ struct Report {
   nlohmann::json controls = {{"ran", false}, {"valid", nullptr}};
   std::vector<CaseRecord> cases;
   nlohmann::json variants = nlohmann::json::array();
+  nlohmann::json remedies;  ///< sweep --remedies (sweep/remedies.hpp), or null
   std::set<Verdict> fail_on = default_fail_on();
   Detail detail = Detail::compact;
 

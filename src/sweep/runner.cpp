@@ -16,6 +16,7 @@
 #include "sweep/entries.hpp"
 #include "sweep/images.hpp"
 #include "sweep/race_control.hpp"
+#include "sweep/remedies.hpp"
 #include "sweep/report_builder.hpp"
 #include "sweep/sinks.hpp"
 #include "formats/table.hpp"
@@ -81,6 +82,7 @@ class Sweep {
     }
     // The controls' indexes follow the whole plan's, the same in every shard and with --case.
     const std::size_t controls_index = m_plan.cases.empty() ? 0 : m_plan.cases.back().index + 1;
+    m_remedy_base = controls_index + 2 * m_tritons.size();
     if (!m_request.only_cases.empty()) {
       plan::keep_only(m_plan, m_request.only_cases);
     }
@@ -129,6 +131,7 @@ class Sweep {
     m_entries = plan_entries(m_plan, m_config, m_sets, m_images, m_request.test_hooks);
     if (m_request.controls && !done_controls) {
       std::size_t next_index = controls_index;
+      m_remedy_base = controls_index + 2 * m_tritons.size();
       for (const std::string& triton : m_tritons) {
         m_controls.push_back(control_entries(m_sets.at(triton), m_config.seed.value, next_index, m_control_cases,
                                              m_images));
@@ -258,6 +261,71 @@ class Sweep {
       return;
     }
     run_cases(journal, sinks, done, finished);
+    if (m_config.remedies.value && m_report.meta.value("interrupted", json()).is_null()) {
+      run_remedies();
+    }
+  }
+
+  /// sweep --remedies: the known remedies of each hazardous configuration as
+  /// neighbour cases, built, inspected and run like the plan's (sweep/remedies.hpp).
+  void run_remedies() {
+    std::map<std::string, const plan::Case*> by_id;
+    for (const plan::Case& c : m_plan.cases) {
+      by_id[c.id] = &c;
+    }
+    // A 13.3+ ptxas the run already compiles with, for the Triton-and-ptxas remedy.
+    std::string ptxas_13_3;
+    for (const auto& [key, image] : m_images.all()) {
+      if (image.compiler.kind != compile::CompilerKind::ptxas || !image.compile.contains("version")) {
+        continue;
+      }
+      const std::string v = image.compile.value("version", "");
+      int major = 0;
+      int minor = 0;
+      if (std::sscanf(v.c_str(), "%d.%d", &major, &minor) == 2 && (major > 13 || (major == 13 && minor >= 3))) {
+        ptxas_13_3 = image.compiler.to_string();
+      }
+    }
+    RemedyPlan rp = plan_remedies(m_report.cases, by_id, m_sets.versions(), ptxas_13_3);
+    if (rp.hazards.empty()) {
+      m_report.remedies = remedies_record(rp, {});
+      return;
+    }
+    std::size_t next_index = m_remedy_base;
+    std::map<std::string, std::size_t> index_of_id;  // one run per distinct neighbour
+    for (const RemedyCase& rc : rp.remedies) {
+      if (rc.existing || index_of_id.count(rc.neighbour.id) > 0) {
+        continue;
+      }
+      plan::Case c = rc.neighbour;
+      c.index = next_index++;
+      index_of_id[c.id] = m_remedy_cases.cases.size();
+      m_remedy_cases.cases.push_back(std::move(c));
+    }
+    const std::vector<Entry> entries = plan_entries(m_remedy_cases, m_config, m_sets, m_images, {});
+    m_images.build_on_cpu(m_sets, m_request.jobs);
+    const std::string problem = m_images.inspect(m_request.nvdisasm, m_request.jobs);
+    if (!problem.empty()) {
+      fmt::print(stderr, "sweep: warning: the remedies' SASS could not be inspected: {}\n", problem);
+    }
+    std::vector<CaseRecord> ran(entries.size());
+    PoolCallbacks callbacks;
+    callbacks.run = [&](DeviceSlot& slot, std::size_t task) { return run_entry(slot, entries[task]); };
+    callbacks.lost = [&](std::size_t task, const std::string& why) {
+      return not_run(entries[task], Verdict::incomplete, why);
+    };
+    callbacks.done = [&](std::size_t task, const CaseRecord& record) {
+      ran[task] = record;
+      return true;
+    };
+    run_on_devices(m_slots, entries.size(), callbacks);
+    std::vector<CaseRecord> results;
+    for (const RemedyCase& rc : rp.remedies) {
+      results.push_back(rc.existing ? m_report.cases[*rc.existing] : ran[index_of_id.at(rc.neighbour.id)]);
+    }
+    m_report.remedies = remedies_record(rp, results);
+    fmt::print(stderr, "sweep: remedies: {} neighbour case(s) of {} hazardous case(s), {} run now\n",
+               rp.remedies.size(), rp.hazards.size(), entries.size());
   }
 
   /// The cases over the GPUs' workers (device_pool.hpp): each finished case is
@@ -610,6 +678,8 @@ class Sweep {
   std::vector<std::string> m_tritons;  ///< the Triton sets the plan uses, in order
   plan::Plan m_plan;  ///< expanded by run() once the GPU answered
   json m_shard;       ///< meta.shard (--shard), or null
+  plan::Plan m_remedy_cases;      ///< --remedies: the neighbour cases run after the plan's
+  std::size_t m_remedy_base = 0;  ///< their first index: past the plan's and the controls' 
   ImageSet m_images;
   std::vector<Entry> m_entries;
   std::vector<std::unique_ptr<plan::Case>> m_control_cases;  ///< the controls' synthesised cases

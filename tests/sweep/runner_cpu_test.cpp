@@ -374,3 +374,57 @@ TEST_F(DevicesWithFakeWorker, WhenEveryGpuLeavesTheRestIsRecordedNotDropped) {
 
 }  // namespace
 }  // namespace lp::sweep
+
+namespace lp::sweep {
+namespace {
+
+TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
+  // Case 1 (block_n 128, 32 tokens) fails; with --remedies its neighbours run too.
+  script({{"by_index", {{"1", "fail"}}}});
+  json config = json::parse(k_config);
+  config["remedies"] = true;
+  write_file_atomic(m_dir.path() + "/remedies.json", config.dump());
+  SweepRequest r;
+  r.argv = {"loraprobe", "sweep"};
+  r.out = m_dir.path() + "/remedies-report.json";
+  r.worker_exe = std::string(LP_SOURCE_DIR) + "/tests/sweep/fake_worker.py";
+  r.case_timeout = std::chrono::seconds(20);
+  r.progress = false;
+  r.controls = false;
+  EXPECT_EQ(run_sweep(plan::load_config_file(m_dir.path() + "/remedies.json"), r), 1);
+  const json report = formats::read_document(r.out).json;
+  ASSERT_TRUE(report.contains("remedies")) << report.dump().substr(0, 500);
+  const json& hazards = report["remedies"]["hazards"];
+  // Without nvdisasm only the FAIL is hazardous; with it the block_n 128 row is LATENT too (16 and 64 tokens).
+  ASSERT_GE(hazards.size(), 1U);
+  const json* fail = nullptr;
+  for (const json& h : hazards) {
+    if (h["verdict"] == "FAIL") {
+      fail = &h;
+    }
+  }
+  ASSERT_NE(fail, nullptr);
+  EXPECT_EQ((*fail)["tokens"], 32);
+  std::map<std::string, json> by_name;
+  for (const json& x : (*fail)["remedies"]) {
+    by_name[x["remedy"]] = x;
+  }
+  ASSERT_TRUE(by_name.count("block_n 32"));
+  EXPECT_EQ(by_name["block_n 32"]["in_plan"], true);  // the plan's own block_n 32 case, not run again
+  EXPECT_EQ(by_name["block_n 32"]["verdict"], "PASS");
+  ASSERT_TRUE(by_name.count("num_stages 1"));
+  EXPECT_EQ(by_name["num_stages 1"]["in_plan"], false);
+  ASSERT_TRUE(by_name.count("bf16 input"));
+  ASSERT_TRUE(by_name.count("Triton 3.9.0"));
+  EXPECT_EQ(by_name["Triton 3.9.0"]["verdict"], "PASS");
+  EXPECT_EQ(report["remedies"]["notes"][0].get<std::string>().rfind("no ptxas 13.3 or newer in this run", 0), 0U);
+  // The remedies are not cases of the plan: the summary counts the plan's six.
+  std::size_t counted = 0;
+  for (const auto& [verdict, n] : report["summary"]["counts"].items()) {
+    counted += n.get<std::size_t>();
+  }
+  EXPECT_EQ(counted, 6U);
+}
+
+}  // namespace
+}  // namespace lp::sweep

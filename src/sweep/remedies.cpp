@@ -1,0 +1,188 @@
+#include "sweep/remedies.hpp"
+
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "formats/table.hpp"
+
+namespace lp::sweep {
+
+using nlohmann::json;
+using report::Verdict;
+
+namespace {
+
+struct Rule {
+  std::string name;
+  std::string why;
+  std::function<bool(plan::Case&)> apply;  ///< false: the case has that already
+};
+
+std::vector<Rule> rules(const std::vector<std::string>& tritons, const std::string& ptxas_13_3) {
+  std::vector<Rule> out;
+  out.push_back({"block_n 32", "the field workaround (vLLM PR #48638)", [](plan::Case& c) {
+                   if (!c.expand || c.expand->block_n == 32) {
+                     return false;
+                   }
+                   c.expand->block_n = 32;
+                   return true;
+                 }});
+  out.push_back({"num_stages 1", "no software pipelining, so no MMA in flight across loop trips", [](plan::Case& c) {
+                   if (!c.expand || c.expand->num_stages == 1) {
+                     return false;
+                   }
+                   c.expand->num_stages = 1;
+                   return true;
+                 }});
+  out.push_back({"bf16 input", "a bf16 shrink buffer, so the expand reads bf16 from shared memory (vLLM PR #47869)",
+                 [](plan::Case& c) {
+                   if (c.op != Op::expand || c.input_dtype == DType::bf16) {
+                     return false;
+                   }
+                   c.input_dtype = DType::bf16;
+                   return true;
+                 }});
+  if (!tritons.empty()) {
+    const std::string newest = tritons.back();
+    out.push_back({"Triton " + newest, "the newest embedded kernel set with its own ptxas", [newest](plan::Case& c) {
+                     if (c.triton == newest && c.compiler.kind == compile::CompilerKind::prebuilt) {
+                       return false;
+                     }
+                     c.triton = newest;
+                     c.compiler = compile::Compiler::prebuilt();
+                     return true;
+                   }});
+    if (!ptxas_13_3.empty()) {
+      const compile::Compiler ptxas = *compile::Compiler::parse(ptxas_13_3);
+      out.push_back({fmt::format("Triton {} + {}", newest, ptxas_13_3), "the newest kernel set through a 13.3+ ptxas",
+                     [newest, ptxas](plan::Case& c) {
+                       if (c.triton == newest && c.compiler == ptxas) {
+                         return false;
+                       }
+                       c.triton = newest;
+                       c.compiler = ptxas;
+                       return true;
+                     }});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
+                         const std::map<std::string, const plan::Case*>& cases, const std::vector<std::string>& tritons,
+                         const std::string& ptxas_13_3) {
+  RemedyPlan out;
+  // Per configuration (every axis but tokens), the hazardous cases at its fewest and most tokens.
+  std::map<std::string, std::pair<const report::CaseRecord*, const report::CaseRecord*>> by_config;
+  std::vector<std::string> order;
+  for (const report::CaseRecord& r : records) {
+    if (r.verdict != Verdict::latent && r.verdict != Verdict::fail) {
+      continue;
+    }
+    json key = r.axes;
+    key.erase("tokens");
+    const auto [it, added] = by_config.emplace(key.dump(), std::make_pair(&r, &r));
+    if (added) {
+      order.push_back(key.dump());
+      continue;
+    }
+    // A configuration's FAIL cases come before its LATENT ones: wrong numbers are what a remedy must fix first.
+    const auto rank = [](const report::CaseRecord* c) { return c->verdict == Verdict::fail ? 0 : 1; };
+    const auto tokens = [](const report::CaseRecord* c) { return c->axes.value("tokens", std::int64_t{0}); };
+    auto& [fewest, most] = it->second;
+    if (rank(&r) < rank(fewest)) {
+      fewest = most = &r;
+      continue;
+    }
+    if (rank(&r) > rank(fewest)) {
+      continue;
+    }
+    if (tokens(&r) < tokens(fewest)) {
+      fewest = &r;
+    }
+    if (tokens(&r) > tokens(most)) {
+      most = &r;
+    }
+  }
+  std::map<std::string, std::size_t> record_by_id;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    record_by_id[records[i].id] = i;
+  }
+  const std::vector<Rule> all = rules(tritons, ptxas_13_3);
+  if (ptxas_13_3.empty()) {
+    out.notes.push_back("no ptxas 13.3 or newer in this run: add --ptxas 13.3.73 (or newer) to measure that remedy too");
+  }
+  for (const std::string& key : order) {
+    const auto& [fewest, most] = by_config[key];
+    std::vector<const report::CaseRecord*> chosen = {fewest};
+    if (most != fewest) {
+      chosen.push_back(most);
+    }
+    for (const report::CaseRecord* hazard : chosen) {
+      const auto found = cases.find(hazard->id);
+      if (found == cases.end()) {
+        continue;
+      }
+      const std::size_t h = out.hazards.size();
+      out.hazards.push_back(hazard);
+      for (const Rule& rule : all) {
+        plan::Case n = *found->second;
+        if (!rule.apply(n)) {
+          continue;
+        }
+        n.id = plan::case_id(n);
+        n.own_axes = nullptr;
+        RemedyCase rc{h, rule.name, rule.why, n, std::nullopt};
+        if (const auto existing = record_by_id.find(n.id); existing != record_by_id.end()) {
+          rc.existing = existing->second;
+        }
+        out.remedies.push_back(std::move(rc));
+      }
+    }
+  }
+  return out;
+}
+
+json remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecord>& results) {
+  auto kernel_ms = [](const report::CaseRecord& r) -> json {
+    return r.timing.is_object() && r.timing.contains("kernel_ms") ? r.timing["kernel_ms"] : json();
+  };
+  json out = json::array();
+  for (std::size_t h = 0; h < plan.hazards.size(); ++h) {
+    const report::CaseRecord& hazard = *plan.hazards[h];
+    json entry = {{"configuration", formats::row_label(hazard.axes)},
+                  {"case", hazard.id},
+                  {"tokens", hazard.axes.value("tokens", 0)},
+                  {"verdict", report::to_string(hazard.verdict)},
+                  {"kernel_ms", kernel_ms(hazard)},
+                  {"remedies", json::array()}};
+    for (std::size_t i = 0; i < plan.remedies.size(); ++i) {
+      const RemedyCase& rc = plan.remedies[i];
+      if (rc.hazard != h) {
+        continue;
+      }
+      const report::CaseRecord& r = results[i];
+      const json ms = kernel_ms(r);
+      const json base = kernel_ms(hazard);
+      entry["remedies"].push_back(
+          {{"remedy", rc.name},
+           {"why", rc.why},
+           {"case", r.id},
+           {"verdict", report::to_string(r.verdict)},
+           {"static_findings", r.static_findings ? json(*r.static_findings) : json()},
+           {"kernel_ms", ms},
+           {"cost", ms.is_number() && base.is_number() && base.get<double>() > 0 ? json(ms.get<double>() / base.get<double>())
+                                                                                : json()},
+           {"in_plan", rc.existing.has_value()},
+           {"reason", r.reason.empty() ? json() : json(r.reason)}});
+    }
+    out.push_back(std::move(entry));
+  }
+  return {{"hazards", std::move(out)}, {"notes", plan.notes}};
+}
+
+}  // namespace lp::sweep

@@ -1,0 +1,52 @@
+#pragma once
+// Measured remedies (sweep --remedies): for every configuration that ends LATENT or
+// FAIL, the known fixes as neighbour cases, run in the same sweep, statically and
+// dynamically, with what each costs in kernel time:
+//   block_n 32         the field workaround (vLLM PR #48638)
+//   num_stages 1       no software pipelining: no MMA in flight across loop trips
+//   bf16 input         a bf16 shrink buffer, so the expand reads bf16 (vLLM PR #47869)
+//   Triton <newest>    the newest embedded kernel set with its own ptxas
+//   Triton <newest> + ptxas <13.3+>   when the run compiles with such a ptxas
+// Each neighbour is the hazardous case with one thing changed (its id is that case's);
+// one the plan already has is not run again.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/plan.hpp"
+#include "report/report.hpp"
+
+namespace lp::sweep {
+
+/// One remedy of one hazardous case.
+struct RemedyCase {
+  std::size_t hazard = 0;  ///< index into RemedyPlan::hazards
+  std::string name;        ///< "block_n 32"
+  std::string why;
+  plan::Case neighbour;
+  std::optional<std::size_t> existing;  ///< index of the plan's record when the plan has it
+};
+
+struct RemedyPlan {
+  std::vector<const report::CaseRecord*> hazards;  ///< the hazardous cases the remedies are for
+  std::vector<RemedyCase> remedies;
+  std::vector<std::string> notes;                  ///< remedies that could not be planned, and why
+};
+
+/// The remedies of the hazardous cases of `records`: per configuration, its FAIL
+/// cases (else its LATENT ones) at the fewest and the most tokens. `cases` are the plan's cases by id;
+/// `tritons` the run's kernel sets (newest last); `ptxas_13_3` a compiler of the run
+/// whose ptxas is 13.3 or newer, or empty.
+RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
+                         const std::map<std::string, const plan::Case*>& cases, const std::vector<std::string>& tritons,
+                         const std::string& ptxas_13_3);
+
+/// The report's remedies block: per hazardous case, each remedy's verdict, static
+/// findings and kernel time against the hazardous case's ("cost").
+nlohmann::json remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecord>& results);
+
+}  // namespace lp::sweep
