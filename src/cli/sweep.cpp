@@ -90,7 +90,9 @@ void add_options(CLI::App& sub, SweepOptions& o) {
                  "Sweep a model's LoRA projections (qkv, o_proj, gate_up, down_proj; loraprobe list --models) "
                  "instead of the num_slices and hidden axes");
   sub.add_option("--tp", o.flags.tp, "With --model: tensor parallelism, dividing the sizes vLLM shards");
-  sub.add_flag("--remedies,!--no-remedies", o.flags.remedies,
+  // A callback, not a variable: the config's own "remedies" stands unless a flag is given.
+  sub.add_flag_function(
+      "--remedies,!--no-remedies", [&o](std::int64_t count) { o.flags.remedies = count > 0; },
                "Also run the known remedies of every LATENT or FAIL configuration (block_n 32, num_stages 1, bf16 "
                "input, the newest Triton set, with a 13.3+ ptxas when the run has one) and report their cost in "
                "kernel time; on in the seed and upgrade-gate configs");

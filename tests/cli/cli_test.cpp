@@ -548,3 +548,24 @@ TEST(Cli, MergeRefusesReportsThatAreNotShards) {
 
 }  // namespace
 }  // namespace lp
+
+namespace lp {
+namespace {
+
+TEST(Cli, RemediesAreTheConfigsUnlessAFlagSaysOtherwise) {
+  const std::string seed = LP_SOURCE_DIR "/configs/seed-48590.json";
+  auto remedies = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"sweep", "--config", seed, "--show-config", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const ProcessResult r = loraprobe(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json c = nlohmann::json::parse(r.out);
+    return c.contains("remedies") ? c["remedies"]["origin"].get<std::string>() : std::string("off");
+  };
+  EXPECT_EQ(remedies({}), "file " + seed);
+  EXPECT_EQ(remedies({"--no-remedies"}), "off");
+  EXPECT_EQ(remedies({"--remedies"}), "flag --remedies");
+}
+
+}  // namespace
+}  // namespace lp
