@@ -56,6 +56,14 @@ std::vector<Rule> rules(const std::vector<std::string>& tritons, const std::stri
                    }});
     if (!ptxas_13_3.empty()) {
       const compile::Compiler ptxas = *compile::Compiler::parse(ptxas_13_3);
+      // The same PTX through the newer ptxas: whether ptxas can fix it at all.
+      out.push_back({ptxas_13_3, "the case's own PTX through a 13.3+ ptxas", [ptxas](plan::Case& c) {
+                       if (c.compiler == ptxas) {
+                         return false;
+                       }
+                       c.compiler = ptxas;
+                       return true;
+                     }});
       out.push_back({fmt::format("Triton {} + {}", newest, ptxas_13_3), "the newest kernel set through a 13.3+ ptxas",
                      [newest, ptxas](plan::Case& c) {
                        if (c.triton == newest && c.compiler == ptxas) {

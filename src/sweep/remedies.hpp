@@ -6,7 +6,8 @@
 //   num_stages 1       no software pipelining: no MMA in flight across loop trips
 //   bf16 input         a bf16 shrink buffer, so the expand reads bf16 (vLLM PR #47869)
 //   Triton <newest>    the newest embedded kernel set with its own ptxas
-//   Triton <newest> + ptxas <13.3+>   when the run compiles with such a ptxas
+//   ptxas <13.3+>, and Triton <newest> + ptxas <13.3+>, when the run compiles with
+//                      such a ptxas (the first says whether ptxas can fix the case's PTX)
 // Each neighbour is the hazardous case with one thing changed (its id is that case's);
 // one the plan already has is not run again.
 
