@@ -8,6 +8,7 @@
 
 #include "report/report.hpp"
 #include "tools/tools.hpp"
+#include "util/error.hpp"
 #include "util/sha256.hpp"
 
 namespace lp::formats {
@@ -293,7 +294,12 @@ ReportView view_of(const Document& doc) {
   }
   std::vector<report::CaseRecord> records;
   for (const json& c : cases) {
-    records.push_back(report::CaseRecord::from_json(c));
+    try {
+      records.push_back(report::CaseRecord::from_json(c));
+    } catch (const Error& e) {
+      // A record the converters cannot read is bad input, named by its place (found by fuzz/report_fuzzer).
+      throw InputError(doc.path, fmt::format("/cases/{}", records.size()), e.what());
+    }
     if (text(c, "verdict") == "PASS" && member(member(c, "metrics"), "worst_dev_over_tolerance").is_number()) {
       v.clean_margins.push_back(c["metrics"]["worst_dev_over_tolerance"].get<double>());
     }
