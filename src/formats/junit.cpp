@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "formats/table.hpp"
+#include "formats/view.hpp"
 
 namespace lp::formats {
 
@@ -23,6 +24,7 @@ struct TestCase {
   std::string type;     ///< the verdict or status, for failure/error
   std::string message;  ///< one line
   std::string body;     ///< details (metrics summary, first finding)
+  std::string out;      ///< <system-out>: the remedies measured for this case (sweep --remedies)
 };
 
 struct Suite {
@@ -50,16 +52,19 @@ std::string write(const std::vector<Suite>& suites, const std::string& name) {
       t += c.seconds;
       cases += fmt::format(R"(    <testcase name="{}" classname="{}" time="{:.6f}")", xml_escape(c.name),
                            xml_escape(c.classname), c.seconds);
-      if (c.kind.empty()) {
+      if (c.kind.empty() && c.out.empty()) {
         cases += "/>\n";
         continue;
       }
       cases += ">\n";
       if (c.kind == "skipped") {
         cases += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(c.message));
-      } else {
+      } else if (!c.kind.empty()) {
         cases += fmt::format("      <{} message=\"{}\" type=\"{}\">{}</{}>\n", c.kind, xml_escape(c.message),
                              xml_escape(c.type), xml_escape(c.body), c.kind);
+      }
+      if (!c.out.empty()) {
+        cases += fmt::format("      <system-out>{}</system-out>\n", xml_escape(c.out));
       }
       cases += "    </testcase>\n";
     }
@@ -79,6 +84,15 @@ std::string write(const std::vector<Suite>& suites, const std::string& name) {
 }
 
 std::vector<Suite> report_suites(const json& report, bool latent_fails) {
+  // sweep --remedies: each hazardous case's testcase says what its remedies measured.
+  std::map<std::string, std::string> remedies_of;
+  for (const json& h : member(member(report, "remedies"), "hazards")) {
+    std::string text_out = "remedies measured in this run:\n";
+    for (const std::string& line : remedy_lines(h)) {
+      text_out += "  " + line + "\n";
+    }
+    remedies_of[text(h, "case")] = text_out;
+  }
   std::map<std::string, Suite> by_key;
   std::vector<std::string> order;  // suites in first-seen plan order
   for (const json& c : member(report, "cases")) {
@@ -102,6 +116,9 @@ std::vector<Suite> report_suites(const json& report, bool latent_fails) {
     t.type = verdict;
     t.message = text(c, "reason");
     t.body = metrics_line(metrics);
+    if (const auto it = remedies_of.find(text(c, "id")); it != remedies_of.end()) {
+      t.out = it->second;
+    }
     if (verdict == "FAIL") {
       t.kind = "failure";
     } else if (verdict == "fault" || verdict == "timeout" || verdict == "compile_error" || verdict == "incomplete") {

@@ -261,6 +261,25 @@ std::vector<EnvRow> case_numbers(const json& c) {
   return rows;
 }
 
+std::vector<std::string> remedy_lines(const json& hazard) {
+  std::vector<std::string> lines;
+  for (const json& x : member(hazard, "remedies")) {
+    const json& findings = member(x, "static_findings");
+    const std::string statics = !findings.is_number_integer() ? "not inspected"
+                                : findings.get<std::int64_t>() == 0
+                                    ? "static clean"
+                                    : fmt::format("{} static finding(s)", findings.get<std::int64_t>());
+    const json& cost = member(x, "cost");
+    lines.push_back(fmt::format("{}: {}, {}, {}{}", text(x, "remedy", "?"), text(x, "verdict", "?"), statics,
+                                cost.is_number() ? fmt::format("{:.2g}x the kernel time", cost.get<double>())
+                                                 : std::string("kernel time not measured"),
+                                text(x, "reason").empty() || text(x, "verdict") == "PASS"
+                                    ? ""
+                                    : " (" + text(x, "reason").substr(0, 160) + ")"));
+  }
+  return lines;
+}
+
 ReportView view_of(const Document& doc) {
   const json& r = doc.json;
   ReportView v;
@@ -352,20 +371,7 @@ ReportView view_of(const Document& doc) {
   for (const json& h : member(measured, "hazards")) {
     MeasuredRemedies m{text(h, "configuration", "?"), integer(h, "tokens"), text(h, "case", "?"), text(h, "verdict", "?"),
                        {}};
-    for (const json& x : member(h, "remedies")) {
-      const json& findings = member(x, "static_findings");
-      const std::string statics = !findings.is_number_integer() ? "not inspected"
-                                  : findings.get<std::int64_t>() == 0
-                                      ? "static clean"
-                                      : fmt::format("{} static finding(s)", findings.get<std::int64_t>());
-      const json& cost = member(x, "cost");
-      m.lines.push_back(fmt::format("{}: {}, {}, {}{}", text(x, "remedy", "?"), text(x, "verdict", "?"), statics,
-                                    cost.is_number() ? fmt::format("{:.2g}x the kernel time", cost.get<double>())
-                                                     : std::string("kernel time not measured"),
-                                    text(x, "reason").empty() || text(x, "verdict") == "PASS"
-                                        ? ""
-                                        : " (" + text(x, "reason").substr(0, 160) + ")"));
-    }
+    m.lines = remedy_lines(h);
     v.measured.push_back(std::move(m));
   }
   for (const json& n : member(measured, "notes")) {

@@ -19,6 +19,7 @@
 #include "sass/nvdisasm.hpp"
 #include "sweep/runner.hpp"
 #include "formats/document.hpp"
+#include "formats/junit.hpp"
 #include "formats/merge.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -424,6 +425,10 @@ TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
     counted += n.get<std::size_t>();
   }
   EXPECT_EQ(counted, 6U);
+  // Every format says it: the hazardous case's JUnit testcase carries its remedies.
+  const std::string xml = formats::junit_of(formats::read_document(r.out));
+  EXPECT_NE(xml.find("<system-out>remedies measured in this run:\n  block_n 32: PASS, static clean, "), std::string::npos)
+      << xml;
 }
 
 }  // namespace
