@@ -344,6 +344,10 @@ ReportView view_of(const Document& doc) {
     if (integer(variant, "static_findings") <= 0 && integer(member(variant, "case_verdicts"), "FAIL") == 0) {
       continue;
     }
+    const json& verdicts = member(variant, "case_verdicts");
+    if (verdicts.is_object() && verdicts.empty()) {
+      continue;  // no case of the plan ran it: a control's kernel (the controls block reports those)
+    }
     Excerpt e;
     e.variant = text(variant, "variant", "?");
     e.triton = text(variant, "triton", "?");
