@@ -247,14 +247,7 @@ std::string inspect_html(const Document& doc) {
     if (text(item, "status") != "hazard") {
       continue;
     }
-    Excerpt e;
-    e.variant = text(item, "name", "?");
-    e.triton = text(item, "triton", "?");
-    e.compiler = text(item, "compiler", "?");
-    e.findings = static_cast<int>(integer(item, "finding_count"));
-    e.attribution_text = text(item, "attribution", "not analysed");
-    e.lines = excerpt_lines_of(member(item, "sass"));
-    body += excerpt_html(e);
+    body += excerpt_html(excerpt_of_item(item));
   }
   return page("loraprobe inspect", body);
 }

@@ -212,15 +212,8 @@ std::string inspect_markdown(const Document& doc) {
     if (text(item, "status") != "hazard") {
       continue;
     }
-    Excerpt e;
-    e.variant = text(item, "name", "?");
-    e.triton = text(item, "triton", "?");
-    e.compiler = text(item, "compiler", "?");
-    e.findings = static_cast<int>(integer(item, "finding_count"));
-    e.attribution = text(item, "attribution");
-    e.attribution_text = e.attribution.empty() ? "not analysed" : e.attribution;
+    const Excerpt e = excerpt_of_item(item);
     if (drawn < k_drawn_excerpts) {
-      e.lines = excerpt_lines_of(member(item, "sass"));
       out += excerpt_block(e);
       ++drawn;
     } else {

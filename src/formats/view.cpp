@@ -261,6 +261,18 @@ std::vector<EnvRow> case_numbers(const json& c) {
   return rows;
 }
 
+Excerpt excerpt_of_item(const json& item) {
+  Excerpt e;
+  e.variant = text(item, "name", "?");
+  e.triton = text(item, "triton", "?");
+  e.compiler = text(item, "compiler", "?");
+  e.findings = static_cast<int>(integer(item, "finding_count"));
+  e.attribution = text(item, "attribution");
+  e.attribution_text = e.attribution.empty() ? "not analysed" : e.attribution;
+  e.lines = excerpt_lines_of(member(item, "sass"));
+  return e;
+}
+
 std::vector<std::string> remedy_lines(const json& hazard) {
   std::vector<std::string> lines;
   for (const json& x : member(hazard, "remedies")) {

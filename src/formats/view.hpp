@@ -91,6 +91,9 @@ ReportView view_of(const Document& doc);
 /// in-flight MMA, the MMA, the wait it passes, the instructions that touch it.
 std::vector<ExcerptLine> excerpt_lines_of(const nlohmann::json& sass);
 
+/// The excerpt of one hazardous cubin of an inspect document (its items[]), lines included.
+Excerpt excerpt_of_item(const nlohmann::json& item);
+
 /// The measured remedies of one hazard of a report's remedies block, one line each:
 /// "block_n 32: PASS, static clean, 2.1x the kernel time".
 std::vector<std::string> remedy_lines(const nlohmann::json& hazard);

@@ -445,7 +445,7 @@ TEST(Cli, ReportAndDiffReadAnOlderSchemaReportAndRefuseWhatIsNone) {
                    "again (older ones differ in more than the form of their cases); the other formats read it as it "
                    "is\n");
   const std::string three = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
-  const std::string compact = testing::TempDir() + "/seed-compact-cli.json";
+  const std::string compact = scratch().path() + "/seed-compact-cli.json";
   r = loraprobe({"report", three, "--format", "json", "-o", compact});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json rewritten = nlohmann::json::parse(read_file(compact));
@@ -469,7 +469,7 @@ namespace {
 
 TEST(Cli, ReproBundlesACaseOfAReportWithoutAGpu) {
   const std::string report = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
-  const std::string dir = testing::TempDir() + "/repro-bundle";
+  const std::string dir = scratch().path() + "/repro-bundle";
   std::filesystem::remove_all(dir);
   ProcessResult r = loraprobe({"repro", report, "9efe288f6599", "--out", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -531,13 +531,13 @@ namespace {
 
 TEST(Cli, MergeRefusesReportsThatAreNotShards) {
   const std::string three = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
-  ProcessResult r = loraprobe({"merge", three, "-o", testing::TempDir() + "/merged.json"});
+  ProcessResult r = loraprobe({"merge", three, "-o", scratch().path() + "/merged.json"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "loraprobe: " + three + ":/schema_version: report 3.0.0: shards are reports of schema 4.0.0 "
                    "(sweep --shard)\n");
-  const std::string four = testing::TempDir() + "/seed-4.json";
+  const std::string four = scratch().path() + "/seed-4.json";
   ASSERT_EQ(loraprobe({"report", three, "--format", "json", "-o", four}).exit_code, 0);
-  r = loraprobe({"merge", four, "-o", testing::TempDir() + "/merged.json"});
+  r = loraprobe({"merge", four, "-o", scratch().path() + "/merged.json"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "loraprobe: " + four + ":/meta/shard: missing: not a shard of a sweep (sweep --shard I/N writes "
                    "one)\n");

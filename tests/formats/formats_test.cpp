@@ -66,7 +66,8 @@ TEST(Markdown, CompactAndFullReportsReadTheSame) {
   // schema row and the footer's file name.
   const Document full = seed();
   report::Report r = as_report(full);
-  const std::string compact_path = testing::TempDir() + "/seed-compact.json";
+  const TempDir scratch("lp-formats-test-");
+  const std::string compact_path = scratch.path() + "/seed-compact.json";
   write_file_atomic(compact_path, r.dump());
   const Document compact = read_document(compact_path);
   auto strip = [](std::string md) {

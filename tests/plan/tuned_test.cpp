@@ -34,8 +34,8 @@ TEST(Tuned, ExactKeysWinAndOtherwiseTheNearest) {
   EXPECT_EQ(t.expand(true, 4, 1, 256, 100, 8192)->knobs.num_stages, 3);
   // A tie (136 is 120 from 16 and from 256) takes the first key in the file, as Python's min() does.
   EXPECT_EQ(t.expand(true, 1, 1, 136, 64, 4096)->describe(), "NVIDIA_H200_EXPAND_TRUE.json[1][1][16][64][4096]");
-  const std::string reversed = testing::TempDir() + "/tuned-reversed";
-  std::filesystem::create_directories(reversed);
+  const TempDir reversed_dir("lp-tuned-test-");
+  const std::string reversed = reversed_dir.path();
   write_file_atomic(reversed + "/X_EXPAND_TRUE.json", R"({"1": {"1": {"256": {"64": {"4096": {"block_m": 64,
     "block_n": 128, "block_k": 32, "num_warps": 4, "num_ctas": 1, "num_stages": 2}}}, "16": {"64": {"4096": {
     "block_m": 64, "block_n": 32, "block_k": 32, "num_warps": 4, "num_ctas": 1, "num_stages": 2}}}}}})");
@@ -78,8 +78,8 @@ TEST(Tuned, ThePlanTakesTheKnobsVllmWouldLaunch) {
 }
 
 TEST(Tuned, BadFilesNameTheFileAndThePointer) {
-  const std::string dir = testing::TempDir() + "/tuned-bad";
-  std::filesystem::create_directories(dir);
+  const TempDir bad_dir("lp-tuned-test-");
+  const std::string dir = bad_dir.path();
   auto message = [&](const std::string& text) {
     write_file_atomic(dir + "/G_SHRINK.json", text);
     try {
