@@ -43,16 +43,18 @@ def main(path):
     if "#SBATCH --array=0-7" not in scripts[0] or "#SBATCH --gres=gpu:1" not in scripts[0]:
         errors.append(f"{path}: the Slurm script lacks #SBATCH --array=0-7 or --gres=gpu:1")
     shellcheck = shutil.which("shellcheck")
-    for i, script in enumerate(scripts):
-        with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as f:
-            f.write(script)
-        r = subprocess.run(["bash", "-n", f.name], capture_output=True, text=True)
-        if r.returncode != 0:
-            errors.append(f"{path}: bash block {i}: bash -n: {r.stderr.strip()}")
-        if shellcheck:
-            r = subprocess.run([shellcheck, "-s", "bash", f.name], capture_output=True, text=True)
+    with tempfile.TemporaryDirectory(prefix="lp-scale-doc-") as scratch:
+        for i, script in enumerate(scripts):
+            name = f"{scratch}/block-{i}.sh"
+            with open(name, "w") as f:
+                f.write(script)
+            r = subprocess.run(["bash", "-n", name], capture_output=True, text=True)
             if r.returncode != 0:
-                errors.append(f"{path}: bash block {i}: shellcheck:\n{r.stdout.strip()}")
+                errors.append(f"{path}: bash block {i}: bash -n: {r.stderr.strip()}")
+            if shellcheck:
+                r = subprocess.run([shellcheck, "-s", "bash", name], capture_output=True, text=True)
+                if r.returncode != 0:
+                    errors.append(f"{path}: bash block {i}: shellcheck:\n{r.stdout.strip()}")
     print(f"{path}: {len(yamls)} yaml block(s), {len(scripts)} bash block(s); shellcheck "
           f"{'ran' if shellcheck else 'not installed, skipped'}")
     return errors
