@@ -76,15 +76,15 @@ struct InspectOptions {
 inspect::ProgressFunction progress_printer() {
   const auto start = Clock::now();
   auto last = std::make_shared<Clock::time_point>(start);
-  return [start, last](const inspect::InspectResult&, std::size_t done, std::size_t total) {
+  return [start, last](std::string_view stage, std::size_t done, std::size_t total) {
     const auto now = Clock::now();
     if (now - *last < std::chrono::seconds(10) || done == total) {
       return;
     }
     *last = now;
     const double s = std::chrono::duration<double>(now - start).count();
-    fmt::print(stderr, "inspect: {}/{} done ({:.0f}%), {:.0f} s\n", done, total, 100.0 * double(done) / double(total),
-               s);
+    fmt::print(stderr, "inspect: {} {}/{} ({:.0f}%), {:.0f} s\n", stage, done, total,
+               100.0 * double(done) / double(total), s);
     std::fflush(stderr);
   };
 }

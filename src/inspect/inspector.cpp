@@ -54,11 +54,26 @@ std::string skip_reason(const std::shared_ptr<const std::string>& ptx, bool enab
 
 }  // namespace
 
-/// Inputs being or already worked on: the first caller computes, later ones wait.
+/// What inspect_all has worked out, by input (the same bytes, or the same PTX under
+/// the same ptxas binary), across calls.
 struct Inspector::Memo {
   std::mutex mutex;
-  std::map<std::string, std::shared_future<Outcome>> outcomes;
+  std::map<std::string, Outcome> outcomes;
   std::map<std::string, nlohmann::json> ptx_reports;  ///< by sha256 of the PTX
+};
+
+/// One input between inspect_all's phases: done without nvdisasm (a cache hit, a
+/// skip, a compile error), or a cubin waiting to be disassembled with the others.
+struct Inspector::Pending {
+  std::optional<Outcome> outcome;
+  std::string compiled;                    ///< the cubin ptxas made (PTX inputs)
+  const std::string* given = nullptr;      ///< else the item's own bytes
+  std::string cubin_sha256;
+  std::string name;
+  nlohmann::json compile;      ///< the compile record (PTX inputs), else null
+  double ms = 0.0;             ///< time spent before disassembling
+  /// The cubin to disassemble.
+  [[nodiscard]] std::string_view cubin() const { return given != nullptr ? std::string_view(*given) : compiled; }
 };
 
 std::string_view to_string(StaticOutcome status) noexcept {
@@ -148,51 +163,83 @@ void Inspector::note_write(const std::optional<std::string>& failure) const {
   }
 }
 
-Inspector::Outcome Inspector::analyse(std::string_view cubin, const std::string& cubin_sha256,
-                                      const std::string& name) const {
-  Outcome outcome;
-  const std::string key = sass_cache_key(cubin_sha256, m_options.nvdisasm.sha256, m_fingerprint);
-  if (m_cache) {
-    if (std::optional<nlohmann::json> hit = m_cache->load("sass", key);
-        hit && hit->value("cubin_sha256", std::string()) == cubin_sha256 && hit->contains("finding_count")) {
-      ++m_sass_hits;
-      outcome.finding_count = hit->at("finding_count").get<std::size_t>();
-      outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
-      outcome.sass = std::move(*hit);
-      outcome.cached = true;
-      return outcome;
-    }
-    ++m_sass_misses;
+std::optional<Inspector::Outcome> Inspector::cached_report(const std::string& cubin_sha256) const {
+  if (!m_cache) {
+    return std::nullopt;
   }
-  sass::CubinReport report;
-  try {
-    report = sass::analyze_cubin(cubin, m_options.nvdisasm, m_options.analysis, name);
-  } catch (const lp::Error& e) {
-    // Not cached: nvdisasm timing out under load says nothing about the next run.
-    outcome.error = e.what();
+  const std::string key = sass_cache_key(cubin_sha256, m_options.nvdisasm.sha256, m_fingerprint);
+  if (std::optional<nlohmann::json> hit = m_cache->load("sass", key);
+      hit && hit->value("cubin_sha256", std::string()) == cubin_sha256 && hit->contains("finding_count")) {
+    Outcome outcome;
+    outcome.finding_count = hit->at("finding_count").get<std::size_t>();
+    outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
+    outcome.sass = std::move(*hit);
+    outcome.cached = true;
     return outcome;
   }
-  // What the cache stores is what the caller gets, byte for byte once dumped,
-  // so a later hit is indistinguishable from this run.
-  const std::string text = nlohmann::json(report).dump();
-  if (m_cache) {
-    note_write(m_cache->store("sass", key, nlohmann::json::parse(text)));
+  return std::nullopt;
+}
+
+Inspector::Outcome Inspector::finish(const Pending& pending, const sass::CubinOutcome& analysed) const {
+  Outcome outcome;
+  if (!analysed.report) {
+    // Not cached: nvdisasm timing out under load says nothing about the next run.
+    outcome.error = analysed.error;
+  } else {
+    // What the cache stores is what the caller gets, byte for byte once dumped,
+    // so a later hit is indistinguishable from this run.
+    const std::string text = nlohmann::json(*analysed.report).dump();
+    if (m_cache) {
+      const std::string key = sass_cache_key(pending.cubin_sha256, m_options.nvdisasm.sha256, m_fingerprint);
+      note_write(m_cache->store("sass", key, nlohmann::json::parse(text)));
+    }
+    outcome.sass = nlohmann::json::parse(text);
+    outcome.finding_count = analysed.report->finding_count();
+    outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
+    outcome.ms = analysed.report->disassemble_ms + analysed.report->analysis_ms;
   }
-  outcome.sass = nlohmann::json::parse(text);
-  outcome.finding_count = report.finding_count();
-  outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
+  if (!pending.compile.is_null()) {
+    outcome.compile = pending.compile;
+    outcome.compile["cached"] = false;
+  }
+  outcome.ms += pending.ms;
   return outcome;
 }
 
-Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& input_sha256) const {
+Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string& input_sha256) const {
+  const auto start = Clock::now();
+  Pending p;
+  p.name = item.name;
+  auto done = [&](Outcome outcome) {
+    outcome.ms = ms_since(start);
+    p.outcome = std::move(outcome);
+    return std::move(p);
+  };
+  auto to_disassemble = [&](const std::string* given, const std::string& cubin_sha256) {
+    if (std::optional<Outcome> hit = cached_report(cubin_sha256)) {
+      ++m_sass_hits;
+      hit->compile = p.compile;
+      if (!hit->compile.is_null()) {
+        hit->compile["cached"] = false;
+      }
+      return done(std::move(*hit));
+    }
+    if (m_cache) {
+      ++m_sass_misses;
+    }
+    p.given = given;
+    p.cubin_sha256 = cubin_sha256;
+    p.ms = ms_since(start);
+    return std::move(p);
+  };
   if (!item.ptx) {
     if (std::string why = skip_reason(item.source_ptx, m_options.skip_without_wgmma); !why.empty()) {
       Outcome outcome;
       outcome.status = StaticOutcome::clean;
       outcome.skipped = std::move(why);
-      return outcome;
+      return done(std::move(outcome));
     }
-    return analyse(item.cubin, input_sha256, item.name);
+    return to_disassemble(&item.cubin, input_sha256);
   }
   const compile::PtxasInfo& ptxas = item.ptx->ptxas;
   const std::string key = compile_cache_key(input_sha256, ptxas.sha256, item.ptx->options);
@@ -200,20 +247,12 @@ Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& i
     if (std::optional<nlohmann::json> record = m_cache->load("ptxas", key);
         record && record->contains("cubin_sha256") && record->at("cubin_sha256").is_string()) {
       // The compile is known; only a cached report saves running ptxas again.
-      const std::string cubin_sha256 = record->at("cubin_sha256").get<std::string>();
-      const std::string report_key = sass_cache_key(cubin_sha256, m_options.nvdisasm.sha256, m_fingerprint);
-      if (std::optional<nlohmann::json> hit = m_cache->load("sass", report_key);
-          hit && hit->value("cubin_sha256", std::string()) == cubin_sha256 && hit->contains("finding_count")) {
+      if (std::optional<Outcome> hit = cached_report(record->at("cubin_sha256").get<std::string>())) {
         ++m_compile_hits;
         ++m_sass_hits;
-        Outcome outcome;
-        outcome.finding_count = hit->at("finding_count").get<std::size_t>();
-        outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
-        outcome.sass = std::move(*hit);
-        outcome.cached = true;
-        outcome.compile = std::move(*record);
-        outcome.compile["cached"] = true;
-        return outcome;
+        hit->compile = std::move(*record);
+        hit->compile["cached"] = true;
+        return done(std::move(*hit));
       }
     }
     ++m_compile_misses;
@@ -225,7 +264,7 @@ Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& i
     Outcome outcome;
     outcome.error = e.what();
     outcome.compile = nlohmann::json{{"error", e.what()}, {"cached", false}};
-    return outcome;
+    return done(std::move(outcome));
   }
   const std::string cubin_sha256 = sha256_hex(out.cubin);
   nlohmann::json record = {
@@ -233,44 +272,29 @@ Inspector::Outcome Inspector::work(const InspectItem& item, const std::string& i
   if (m_cache) {
     note_write(m_cache->store("ptxas", key, record));
   }
+  p.compile = std::move(record);
   // Compiled all the same: a PTX that this ptxas refuses is an error row, skipped or not.
-  Outcome outcome;
   if (std::string why = skip_reason(item.ptx->ptx, m_options.skip_without_wgmma); !why.empty()) {
+    Outcome outcome;
     outcome.status = StaticOutcome::clean;
     outcome.skipped = std::move(why);
-  } else {
-    outcome = analyse(out.cubin, cubin_sha256, item.name + " (" + item.compiler + ")");
+    outcome.compile = p.compile;
+    outcome.compile["cached"] = false;
+    return done(std::move(outcome));
   }
-  outcome.compile = std::move(record);
-  outcome.compile["cached"] = false;
-  return outcome;
+  p.compiled = std::move(out.cubin);
+  p.name = item.name + " (" + item.compiler + ")";
+  return to_disassemble(nullptr, cubin_sha256);
 }
 
-InspectResult Inspector::inspect(const InspectItem& item) const {
-  const auto start = Clock::now();
-  const std::string input_sha256 = item.ptx ? sha256_hex(*item.ptx->ptx) : sha256_hex(item.cubin);
-  const std::string key = item.ptx ? "ptx:" + input_sha256 + ":" + item.ptx->ptxas.sha256 : "cubin:" + input_sha256;
-  std::shared_future<Outcome> future;
-  std::optional<std::promise<Outcome>> promise;
-  {
-    std::lock_guard lock(m_memo->mutex);
-    if (auto it = m_memo->outcomes.find(key); it != m_memo->outcomes.end()) {
-      future = it->second;
-    } else {
-      promise.emplace();
-      future = promise->get_future().share();
-      m_memo->outcomes.emplace(key, future);
-    }
-  }
-  const bool first = promise.has_value();
-  if (first) {
-    try {
-      promise->set_value(work(item, input_sha256));
-    } catch (...) {
-      promise->set_exception(std::current_exception());
-    }
-  }
-  const Outcome& outcome = future.get();  // rethrows what work() threw
+InspectResult Inspector::inspect(const InspectItem& item) const { return inspect_all({item}).front(); }
+
+std::string Inspector::memo_key(const InspectItem& item, std::string& input_sha256) {
+  input_sha256 = item.ptx ? sha256_hex(*item.ptx->ptx) : sha256_hex(item.cubin);
+  return item.ptx ? "ptx:" + input_sha256 + ":" + item.ptx->ptxas.sha256 : "cubin:" + input_sha256;
+}
+
+InspectResult Inspector::result_of(const InspectItem& item, const Outcome& outcome, bool first) const {
   InspectResult result;
   result.name = item.name;
   result.variant = item.variant;
@@ -295,7 +319,7 @@ InspectResult Inspector::inspect(const InspectItem& item) const {
           ptx::attribution(result.ptx.at("finding_count").get<std::size_t>(), result.finding_count);
     }
   }
-  result.ms = first ? ms_since(start) : 0.0;
+  result.ms = first ? outcome.ms : 0.0;
   return result;
 }
 
@@ -320,22 +344,119 @@ nlohmann::json Inspector::check_ptx(const std::string& ptx, const std::string& n
 }
 
 std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>& items) const {
+  // 1. Each distinct input once: cache lookups, ptxas, the no-wgmma skip (threads).
+  std::vector<std::string> keys(items.size());
+  std::vector<std::string> input_sha256(items.size());
+  std::map<std::string, std::size_t> first_of;  // key -> the first item naming it
+  std::vector<std::size_t> todo;                // those not known from earlier calls
+  {
+    std::lock_guard lock(m_memo->mutex);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      keys[i] = memo_key(items[i], input_sha256[i]);
+      if (first_of.emplace(keys[i], i).second && m_memo->outcomes.count(keys[i]) == 0) {
+        todo.push_back(i);
+      }
+    }
+  }
+  std::vector<Pending> pending(todo.size());
+  std::atomic<std::size_t> prepared{0};
+  std::mutex progress_mutex;
+  auto progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
+    if (m_options.progress) {
+      std::lock_guard lock(progress_mutex);
+      m_options.progress(stage, done, total);
+    }
+  };
+  run_pool(todo.size(), [&](std::size_t t) {
+    pending[t] = prepare(items[todo[t]], input_sha256[todo[t]]);
+    progress("prepared", ++prepared, todo.size());
+  });
+  // 2. The cubins left, each distinct one disassembled once, many to an nvdisasm run.
+  std::vector<sass::BatchInput> batch;
+  std::map<std::string, std::size_t> batch_of;  // cubin sha256 -> index in `batch`
+  std::vector<std::size_t> batch_index(todo.size(), 0);
+  for (std::size_t t = 0; t < todo.size(); ++t) {
+    if (!pending[t].outcome && m_interrupted_by == 0 && !pending[t].cubin_sha256.empty()) {
+      const auto [it, added] = batch_of.emplace(pending[t].cubin_sha256, batch.size());
+      if (added) {
+        batch.push_back({pending[t].cubin(), pending[t].name});
+      }
+      batch_index[t] = it->second;
+    }
+  }
+  std::vector<sass::CubinOutcome> analysed;
+  if (!batch.empty()) {
+    try {
+      analysed = sass::analyze_cubins(batch, m_options.nvdisasm, m_options.analysis, m_options.jobs);
+    } catch (const Interrupted& e) {
+      m_interrupted_by = e.signal();
+    }
+  }
+  progress("disassembled", batch.size(), batch.size());
+  {
+    std::lock_guard lock(m_memo->mutex);
+    for (std::size_t t = 0; t < todo.size(); ++t) {
+      const std::string& key = keys[todo[t]];
+      if (pending[t].outcome) {
+        m_memo->outcomes[key] = std::move(*pending[t].outcome);
+      } else if (!pending[t].cubin_sha256.empty() && batch_index[t] < analysed.size()) {
+        m_memo->outcomes[key] = finish(pending[t], analysed[batch_index[t]]);
+      }
+    }
+  }
+  // 3. One result per item, with the PTX check (threads; the first item of an input carries its time).
   std::vector<InspectResult> results(items.size());
+  std::vector<char> have(items.size(), 0);  // written by the threads: not vector<bool>
+  std::vector<char> computed_now(items.size(), 0);
+  for (const std::size_t i : todo) {
+    computed_now[i] = 1;
+  }
+  std::atomic<std::size_t> finished{0};
+  run_pool(items.size(), [&](std::size_t i) {
+    std::optional<Outcome> outcome;
+    {
+      std::lock_guard lock(m_memo->mutex);
+      if (auto it = m_memo->outcomes.find(keys[i]); it != m_memo->outcomes.end()) {
+        outcome = it->second;
+      }
+    }
+    if (outcome) {
+      results[i] = result_of(items[i], *outcome, computed_now[i] != 0);
+      have[i] = 1;
+    }
+    progress("inspected", ++finished, items.size());
+  });
+  if (m_interrupted_by != 0) {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (!have[i]) {
+        results[i].name = items[i].name;
+        results[i].variant = items[i].variant;
+        results[i].triton = items[i].triton;
+        results[i].compiler = items[i].compiler;
+        results[i].status = StaticOutcome::error;
+        results[i].error = fmt::format("not inspected: interrupted by {}", signal_name(m_interrupted_by));
+      }
+    }
+  }
+  return results;
+}
+
+template <class Fn>
+void Inspector::run_pool(std::size_t count, Fn&& fn) const {
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
-  std::mutex mutex;  // guards failure, done and the progress callback
+  std::mutex mutex;
   std::exception_ptr failure;
-  std::size_t done = 0;
   auto worker = [&] {
     while (!stop) {
       const std::size_t i = next++;
-      if (i >= items.size()) {
+      if (i >= count) {
         return;
       }
       try {
-        results[i] = inspect(items[i]);
+        fn(i);
       } catch (const Interrupted& e) {
-        // Ctrl-C: stop taking items; what finished is kept (and already cached).
+        // Ctrl-C: stop taking work; what finished is kept (and already cached).
         m_interrupted_by = e.signal();
         stop = true;
         return;
@@ -347,14 +468,9 @@ std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>
         stop = true;
         return;
       }
-      if (m_options.progress) {
-        std::lock_guard lock(mutex);
-        ++done;
-        m_options.progress(results[i], done, items.size());
-      }
     }
   };
-  const std::size_t threads = std::min<std::size_t>(m_options.jobs, items.size());
+  const std::size_t threads = std::min<std::size_t>(m_options.jobs, count);
   {
     std::vector<std::jthread> pool;
     pool.reserve(threads);
@@ -365,19 +481,6 @@ std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>
   if (failure) {
     std::rethrow_exception(failure);
   }
-  if (m_interrupted_by != 0) {
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (results[i].name.empty()) {
-        results[i].name = items[i].name;
-        results[i].variant = items[i].variant;
-        results[i].triton = items[i].triton;
-        results[i].compiler = items[i].compiler;
-        results[i].status = StaticOutcome::error;
-        results[i].error = fmt::format("not inspected: interrupted by {}", signal_name(m_interrupted_by));
-      }
-    }
-  }
-  return results;
 }
 
 }  // namespace lp::inspect

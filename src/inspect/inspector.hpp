@@ -102,8 +102,10 @@ struct InspectResult {
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
-/// Called once per item as inspect_all finishes it (serialised: never two at once).
-using ProgressFunction = std::function<void(const InspectResult& result, std::size_t done, std::size_t total)>;
+/// How far inspect_all is (serialised: never two calls at once): `stage` is "prepared"
+/// (looked up in the cache or compiled, per distinct input), "disassembled" (once,
+/// when the batched nvdisasm runs are done) or "inspected" (per item).
+using ProgressFunction = std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
 
 /// How an Inspector works.
 struct InspectorOptions {
@@ -167,10 +169,22 @@ class Inspector {
  private:
   struct Outcome;
   struct Memo;
+  struct Pending;
 
-  [[nodiscard]] Outcome work(const InspectItem& item, const std::string& key) const;
-  [[nodiscard]] Outcome analyse(std::string_view cubin, const std::string& cubin_sha256,
-                                const std::string& name) const;
+  /// The memo key of `item` ("cubin:<sha256>" or "ptx:<sha256>:<ptxas sha256>"); sets `input_sha256`.
+  static std::string memo_key(const InspectItem& item, std::string& input_sha256);
+  /// inspect_all's first phase for one input: everything before nvdisasm.
+  [[nodiscard]] Pending prepare(const InspectItem& item, const std::string& input_sha256) const;
+  /// The disk cache's report of a cubin, if it has one.
+  [[nodiscard]] std::optional<Outcome> cached_report(const std::string& cubin_sha256) const;
+  /// The outcome of a pending input from its analysis (stored in the disk cache).
+  [[nodiscard]] Outcome finish(const Pending& pending, const sass::CubinOutcome& analysed) const;
+  /// An item's result from its input's outcome; `first` carries the input's time.
+  [[nodiscard]] InspectResult result_of(const InspectItem& item, const Outcome& outcome, bool first) const;
+  /// fn(0..count-1) on options().jobs threads; an interrupt stops taking work (interrupted_by),
+  /// any other exception is rethrown once all threads stopped.
+  template <class Fn>
+  void run_pool(std::size_t count, Fn&& fn) const;
   /// The PTX check of `ptx`, once per distinct text (JSON as InspectResult::ptx).
   [[nodiscard]] nlohmann::json check_ptx(const std::string& ptx, const std::string& name) const;
   void note_write(const std::optional<std::string>& failure) const;

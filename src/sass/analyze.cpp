@@ -2,7 +2,9 @@
 
 #include <cstdio>
 
+#include "sass/batch.hpp"
 #include "sass/cubin.hpp"
+#include "util/parallel.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 
@@ -102,15 +104,11 @@ ListingReport analyze_listing(std::string_view text, const AnalysisOptions& opti
   return report;
 }
 
-CubinReport analyze_cubin(std::string_view cubin, const Nvdisasm& tool, const AnalysisOptions& options,
-                          std::string_view name) {
-  if (!looks_like_elf(cubin)) {
-    throw lp::Error(std::string(name) + ": not a cubin (no ELF header)");
-  }
-  (void)selected_checks(options);  // reject a bad check id before running nvdisasm
-  const auto start = Clock::now();
-  Disassembly d = disassemble(tool, cubin, name);
-  const double disassemble_ms = ms_since(start);
+namespace {
+
+/// The report of `cubin` from its disassembly `d`, which took `disassemble_ms`.
+CubinReport report_of(std::string_view cubin, Disassembly& d, double disassemble_ms, const Nvdisasm& tool,
+                      const AnalysisOptions& options, std::string_view name, std::string input) {
   const auto analysis_start = Clock::now();
   CubinReport report;
   static_cast<ListingReport&>(report) = analyze_parsed(d.listing, options, name);
@@ -128,8 +126,53 @@ CubinReport analyze_cubin(std::string_view cubin, const Nvdisasm& tool, const An
   report.cubin_bytes = cubin.size();
   report.disassembler = tool;
   report.listing_format = d.format;
+  report.input = std::move(input);
   report.warnings = std::move(d.warnings);
   return report;
+}
+
+}  // namespace
+
+CubinReport analyze_cubin(std::string_view cubin, const Nvdisasm& tool, const AnalysisOptions& options,
+                          std::string_view name) {
+  if (!looks_like_elf(cubin)) {
+    throw lp::Error(std::string(name) + ": not a cubin (no ELF header)");
+  }
+  (void)selected_checks(options);  // reject a bad check id before running nvdisasm
+  const auto start = Clock::now();
+  Disassembly d = disassemble(tool, cubin, name);
+  return report_of(cubin, d, ms_since(start), tool, options, name, "cubin");
+}
+
+std::vector<CubinOutcome> analyze_cubins(const std::vector<BatchInput>& cubins, const Nvdisasm& tool,
+                                         const AnalysisOptions& options, unsigned jobs) {
+  (void)selected_checks(options);  // reject a bad check id before running nvdisasm
+  std::vector<CubinOutcome> out(cubins.size());
+  std::vector<BatchInput> elf;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < cubins.size(); ++i) {
+    if (!looks_like_elf(cubins[i].cubin)) {
+      out[i].error = cubins[i].name + ": not a cubin (no ELF header)";
+    } else {
+      elf.push_back(cubins[i]);
+      index.push_back(i);
+    }
+  }
+  std::vector<BatchOutput> disassembled = disassemble_batch(tool, elf, jobs);
+  parallel_for(elf.size(), jobs, [&](std::size_t k) {
+    CubinOutcome& o = out[index[k]];
+    BatchOutput& d = disassembled[k];
+    if (!d.disassembly) {
+      o.error = d.error;
+      return;
+    }
+    try {
+      o.report = report_of(elf[k].cubin, *d.disassembly, d.ms, tool, options, elf[k].name, d.input);
+    } catch (const Error& e) {
+      o.error = e.what();
+    }
+  });
+  return out;
 }
 
 void to_json(nlohmann::json& j, const Finding& f) {
@@ -189,6 +232,7 @@ void to_json(nlohmann::json& j, const CubinReport& r) {
   j["cubin_bytes"] = r.cubin_bytes;
   j["disassembler"] = r.disassembler;
   j["disassembler"]["format"] = r.listing_format;
+  j["disassembler"]["input"] = r.input;
   j["warnings"] = r.warnings;
   j["disassemble_ms"] = r.disassemble_ms;
 }

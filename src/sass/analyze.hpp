@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sass/batch.hpp"
 #include "sass/checks.hpp"
 #include "sass/nvdisasm.hpp"
 
@@ -26,7 +27,7 @@ namespace lp::sass {
 /// control-flow graph, the scoreboard model, the checks and the JSON forms below.
 /// Bump it with any change that can change a report, so that caches keyed by it
 /// (lp_inspect keeps reports on disk) never serve a report this build would not write.
-inline constexpr int k_analysis_version = 2;  // 2: findings name the wait they pass
+inline constexpr int k_analysis_version = 3;  // 2: findings name the wait they pass; 3: labels no block starts
 
 /// Which checks to run.
 struct AnalysisOptions {
@@ -74,6 +75,9 @@ struct CubinReport : ListingReport {
   std::size_t cubin_bytes = 0;
   Nvdisasm disassembler;
   std::string listing_format;          ///< "json" or "text"
+  /// What nvdisasm read: "cubin" (the ELF), or "code" (the function's instructions,
+  /// batched with other cubins' as raw `-b SM90a` code: batch.hpp).
+  std::string input = "cubin";
   std::vector<std::string> warnings;   ///< nvdisasm's, verbatim
   double disassemble_ms = 0;           ///< running nvdisasm, wall clock
 };
@@ -93,6 +97,18 @@ ListingReport analyze_parsed(const Listing& listing, const AnalysisOptions& opti
 /// cannot be parsed, lp::UsageError for an unknown check id.
 CubinReport analyze_cubin(std::string_view cubin, const Nvdisasm& tool, const AnalysisOptions& options = {},
                           std::string_view name = "<cubin>");
+
+/// One cubin's outcome of analyze_cubins: a report, or why not.
+struct CubinOutcome {
+  std::optional<CubinReport> report;
+  std::string error;  ///< nvdisasm failed, the listing did not parse, not a cubin
+};
+
+/// analyze_cubin for many cubins at once, with few nvdisasm runs (batch.hpp) and
+/// `jobs` threads (0: one per hardware thread); in the inputs' order. One cubin's
+/// failure is its outcome's error; lp::UsageError for an unknown check id.
+std::vector<CubinOutcome> analyze_cubins(const std::vector<BatchInput>& cubins, const Nvdisasm& tool,
+                                         const AnalysisOptions& options = {}, unsigned jobs = 0);
 
 /// "0x1d30": the address spelling of reports (nvdisasm prints /*1d30*/).
 std::string format_address(std::uint64_t address);

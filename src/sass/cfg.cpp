@@ -98,9 +98,17 @@ ControlFlowGraph::Leaders ControlFlowGraph::find_leaders(const KernelListing& ke
   const std::size_t n = insns.size();
   Leaders l{std::vector<bool>(n, false), std::vector<std::optional<std::size_t>>(n), {}};
   l.leader[0] = true;
-  for (const auto& [name, address] : kernel.labels) {
-    if (auto idx = index_at(kernel, address)) {
-      l.leader[*idx] = true;
+  // Blocks start where control can arrive: the entry, after a branch, at a target.
+  // A label nothing branches to starts none, so a listing with labels (nvdisasm text
+  // from the ELF) and one without (its JSON, raw code: batch.hpp) give the same graph.
+  // Only an indirect branch may go to any label: then every label starts a block.
+  const bool indirect = std::any_of(insns.begin(), insns.end(),
+                                    [](const Instruction& insn) { return flow_of(insn) == Flow::indirect; });
+  if (indirect) {
+    for (const auto& [name, address] : kernel.labels) {
+      if (auto idx = index_at(kernel, address)) {
+        l.leader[*idx] = true;
+      }
     }
   }
   for (std::size_t i = 0; i < n; ++i) {

@@ -1,5 +1,6 @@
 #include "sass/cubin.hpp"
 
+#include <cctype>
 #include <cstring>
 #include <vector>
 
@@ -47,6 +48,8 @@ class Reader {
 struct Section {
   std::string name;
   std::uint32_t type = 0;
+  std::uint64_t flags = 0;
+  std::uint32_t info = 0;
   std::uint64_t offset = 0;
   std::uint64_t size = 0;
   std::uint32_t link = 0;
@@ -67,6 +70,8 @@ std::vector<Section> read_sections(const Reader& r) {
     const std::uint64_t h = shoff + std::uint64_t{i} * shentsize;
     name_offsets[i] = r.at<std::uint32_t>(h);
     sections[i].type = r.at<std::uint32_t>(h + 4);
+    sections[i].flags = r.at<std::uint64_t>(h + 8);
+    sections[i].info = r.at<std::uint32_t>(h + 44);
     sections[i].offset = r.at<std::uint64_t>(h + 24);
     sections[i].size = r.at<std::uint64_t>(h + 32);
     sections[i].link = r.at<std::uint32_t>(h + 40);
@@ -79,7 +84,118 @@ std::vector<Section> read_sections(const Reader& r) {
   return sections;
 }
 
+constexpr std::uint32_t k_sht_progbits = 1;
+constexpr std::uint32_t k_sht_rela = 4;
+constexpr std::uint32_t k_sht_rel = 9;
+constexpr std::uint64_t k_shf_execinstr = 0x4;
+constexpr std::uint16_t k_et_exec = 2;
+constexpr std::uint32_t k_ef_cuda_accelerators_v1 = 0x800;
+constexpr std::uint64_t k_instruction_bytes = 16;
+
+/// "-arch sm_90a" or "-arch sm_90" as a whole word in `text` (ptxas's command line in
+/// the new layout's .note.nv.tkinfo): true/false for accelerators, nullopt when neither.
+std::optional<bool> tkinfo_accelerators(std::string_view text, int sm) {
+  const std::string plain = "-arch sm_" + std::to_string(sm);
+  std::optional<bool> found;
+  for (std::size_t at = text.find(plain); at != std::string_view::npos; at = text.find(plain, at + 1)) {
+    const std::size_t end = at + plain.size();
+    const char next = end < text.size() ? text[end] : '\0';
+    const char after = end + 1 < text.size() ? text[end + 1] : '\0';
+    const bool word_end = [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_'); }(next);
+    const bool a_then_end =
+        next == 'a' && !(std::isalnum(static_cast<unsigned char>(after)) || after == '_');
+    const std::optional<bool> here = word_end ? std::optional<bool>(false)
+                                              : a_then_end ? std::optional<bool>(true) : std::nullopt;
+    if (here) {
+      if (found && *found != *here) {
+        return std::nullopt;  // both spellings: not for this reader to decide
+      }
+      found = here;
+    }
+  }
+  return found;
+}
+
+FunctionCodeOrWhy function_code_or_throw(std::string_view bytes) {
+  FunctionCodeOrWhy out;
+  auto why = [&out](std::string text) {
+    out.why_not = std::move(text);
+    return out;
+  };
+  if (!looks_like_elf(bytes) || bytes.size() < 64 || bytes[4] != 2 || bytes[5] != 1) {
+    return why("not a 64-bit little-endian ELF");
+  }
+  const Reader r(bytes);
+  if (r.at<std::uint16_t>(0x10) != k_et_exec) {
+    return why("not an executable cubin (ET_EXEC)");
+  }
+  const std::vector<Section> sections = read_sections(r);
+  std::optional<std::size_t> text;
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    if ((sections[i].flags & k_shf_execinstr) == 0) {
+      continue;
+    }
+    if (text) {
+      return why("more than one executable section");
+    }
+    text = i;
+  }
+  if (!text) {
+    return why("no executable section");
+  }
+  const Section& code = sections[*text];
+  if (code.type != k_sht_progbits || !code.name.starts_with(".text.") || code.name.size() == 6) {
+    return why("the executable section is not a .text.<function> PROGBITS section");
+  }
+  if (code.size == 0 || code.size % k_instruction_bytes != 0 || code.offset > bytes.size() ||
+      bytes.size() - code.offset < code.size) {
+    return why("the code is not a whole number of 16-byte instructions inside the file");
+  }
+  for (const Section& s : sections) {
+    if ((s.type == k_sht_rel || s.type == k_sht_rela) && s.info == *text && s.size > 0) {
+      return why("relocations apply to the code");
+    }
+  }
+  const auto osabi = static_cast<std::uint8_t>(bytes[7]);
+  const auto abiversion = static_cast<std::uint8_t>(bytes[8]);
+  const auto e_flags = r.at<std::uint32_t>(0x30);
+  int sm = 0;
+  std::optional<bool> accelerators;
+  if (osabi == 0x33 && abiversion == 7) {
+    sm = static_cast<int>(e_flags & 0xff);
+    accelerators = (e_flags & k_ef_cuda_accelerators_v1) != 0;
+  } else if (osabi == 0x41 && abiversion == 8) {
+    sm = static_cast<int>((e_flags >> 8) & 0xff);
+    for (const Section& s : sections) {
+      if (s.name == ".note.nv.tkinfo" && s.offset <= bytes.size() && bytes.size() - s.offset >= s.size) {
+        accelerators = tkinfo_accelerators(bytes.substr(s.offset, s.size), sm);
+      }
+    }
+  } else {
+    return why("an ELF layout this reader does not know (EI_OSABI " + std::to_string(osabi) + ", EI_ABIVERSION " +
+               std::to_string(abiversion) + ")");
+  }
+  if (sm != 90) {
+    return why("not sm_90 (SM " + std::to_string(sm) + ")");
+  }
+  if (!accelerators) {
+    return why("the ELF does not say whether it is sm_90 or sm_90a");
+  }
+  out.code = FunctionCode{code.name.substr(6), bytes.substr(code.offset, code.size), *accelerators ? "SM90a" : "SM90"};
+  return out;
+}
+
 }  // namespace
+
+FunctionCodeOrWhy function_code(std::string_view cubin) noexcept {
+  try {
+    return function_code_or_throw(cubin);
+  } catch (const std::exception& e) {
+    FunctionCodeOrWhy out;
+    out.why_not = e.what();
+    return out;
+  }
+}
 
 bool looks_like_elf(std::string_view bytes) noexcept {
   return bytes.size() >= 4 && bytes.substr(0, 4) == std::string_view("\x7f" "ELF", 4);

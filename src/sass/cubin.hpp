@@ -31,3 +31,30 @@ bool looks_like_elf(std::string_view bytes) noexcept;
 std::map<std::string, FunctionResources> read_function_resources(std::string_view bytes);
 
 }  // namespace lp::sass
+
+namespace lp::sass {
+
+/// The code of a cubin that nvdisasm can read as raw instructions (`-b SM90a`),
+/// many cubins to one run, with the same listing as from the ELF but for labels.
+struct FunctionCode {
+  std::string function;   ///< the function's symbol: the `.text.<name>` suffix
+  std::string_view code;  ///< its instruction bytes, a view into the cubin
+  std::string nvdisasm_arch;  ///< the `-b` value: "SM90" or "SM90a"
+};
+
+/// The one function of `cubin` when disassembling its bytes raw is provably the
+/// same as disassembling the ELF, else why not. It is when the cubin is a 64-bit
+/// executable (ET_EXEC) with exactly one executable section `.text.<name>` whose
+/// size is a positive multiple of the 16-byte sm_90 instruction, no relocation
+/// applies to that section (the bytes are final), and the ELF says sm_90 or sm_90a:
+/// old layout (EI_ABIVERSION 7) in e_flags (SM in bits 0-7, 0x800 accelerators);
+/// new layout (8) SM in bits 8-15 and `-arch sm_90[a]` in `.note.nv.tkinfo`.
+/// Anything else (a device function beside the kernel, another architecture, an
+/// ELF this reader does not know) is disassembled from the ELF, one nvdisasm each.
+struct FunctionCodeOrWhy {
+  std::optional<FunctionCode> code;
+  std::string why_not;  ///< set when `code` is not
+};
+FunctionCodeOrWhy function_code(std::string_view cubin) noexcept;
+
+}  // namespace lp::sass

@@ -105,15 +105,20 @@ Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
                              "); run scripts/install_tools.sh nvdisasm or pass --nvdisasm PATH");
 }
 
-Disassembly disassemble(const Nvdisasm& tool, std::string_view cubin, std::string_view name,
-                        std::chrono::milliseconds timeout) {
-  const TempDir dir("loraprobe-nvdisasm-");
-  const std::string cubin_path = dir.write("kernel.cubin", cubin);
+namespace {
+
+/// nvdisasm `args...` on `path`: JSON when this nvdisasm prints it faithfully, else
+/// (or when it turns out malformed) text.
+Disassembly run_and_parse(const Nvdisasm& tool, const std::vector<std::string>& args, const std::string& path,
+                          std::string_view name, std::chrono::milliseconds timeout) {
   ProcessOptions opts;
   opts.timeout = timeout;
   opts.environment = clean_environment();
   auto run = [&](const std::string& flag) {
-    ProcessResult r = run_process({tool.path, flag, cubin_path}, opts);
+    std::vector<std::string> argv = {tool.path, flag};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back(path);
+    ProcessResult r = run_process(argv, opts);
     if (!r.ok()) {
       throw lp::Error("nvdisasm " + flag + " on " + std::string(name) + " failed (" + r.describe() +
                       "): " + r.err.substr(0, 2000));
@@ -144,6 +149,20 @@ Disassembly disassemble(const Nvdisasm& tool, std::string_view cubin, std::strin
   }
   d.raw = std::move(r.out);
   return d;
+}
+
+}  // namespace
+
+Disassembly disassemble(const Nvdisasm& tool, std::string_view cubin, std::string_view name,
+                        std::chrono::milliseconds timeout) {
+  const TempDir dir("loraprobe-nvdisasm-");
+  return run_and_parse(tool, {}, dir.write("kernel.cubin", cubin), name, timeout);
+}
+
+Disassembly disassemble_code(const Nvdisasm& tool, std::string_view code, const std::string& arch,
+                             std::string_view name, std::chrono::milliseconds timeout) {
+  const TempDir dir("loraprobe-nvdisasm-");
+  return run_and_parse(tool, {"-b", arch}, dir.write("code.bin", code), name, timeout);
 }
 
 }  // namespace lp::sass

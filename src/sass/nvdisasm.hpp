@@ -67,4 +67,11 @@ struct Disassembly {
 Disassembly disassemble(const Nvdisasm& tool, std::string_view cubin, std::string_view name,
                         std::chrono::milliseconds timeout = std::chrono::seconds(120));
 
+/// Disassembles raw sm_90 instruction bytes (`nvdisasm -b ARCH`, ARCH "SM90" or
+/// "SM90a"): the code of one or more functions laid end to end (batch.hpp), as
+/// one listing whose addresses count from the first byte. No labels: branch
+/// targets are the addresses nvdisasm computes. Throws like disassemble().
+Disassembly disassemble_code(const Nvdisasm& tool, std::string_view code, const std::string& arch,
+                             std::string_view name, std::chrono::milliseconds timeout = std::chrono::seconds(300));
+
 }  // namespace lp::sass

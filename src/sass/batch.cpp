@@ -1,0 +1,214 @@
+#include "sass/batch.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sass/cubin.hpp"
+#include "util/error.hpp"
+#include "util/parallel.hpp"
+
+namespace lp::sass {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// Where the last hex literal ("0x2680") of `text` starts and ends, if any.
+std::optional<std::pair<std::size_t, std::size_t>> last_hex_literal(const std::string& text) {
+  for (std::size_t at = text.rfind("0x"); at != std::string::npos; at = at == 0 ? std::string::npos : text.rfind("0x", at - 1)) {
+    const bool starts_word = at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_');
+    std::size_t end = at + 2;
+    while (end < text.size() && std::isxdigit(static_cast<unsigned char>(text[end]))) {
+      ++end;
+    }
+    const bool ends_word = end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_');
+    if (starts_word && ends_word && end > at + 2 && end - at <= 18) {
+      return std::make_pair(at, end);
+    }
+  }
+  return std::nullopt;
+}
+
+struct Chunk {
+  std::string arch;
+  std::vector<std::size_t> items;  ///< indexes into the inputs, in order
+};
+
+}  // namespace
+
+std::optional<Instruction> rebase(const Instruction& insn, std::uint64_t base, std::uint64_t size) {
+  if (insn.address < base || insn.address - base >= size) {
+    return std::nullopt;
+  }
+  const std::uint64_t address = insn.address - base;
+  const std::string& b = insn.base;
+  const bool absolute = b == "JMP" || b == "JMX" || b == "JMXU" || b == "BRX" || b == "BRXU" ||
+                        ((b == "CALL" || b == "RET") && !insn.has_modifier("REL"));
+  if (absolute) {
+    return std::nullopt;
+  }
+  if (b != "BRA" && b != "BSSY" && b != "CALL" && b != "RET") {
+    Instruction out = insn;
+    out.address = address;
+    return out;
+  }
+  const auto literal = last_hex_literal(insn.text);
+  if (!literal) {
+    return std::nullopt;
+  }
+  const auto [at, end] = *literal;
+  std::uint64_t value = 0;
+  try {
+    value = std::stoull(insn.text.substr(at + 2, end - at - 2), nullptr, 16);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (value < base) {
+    return std::nullopt;
+  }
+  const std::uint64_t relative = value - base;
+  // RET.REL names its function's start; a branch or call lands inside the function;
+  // a BSSY's reconvergence point may be its end.
+  const bool inside = b == "RET" ? relative == 0 : b == "BSSY" ? relative <= size : relative < size;
+  if (!inside || relative % 16 != 0) {
+    return std::nullopt;
+  }
+  const std::string text = insn.text.substr(0, at) + fmt::format("{:#x}", relative) + insn.text.substr(end);
+  try {
+    Instruction out = parse_instruction(address, text);
+    out.line = insn.line;
+    return out;
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<BatchOutput> disassemble_batch(const Nvdisasm& tool, const std::vector<BatchInput>& inputs,
+                                           unsigned jobs, std::chrono::milliseconds timeout) {
+  std::vector<BatchOutput> out(inputs.size());
+  std::vector<std::optional<FunctionCode>> codes(inputs.size());
+  std::map<std::string, std::vector<std::size_t>> by_arch;
+  std::vector<std::size_t> alone;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    FunctionCodeOrWhy c = function_code(inputs[i].cubin);
+    if (c.code) {
+      by_arch[c.code->nvdisasm_arch].push_back(i);
+      codes[i] = std::move(c.code);
+    } else {
+      out[i].why_cubin = std::move(c.why_not);
+      alone.push_back(i);
+    }
+  }
+  const std::size_t threads = jobs == 0 ? std::max(1U, std::thread::hardware_concurrency()) : jobs;
+  std::vector<Chunk> chunks;
+  for (const auto& [arch, items] : by_arch) {
+    // As many runs as threads (each run's start-up is the cost), none above the cap.
+    const std::size_t n = items.size();
+    std::size_t count = std::min(threads, n);
+    count = std::max(count, (n + k_max_batch_kernels - 1) / k_max_batch_kernels);
+    for (std::size_t k = 0; k < count; ++k) {
+      Chunk chunk{arch, {items.begin() + static_cast<std::ptrdiff_t>(k * n / count),
+                         items.begin() + static_cast<std::ptrdiff_t>((k + 1) * n / count)}};
+      if (!chunk.items.empty()) {
+        chunks.push_back(std::move(chunk));
+      }
+    }
+  }
+  auto from_elf = [&](std::size_t i) {
+    const auto start = Clock::now();
+    out[i].input = "cubin";
+    try {
+      out[i].disassembly = disassemble(tool, inputs[i].cubin, inputs[i].name, timeout);
+    } catch (const Error& e) {
+      out[i].error = e.what();
+    }
+    out[i].ms = ms_since(start);
+  };
+  auto run_chunk = [&](const Chunk& chunk) {
+    std::string code;
+    std::vector<std::uint64_t> offsets;
+    for (const std::size_t i : chunk.items) {
+      offsets.push_back(code.size());
+      code.append(codes[i]->code);
+    }
+    const auto start = Clock::now();
+    Disassembly d;
+    try {
+      d = disassemble_code(tool, code, chunk.arch,
+                           fmt::format("{} cubin(s) from {}", chunk.items.size(), inputs[chunk.items.front()].name),
+                           timeout);
+    } catch (const Error& e) {
+      for (const std::size_t i : chunk.items) {
+        out[i].why_cubin = fmt::format("the batched nvdisasm run failed: {}", e.what());
+        from_elf(i);
+      }
+      return;
+    }
+    const double share = ms_since(start) / static_cast<double>(chunk.items.size());
+    std::vector<const Instruction*> all;
+    for (const KernelListing& k : d.listing.kernels) {
+      for (const Instruction& insn : k.instructions) {
+        all.push_back(&insn);
+      }
+    }
+    std::sort(all.begin(), all.end(), [](const Instruction* a, const Instruction* b) { return a->address < b->address; });
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < chunk.items.size(); ++k) {
+      const std::size_t i = chunk.items[k];
+      const std::uint64_t base = offsets[k];
+      const std::uint64_t size = codes[i]->code.size();
+      KernelListing kernel;
+      kernel.name = codes[i]->function;
+      std::string problem;
+      while (next < all.size() && all[next]->address < base + size) {
+        const Instruction& insn = *all[next++];
+        if (insn.address != base + 16 * kernel.instructions.size()) {
+          problem = fmt::format("the batched listing has no instruction at {:#x}", base + 16 * kernel.instructions.size());
+          continue;
+        }
+        std::optional<Instruction> rebased = rebase(insn, base, size);
+        if (!rebased) {
+          problem = fmt::format("'{}' has a target this reader does not make relative", insn.text);
+          continue;
+        }
+        kernel.instructions.push_back(std::move(*rebased));
+      }
+      if (problem.empty() && kernel.instructions.size() * 16 != size) {
+        problem = fmt::format("the batched listing has {} instructions for {} bytes", kernel.instructions.size(), size);
+      }
+      if (!problem.empty()) {
+        out[i].why_cubin = problem;
+        from_elf(i);
+        continue;
+      }
+      Disassembly one;
+      // The ELF's own word (JSON listings say "sm_90" for either).
+      one.listing.arch = codes[i]->nvdisasm_arch == "SM90a" ? "sm_90a" : "sm_90";
+      one.listing.producer = d.listing.producer;
+      one.listing.kernels.push_back(std::move(kernel));
+      one.format = d.format;
+      one.warnings = d.warnings;
+      out[i].disassembly = std::move(one);
+      out[i].input = "code";
+      out[i].ms = share;
+    }
+  };
+  parallel_for(chunks.size() + alone.size(), threads, [&](std::size_t t) {
+    if (t < chunks.size()) {
+      run_chunk(chunks[t]);
+    } else {
+      from_elf(alone[t - chunks.size()]);
+    }
+  });
+  return out;
+}
+
+}  // namespace lp::sass
