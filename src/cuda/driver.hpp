@@ -33,6 +33,7 @@ namespace lp {
   X(cuDevicePrimaryCtxRelease)   \
   X(cuCtxSetCurrent)             \
   X(cuCtxGetCurrent)             \
+  X(cuCtxGetDevice)              \
   X(cuCtxSynchronize)            \
   X(cuModuleGetLoadingMode)      \
   X(cuModuleLoadData)            \
@@ -47,6 +48,11 @@ namespace lp {
   X(cuLinkDestroy)               \
   X(cuMemAlloc)                  \
   X(cuMemFree)                   \
+  X(cuMemAllocAsync)             \
+  X(cuMemFreeAsync)              \
+  X(cuDeviceGetDefaultMemPool)   \
+  X(cuMemPoolSetAttribute)       \
+  X(cuMemPoolTrimTo)             \
   X(cuMemGetInfo)                \
   X(cuMemcpyHtoDAsync)           \
   X(cuMemcpyDtoHAsync)           \

@@ -17,24 +17,60 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) {
   }
 }
 
+DeviceBuffer::DeviceBuffer(std::size_t bytes, const Stream& stream) : m_stream(stream.get()) {
+  if (bytes > 0) {
+    LP_CU_CHECK(driver().cuMemAllocAsync(&m_ptr, bytes, m_stream));
+    m_bytes = bytes;
+  }
+}
+
 DeviceBuffer::~DeviceBuffer() {
   if (m_ptr != 0) {
     if (const DriverApi* drv = driver_if_loaded()) {
-      LP_CU_CHECK_NOEXCEPT(drv->cuMemFree(m_ptr));
+      if (m_stream != nullptr) {
+        LP_CU_CHECK_NOEXCEPT(drv->cuMemFreeAsync(m_ptr, m_stream));
+      } else {
+        LP_CU_CHECK_NOEXCEPT(drv->cuMemFree(m_ptr));
+      }
     }
   }
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : m_ptr(std::exchange(other.m_ptr, 0)), m_bytes(std::exchange(other.m_bytes, 0)) {}
+    : m_ptr(std::exchange(other.m_ptr, 0)),
+      m_bytes(std::exchange(other.m_bytes, 0)),
+      m_stream(std::exchange(other.m_stream, nullptr)) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
     DeviceBuffer dying(std::move(*this));
     m_ptr = std::exchange(other.m_ptr, 0);
     m_bytes = std::exchange(other.m_bytes, 0);
+    m_stream = std::exchange(other.m_stream, nullptr);
   }
   return *this;
+}
+
+namespace {
+
+CUmemoryPool current_device_pool() {
+  CUdevice device = 0;
+  LP_CU_CHECK(driver().cuCtxGetDevice(&device));
+  CUmemoryPool pool = nullptr;
+  LP_CU_CHECK(driver().cuDeviceGetDefaultMemPool(&pool, device));
+  return pool;
+}
+
+}  // namespace
+
+void keep_freed_device_memory() {
+  cuuint64_t threshold = ~cuuint64_t{0};
+  LP_CU_CHECK(driver().cuMemPoolSetAttribute(current_device_pool(), CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+}
+
+void release_kept_device_memory(const Stream& stream) {
+  stream.synchronize();
+  LP_CU_CHECK(driver().cuMemPoolTrimTo(current_device_pool(), 0));
 }
 
 void DeviceBuffer::check_view(std::size_t size, std::size_t align) const {

@@ -23,14 +23,21 @@ struct DeviceSpan {
   [[nodiscard]] std::size_t bytes() const noexcept { return size * sizeof(T); }
 };
 
-/// Move-only owner of one cuMemAlloc allocation in the current context. An empty
+/// Move-only owner of one device allocation in the current context. An empty
 /// buffer (size 0, default-constructed or moved-from) holds no allocation.
+/// Either plain (cuMemAlloc/cuMemFree, which waits for the device) or stream-ordered
+/// (cuMemAllocAsync/cuMemFreeAsync on one stream, from the device's memory pool):
+/// a case's buffers are the latter, so that freeing them neither waits nor returns
+/// the memory to the system, and the next case gets it back at once.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   /// Allocates `bytes` bytes (0 is allowed and allocates nothing). Contents are
   /// undefined. Throws lp::CudaError (CUDA_ERROR_OUT_OF_MEMORY when it does not fit).
   explicit DeviceBuffer(std::size_t bytes);
+  /// Allocates `bytes` stream-ordered on `stream`: usable by work queued on it from
+  /// now, freed in its order when the buffer dies (the stream must outlive it).
+  DeviceBuffer(std::size_t bytes, const Stream& stream);
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& other) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
@@ -70,16 +77,26 @@ class DeviceBuffer {
 
   CUdeviceptr m_ptr = 0;
   std::size_t m_bytes = 0;
+  CUstream m_stream = nullptr;  ///< set for a stream-ordered allocation
 };
 
-/// A new device buffer holding a copy of `values` (copied on `stream`, which is
-/// then synchronised so `values` may die). Throws lp::CudaError.
+/// The current device's memory pool keeps what stream-ordered buffers free (no
+/// release threshold), so a sweep's cases reuse memory instead of asking the
+/// driver for it case after case. Throws lp::CudaError.
+void keep_freed_device_memory();
+
+/// Hands the memory the pool keeps back to the device (after waiting for `stream`),
+/// so that cuMemGetInfo counts it as free again. Throws lp::CudaError.
+void release_kept_device_memory(const Stream& stream);
+
+/// A new stream-ordered device buffer holding a copy of `values`, copied on `stream`.
+/// `values` may die once this returns: a copy from pageable memory is staged before
+/// the call returns. Throws lp::CudaError.
 template <class T>
 [[nodiscard]] DeviceBuffer upload(std::span<const T> values, const Stream& stream) {
   static_assert(std::is_trivially_copyable_v<T>);
-  DeviceBuffer buffer(values.size_bytes());
+  DeviceBuffer buffer(values.size_bytes(), stream);
   buffer.copy_from_host(values.data(), values.size_bytes(), stream);
-  stream.synchronize();
   return buffer;
 }
 

@@ -1,4 +1,5 @@
 #pragma once
+#include <utility>
 // Streams and timing events. A CUstream is also a cudaStream_t, so the same stream
 // orders driver launches (Triton kernels), runtime launches (our .cu kernels) and
 // cuBLAS calls.
@@ -72,16 +73,32 @@ class Event {
 /// waits for `stop` first. Throws lp::CudaError, e.g. when either was never recorded.
 [[nodiscard]] float elapsed_ms(const Event& start, const Event& stop);
 
+/// Events recorded around work queued on a stream and read once the stream has
+/// passed them: several pieces of work timed, one wait at the end.
+class GpuSpan {
+ public:
+  /// Records the start event, queues `enqueue()`'s work, records the stop event.
+  template <class Work>
+  void time(const Stream& stream, Work&& enqueue) {
+    m_start.record(stream);
+    enqueue();
+    m_stop.record(stream);
+  }
+  /// Milliseconds between the two; waits for the stop event. Throws lp::CudaError.
+  [[nodiscard]] double ms() const { return static_cast<double>(elapsed_ms(m_start, m_stop)); }
+
+ private:
+  Event m_start;
+  Event m_stop;
+};
+
 /// GPU time in ms of the work `enqueue()` puts on `stream` (events recorded around
 /// it; waits for the work to finish). Throws whatever enqueue throws, lp::CudaError.
 template <class Work>
 [[nodiscard]] double time_on_stream(const Stream& stream, Work&& enqueue) {
-  const Event start;
-  const Event stop;
-  start.record(stream);
-  enqueue();
-  stop.record(stream);
-  return static_cast<double>(elapsed_ms(start, stop));
+  GpuSpan span;
+  span.time(stream, std::forward<Work>(enqueue));
+  return span.ms();
 }
 
 }  // namespace lp

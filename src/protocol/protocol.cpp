@@ -208,7 +208,7 @@ Job job_from_json(const json& j) {
 json to_json(const JobResult& r) {
   return {{"index", r.index},   {"case_id", r.case_id},         {"outcome", to_string(r.outcome)},
           {"reason", r.reason}, {"runs", r.runs},               {"failed_runs", r.failed_runs},
-          {"metrics", r.metrics}, {"timing", r.timing}};
+          {"metrics", r.metrics}, {"timing", r.timing},         {"worker_ms", r.worker_ms}};
 }
 
 JobResult result_from_json(const json& j) {
@@ -226,6 +226,7 @@ JobResult result_from_json(const json& j) {
     r.failed_runs = j.at("failed_runs").get<int>();
     r.metrics = j.at("metrics");
     r.timing = j.at("timing");
+    r.worker_ms = j.value("worker_ms", 0.0);
     return r;
   } catch (const json::exception& e) {
     throw Error(fmt::format("worker result: malformed message: {}", e.what()));

@@ -87,6 +87,9 @@ struct JobResult {
   int failed_runs = 0;
   nlohmann::json metrics;  ///< the worst run's CompareMetrics::to_json(), or null
   nlohmann::json timing;   ///< kernel/reference ms, bytes, bandwidth, or null
+  /// Wall time the worker spent on the job, for the sweep's own phases (meta.phases_s);
+  /// not part of the case record.
+  double worker_ms = 0.0;
 
   /// A result without metrics: a job that never got to run, or whose worker was lost.
   static JobResult lost(std::size_t index, std::string case_id, RunOutcome outcome, std::string reason);

@@ -75,39 +75,39 @@ CaseBuffers make_case_buffers(const Problem& problem, const LoraMetadata& metada
 
   if (problem.op != Op::expand) {
     const DType x_type = problem.input_dtype;
-    b.x = DeviceBuffer(elements({t, problem.hidden_in}) * dtype_size(x_type));
+    b.x = DeviceBuffer(elements({t, problem.hidden_in}) * dtype_size(x_type), stream);
     fill_generated(b.x, x_type, k_activation_range, seed, tensor_id::x, stream);
     for (std::int64_t s = 0; s < s_count; ++s) {
-      b.lora_a.emplace_back(elements({l, r, problem.hidden_in}) * dtype_size(x_type));
+      b.lora_a.emplace_back(elements({l, r, problem.hidden_in}) * dtype_size(x_type), stream);
       fill_generated(b.lora_a.back(), x_type, k_weight_range, seed, tensor_id::lora_a(s), stream);
     }
   }
   if (problem.op != Op::shrink) {
     for (std::int64_t s = 0; s < s_count; ++s) {
       const std::int64_t h = problem.slice_hidden[static_cast<std::size_t>(s)];
-      b.lora_b.emplace_back(elements({l, h, r}) * dtype_size(w));
+      b.lora_b.emplace_back(elements({l, h, r}) * dtype_size(w), stream);
       fill_generated(b.lora_b.back(), w, k_weight_range, seed, tensor_id::lora_b(s), stream);
     }
-    b.y = DeviceBuffer(elements({t, problem.hidden_total()}) * dtype_size(w));
+    b.y = DeviceBuffer(elements({t, problem.hidden_total()}) * dtype_size(w), stream);
     if (problem.add_inputs) {
-      b.y_in = DeviceBuffer(elements({t, problem.hidden_total()}) * dtype_size(w));
+      b.y_in = DeviceBuffer(elements({t, problem.hidden_total()}) * dtype_size(w), stream);
       fill_generated(b.y_in, w, k_activation_range, seed, tensor_id::y_in, stream);
     }
   }
   const DType buf_type = problem.op == Op::expand ? problem.input_dtype : DType::f32;
-  b.buf = DeviceBuffer(elements({s_count, t, r}) * dtype_size(buf_type));
+  b.buf = DeviceBuffer(elements({s_count, t, r}) * dtype_size(buf_type), stream);
   if (problem.op == Op::expand) {
     fill_generated(b.buf, buf_type, k_activation_range, seed, tensor_id::buf, stream);
   }
-  b.reference = DeviceBuffer(b.output(problem).bytes());
+  b.reference = DeviceBuffer(b.output(problem).bytes(), stream);
 
   b.lora_of = upload_ints(problem.lora_of, stream);
   b.lora_ids = upload_ints(metadata.lora_ids, stream);
   b.num_tokens_per_lora = upload_ints(metadata.num_tokens_per_lora, stream);
   b.lora_token_start_loc = upload_ints(metadata.lora_token_start_loc, stream);
   b.token_indices_sorted_by_lora_ids = upload_ints(metadata.token_indices_sorted_by_lora_ids, stream);
-  stream.synchronize();
-  return b;
+  return b;  // all queued on `stream`: the buffers are stream-ordered
+
 }
 
 void reset_output(const Problem& problem, CaseBuffers& buffers, const Stream& stream) {

@@ -49,7 +49,8 @@ struct CaseBuffers {
 
 /// Allocates every tensor of `problem`, uploads the mapping metadata and generates
 /// the inputs (inputs.hpp: x, A, B, expand's buf, y_in) from problem.seed. Outputs
-/// are left unset: call reset_output() before each launch. Synchronises `stream`.
+/// are left unset: call reset_output() before each launch. Everything is queued on
+/// `stream` and the buffers are stream-ordered there (they must die before it).
 /// Throws lp::Error for an invalid problem, lp::CudaError on allocation/launch failure.
 [[nodiscard]] CaseBuffers make_case_buffers(const Problem& problem, const LoraMetadata& metadata,
                                             const Stream& stream);

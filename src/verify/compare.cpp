@@ -285,30 +285,55 @@ CompareMetrics compare_on_host(const CompareLayout& layout, const CompareSpec& s
   return compare_detail::to_metrics(layout, spec, block);
 }
 
-CompareMetrics compare_on_device(const CompareLayout& layout, const CompareSpec& spec, const DeviceBuffer& actual,
-                                 const DeviceBuffer& expected, const DeviceBuffer& lora_of, const Stream& stream) {
-  compare_detail::check_size(layout, spec.dtype, actual.bytes(), "the actual output");
-  compare_detail::check_size(layout, spec.dtype, expected.bytes(), "the expected output");
-  if (lora_of.bytes() != static_cast<std::size_t>(layout.num_tokens()) * sizeof(std::int32_t)) {
+QueuedComparisons::QueuedComparisons(const CompareLayout& layout, const CompareSpec& spec, std::size_t capacity,
+                                     const Stream& stream)
+    : m_layout(layout), m_spec(spec), m_stream(stream), m_capacity(capacity) {
+  (void)compare_detail::kernel_layout(layout, spec.tile);  // a bad tile shape fails here, before any work
+  m_tile_failed = DeviceBuffer(static_cast<std::size_t>(layout.total_tiles(spec.tile)) * sizeof(unsigned), stream);
+  m_blocks = DeviceBuffer(capacity * sizeof(MetricsBlock), stream);
+  const std::vector<MetricsBlock> initial(capacity, compare_detail::empty_block());
+  m_blocks.copy_from_host(initial.data(), capacity * sizeof(MetricsBlock), stream);
+}
+
+void QueuedComparisons::enqueue(const DeviceBuffer& actual, const DeviceBuffer& expected,
+                                const DeviceBuffer& lora_of) {
+  compare_detail::check_size(m_layout, m_spec.dtype, actual.bytes(), "the actual output");
+  compare_detail::check_size(m_layout, m_spec.dtype, expected.bytes(), "the expected output");
+  if (lora_of.bytes() != static_cast<std::size_t>(m_layout.num_tokens()) * sizeof(std::int32_t)) {
     throw Error("comparison: the device lora_of does not have one int32 per token");
   }
-  const KernelLayout k = compare_detail::kernel_layout(layout, spec.tile);
-  const compare_detail::ElementRule rule = compare_detail::element_rule(spec);
-
-  DeviceBuffer tile_failed(static_cast<std::size_t>(layout.total_tiles(spec.tile)) * sizeof(unsigned));
-  tile_failed.fill_u32(0, stream);
-  DeviceBuffer block_buffer(sizeof(MetricsBlock));
-  const StreamDrain drain(stream);  // the scratch above outlives the kernels, even on a throw
-  const MetricsBlock initial = compare_detail::empty_block();
-  block_buffer.copy_from_host(&initial, sizeof initial, stream);
-
+  if (m_count == m_capacity) {
+    throw Error(fmt::format("comparison: {} comparisons queued, room for {}", m_count + 1, m_capacity));
+  }
+  const KernelLayout k = compare_detail::kernel_layout(m_layout, m_spec.tile);
+  const compare_detail::ElementRule rule = compare_detail::element_rule(m_spec);
+  m_tile_failed.fill_u32(0, m_stream);
   device_launch::compare(k, rule, actual.raw(), expected.raw(), static_cast<const std::int32_t*>(lora_of.raw()),
-                         static_cast<unsigned*>(tile_failed.raw()), static_cast<MetricsBlock*>(block_buffer.raw()),
-                         static_cast<unsigned long long>(layout.total_elements()), stream.runtime());
-  MetricsBlock result{};
-  block_buffer.copy_to_host(&result, sizeof result, stream);
-  stream.synchronize();
-  return compare_detail::to_metrics(layout, spec, result);
+                         static_cast<unsigned*>(m_tile_failed.raw()),
+                         static_cast<MetricsBlock*>(m_blocks.raw()) + m_count,
+                         static_cast<unsigned long long>(m_layout.total_elements()), m_stream.runtime());
+  ++m_count;
+}
+
+std::vector<CompareMetrics> QueuedComparisons::collect() {
+  std::vector<MetricsBlock> blocks(m_count);
+  if (m_count > 0) {
+    m_blocks.copy_to_host(blocks.data(), m_count * sizeof(MetricsBlock), m_stream);
+  }
+  m_stream.synchronize();
+  std::vector<CompareMetrics> out;
+  out.reserve(m_count);
+  for (const MetricsBlock& block : blocks) {
+    out.push_back(compare_detail::to_metrics(m_layout, m_spec, block));
+  }
+  return out;
+}
+
+CompareMetrics compare_on_device(const CompareLayout& layout, const CompareSpec& spec, const DeviceBuffer& actual,
+                                 const DeviceBuffer& expected, const DeviceBuffer& lora_of, const Stream& stream) {
+  QueuedComparisons queue(layout, spec, 1, stream);
+  queue.enqueue(actual, expected, lora_of);
+  return queue.collect().front();
 }
 
 }  // namespace lp

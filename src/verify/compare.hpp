@@ -151,4 +151,30 @@ struct CompareMetrics {
                                                const DeviceBuffer& actual, const DeviceBuffer& expected,
                                                const DeviceBuffer& lora_of, const Stream& stream);
 
+/// compare_on_device for several outputs of one layout (a case's repeats), queued
+/// on one stream as each run ends and collected with one wait: every comparison
+/// reads its output before the stream's next run overwrites it.
+class QueuedComparisons {
+ public:
+  /// Room for `capacity` comparisons on `stream` (stream-ordered scratch; the
+  /// stream must outlive this). Throws lp::Error for a bad tile shape.
+  QueuedComparisons(const CompareLayout& layout, const CompareSpec& spec, std::size_t capacity,
+                    const Stream& stream);
+  /// Queues the comparison of `actual` with `expected`. Throws lp::Error for
+  /// mismatched sizes or a full queue, lp::CudaError on failure.
+  void enqueue(const DeviceBuffer& actual, const DeviceBuffer& expected, const DeviceBuffer& lora_of);
+  /// Waits for the stream; the metrics of each queued comparison, in order.
+  /// Throws lp::CudaError (StickyCudaError if a kernel on the stream faulted).
+  [[nodiscard]] std::vector<CompareMetrics> collect();
+
+ private:
+  CompareLayout m_layout;
+  CompareSpec m_spec;
+  const Stream& m_stream;
+  std::size_t m_capacity;
+  std::size_t m_count = 0;
+  DeviceBuffer m_tile_failed;  ///< one per tile, zeroed before each comparison
+  DeviceBuffer m_blocks;       ///< one MetricsBlock per comparison
+};
+
 }  // namespace lp

@@ -87,27 +87,27 @@ struct Workspace {
   DeviceBuffer expand_acc;    // [largest group, widest slice] fp32 (expand)
 };
 
-Workspace make_workspace(const Problem& p, const LoraMetadata& m) {
+Workspace make_workspace(const Problem& p, const LoraMetadata& m, const Stream& stream) {
   Workspace w;
   const std::int64_t largest = largest_group(m);
   const auto sizes = [](std::int64_t a, std::int64_t b, std::size_t element) {
     return static_cast<std::size_t>(a * b) * element;
   };
   if (p.op != Op::expand) {
-    w.gathered_x = DeviceBuffer(sizes(largest, p.hidden_in, dtype_size(p.input_dtype)));
-    w.shrink_acc = DeviceBuffer(sizes(largest, p.rank, sizeof(float)));
+    w.gathered_x = DeviceBuffer(sizes(largest, p.hidden_in, dtype_size(p.input_dtype)), stream);
+    w.shrink_acc = DeviceBuffer(sizes(largest, p.rank, sizeof(float)), stream);
   }
   if (p.op == Op::lora_linear) {
-    w.intermediate = DeviceBuffer(sizes(p.num_slices() * p.num_tokens, p.rank, sizeof(float)));
+    w.intermediate = DeviceBuffer(sizes(p.num_slices() * p.num_tokens, p.rank, sizeof(float)), stream);
   }
   if (p.op != Op::shrink) {
     const DType w_type = p.weight_dtype;
     if (p.expand_input_dtype() != w_type) {
-      w.cast = DeviceBuffer(sizes(p.num_slices() * p.num_tokens, p.rank, dtype_size(w_type)));
+      w.cast = DeviceBuffer(sizes(p.num_slices() * p.num_tokens, p.rank, dtype_size(w_type)), stream);
     }
     const std::int64_t widest = *std::max_element(p.slice_hidden.begin(), p.slice_hidden.end());
-    w.gathered_a = DeviceBuffer(sizes(largest, p.rank, dtype_size(w_type)));
-    w.expand_acc = DeviceBuffer(sizes(largest, widest, sizeof(float)));
+    w.gathered_a = DeviceBuffer(sizes(largest, p.rank, dtype_size(w_type)), stream);
+    w.expand_acc = DeviceBuffer(sizes(largest, widest, sizeof(float)), stream);
   }
   return w;
 }
@@ -192,15 +192,15 @@ void init_reference(const Problem& p, CaseBuffers& b, const Stream& stream) {
 
 }  // namespace
 
-double compute_reference(const Problem& problem, const LoraMetadata& metadata, CaseBuffers& buffers,
-                         const CublasHandle& cublas, const Stream& stream) {
+void enqueue_reference(const Problem& problem, const LoraMetadata& metadata, CaseBuffers& buffers,
+                       const CublasHandle& cublas, const Stream& stream, GpuSpan& span) {
   validate(problem);
   if (cublas.stream() != stream.runtime()) {
     throw Error("compute_reference: the cuBLAS handle is bound to another stream");
   }
-  Workspace workspace = make_workspace(problem, metadata);
-  const StreamDrain drain(stream);  // destroyed first: the workspace outlives every queued use
-  return time_on_stream(stream, [&] {
+  // Stream-ordered: freed after the work queued here, however this returns.
+  Workspace workspace = make_workspace(problem, metadata, stream);
+  span.time(stream, [&] {
     init_reference(problem, buffers, stream);
     switch (problem.op) {
       case Op::shrink:
@@ -218,6 +218,13 @@ double compute_reference(const Problem& problem, const LoraMetadata& metadata, C
         break;
     }
   });
+}
+
+double compute_reference(const Problem& problem, const LoraMetadata& metadata, CaseBuffers& buffers,
+                         const CublasHandle& cublas, const Stream& stream) {
+  GpuSpan span;
+  enqueue_reference(problem, metadata, buffers, cublas, stream, span);
+  return span.ms();
 }
 
 }  // namespace lp

@@ -27,4 +27,9 @@ namespace lp {
 double compute_reference(const Problem& problem, const LoraMetadata& metadata, CaseBuffers& buffers,
                          const CublasHandle& cublas, const Stream& stream);
 
+/// compute_reference without the wait: the reference's work queued on `stream`
+/// between `span`'s events (span.ms() waits for it and gives its time).
+void enqueue_reference(const Problem& problem, const LoraMetadata& metadata, CaseBuffers& buffers,
+                       const CublasHandle& cublas, const Stream& stream, GpuSpan& span);
+
 }  // namespace lp

@@ -103,7 +103,12 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
     problem.lora_of = make_token_mapping(problem.num_tokens, problem.num_loras, problem.seed);
     validate(problem);
     const std::uint64_t needed = estimate_device_bytes(problem);
-    const std::uint64_t available = free_device_bytes();
+    std::uint64_t available = free_device_bytes();
+    if (needed > available) {
+      // What earlier cases freed is kept by the memory pool, not counted as free: hand it back first.
+      release_kept_device_memory(stream);
+      available = free_device_bytes();
+    }
     if (needed > available) {
       result.outcome = RunOutcome::refused;
       result.reason = fmt::format("out of memory: case {} needs about {:.1f} GiB, {:.1f} GiB free", job.case_id,
@@ -111,8 +116,10 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
       return result;
     }
     const LoraMetadata metadata = build_lora_metadata(problem.lora_of, problem.num_loras);
+    // Everything below is queued on the stream, with stream-ordered buffers, and
+    // waited for once, when the comparisons are collected (a fault surfaces there).
     CaseBuffers buffers = make_case_buffers(problem, metadata, stream);
-    const StreamDrain drain(stream);
+    const StreamDrain drain(stream);  // an exception in between still leaves no work queued
 
     struct Kernel {
       const LoadedImage* image;
@@ -130,7 +137,8 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
                                                                    metadata, buffers, stream)});
     }
 
-    const double reference_ms = compute_reference(problem, metadata, buffers, cublas, stream);
+    GpuSpan reference_span;
+    enqueue_reference(problem, metadata, buffers, cublas, stream, reference_span);
     Tolerance tolerance = tolerance_for(problem);
     CompareSpec spec;
     spec.dtype = problem.output_dtype();
@@ -140,18 +148,24 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
     spec.unwritten_measurable = unwritten_measurable(problem);
     const CompareLayout layout = CompareLayout::for_problem(problem);
 
-    std::optional<CompareMetrics> worst;
-    std::vector<double> kernel_ms;
-    for (int run = 0; run < job.repeats; ++run) {
+    const auto repeats = static_cast<std::size_t>(std::max(job.repeats, 0));
+    QueuedComparisons comparisons(layout, spec, repeats, stream);
+    std::vector<GpuSpan> runs(repeats);
+    for (GpuSpan& run : runs) {
       reset_output(problem, buffers, stream);
-      const double ms = time_on_stream(stream, [&] {
+      run.time(stream, [&] {
         for (Kernel& k : kernels) {
           k.launch->launch(k.image->function, stream);
         }
       });
-      kernel_ms.push_back(ms);
-      const CompareMetrics m =
-          compare_on_device(layout, spec, buffers.output(problem), buffers.reference, buffers.lora_of, stream);
+      comparisons.enqueue(buffers.output(problem), buffers.reference, buffers.lora_of);
+    }
+    std::optional<CompareMetrics> worst;
+    std::vector<double> kernel_ms;
+    const std::vector<CompareMetrics> compared = comparisons.collect();
+    for (std::size_t run = 0; run < compared.size(); ++run) {
+      const CompareMetrics& m = compared[run];
+      kernel_ms.push_back(runs[run].ms());
       ++result.runs;
       if (!m.passed()) {
         ++result.failed_runs;
@@ -160,6 +174,7 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
         worst = m;
       }
     }
+    const double reference_ms = reference_span.ms();
     std::sort(kernel_ms.begin(), kernel_ms.end());
     CaseTiming timing;
     timing.kernel_ms = kernel_ms.empty() ? 0.0 : kernel_ms[kernel_ms.size() / 2];

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
+#include <future>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -14,6 +16,7 @@
 #include "cuda/cublas.hpp"
 #include "cuda/device_info.hpp"
 #include "cuda/driver.hpp"
+#include "cuda/memory.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "protocol/protocol.hpp"
 #include "worker/execute.hpp"
@@ -70,11 +73,13 @@ PrimaryContext current_context(int device) {
 
 class Worker {
  public:
-  explicit Worker(const WorkerOptions& o)
+  Worker(const WorkerOptions& o, kernels::KernelSets sets)
       : m_options(o),
-        m_sets(kernels::KernelSets::load(o.kernel_dirs)),
+        m_sets(std::move(sets)),
         m_context(current_context(o.device)),
-        m_cublas(m_stream) {}
+        m_cublas(m_stream) {
+    keep_freed_device_memory();  // cases reuse what earlier ones freed (cuda/memory.hpp)
+  }
 
   int loop() {
     send({{"type", "ready"}, {"pid", ::getpid()}, {"gpu", gpu_record(m_options.device)}});
@@ -103,7 +108,11 @@ class Worker {
       } else if (type == "run") {
         const Job job = job_from_json(request.at("job"));
         try {
-          send({{"type", "result"}, {"result", to_json(execute_job(job, m_images, m_cublas, m_stream))}});
+          const auto start = std::chrono::steady_clock::now();
+          JobResult result = execute_job(job, m_images, m_cublas, m_stream);
+          result.worker_ms =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+          send({{"type", "result"}, {"result", to_json(result)}});
         } catch (const StickyCudaError& e) {
           const JobResult fault =
               JobResult::lost(job.index, job.case_id, RunOutcome::fault, e.fault_reason() + ": " + e.what());
@@ -247,6 +256,9 @@ int run_worker(const WorkerOptions& options) {
   // not the parent's "finish what you can" (util/interrupt.hpp).
   std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGINT, SIG_DFL);
+  // The manifests are read while CUDA starts (both take a few hundred milliseconds).
+  std::future<kernels::KernelSets> sets =
+      std::async(std::launch::async, [&options] { return kernels::KernelSets::load(options.kernel_dirs); });
   try {
     init_driver(options.allow_jit_cache);
     if (options.device < 0 || options.device >= device_count()) {
@@ -266,7 +278,7 @@ int run_worker(const WorkerOptions& options) {
     send({{"type", "fatal"}, {"error", e.what()}, {"exit_code", 3}});
     return 3;
   }
-  Worker worker(options);
+  Worker worker(options, sets.get());
   return worker.loop();
 }
 
