@@ -226,6 +226,39 @@ const Variant* KernelSet::with_role(const std::string& role) const {
 }
 
 Lookup KernelSet::lookup(const json& wanted) const {
+  // An exact match, the common case (a sweep asks once per case), from the index.
+  {
+    std::string keys;
+    for (const auto& [key, value] : wanted.items()) {
+      keys += key + '\n';
+    }
+    const std::lock_guard<std::mutex> lock(m_index->mutex);
+    auto [it, added] = m_index->by_keys.try_emplace(keys);
+    if (added) {
+      const std::string op = wanted.value("op", std::string());
+      for (const Variant& v : m_manifest.variants) {
+        if (v.op == op && is_kernel_role(v.role)) {
+          json values = json::array();
+          for (const auto& [key, value] : wanted.items()) {
+            values.push_back(variant_field(v, key));
+          }
+          it->second.try_emplace(values.dump(), &v);  // the first in manifest order, as below
+        }
+      }
+    }
+    json values = json::array();
+    for (const auto& [key, value] : wanted.items()) {
+      values.push_back(value);
+    }
+    if (const auto hit = it->second.find(values.dump()); hit != it->second.end()) {
+      const Variant* v = hit->second;
+      if (!v->ok()) {
+        return {nullptr, fmt::format("variant {} was rejected when the set was generated: {}", v->id, v->reason)};
+      }
+      return {v, ""};
+    }
+  }
+  // No exact match: the nearest variants, to say what differs.
   const std::string op = wanted.value("op", std::string());
   std::vector<const Variant*> candidates;
   for (const Variant& v : m_manifest.variants) {

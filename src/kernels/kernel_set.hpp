@@ -91,13 +91,20 @@ class KernelSet {
     bool loaded = false;  ///< guarded by mutex; bytes never change once it is set
     std::string bytes;
   };
+  /// lookup()'s exact matches, per set of wanted keys: the values' JSON -> the first
+  /// kernel variant (in manifest order) that has them. Built once per key set.
+  struct LookupIndex {
+    std::mutex mutex;
+    std::map<std::string, std::map<std::string, const Variant*>> by_keys;
+  };
 
   KernelSet(Manifest manifest, std::string origin, std::optional<std::string> dir, std::string embedded_prefix)
       : m_manifest(std::move(manifest)),
         m_origin(std::move(origin)),
         m_dir(std::move(dir)),
         m_embedded_prefix(std::move(embedded_prefix)),
-        m_pack(std::make_unique<LazyPack>()) {}
+        m_pack(std::make_unique<LazyPack>()),
+        m_index(std::make_unique<LookupIndex>()) {}
 
   /// Reads, decompresses and checks the pack; throws as contents() documents.
   [[nodiscard]] std::string load_pack() const;
@@ -107,6 +114,7 @@ class KernelSet {
   std::optional<std::string> m_dir;  ///< nullopt: embedded
   std::string m_embedded_prefix;     ///< embedded: "sets/triton-<version>/", where its pack is
   std::unique_ptr<LazyPack> m_pack;
+  std::unique_ptr<LookupIndex> m_index;
 };
 
 /// A variant field by name for filters: id, op, role, status, entry, or axes[key]

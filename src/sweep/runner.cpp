@@ -1,6 +1,8 @@
 #include "sweep/runner.hpp"
 
 #include <chrono>
+#include <future>
+#include <mutex>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -55,10 +57,7 @@ std::string journal_path_for(const std::string& report_path) {
 class Sweep {
  public:
   Sweep(const plan::SweepConfig& config, const SweepRequest& request)
-      : m_config(config),
-        m_request(request),
-        m_sets(kernels::KernelSets::load(request.kernel_dirs)),
-        m_tritons(plan::resolve_tritons(config, m_sets.versions())) {}
+      : m_config(config), m_request(request) {}
 
   int run() {
     const auto t_start = std::chrono::steady_clock::now();
@@ -66,13 +65,22 @@ class Sweep {
     const std::string out = report_path_for(m_request);
     const std::string journal_path = m_request.resume.empty() ? journal_path_for(out) : m_request.resume;
     keep_earlier_files(out, journal_path, /*act=*/false);  // refuse before any work
-    // The GPU first, before the plan is built (a large plan takes a while): without
-    // one nothing is written, and the error says so.
-    auto t = std::chrono::steady_clock::now();
+    // The worker first: it starts CUDA and cuBLAS while the kernel sets, the plan, the
+    // images and the static inspection are prepared here. Without a GPU it says so
+    // within milliseconds, and the sweep stops before the long steps; nothing is
+    // written before it is ready.
     start_slots();
-    phases["worker_start"] = seconds_since(t);
+    auto t = std::chrono::steady_clock::now();
+    if (m_request.resume.empty()) {
+      start_race_control();  // a resumed sweep may have its controls in the journal already
+    }
+    m_sets = kernels::KernelSets::load(m_request.kernel_dirs);
+    m_tritons = plan::resolve_tritons(m_config, m_sets.versions());
+    phases["kernel_sets"] = seconds_since(t);
+    main_slot().client->poll_ready();
     t = std::chrono::steady_clock::now();
     if (m_config.vllm_configs.value && m_config.vllm_configs.value->gpu.empty()) {
+      wait_for_worker(phases);  // the tuned configs are those of the GPU present
       // Tuned configs are read for the GPU present, as vLLM reads them.
       plan::SweepConfig with_gpu = m_config;
       with_gpu.vllm_configs.value->gpu = m_gpu.value("name", std::string(plan::k_default_vllm_gpu));
@@ -128,6 +136,7 @@ class Sweep {
     }
     // The plan's cases and the controls are entries alike: their images are built
     // and inspected together, once.
+    t = std::chrono::steady_clock::now();
     m_entries = plan_entries(m_plan, m_config, m_sets, m_images, m_request.test_hooks);
     if (m_request.controls && !done_controls) {
       std::size_t next_index = controls_index;
@@ -138,11 +147,18 @@ class Sweep {
         next_index += 2;
       }
     }
+    phases["entries"] = seconds_since(t);
+    main_slot().client->poll_ready();
     t = std::chrono::steady_clock::now();
     m_images.build_on_cpu(m_sets, m_request.jobs);
     phases["images"] = seconds_since(t);
+    main_slot().client->poll_ready();
+    inspect_images(phases);
+    wait_for_worker(phases);
+    t = std::chrono::steady_clock::now();
     keep_earlier_files(out, journal_path, /*act=*/true);  // the GPU is there: now move them aside
     report::Journal journal(journal_path, header);
+    phases["journal"] = seconds_since(t);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
                done.size(), out, journal_path);
     Sinks sinks;
@@ -165,9 +181,16 @@ class Sweep {
         slot.client.reset();  // killed and reaped by the wait that noticed the signal
       }
     }
+    t = std::chrono::steady_clock::now();
     if (interrupted_by == 0) {
       stop_workers();
     }
+    phases["worker_stop"] = seconds_since(t);
+    t = std::chrono::steady_clock::now();
+    // Of the cases' time: the jobs' round trips to the worker, and the worker's own part.
+    phases["jobs_round_trip"] = m_job_time.round_trip_s;
+    phases["jobs_in_worker"] = m_job_time.worker_s;
+    phases["jobs_recording"] = m_job_time.recording_s;
     if (m_slots.size() > 1) {
       json devices = json::array();
       json gpus = json::array();
@@ -190,6 +213,7 @@ class Sweep {
     m_report.variants = variants_record(m_images, m_report.cases, keys_by_case);
     m_report.tolerances = tolerance_record(m_config);
     m_report.meta["finished_at"] = report::utc_now_iso8601();
+    phases["records"] = seconds_since(t);  // the variants and tolerances blocks
     phases["total"] = seconds_since(t_start);
     m_report.meta["phases_s"] = phases;
     auto phase = [&phases](const char* name) { return phases.value(name, 0.0); };
@@ -218,11 +242,10 @@ class Sweep {
   }
 
  private:
-  /// Static inspection, the controls and the cases, each finished case handed to
+  /// The controls and the cases, each finished case handed to
   /// `sinks` and counted in `finished`; lp::Interrupted (Ctrl-C, SIGTERM) propagates out of it.
   void inspect_and_run(report::Journal& journal, CaseSink& sinks, const std::map<std::string, CaseRecord>& done,
                        const std::optional<json>& done_controls, json& phases, std::size_t& finished) {
-    auto t = std::chrono::steady_clock::now();
     // The cases' time counts whether they all ran or a signal stopped them.
     struct CasesTimer {
       json& phases;
@@ -233,17 +256,11 @@ class Sweep {
         }
       }
     } cases_timer{phases, std::nullopt};
-    jit_driver_images();
-    const std::string inspect_problem = m_images.inspect(m_request.nvdisasm, m_request.jobs);
-    phases["static_inspection"] = seconds_since(t);
-    if (!inspect_problem.empty()) {
-      fmt::print(stderr, "sweep: warning: static inspection unavailable ({}); no case can be LATENT\n", inspect_problem);
-    }
     m_report.environment = environment_record(m_images, m_gpu, m_request.allow_jit_cache,
                                               kernel_sets_record(m_sets, m_tritons));
 
     bool controls_valid = true;
-    t = std::chrono::steady_clock::now();
+    const auto t = std::chrono::steady_clock::now();
     if (m_request.controls) {
       const json controls = done_controls ? *done_controls : run_controls();
       if (!done_controls) {
@@ -264,6 +281,31 @@ class Sweep {
     if (m_config.remedies.value && m_report.meta.value("interrupted", json()).is_null()) {
       run_remedies();
     }
+  }
+
+  /// The driver JIT of the driver-compiled images (on the worker, which is waited
+  /// for then), and the static inspection of every image, batched (sass/batch.hpp).
+  void inspect_images(json& phases) {
+    const auto t = std::chrono::steady_clock::now();
+    jit_driver_images();
+    const std::string inspect_problem = m_images.inspect(m_request.nvdisasm, m_request.jobs);
+    phases["static_inspection"] = seconds_since(t);
+    if (!inspect_problem.empty()) {
+      fmt::print(stderr, "sweep: warning: static inspection unavailable ({}); no case can be LATENT\n", inspect_problem);
+    }
+  }
+
+  /// Waits for the first GPU's worker, which started at the beginning (the time
+  /// not hidden behind the preparation is the phase "worker_start").
+  void wait_for_worker(json& phases) {
+    const auto t = std::chrono::steady_clock::now();
+    DeviceSlot& slot = main_slot();
+    slot.client->wait_ready();
+    slot.gpu = slot.client->gpu();
+    if (m_gpu.is_null()) {
+      m_gpu = slot.gpu;
+    }
+    phases["worker_start"] = phases.value("worker_start", 0.0) + seconds_since(t);
   }
 
   /// sweep --remedies: the known remedies of each hazardous configuration as
@@ -359,9 +401,11 @@ class Sweep {
       return not_run(m_entries[todo[task]], Verdict::incomplete, why);
     };
     callbacks.done = [&](std::size_t task, const CaseRecord& record) {
+      const auto start = std::chrono::steady_clock::now();
       journal.append("case", {{"record", record.to_json()}});
       results[todo[task]] = record;
       hand_on();
+      m_job_time.recording_s += seconds_since(start);
       if (m_request.stop_on_first_failure && m_request.fail_on.count(record.verdict) > 0) {
         m_report.meta["interrupted"] = fmt::format("--stop-on-first-failure after case {}", record.id);
         stopped = true;
@@ -449,7 +493,7 @@ class Sweep {
     m_slots.emplace_back();
     m_slots.front().device = m_request.device;
     if (m_request.devices.empty()) {
-      start_worker(m_slots.front());
+      start_worker(m_slots.front(), WorkerStart::later);  // wait_for_worker() waits for it
       return;
     }
     // "all" and the list are read against the GPUs the first worker sees.
@@ -463,7 +507,7 @@ class Sweep {
     }
   }
 
-  void start_worker(DeviceSlot& slot) {
+  void start_worker(DeviceSlot& slot, WorkerStart start = WorkerStart::wait) {
     const std::string exe = m_request.worker_exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
                                                          : m_request.worker_exe;
     std::vector<std::string> argv = {exe, "__worker", "--device", std::to_string(slot.device)};
@@ -474,7 +518,10 @@ class Sweep {
     if (m_request.allow_jit_cache) {
       argv.push_back("--allow-jit-cache");
     }
-    slot.client.emplace(argv, m_request.worker_start_timeout);
+    slot.client.emplace(argv, m_request.worker_start_timeout, start);
+    if (start == WorkerStart::later) {
+      return;
+    }
     slot.gpu = slot.client->gpu();
     if (m_gpu.is_null()) {
       m_gpu = slot.client->gpu();
@@ -538,7 +585,9 @@ class Sweep {
         continue;
       }
       protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt};
-      if (image.compiler.kind != compile::CompilerKind::prebuilt) {
+      if (!image.cubin.empty()) {
+        // The bytes inspected here are the bytes the worker loads (a prebuilt one
+        // too: the worker then need not decompress its kernel set's pack).
         item.cubin = image.cubin;
       }
       items.push_back(std::move(item));
@@ -564,7 +613,14 @@ class Sweep {
         return not_run(e, Verdict::compile_error, fmt::format("{}: {}", key, image.error));
       }
     }
-    CaseRecord record = record_of(e, run_job(slot, e.job, e.image_keys), m_images);
+    const auto start = std::chrono::steady_clock::now();
+    const protocol::JobResult result = run_job(slot, e.job, e.image_keys);
+    {
+      const std::lock_guard lock(m_job_time_mutex);
+      m_job_time.round_trip_s += seconds_since(start);
+      m_job_time.worker_s += result.worker_ms / 1000.0;
+    }
+    CaseRecord record = record_of(e, result, m_images);
     record.device = slot.device;
     return record;
   }
@@ -620,23 +676,54 @@ class Sweep {
 
   /// The race control (sweep/race_control.hpp): compiled here with the toolkit's
   /// ptxas, its SASS checked for the hazard, then run on the worker.
-  json run_race_control() {
+  /// The race control's cubin and what its SASS holds, or why there is none.
+  struct RaceCubin {
     std::string compiler = "ptxas=toolkit";
     std::string cubin;
     std::optional<std::size_t> findings;
+    std::string error;           ///< set when it could not be compiled
+    std::string inspect_error;   ///< set when its SASS could not be inspected
+  };
+
+  /// Compiles the race control with the toolkit's ptxas and inspects its SASS: CPU
+  /// work that runs beside the rest of the preparation (start_race_control()).
+  static RaceCubin prepare_race_control(const std::optional<std::string>& nvdisasm) {
+    RaceCubin r;
     try {
       const compile::PtxasInfo ptxas = compile::resolve_ptxas("toolkit");
-      compiler = fmt::format("ptxas=toolkit ({})", ptxas.version);
-      cubin = compile::compile_with_ptxas(ptxas, race_control_ptx(), "race-control").cubin;
+      r.compiler = fmt::format("ptxas=toolkit ({})", ptxas.version);
+      r.cubin = compile::compile_with_ptxas(ptxas, race_control_ptx(), "race-control").cubin;
     } catch (const std::exception& e) {
-      return race_outcome(compiler, std::nullopt, std::nullopt, e.what());
+      r.error = e.what();
+      return r;
     }
     try {
       sass::NvdisasmSearch search;
-      search.path = m_request.nvdisasm;
-      findings = sass::analyze_cubin(cubin, sass::find_nvdisasm(search), {}, "race-control.cubin").finding_count();
+      search.path = nvdisasm;
+      r.findings = sass::analyze_cubin(r.cubin, sass::find_nvdisasm(search), {}, "race-control.cubin").finding_count();
     } catch (const std::exception& e) {
-      fmt::print(stderr, "sweep: warning: the race control's SASS could not be inspected: {}\n", e.what());
+      r.inspect_error = e.what();
+    }
+    return r;
+  }
+
+  void start_race_control() {
+    if (m_request.controls && !m_race_cubin.valid()) {
+      m_race_cubin = std::async(std::launch::async, prepare_race_control, m_request.nvdisasm);
+    }
+  }
+
+  /// The race control (sweep/race_control.hpp): compiled here with the toolkit's
+  /// ptxas, its SASS checked for the hazard, then run on the worker.
+  json run_race_control() {
+    start_race_control();
+    const RaceCubin prepared = m_race_cubin.get();
+    if (!prepared.error.empty()) {
+      return race_outcome(prepared.compiler, std::nullopt, std::nullopt, prepared.error);
+    }
+    if (!prepared.inspect_error.empty()) {
+      fmt::print(stderr, "sweep: warning: the race control's SASS could not be inspected: {}\n",
+                 prepared.inspect_error);
     }
     DeviceSlot& slot = main_slot();
     if (!slot.client || !slot.client->alive()) {
@@ -644,8 +731,8 @@ class Sweep {
     }
     std::string error;
     const std::optional<protocol::RaceResult> result = slot.client->race(
-        {cubin, protocol::k_race_ctas, protocol::k_race_launches}, m_request.case_timeout, error);
-    return race_outcome(compiler, findings, result, error);
+        {prepared.cubin, protocol::k_race_ctas, protocol::k_race_launches}, m_request.case_timeout, error);
+    return race_outcome(prepared.compiler, prepared.findings, result, error);
   }
 
   void print_summary(const std::string& out) const {
@@ -685,6 +772,13 @@ class Sweep {
   std::vector<std::unique_ptr<plan::Case>> m_control_cases;  ///< the controls' synthesised cases
   std::vector<ControlEntries> m_controls;  ///< one pair per Triton set, when the controls run
   std::vector<DeviceSlot> m_slots;  ///< one worker per GPU (--devices); the first runs the controls
+  std::future<RaceCubin> m_race_cubin;  ///< the race control's cubin, prepared beside the rest
+  struct JobTime {
+    double round_trip_s = 0.0;  ///< sent to answered, summed over jobs
+    double worker_s = 0.0;      ///< the worker's own time on them
+    double recording_s = 0.0;   ///< journaling them and handing them to the sinks
+  } m_job_time;
+  std::mutex m_job_time_mutex;
   json m_gpu;
   report::Report m_report;
 };

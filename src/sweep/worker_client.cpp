@@ -9,24 +9,61 @@ namespace lp::sweep {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-WorkerClient::WorkerClient(const std::vector<std::string>& argv, std::chrono::seconds start_timeout) : m_child(argv) {
+WorkerClient::WorkerClient(const std::vector<std::string>& argv, std::chrono::seconds start_timeout,
+                           WorkerStart start)
+    : m_child(argv), m_start_deadline(Clock::now() + start_timeout) {
+  if (start == WorkerStart::wait) {
+    wait_ready();
+  }
+}
+
+void WorkerClient::wait_ready() {
+  if (m_ready) {
+    return;
+  }
   std::string problem;
   bool timed_out = false;
-  const std::optional<json> hello = receive(Clock::now() + start_timeout, problem, timed_out);
+  const std::optional<json> hello = receive(m_start_deadline, problem, timed_out);
   if (!hello) {
     throw EnvironmentError(fmt::format("the GPU worker did not start: {}", problem));
   }
-  if (hello->value("type", "") == "fatal") {
+  take_hello(*hello);
+}
+
+bool WorkerClient::poll_ready() {
+  while (!m_ready) {
+    bool timed_out = false;
+    const std::optional<std::string> line =
+        m_child.read_line(Clock::now() + std::chrono::milliseconds(1), timed_out);
+    if (!line) {
+      if (timed_out) {
+        return false;  // still starting
+      }
+      wait_ready();  // it died: says how
+      return true;
+    }
+    try {
+      take_hello(json::parse(*line));
+    } catch (const json::exception&) {
+      fmt::print(stderr, "sweep: worker {}: {}\n", m_child.pid(), line->substr(0, 300));
+    }
+  }
+  return true;
+}
+
+void WorkerClient::take_hello(const json& hello) {
+  if (hello.value("type", "") == "fatal") {
     m_alive = false;
     m_child.kill();
     throw EnvironmentError(fmt::format("running a sweep needs a Hopper (sm_90) GPU: {}; `loraprobe inspect` "
                                        "checks the SASS without one",
-                                       hello->value("error", std::string("the GPU worker could not start"))));
+                                       hello.value("error", std::string("the GPU worker could not start"))));
   }
-  if (hello->value("type", "") != "ready") {
-    throw EnvironmentError(fmt::format("the GPU worker said {} instead of ready", hello->dump()));
+  if (hello.value("type", "") != "ready") {
+    throw EnvironmentError(fmt::format("the GPU worker said {} instead of ready", hello.dump()));
   }
-  m_gpu = hello->value("gpu", json());
+  m_gpu = hello.value("gpu", json());
+  m_ready = true;
 }
 
 std::optional<json> WorkerClient::receive(Clock::time_point deadline, std::string& problem, bool& timed_out) {
@@ -65,6 +102,7 @@ std::vector<protocol::LoadResult> WorkerClient::load(const std::vector<protocol:
     }
     return results;
   };
+  wait_ready();
   json message = {{"type", "load_batch"}, {"items", json::array()}};
   for (const protocol::LoadItem& item : items) {
     message["items"].push_back(protocol::to_json(item));
@@ -95,6 +133,7 @@ std::vector<protocol::LoadResult> WorkerClient::load(const std::vector<protocol:
 protocol::JobResult WorkerClient::run(const protocol::Job& job, std::chrono::seconds timeout) {
   using protocol::JobResult;
   using protocol::RunOutcome;
+  wait_ready();
   if (!m_alive || !m_child.send_line(json{{"type", "run"}, {"job", protocol::to_json(job)}}.dump())) {
     m_alive = false;
     return JobResult::lost(job.index, job.case_id, RunOutcome::fault, "the GPU worker was gone before the case started");
@@ -122,6 +161,7 @@ protocol::JobResult WorkerClient::run(const protocol::Job& job, std::chrono::sec
 
 std::optional<protocol::RaceResult> WorkerClient::race(const protocol::RaceRequest& request,
                                                        std::chrono::seconds timeout, std::string& error) {
+  wait_ready();
   json message = protocol::to_json(request);
   message["type"] = "race";
   if (!m_alive || !m_child.send_line(message.dump())) {
@@ -154,6 +194,10 @@ std::optional<protocol::RaceResult> WorkerClient::race(const protocol::RaceReque
 }
 
 void WorkerClient::quit() {
+  if (m_alive && !m_ready) {
+    m_child.kill();  // never became ready: nothing to say goodbye to
+    m_alive = false;
+  }
   if (m_alive) {
     m_child.send_line(R"({"type":"quit"})");
     if (!m_child.wait_for(std::chrono::seconds(10))) {

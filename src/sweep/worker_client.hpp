@@ -17,15 +17,34 @@
 
 namespace lp::sweep {
 
+/// Whether the constructor waits for the worker's ready message.
+enum class WorkerStart {
+  wait,   ///< the constructor returns once the worker is ready (or throws)
+  later,  ///< it returns at once; the first wait_ready() (or any request) waits
+};
+
 class WorkerClient {
  public:
-  /// Starts `argv` and waits up to `start_timeout` for its ready message. Throws
-  /// lp::EnvironmentError with the worker's own reason when it cannot run (no
-  /// driver, no GPU, not Hopper), lp::Error when it does not answer.
-  WorkerClient(const std::vector<std::string>& argv, std::chrono::seconds start_timeout);
+  /// Starts `argv` and (WorkerStart::wait) waits up to `start_timeout` for its ready
+  /// message. Throws lp::EnvironmentError with the worker's own reason when it cannot
+  /// run (no driver, no GPU, not Hopper), lp::Error when it does not answer. With
+  /// WorkerStart::later the worker starts up (CUDA, cuBLAS) while the caller works
+  /// on; wait_ready() then throws these, within `start_timeout` of the start.
+  WorkerClient(const std::vector<std::string>& argv, std::chrono::seconds start_timeout,
+               WorkerStart start = WorkerStart::wait);
 
-  /// The GPU record the worker sent when it started.
-  [[nodiscard]] const nlohmann::json& gpu() const noexcept { return m_gpu; }
+  /// Waits for the ready message unless it came already. Throws as the constructor.
+  void wait_ready();
+  /// Takes the ready message if it has come, without waiting: true once ready, false
+  /// while the worker is still starting. Throws as the constructor when the worker
+  /// said it cannot run (no GPU answers so within milliseconds) or died.
+  bool poll_ready();
+
+  /// The GPU record the worker sent when it started (waits for it).
+  [[nodiscard]] const nlohmann::json& gpu() {
+    wait_ready();
+    return m_gpu;
+  }
   /// False once the worker has died or been killed.
   [[nodiscard]] bool alive() const noexcept { return m_alive; }
   [[nodiscard]] bool has_loaded(const std::string& key) const { return m_loaded.count(key) > 0; }
@@ -38,6 +57,7 @@ class WorkerClient {
   /// on a worker that dies without answering returns outcome fault with how it died.
   protocol::JobResult run(const protocol::Job& job, std::chrono::seconds timeout);
 
+
   /// Runs the race control (sweep/race_control.hpp) on the worker: its result, or
   /// nullopt with `error` set (a fault, a timeout: the worker is then gone, or the
   /// worker's own error).
@@ -48,11 +68,15 @@ class WorkerClient {
   void quit();
 
  private:
+  /// Checks the first message the worker sent and takes its GPU record; throws as the constructor.
+  void take_hello(const nlohmann::json& hello);
   /// The next message, or nullopt with `problem` set (timeout or death; the worker is then gone).
   std::optional<nlohmann::json> receive(std::chrono::steady_clock::time_point deadline, std::string& problem,
                                         bool& timed_out);
 
   ChildProcess m_child;
+  std::chrono::steady_clock::time_point m_start_deadline;
+  bool m_ready = false;
   nlohmann::json m_gpu;
   std::set<std::string> m_loaded;
   bool m_alive = true;

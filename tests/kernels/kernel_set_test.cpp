@@ -190,6 +190,43 @@ TEST(KernelSet, LookupFindsVllmShrinkDefaultsOnBothSidesOf128Tokens) {
   }
 }
 
+TEST(KernelSet, LookupsFromItsIndexAreTheFirstExactMatchInManifestOrder) {
+  // lookup() answers exact matches from an index; by definition the answer is the
+  // first kernel variant of the op, in manifest order, whose fields equal every
+  // wanted value (compared as JSON). Checked for every case of the default plan.
+  const plan::Plan p = plan::expand_plan(plan::parse_config(std::string(plan::embedded_config("default.json")),
+                                                            "default.json"),
+                                         sets().versions());
+  std::size_t checked = 0;
+  std::size_t found = 0;
+  for (const plan::Case& c : p.cases) {
+    const KernelSet& s = sets().at(c.triton);
+    for (const nlohmann::json& wanted : {c.expand ? sweep::wanted_expand_axes(c) : nlohmann::json(),
+                                         c.shrink ? sweep::wanted_shrink_axes(c) : nlohmann::json()}) {
+      if (wanted.is_null()) {
+        continue;
+      }
+      const Variant* expected = nullptr;
+      for (const Variant& v : s.variants()) {
+        bool same = v.op == wanted.value("op", std::string()) && (v.role == "kernel" || v.role == "negative_control");
+        for (const auto& [key, value] : wanted.items()) {
+          same = same && variant_field(v, key) == value;
+        }
+        if (same) {
+          expected = &v;
+          break;
+        }
+      }
+      const Lookup l = s.lookup(wanted);
+      EXPECT_EQ(l.variant, expected != nullptr && expected->ok() ? expected : nullptr) << c.id << " " << wanted.dump();
+      ++checked;
+      found += l.variant != nullptr ? 1 : 0;
+    }
+  }
+  EXPECT_GT(checked, 5000U);
+  EXPECT_EQ(found, checked);  // the default plan has no skipped case
+}
+
 TEST(KernelSet, MissingVariantNamesTheNearestValues) {
   const plan::Case c = case_from(R"({"axes": {"block_n": [64], "num_stages": [6], "tokens": [256]}})", 256);
   const Lookup l = set().lookup(sweep::wanted_expand_axes(c));
