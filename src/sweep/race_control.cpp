@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "compile/ptxas.hpp"
 #include "kernels/embedded.hpp"
+#include "sass/analyze.hpp"
 #include "util/error.hpp"
 
 namespace lp::sweep {
@@ -16,6 +18,26 @@ std::string_view race_control_ptx() {
     throw Error("this loraprobe was built without kernels/race/race-control.ptx");
   }
   return *ptx;
+}
+
+RaceCubin prepare_race_control(const std::optional<std::string>& nvdisasm) {
+  RaceCubin r;
+  try {
+    const compile::PtxasInfo ptxas = compile::resolve_ptxas("toolkit");
+    r.compiler = fmt::format("ptxas=toolkit ({})", ptxas.version);
+    r.cubin = compile::compile_with_ptxas(ptxas, race_control_ptx(), "race-control").cubin;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    return r;
+  }
+  try {
+    sass::NvdisasmSearch search;
+    search.path = nvdisasm;
+    r.findings = sass::analyze_cubin(r.cubin, sass::find_nvdisasm(search), {}, "race-control.cubin").finding_count();
+  } catch (const std::exception& e) {
+    r.inspect_error = e.what();
+  }
+  return r;
 }
 
 json race_outcome(const std::string& compiler, std::optional<std::size_t> static_findings,

@@ -26,6 +26,20 @@ namespace lp::sweep {
 /// when the binary was built without it.
 std::string_view race_control_ptx();
 
+/// The race control's cubin and what its SASS holds, or why there is none.
+struct RaceCubin {
+  std::string compiler = "ptxas=toolkit";
+  std::string cubin;
+  std::optional<std::size_t> findings;
+  std::string error;          ///< set when it could not be compiled
+  std::string inspect_error;  ///< set when its SASS could not be inspected
+};
+
+/// Compiles the race control with the toolkit's ptxas and inspects its SASS (with
+/// `nvdisasm`, or the one sass::find_nvdisasm finds): CPU work, which the sweep runs
+/// in a thread beside the rest of its preparation. Never throws.
+RaceCubin prepare_race_control(const std::optional<std::string>& nvdisasm);
+
 /// The controls.race record. `static_findings` is the number of wgmma hazard
 /// findings in the cubin's SASS (nullopt when it could not be inspected); `result`
 /// the GPU's answer (worker/race_kernel.hpp), or nullopt with `error` saying why not.

@@ -676,37 +676,6 @@ class Sweep {
 
   /// The race control (sweep/race_control.hpp): compiled here with the toolkit's
   /// ptxas, its SASS checked for the hazard, then run on the worker.
-  /// The race control's cubin and what its SASS holds, or why there is none.
-  struct RaceCubin {
-    std::string compiler = "ptxas=toolkit";
-    std::string cubin;
-    std::optional<std::size_t> findings;
-    std::string error;           ///< set when it could not be compiled
-    std::string inspect_error;   ///< set when its SASS could not be inspected
-  };
-
-  /// Compiles the race control with the toolkit's ptxas and inspects its SASS: CPU
-  /// work that runs beside the rest of the preparation (start_race_control()).
-  static RaceCubin prepare_race_control(const std::optional<std::string>& nvdisasm) {
-    RaceCubin r;
-    try {
-      const compile::PtxasInfo ptxas = compile::resolve_ptxas("toolkit");
-      r.compiler = fmt::format("ptxas=toolkit ({})", ptxas.version);
-      r.cubin = compile::compile_with_ptxas(ptxas, race_control_ptx(), "race-control").cubin;
-    } catch (const std::exception& e) {
-      r.error = e.what();
-      return r;
-    }
-    try {
-      sass::NvdisasmSearch search;
-      search.path = nvdisasm;
-      r.findings = sass::analyze_cubin(r.cubin, sass::find_nvdisasm(search), {}, "race-control.cubin").finding_count();
-    } catch (const std::exception& e) {
-      r.inspect_error = e.what();
-    }
-    return r;
-  }
-
   void start_race_control() {
     if (m_request.controls && !m_race_cubin.valid()) {
       m_race_cubin = std::async(std::launch::async, prepare_race_control, m_request.nvdisasm);
