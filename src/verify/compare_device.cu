@@ -1,9 +1,11 @@
-// The comparison kernel: one pass over the output, per-thread counters, a warp
-// reduction, one set of atomics per warp. Only the MetricsBlock comes back.
+// The comparison kernel: one pass over the output (a row per block, its columns over
+// the threads), per-thread counters, a warp reduction, one set of atomics per warp.
+// Only the MetricsBlock comes back.
 
 #include <algorithm>
 
 #include "cuda/check.hpp"
+#include "util/error.hpp"
 #include "verify/compare_element.hpp"
 #include "verify/device_launchers.hpp"
 
@@ -51,22 +53,34 @@ __global__ void compare_kernel(KernelLayout layout, ElementRule rule, const void
                                unsigned long long count) {
   LocalMetrics m;
   unsigned long long first = compare_detail::k_no_index;
-  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
-    const Coord c = compare_detail::decode(layout, i);
-    const bool live = lora_of[c.token] >= 0;
-    const std::uint32_t a = load_bits(rule.dtype, actual, i);
-    const std::uint32_t e = load_bits(rule.dtype, expected, i);
-    const ElementOutcome o = compare_detail::compare_element(rule, a, e, live);
-    m.add(o, live);
-    if (o.bad) {
-      first = first < i ? first : i;
-      const std::int64_t tile = compare_detail::tile_index(layout, c);
-      // The plain read only saves atomics: flags only go 0 -> 1, and the exchange
-      // decides who counts the tile.
-      if (tile_failed[tile] == 0u && atomicExch(&tile_failed[tile], 1u) == 0u) {
-        atomicAdd(&out->failing_tiles, 1ull);
+  // One row (a token's, or for slice-major a slice's token's) per block at a time, its
+  // columns over the threads: the coordinates come without a division per element
+  // (decode() divides by the row stride, which made the kernel compute-bound).
+  const std::int64_t width = layout.row_stride;
+  const auto rows = static_cast<std::int64_t>(count / static_cast<unsigned long long>(width));
+  for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const std::int64_t token = layout.kind == 1 ? row % layout.num_tokens : row;
+    const int row_slice = layout.kind == 1 ? static_cast<int>(row / layout.num_tokens) : 0;
+    const bool live = lora_of[token] >= 0;
+    for (std::int64_t column = threadIdx.x; column < width; column += blockDim.x) {
+      int slice = row_slice;
+      while (layout.kind == 0 && slice + 1 < layout.num_slices && column >= layout.offset[slice + 1]) {
+        ++slice;
+      }
+      const Coord c{slice, token, column};
+      const auto i = static_cast<unsigned long long>(row * width + column);
+      const std::uint32_t a = load_bits(rule.dtype, actual, i);
+      const std::uint32_t e = load_bits(rule.dtype, expected, i);
+      const ElementOutcome o = compare_detail::compare_element(rule, a, e, live);
+      m.add(o, live);
+      if (o.bad) {
+        first = first < i ? first : i;
+        const std::int64_t tile = compare_detail::tile_index(layout, c);
+        // The plain read only saves atomics: flags only go 0 -> 1, and the exchange
+        // decides who counts the tile.
+        if (tile_failed[tile] == 0u && atomicExch(&tile_failed[tile], 1u) == 0u) {
+          atomicAdd(&out->failing_tiles, 1ull);
+        }
       }
     }
   }
@@ -117,7 +131,11 @@ void compare(const compare_detail::KernelLayout& layout, const compare_detail::E
   if (count == 0) {
     return;
   }
-  const auto blocks = static_cast<unsigned>(std::clamp<unsigned long long>((count + k_threads - 1) / k_threads, 1, 8192));
+  if (layout.row_stride <= 0 || count % static_cast<unsigned long long>(layout.row_stride) != 0) {
+    throw Error("compare: the output is not a whole number of rows");
+  }
+  const auto blocks =
+      static_cast<unsigned>(std::clamp<unsigned long long>(count / static_cast<unsigned long long>(layout.row_stride), 1, 16384));
   compare_kernel<<<blocks, k_threads, 0, stream>>>(layout, rule, actual, expected, lora_of, tile_failed, out, count);
   LP_CUDA_CHECK(cudaGetLastError());
   finish_kernel<<<1, 1, 0, stream>>>(layout, rule.dtype, actual, expected, lora_of, out);
