@@ -1,5 +1,6 @@
 #include "sweep/device_pool.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -25,24 +26,34 @@ bool is_fault(const report::CaseRecord& r) {
 void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const PoolCallbacks& callbacks) {
   std::mutex m;
   std::condition_variable cv;
-  std::size_t next = 0;  // the next task to hand out
+  std::size_t next = 0;           // the next task never handed out
+  std::deque<std::size_t> again;  // handed out as `ahead` to a slot that then left the rotation
   bool stop = false;
   std::exception_ptr failure;
   std::deque<std::pair<std::size_t, report::CaseRecord>> finished;
   std::size_t running = slots.size();
   const bool rotation = slots.size() > 1;
+  auto take = [&]() -> std::optional<std::size_t> {
+    std::lock_guard<std::mutex> lock(m);
+    if (stop) {
+      return std::nullopt;
+    }
+    if (!again.empty()) {
+      const std::size_t task = again.front();
+      again.pop_front();
+      return task;
+    }
+    if (next >= count) {
+      return std::nullopt;
+    }
+    return next++;
+  };
   auto work = [&](DeviceSlot& slot) {
     try {
-      while (true) {
-        std::size_t task = 0;
-        {
-          std::lock_guard<std::mutex> lock(m);
-          if (stop || next >= count) {
-            break;
-          }
-          task = next++;
-        }
-        report::CaseRecord record = callbacks.run(slot, task);
+      std::optional<std::size_t> task = take();
+      while (task) {
+        const std::optional<std::size_t> ahead = take();
+        report::CaseRecord record = callbacks.run(slot, *task, ahead);
         record.device = slot.device;
         ++slot.cases;
         slot.faults_in_row = is_fault(record) ? slot.faults_in_row + 1 : 0;
@@ -51,15 +62,25 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
           slot.retired = fmt::format("{} faults or timeouts in a row (the last: {})", slot.faults_in_row,
                                      record.reason);
         }
+        bool stopped = false;
         {
           std::lock_guard<std::mutex> lock(m);
-          finished.emplace_back(task, std::move(record));
+          finished.emplace_back(*task, std::move(record));
+          if (retire && ahead) {
+            again.push_back(*ahead);  // another GPU runs it
+          }
+          stopped = stop;
         }
         cv.notify_all();
         if (retire) {
           slot.client.reset();
+          slot.sent_ahead.reset();
           break;
         }
+        if (stopped) {
+          break;  // --stop-on-first-failure: `ahead` is not run
+        }
+        task = ahead;
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(m);
@@ -104,14 +125,19 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
   if (failure) {
     std::rethrow_exception(failure);
   }
-  if (!stop && next < count) {
+  if (!stop && (next < count || !again.empty())) {
     // Every GPU left the rotation: what is left is recorded, not silently dropped.
     std::string why = "not run: every GPU of --devices left the rotation (";
     for (const DeviceSlot& s : slots) {
       why += fmt::format("{}GPU {}: {}", &s == &slots.front() ? "" : "; ", s.device, s.retired);
     }
     why += ")";
+    std::vector<std::size_t> left(again.begin(), again.end());
     for (std::size_t task = next; task < count; ++task) {
+      left.push_back(task);
+    }
+    std::sort(left.begin(), left.end());
+    for (const std::size_t task : left) {
       if (!callbacks.done(task, callbacks.lost(task, why))) {
         break;
       }

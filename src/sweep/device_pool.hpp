@@ -23,14 +23,19 @@ struct DeviceSlot {
   int faults_in_row = 0;
   std::size_t cases = 0;
   std::string retired;  ///< why it left the rotation; empty while in it
+  /// The job (plan index) sent to the worker ahead of the one awaited, whose answer
+  /// comes next; cleared with the worker.
+  std::optional<std::size_t> sent_ahead;
 };
 
 /// Faults or timeouts in a row that take a GPU out of the rotation (when there are others).
 inline constexpr int k_max_faults_in_row = 3;
 
 struct PoolCallbacks {
-  /// Runs task `task` on `slot`'s worker; called only from that slot's thread.
-  std::function<report::CaseRecord(DeviceSlot& slot, std::size_t task)> run;
+  /// Runs task `task` on `slot`'s worker; called only from that slot's thread. `ahead`
+  /// is the task that slot runs next, if any: its job may be sent to the worker
+  /// before `task`'s answer is awaited, so that the worker never waits for the parent.
+  std::function<report::CaseRecord(DeviceSlot& slot, std::size_t task, std::optional<std::size_t> ahead)> run;
   /// Called on the calling thread as each task finishes, in the order they finish;
   /// false stops the pool taking more (--stop-on-first-failure).
   std::function<bool(std::size_t task, const report::CaseRecord& record)> done;

@@ -352,7 +352,9 @@ class Sweep {
     }
     std::vector<CaseRecord> ran(entries.size());
     PoolCallbacks callbacks;
-    callbacks.run = [&](DeviceSlot& slot, std::size_t task) { return run_entry(slot, entries[task]); };
+    callbacks.run = [&](DeviceSlot& slot, std::size_t task, std::optional<std::size_t> ahead) {
+      return run_entry(slot, entries[task], ahead ? &entries[*ahead] : nullptr);
+    };
     callbacks.lost = [&](std::size_t task, const std::string& why) {
       return not_run(entries[task], Verdict::incomplete, why);
     };
@@ -396,7 +398,9 @@ class Sweep {
     hand_on();
     bool stopped = false;
     PoolCallbacks callbacks;
-    callbacks.run = [&](DeviceSlot& slot, std::size_t task) { return run_entry(slot, m_entries[todo[task]]); };
+    callbacks.run = [&](DeviceSlot& slot, std::size_t task, std::optional<std::size_t> ahead) {
+      return run_entry(slot, m_entries[todo[task]], ahead ? &m_entries[todo[*ahead]] : nullptr);
+    };
     callbacks.lost = [&](std::size_t task, const std::string& why) {
       return not_run(m_entries[todo[task]], Verdict::incomplete, why);
     };
@@ -573,37 +577,73 @@ class Sweep {
 
   /// Runs one job on the worker (starting one if needed, loading its images), with
   /// the case timeout as the deadline. A worker that dies or hangs is replaced.
-  protocol::JobResult run_job(DeviceSlot& slot, const protocol::Job& job, const std::vector<std::string>& keys) {
+  /// `ahead`, the slot's next entry, is sent before this job's answer is awaited (its
+  /// images loaded with this job's), so that the worker goes on while the answer is
+  /// journaled; the next call then only awaits it.
+  protocol::JobResult run_job(DeviceSlot& slot, const Entry& e, const Entry* ahead) {
+    const protocol::Job& job = e.job;
     if (!slot.client || !slot.client->alive()) {
       start_worker(slot);
+      slot.sent_ahead.reset();  // what the old worker had queued died with it
     }
     WorkerClient& worker = *slot.client;
+    const bool already_sent = slot.sent_ahead == job.index;
+    slot.sent_ahead.reset();
+    if (ahead != nullptr && !runnable(*ahead)) {
+      ahead = nullptr;
+    }
+    // Loads only while no job is queued on the worker (its answer would come first):
+    // a job sent ahead had its images loaded already.
     std::vector<protocol::LoadItem> items;
-    for (const std::string& key : keys) {
-      const Image& image = m_images.at(key);
-      if (worker.has_loaded(key)) {
-        continue;
+    std::set<std::string> listed;
+    for (const Entry* entry : {already_sent ? nullptr : &e, already_sent ? nullptr : ahead}) {
+      for (const std::string& key : entry == nullptr ? std::vector<std::string>{} : entry->image_keys) {
+        if (worker.has_loaded(key) || !listed.insert(key).second) {
+          continue;
+        }
+        const Image& image = m_images.at(key);
+        protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt};
+        if (!image.cubin.empty()) {
+          // The bytes inspected here are the bytes the worker loads (a prebuilt one
+          // too: the worker then need not decompress its kernel set's pack).
+          item.cubin = image.cubin;
+        }
+        items.push_back(std::move(item));
       }
-      protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt};
-      if (!image.cubin.empty()) {
-        // The bytes inspected here are the bytes the worker loads (a prebuilt one
-        // too: the worker then need not decompress its kernel set's pack).
-        item.cubin = image.cubin;
-      }
-      items.push_back(std::move(item));
     }
     if (!items.empty()) {
       for (const protocol::LoadResult& r : worker.load(items, m_request.case_timeout)) {
-        if (!r.ok) {
+        if (!r.ok && std::find(e.image_keys.begin(), e.image_keys.end(), r.key) != e.image_keys.end()) {
           return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::incomplete,
                                            fmt::format("loading {} failed: {}", r.key, r.error));
         }
       }
     }
-    return worker.run(job, m_request.case_timeout);
+    if (!already_sent && !worker.send_job(job)) {
+      return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::fault,
+                                       "the GPU worker was gone before the case started");
+    }
+    if (ahead != nullptr && std::all_of(ahead->image_keys.begin(), ahead->image_keys.end(),
+                                        [&](const std::string& key) { return worker.has_loaded(key); })) {
+      if (worker.send_job(ahead->job)) {
+        slot.sent_ahead = ahead->job.index;
+      }
+    }
+    protocol::JobResult result = worker.result(job, m_request.case_timeout);
+    if (!worker.alive()) {
+      slot.sent_ahead.reset();  // a fault or timeout: the job sent ahead never ran
+    }
+    return result;
   }
 
-  CaseRecord run_entry(DeviceSlot& slot, const Entry& e) {
+  /// True when the entry runs on a worker (not skipped, its images compiled).
+  bool runnable(const Entry& e) const {
+    return e.skip_reason.empty() && std::all_of(e.image_keys.begin(), e.image_keys.end(), [&](const std::string& key) {
+             return m_images.at(key).error.empty();
+           });
+  }
+
+  CaseRecord run_entry(DeviceSlot& slot, const Entry& e, const Entry* ahead = nullptr) {
     if (!e.skip_reason.empty()) {
       return not_run(e, Verdict::skipped, e.skip_reason);
     }
@@ -614,7 +654,7 @@ class Sweep {
       }
     }
     const auto start = std::chrono::steady_clock::now();
-    const protocol::JobResult result = run_job(slot, e.job, e.image_keys);
+    const protocol::JobResult result = run_job(slot, e, ahead);
     {
       const std::lock_guard lock(m_job_time_mutex);
       m_job_time.round_trip_s += seconds_since(start);

@@ -133,9 +133,25 @@ std::vector<protocol::LoadResult> WorkerClient::load(const std::vector<protocol:
 protocol::JobResult WorkerClient::run(const protocol::Job& job, std::chrono::seconds timeout) {
   using protocol::JobResult;
   using protocol::RunOutcome;
+  if (!send_job(job)) {
+    return JobResult::lost(job.index, job.case_id, RunOutcome::fault, "the GPU worker was gone before the case started");
+  }
+  return result(job, timeout);
+}
+
+bool WorkerClient::send_job(const protocol::Job& job) {
   wait_ready();
   if (!m_alive || !m_child.send_line(json{{"type", "run"}, {"job", protocol::to_json(job)}}.dump())) {
     m_alive = false;
+    return false;
+  }
+  return true;
+}
+
+protocol::JobResult WorkerClient::result(const protocol::Job& job, std::chrono::seconds timeout) {
+  using protocol::JobResult;
+  using protocol::RunOutcome;
+  if (!m_alive) {
     return JobResult::lost(job.index, job.case_id, RunOutcome::fault, "the GPU worker was gone before the case started");
   }
   std::string problem;
@@ -151,6 +167,13 @@ protocol::JobResult WorkerClient::run(const protocol::Job& job, std::chrono::sec
                            fmt::format("unexpected answer from the worker: {}", answer->dump().substr(0, 300)));
   }
   JobResult result = protocol::result_from_json(answer->at("result"));
+  if (result.index != job.index) {
+    m_alive = false;
+    m_child.kill(std::chrono::seconds(5));
+    return JobResult::lost(job.index, job.case_id, RunOutcome::incomplete,
+                           fmt::format("the worker answered case {} while case {} was awaited", result.case_id,
+                                       job.case_id));
+  }
   if (result.outcome == RunOutcome::fault) {
     // The worker exits after a sticky error; collect it so the next case gets a fresh one.
     m_alive = false;

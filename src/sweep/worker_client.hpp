@@ -57,6 +57,12 @@ class WorkerClient {
   /// on a worker that dies without answering returns outcome fault with how it died.
   protocol::JobResult run(const protocol::Job& job, std::chrono::seconds timeout);
 
+  /// run() in two halves, so that the next job can be sent while one runs (the worker
+  /// takes them in order): send_job() is false when the worker is gone; result()
+  /// waits for the answer to the oldest job sent and not yet answered, `timeout` from
+  /// now, with run()'s outcomes.
+  bool send_job(const protocol::Job& job);
+  protocol::JobResult result(const protocol::Job& job, std::chrono::seconds timeout);
 
   /// Runs the race control (sweep/race_control.hpp) on the worker: its result, or
   /// nullopt with `error` set (a fault, a timeout: the worker is then gone, or the
