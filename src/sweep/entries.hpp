@@ -53,8 +53,11 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
                                std::vector<std::unique_ptr<plan::Case>>& cases, ImageSet& images);
 
 /// The record of an entry that ran, from its worker result and its images' static
-/// findings and attribution.
-report::CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSet& images);
+/// findings and attribution. `images` null: the static inspection is not in yet (it
+/// runs beside the GPU work), so the record has no static part and a run that passed
+/// is PASS, not yet PASS or LATENT; FAIL, fault, timeout and incomplete are final.
+/// Only such a provisional record may be made while the inspection runs.
+report::CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSet* images);
 
 /// The record of an entry that did not run (skipped, compile_error).
 report::CaseRecord not_run(const Entry& e, report::Verdict verdict, std::string reason);

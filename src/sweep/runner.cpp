@@ -3,6 +3,7 @@
 #include <chrono>
 #include <future>
 #include <mutex>
+#include <thread>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -14,9 +15,11 @@
 #include "report/journal.hpp"
 #include "report/report.hpp"
 #include "sass/analyze.hpp"
+#include "sweep/controls.hpp"
 #include "sweep/device_pool.hpp"
 #include "sweep/entries.hpp"
 #include "sweep/images.hpp"
+#include "sweep/output_files.hpp"
 #include "sweep/race_control.hpp"
 #include "sweep/remedies.hpp"
 #include "sweep/report_builder.hpp"
@@ -42,18 +45,6 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-std::string default_report_path() {
-  std::string stamp = report::utc_now_iso8601();
-  std::erase(stamp, ':');
-  std::erase(stamp, '-');
-  return fmt::format("loraprobe-report-{}.json", stamp);
-}
-
-std::string journal_path_for(const std::string& report_path) {
-  const std::filesystem::path p(report_path);
-  return (p.parent_path() / (p.stem().string() + ".jsonl")).string();
-}
-
 class Sweep {
  public:
   Sweep(const plan::SweepConfig& config, const SweepRequest& request)
@@ -64,7 +55,7 @@ class Sweep {
     json phases = json::object();
     const std::string out = report_path_for(m_request);
     const std::string journal_path = m_request.resume.empty() ? journal_path_for(out) : m_request.resume;
-    keep_earlier_files(out, journal_path, /*act=*/false);  // refuse before any work
+    keep_earlier_files(m_request, out, journal_path, /*act=*/false);  // refuse before any work
     // The worker first: it starts CUDA and cuBLAS while the kernel sets, the plan, the
     // images and the static inspection are prepared here. Without a GPU it says so
     // within milliseconds, and the sweep stops before the long steps; nothing is
@@ -153,10 +144,10 @@ class Sweep {
     m_images.build_on_cpu(m_sets, m_request.jobs);
     phases["images"] = seconds_since(t);
     main_slot().client->poll_ready();
-    inspect_images(phases);
+    start_inspection();
     wait_for_worker(phases);
     t = std::chrono::steady_clock::now();
-    keep_earlier_files(out, journal_path, /*act=*/true);  // the GPU is there: now move them aside
+    keep_earlier_files(m_request, out, journal_path, /*act=*/true);  // the GPU is there: now move them aside
     report::Journal journal(journal_path, header);
     phases["journal"] = seconds_since(t);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
@@ -180,6 +171,15 @@ class Sweep {
       for (DeviceSlot& slot : m_slots) {
         slot.client.reset();  // killed and reaped by the wait that noticed the signal
       }
+      // What ran is kept: the inspection (stopped by the same signal) is joined, and
+      // controls that ran are recorded.
+      try {
+        record_controls(journal);
+        await_inspection();
+      } catch (const Interrupted&) {
+        m_report.environment = environment_record(m_images, m_gpu, m_request.allow_jit_cache,
+                                                  kernel_sets_record(m_sets, m_tritons));
+      }
     }
     t = std::chrono::steady_clock::now();
     if (interrupted_by == 0) {
@@ -191,6 +191,10 @@ class Sweep {
     phases["jobs_round_trip"] = m_job_time.round_trip_s;
     phases["jobs_in_worker"] = m_job_time.worker_s;
     phases["jobs_recording"] = m_job_time.recording_s;
+    // The static inspection runs beside the controls and the cases; what the sweep
+    // waited for it is "static_inspection_wait".
+    phases["static_inspection"] = m_inspection_s;
+    phases["static_inspection_wait"] = m_inspection_wait_s;
     if (m_slots.size() > 1) {
       json devices = json::array();
       json gpus = json::array();
@@ -225,12 +229,13 @@ class Sweep {
       formats::write_outputs(formats::read_document(out), outputs);
     }
     sinks.finish();  // ends the progress line, prints the verdict table
-    fmt::print(stderr, "sweep: time: images {:.1f} s, worker start {:.1f} s, static inspection {:.1f} s, controls {:.1f} s, "
-                       "cases {:.1f} s ({:.1f} ms per case), total {:.1f} s\n",
-               phase("images"), phase("worker_start"), phase("static_inspection"), phase("controls"), phase("cases"),
+    fmt::print(stderr, "sweep: time: images {:.1f} s, worker start {:.1f} s, static inspection {:.1f} s (beside the GPU "
+                       "work; waited {:.1f} s), controls {:.1f} s, cases {:.1f} s ({:.1f} ms per case), total {:.1f} s\n",
+               phase("images"), phase("worker_start"), phase("static_inspection"), phase("static_inspection_wait"),
+               phase("controls"), phase("cases"),
                m_entries.empty() ? 0.0 : 1000.0 * phase("cases") / static_cast<double>(m_entries.size()),
                phase("total"));
-    print_summary(out);
+    print_summary(m_report, out);
     if (interrupted_by != 0) {
       fmt::print(stderr,
                  "sweep: interrupted by {} after {} of {} cases; the journal {} keeps them and the report {} shows "
@@ -256,43 +261,80 @@ class Sweep {
         }
       }
     } cases_timer{phases, std::nullopt};
-    m_report.environment = environment_record(m_images, m_gpu, m_request.allow_jit_cache,
-                                              kernel_sets_record(m_sets, m_tritons));
-
     bool controls_valid = true;
     const auto t = std::chrono::steady_clock::now();
-    if (m_request.controls) {
-      const json controls = done_controls ? *done_controls : run_controls();
-      if (!done_controls) {
-        journal.append("controls", {{"controls", controls}});
-      }
-      m_report.controls = controls;
-      controls_valid = controls.value("valid", false);
-    } else {
+    if (!m_request.controls) {
       m_report.controls = {{"ran", false}, {"valid", nullptr}, {"reason", "--no-controls"}};
+    } else if (done_controls) {
+      m_report.controls = *done_controls;
+      controls_valid = done_controls->value("valid", false);
+    } else {
+      controls_valid = run_controls();
     }
     phases["controls"] = seconds_since(t);
     cases_timer.start = std::chrono::steady_clock::now();
     if (!controls_valid) {
+      record_controls(journal);
+      await_inspection();
       m_report.meta["interrupted"] = "the controls did not behave; no case was run";
       return;
     }
     run_cases(journal, sinks, done, finished);
+    record_controls(journal);  // when no case was recorded
+    await_inspection();
     if (m_config.remedies.value && m_report.meta.value("interrupted", json()).is_null()) {
       run_remedies();
     }
   }
 
   /// The driver JIT of the driver-compiled images (on the worker, which is waited
-  /// for then), and the static inspection of every image, batched (sass/batch.hpp).
-  void inspect_images(json& phases) {
-    const auto t = std::chrono::steady_clock::now();
+  /// for then), then the static inspection of every image, batched (sass/batch.hpp),
+  /// in a thread: it needs only the CPU and the cubins, so the controls and the cases
+  /// run beside it, and their records wait for it (await_inspection).
+  void start_inspection() {
     jit_driver_images();
-    const std::string inspect_problem = m_images.inspect(m_request.nvdisasm, m_request.jobs);
-    phases["static_inspection"] = seconds_since(t);
-    if (!inspect_problem.empty()) {
-      fmt::print(stderr, "sweep: warning: static inspection unavailable ({}); no case can be LATENT\n", inspect_problem);
+    // Half the CPU: the other half stays with the worker and the GPUs' threads, which
+    // the inspection would otherwise slow down (every nvdisasm run costs about 0.5 s
+    // of CPU whatever its size; it has the time of the controls and the cases).
+    const std::size_t all = m_request.jobs == 0 ? std::max(1U, std::thread::hardware_concurrency()) : m_request.jobs;
+    const std::size_t threads = std::max<std::size_t>(1, all / 2);
+    m_inspection = std::async(std::launch::async, [this, threads] {
+      const auto t = std::chrono::steady_clock::now();
+      std::string problem = m_images.inspect(m_request.nvdisasm, threads);
+      m_inspection_s = seconds_since(t);
+      return problem;
+    });
+  }
+
+  /// Joins the static inspection (once): from here on the images' findings may be
+  /// read, and the report's environment (which names the inspection cache) is made.
+  /// Rethrows what the inspection threw (lp::Interrupted).
+  void await_inspection() {
+    if (!m_inspection.valid()) {
+      return;
     }
+    const auto t = std::chrono::steady_clock::now();
+    std::future<std::string> inspection = std::move(m_inspection);
+    const std::string problem = inspection.get();
+    m_inspection_wait_s = seconds_since(t);
+    m_report.environment = environment_record(m_images, m_gpu, m_request.allow_jit_cache,
+                                              kernel_sets_record(m_sets, m_tritons));
+    if (!problem.empty()) {
+      fmt::print(stderr, "sweep: warning: static inspection unavailable ({}); no case can be LATENT\n", problem);
+    }
+  }
+
+  /// A case's record as the sinks get it: a job's provisional record (made while the
+  /// inspection may still run) is made again from the job's result with the static
+  /// part; a case that never ran keeps its record.
+  CaseRecord final_record(const Entry& e, const CaseRecord& provisional, const std::optional<protocol::JobResult>& ran) {
+    if (!ran) {
+      return provisional;
+    }
+    await_inspection();
+    CaseRecord record = record_of(e, *ran, &m_images);
+    record.device = provisional.device;
+    return record;
   }
 
   /// Waits for the first GPU's worker, which started at the beginning (the time
@@ -351,15 +393,16 @@ class Sweep {
       fmt::print(stderr, "sweep: warning: the remedies' SASS could not be inspected: {}\n", problem);
     }
     std::vector<CaseRecord> ran(entries.size());
+    std::vector<std::optional<protocol::JobResult>> results_of(entries.size());
     PoolCallbacks callbacks;
     callbacks.run = [&](DeviceSlot& slot, std::size_t task, std::optional<std::size_t> ahead) {
-      return run_entry(slot, entries[task], ahead ? &entries[*ahead] : nullptr);
+      return run_entry(slot, entries[task], ahead ? &entries[*ahead] : nullptr, results_of[task]);
     };
     callbacks.lost = [&](std::size_t task, const std::string& why) {
       return not_run(entries[task], Verdict::incomplete, why);
     };
     callbacks.done = [&](std::size_t task, const CaseRecord& record) {
-      ran[task] = record;
+      ran[task] = final_record(entries[task], record, results_of[task]);
       return true;
     };
     run_on_devices(m_slots, entries.size(), callbacks);
@@ -397,15 +440,19 @@ class Sweep {
     };
     hand_on();
     bool stopped = false;
+    // Each job's result, written by its GPU's thread before the pool hands the task on.
+    std::vector<std::optional<protocol::JobResult>> ran(todo.size());
     PoolCallbacks callbacks;
     callbacks.run = [&](DeviceSlot& slot, std::size_t task, std::optional<std::size_t> ahead) {
-      return run_entry(slot, m_entries[todo[task]], ahead ? &m_entries[todo[*ahead]] : nullptr);
+      return run_entry(slot, m_entries[todo[task]], ahead ? &m_entries[todo[*ahead]] : nullptr, ran[task]);
     };
     callbacks.lost = [&](std::size_t task, const std::string& why) {
       return not_run(m_entries[todo[task]], Verdict::incomplete, why);
     };
-    callbacks.done = [&](std::size_t task, const CaseRecord& record) {
+    callbacks.done = [&](std::size_t task, const CaseRecord& provisional) {
+      record_controls(journal);  // the controls' record comes before the first case's
       const auto start = std::chrono::steady_clock::now();
+      const CaseRecord record = final_record(m_entries[todo[task]], provisional, ran[task]);
       journal.append("case", {{"record", record.to_json()}});
       results[todo[task]] = record;
       hand_on();
@@ -426,42 +473,6 @@ class Sweep {
           ++finished;
         }
       }
-    }
-  }
-
-  /// A sweep never mixes its cases into another sweep's journal, nor overwrites a
-  /// report silently: without --resume, an existing journal or report is refused
-  /// (--force keeps each as <name>.bak and starts afresh); with --resume, the earlier
-  /// report is kept as <name>.bak before the continued one replaces it.
-  void keep_earlier_files(const std::string& out, const std::string& journal_path, bool act) const {
-    std::error_code ec;
-    auto keep = [&](const std::string& path) {
-      if (!act) {
-        return;
-      }
-      const std::string bak = path + ".bak";
-      std::filesystem::rename(path, bak, ec);
-      if (ec) {
-        throw UsageError(fmt::format("{}: cannot keep it as {}: {}", path, bak, ec.message()));
-      }
-      fmt::print(stderr, "sweep: kept the earlier {} as {}\n", path, bak);
-    };
-    if (!m_request.resume.empty()) {
-      if (std::filesystem::exists(out, ec)) {
-        keep(out);
-      }
-      return;
-    }
-    for (const std::string& path : {journal_path, out}) {
-      if (!std::filesystem::exists(path, ec)) {
-        continue;
-      }
-      if (!m_request.force) {
-        throw UsageError(fmt::format("{}: exists, from an earlier sweep; continue that sweep with --resume {}, or "
-                                     "pass --force to start afresh (the earlier files are kept as .bak)",
-                                     path, journal_path));
-      }
-      keep(path);
     }
   }
 
@@ -643,7 +654,10 @@ class Sweep {
            });
   }
 
-  CaseRecord run_entry(DeviceSlot& slot, const Entry& e, const Entry* ahead = nullptr) {
+  /// Runs an entry on `slot`'s worker: its provisional record (record_of without the
+  /// static part: the inspection may still run), and its job's result in `ran` when
+  /// the worker ran it, for final_record.
+  CaseRecord run_entry(DeviceSlot& slot, const Entry& e, const Entry* ahead, std::optional<protocol::JobResult>& ran) {
     if (!e.skip_reason.empty()) {
       return not_run(e, Verdict::skipped, e.skip_reason);
     }
@@ -660,58 +674,47 @@ class Sweep {
       m_job_time.round_trip_s += seconds_since(start);
       m_job_time.worker_s += result.worker_ms / 1000.0;
     }
-    CaseRecord record = record_of(e, result, m_images);
+    CaseRecord record = record_of(e, result, nullptr);
     record.device = slot.device;
+    ran = result;
     return record;
   }
 
-  /// The positive control must FAIL (it feeds raw fp32 bits to the dot as bf16
-  /// pairs) and the negative control (bf16 input, vLLM default) must PASS; if not,
-  /// the detector is broken and no verdict of this run can be trusted. Every Triton
-  /// set the plan uses has its own pair: each set's detector must work.
-  json run_controls() {
-    json per_set = json::array();
-    bool all_valid = true;
-    std::string all_reasons;
+  /// The controls (sweep/controls.hpp) run on the first GPU: every Triton set's pair,
+  /// then the race control. True when every pair behaves; recorded by
+  /// record_controls once the static inspection is in.
+  bool run_controls() {
+    bool valid = true;
     for (const ControlEntries& pair : m_controls) {
-      const std::string& triton = pair.triton;
-      const CaseRecord positive = run_entry(main_slot(), pair.positive);
-      const CaseRecord negative = run_entry(main_slot(), pair.negative);
-      const bool positive_ok = positive.verdict == Verdict::fail;
-      const bool negative_ok = negative.verdict == Verdict::pass || negative.verdict == Verdict::latent;
-      std::string reason;
-      if (!positive_ok) {
-        reason += fmt::format("the positive control ({}) must FAIL but is {}{}; ", positive.variant.value_or("?"),
-                              report::to_string(positive.verdict), positive.reason.empty() ? "" : ": " + positive.reason);
-      }
-      if (!negative_ok) {
-        reason += fmt::format("the negative control ({}) must PASS but is {}{}; ", negative.variant.value_or("?"),
-                              report::to_string(negative.verdict), negative.reason.empty() ? "" : ": " + negative.reason);
-      }
-      json entry = {{"triton", triton}, {"valid", positive_ok && negative_ok},
-                    {"positive", positive.to_json()}, {"negative", negative.to_json()}};
-      if (!reason.empty()) {
-        reason.resize(reason.size() - 2);
-        fmt::print(stderr, "sweep: INVALID RUN: Triton {} set: {}\n", triton, reason);
-        entry["reason"] = reason;
-        all_reasons += fmt::format("{}Triton {}: {}", all_reasons.empty() ? "" : "; ", triton, reason);
-        all_valid = false;
-      } else {
-        fmt::print(stderr, "sweep: controls of the Triton {} set behave: positive FAIL ({}), negative PASS ({})\n",
-                   triton, positive.metrics.is_null() ? "" : positive.metrics.value("summary", ""),
-                   negative.metrics.is_null() ? "" : negative.metrics.value("summary", ""));
-      }
-      per_set.push_back(std::move(entry));
+      PendingControl& run = m_pending_controls.emplace_back();
+      run.entries = &pair;
+      run.pair.triton = pair.triton;
+      run.pair.positive = run_entry(main_slot(), pair.positive, nullptr, run.positive);
+      run.pair.negative = run_entry(main_slot(), pair.negative, nullptr, run.negative);
+      valid = valid && control_problem(run.pair).empty();
     }
     // The race control says whether this GPU shows the hazard at run time; it never
     // makes a run invalid (a GPU that does not show it is a finding, not a broken detector).
-    json race = run_race_control();
-    fmt::print(stderr, "sweep: race control: {}\n", race.value("summary", ""));
-    json controls = {{"ran", true}, {"valid", all_valid}, {"sets", std::move(per_set)}, {"race", std::move(race)}};
-    if (!all_reasons.empty()) {
-      controls["reason"] = all_reasons;
+    m_race = run_race_control();
+    m_controls_pending = true;
+    return valid;
+  }
+
+  /// The controls that ran, recorded (once) into the report and the journal with
+  /// their static part.
+  void record_controls(report::Journal& journal) {
+    if (!m_controls_pending) {
+      return;
     }
-    return controls;
+    m_controls_pending = false;
+    std::vector<ControlPair> pairs;
+    for (PendingControl& run : m_pending_controls) {
+      ControlPair& pair = pairs.emplace_back(run.pair);
+      pair.positive = final_record(run.entries->positive, run.pair.positive, run.positive);
+      pair.negative = final_record(run.entries->negative, run.pair.negative, run.negative);
+    }
+    m_report.controls = controls_record(pairs, m_race);
+    journal.append("controls", {{"controls", m_report.controls}});
   }
 
   /// The race control (sweep/race_control.hpp): compiled here with the toolkit's
@@ -744,30 +747,6 @@ class Sweep {
     return race_outcome(prepared.compiler, prepared.findings, result, error);
   }
 
-  void print_summary(const std::string& out) const {
-    const report::Summary s = m_report.summary();
-    std::string counts;
-    for (const auto& [verdict, n] : s.counts) {
-      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, report::to_string(verdict));
-    }
-    fmt::print("cases: {}\n", counts.empty() ? "none" : counts);
-    if (s.first_failure) {
-      const CaseRecord& c = m_report.cases[*s.first_failure];
-      fmt::print("first failure: case {} ({}, {} tokens): {} {}\n", c.id, formats::row_label(c.axes),
-                 c.axes.value("tokens", 0), report::to_string(c.verdict), c.reason);
-    }
-    if (s.minimal_failure) {
-      const CaseRecord& c = m_report.cases[*s.minimal_failure];
-      fmt::print("minimal failure: case {} ({}, {} tokens)\n", c.id, formats::row_label(c.axes), c.axes.value("tokens", 0));
-    }
-    if (s.first_latent) {
-      const CaseRecord& c = m_report.cases[*s.first_latent];
-      fmt::print("first latent: case {} ({}, {} tokens): {}\n", c.id, formats::row_label(c.axes), c.axes.value("tokens", 0),
-                 c.reason);
-    }
-    fmt::print("report: {}\n", out);
-  }
-
   const plan::SweepConfig& m_config;
   const SweepRequest& m_request;
   kernels::KernelSets m_sets;
@@ -782,6 +761,19 @@ class Sweep {
   std::vector<ControlEntries> m_controls;  ///< one pair per Triton set, when the controls run
   std::vector<DeviceSlot> m_slots;  ///< one worker per GPU (--devices); the first runs the controls
   std::future<RaceCubin> m_race_cubin;  ///< the race control's cubin, prepared beside the rest
+  std::future<std::string> m_inspection;  ///< the static inspection, beside the GPU work; its problem
+  double m_inspection_s = 0.0;            ///< how long it took (in its thread)
+  double m_inspection_wait_s = 0.0;       ///< how long the sweep waited for it
+  /// A control pair that ran, to be recorded with its static part.
+  struct PendingControl {
+    const ControlEntries* entries = nullptr;
+    ControlPair pair;  ///< the provisional records
+    std::optional<protocol::JobResult> positive;
+    std::optional<protocol::JobResult> negative;
+  };
+  std::vector<PendingControl> m_pending_controls;
+  json m_race;                     ///< the race control's block
+  bool m_controls_pending = false; ///< ran and not yet recorded
   struct JobTime {
     double round_trip_s = 0.0;  ///< sent to answered, summed over jobs
     double worker_s = 0.0;      ///< the worker's own time on them
@@ -793,14 +785,6 @@ class Sweep {
 };
 
 }  // namespace
-
-std::string report_path_for(const SweepRequest& request) {
-  if (!request.out.empty()) {
-    return request.out;
-  }
-  return request.resume.empty() ? default_report_path()
-                                : std::filesystem::path(request.resume).replace_extension(".json").string();
-}
 
 int run_sweep(const plan::SweepConfig& config, const SweepRequest& request) {
   Sweep sweep(config, request);

@@ -107,6 +107,13 @@ TEST_F(RunnerWithFakeWorker, VerdictsControlsFaultTimeoutJournalAndResume) {
     have_nvdisasm = false;
   }
   EXPECT_EQ(verdicts[0], have_nvdisasm ? "LATENT" : "PASS");
+  // The controls ran before the static inspection was in; their records still carry its part.
+  const json& negative = report["controls"]["sets"][0]["negative"];
+  if (have_nvdisasm) {
+    EXPECT_EQ(negative.value("static_findings", -1), 0) << negative.dump();
+  } else {
+    EXPECT_EQ(negative.value("reason", "").rfind("SASS not inspected: ", 0), 0U) << negative.dump();
+  }
   EXPECT_EQ(verdicts[1], "FAIL");
   EXPECT_EQ(verdicts[2], "fault");
   EXPECT_EQ(verdicts[3], "PASS");
@@ -429,6 +436,28 @@ TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
   const std::string xml = formats::junit_of(formats::read_document(r.out));
   EXPECT_NE(xml.find("<system-out>remedies measured in this run:\n  block_n 32: PASS, static clean, "), std::string::npos)
       << xml;
+}
+
+TEST_F(RunnerWithFakeWorker, ControlsThatMisbehaveStopTheSweepBeforeAnyCase) {
+  // The negative control (index 7, after the six cases and the positive control) fails.
+  write_file_atomic(m_dir.path() + "/script.json",
+                    json{{"by_index", {{"7", "fail"}}}, {"log", m_dir.path() + "/worker.log"}}.dump());
+  const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
+  EXPECT_EQ(run_sweep(config, request()), 3);
+  const json report = formats::read_document(m_dir.path() + "/report.json").json;
+  EXPECT_EQ(report["controls"]["valid"], false);
+  EXPECT_NE(report["controls"].value("reason", "").find("the negative control"), std::string::npos)
+      << report["controls"].dump();
+  EXPECT_EQ(report["controls"]["sets"][0]["negative"]["verdict"], "FAIL");
+  EXPECT_EQ(report["meta"]["interrupted"], "the controls did not behave; no case was run");
+  EXPECT_EQ(report["cases"].size(), 0U);
+  const std::vector<std::string> log = lines_of(m_dir.path() + "/worker.log");
+  EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const std::string& l) { return l.rfind("run", 0) == 0; }), 2)
+      << fmt::format("{}", fmt::join(log, "\n"));
+  const report::JournalContents journal = report::read_journal(m_dir.path() + "/report.jsonl");
+  ASSERT_TRUE(journal.controls.has_value());
+  EXPECT_EQ(journal.controls->value("valid", true), false);
+  EXPECT_TRUE(journal.cases.empty());
 }
 
 }  // namespace

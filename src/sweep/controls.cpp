@@ -1,0 +1,62 @@
+#include "sweep/controls.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace lp::sweep {
+
+using nlohmann::json;
+using report::CaseRecord;
+using report::Verdict;
+
+namespace {
+
+std::string must_be(const char* which, const CaseRecord& r, const char* wanted) {
+  return fmt::format("the {} control ({}) must {} but is {}{}", which, r.variant.value_or("?"), wanted,
+                     report::to_string(r.verdict), r.reason.empty() ? "" : ": " + r.reason);
+}
+
+std::string summary_of(const CaseRecord& r) {
+  return r.metrics.is_null() ? "" : r.metrics.value("summary", "");
+}
+
+}  // namespace
+
+std::string control_problem(const ControlPair& pair) {
+  std::string reason;
+  if (pair.positive.verdict != Verdict::fail) {
+    reason = must_be("positive", pair.positive, "FAIL");
+  }
+  if (pair.negative.verdict != Verdict::pass && pair.negative.verdict != Verdict::latent) {
+    reason += (reason.empty() ? "" : "; ") + must_be("negative", pair.negative, "PASS");
+  }
+  return reason;
+}
+
+json controls_record(const std::vector<ControlPair>& pairs, json race) {
+  json per_set = json::array();
+  std::string all_reasons;
+  for (const ControlPair& pair : pairs) {
+    const std::string reason = control_problem(pair);
+    json entry = {{"triton", pair.triton}, {"valid", reason.empty()},
+                  {"positive", pair.positive.to_json()}, {"negative", pair.negative.to_json()}};
+    if (!reason.empty()) {
+      fmt::print(stderr, "sweep: INVALID RUN: Triton {} set: {}\n", pair.triton, reason);
+      entry["reason"] = reason;
+      all_reasons += fmt::format("{}Triton {}: {}", all_reasons.empty() ? "" : "; ", pair.triton, reason);
+    } else {
+      fmt::print(stderr, "sweep: controls of the Triton {} set behave: positive FAIL ({}), negative PASS ({})\n",
+                 pair.triton, summary_of(pair.positive), summary_of(pair.negative));
+    }
+    per_set.push_back(std::move(entry));
+  }
+  fmt::print(stderr, "sweep: race control: {}\n", race.value("summary", ""));
+  json controls = {{"ran", true}, {"valid", all_reasons.empty()}, {"sets", std::move(per_set)}, {"race", std::move(race)}};
+  if (!all_reasons.empty()) {
+    controls["reason"] = all_reasons;
+  }
+  return controls;
+}
+
+}  // namespace lp::sweep
