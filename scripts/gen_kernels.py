@@ -2,7 +2,7 @@
 """Build one of loraprobe's embedded kernel sets: AOT-compile our Triton LoRA
 kernels (kernels/triton) for sm_90 with one Triton release and its bundled
 ptxas, and write kernels/sets/triton-<version>/set.pack.xz (every PTX and
-cubin, one xz stream) and manifest.json.xz.
+cubin, as xz streams of 4 MiB each) and manifest.json.xz.
 
 The sets under kernels/sets/ are made by this script and only by it;
 regenerating with the same Triton (and liblzma) gives the same bytes.
@@ -13,6 +13,7 @@ shipped Triton version has (SHIPPED_SETS below).
     python3 scripts/gen_kernels.py --triton 3.9.0          # the shipped 3.9.0 set (matrix "upgrade")
     python3 scripts/gen_kernels.py --triton 3.8.0 --only block_n=128,num_stages=2 --out /tmp/k
     python3 scripts/gen_kernels.py --verify --out kernels/sets/triton-3.6.0
+    python3 scripts/gen_kernels.py --repack                # every shipped set's pack in today's layout
     python3 scripts/gen_kernels.py --list --only shrink
 
 Standard library + Triton only. Needs no GPU.
@@ -87,6 +88,10 @@ def parse_args(argv):
     p.add_argument("--verify", action="store_true",
                    help="build nothing; re-hash the files of --out against its manifest and re-check every "
                    "variant's parameter list against its kernel signature and specialisation")
+    p.add_argument("--repack", action="store_true",
+                   help="build nothing; store the pack of --out (default: every shipped set) again in this "
+                   "script's pack layout, and update the manifest's stored_bytes and stored_sha256; the "
+                   "uncompressed pack and every other field stay as they are")
     p.add_argument("--list", action="store_true", help="print the ids of the (filtered) matrix and exit")
     args = p.parse_args(argv)
     if args.jobs < 1:
@@ -267,6 +272,37 @@ def write_set(out_dir, variants, results, command, triton_version, ptxas, log):
     return written
 
 
+def repack(out_dirs, log) -> int:
+    """--repack: each set's pack stored again with manifest.compress_pack (its
+    uncompressed bytes, and so every file record, unchanged)."""
+    for out_dir in out_dirs:
+        try:
+            top = manifest.read_manifest(out_dir)
+        except (OSError, ValueError) as exc:
+            log(f"repack: {out_dir}: {exc}")
+            return 1
+        raw, problems = manifest.verify_pack(out_dir, top)
+        if raw is None or problems:
+            for p in problems:
+                log(f"repack: {out_dir}: {p}")
+            return 1
+        stored = manifest.compress_pack(raw)
+        top["pack"] = manifest.pack_record(raw, stored)
+        written = 0
+        pack_path = os.path.join(out_dir, manifest.PACK_NAME)
+        if read_or_none(pack_path) != stored:
+            manifest.write_atomic(pack_path, stored)
+            written += 1
+        text = manifest.compress_manifest(manifest.dumps(top).encode("ascii"))
+        manifest_path = os.path.join(out_dir, manifest.MANIFEST_NAME)
+        if read_or_none(manifest_path) != text:
+            manifest.write_atomic(manifest_path, text)
+            written += 1
+        log(f"repack: {out_dir}: {len(raw) / 1e6:.1f} MB stored in {len(stored) / 1e6:.2f} MB; "
+            f"{written} file(s) rewritten")
+    return 0
+
+
 def arg_names_of(variant) -> list:
     return build.kernel_function(variant).arg_names
 
@@ -301,6 +337,8 @@ def main(argv=None) -> int:
             return 2
         print("\n".join(v.id for v in variants))
         return 0
+    if args.repack:
+        return repack([args.out] if args.out else [shipped_dir(v) for v in SHIPPED_SETS], log)
     if args.verify:
         if args.out is None:
             log("gen_kernels: --verify needs --out DIR (for example kernels/sets/triton-3.6.0)")

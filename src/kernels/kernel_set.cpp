@@ -144,51 +144,99 @@ const Variant* KernelSet::find(const std::string& id) const {
   return it != vs.end() && it->id == id ? &*it : nullptr;
 }
 
-std::string KernelSet::load_pack() const {
+const KernelSet::LazyPack& KernelSet::indexed_pack() const {
+  // A throw leaves `indexed` unset, so a broken pack fails every call, not just the first.
+  LazyPack& lazy = *m_pack;
+  const std::lock_guard<std::mutex> lock(lazy.mutex);
+  if (lazy.indexed) {
+    return lazy;
+  }
   const PackRef& pack = m_manifest.pack;
   const std::string where = fmt::format("{}/{}", m_origin, pack.path);
-  std::string read;
-  std::string_view stored;
   if (m_dir) {
     // The stored pack is a few MB; the cap only stops a wrong file from being slurped.
-    read = read_file((std::filesystem::path(*m_dir) / pack.path).string(), k_max_pack_bytes);
-    stored = read;
+    lazy.read = read_file((std::filesystem::path(*m_dir) / pack.path).string(), k_max_pack_bytes);
+    lazy.stored = lazy.read;
   } else {
     const std::optional<std::string_view> bytes = embedded_file(m_embedded_prefix + pack.path);
     if (!bytes) {
       throw Error(fmt::format("{}: listed in the manifest but not embedded", where));
     }
-    stored = *bytes;
+    lazy.stored = *bytes;
   }
-  // The manifest's size is the cap: a stream that decodes to more is not this pack.
-  std::string data = unxz(stored, where, pack.bytes, pack.bytes);
-  if (data.size() != pack.bytes) {
-    throw Error(fmt::format("{}: decompresses to {} bytes, the manifest says {}", where, data.size(), pack.bytes));
+  // The manifest's size is the cap: streams that decode to more are not this pack.
+  const std::vector<XzStreamSpan> spans = xz_streams(lazy.stored, where, pack.bytes);
+  const std::size_t total = spans.back().offset + spans.back().bytes;
+  if (total != pack.bytes) {
+    throw Error(fmt::format("{}: decompresses to {} bytes, the manifest says {}", where, total, pack.bytes));
   }
-  const std::string digest = sha256_hex(data);
-  if (digest != pack.sha256) {
-    throw Error(fmt::format("{}: sha256 {} differs from the manifest's {}", where, digest, pack.sha256));
+  lazy.streams.clear();
+  for (const XzStreamSpan& span : spans) {
+    lazy.streams.push_back(std::make_unique<PackStream>());
+    lazy.streams.back()->span = span;
   }
-  return data;
+  lazy.indexed = true;
+  return lazy;
+}
+
+const std::string& KernelSet::stream_bytes(const LazyPack& pack, std::size_t k) const {
+  PackStream& stream = *pack.streams[k];
+  const std::lock_guard<std::mutex> lock(stream.mutex);
+  if (!stream.loaded) {
+    const XzStreamSpan& span = stream.span;
+    const std::string where = fmt::format("{}/{}", m_origin, m_manifest.pack.path);
+    // Its index gave the size; unxz refuses a stream that decodes to more, and this to less.
+    std::string bytes = unxz(pack.stored.substr(span.stored_offset, span.stored_bytes), where, span.bytes, span.bytes);
+    if (bytes.size() != span.bytes) {
+      throw Error(fmt::format("{}: corrupt xz data: stream {} decompresses to {} bytes, its index says {}", where, k,
+                              bytes.size(), span.bytes));
+    }
+    stream.bytes = std::move(bytes);
+    stream.loaded = true;
+  }
+  return stream.bytes;
 }
 
 std::string KernelSet::contents(const FileRef& file) const {
-  {
-    // A throw leaves `loaded` unset, so a broken pack fails every call, not just the first.
-    const std::lock_guard<std::mutex> lock(m_pack->mutex);
-    if (!m_pack->loaded) {
-      m_pack->bytes = load_pack();
-      m_pack->loaded = true;
-    }
-  }
+  const LazyPack& pack = indexed_pack();
   const std::string where = fmt::format("{}/{}: {}", m_origin, m_manifest.pack.path, file.path);
-  // parse_manifest checked offset + bytes against the pack size, and load_pack the size.
-  std::string data = m_pack->bytes.substr(file.offset, file.bytes);
+  // parse_manifest checked offset + bytes against the pack's size, and indexed_pack the streams' total.
+  const std::size_t begin = file.offset;
+  const std::size_t end = file.offset + file.bytes;
+  auto first = std::upper_bound(pack.streams.begin(), pack.streams.end(), begin,
+                                [](std::size_t at, const std::unique_ptr<PackStream>& s) { return at < s->span.offset; });
+  std::string data;
+  data.reserve(file.bytes);
+  for (auto it = first == pack.streams.begin() ? first : first - 1; it != pack.streams.end() && (*it)->span.offset < end;
+       ++it) {
+    const XzStreamSpan& span = (*it)->span;
+    if (span.offset + span.bytes <= begin) {
+      continue;  // an empty stream, or one that ends where the file starts
+    }
+    const std::string& bytes = stream_bytes(pack, static_cast<std::size_t>(it - pack.streams.begin()));
+    const std::size_t from = std::max(begin, span.offset) - span.offset;
+    const std::size_t to = std::min(end, span.offset + span.bytes) - span.offset;
+    data.append(bytes, from, to - from);
+  }
   const std::string digest = sha256_hex(data);
   if (digest != file.sha256) {
     throw Error(fmt::format("{}: sha256 {} differs from the manifest's {}", where, digest, file.sha256));
   }
   return data;
+}
+
+void KernelSet::verify_pack() const {
+  const LazyPack& pack = indexed_pack();
+  std::string all;
+  all.reserve(m_manifest.pack.bytes);
+  for (std::size_t k = 0; k < pack.streams.size(); ++k) {
+    all += stream_bytes(pack, k);
+  }
+  const std::string digest = sha256_hex(all);
+  if (digest != m_manifest.pack.sha256) {
+    throw Error(fmt::format("{}/{}: sha256 {} differs from the manifest's {}", m_origin, m_manifest.pack.path, digest,
+                            m_manifest.pack.sha256));
+  }
 }
 
 std::vector<const Variant*> KernelSet::filter(const std::vector<FilterTerm>& terms) const {

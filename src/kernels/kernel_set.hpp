@@ -3,9 +3,9 @@
 // them. Embedded sets live in kernels/sets/triton-<version>/ (manifest.json.xz +
 // set.pack.xz); a folder given with --kernel-dir holds the same files (or a format 2
 // manifest.json). kernels/kernel_sets.hpp holds all the sets of a run.
-// The pack is decompressed once, on first use, and checked against the
-// manifest's sha256; each file is sliced from it and checked again before
-// anything uses it.
+// The pack is xz streams laid end to end (a few MiB of it each): a file is cut from
+// the streams it lies in, each decoded once, on first use, and checked against the
+// manifest's sha256 before anything uses it. verify_pack() checks the whole pack.
 
 #include <map>
 #include <memory>
@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/manifest.hpp"
+#include "kernels/xz.hpp"
 
 namespace lp::kernels {
 
@@ -64,12 +65,18 @@ class KernelSet {
   /// The variant with this id, or nullptr.
   [[nodiscard]] const Variant* find(const std::string& id) const;
 
-  /// The contents of a file of this set. The first call reads and decompresses the
-  /// whole pack (about 0.3 s with its sha256; 118 MB kept for the set's lifetime); thread-safe. Throws
-  /// lp::Error when the pack is corrupt or its sha256 or size differs from the
-  /// manifest's (again on every later call), or the file's sha256 does; lp::UsageError
-  /// when --kernel-dir has no readable pack.
+  /// The contents of a file of this set. The first call reads the pack's stream index;
+  /// each stream the file lies in is decoded on first use (about 10 ms per 4 MiB) and kept
+  /// for the set's lifetime. Thread-safe: threads decode different streams at once.
+  /// Throws lp::Error when the pack is corrupt or decodes to another size than the
+  /// manifest's (again on every later call), or the file's sha256 differs from the
+  /// manifest's; lp::UsageError when --kernel-dir has no readable pack.
   [[nodiscard]] std::string contents(const FileRef& file) const;
+
+  /// Decodes the whole pack and checks it against the manifest's sha256 (contents()
+  /// checks only the files it returns). Throws as contents() does, and lp::Error
+  /// when the sha256 differs.
+  void verify_pack() const;
 
   /// Variants whose fields match every term (keys: id, op, role, status, entry, or an
   /// axis). Throws lp::UsageError for a key no variant has, listing the keys there are.
@@ -83,13 +90,22 @@ class KernelSet {
   [[nodiscard]] const Variant* with_role(const std::string& role) const;
 
  private:
-  /// The uncompressed pack, filled once by the first contents() call. Held by pointer
-  /// because a mutex cannot move and KernelSet is returned by value. (Not std::call_once:
-  /// libstdc++'s can hang when the callable throws on some targets, and a bad pack throws.)
-  struct LazyPack {
+  /// One xz stream of the pack, decoded on first use.
+  struct PackStream {
+    XzStreamSpan span;
     std::mutex mutex;
     bool loaded = false;  ///< guarded by mutex; bytes never change once it is set
     std::string bytes;
+  };
+  /// The pack's streams, indexed by the first contents() call. Held by pointer because
+  /// a mutex cannot move and KernelSet is returned by value. (Not std::call_once:
+  /// libstdc++'s can hang when the callable throws on some targets, and a bad pack throws.)
+  struct LazyPack {
+    std::mutex mutex;
+    bool indexed = false;  ///< guarded by mutex; what follows never changes once it is set
+    std::string read;          ///< --kernel-dir: the .xz file
+    std::string_view stored;   ///< the .xz bytes (`read`, or embedded)
+    std::vector<std::unique_ptr<PackStream>> streams;  ///< in pack order
   };
   /// lookup()'s exact matches, per set of wanted keys: the values' JSON -> the first
   /// kernel variant (in manifest order) that has them. Built once per key set.
@@ -106,8 +122,11 @@ class KernelSet {
         m_pack(std::make_unique<LazyPack>()),
         m_index(std::make_unique<LookupIndex>()) {}
 
-  /// Reads, decompresses and checks the pack; throws as contents() documents.
-  [[nodiscard]] std::string load_pack() const;
+  /// The pack with its streams indexed (read and indexed on the first call); throws as
+  /// contents() documents.
+  [[nodiscard]] const LazyPack& indexed_pack() const;
+  /// The decoded bytes of stream `k` of the indexed pack.
+  [[nodiscard]] const std::string& stream_bytes(const LazyPack& pack, std::size_t k) const;
 
   Manifest m_manifest;
   std::string m_origin;

@@ -97,4 +97,64 @@ std::string unxz(std::string_view compressed, const std::string& what, std::size
   return out;
 }
 
+std::vector<XzStreamSpan> xz_streams(std::string_view stored, const std::string& what, std::size_t max_bytes) {
+  const auto corrupt = [&](const std::string& why) {
+    return Error(fmt::format("{}: corrupt xz data: {}", what, why));
+  };
+  const auto* data = reinterpret_cast<const std::uint8_t*>(stored.data());
+  std::vector<XzStreamSpan> spans;
+  std::size_t end = stored.size();
+  if (end == 0) {
+    throw corrupt("empty");
+  }
+  while (end > 0) {
+    if (end < 2 * LZMA_STREAM_HEADER_SIZE) {
+      throw corrupt("truncated");
+    }
+    lzma_stream_flags footer{};
+    lzma_ret rc = lzma_stream_footer_decode(&footer, data + end - LZMA_STREAM_HEADER_SIZE);
+    if (rc != LZMA_OK) {
+      // Cut short, or stream padding (zero bytes between streams: none is written).
+      throw corrupt(fmt::format("truncated (no stream footer ends at byte {}: {})", end, describe(rc)));
+    }
+    const std::uint64_t index_bytes = footer.backward_size;
+    if (index_bytes > end - 2 * LZMA_STREAM_HEADER_SIZE) {
+      throw corrupt("truncated");
+    }
+    lzma_index* index = nullptr;
+    std::uint64_t memory = k_decoder_memory_limit;
+    std::size_t in_pos = 0;
+    rc = lzma_index_buffer_decode(&index, &memory, nullptr, data + end - LZMA_STREAM_HEADER_SIZE - index_bytes,
+                                  &in_pos, static_cast<std::size_t>(index_bytes));
+    if (rc != LZMA_OK || in_pos != index_bytes) {
+      if (index != nullptr) {
+        lzma_index_end(index, nullptr);
+      }
+      throw corrupt(fmt::format("a stream index does not decode: {}", rc != LZMA_OK ? describe(rc) : "wrong size"));
+    }
+    const std::uint64_t stream_bytes = lzma_index_stream_size(index);
+    const std::uint64_t raw_bytes = lzma_index_uncompressed_size(index);
+    lzma_index_end(index, nullptr);
+    if (stream_bytes > end || stream_bytes < 2 * LZMA_STREAM_HEADER_SIZE + index_bytes) {
+      throw corrupt("a stream index gives a size the file does not have");
+    }
+    if (raw_bytes > max_bytes) {
+      throw Error(fmt::format("{}: decompresses to more than {} bytes", what, max_bytes));
+    }
+    spans.push_back({static_cast<std::size_t>(end - stream_bytes), static_cast<std::size_t>(stream_bytes), 0,
+                     static_cast<std::size_t>(raw_bytes)});
+    end -= static_cast<std::size_t>(stream_bytes);
+  }
+  std::reverse(spans.begin(), spans.end());
+  std::size_t offset = 0;
+  for (XzStreamSpan& s : spans) {
+    if (s.bytes > max_bytes - offset) {
+      throw Error(fmt::format("{}: decompresses to more than {} bytes", what, max_bytes));
+    }
+    s.offset = offset;
+    offset += s.bytes;
+  }
+  return spans;
+}
+
 }  // namespace lp::kernels

@@ -366,13 +366,31 @@ TEST(KernelSet, CorruptPackIsDetected) {
   const KernelSet copy = KernelSet::from_directory(dir.path());
   const Variant& v = first_ok(copy);
   EXPECT_THROW(copy.contents(*v.ptx), UsageError);  // no pack yet: cannot read
+  // Damage in the middle of the stream that holds the variant's PTX.
   std::string pack = stored("set.pack.xz");
-  pack[pack.size() / 2] = static_cast<char>(pack[pack.size() / 2] ^ 0x5a);
+  const std::vector<XzStreamSpan> spans = xz_streams(pack, "pack", k_max_pack_bytes);
+  const auto holding = std::find_if(spans.begin(), spans.end(), [&](const XzStreamSpan& s) {
+    return s.offset <= v.ptx->offset && v.ptx->offset < s.offset + s.bytes;
+  });
+  ASSERT_NE(holding, spans.end());
+  const std::size_t at = holding->stored_offset + holding->stored_bytes / 2;
+  pack[at] = static_cast<char>(pack[at] ^ 0x5a);
   dir.write("set.pack.xz", pack);
   const std::string message = error_of([&] { (void)copy.contents(*v.ptx); });
   EXPECT_EQ(message.rfind(dir.path() + "/set.pack.xz: corrupt xz data: ", 0), 0U) << message;
-  // A failed load is not remembered as done: every later call fails too.
-  EXPECT_THROW(copy.contents(*v.cubin), Error);
+  // A failed decode is not remembered as done: every later call fails too.
+  EXPECT_THROW(copy.contents(*v.ptx), Error);
+  // A file wholly in another stream is still read, and checked.
+  const Variant* elsewhere = nullptr;
+  for (const Variant& other : copy.variants()) {
+    if (other.cubin && (other.cubin->offset + other.cubin->bytes <= holding->offset ||
+                        other.cubin->offset >= holding->offset + holding->bytes)) {
+      elsewhere = &other;
+      break;
+    }
+  }
+  ASSERT_NE(elsewhere, nullptr);
+  EXPECT_EQ(copy.contents(*elsewhere->cubin), set().contents(*set().find(elsewhere->id)->cubin));
 }
 
 TEST(KernelSet, TruncatedPackIsDetected) {
@@ -380,8 +398,9 @@ TEST(KernelSet, TruncatedPackIsDetected) {
   dir.write("manifest.json", manifest_text());
   dir.write("set.pack.xz", stored("set.pack.xz").substr(0, 100000));
   const KernelSet copy = KernelSet::from_directory(dir.path());
-  EXPECT_EQ(error_of([&] { (void)copy.contents(*first_ok(copy).ptx); }),
-            dir.path() + "/set.pack.xz: corrupt xz data: truncated");
+  EXPECT_EQ(error_of([&] { (void)copy.contents(*first_ok(copy).ptx); })
+                .rfind(dir.path() + "/set.pack.xz: corrupt xz data: truncated (no stream footer ends at byte 100000", 0),
+            0U);
 }
 
 TEST(KernelSet, WrongPackSha256IsDetected) {
@@ -395,8 +414,48 @@ TEST(KernelSet, WrongPackSha256IsDetected) {
   dir.write("manifest.json", manifest);
   dir.write("set.pack.xz", stored("set.pack.xz"));
   const KernelSet copy = KernelSet::from_directory(dir.path());
-  EXPECT_EQ(error_of([&] { (void)copy.contents(*first_ok(copy).cubin); }),
+  // A file is checked by its own sha256; the pack's is checked by verify_pack.
+  EXPECT_EQ(copy.contents(*first_ok(copy).cubin), set().contents(*first_ok(set()).cubin));
+  EXPECT_EQ(error_of([&] { copy.verify_pack(); }),
             fmt::format("{}/set.pack.xz: sha256 {} differs from the manifest's {}", dir.path(), right, wrong));
+}
+
+TEST(KernelSet, EveryEmbeddedPackIsStreamsOfAtMost4MiBAndMatchesItsManifest) {
+  for (const KernelSet& s : KernelSet::embedded_sets()) {
+    const std::string pack = std::string(*embedded_file("sets/triton-" + s.triton() + "/set.pack.xz"));
+    const std::vector<XzStreamSpan> spans = xz_streams(pack, s.triton(), k_max_pack_bytes);
+    EXPECT_EQ(spans.size(), (s.manifest().pack.bytes + (4U << 20) - 1) / (4U << 20)) << s.triton();
+    for (const XzStreamSpan& span : spans) {
+      EXPECT_LE(span.bytes, 4U << 20) << s.triton();
+    }
+    EXPECT_NO_THROW(s.verify_pack()) << s.triton();
+  }
+}
+
+TEST(KernelSet, AFileAcrossAStreamBoundaryIsCutFromBoth) {
+  const std::string pack = stored("set.pack.xz");
+  const std::vector<XzStreamSpan> spans = xz_streams(pack, "3.6.0", k_max_pack_bytes);
+  ASSERT_GE(spans.size(), 2U);
+  const std::size_t boundary = spans[1].offset;
+  const FileRef* across = nullptr;
+  for (const Variant& v : set().variants()) {
+    for (const std::optional<FileRef>* f : {&v.ptx, &v.cubin}) {
+      if (*f && (*f)->offset < boundary && (*f)->offset + (*f)->bytes > boundary) {
+        across = &**f;
+      }
+    }
+  }
+  ASSERT_NE(across, nullptr);
+  std::string whole;
+  for (const XzStreamSpan& span : spans) {
+    whole += unxz(std::string_view(pack).substr(span.stored_offset, span.stored_bytes), "pack", span.bytes, span.bytes);
+  }
+  // A fresh set (nothing decoded yet) gives the bytes the whole pack has there.
+  for (const KernelSet& fresh : KernelSet::embedded_sets()) {
+    if (fresh.triton() == "3.6.0") {
+      EXPECT_EQ(fresh.contents(*across), whole.substr(across->offset, across->bytes));
+    }
+  }
 }
 
 TEST(KernelSet, WrongFileSha256IsDetected) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "util/error.hpp"
 
@@ -60,6 +62,51 @@ TEST(Xz, DamageIsACorruptStream) {
   EXPECT_EQ(error_of(stream().substr(0, 50), 0, 1 << 20), "t.xz: corrupt xz data: truncated");
   EXPECT_EQ(error_of(stream() + "x", 0, 1 << 20), "t.xz: corrupt xz data: data after the end of the stream (1 bytes)");
   EXPECT_EQ(error_of("not xz at all", 0, 1 << 20), "t.xz: corrupt xz data: not an xz stream");
+}
+
+TEST(XzStreams, OneStreamIsOneSpan) {
+  const std::vector<XzStreamSpan> spans = xz_streams(stream(), "t.xz", 1 << 20);
+  ASSERT_EQ(spans.size(), 1U);
+  EXPECT_EQ(spans[0].stored_offset, 0U);
+  EXPECT_EQ(spans[0].stored_bytes, stream().size());
+  EXPECT_EQ(spans[0].offset, 0U);
+  EXPECT_EQ(spans[0].bytes, text().size());
+}
+
+TEST(XzStreams, StreamsLaidEndToEndAreFoundFromTheEndAndEachDecodes) {
+  const std::string three = stream() + stream() + stream();
+  const std::vector<XzStreamSpan> spans = xz_streams(three, "t.xz", 1 << 20);
+  ASSERT_EQ(spans.size(), 3U);
+  for (std::size_t k = 0; k < spans.size(); ++k) {
+    EXPECT_EQ(spans[k].stored_offset, k * stream().size());
+    EXPECT_EQ(spans[k].offset, k * text().size());
+    EXPECT_EQ(unxz(std::string_view(three).substr(spans[k].stored_offset, spans[k].stored_bytes), "t.xz",
+                   spans[k].bytes, spans[k].bytes),
+              text());
+  }
+}
+
+TEST(XzStreams, DamagePaddingAndTheCapAreRefused) {
+  auto error = [](const std::string& stored, std::size_t max) {
+    try {
+      (void)xz_streams(stored, "t.xz", max);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error("", 1 << 20), "t.xz: corrupt xz data: empty");
+  EXPECT_EQ(error(stream().substr(0, 20), 1 << 20), "t.xz: corrupt xz data: truncated");
+  EXPECT_EQ(error(stream() + std::string(4, '\0'), 1 << 20).rfind("t.xz: corrupt xz data: truncated (no stream footer", 0),
+            0U);
+  EXPECT_EQ(error(stream().substr(0, stream().size() - 1), 1 << 20)
+                .rfind("t.xz: corrupt xz data: truncated (no stream footer", 0),
+            0U);
+  std::string index_damaged = stream();
+  index_damaged[index_damaged.size() - 14] = static_cast<char>(index_damaged[index_damaged.size() - 14] ^ 0x40);
+  EXPECT_EQ(error(index_damaged, 1 << 20).rfind("t.xz: corrupt xz data: ", 0), 0U);
+  EXPECT_EQ(error(stream() + stream(), 2 * text().size() - 1),
+            "t.xz: decompresses to more than " + std::to_string(2 * text().size() - 1) + " bytes");
 }
 
 }  // namespace
