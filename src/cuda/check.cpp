@@ -1,5 +1,7 @@
 #include "cuda/check.hpp"
 
+#include "cuda/cublas.hpp"
+
 #include <cstdio>
 #include <string_view>
 
@@ -81,13 +83,25 @@ std::string cuda_error_string(cudaError_t error) {
   return text != nullptr ? text : "";
 }
 
+// A status comes from a cuBLAS call, so cuBLAS is loaded already; if it cannot be
+// loaded, the status is named by its number.
+const CublasApi* cublas_for_text() noexcept {
+  try {
+    return &cublas_api();
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
 std::string cublas_status_name(cublasStatus_t status) {
-  const char* name = cublasGetStatusName(status);
+  const CublasApi* api = cublas_for_text();
+  const char* name = api != nullptr ? api->get_status_name(status) : nullptr;
   return name != nullptr ? name : fmt::format("cublasStatus_t {}", static_cast<int>(status));
 }
 
 std::string cublas_status_string(cublasStatus_t status) {
-  const char* text = cublasGetStatusString(status);
+  const CublasApi* api = cublas_for_text();
+  const char* text = api != nullptr ? api->get_status_string(status) : nullptr;
   return text != nullptr ? text : "";
 }
 

@@ -1,23 +1,112 @@
 #include "cuda/cublas.hpp"
 
+#include <dlfcn.h>
 #include <library_types.h>
 
+#include <atomic>
+#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "cuda/check.hpp"
+#include "util/error.hpp"
 
 namespace lp {
 
-CublasHandle::CublasHandle(const Stream& stream) : m_stream(stream.runtime()) {
-  LP_CUBLAS_CHECK(cublasCreate(&m_handle));
+namespace {
+
+struct CublasState {
+  std::mutex mutex;
+  CublasApi api;
+  std::string failure;  ///< set when loading failed; rethrown by later calls
+  std::atomic<const CublasApi*> loaded{nullptr};
+};
+
+CublasState& cublas_state() {
+  static CublasState s;
+  return s;
+}
+
+// Two-level stringification: the argument (cublasCreate -> cublasCreate_v2 in
+// cublas_v2.h) is macro-expanded before # applies.
+#define LP_CUBLAS_SYMBOL_IMPL(name) #name
+#define LP_CUBLAS_SYMBOL(name) LP_CUBLAS_SYMBOL_IMPL(name)
+
+void load(CublasState& s) {
+  const std::string soname = fmt::format("libcublas.so.{}", CUBLAS_VER_MAJOR);
+  // RTLD_NODELETE: handles and streams may outlive any notion of unloading. The
+  // library path's (LD_LIBRARY_PATH, ld.so.cache) first, then the toolkit's that
+  // loraprobe was built with.
+  void* handle = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (handle == nullptr) {
+    const std::string built_with = std::string(LP_CUDA_LIBRARY_DIR) + "/" + soname;
+    handle = dlopen(built_with.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (handle == nullptr) {
+      const char* error = dlerror();
+      throw EnvironmentError(fmt::format("cannot load cuBLAS ({}, nor {}), which the reference needs: {}", soname,
+                                         built_with, error != nullptr ? error : "unknown dlopen error"));
+    }
+  }
+  auto resolve = [&](const char* symbol) {
+    void* address = dlsym(handle, symbol);
+    if (address == nullptr) {
+      throw EnvironmentError(fmt::format("{} has no entry point {}: it is older than the cuBLAS {}.{} headers "
+                                         "loraprobe was built with",
+                                         soname, symbol, CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR));
+    }
+    return address;
+  };
+#define LP_CUBLAS_RESOLVE(field, name) \
+  s.api.field = reinterpret_cast<decltype(s.api.field)>(resolve(LP_CUBLAS_SYMBOL(name)));
+  LP_CUBLAS_RESOLVE(create, cublasCreate)
+  LP_CUBLAS_RESOLVE(destroy, cublasDestroy)
+  LP_CUBLAS_RESOLVE(set_stream, cublasSetStream)
+  LP_CUBLAS_RESOLVE(set_math_mode, cublasSetMathMode)
+  LP_CUBLAS_RESOLVE(set_pointer_mode, cublasSetPointerMode)
+  LP_CUBLAS_RESOLVE(gemm_ex, cublasGemmEx)
+  LP_CUBLAS_RESOLVE(get_property, cublasGetProperty)
+  LP_CUBLAS_RESOLVE(get_status_name, cublasGetStatusName)
+  LP_CUBLAS_RESOLVE(get_status_string, cublasGetStatusString)
+#undef LP_CUBLAS_RESOLVE
+  s.api.library = soname;
+}
+
+}  // namespace
+
+const CublasApi& cublas_api() {
+  CublasState& s = cublas_state();
+  if (const CublasApi* api = s.loaded.load()) {
+    return *api;
+  }
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  if (const CublasApi* api = s.loaded.load()) {
+    return *api;
+  }
+  if (!s.failure.empty()) {
+    throw EnvironmentError(s.failure);
+  }
   try {
-    LP_CUBLAS_CHECK(cublasSetStream(m_handle, m_stream));
-    LP_CUBLAS_CHECK(cublasSetMathMode(m_handle, CUBLAS_PEDANTIC_MATH));
-    LP_CUBLAS_CHECK(cublasSetPointerMode(m_handle, CUBLAS_POINTER_MODE_HOST));
+    load(s);
+  } catch (const EnvironmentError& e) {
+    s.failure = e.what();
+    throw;
+  }
+  s.loaded = &s.api;
+  return s.api;
+}
+
+const CublasApi* cublas_api_if_loaded() noexcept { return cublas_state().loaded.load(); }
+
+CublasHandle::CublasHandle(const Stream& stream) : m_stream(stream.runtime()) {
+  const CublasApi& api = cublas_api();
+  LP_CUBLAS_CHECK(api.create(&m_handle));
+  try {
+    LP_CUBLAS_CHECK(api.set_stream(m_handle, m_stream));
+    LP_CUBLAS_CHECK(api.set_math_mode(m_handle, CUBLAS_PEDANTIC_MATH));
+    LP_CUBLAS_CHECK(api.set_pointer_mode(m_handle, CUBLAS_POINTER_MODE_HOST));
   } catch (...) {
-    LP_CUBLAS_CHECK_NOEXCEPT(cublasDestroy(m_handle));
+    LP_CUBLAS_CHECK_NOEXCEPT(api.destroy(m_handle));
     m_handle = nullptr;
     throw;
   }
@@ -25,7 +114,7 @@ CublasHandle::CublasHandle(const Stream& stream) : m_stream(stream.runtime()) {
 
 CublasHandle::~CublasHandle() {
   if (m_handle != nullptr) {
-    LP_CUBLAS_CHECK_NOEXCEPT(cublasDestroy(m_handle));
+    LP_CUBLAS_CHECK_NOEXCEPT(cublas_api().destroy(m_handle));  // loaded: the handle came from it
   }
 }
 
@@ -45,9 +134,10 @@ std::string cublas_library_version() {
   int major = 0;
   int minor = 0;
   int patch = 0;
-  LP_CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &major));
-  LP_CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &minor));
-  LP_CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &patch));
+  const CublasApi& api = cublas_api();
+  LP_CUBLAS_CHECK(api.get_property(MAJOR_VERSION, &major));
+  LP_CUBLAS_CHECK(api.get_property(MINOR_VERSION, &minor));
+  LP_CUBLAS_CHECK(api.get_property(PATCH_LEVEL, &patch));
   return fmt::format("{}.{}.{}", major, minor, patch);
 }
 

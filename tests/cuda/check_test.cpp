@@ -5,6 +5,9 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <string>
 
 #include "cuda/cublas.hpp"
@@ -157,6 +160,26 @@ TEST(Cublas, VersionsNeedNoGpu) {
   EXPECT_EQ(cublas_header_version().rfind(std::to_string(CUBLAS_VER_MAJOR) + ".", 0), 0u);
   const std::string loaded = cublas_library_version();
   EXPECT_EQ(loaded.rfind(std::to_string(CUBLAS_VER_MAJOR) + ".", 0), 0u) << loaded;
+  ASSERT_NE(cublas_api_if_loaded(), nullptr);
+  EXPECT_EQ(cublas_api_if_loaded(), &cublas_api());
+}
+
+TEST(Cublas, NotLoadedUntilFirstUsed) {
+  // "threadsafe" runs the statement in a fresh execution of this test binary, so no
+  // earlier test has loaded cuBLAS there: only the binary's own start-up could have.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto mapped = [] {
+          std::ifstream maps("/proc/self/maps");
+          const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+          return text.find("libcublas") != std::string::npos;
+        };
+        const bool before = cublas_api_if_loaded() == nullptr && !mapped();
+        (void)cublas_library_version();
+        std::exit(before && cublas_api_if_loaded() != nullptr && mapped() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
