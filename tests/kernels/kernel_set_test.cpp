@@ -467,6 +467,19 @@ TEST(KernelSet, WrongFileSha256IsDetected) {
                           "sha256 ", 0), 0U) << message;
 }
 
+TEST(Manifest, NestingIsCountedOutsideStrings) {
+  EXPECT_EQ(json_nesting(R"({"a": [1, {"b": []}]})"), 4U);
+  EXPECT_EQ(json_nesting(R"({"a": "[[[{{{", "b": "\"[[["})"), 1U);
+  EXPECT_EQ(json_nesting("42"), 0U);
+  const std::string deep = std::string(17, '[') + std::string(17, ']');
+  try {
+    parse_manifest(deep, "m.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "m.json: nesting deeper than 16 levels");
+  }
+}
+
 TEST(Manifest, BadManifestNamesPointer) {
   try {
     parse_manifest(R"({"format_version": 4})", "m.json");
