@@ -20,7 +20,7 @@ std::string_view race_control_ptx() {
   return *ptx;
 }
 
-RaceCubin prepare_race_control(const std::optional<std::string>& nvdisasm) {
+RaceCubin compile_race_control() {
   RaceCubin r;
   try {
     const compile::PtxasInfo ptxas = compile::resolve_ptxas("toolkit");
@@ -28,16 +28,23 @@ RaceCubin prepare_race_control(const std::optional<std::string>& nvdisasm) {
     r.cubin = compile::compile_with_ptxas(ptxas, race_control_ptx(), "race-control").cubin;
   } catch (const std::exception& e) {
     r.error = e.what();
-    return r;
+  }
+  return r;
+}
+
+RaceCubin inspect_race_control(RaceCubin compiled, const std::optional<std::string>& nvdisasm) {
+  if (!compiled.error.empty()) {
+    return compiled;
   }
   try {
     sass::NvdisasmSearch search;
     search.path = nvdisasm;
-    r.findings = sass::analyze_cubin(r.cubin, sass::find_nvdisasm(search), {}, "race-control.cubin").finding_count();
+    compiled.findings =
+        sass::analyze_cubin(compiled.cubin, sass::find_nvdisasm(search), {}, "race-control.cubin").finding_count();
   } catch (const std::exception& e) {
-    r.inspect_error = e.what();
+    compiled.inspect_error = e.what();
   }
-  return r;
+  return compiled;
 }
 
 json race_outcome(const std::string& compiler, std::optional<std::size_t> static_findings,

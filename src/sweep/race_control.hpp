@@ -35,10 +35,14 @@ struct RaceCubin {
   std::string inspect_error;  ///< set when its SASS could not be inspected
 };
 
-/// Compiles the race control with the toolkit's ptxas and inspects its SASS (with
-/// `nvdisasm`, or the one sass::find_nvdisasm finds): CPU work, which the sweep runs
-/// in a thread beside the rest of its preparation. Never throws.
-RaceCubin prepare_race_control(const std::optional<std::string>& nvdisasm);
+/// Compiles the race control with the toolkit's ptxas (`findings` unset): CPU work,
+/// which the sweep runs in a thread beside the rest of its preparation. Never throws.
+RaceCubin compile_race_control();
+
+/// `compiled` with its SASS inspected (with `nvdisasm`, or the one sass::find_nvdisasm
+/// finds): `findings`, or `inspect_error`. The worker needs only the cubin, so the
+/// sweep runs the race while this runs. Never throws.
+RaceCubin inspect_race_control(RaceCubin compiled, const std::optional<std::string>& nvdisasm);
 
 /// The controls.race record. `static_findings` is the number of wgmma hazard
 /// findings in the cubin's SASS (nullopt when it could not be inspected); `result`

@@ -695,7 +695,7 @@ class Sweep {
     }
     // The race control says whether this GPU shows the hazard at run time; it never
     // makes a run invalid (a GPU that does not show it is a finding, not a broken detector).
-    m_race = run_race_control();
+    run_race_control();
     m_controls_pending = true;
     return valid;
   }
@@ -713,38 +713,50 @@ class Sweep {
       pair.positive = final_record(run.entries->positive, run.pair.positive, run.positive);
       pair.negative = final_record(run.entries->negative, run.pair.negative, run.negative);
     }
-    m_report.controls = controls_record(pairs, m_race);
+    m_report.controls = controls_record(pairs, race_record());
     journal.append("controls", {{"controls", m_report.controls}});
   }
 
-  /// The race control (sweep/race_control.hpp): compiled here with the toolkit's
-  /// ptxas, its SASS checked for the hazard, then run on the worker.
+  /// The race control (sweep/race_control.hpp), in a thread from the start: compiled
+  /// here with the toolkit's ptxas (m_race_cubin, all the worker needs), then its SASS
+  /// checked for the hazard (m_race_inspected, needed only for the record).
   void start_race_control() {
-    if (m_request.controls && !m_race_cubin.valid()) {
-      m_race_cubin = std::async(std::launch::async, prepare_race_control, m_request.nvdisasm);
+    if (!m_request.controls || m_race_inspected.valid()) {
+      return;
     }
+    auto compiled = std::make_shared<std::promise<RaceCubin>>();
+    m_race_cubin = compiled->get_future();
+    m_race_inspected = std::async(std::launch::async, [compiled, nvdisasm = m_request.nvdisasm] {
+      RaceCubin cubin = compile_race_control();
+      compiled->set_value(cubin);
+      return inspect_race_control(std::move(cubin), nvdisasm);
+    });
   }
 
-  /// The race control (sweep/race_control.hpp): compiled here with the toolkit's
-  /// ptxas, its SASS checked for the hazard, then run on the worker.
-  json run_race_control() {
+  /// Runs the race control on the first GPU's worker once its cubin is compiled.
+  void run_race_control() {
     start_race_control();
-    const RaceCubin prepared = m_race_cubin.get();
-    if (!prepared.error.empty()) {
-      return race_outcome(prepared.compiler, std::nullopt, std::nullopt, prepared.error);
-    }
-    if (!prepared.inspect_error.empty()) {
-      fmt::print(stderr, "sweep: warning: the race control's SASS could not be inspected: {}\n",
-                 prepared.inspect_error);
+    const RaceCubin compiled = m_race_cubin.get();
+    if (!compiled.error.empty()) {
+      m_race_error = compiled.error;
+      return;
     }
     DeviceSlot& slot = main_slot();
     if (!slot.client || !slot.client->alive()) {
       start_worker(slot);
     }
-    std::string error;
-    const std::optional<protocol::RaceResult> result = slot.client->race(
-        {prepared.cubin, protocol::k_race_ctas, protocol::k_race_launches}, m_request.case_timeout, error);
-    return race_outcome(prepared.compiler, prepared.findings, result, error);
+    m_race_result = slot.client->race({compiled.cubin, protocol::k_race_ctas, protocol::k_race_launches},
+                                      m_request.case_timeout, m_race_error);
+  }
+
+  /// The controls.race block: the run with the inspection of its SASS (waited for).
+  json race_record() {
+    const RaceCubin inspected = m_race_inspected.get();
+    if (!inspected.inspect_error.empty()) {
+      fmt::print(stderr, "sweep: warning: the race control's SASS could not be inspected: {}\n",
+                 inspected.inspect_error);
+    }
+    return race_outcome(inspected.compiler, inspected.findings, m_race_result, m_race_error);
   }
 
   const plan::SweepConfig& m_config;
@@ -760,7 +772,10 @@ class Sweep {
   std::vector<std::unique_ptr<plan::Case>> m_control_cases;  ///< the controls' synthesised cases
   std::vector<ControlEntries> m_controls;  ///< one pair per Triton set, when the controls run
   std::vector<DeviceSlot> m_slots;  ///< one worker per GPU (--devices); the first runs the controls
-  std::future<RaceCubin> m_race_cubin;  ///< the race control's cubin, prepared beside the rest
+  std::future<RaceCubin> m_race_cubin;      ///< the race control's cubin, compiled beside the rest
+  std::future<RaceCubin> m_race_inspected;  ///< and inspected
+  std::optional<protocol::RaceResult> m_race_result;  ///< the race control's run
+  std::string m_race_error;                           ///< why it did not run
   std::future<std::string> m_inspection;  ///< the static inspection, beside the GPU work; its problem
   double m_inspection_s = 0.0;            ///< how long it took (in its thread)
   double m_inspection_wait_s = 0.0;       ///< how long the sweep waited for it
@@ -772,7 +787,6 @@ class Sweep {
     std::optional<protocol::JobResult> negative;
   };
   std::vector<PendingControl> m_pending_controls;
-  json m_race;                     ///< the race control's block
   bool m_controls_pending = false; ///< ran and not yet recorded
   struct JobTime {
     double round_trip_s = 0.0;  ///< sent to answered, summed over jobs
