@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <future>
 #include <cstdio>
@@ -97,7 +98,14 @@ class Worker {
       }
       const std::string type = request.value("type", "");
       if (type == "quit") {
-        return 0;
+        // Nothing is pending (every answer was sent and flushed), so the process ends
+        // here without its destructors: unloading every module, destroying the cuBLAS
+        // handle and the memory pool and releasing the context one by one took the
+        // parent's wait 0.1-0.2 s longer on the H200; the driver frees all of it when
+        // the process exits.
+        std::cout.flush();
+        std::fflush(nullptr);
+        std::_Exit(0);
       }
       if (type == "load_batch") {
         json results = json::array();
