@@ -264,9 +264,17 @@ int run_worker(const WorkerOptions& options) {
   // not the parent's "finish what you can" (util/interrupt.hpp).
   std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGINT, SIG_DFL);
-  // The manifests are read while CUDA starts (both take a few hundred milliseconds).
+  // The manifests are read, and cuBLAS is loaded (about 0.1 s), while CUDA starts
+  // (each takes a few hundred milliseconds). A cuBLAS that cannot be loaded is
+  // reported where it is first needed, as if it had not been loaded here.
   std::future<kernels::KernelSets> sets =
       std::async(std::launch::async, [&options] { return kernels::KernelSets::load(options.kernel_dirs); });
+  std::future<void> cublas = std::async(std::launch::async, [] {
+    try {
+      (void)cublas_api();
+    } catch (const std::exception&) {
+    }
+  });
   try {
     init_driver(options.allow_jit_cache);
     if (options.device < 0 || options.device >= device_count()) {
