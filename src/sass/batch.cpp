@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sass/cubin.hpp"
+#include "util/text.hpp"
 #include "util/error.hpp"
 #include "util/parallel.hpp"
 
@@ -24,12 +25,12 @@ double ms_since(Clock::time_point start) {
 /// Where the last hex literal ("0x2680") of `text` starts and ends, if any.
 std::optional<std::pair<std::size_t, std::size_t>> last_hex_literal(const std::string& text) {
   for (std::size_t at = text.rfind("0x"); at != std::string::npos; at = at == 0 ? std::string::npos : text.rfind("0x", at - 1)) {
-    const bool starts_word = at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_');
+    const bool starts_word = at == 0 || !is_word_char(text[at - 1]);
     std::size_t end = at + 2;
     while (end < text.size() && std::isxdigit(static_cast<unsigned char>(text[end]))) {
       ++end;
     }
-    const bool ends_word = end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_');
+    const bool ends_word = end == text.size() || !is_word_char(text[end]);
     if (starts_word && ends_word && end > at + 2 && end - at <= 18) {
       return std::make_pair(at, end);
     }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "util/text.hpp"
 #include "util/error.hpp"
 
 namespace lp::sass {
@@ -101,9 +102,8 @@ std::optional<bool> tkinfo_accelerators(std::string_view text, int sm) {
     const std::size_t end = at + plain.size();
     const char next = end < text.size() ? text[end] : '\0';
     const char after = end + 1 < text.size() ? text[end + 1] : '\0';
-    const bool word_end = [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_'); }(next);
-    const bool a_then_end =
-        next == 'a' && !(std::isalnum(static_cast<unsigned char>(after)) || after == '_');
+    const bool word_end = !is_word_char(next);
+    const bool a_then_end = next == 'a' && !is_word_char(after);
     const std::optional<bool> here = word_end ? std::optional<bool>(false)
                                               : a_then_end ? std::optional<bool>(true) : std::nullopt;
     if (here) {

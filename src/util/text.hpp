@@ -17,4 +17,7 @@ inline std::string_view trim(std::string_view s) {
   return s;
 }
 
+/// A letter, digit or underscore: a character of an identifier-like word ('\0' is not).
+inline bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
 }  // namespace lp
