@@ -59,21 +59,29 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
     }
   }
   std::vector<Image*> todo;
+  std::vector<Image*> without_ptx;
   for (auto& [key, image] : m_images) {
     if (image.cubin.empty() && image.error.empty() && image.compiler.kind != compile::CompilerKind::driver) {
       todo.push_back(&image);
     }
-    // Every image keeps its variant's PTX (the driver's too): the PTX check runs on it.
+    if (!image.ptx) {
+      without_ptx.push_back(&image);
+    }
+  }
+  // Every image keeps its variant's PTX (the driver's too): the PTX check runs on it.
+  // Read in parallel: each read may decode a stream of the pack.
+  parallel_for(without_ptx.size(), threads, [&](std::size_t i) {
+    Image& image = *without_ptx[i];
     const kernels::KernelSet& set = sets.at(image.triton);
     const kernels::Variant* v = set.find(image.variant_id);
-    if (!image.ptx && v != nullptr && v->ok()) {
+    if (v != nullptr && v->ok()) {
       try {
         image.ptx = std::make_shared<const std::string>(set.contents(*v->ptx));
       } catch (const Error&) {
         // The build below records the same failure against the image.
       }
     }
-  }
+  });
   parallel_for(todo.size(), threads, [&](std::size_t i) {
     Image& image = *todo[i];
     const kernels::KernelSet& set = sets.at(image.triton);
