@@ -54,7 +54,7 @@ void gemm_abt(const CublasHandle& cublas, std::int64_t rows, std::int64_t cols, 
               const void* b, float alpha, float* c) {
   const float beta = 0.0f;
   const cudaDataType_t type = cuda_type(t);
-  LP_CUBLAS_CHECK(cublasGemmEx(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, as_int(cols, "GEMM columns"),
+  LP_CUBLAS_CHECK(cublas_api().gemm_ex(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, as_int(cols, "GEMM columns"),
                                as_int(rows, "GEMM rows"), as_int(k, "GEMM K"), &alpha, b, type, as_int(k, "lda"), a,
                                type, as_int(k, "ldb"), &beta, c, CUDA_R_32F, as_int(cols, "ldc"), CUBLAS_COMPUTE_32F,
                                CUBLAS_GEMM_DEFAULT));
