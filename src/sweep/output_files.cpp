@@ -6,9 +6,11 @@
 
 #include "formats/table.hpp"
 #include "util/error.hpp"
+#include "util/sha256.hpp"
 
 namespace lp::sweep {
 
+using nlohmann::json;
 using report::CaseRecord;
 
 namespace {
@@ -66,6 +68,29 @@ void keep_earlier_files(const SweepRequest& request, const std::string& out, con
     }
     keep(path);
   }
+}
+
+json journal_header(const plan::SweepConfig& config, const plan::Plan& plan, const json& meta,
+                    const SweepRequest& request, const json& shard) {
+  std::string ids;
+  for (const plan::Case& c : plan.cases) {
+    ids += c.id;
+  }
+  json fail_on = json::array();
+  for (const report::Verdict v : request.fail_on) {
+    fail_on.push_back(report::to_string(v));
+  }
+  return {{"schema_version", report::schema_version()},
+          {"version", meta.value("version", "")},
+          {"git_sha", meta.value("git_sha", "")},
+          {"kernel_sets", meta.value("kernel_sets", json::array())},
+          {"fail_on", fail_on},
+          {"config_sha256", sha256_hex(config.to_json().dump())},
+          {"plan_sha256", sha256_hex(ids)},
+          {"argv", request.argv},
+          {"started_at", report::utc_now_iso8601()},
+          {"cases", plan.cases.size()},
+          {"shard", shard}};
 }
 
 void print_summary(const report::Report& report, const std::string& out) {

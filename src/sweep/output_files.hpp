@@ -5,6 +5,9 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "plan/plan.hpp"
 #include "report/report.hpp"
 #include "sweep/runner.hpp"
 
@@ -21,6 +24,12 @@ std::string journal_path_for(const std::string& report_path);
 /// Throws lp::UsageError naming the file.
 void keep_earlier_files(const SweepRequest& request, const std::string& out, const std::string& journal_path,
                         bool act);
+
+/// The journal's header: what a --resume must match (config and plan sha256) and
+/// what the run is (versions, kernel sets, --fail-on, argv, shard). `meta` is the
+/// report's meta block.
+nlohmann::json journal_header(const plan::SweepConfig& config, const plan::Plan& plan, const nlohmann::json& meta,
+                              const SweepRequest& request, const nlohmann::json& shard);
 
 /// The summary lines on stdout: the counts per verdict, the first and minimal
 /// failures, the first latent case, and the report's path.

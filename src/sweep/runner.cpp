@@ -31,7 +31,6 @@
 #include "util/files.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
-#include "util/sha256.hpp"
 
 namespace lp::sweep {
 
@@ -112,7 +111,7 @@ class Sweep {
     }
     std::map<std::string, CaseRecord> done;
     std::optional<json> done_controls;
-    const json header = journal_header();
+    const json header = journal_header(m_config, m_plan, m_report.meta, m_request, m_shard);
     if (!m_request.resume.empty()) {
       report::JournalContents previous = report::read_journal(m_request.resume);
       for (const char* key : {"config_sha256", "plan_sha256"}) {
@@ -177,8 +176,7 @@ class Sweep {
         record_controls(journal);
         await_inspection();
       } catch (const Interrupted&) {
-        m_report.environment = environment_record(m_images, m_gpu, m_request.allow_jit_cache,
-                                                  kernel_sets_record(m_sets, m_tritons));
+        record_environment();
       }
     }
     t = std::chrono::steady_clock::now();
@@ -317,11 +315,17 @@ class Sweep {
     std::future<std::string> inspection = std::move(m_inspection);
     const std::string problem = inspection.get();
     m_inspection_wait_s = seconds_since(t);
-    m_report.environment = environment_record(m_images, m_gpu, m_request.allow_jit_cache,
-                                              kernel_sets_record(m_sets, m_tritons));
+    record_environment();
     if (!problem.empty()) {
       fmt::print(stderr, "sweep: warning: static inspection unavailable ({}); no case can be LATENT\n", problem);
     }
+  }
+
+  /// The report's environment block (it names the inspection cache, so it is made
+  /// once the inspection ended).
+  void record_environment() {
+    m_report.environment = environment_record(m_images, m_gpu, m_request.allow_jit_cache,
+                                              kernel_sets_record(m_sets, m_tritons));
   }
 
   /// A case's record as the sinks get it: a job's provisional record (made while the
@@ -474,32 +478,6 @@ class Sweep {
         }
       }
     }
-  }
-
-  json fail_on_names() const {
-    json names = json::array();
-    for (const Verdict v : m_request.fail_on) {
-      names.push_back(report::to_string(v));
-    }
-    return names;
-  }
-
-  json journal_header() const {
-    std::string ids;
-    for (const plan::Case& c : m_plan.cases) {
-      ids += c.id;
-    }
-    return {{"schema_version", report::schema_version()},
-            {"version", m_report.meta.value("version", "")},
-            {"git_sha", m_report.meta.value("git_sha", "")},
-            {"kernel_sets", m_report.meta.value("kernel_sets", json::array())},
-            {"fail_on", fail_on_names()},
-            {"config_sha256", sha256_hex(m_config.to_json().dump())},
-            {"plan_sha256", sha256_hex(ids)},
-            {"argv", m_request.argv},
-            {"started_at", report::utc_now_iso8601()},
-            {"cases", m_plan.cases.size()},
-            {"shard", m_shard}};
   }
 
   /// The first GPU's worker, then the others of --devices (started by their threads).
