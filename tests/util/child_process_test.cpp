@@ -21,7 +21,9 @@ TEST(ChildProcess, EchoesLinesBothWays) {
 }
 
 TEST(ChildProcess, ReadTimesOutOnASilentChildAndKillEndsIt) {
-  ChildProcess child({"/bin/sh", "-c", "trap '' TERM; sleep 30"});
+  // exec: the sleep is the child (it inherits the ignored TERM), so no orphaned grandchild
+  // holds the test's output open for 30 s after the kill.
+  ChildProcess child({"/bin/sh", "-c", "trap '' TERM; exec sleep 30"});
   bool timed_out = false;
   const auto start = Clock::now();
   EXPECT_FALSE(child.read_line(Clock::now() + std::chrono::milliseconds(200), timed_out).has_value());
