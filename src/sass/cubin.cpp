@@ -219,7 +219,10 @@ std::map<std::string, FunctionResources> read_function_resources(std::string_vie
       throw lp::Error("cubin: .nv.info links to a missing symbol table");
     }
     const Section& symtab = sections[info.link];
-    const Section& strtab = sections.at(symtab.link);
+    if (symtab.link >= sections.size()) {
+      throw lp::Error("cubin: the symbol table of .nv.info links to a missing string table");
+    }
+    const Section& strtab = sections[symtab.link];
     const std::uint64_t symsize = symtab.entsize != 0 ? symtab.entsize : 24;
     auto symbol_name = [&](std::uint32_t index) {
       if (std::uint64_t{index} * symsize >= symtab.size) {

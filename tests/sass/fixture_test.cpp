@@ -173,6 +173,39 @@ TEST(Cubin, NotAnElfOrTruncated) {
   EXPECT_THROW((void)read_function_resources(cubin.substr(0, 200)), lp::Error);
 }
 
+TEST(Cubin, ASymbolTableLinkedToAMissingSectionIsAnError) {
+  // Found by the cubin fuzzer's gate: the symbol table's sh_link past the section
+  // headers escaped as std::out_of_range instead of lp::Error. Here the .symtab of a
+  // real cubin gets that link (the one the fuzzer wrote, 0x0a000002).
+  std::string cubin = fixture(k_hazard + ".cubin");
+  const auto u16 = [&](std::size_t at) {
+    return static_cast<std::size_t>(static_cast<unsigned char>(cubin[at]) |
+                                    static_cast<unsigned char>(cubin[at + 1]) << 8);
+  };
+  std::size_t shoff = 0;
+  for (int i = 7; i >= 0; --i) {
+    shoff = shoff << 8 | static_cast<unsigned char>(cubin[0x28 + static_cast<std::size_t>(i)]);
+  }
+  const std::size_t shentsize = u16(0x3a);
+  const std::size_t shnum = u16(0x3c);
+  bool patched = false;
+  for (std::size_t i = 0; i < shnum; ++i) {
+    const std::size_t header = shoff + i * shentsize;
+    if (static_cast<unsigned char>(cubin[header + 4]) == 2) {  // SHT_SYMTAB
+      const std::string link("\x02\x00\x00\x0a", 4);
+      cubin.replace(header + 0x28, 4, link);
+      patched = true;
+    }
+  }
+  ASSERT_TRUE(patched);
+  try {
+    (void)read_function_resources(cubin);
+    FAIL() << "read_function_resources accepted a symbol table without a string table";
+  } catch (const lp::Error& e) {
+    EXPECT_STREQ(e.what(), "cubin: the symbol table of .nv.info links to a missing string table");
+  }
+}
+
 /// An nvdisasm to run, or nullopt (the calling test then says it skipped).
 std::optional<Nvdisasm> any_nvdisasm() {
   try {
