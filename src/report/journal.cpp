@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -169,9 +170,22 @@ Journal::Journal(const std::string& path, const json& header) : m_path(path) {
     std::fflush(m_file);
     ::fsync(::fileno(m_file));
   }
+  m_syncer = std::thread([this] { sync_loop(); });
 }
 
 Journal::~Journal() {
+  {
+    const std::lock_guard lock(m_mutex);
+    m_closing = true;
+  }
+  m_changed.notify_all();
+  if (m_syncer.joinable()) {
+    m_syncer.join();  // its last round synced every line
+  }
+  if (m_sync_errno != 0) {
+    fmt::print(stderr, "sweep: warning: {}: fsync failed: {}; its last lines may not be on disk\n", m_path,
+               std::strerror(m_sync_errno));
+  }
   if (m_file != nullptr) {
     std::fclose(m_file);
   }
@@ -180,10 +194,45 @@ Journal::~Journal() {
 void Journal::append(const std::string& type, json fields) {
   fields["type"] = type;
   const std::string line = fields.dump() + "\n";
+  const std::lock_guard lock(m_mutex);
+  throw_if_sync_failed();
   if (std::fwrite(line.data(), 1, line.size(), m_file) != line.size() || std::fflush(m_file) != 0) {
     throw EnvironmentError(fmt::format("{}: write failed: {}", m_path, std::strerror(errno)));
   }
-  ::fsync(::fileno(m_file));
+  ++m_appended;
+  m_changed.notify_all();
+}
+
+void Journal::throw_if_sync_failed() const {
+  if (m_sync_errno != 0) {
+    throw EnvironmentError(fmt::format("{}: fsync failed: {}", m_path, std::strerror(m_sync_errno)));
+  }
+}
+
+void Journal::sync_loop() {
+  std::unique_lock lock(m_mutex);
+  while (true) {
+    m_changed.wait(lock, [&] { return m_closing || m_synced < m_appended; });
+    if (m_synced >= m_appended && m_closing) {
+      return;
+    }
+    // Every line counted here was fflushed before it was counted, so one fsync covers them all.
+    const std::uint64_t covered = m_appended;
+    lock.unlock();
+    const int failed = ::fsync(::fileno(m_file)) == 0 ? 0 : errno;
+    lock.lock();
+    if (failed != 0 && m_sync_errno == 0) {
+      m_sync_errno = failed;
+    }
+    m_synced = covered;
+    m_changed.notify_all();
+    if (m_sync_errno != 0) {
+      // No later fsync can vouch for these lines (Linux may drop the dirty pages after
+      // a failed fsync): the next append reports it, and so does the destructor.
+      m_changed.wait(lock, [&] { return m_closing; });
+      return;
+    }
+  }
 }
 
 }  // namespace lp::report
