@@ -50,10 +50,22 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
   };
   auto work = [&](DeviceSlot& slot) {
     try {
-      std::optional<std::size_t> task = take();
-      while (task) {
-        const std::optional<std::size_t> ahead = take();
-        report::CaseRecord record = callbacks.run(slot, *task, ahead);
+      std::deque<std::size_t> window;  // this slot's tasks: the first is run next
+      auto refill = [&] {
+        while (window.size() < k_tasks_in_flight) {
+          const std::optional<std::size_t> task = take();
+          if (!task) {
+            break;
+          }
+          window.push_back(*task);
+        }
+      };
+      refill();
+      while (!window.empty()) {
+        const std::size_t task = window.front();
+        const std::vector<std::size_t> ahead(window.begin() + 1, window.end());
+        report::CaseRecord record = callbacks.run(slot, task, ahead);
+        window.pop_front();
         record.device = slot.device;
         ++slot.cases;
         slot.faults_in_row = is_fault(record) ? slot.faults_in_row + 1 : 0;
@@ -65,22 +77,22 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
         bool stopped = false;
         {
           std::lock_guard<std::mutex> lock(m);
-          finished.emplace_back(*task, std::move(record));
-          if (retire && ahead) {
-            again.push_back(*ahead);  // another GPU runs it
+          finished.emplace_back(task, std::move(record));
+          if (retire) {
+            again.insert(again.end(), window.begin(), window.end());  // other GPUs run them
           }
           stopped = stop;
         }
         cv.notify_all();
         if (retire) {
           slot.client.reset();
-          slot.sent_ahead.reset();
+          slot.sent.clear();
           break;
         }
         if (stopped) {
-          break;  // --stop-on-first-failure: `ahead` is not run
+          break;  // --stop-on-first-failure: the window's other tasks are not run
         }
-        task = ahead;
+        refill();
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(m);

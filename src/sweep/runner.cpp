@@ -234,6 +234,7 @@ class Sweep {
                m_entries.empty() ? 0.0 : 1000.0 * phase("cases") / static_cast<double>(m_entries.size()),
                phase("total"));
     print_summary(m_report, out);
+    reap_workers();  // asked to quit before the report was written: their exit overlapped it
     if (interrupted_by != 0) {
       fmt::print(stderr,
                  "sweep: interrupted by {} after {} of {} cases; the journal {} keeps them and the report {} shows "
@@ -399,8 +400,12 @@ class Sweep {
     std::vector<CaseRecord> ran(entries.size());
     std::vector<std::optional<protocol::JobResult>> results_of(entries.size());
     PoolCallbacks callbacks;
-    callbacks.run = [&](DeviceSlot& slot, std::size_t task, std::optional<std::size_t> ahead) {
-      return run_entry(slot, entries[task], ahead ? &entries[*ahead] : nullptr, results_of[task]);
+    callbacks.run = [&](DeviceSlot& slot, std::size_t task, const std::vector<std::size_t>& ahead) {
+      std::vector<const Entry*> behind;
+      for (const std::size_t a : ahead) {
+        behind.push_back(&entries[a]);
+      }
+      return run_entry(slot, entries[task], behind, results_of[task]);
     };
     callbacks.lost = [&](std::size_t task, const std::string& why) {
       return not_run(entries[task], Verdict::incomplete, why);
@@ -447,8 +452,12 @@ class Sweep {
     // Each job's result, written by its GPU's thread before the pool hands the task on.
     std::vector<std::optional<protocol::JobResult>> ran(todo.size());
     PoolCallbacks callbacks;
-    callbacks.run = [&](DeviceSlot& slot, std::size_t task, std::optional<std::size_t> ahead) {
-      return run_entry(slot, m_entries[todo[task]], ahead ? &m_entries[todo[*ahead]] : nullptr, ran[task]);
+    callbacks.run = [&](DeviceSlot& slot, std::size_t task, const std::vector<std::size_t>& ahead) {
+      std::vector<const Entry*> behind;
+      for (const std::size_t a : ahead) {
+        behind.push_back(&m_entries[todo[a]]);
+      }
+      return run_entry(slot, m_entries[todo[task]], behind, ran[task]);
     };
     callbacks.lost = [&](std::size_t task, const std::string& why) {
       return not_run(m_entries[todo[task]], Verdict::incomplete, why);
@@ -521,7 +530,16 @@ class Sweep {
     }
   }
 
+  /// Asks every worker to quit; reap_workers() waits for them, once the report is out.
   void stop_workers() {
+    for (DeviceSlot& slot : m_slots) {
+      if (slot.client) {
+        slot.client->ask_to_quit();
+      }
+    }
+  }
+
+  void reap_workers() {
     for (DeviceSlot& slot : m_slots) {
       if (slot.client) {
         slot.client->quit();
@@ -566,61 +584,83 @@ class Sweep {
 
   /// Runs one job on the worker (starting one if needed, loading its images), with
   /// the case timeout as the deadline. A worker that dies or hangs is replaced.
-  /// `ahead`, the slot's next entry, is sent before this job's answer is awaited (its
-  /// images loaded with this job's), so that the worker goes on while the answer is
-  /// journaled; the next call then only awaits it.
-  protocol::JobResult run_job(DeviceSlot& slot, const Entry& e, const Entry* ahead) {
+  /// `ahead`, the slot's next entries, are sent in order behind it before its answer
+  /// is awaited (their images loaded with this job's), so that the worker goes on
+  /// while the answer is read and journaled; their own calls then only await them.
+  protocol::JobResult run_job(DeviceSlot& slot, const Entry& e, const std::vector<const Entry*>& ahead) {
     const protocol::Job& job = e.job;
     if (!slot.client || !slot.client->alive()) {
       start_worker(slot);
-      slot.sent_ahead.reset();  // what the old worker had queued died with it
+      slot.sent.clear();  // what the old worker had queued died with it
+    }
+    if (!slot.sent.empty() && slot.sent.front() != job.index) {
+      // The worker would answer other jobs first: never so by construction (the
+      // slot sends its entries in the order it runs them); a fresh worker is safe.
+      slot.client.reset();
+      start_worker(slot);
+      slot.sent.clear();
     }
     WorkerClient& worker = *slot.client;
-    const bool already_sent = slot.sent_ahead == job.index;
-    slot.sent_ahead.reset();
-    if (ahead != nullptr && !runnable(*ahead)) {
-      ahead = nullptr;
+    const bool already_sent = !slot.sent.empty();
+    // The entries to send behind this job: the runnable ones at the front of `ahead`
+    // (an entry that does not run breaks the order, and is not sent).
+    std::vector<const Entry*> behind;
+    for (const Entry* next : ahead) {
+      if (!runnable(*next)) {
+        break;
+      }
+      behind.push_back(next);
     }
     // Loads only while no job is queued on the worker (its answer would come first):
     // a job sent ahead had its images loaded already.
-    std::vector<protocol::LoadItem> items;
-    std::set<std::string> listed;
-    for (const Entry* entry : {already_sent ? nullptr : &e, already_sent ? nullptr : ahead}) {
-      for (const std::string& key : entry == nullptr ? std::vector<std::string>{} : entry->image_keys) {
-        if (worker.has_loaded(key) || !listed.insert(key).second) {
-          continue;
-        }
-        const Image& image = m_images.at(key);
-        protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt};
-        if (!image.cubin.empty()) {
-          // The bytes inspected here are the bytes the worker loads (a prebuilt one
-          // too: the worker then need not decompress its kernel set's pack).
-          item.cubin = image.cubin;
-        }
-        items.push_back(std::move(item));
-      }
-    }
-    if (!items.empty()) {
-      for (const protocol::LoadResult& r : worker.load(items, m_request.case_timeout)) {
-        if (!r.ok && std::find(e.image_keys.begin(), e.image_keys.end(), r.key) != e.image_keys.end()) {
-          return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::incomplete,
-                                           fmt::format("loading {} failed: {}", r.key, r.error));
+    if (!already_sent) {
+      std::vector<protocol::LoadItem> items;
+      std::set<std::string> listed;
+      std::vector<const Entry*> to_load = {&e};
+      to_load.insert(to_load.end(), behind.begin(), behind.end());
+      for (const Entry* entry : to_load) {
+        for (const std::string& key : entry->image_keys) {
+          if (worker.has_loaded(key) || !listed.insert(key).second) {
+            continue;
+          }
+          const Image& image = m_images.at(key);
+          protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt};
+          if (!image.cubin.empty()) {
+            // The bytes inspected here are the bytes the worker loads (a prebuilt one
+            // too: the worker then need not decompress its kernel set's pack).
+            item.cubin = image.cubin;
+          }
+          items.push_back(std::move(item));
         }
       }
-    }
-    if (!already_sent && !worker.send_job(job)) {
-      return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::fault,
-                                       "the GPU worker was gone before the case started");
-    }
-    if (ahead != nullptr && std::all_of(ahead->image_keys.begin(), ahead->image_keys.end(),
-                                        [&](const std::string& key) { return worker.has_loaded(key); })) {
-      if (worker.send_job(ahead->job)) {
-        slot.sent_ahead = ahead->job.index;
+      if (!items.empty()) {
+        for (const protocol::LoadResult& r : worker.load(items, m_request.case_timeout)) {
+          if (!r.ok && std::find(e.image_keys.begin(), e.image_keys.end(), r.key) != e.image_keys.end()) {
+            return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::incomplete,
+                                             fmt::format("loading {} failed: {}", r.key, r.error));
+          }
+        }
       }
+      if (!worker.send_job(job)) {
+        return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::fault,
+                                         "the GPU worker was gone before the case started");
+      }
+      slot.sent.push_back(job.index);
+    }
+    // Behind it, in order, the entries not sent yet whose images are loaded.
+    for (std::size_t i = slot.sent.size() - 1; i < behind.size(); ++i) {
+      const Entry& next = *behind[i];
+      const bool loaded = std::all_of(next.image_keys.begin(), next.image_keys.end(),
+                                      [&](const std::string& key) { return worker.has_loaded(key); });
+      if (!loaded || !worker.send_job(next.job)) {
+        break;
+      }
+      slot.sent.push_back(next.job.index);
     }
     protocol::JobResult result = worker.result(job, m_request.case_timeout);
+    slot.sent.pop_front();
     if (!worker.alive()) {
-      slot.sent_ahead.reset();  // a fault or timeout: the job sent ahead never ran
+      slot.sent.clear();  // a fault or timeout: the jobs sent behind it never ran
     }
     return result;
   }
@@ -635,7 +675,8 @@ class Sweep {
   /// Runs an entry on `slot`'s worker: its provisional record (record_of without the
   /// static part: the inspection may still run), and its job's result in `ran` when
   /// the worker ran it, for final_record.
-  CaseRecord run_entry(DeviceSlot& slot, const Entry& e, const Entry* ahead, std::optional<protocol::JobResult>& ran) {
+  CaseRecord run_entry(DeviceSlot& slot, const Entry& e, const std::vector<const Entry*>& ahead,
+                       std::optional<protocol::JobResult>& ran) {
     if (!e.skip_reason.empty()) {
       return not_run(e, Verdict::skipped, e.skip_reason);
     }
@@ -667,8 +708,8 @@ class Sweep {
       PendingControl& run = m_pending_controls.emplace_back();
       run.entries = &pair;
       run.pair.triton = pair.triton;
-      run.pair.positive = run_entry(main_slot(), pair.positive, nullptr, run.positive);
-      run.pair.negative = run_entry(main_slot(), pair.negative, nullptr, run.negative);
+      run.pair.positive = run_entry(main_slot(), pair.positive, {}, run.positive);
+      run.pair.negative = run_entry(main_slot(), pair.negative, {}, run.negative);
       valid = valid && control_problem(run.pair).empty();
     }
     // The race control says whether this GPU shows the hazard at run time; it never

@@ -216,13 +216,22 @@ std::optional<protocol::RaceResult> WorkerClient::race(const protocol::RaceReque
   return protocol::race_result_from_json(answer->at("result"));
 }
 
-void WorkerClient::quit() {
-  if (m_alive && !m_ready) {
+void WorkerClient::ask_to_quit() {
+  if (m_asked_to_quit || !m_alive) {
+    return;
+  }
+  m_asked_to_quit = true;
+  if (!m_ready) {
     m_child.kill();  // never became ready: nothing to say goodbye to
     m_alive = false;
+    return;
   }
+  m_child.send_line(R"({"type":"quit"})");
+}
+
+void WorkerClient::quit() {
+  ask_to_quit();
   if (m_alive) {
-    m_child.send_line(R"({"type":"quit"})");
     if (!m_child.wait_for(std::chrono::seconds(10))) {
       m_child.kill();
     }
