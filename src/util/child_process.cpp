@@ -1,7 +1,6 @@
 #include "util/child_process.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -65,6 +64,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::vect
   ::close(out[1]);
   m_stdin = in[1];
   m_stdout = out[0];
+  m_reader = LineReader(m_stdout);
   // A child that died must not kill us with SIGPIPE when we write to it.
   ::signal(SIGPIPE, SIG_IGN);
 }
@@ -80,7 +80,7 @@ ChildProcess::ChildProcess(ChildProcess&& other) noexcept
     : m_pid(other.m_pid),
       m_stdin(other.m_stdin),
       m_stdout(other.m_stdout),
-      m_buffer(std::move(other.m_buffer)),
+      m_reader(std::move(other.m_reader)),
       m_exit(other.m_exit) {
   other.m_pid = -1;
   other.m_stdin = -1;
@@ -120,17 +120,14 @@ bool ChildProcess::send_line(const std::string& line) {
 std::optional<std::string> ChildProcess::read_line(std::chrono::steady_clock::time_point deadline, bool& timed_out,
                                                    std::size_t max_line) {
   timed_out = false;
-  std::array<char, 1 << 16> chunk{};
   while (true) {
-    if (const std::size_t nl = m_buffer.find('\n'); nl != std::string::npos) {
-      std::string line = m_buffer.substr(0, nl);
-      m_buffer.erase(0, nl + 1);
+    if (std::optional<std::string> line = m_reader.buffered_line()) {
       return line;
     }
-    if (m_buffer.size() > max_line) {
+    if (m_reader.buffered_bytes() > max_line) {
       throw Error(fmt::format("worker {} sent a line longer than {} bytes", m_pid, max_line));
     }
-    if (m_stdout < 0) {
+    if (m_stdout < 0 || m_reader.at_eof()) {
       return std::nullopt;
     }
     if (const int sig = interrupt_signal(); sig != 0) {
@@ -143,24 +140,7 @@ std::optional<std::string> ChildProcess::read_line(std::chrono::steady_clock::ti
       return std::nullopt;
     }
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-    pollfd fd{m_stdout, POLLIN, 0};
-    const int ready = ::poll(&fd, 1, static_cast<int>(std::min<long long>(wait, 1000)));
-    if (ready < 0 && errno != EINTR) {
-      throw Error(fmt::format("poll on worker {} failed: {}", m_pid, std::strerror(errno)));
-    }
-    if (ready <= 0) {
-      continue;
-    }
-    const ssize_t n = ::read(m_stdout, chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      ::close(m_stdout);
-      m_stdout = -1;
-      continue;
-    }
-    m_buffer.append(chunk.data(), static_cast<std::size_t>(n));
+    (void)m_reader.fill(static_cast<int>(std::min<long long>(wait, 1000)));
   }
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "util/line_reader.hpp"
+
 namespace lp {
 
 /// How a child ended.
@@ -56,7 +58,7 @@ class ChildProcess {
   pid_t m_pid = -1;
   int m_stdin = -1;
   int m_stdout = -1;
-  std::string m_buffer;  ///< read but not yet returned
+  LineReader m_reader{-1};  ///< over m_stdout
   std::optional<ChildExit> m_exit;
 };
 
