@@ -54,6 +54,8 @@ namespace lp {
   X(cuMemPoolSetAttribute)       \
   X(cuMemPoolTrimTo)             \
   X(cuMemGetInfo)                \
+  X(cuMemAllocHost)              \
+  X(cuMemFreeHost)               \
   X(cuMemcpyHtoDAsync)           \
   X(cuMemcpyDtoHAsync)           \
   X(cuMemcpyDtoDAsync)           \

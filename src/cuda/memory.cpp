@@ -51,6 +51,35 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   return *this;
 }
 
+PinnedHostBuffer::PinnedHostBuffer(std::size_t bytes) {
+  if (bytes > 0) {
+    void* p = nullptr;
+    LP_CU_CHECK(driver().cuMemAllocHost(&p, bytes));
+    m_data = static_cast<std::byte*>(p);
+    m_bytes = bytes;
+  }
+}
+
+PinnedHostBuffer::~PinnedHostBuffer() {
+  if (m_data != nullptr) {
+    if (const DriverApi* drv = driver_if_loaded()) {
+      LP_CU_CHECK_NOEXCEPT(drv->cuMemFreeHost(m_data));
+    }
+  }
+}
+
+PinnedHostBuffer::PinnedHostBuffer(PinnedHostBuffer&& other) noexcept
+    : m_data(std::exchange(other.m_data, nullptr)), m_bytes(std::exchange(other.m_bytes, 0)) {}
+
+PinnedHostBuffer& PinnedHostBuffer::operator=(PinnedHostBuffer&& other) noexcept {
+  if (this != &other) {
+    PinnedHostBuffer dying(std::move(*this));
+    m_data = std::exchange(other.m_data, nullptr);
+    m_bytes = std::exchange(other.m_bytes, 0);
+  }
+  return *this;
+}
+
 namespace {
 
 CUmemoryPool current_device_pool() {

@@ -80,6 +80,30 @@ class DeviceBuffer {
   CUstream m_stream = nullptr;  ///< set for a stream-ordered allocation
 };
 
+/// Move-only owner of page-locked host memory (cuMemAllocHost) in the current
+/// context. Copies between it and the device are truly asynchronous: one into it
+/// from the device is queued and returns at once, where a copy into pageable memory
+/// waits for the whole stream. Contents are undefined after allocation. Freeing it
+/// may wait for the device, so a worker keeps its few for its whole life.
+class PinnedHostBuffer {
+ public:
+  PinnedHostBuffer() = default;
+  /// Allocates `bytes` (0 allocates nothing). Throws lp::CudaError.
+  explicit PinnedHostBuffer(std::size_t bytes);
+  ~PinnedHostBuffer();
+  PinnedHostBuffer(PinnedHostBuffer&& other) noexcept;
+  PinnedHostBuffer& operator=(PinnedHostBuffer&& other) noexcept;
+  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+
+  [[nodiscard]] std::byte* data() const noexcept { return m_data; }
+  [[nodiscard]] std::size_t bytes() const noexcept { return m_bytes; }
+
+ private:
+  std::byte* m_data = nullptr;
+  std::size_t m_bytes = 0;
+};
+
 /// The current device's memory pool keeps what stream-ordered buffers free (no
 /// release threshold), so a sweep's cases reuse memory instead of asking the
 /// driver for it case after case. Throws lp::CudaError.

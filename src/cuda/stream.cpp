@@ -30,6 +30,9 @@ Stream& Stream::operator=(Stream&& other) noexcept {
 void Stream::synchronize() const { LP_CU_CHECK(driver().cuStreamSynchronize(m_stream)); }
 
 StreamDrain::~StreamDrain() {
+  if (m_stream == nullptr) {
+    return;
+  }
   if (const DriverApi* drv = driver_if_loaded()) {
     LP_CU_CHECK_NOEXCEPT(drv->cuStreamSynchronize(m_stream));
   }

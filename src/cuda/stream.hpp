@@ -40,6 +40,8 @@ class StreamDrain {
  public:
   explicit StreamDrain(const Stream& stream) noexcept : m_stream(stream.get()) {}
   ~StreamDrain();
+  /// The work was handed on (to an owner that waits for it): do not wait here.
+  void dismiss() noexcept { m_stream = nullptr; }
   StreamDrain(const StreamDrain&) = delete;
   StreamDrain& operator=(const StreamDrain&) = delete;
 

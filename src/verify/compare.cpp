@@ -1,7 +1,9 @@
 #include "verify/compare.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -285,14 +287,31 @@ CompareMetrics compare_on_host(const CompareLayout& layout, const CompareSpec& s
   return compare_detail::to_metrics(layout, spec, block);
 }
 
+namespace {
+
+/// What the last bytes of a readback hold once it landed ("loraprob"); cleared on
+/// the host before each readback is queued.
+constexpr std::uint64_t k_readback_stamp = 0x626f727061726f6cULL;
+
+}  // namespace
+
 QueuedComparisons::QueuedComparisons(const CompareLayout& layout, const CompareSpec& spec, std::size_t capacity,
                                      const Stream& stream)
     : m_layout(layout), m_spec(spec), m_stream(stream), m_capacity(capacity) {
   (void)compare_detail::kernel_layout(layout, spec.tile);  // a bad tile shape fails here, before any work
   m_tile_failed = DeviceBuffer(static_cast<std::size_t>(layout.total_tiles(spec.tile)) * sizeof(unsigned), stream);
-  m_blocks = DeviceBuffer(capacity * sizeof(MetricsBlock), stream);
-  const std::vector<MetricsBlock> initial(capacity, compare_detail::empty_block());
-  m_blocks.copy_from_host(initial.data(), capacity * sizeof(MetricsBlock), stream);
+  m_blocks = DeviceBuffer(readback_bytes(), stream);
+  std::vector<std::byte> initial(readback_bytes());
+  const MetricsBlock empty = compare_detail::empty_block();
+  for (std::size_t i = 0; i < capacity; ++i) {
+    std::memcpy(initial.data() + i * sizeof(MetricsBlock), &empty, sizeof(MetricsBlock));
+  }
+  std::memcpy(initial.data() + capacity * sizeof(MetricsBlock), &k_readback_stamp, sizeof(k_readback_stamp));
+  m_blocks.copy_from_host(initial.data(), initial.size(), stream);
+}
+
+std::size_t QueuedComparisons::readback_bytes() const noexcept {
+  return m_capacity * sizeof(MetricsBlock) + sizeof(k_readback_stamp);
 }
 
 void QueuedComparisons::enqueue(const DeviceBuffer& actual, const DeviceBuffer& expected,
@@ -324,6 +343,40 @@ std::vector<CompareMetrics> QueuedComparisons::collect() {
   std::vector<CompareMetrics> out;
   out.reserve(m_count);
   for (const MetricsBlock& block : blocks) {
+    out.push_back(compare_detail::to_metrics(m_layout, m_spec, block));
+  }
+  return out;
+}
+
+void QueuedComparisons::enqueue_readback(PinnedHostBuffer& into) {
+  if (into.bytes() < readback_bytes()) {
+    throw Error(fmt::format("comparison readback: {} bytes of page-locked memory for {}", into.bytes(),
+                            readback_bytes()));
+  }
+  std::memset(into.data() + m_capacity * sizeof(MetricsBlock), 0, sizeof(k_readback_stamp));
+  m_blocks.copy_to_host(into.data(), readback_bytes(), m_stream);
+}
+
+bool QueuedComparisons::arrived(const PinnedHostBuffer& from) const {
+  if (from.bytes() < readback_bytes()) {
+    return false;
+  }
+  // The device's copy writes the page-locked memory behind the compiler's back.
+  std::uint64_t stamp = 0;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  std::memcpy(&stamp, from.data() + m_capacity * sizeof(MetricsBlock), sizeof(stamp));
+  return stamp == k_readback_stamp;
+}
+
+std::vector<CompareMetrics> QueuedComparisons::metrics_from(const PinnedHostBuffer& from) const {
+  if (!arrived(from)) {
+    throw Error("comparison readback: the metrics have not arrived (the stream did not reach their copy)");
+  }
+  std::vector<CompareMetrics> out;
+  out.reserve(m_count);
+  for (std::size_t i = 0; i < m_count; ++i) {
+    MetricsBlock block;
+    std::memcpy(&block, from.data() + i * sizeof(MetricsBlock), sizeof(MetricsBlock));
     out.push_back(compare_detail::to_metrics(m_layout, m_spec, block));
   }
   return out;

@@ -167,6 +167,20 @@ class QueuedComparisons {
   /// Throws lp::CudaError (StickyCudaError if a kernel on the stream faulted).
   [[nodiscard]] std::vector<CompareMetrics> collect();
 
+  /// collect() in two halves, for a caller that queues more work behind this one
+  /// and waits for an event instead of the stream: queues the copy of every
+  /// comparison's metrics, and a stamp after them, into `into` (page-locked, at
+  /// least readback_bytes() long), and returns at once. Throws lp::Error when
+  /// `into` is too small, lp::CudaError.
+  void enqueue_readback(PinnedHostBuffer& into);
+  [[nodiscard]] std::size_t readback_bytes() const noexcept;
+  /// Whether the copy that enqueue_readback queued has landed in `from` (its stamp
+  /// is there): then every comparison before it ended without a fault.
+  [[nodiscard]] bool arrived(const PinnedHostBuffer& from) const;
+  /// The metrics of each queued comparison, in order, from the copy in `from`.
+  /// Throws lp::Error when it has not arrived.
+  [[nodiscard]] std::vector<CompareMetrics> metrics_from(const PinnedHostBuffer& from) const;
+
  private:
   CompareLayout m_layout;
   CompareSpec m_spec;
@@ -174,7 +188,7 @@ class QueuedComparisons {
   std::size_t m_capacity;
   std::size_t m_count = 0;
   DeviceBuffer m_tile_failed;  ///< one per tile, zeroed before each comparison
-  DeviceBuffer m_blocks;       ///< one MetricsBlock per comparison
+  DeviceBuffer m_blocks;       ///< one MetricsBlock per comparison, then the readback stamp
 };
 
 }  // namespace lp

@@ -86,6 +86,21 @@ TEST_P(ComparePlanted, DeviceMetricsEqualTheHostTwin) {
   SCOPED_TRACE("host:   " + host.summary());
   SCOPED_TRACE("device: " + device.summary());
   expect_same_metrics(device, host);
+  {
+    // The same through the page-locked readback a worker waits for with an event.
+    QueuedComparisons queue(layout, spec, 2, stream());
+    queue.enqueue(d_actual, d_expected, d_lora_of);
+    queue.enqueue(d_actual, d_expected, d_lora_of);
+    PinnedHostBuffer readback(queue.readback_bytes());
+    std::memset(readback.data(), 0xA5, readback.bytes());
+    queue.enqueue_readback(readback);
+    stream().synchronize();
+    ASSERT_TRUE(queue.arrived(readback));
+    const std::vector<CompareMetrics> both = queue.metrics_from(readback);
+    ASSERT_EQ(both.size(), 2U);
+    expect_same_metrics(both[0], host);
+    expect_same_metrics(both[1], host);
+  }
   if (c.defects_per_million > 0) {
     EXPECT_GT(host.nan, 0u);
     EXPECT_GT(host.inf, 0u);
@@ -118,6 +133,20 @@ TEST_F(VerifyGpu, CompareRejectsMismatchedSizes) {
   EXPECT_THROW(static_cast<void>(compare_on_device(layout, spec, small, right, d_lora_of, stream())), Error);
   const DeviceBuffer short_lora_of(8);  // 2 tokens' worth for a 4-token layout
   EXPECT_THROW(static_cast<void>(compare_on_device(layout, spec, right, right, short_lora_of, stream())), Error);
+}
+
+TEST_F(VerifyGpu, AReadbackThatDidNotLandIsNeverRead) {
+  const CompareLayout layout = CompareLayout::expand_output(4, {8});
+  CompareSpec spec;
+  spec.dtype = DType::bf16;
+  QueuedComparisons queue(layout, spec, 1, stream());
+  PinnedHostBuffer small(queue.readback_bytes() - 1);
+  EXPECT_THROW(queue.enqueue_readback(small), Error);
+  PinnedHostBuffer never(queue.readback_bytes());
+  std::memset(never.data(), 0, never.bytes());  // no copy was queued into it
+  stream().synchronize();
+  EXPECT_FALSE(queue.arrived(never));
+  EXPECT_THROW(static_cast<void>(queue.metrics_from(never)), Error);
 }
 
 }  // namespace
