@@ -109,7 +109,12 @@ std::vector<Suite> report_suites(const json& report, bool latent_fails) {
     t.classname = "loraprobe." + key;
     const json& timing = member(c, "timing");
     if (timing.is_object()) {
-      t.seconds = (timing.value("kernel_ms", 0.0) * c.value("runs", 0) + timing.value("reference_ms", 0.0)) / 1000.0;
+      // A time may be null (report.schema.json): a case whose events were lost to the fault of the case after it.
+      const auto ms = [&timing](const char* key) {
+        const json& v = member(timing, key);
+        return v.is_number() ? v.get<double>() : 0.0;
+      };
+      t.seconds = (ms("kernel_ms") * c.value("runs", 0) + ms("reference_ms")) / 1000.0;
     }
     const std::string verdict = text(c, "verdict");
     const json& metrics = member(c, "metrics");

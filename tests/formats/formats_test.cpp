@@ -7,6 +7,7 @@
 
 #include "formats/document.hpp"
 #include "formats/html.hpp"
+#include "formats/junit.hpp"
 #include "formats/markdown.hpp"
 #include "formats/view.hpp"
 #include "report/compact.hpp"
@@ -117,6 +118,24 @@ TEST(Markdown, AMapTooBigForAnIssueIsCutAndSaysSo) {
   EXPECT_NE(md.find("**Cut at 63 KB**"), std::string::npos);
   // Small enough: not cut.
   EXPECT_EQ(markdown_of(many_latent_rows(20)).find("Cut at"), std::string::npos);
+}
+
+TEST(Junit, ACaseWhoseTimesWereLostStillGetsItsTestCase) {
+  // A worker reports a case that ended just before the next one faulted with its
+  // metrics and null times (worker/execute.hpp, landed_result); every format reads it.
+  Document doc = many_latent_rows(1);
+  json& c = doc.json["cases"][0];
+  c["verdict"] = "PASS";
+  c["timing"] = {{"kernel_ms", nullptr}, {"reference_ms", nullptr}, {"bytes", 4096}, {"bandwidth_gb_s", nullptr}};
+  json& d = doc.json["cases"][1];
+  d["timing"] = {{"kernel_ms", 2.0}, {"reference_ms", 1.0}, {"bytes", 4096}};
+  const std::string xml = junit_of(doc);
+  EXPECT_NE(xml.find(fmt::format("[{}]\" classname=\"loraprobe.3.6.0.expand.\" time=\"0", c["id"].get<std::string>())),
+            std::string::npos)
+      << xml.substr(0, 2000);
+  EXPECT_NE(xml.find("time=\"0.007"), std::string::npos) << xml.substr(0, 2000);  // 3 runs x 2 ms + 1 ms
+  EXPECT_NO_THROW((void)markdown_of(doc));
+  EXPECT_NO_THROW((void)html_of(doc));
 }
 
 TEST(Html, SelfContainedWithHoverTipsAndMarkedLines) {
