@@ -1,6 +1,7 @@
 #include "worker/execute.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -43,14 +44,14 @@ const LoadedImage& image_for(const ImageTable& images, const std::optional<Image
   return it->second;
 }
 
+}  // namespace
+
 std::uint64_t free_device_bytes() {
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
   LP_CU_CHECK(driver().cuMemGetInfo(&free_bytes, &total_bytes));
   return free_bytes;
 }
-
-}  // namespace
 
 std::uint64_t estimate_device_bytes(const Problem& p) {
   // Saturating: a product too large for 64 bits is "more than any GPU has", never a small wrapped number.
@@ -94,105 +95,41 @@ std::uint64_t estimate_device_bytes(const Problem& p) {
   return sum({mul({2, bytes}), std::uint64_t{64} << 20});
 }
 
-JobResult execute_job(const Job& job, const ImageTable& images, const CublasHandle& cublas, const Stream& stream) {
+class RunningJob {
+ public:
+  struct Kernel {
+    const LoadedImage* image;
+    std::unique_ptr<PreparedLaunch> launch;
+  };
+  RunningJob(const Job& j, Problem p, PinnedHostBuffer& r) : job(j), problem(std::move(p)), readback(r) {}
+
+  Job job;
+  Problem problem;
+  PinnedHostBuffer& readback;
+  std::optional<LoraMetadata> metadata;
+  std::optional<CaseBuffers> buffers;
+  std::vector<Kernel> kernels;  // in launch order: shrink first for lora_linear
+  GpuSpan reference_span;
+  std::optional<Tolerance> tolerance;
+  std::unique_ptr<QueuedComparisons> comparisons;
+  std::vector<GpuSpan> runs;
+  Event done;  // after the readback: all of this job's work
+};
+
+void RunningJobDeleter::operator()(RunningJob* job) const noexcept { delete job; }
+
+namespace {
+
+/// Runs `body`, turning what it throws into the job's outcome: AbiViolation is
+/// "refused", another lp::Error or a CUDA error "incomplete"; a sticky CUDA error
+/// (the context is dead) is rethrown as StickyCudaError.
+template <class Body>
+std::optional<JobResult> judged(const Job& job, Body&& body) {
   JobResult result;
   result.index = job.index;
   result.case_id = job.case_id;
-  Problem problem = job.problem;
   try {
-    problem.lora_of = make_token_mapping(problem.num_tokens, problem.num_loras, problem.seed);
-    validate(problem);
-    const std::uint64_t needed = estimate_device_bytes(problem);
-    std::uint64_t available = free_device_bytes();
-    if (needed > available) {
-      // What earlier cases freed is kept by the memory pool, not counted as free: hand it back first.
-      release_kept_device_memory(stream);
-      available = free_device_bytes();
-    }
-    if (needed > available) {
-      result.outcome = RunOutcome::refused;
-      result.reason = fmt::format("out of memory: case {} needs about {:.1f} GiB, {:.1f} GiB free", job.case_id,
-                                  static_cast<double>(needed) / (1 << 30), static_cast<double>(available) / (1 << 30));
-      return result;
-    }
-    const LoraMetadata metadata = build_lora_metadata(problem.lora_of, problem.num_loras);
-    // Everything below is queued on the stream, with stream-ordered buffers, and
-    // waited for once, when the comparisons are collected (a fault surfaces there).
-    CaseBuffers buffers = make_case_buffers(problem, metadata, stream);
-    const StreamDrain drain(stream);  // an exception in between still leaves no work queued
-
-    struct Kernel {
-      const LoadedImage* image;
-      std::unique_ptr<PreparedLaunch> launch;
-    };
-    std::vector<Kernel> kernels;  // in launch order: shrink first for lora_linear
-    if (problem.op != Op::expand) {
-      const LoadedImage& image = image_for(images, job.shrink, "shrink");
-      kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::shrink, problem,
-                                                                   metadata, buffers, stream)});
-    }
-    if (problem.op != Op::shrink) {
-      const LoadedImage& image = image_for(images, job.expand, "expand");
-      kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::expand, problem,
-                                                                   metadata, buffers, stream)});
-    }
-
-    GpuSpan reference_span;
-    enqueue_reference(problem, metadata, buffers, cublas, stream, reference_span);
-    Tolerance tolerance = tolerance_for(problem);
-    CompareSpec spec;
-    spec.dtype = problem.output_dtype();
-    spec.atol = job.atol.value_or(tolerance.atol);
-    spec.rtol = job.rtol.value_or(tolerance.rtol);
-    spec.tile = TileShape{job.block_m, job.block_n};
-    spec.unwritten_measurable = unwritten_measurable(problem);
-    const CompareLayout layout = CompareLayout::for_problem(problem);
-
-    const auto repeats = static_cast<std::size_t>(std::max(job.repeats, 0));
-    QueuedComparisons comparisons(layout, spec, repeats, stream);
-    std::vector<GpuSpan> runs(repeats);
-    for (GpuSpan& run : runs) {
-      reset_output(problem, buffers, stream);
-      run.time(stream, [&] {
-        for (Kernel& k : kernels) {
-          k.launch->launch(k.image->function, stream);
-        }
-      });
-      comparisons.enqueue(buffers.output(problem), buffers.reference, buffers.lora_of);
-    }
-    std::optional<CompareMetrics> worst;
-    std::vector<double> kernel_ms;
-    const std::vector<CompareMetrics> compared = comparisons.collect();
-    for (std::size_t run = 0; run < compared.size(); ++run) {
-      const CompareMetrics& m = compared[run];
-      kernel_ms.push_back(runs[run].ms());
-      ++result.runs;
-      if (!m.passed()) {
-        ++result.failed_runs;
-      }
-      if (!worst || worse(m, *worst)) {
-        worst = m;
-      }
-    }
-    const double reference_ms = reference_span.ms();
-    std::sort(kernel_ms.begin(), kernel_ms.end());
-    CaseTiming timing;
-    timing.kernel_ms = kernel_ms.empty() ? 0.0 : kernel_ms[kernel_ms.size() / 2];
-    timing.reference_ms = reference_ms;
-    timing.bytes = compulsory_bytes(problem, metadata);
-    result.outcome = RunOutcome::ran;
-    worst->tolerance_why = tolerance.describe();
-    result.metrics = worst->to_json();
-    result.timing = {{"kernel_ms", timing.kernel_ms},
-                     {"reference_ms", timing.reference_ms},
-                     {"bytes", timing.bytes},
-                     {"bandwidth_gb_s", timing.bandwidth_gbps()},
-                     {"grid", {kernels.back().launch->config().grid[0], kernels.back().launch->config().grid[1],
-                               kernels.back().launch->config().grid[2]}}};
-    if (result.failed_runs > 0) {
-      result.reason = worst->summary();
-    }
-    return result;
+    return body();
   } catch (const StickyCudaError&) {
     throw;
   } catch (const AbiViolation& e) {
@@ -214,5 +151,153 @@ JobResult execute_job(const Job& job, const ImageTable& images, const CublasHand
   result.timing = nullptr;
   return result;
 }
+
+/// The job's result from its compared runs; with `timed`, the kernel and reference
+/// times from its events (which must have completed).
+JobResult result_of(const RunningJob& r, const std::vector<CompareMetrics>& compared, bool timed) {
+  JobResult result;
+  result.index = r.job.index;
+  result.case_id = r.job.case_id;
+  std::optional<CompareMetrics> worst;
+  std::vector<double> kernel_ms;
+  for (std::size_t run = 0; run < compared.size(); ++run) {
+    const CompareMetrics& m = compared[run];
+    if (timed) {
+      kernel_ms.push_back(r.runs[run].ms());
+    }
+    ++result.runs;
+    if (!m.passed()) {
+      ++result.failed_runs;
+    }
+    if (!worst || worse(m, *worst)) {
+      worst = m;
+    }
+  }
+  if (!worst) {
+    throw Error(fmt::format("case {} ran no repeat", r.job.case_id));
+  }
+  std::sort(kernel_ms.begin(), kernel_ms.end());
+  CaseTiming timing;
+  timing.kernel_ms = kernel_ms.empty() ? 0.0 : kernel_ms[kernel_ms.size() / 2];
+  timing.reference_ms = timed ? r.reference_span.ms() : 0.0;
+  timing.bytes = compulsory_bytes(r.problem, *r.metadata);
+  result.outcome = RunOutcome::ran;
+  worst->tolerance_why = r.tolerance->describe();
+  result.metrics = worst->to_json();
+  const LaunchConfig& config = r.kernels.back().launch->config();
+  const json grid = {config.grid[0], config.grid[1], config.grid[2]};
+  if (timed) {
+    result.timing = {{"kernel_ms", timing.kernel_ms},
+                     {"reference_ms", timing.reference_ms},
+                     {"bytes", timing.bytes},
+                     {"bandwidth_gb_s", timing.bandwidth_gbps()},
+                     {"grid", grid}};
+  } else {
+    result.timing = {{"kernel_ms", nullptr},
+                     {"reference_ms", nullptr},
+                     {"bytes", timing.bytes},
+                     {"bandwidth_gb_s", nullptr},
+                     {"grid", grid}};
+  }
+  if (result.failed_runs > 0) {
+    result.reason = worst->summary();
+  }
+  return result;
+}
+
+}  // namespace
+
+StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandle& cublas, const Stream& stream,
+                     PinnedHostBuffer& readback) {
+  StartedJob started;
+  RunningJobPtr running(new RunningJob(job, job.problem, readback));
+  started.result = judged(job, [&]() -> std::optional<JobResult> {
+    RunningJob& r = *running;
+    Problem& problem = r.problem;
+    problem.lora_of = make_token_mapping(problem.num_tokens, problem.num_loras, problem.seed);
+    validate(problem);
+    const std::uint64_t needed = estimate_device_bytes(problem);
+    std::uint64_t available = free_device_bytes();
+    if (needed > available) {
+      // What earlier cases freed is kept by the memory pool, not counted as free: hand it back first.
+      release_kept_device_memory(stream);
+      available = free_device_bytes();
+    }
+    if (needed > available) {
+      JobResult result;
+      result.index = job.index;
+      result.case_id = job.case_id;
+      result.outcome = RunOutcome::refused;
+      result.reason = fmt::format("out of memory: case {} needs about {:.1f} GiB, {:.1f} GiB free", job.case_id,
+                                  static_cast<double>(needed) / (1 << 30), static_cast<double>(available) / (1 << 30));
+      result.metrics = nullptr;
+      result.timing = nullptr;
+      return result;
+    }
+    r.metadata = build_lora_metadata(problem.lora_of, problem.num_loras);
+    // Everything below is queued on the stream, with stream-ordered buffers. Until
+    // the work is handed on to the caller, an exception still leaves none of it queued.
+    r.buffers = make_case_buffers(problem, *r.metadata, stream);
+    StreamDrain drain(stream);
+    if (problem.op != Op::expand) {
+      const LoadedImage& image = image_for(images, job.shrink, "shrink");
+      r.kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::shrink, problem,
+                                                                     *r.metadata, *r.buffers, stream)});
+    }
+    if (problem.op != Op::shrink) {
+      const LoadedImage& image = image_for(images, job.expand, "expand");
+      r.kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::expand, problem,
+                                                                     *r.metadata, *r.buffers, stream)});
+    }
+    enqueue_reference(problem, *r.metadata, *r.buffers, cublas, stream, r.reference_span);
+    r.tolerance = tolerance_for(problem);
+    CompareSpec spec;
+    spec.dtype = problem.output_dtype();
+    spec.atol = job.atol.value_or(r.tolerance->atol);
+    spec.rtol = job.rtol.value_or(r.tolerance->rtol);
+    spec.tile = TileShape{job.block_m, job.block_n};
+    spec.unwritten_measurable = unwritten_measurable(problem);
+    const CompareLayout layout = CompareLayout::for_problem(problem);
+    const auto repeats = static_cast<std::size_t>(std::max(job.repeats, 0));
+    r.comparisons = std::make_unique<QueuedComparisons>(layout, spec, repeats, stream);
+    r.runs = std::vector<GpuSpan>(repeats);
+    for (GpuSpan& run : r.runs) {
+      reset_output(problem, *r.buffers, stream);
+      run.time(stream, [&] {
+        for (RunningJob::Kernel& k : r.kernels) {
+          k.launch->launch(k.image->function, stream);
+        }
+      });
+      r.comparisons->enqueue(r.buffers->output(problem), r.buffers->reference, r.buffers->lora_of);
+    }
+    if (readback.bytes() < r.comparisons->readback_bytes()) {
+      // Freeing the smaller one may wait for the device: rare (a few KiB hold 100 repeats).
+      readback = PinnedHostBuffer(std::max<std::size_t>(r.comparisons->readback_bytes(), std::size_t{64} << 10));
+    }
+    r.comparisons->enqueue_readback(readback);
+    r.done.record(stream);
+    drain.dismiss();
+    return std::nullopt;
+  });
+  if (!started.result) {
+    started.running = std::move(running);
+  }
+  return started;
+}
+
+JobResult finish_job(RunningJob& r) {
+  return *judged(r.job, [&]() -> std::optional<JobResult> {
+    r.done.synchronize();
+    return result_of(r, r.comparisons->metrics_from(r.readback), /*timed=*/true);
+  });
+}
+
+bool landed(const RunningJob& r) { return r.comparisons && r.comparisons->arrived(r.readback); }
+
+JobResult landed_result(const RunningJob& r) {
+  return result_of(r, r.comparisons->metrics_from(r.readback), /*timed=*/false);
+}
+
+const Job& job_of(const RunningJob& r) { return r.job; }
 
 }  // namespace lp::worker

@@ -6,9 +6,11 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cuda/cublas.hpp"
+#include "cuda/memory.hpp"
 #include "cuda/module.hpp"
 #include "cuda/stream.hpp"
 #include "kernels/kernel_set.hpp"
@@ -30,10 +32,53 @@ using ImageTable = std::map<std::string, LoadedImage>;
 /// estimate: checked against free memory before anything is allocated).
 std::uint64_t estimate_device_bytes(const Problem& problem);
 
-/// Runs `job`. Returns status "ran" with metrics, "skipped" (ABI violation, not
-/// enough free memory, missing image) or "incomplete" (a recoverable CUDA or
-/// reference error). Throws StickyCudaError when the context is dead: the caller
-/// reports the fault and must stop using this context.
-protocol::JobResult execute_job(const protocol::Job& job, const ImageTable& images, const CublasHandle& cublas, const Stream& stream);
+/// Free device memory now (cuMemGetInfo; what the memory pool keeps is not free).
+/// Throws lp::CudaError.
+std::uint64_t free_device_bytes();
+
+/// A job whose work is queued on the stream and not yet waited for (execute.cpp).
+class RunningJob;
+struct RunningJobDeleter {
+  void operator()(RunningJob* job) const noexcept;
+};
+/// Owns a running job; its destructor does not wait for the GPU (its device memory
+/// is freed in stream order).
+using RunningJobPtr = std::unique_ptr<RunningJob, RunningJobDeleter>;
+
+/// What start_job gives: the job's result at once (it was refused, or its work could
+/// not be queued; nothing of it is left on the stream), or its work, queued.
+struct StartedJob {
+  std::optional<protocol::JobResult> result;
+  RunningJobPtr running;
+};
+
+/// Queues everything `job` does on `stream` and returns without waiting for the GPU:
+/// the inputs, the reference, `repeats` launches each with fresh poison and its
+/// comparison, the copy of the metrics into `readback` (page-locked; grown when too
+/// small, so it must not be one a running job still uses) and an event after it.
+/// Work queued behind it on the stream runs after all of it, so a worker queues the
+/// next case while this one is on the GPU. A refused or failed start is a result
+/// (refused, incomplete). Throws StickyCudaError when the context is dead: a job
+/// queued before this one faulted, or this one's partly queued work did.
+StartedJob start_job(const protocol::Job& job, const ImageTable& images, const CublasHandle& cublas,
+                     const Stream& stream, PinnedHostBuffer& readback);
+
+/// Waits for the job's event (never for the whole stream: work queued behind it goes
+/// on) and returns its result, "ran" with metrics and timings, or "incomplete".
+/// Throws StickyCudaError when the context is dead; landed() then says whose fault.
+protocol::JobResult finish_job(RunningJob& job);
+
+/// Whether the job's metrics have landed in its readback memory: every piece of its
+/// GPU work then ended without a fault, so a fault seen afterwards belongs to the
+/// work queued behind it.
+[[nodiscard]] bool landed(const RunningJob& job);
+
+/// The result of a job that landed(), from its metrics alone, for when a fault of the
+/// job behind it killed the context before its events could be read: "ran", judged
+/// as finish_job judges it, with kernel_ms and reference_ms null (bytes and grid kept).
+[[nodiscard]] protocol::JobResult landed_result(const RunningJob& job);
+
+/// The index and case id of a running job, for the fault that ends it.
+[[nodiscard]] const protocol::Job& job_of(const RunningJob& job);
 
 }  // namespace lp::worker

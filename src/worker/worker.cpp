@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <csignal>
@@ -24,6 +25,7 @@
 #include "worker/race_kernel.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
+#include "util/line_reader.hpp"
 #include "util/parallel.hpp"
 
 namespace lp::worker {
@@ -84,19 +86,41 @@ class Worker {
 
   int loop() {
     send({{"type", "ready"}, {"pid", ::getpid()}, {"gpu", gpu_record(m_options.device)}});
-    std::string line;
-    while (std::getline(std::cin, line)) {
-      if (line.empty()) {
+    LineReader requests(STDIN_FILENO);
+    while (true) {
+      // Without a case on the GPU, wait for the next request; with one, take only a
+      // request already there, and otherwise finish and answer that case first.
+      const std::optional<std::string> line = next_request(requests, /*wait=*/!m_pending);
+      if (!line) {
+        if (const std::optional<int> code = finish_pending(nullptr)) {
+          return *code;
+        }
+        if (requests.at_eof()) {
+          return 0;
+        }
+        continue;
+      }
+      if (line->empty()) {
         continue;
       }
       json request;
       try {
-        request = json::parse(line);
+        request = json::parse(*line);
       } catch (const json::exception& e) {
         send({{"type", "error"}, {"error", fmt::format("worker: unreadable request: {}", e.what())}});
         continue;
       }
       const std::string type = request.value("type", "");
+      if (type == "run") {
+        if (const std::optional<int> code = run(job_from_json(request.at("job")))) {
+          return *code;
+        }
+        continue;
+      }
+      // Anything else is answered after the case on the GPU, in the order asked.
+      if (const std::optional<int> code = finish_pending(nullptr)) {
+        return *code;
+      }
       if (type == "quit") {
         // Nothing is pending (every answer was sent and flushed), so the process ends
         // here without its destructors: unloading every module, destroying the cuBLAS
@@ -113,20 +137,6 @@ class Worker {
           results.push_back(to_json(r));
         }
         send({{"type", "loaded_batch"}, {"results", results}});
-      } else if (type == "run") {
-        const Job job = job_from_json(request.at("job"));
-        try {
-          const auto start = std::chrono::steady_clock::now();
-          JobResult result = execute_job(job, m_images, m_cublas, m_stream);
-          result.worker_ms =
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-          send({{"type", "result"}, {"result", to_json(result)}});
-        } catch (const StickyCudaError& e) {
-          const JobResult fault =
-              JobResult::lost(job.index, job.case_id, RunOutcome::fault, e.fault_reason() + ": " + e.what());
-          send({{"type", "result"}, {"result", to_json(fault)}});
-          return k_worker_fault_exit;  // this context is dead; the parent starts a fresh worker
-        }
       } else if (type == "race") {
         // The race control: a cubin the parent compiled and inspected (sweep/race_control.hpp).
         try {
@@ -143,10 +153,132 @@ class Worker {
         send({{"type", "error"}, {"error", fmt::format("worker: unknown request type \"{}\"", type)}});
       }
     }
-    return 0;
   }
 
  private:
+  /// A case whose work is on the GPU, answered once the next request is queued
+  /// behind it (or none is waiting).
+  struct Pending {
+    RunningJobPtr running;
+    std::chrono::steady_clock::time_point start;
+    std::size_t readback = 0;  ///< which of m_readback it copies its metrics into
+  };
+
+  static double ms_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  }
+
+  /// The next request line; without `wait`, only one already sent (nullopt if none).
+  static std::optional<std::string> next_request(LineReader& requests, bool wait) {
+    while (true) {
+      if (std::optional<std::string> line = requests.buffered_line()) {
+        return line;
+      }
+      if (requests.at_eof()) {
+        return std::nullopt;
+      }
+      if (requests.fill(wait ? -1 : 0) == LineReader::Fill::timeout && !wait) {
+        return std::nullopt;
+      }
+    }
+  }
+
+  static void send_result(const JobResult& result) { send({{"type", "result"}, {"result", to_json(result)}}); }
+
+  static JobResult fault_of(const protocol::Job& job, const StickyCudaError& e) {
+    return JobResult::lost(job.index, job.case_id, RunOutcome::fault, e.fault_reason() + ": " + e.what());
+  }
+
+  /// Queues `job` behind the pending case (whose answer then goes out), or answers
+  /// it at once when it could not be queued. The worker's exit code when the context
+  /// died (the fault is answered first).
+  std::optional<int> run(const protocol::Job& job) {
+    const auto start = std::chrono::steady_clock::now();
+    if (m_pending && !fits_beside_pending(job)) {
+      // The case on the GPU holds memory this one may need: finish it first, so the
+      // memory check sees what it would see without the overlap.
+      if (const std::optional<int> code = finish_pending(nullptr)) {
+        return code;
+      }
+    }
+    const std::size_t readback = m_pending ? 1 - m_pending->readback : 0;
+    StartedJob started;
+    try {
+      started = start_job(job, m_images, m_cublas, m_stream, m_readback[readback]);
+    } catch (const StickyCudaError& e) {
+      // Its partly queued work runs only after the pending case's last copy: if that
+      // landed, the fault is this job's, else the pending case's.
+      if (m_pending && !landed(*m_pending->running)) {
+        send_result(fault_of(job_of(*m_pending->running), e));
+        return k_worker_fault_exit;
+      }
+      if (m_pending) {
+        send_landed(*m_pending);
+      }
+      send_result(fault_of(job, e));
+      return k_worker_fault_exit;
+    }
+    if (const std::optional<int> code = finish_pending(started.running ? &job : nullptr)) {
+      return code;
+    }
+    if (started.result) {
+      started.result->worker_ms = ms_since(start);
+      send_result(*started.result);
+      return std::nullopt;
+    }
+    m_pending = Pending{std::move(started.running), start, readback};
+    return std::nullopt;
+  }
+
+  /// Whether `job` fits in the device memory free now. A failing query (a fault of
+  /// the pending case) says no: finishing that case first answers it properly.
+  static bool fits_beside_pending(const protocol::Job& job) {
+    try {
+      return estimate_device_bytes(job.problem) <= free_device_bytes();
+    } catch (const Error&) {
+      return false;
+    }
+  }
+
+  /// The answer of a pending case that landed while a later fault killed the context.
+  void send_landed(const Pending& pending) {
+    JobResult result;
+    try {
+      result = landed_result(*pending.running);
+    } catch (const Error& e) {
+      const protocol::Job& job = job_of(*pending.running);
+      result = JobResult::lost(job.index, job.case_id, RunOutcome::incomplete, e.what());
+    }
+    result.worker_ms = ms_since(pending.start);
+    send_result(result);
+  }
+
+  /// Waits for the pending case (if any) and answers it. `behind` is the job queued
+  /// behind it on the stream, if its work is there: a fault seen while waiting is
+  /// that job's when the pending case's metrics had landed (stream order: it started
+  /// after them), else the pending case's. Returns the exit code after a fault.
+  std::optional<int> finish_pending(const protocol::Job* behind) {
+    if (!m_pending) {
+      return std::nullopt;
+    }
+    Pending pending = std::move(*m_pending);
+    m_pending.reset();
+    try {
+      JobResult result = finish_job(*pending.running);
+      result.worker_ms = ms_since(pending.start);
+      send_result(result);
+      return std::nullopt;
+    } catch (const StickyCudaError& e) {
+      if (behind != nullptr && landed(*pending.running)) {
+        send_landed(pending);
+        send_result(fault_of(*behind, e));
+      } else {
+        send_result(fault_of(job_of(*pending.running), e));
+      }
+      return k_worker_fault_exit;  // this context is dead; the parent starts a fresh worker
+    }
+  }
+
   /// Loads each item: prebuilt from its kernel set, a cubin the parent sent, or
   /// (compiler driver without a cubin) the driver's JIT, run for all such items in
   /// parallel threads. JIT results carry the cubin back, so the parent can inspect
@@ -227,6 +359,10 @@ class Worker {
   Stream m_stream;
   CublasHandle m_cublas;
   ImageTable m_images;
+  /// Page-locked memory for the metrics of the pending case and the one queued behind it.
+  std::array<PinnedHostBuffer, 2> m_readback{PinnedHostBuffer(std::size_t{64} << 10),
+                                             PinnedHostBuffer(std::size_t{64} << 10)};
+  std::optional<Pending> m_pending;
 };
 
 }  // namespace
