@@ -23,6 +23,7 @@
 #include "sweep/race_control.hpp"
 #include "sweep/remedies.hpp"
 #include "sweep/report_builder.hpp"
+#include "sweep/send_jobs.hpp"
 #include "sweep/sinks.hpp"
 #include "formats/table.hpp"
 #include "sweep/worker_client.hpp"
@@ -185,7 +186,9 @@ class Sweep {
     }
     phases["worker_stop"] = seconds_since(t);
     t = std::chrono::steady_clock::now();
-    // Of the cases' time: the jobs' round trips to the worker, and the worker's own part.
+    // Of the cases' time: the jobs' round trips to the worker, and the worker's own part
+    // (summed per job from its start to its answer: the worker overlaps one case's start
+    // with the one before on the GPU, so this sum may exceed the cases' time).
     phases["jobs_round_trip"] = m_job_time.round_trip_s;
     phases["jobs_in_worker"] = m_job_time.worker_s;
     phases["jobs_recording"] = m_job_time.recording_s;
@@ -582,94 +585,11 @@ class Sweep {
     }
   }
 
-  /// Runs one job on the worker (starting one if needed, loading its images), with
-  /// the case timeout as the deadline. A worker that dies or hangs is replaced.
-  /// `ahead`, the slot's next entries, are sent in order behind it before its answer
-  /// is awaited (their images loaded with this job's), so that the worker goes on
-  /// while the answer is read and journaled; their own calls then only await them.
+  /// Runs one job on `slot`'s worker (sweep/send_jobs.hpp), starting a fresh worker
+  /// when the slot has none or its old one is unusable.
   protocol::JobResult run_job(DeviceSlot& slot, const Entry& e, const std::vector<const Entry*>& ahead) {
-    const protocol::Job& job = e.job;
-    if (!slot.client || !slot.client->alive()) {
-      start_worker(slot);
-      slot.sent.clear();  // what the old worker had queued died with it
-    }
-    if (!slot.sent.empty() && slot.sent.front() != job.index) {
-      // The worker would answer other jobs first: never so by construction (the
-      // slot sends its entries in the order it runs them); a fresh worker is safe.
-      slot.client.reset();
-      start_worker(slot);
-      slot.sent.clear();
-    }
-    WorkerClient& worker = *slot.client;
-    const bool already_sent = !slot.sent.empty();
-    // The entries to send behind this job: the runnable ones at the front of `ahead`
-    // (an entry that does not run breaks the order, and is not sent).
-    std::vector<const Entry*> behind;
-    for (const Entry* next : ahead) {
-      if (!runnable(*next)) {
-        break;
-      }
-      behind.push_back(next);
-    }
-    // Loads only while no job is queued on the worker (its answer would come first):
-    // a job sent ahead had its images loaded already.
-    if (!already_sent) {
-      std::vector<protocol::LoadItem> items;
-      std::set<std::string> listed;
-      std::vector<const Entry*> to_load = {&e};
-      to_load.insert(to_load.end(), behind.begin(), behind.end());
-      for (const Entry* entry : to_load) {
-        for (const std::string& key : entry->image_keys) {
-          if (worker.has_loaded(key) || !listed.insert(key).second) {
-            continue;
-          }
-          const Image& image = m_images.at(key);
-          protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt};
-          if (!image.cubin.empty()) {
-            // The bytes inspected here are the bytes the worker loads (a prebuilt one
-            // too: the worker then need not decompress its kernel set's pack).
-            item.cubin = image.cubin;
-          }
-          items.push_back(std::move(item));
-        }
-      }
-      if (!items.empty()) {
-        for (const protocol::LoadResult& r : worker.load(items, m_request.case_timeout)) {
-          if (!r.ok && std::find(e.image_keys.begin(), e.image_keys.end(), r.key) != e.image_keys.end()) {
-            return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::incomplete,
-                                             fmt::format("loading {} failed: {}", r.key, r.error));
-          }
-        }
-      }
-      if (!worker.send_job(job)) {
-        return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::fault,
-                                         "the GPU worker was gone before the case started");
-      }
-      slot.sent.push_back(job.index);
-    }
-    // Behind it, in order, the entries not sent yet whose images are loaded.
-    for (std::size_t i = slot.sent.size() - 1; i < behind.size(); ++i) {
-      const Entry& next = *behind[i];
-      const bool loaded = std::all_of(next.image_keys.begin(), next.image_keys.end(),
-                                      [&](const std::string& key) { return worker.has_loaded(key); });
-      if (!loaded || !worker.send_job(next.job)) {
-        break;
-      }
-      slot.sent.push_back(next.job.index);
-    }
-    protocol::JobResult result = worker.result(job, m_request.case_timeout);
-    slot.sent.pop_front();
-    if (!worker.alive()) {
-      slot.sent.clear();  // a fault or timeout: the jobs sent behind it never ran
-    }
-    return result;
-  }
-
-  /// True when the entry runs on a worker (not skipped, its images compiled).
-  bool runnable(const Entry& e) const {
-    return e.skip_reason.empty() && std::all_of(e.image_keys.begin(), e.image_keys.end(), [&](const std::string& key) {
-             return m_images.at(key).error.empty();
-           });
+    return send_and_await(slot, e, ahead, m_images, m_request.case_timeout,
+                          [this](DeviceSlot& s) { start_worker(s); });
   }
 
   /// Runs an entry on `slot`'s worker: its provisional record (record_of without the

@@ -1,0 +1,97 @@
+#include "sweep/send_jobs.hpp"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace lp::sweep {
+
+bool runnable(const Entry& e, const ImageSet& images) {
+  return e.skip_reason.empty() && std::all_of(e.image_keys.begin(), e.image_keys.end(), [&](const std::string& key) {
+           return images.at(key).error.empty();
+         });
+}
+
+protocol::JobResult send_and_await(DeviceSlot& slot, const Entry& e, const std::vector<const Entry*>& ahead,
+                                   const ImageSet& images, std::chrono::seconds timeout,
+                                   const std::function<void(DeviceSlot&)>& start_worker) {
+  const protocol::Job& job = e.job;
+  if (!slot.client || !slot.client->alive()) {
+    start_worker(slot);
+    slot.sent.clear();  // what the old worker had queued died with it
+  }
+  if (!slot.sent.empty() && slot.sent.front() != job.index) {
+    // The worker would answer other jobs first: never so by construction (the
+    // slot sends its entries in the order it runs them); a fresh worker is safe.
+    slot.client.reset();
+    start_worker(slot);
+    slot.sent.clear();
+  }
+  WorkerClient& worker = *slot.client;
+  const bool already_sent = !slot.sent.empty();
+  // The entries to send behind this job: the runnable ones at the front of `ahead`
+  // (an entry that does not run breaks the order, and is not sent).
+  std::vector<const Entry*> behind;
+  for (const Entry* next : ahead) {
+    if (!runnable(*next, images)) {
+      break;
+    }
+    behind.push_back(next);
+  }
+  // Loads only while no job is queued on the worker (its answer would come first):
+  // a job sent ahead had its images loaded already.
+  if (!already_sent) {
+    std::vector<protocol::LoadItem> items;
+    std::set<std::string> listed;
+    std::vector<const Entry*> to_load = {&e};
+    to_load.insert(to_load.end(), behind.begin(), behind.end());
+    for (const Entry* entry : to_load) {
+      for (const std::string& key : entry->image_keys) {
+        if (worker.has_loaded(key) || !listed.insert(key).second) {
+          continue;
+        }
+        const Image& image = images.at(key);
+        protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt};
+        if (!image.cubin.empty()) {
+          // The bytes inspected here are the bytes the worker loads (a prebuilt one
+          // too: the worker then need not decompress its kernel set's pack).
+          item.cubin = image.cubin;
+        }
+        items.push_back(std::move(item));
+      }
+    }
+    if (!items.empty()) {
+      for (const protocol::LoadResult& r : worker.load(items, timeout)) {
+        if (!r.ok && std::find(e.image_keys.begin(), e.image_keys.end(), r.key) != e.image_keys.end()) {
+          return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::incomplete,
+                                           fmt::format("loading {} failed: {}", r.key, r.error));
+        }
+      }
+    }
+    if (!worker.send_job(job)) {
+      return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::fault,
+                                       "the GPU worker was gone before the case started");
+    }
+    slot.sent.push_back(job.index);
+  }
+  // Behind it, in order, the entries not sent yet whose images are loaded.
+  for (std::size_t i = slot.sent.size() - 1; i < behind.size(); ++i) {
+    const Entry& next = *behind[i];
+    const bool loaded = std::all_of(next.image_keys.begin(), next.image_keys.end(),
+                                    [&](const std::string& key) { return worker.has_loaded(key); });
+    if (!loaded || !worker.send_job(next.job)) {
+      break;
+    }
+    slot.sent.push_back(next.job.index);
+  }
+  protocol::JobResult result = worker.result(job, timeout);
+  slot.sent.pop_front();
+  if (!worker.alive()) {
+    slot.sent.clear();  // a fault or timeout: the jobs sent behind it never ran
+  }
+  return result;
+}
+
+}  // namespace lp::sweep
