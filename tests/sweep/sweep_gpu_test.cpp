@@ -208,11 +208,14 @@ TEST_F(SweepOnGpu, KillNineThenResumeGivesTheSameReport) {
 
   const std::string out = (m_dir / "killed.json").string();
   const std::string journal = (m_dir / "killed.jsonl").string();
-  std::vector<std::string> args = {LP_LORAPROBE, "sweep", "--quiet", "--out", out, "--repeats", "40"};
+  // 5000 repeats: each case takes about 0.2 s on an H200, so three are still to run when
+  // the poll (every 10 ms) sees two journaled. At 40 the sweep, now that the worker
+  // overlaps cases, could end before the kill.
+  std::vector<std::string> args = {LP_LORAPROBE, "sweep", "--quiet", "--out", out, "--repeats", "5000"};
   args.insert(args.end(), k_small.begin(), k_small.end());
   {
     ChildProcess parent(args);
-    // Kill the parent once two cases are journaled (each takes a moment at 40 repeats).
+    // Kill the parent once two cases are journaled.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
     std::size_t lines = 0;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -225,7 +228,7 @@ TEST_F(SweepOnGpu, KillNineThenResumeGivesTheSameReport) {
       if (lines >= 2) {
         break;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     ASSERT_GE(lines, 2U);
     ::kill(parent.pid(), SIGKILL);
