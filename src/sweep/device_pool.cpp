@@ -32,28 +32,40 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
   std::exception_ptr failure;
   std::deque<std::pair<std::size_t, report::CaseRecord>> finished;
   std::size_t running = slots.size();
+  // Tasks handed out and without a record yet, whichever slot holds them: while there
+  // are any, a slot that leaves the rotation may hand some back through `again`.
+  std::size_t outstanding = 0;
   const bool rotation = slots.size() > 1;
-  auto take = [&]() -> std::optional<std::size_t> {
-    std::lock_guard<std::mutex> lock(m);
-    if (stop) {
-      return std::nullopt;
+  // The next task for a slot. With `wait` (the slot holds none), it waits while other
+  // slots hold tasks that may come back, so that a slot which drained the queue does
+  // not leave before one that then retires hands its window back.
+  auto take = [&](bool wait) -> std::optional<std::size_t> {
+    std::unique_lock<std::mutex> lock(m);
+    while (true) {
+      if (stop) {
+        return std::nullopt;
+      }
+      if (!again.empty()) {
+        const std::size_t task = again.front();
+        again.pop_front();
+        return task;
+      }
+      if (next < count) {
+        ++outstanding;
+        return next++;
+      }
+      if (!wait || outstanding == 0) {
+        return std::nullopt;
+      }
+      cv.wait(lock);
     }
-    if (!again.empty()) {
-      const std::size_t task = again.front();
-      again.pop_front();
-      return task;
-    }
-    if (next >= count) {
-      return std::nullopt;
-    }
-    return next++;
   };
   auto work = [&](DeviceSlot& slot) {
     try {
       std::deque<std::size_t> window;  // this slot's tasks: the first is run next
       auto refill = [&] {
         while (window.size() < k_tasks_in_flight) {
-          const std::optional<std::size_t> task = take();
+          const std::optional<std::size_t> task = take(/*wait=*/window.empty());
           if (!task) {
             break;
           }
@@ -78,6 +90,7 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
         {
           std::lock_guard<std::mutex> lock(m);
           finished.emplace_back(task, std::move(record));
+          --outstanding;
           if (retire) {
             again.insert(again.end(), window.begin(), window.end());  // other GPUs run them
           }
@@ -119,11 +132,13 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
     while (!finished.empty()) {
       auto [task, record] = std::move(finished.front());
       finished.pop_front();
+      const bool failed = failure != nullptr;
       lock.unlock();
-      const bool go_on = failure == nullptr && callbacks.done(task, record);
+      const bool go_on = !failed && callbacks.done(task, record);
       lock.lock();
       if (!go_on) {
         stop = true;
+        cv.notify_all();  // a slot waiting for tasks to come back leaves
       }
     }
     if (running == 0 && finished.empty()) {
