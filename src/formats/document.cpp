@@ -1,10 +1,12 @@
 #include "formats/document.hpp"
 
 #include <cstdlib>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "inspect_schema_version.hpp"
+#include "model/symptom.hpp"
 #include "report/compact.hpp"
 #include "report/report.hpp"
 #include "util/error.hpp"
@@ -185,6 +187,15 @@ std::string metrics_line(const json& metrics) {
   const json& nonfinite = member(metrics, "reference_nonfinite");
   if (nonfinite.is_number_integer() && nonfinite.get<std::int64_t>() > 0) {
     line += fmt::format(", INVALID: {} reference elements are not finite", nonfinite.get<std::int64_t>());
+  }
+  auto counted = [&](const char* key) -> std::optional<std::uint64_t> {
+    const json& v = member(metrics, key);
+    return v.is_number_unsigned() ? std::optional<std::uint64_t>(v.get<std::uint64_t>()) : std::nullopt;
+  };
+  const std::string symptom = describe_symptom({counted("mismatches").value_or(0), counted("nan").value_or(0),
+                                                counted("inf").value_or(0), counted("huge"), counted("unwritten")});
+  if (!symptom.empty()) {
+    line += "; " + symptom;
   }
   const json& bad = member(metrics, "first_bad");
   if (bad.is_object()) {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "model/symptom.hpp"
 #include "util/error.hpp"
 #include "verify/compare_internal.hpp"
 #include "verify/device_launchers.hpp"
@@ -113,6 +114,7 @@ json CompareMetrics::to_json() const {
   return {{"elements", m.elements},
           {"nan", m.nan},
           {"inf", m.inf},
+          {"huge", m.huge},
           {"unwritten", m.unwritten ? json(*m.unwritten) : json()},
           {"untouched_rows_written", m.untouched_rows_written},
           {"mismatches", m.mismatches},
@@ -139,6 +141,9 @@ std::string CompareMetrics::summary() const {
       total_tiles, max_abs_dev, max_rel_dev, worst_dev_over_tolerance, atol, rtol);
   if (reference_nonfinite > 0) {
     text += fmt::format(", INVALID: {} reference elements are not finite", reference_nonfinite);
+  }
+  if (const std::string symptom = describe_symptom({mismatches, nan, inf, huge, unwritten}); !symptom.empty()) {
+    text += "; " + symptom;
   }
   if (first_bad) {
     text += "; first bad: " + first_bad->describe();
@@ -206,6 +211,7 @@ CompareMetrics to_metrics(const CompareLayout& layout, const CompareSpec& spec, 
   m.untouched_elements = block.untouched_elements;
   m.nan = block.nan;
   m.inf = block.inf;
+  m.huge = block.huge;
   if (spec.unwritten_measurable) {
     m.unwritten = block.unwritten;
   }
@@ -277,6 +283,7 @@ CompareMetrics compare_on_host(const CompareLayout& layout, const CompareSpec& s
   block.untouched_elements = local.untouched_elements;
   block.nan = local.nan;
   block.inf = local.inf;
+  block.huge = local.huge;
   block.unwritten = local.unwritten;
   block.untouched_rows_written = local.untouched_rows_written;
   block.mismatches = local.mismatches;

@@ -8,6 +8,8 @@
 //   untouched element  an element of a token without one; it must keep its pre-launch bits
 //   elements           number of live elements compared
 //   nan / inf          live elements that are NaN (poison excluded) / +-Inf
+//   huge               live elements that are finite with |value| > 1e30: with NaN, the
+//                      mark of fp32 bits read as bf16 (model/symptom.hpp)
 //   unwritten          live elements still holding the poison; null (nullopt) when the
 //                      output could not be poisoned (ADD_INPUTS, SPLIT_K > 1), never a fake 0
 //   untouched_rows_written  untouched elements whose bits changed
@@ -114,6 +116,7 @@ struct CompareMetrics {
   std::uint64_t untouched_elements = 0;
   std::uint64_t nan = 0;
   std::uint64_t inf = 0;
+  std::uint64_t huge = 0;
   std::optional<std::uint64_t> unwritten;
   std::uint64_t untouched_rows_written = 0;
   std::uint64_t mismatches = 0;

@@ -33,6 +33,7 @@ __device__ void merge_from_lane(LocalMetrics& m, int offset) {
   m.untouched_elements += shfl_down_u64(m.untouched_elements, offset);
   m.nan += shfl_down_u64(m.nan, offset);
   m.inf += shfl_down_u64(m.inf, offset);
+  m.huge += shfl_down_u64(m.huge, offset);
   m.unwritten += shfl_down_u64(m.unwritten, offset);
   m.untouched_rows_written += shfl_down_u64(m.untouched_rows_written, offset);
   m.mismatches += shfl_down_u64(m.mismatches, offset);
@@ -96,6 +97,7 @@ __global__ void compare_kernel(KernelLayout layout, ElementRule rule, const void
     add_if(&out->untouched_elements, m.untouched_elements);
     add_if(&out->nan, m.nan);
     add_if(&out->inf, m.inf);
+    add_if(&out->huge, m.huge);
     add_if(&out->unwritten, m.unwritten);
     add_if(&out->untouched_rows_written, m.untouched_rows_written);
     add_if(&out->mismatches, m.mismatches);

@@ -79,6 +79,7 @@ struct ElementOutcome {
   bool mismatch = false;         ///< live element outside tolerance (NaN, Inf, poison included)
   bool nan = false;              ///< live element is a NaN other than the poison
   bool inf = false;              ///< live element is +-Inf
+  bool huge = false;             ///< live element is finite with |value| > k_huge (docs/amplify.md)
   bool unwritten = false;        ///< live element still holds the poison
   bool untouched_write = false;  ///< element of a -1 row whose bits changed
   bool reference_nonfinite = false;    ///< the reference itself is not finite (an invalid case)
@@ -89,6 +90,11 @@ struct ElementOutcome {
 };
 
 LP_HD inline double abs_d(double x) { return x < 0.0 ? -x : x; }
+
+/// The magnitude above which a finite output is "huge": no LoRA output comes near it,
+/// while the halves of an fp32 word read as bf16 (the register-A hazard's raw-bits
+/// symptom) land there or at NaN for most random exponents.
+inline constexpr double k_huge = 1e30;
 
 LP_HD inline double safe_div(double num, double den) {
   if (den > 0.0) {
@@ -128,6 +134,7 @@ LP_HD inline ElementOutcome compare_element(const ElementRule& rule, std::uint32
   const double ad = static_cast<double>(a);
   const double ed = static_cast<double>(e);
   const double magnitude = abs_d(ed);
+  o.huge = abs_d(ad) > k_huge;
   o.has_dev = true;
   o.abs_dev = abs_d(ad - ed);
   const double tolerance = fma(rule.rtol, magnitude, rule.atol);
@@ -144,6 +151,7 @@ struct LocalMetrics {
   unsigned long long untouched_elements = 0;  ///< elements of -1 rows
   unsigned long long nan = 0;
   unsigned long long inf = 0;
+  unsigned long long huge = 0;
   unsigned long long unwritten = 0;
   unsigned long long untouched_rows_written = 0;
   unsigned long long mismatches = 0;
@@ -157,6 +165,7 @@ struct LocalMetrics {
     untouched_elements += live ? 0u : 1u;
     nan += o.nan ? 1u : 0u;
     inf += o.inf ? 1u : 0u;
+    huge += o.huge ? 1u : 0u;
     unwritten += o.unwritten ? 1u : 0u;
     untouched_rows_written += o.untouched_write ? 1u : 0u;
     mismatches += o.mismatch ? 1u : 0u;
@@ -203,6 +212,7 @@ struct MetricsBlock {
   unsigned long long untouched_rows_written;
   unsigned long long mismatches;
   unsigned long long reference_nonfinite;
+  unsigned long long huge;
   unsigned long long failing_tiles;
   unsigned long long max_abs_dev_bits;
   unsigned long long max_rel_dev_bits;
