@@ -169,6 +169,9 @@ PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled) {
   if (const std::optional<std::string> bin = triton_bin_dir()) {
     candidates.push_back(fs::path(*bin) / name);
   }
+  if (const std::optional<tools::ToolVersion> v = tools::parse_tool_version(bundled.version)) {
+    candidates.push_back(fs::path(tools::tools_dir()) / "ptxas" / v->version / "ptxas");
+  }
   std::string looked;
   for (const fs::path& candidate : candidates) {
     std::error_code ec;

@@ -37,12 +37,16 @@ struct BundledPtxas {
   std::string triton;     ///< "3.8.0"
   std::string path_hint;  ///< inside the wheel: "triton/backends/nvidia/bin/ptxas" (or ptxas-blackwell)
   std::string sha256;     ///< of the binary: what identifies it wherever it lies
+  /// Its own words as the manifest records them ("Cuda compilation tools, release 12.8,
+  /// V12.8.93"), or empty: NVIDIA's wheel of that version may hold the same binary.
+  std::string version = {};
 };
 
 /// The binary of `bundled`, found by its sha256 in (first match wins)
 /// tools_dir()/triton-ptxas/<triton>/<file name> (scripts/install_tools.sh triton-ptxas),
-/// tools_dir()/triton/<triton>/<path_hint> (scripts/gen_kernels.py --triton), and the
-/// Triton of the python3 on PATH. Its spec is "triton". Throws lp::UsageError saying
+/// tools_dir()/triton/<triton>/<path_hint> (scripts/gen_kernels.py --triton), the
+/// Triton of the python3 on PATH, and tools_dir()/ptxas/<its version>/ptxas (the ptxas
+/// matrix: Triton 3.6-3.8 bundle NVIDIA's 12.8.93 and 12.9.86 byte for byte). Its spec is "triton". Throws lp::UsageError saying
 /// where it looked and how to install it.
 PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled);
 

@@ -85,7 +85,8 @@ std::string text_of(const json& record, const char* key) {
 }
 
 compile::BundledPtxas bundled_of(const kernels::KernelSet& set) {
-  return {set.triton(), text_of(set.manifest().ptxas, "path_hint"), text_of(set.manifest().ptxas, "sha256")};
+  return {set.triton(), text_of(set.manifest().ptxas, "path_hint"), text_of(set.manifest().ptxas, "sha256"),
+          text_of(set.manifest().ptxas, "version")};
 }
 
 /// The ok variants of `sets` that match --filter; a `triton=V` term selects sets.

@@ -84,6 +84,36 @@ TEST(Ptxas, TritonIsTheBundledPtxasOfTheSetFoundBySha256) {
   }
 }
 
+TEST(Ptxas, TheBundledPtxasIsFoundInThePtxasMatrixByItsVersionAndSha256) {
+  const std::optional<std::string> root = tools::toolkit_root();
+  if (!root) {
+    GTEST_SKIP() << "skipped: no CUDA toolkit ptxas";
+  }
+  // Triton 3.6-3.8 bundle NVIDIA's ptxas byte for byte: the matrix's copy of that
+  // version is the bundled one when its sha256 says so, and only then.
+  const TempDir tools_root("lp-matrix-ptxas-");
+  const fs::path matrix = fs::path(tools_root.path()) / "ptxas" / "9.9.1" / "ptxas";
+  fs::create_directories(matrix.parent_path());
+  fs::copy_file(*root + "/bin/ptxas", matrix);
+  const std::string digest = sha256_file_hex(matrix.string());
+  const char* old = std::getenv("LP_TOOLS_DIR");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("LP_TOOLS_DIR", tools_root.path().c_str(), 1);
+  const std::string words = "Cuda compilation tools, release 9.9, V9.9.1";
+  const PtxasInfo info = resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", digest, words});
+  EXPECT_EQ(info.spec, "triton");
+  EXPECT_EQ(info.path, matrix.string());
+  EXPECT_THROW((void)resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", std::string(64, '0'), words}),
+               UsageError);
+  // Without the version the matrix is not searched.
+  EXPECT_THROW((void)resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", digest}), UsageError);
+  if (old != nullptr) {
+    ::setenv("LP_TOOLS_DIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("LP_TOOLS_DIR");
+  }
+}
+
 TEST(Ptxas, BadPtxIsAnErrorWithTheLog) {
   const std::optional<std::string> root = tools::toolkit_root();
   if (!root) {
