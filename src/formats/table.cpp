@@ -47,6 +47,9 @@ std::string row_label(const json& axes) {
     label += axes.value("add_inputs", false) ? " add" : " noadd";
   }
   label += " " + text(axes, "compiler");
+  if (axes.contains("amplify")) {
+    label += " amp" + text(axes, "amplify");  // D queued wgmma pairs (src/ptx/amplify.hpp)
+  }
   return label;
 }
 

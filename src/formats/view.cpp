@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "model/symptom.hpp"
 #include "report/report.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
@@ -237,10 +240,20 @@ std::vector<EnvRow> case_numbers(const json& c) {
   rows.push_back({"runs", fmt::format("{} ({} wrong)", count_text(c, "runs"), count_text(c, "failed_runs"))});
   const json& m = member(c, "metrics");
   if (m.is_object()) {
-    rows.push_back({"elements", fmt::format("{}: {} mismatched, NaN {}, Inf {}, unwritten {}, writes to untouched rows {}",
+    rows.push_back({"elements", fmt::format("{}: {} mismatched, NaN {}, Inf {}, |x| > 1e30 {}, unwritten {}, writes to "
+                                            "untouched rows {}",
                                             count_text(m, "elements"), count_text(m, "mismatches"), count_text(m, "nan"),
-                                            count_text(m, "inf"), count_text(m, "unwritten"),
+                                            count_text(m, "inf"), count_text(m, "huge"), count_text(m, "unwritten"),
                                             count_text(m, "untouched_rows_written"))});
+    const auto counted = [&](const char* key) -> std::optional<std::uint64_t> {
+      const json& v = member(m, key);
+      return v.is_number_unsigned() ? std::optional<std::uint64_t>(v.get<std::uint64_t>()) : std::nullopt;
+    };
+    const std::string symptom = describe_symptom({counted("mismatches").value_or(0), counted("nan").value_or(0),
+                                                  counted("inf").value_or(0), counted("huge"), counted("unwritten")});
+    if (!symptom.empty()) {
+      rows.push_back({"symptom", symptom});
+    }
     rows.push_back({"deviation", fmt::format("max abs {}, max rel {}, worst {} of tolerance (atol {}, rtol {})",
                                              real_text(member(m, "max_abs_dev")), real_text(member(m, "max_rel_dev")),
                                              real_text(member(m, "worst_dev_over_tolerance")),
@@ -253,6 +266,16 @@ std::vector<EnvRow> case_numbers(const json& c) {
                                   text(bad, "expected_bits", "?"), real_text(member(bad, "actual")),
                                   text(bad, "actual_bits", "?"))});
     }
+  }
+  const json& amp = member(c, "amplification");
+  if (amp.is_object()) {
+    rows.push_back({"amplification",
+                    fmt::format("{} queued wgmma pair(s) before each of {} register-A wgmma(s) ({} left in flight); "
+                                "SASS hazards {} amplified, {} without{}{}",
+                                count_text(amp, "pairs"), count_text(amp, "sites"), count_text(amp, "pending_sites"),
+                                count_text(c, "static_findings"), count_text(amp, "unamplified_findings"),
+                                text(amp, "serialised").empty() ? "" : "; ptxas: " + text(amp, "serialised"),
+                                text(amp, "void_reason").empty() ? "" : "; void: " + text(amp, "void_reason"))});
   }
   const json& t = member(c, "timing");
   if (t.is_object() && member(t, "kernel_ms").is_number()) {
@@ -334,6 +357,22 @@ ReportView view_of(const Document& doc) {
     if (text(c, "verdict") == "PASS" && member(member(c, "metrics"), "worst_dev_over_tolerance").is_number()) {
       v.clean_margins.push_back(c["metrics"]["worst_dev_over_tolerance"].get<double>());
     }
+  }
+  // A FAIL under amplification says so in the headline, never a bare FAIL.
+  std::set<int> fail_pairs;
+  std::size_t amplified_fails = 0;
+  for (const report::CaseRecord& c : records) {
+    if (c.verdict == report::Verdict::fail && c.amplification) {
+      ++amplified_fails;
+      fail_pairs.insert(c.amplification->pairs);
+    }
+  }
+  if (amplified_fails > 0 && v.outcome != "invalid_controls") {
+    const std::string pairs = fmt::format("{} queued wgmma pairs", fmt::join(fail_pairs, " or "));
+    v.headline = amplified_fails == counts["FAIL"]
+                     ? fmt::format("FAIL under amplification ({}): wrong numbers in {} case(s).", pairs, amplified_fails)
+                     : fmt::format("FAIL: wrong numbers in {} case(s), {} of them under amplification ({}).",
+                                   counts["FAIL"], amplified_fails, pairs);
   }
   v.map = verdict_map(records);
   for (const auto& [key, title] : {std::pair{"first_failure", "First failure"},

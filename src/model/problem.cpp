@@ -143,6 +143,10 @@ void validate(const Problem& p) {
       fail(fmt::format("split_k {} is below 1", p.split_k));
     }
   }
+  if (p.amplify_pairs < 0 || (p.op == Op::shrink && p.amplify_pairs != 0)) {
+    fail(fmt::format("amplify_pairs {} given, but only an expand kernel is amplified, by 0 or more pairs",
+                     p.amplify_pairs));
+  }
   if (p.op == Op::shrink) {
     if (p.add_inputs) {
       fail("add_inputs given, but shrink writes buf, it does not add into y");

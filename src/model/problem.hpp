@@ -45,6 +45,9 @@ struct Problem {
   float scale = 1.0f;                      ///< shrink's scaling (shrink, lora_linear; 1 for expand)
   std::uint64_t seed = 0;                  ///< inputs and mapping are a function of this
   std::int32_t split_k = 1;                ///< shrink's SPLIT_K (shrink, lora_linear; 1 for expand)
+  /// The expand kernel's amplification (src/ptx/amplify.hpp): dependent wgmma pairs
+  /// before each of its register-A wgmmas, 0 for none. Only the tolerance reads it.
+  std::int32_t amplify_pairs = 0;
   std::vector<std::int32_t> lora_of;       ///< T entries in {-1, 0..L-1}; -1 = no LoRA
 
   [[nodiscard]] std::int64_t num_slices() const noexcept { return static_cast<std::int64_t>(slice_hidden.size()); }

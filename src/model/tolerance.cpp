@@ -27,6 +27,17 @@ double rms(ValueRange r) {
 // sign, with sum|terms| at its worst case k * a_max * b_max).
 double accumulation_error(double k, double a_max, double b_max) { return std::sqrt(k) * k_u32 * k * a_max * b_max; }
 
+// What the amplifier (src/ptx/amplify.hpp) adds: `pairs` pairs (acc - p) + p before
+// each of the K/16 k16 wgmmas that sum an element, each pair two fp32 additions on
+// the tensor cores. Each addition is off by at most one ulp, 2^-23 (truncation, not
+// only round-to-nearest) of |acc| + |p|, with |acc| <= K a_max b_max and |p| <= 16
+// b_max^2 (the pairs' A is B's own values). The roundings have random signs, so they
+// grow as the square root of their number, as in accumulation_error.
+double amplify_pairs_error(int pairs, double k, double a_max, double b_max) {
+  const double roundings = 2.0 * pairs * std::ceil(k / 16.0);
+  return std::sqrt(roundings) * 2.0 * k_u32 * (k * a_max * b_max + 16.0 * b_max * b_max);
+}
+
 void add_term(Tolerance& t, std::string name, double value, std::string why) {
   t.atol_terms.push_back(ToleranceTerm{std::move(name), value, std::move(why)});
 }
@@ -105,6 +116,13 @@ Tolerance tolerance_for(const Problem& p) {
   }
   add_term(t, "accumulation", 2.0 * accumulation_error(rank, a_max, w_max),
            "fp32 accumulation order of the kernel and of cuBLAS over K = R, sqrt(K) 2^-24 sum|terms| each");
+  if (p.amplify_pairs > 0) {
+    add_term(t, "amplify_pairs", amplify_pairs_error(p.amplify_pairs, rank, a_max, w_max),
+             fmt::format("the amplifier's {} pair(s) (acc - p) + p before each of the K/16 wgmmas: two fp32 "
+                         "additions per pair, each at most one ulp (2^-23) of |acc| + |p| (|acc| <= K a_max b_max, "
+                         "|p| <= 16 b_max^2), grown as the square root of their number",
+                         p.amplify_pairs));
+  }
   if (p.add_inputs) {
     const double acc_sigma = std::sqrt(rank) * a_rms * w_rms;
     add_term(t, "add_inputs_rounding", 2.0 * u_out * k_sigmas * acc_sigma,

@@ -13,6 +13,8 @@ namespace lp::plan {
 namespace {
 
 constexpr std::int64_t k_max_tokens = std::int64_t{1} << 20;
+/// ptx::k_max_amplify_pairs (lp_plan does not link the PTX passes; tests/ptx pins the two equal).
+constexpr std::int64_t k_max_amplify = 64;
 
 const std::vector<AxisInfo> k_axes = {
     {AxisId::triton, "triton", "--triton", AxisKind::release, 0, 0, false, false,
@@ -43,6 +45,9 @@ const std::vector<AxisInfo> k_axes = {
     {AxisId::compiler, "compiler", "--compiler", AxisKind::compiler, 0, 0, false, false,
      "how the PTX becomes SASS: prebuilt (Triton's cubin), driver (cuLink JIT), ptxas=PATH|VERSION|toolkit|triton",
      "compilers", ""},
+    {AxisId::amplify, "amplify", "--amplify", AxisKind::integer, 0, k_max_amplify, false, false,
+     "dependent wgmma pairs queued before each register-A wgmma of the expand kernel (0: none), so that an H100 "
+     "or H200 shows a latent hazard (src/ptx/amplify.hpp, docs/amplify.md)"},
     {AxisId::tokens, "tokens", "--tokens", AxisKind::integer, 1, k_max_tokens, false, false,
      "number of tokens (rows) in the batch"},
 };

@@ -36,6 +36,7 @@ enum class AxisId {
   num_stages,
   split_k,
   compiler,
+  amplify,
   tokens,
 };
 

@@ -339,6 +339,7 @@ SweepConfig builtin_config() {
     c.axes[id] = builtin_axis({vllm});
   }
   c.axes[AxisId::compiler] = builtin_axis({"prebuilt"});
+  c.axes[AxisId::amplify] = builtin_axis({0});
   c.axes[AxisId::tokens] = builtin_axis(tokens_16_to_8192());
   c.repeats = {3, {}};
   c.seed = {48590, {}};

@@ -99,6 +99,8 @@ json case_axis_value(const Case& c, AxisId id) {
       return c.shrink ? json(c.shrink->split_k) : json();
     case AxisId::compiler:
       return c.compiler.to_string();
+    case AxisId::amplify:
+      return c.amplify;
     case AxisId::triton:
       return c.triton;
     case AxisId::tokens:
@@ -205,6 +207,7 @@ std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs*
   c.input_dtype = *parse_dtype(v(AxisId::input_dtype).template get<std::string>());
   c.add_inputs = v(AxisId::add_inputs).template get<bool>();
   c.compiler = *compile::Compiler::parse(v(AxisId::compiler).template get<std::string>());
+  c.amplify = v(AxisId::amplify).template get<int>();
   c.triton = v(AxisId::triton).template get<std::string>();
 
   const json& hidden = v(AxisId::hidden);
@@ -375,6 +378,9 @@ json canonical_axes(const Case& c) {
                {"triton", c.triton}};
   if (c.op != Op::lora_linear) {
     axes["input_dtype"] = dtype_name(c.input_dtype);
+  }
+  if (c.amplify > 0) {
+    axes["amplify"] = c.amplify;
   }
   if (c.op != Op::shrink) {
     axes["add_inputs"] = c.add_inputs;

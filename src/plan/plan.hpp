@@ -46,6 +46,10 @@ struct Case {
   std::optional<KernelKnobs> expand;  ///< expand and lora_linear
   std::optional<KernelKnobs> shrink;  ///< shrink and lora_linear
   compile::Compiler compiler;
+  /// Dependent wgmma pairs queued before each register-A wgmma of the expand kernel
+  /// (src/ptx/amplify.hpp); 0 runs the variant's own PTX. In the id only when above 0,
+  /// so an unamplified case keeps the id it always had.
+  int amplify = 0;
   std::string triton;   ///< the Triton version whose kernel set the case runs
   /// A synthesised case's own axes (the controls'); null for a planned case, whose
   /// axes are computed from its fields (a plan of millions of cases keeps no JSON).

@@ -99,14 +99,20 @@ json to_json(const LoadItem& item) {
   if (item.cubin) {
     j["cubin"] = base64_encode(*item.cubin);
   }
+  if (item.ptx) {
+    j["ptx"] = *item.ptx;
+  }
   return j;
 }
 
 LoadItem load_item_from_json(const json& j) {
   return parsed("load item", [&] {
-    LoadItem item{image_from_json(j), std::nullopt};
+    LoadItem item{image_from_json(j), std::nullopt, std::nullopt};
     if (j.contains("cubin")) {
       item.cubin = base64_decode(j.at("cubin").get<std::string>());
+    }
+    if (j.contains("ptx")) {
+      item.ptx = j.at("ptx").get<std::string>();
     }
     return item;
   });
@@ -156,6 +162,7 @@ json to_json(const Job& job) {
             {"scale", p.scale},
             {"seed", p.seed},
             {"split_k", p.split_k},
+            {"amplify_pairs", p.amplify_pairs},
             {"block_m", job.block_m},
             {"block_n", job.block_n},
             {"repeats", job.repeats},
@@ -188,6 +195,7 @@ Job job_from_json(const json& j) {
     p.scale = j.at("scale").get<float>();
     p.seed = j.at("seed").get<std::uint64_t>();
     p.split_k = j.at("split_k").get<std::int32_t>();
+    p.amplify_pairs = j.at("amplify_pairs").get<std::int32_t>();
     job.block_m = j.at("block_m").get<std::int64_t>();
     job.block_n = j.at("block_n").get<std::int64_t>();
     job.repeats = j.at("repeats").get<int>();

@@ -33,10 +33,12 @@ struct ImageRef {
 };
 
 /// One image to load: prebuilt from the worker's own kernel set, the cubin the
-/// parent sends, or (compiler driver, no cubin) the driver's JIT of the PTX.
+/// parent sends, or (compiler driver, no cubin) the driver's JIT of the PTX: the
+/// PTX the parent sends (an amplified one), else the variant's own.
 struct LoadItem {
   ImageRef image;
   std::optional<std::string> cubin;  ///< ELF bytes (base64 on the wire)
+  std::optional<std::string> ptx;    ///< driver only: the PTX to JIT instead of the variant's
 };
 
 /// How loading one item went; a JIT carries its cubin back so the parent can

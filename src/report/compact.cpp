@@ -1,5 +1,6 @@
 #include "report/compact.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -22,12 +23,16 @@ namespace {
 constexpr std::array<const char*, 4> k_shape_axes = {"tokens", "hidden", "rank", "num_loras"};
 /// CompareMetrics::to_json()'s numbers, in row order; atol and rtol go through the
 /// tolerances list and the prose is dropped.
-constexpr std::array<const char*, 13> k_metric_columns = {
-    "elements",      "nan",         "inf",         "mismatches", "unwritten", "untouched_rows_written",
+constexpr std::array<const char*, 14> k_metric_columns = {
+    "elements",      "nan",         "inf",         "huge",       "mismatches", "unwritten", "untouched_rows_written",
     "reference_nonfinite", "failing_tiles", "total_tiles", "max_abs_dev", "max_rel_dev",
     "worst_dev_over_tolerance", "first_bad"};
+/// Columns a report of an earlier 4.x version does not have: read as null there.
+constexpr std::array<const char*, 1> k_columns_since_4_1 = {"huge"};
 constexpr std::array<const char*, 2> k_dropped_metrics = {"summary", "tolerance_why"};
 constexpr std::array<const char*, 3> k_timing_columns = {"kernel_ms", "reference_ms", "bytes"};
+/// The group column of an amplified case's AmplificationRecord (since 4.1.0; no axis has this name).
+constexpr const char* k_amplification_column = "amplification";
 
 json columns() {
   json c = {"index", "id", "group"};
@@ -118,6 +123,9 @@ json compact_cases(const std::vector<CaseRecord>& cases) {
                   {"axes", std::move(rest)},
                   {"static_findings", c.static_findings ? json(*c.static_findings) : json()},
                   {"attribution", c.attribution ? json(*c.attribution) : json()}};
+    if (c.amplification) {
+      group["amplification"] = c.amplification->to_json();
+    }
     const auto [g, added] = group_index.emplace(group.dump(), groups.size());
     if (added) {
       groups.push_back(std::move(group));
@@ -167,12 +175,20 @@ json compact_cases(const std::vector<CaseRecord>& cases) {
     }
   }
   json group_columns = {"variant", "static_findings", "attribution"};
+  // Only an amplified run's groups have an amplification record: other reports keep their form.
+  const bool amplified = std::any_of(groups.begin(), groups.end(), [](const json& g) { return g.contains("amplification"); });
+  if (amplified) {
+    group_columns.push_back(k_amplification_column);
+  }
   for (const std::string& a : axis_names) {
     group_columns.push_back(a);
   }
   json group_rows = json::array();
   for (json& g : groups) {
     json row = {std::move(g["variant"]), std::move(g["static_findings"]), std::move(g["attribution"])};
+    if (amplified) {
+      row.push_back(g.contains("amplification") ? std::move(g["amplification"]) : json());
+    }
     for (const std::string& a : axis_names) {
       row.push_back(g["axes"].contains(a) ? std::move(g["axes"][a]) : json());
     }
@@ -397,7 +413,8 @@ std::vector<CaseRecord> expand_cases(const json& table) {
     }
   }
   for (const json& name : columns()) {
-    if (col.count(name.get<std::string>()) == 0 && !constants.contains(name.get<std::string>())) {
+    if (col.count(name.get<std::string>()) == 0 && !constants.contains(name.get<std::string>()) &&
+        !contains(k_columns_since_4_1, name.get<std::string>())) {
       throw bad("columns", fmt::format("no column or constant \"{}\"", name.get<std::string>()));
     }
   }
@@ -417,7 +434,12 @@ std::vector<CaseRecord> expand_cases(const json& table) {
       if (!group_columns[i].is_string()) {
         throw bad(fmt::format("group_columns/{}", i), "not a name");
       }
-      if (!row[i].is_null()) {
+      if (row[i].is_null()) {
+        continue;
+      }
+      if (group_columns[i].get<std::string>() == k_amplification_column) {
+        group["amplification"] = row[i];
+      } else {
         group["axes"][group_columns[i].get<std::string>()] = row[i];
       }
     }
@@ -431,9 +453,14 @@ std::vector<CaseRecord> expand_cases(const json& table) {
     if (!row.is_array() || row.size() != table["columns"].size()) {
       throw bad(fmt::format("rows/{}", r), "not a row of the columns' length");
     }
+    static const json k_absent;
     const auto at = [&](const char* name) -> const json& {
       const auto it = col.find(name);
-      return it != col.end() ? row[it->second] : constants[name];
+      if (it != col.end()) {
+        return row[it->second];
+      }
+      const auto constant = constants.find(name);
+      return constant != constants.end() ? *constant : k_absent;  // a column added since the file was written
     };
     const auto where = [&](const char* name) { return fmt::format("rows/{}/{}", r, name); };
     try {
@@ -460,6 +487,13 @@ std::vector<CaseRecord> expand_cases(const json& table) {
       if (!group.at("attribution").is_null()) {
         c.attribution = group["attribution"].get<std::string>();
       }
+      if (group.contains("amplification")) {
+        try {
+          c.amplification = AmplificationRecord::from_json(group["amplification"]);
+        } catch (const Error& e) {
+          throw bad(fmt::format("groups/{}/amplification", g), e.what());
+        }
+      }
       const std::optional<Verdict> v = parse_verdict(at("verdict").get<std::string>());
       if (!v) {
         throw bad(where("verdict"), at("verdict").dump() + " is not a verdict");
@@ -480,7 +514,9 @@ std::vector<CaseRecord> expand_cases(const json& table) {
       } else {
         c.metrics = json::object();
         for (const char* m : k_metric_columns) {
-          c.metrics[m] = at(m);
+          if (!contains(k_columns_since_4_1, m) || !at(m).is_null()) {
+            c.metrics[m] = at(m);
+          }
         }
         if (!at("tolerance").is_null()) {
           const std::size_t t = at("tolerance").get<std::size_t>();

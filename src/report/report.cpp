@@ -28,6 +28,36 @@ std::optional<Detail> parse_detail(std::string_view text) {
   return std::nullopt;
 }
 
+json AmplificationRecord::to_json() const {
+  return {{"pairs", pairs},
+          {"sites", sites},
+          {"pending_sites", pending_sites},
+          {"unamplified_findings", unamplified_findings ? json(*unamplified_findings) : json()},
+          {"serialised", serialised.empty() ? json() : json(serialised)},
+          {"void_reason", void_reason.empty() ? json() : json(void_reason)}};
+}
+
+AmplificationRecord AmplificationRecord::from_json(const json& j) {
+  try {
+    AmplificationRecord a;
+    a.pairs = j.at("pairs").get<int>();
+    a.sites = j.at("sites").get<std::size_t>();
+    a.pending_sites = j.at("pending_sites").get<std::size_t>();
+    if (!j.at("unamplified_findings").is_null()) {
+      a.unamplified_findings = j.at("unamplified_findings").get<int>();
+    }
+    a.serialised = j.at("serialised").is_null() ? std::string() : j.at("serialised").get<std::string>();
+    a.void_reason = j.at("void_reason").is_null() ? std::string() : j.at("void_reason").get<std::string>();
+    if (a.pairs < 1 || a.pending_sites > a.sites) {
+      throw Error(fmt::format("amplification: pairs {} and {} pending of {} sites do not fit", a.pairs,
+                              a.pending_sites, a.sites));
+    }
+    return a;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("malformed amplification record: {}", e.what()));
+  }
+}
+
 json CaseRecord::to_json() const {
   json j = {{"index", index},
             {"id", id},
@@ -42,6 +72,9 @@ json CaseRecord::to_json() const {
             {"static_findings", static_findings ? json(*static_findings) : json()},
             {"attribution", attribution ? json(*attribution) : json()},
             {"device", device ? json(*device) : json()}};
+  if (amplification) {
+    j["amplification"] = amplification->to_json();
+  }
   if (runs > 0) {
     j["failure_rate"] = static_cast<double>(failed_runs) / runs;
     // Rule of three: with 0 failures in n runs the 95% upper bound on the rate is 3/n.
@@ -82,6 +115,10 @@ CaseRecord CaseRecord::from_json(const json& j) {
     // Reports before 4.0.0 have no device.
     if (j.contains("device") && !j.at("device").is_null()) {
       c.device = j.at("device").get<int>();
+    }
+    // Since 4.1.0, and only for amplified cases.
+    if (j.contains("amplification") && !j.at("amplification").is_null()) {
+      c.amplification = AmplificationRecord::from_json(j.at("amplification"));
     }
     return c;
   } catch (const json::exception& e) {

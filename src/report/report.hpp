@@ -19,6 +19,25 @@ namespace lp::report {
 /// Version of the report format; generated from configs/schema/report.schema.json.
 std::string_view schema_version();
 
+/// What the amplifier did to a case's expand kernel (the `amplify` axis above 0;
+/// src/ptx/amplify.hpp), and whether the amplified run can speak for the hazard.
+struct AmplificationRecord {
+  int pairs = 0;                  ///< D: dependent wgmma pairs before each register-A wgmma
+  std::size_t sites = 0;          ///< register-A wgmmas amplified (0: the PTX is unchanged)
+  std::size_t pending_sites = 0;  ///< of which the next wgmma.wait_group leaves in flight
+  /// The hazards of the same (variant, compiler) without the pairs, when inspected:
+  /// static_findings beside it says whether they survived the amplification.
+  std::optional<int> unamplified_findings;
+  std::string serialised;   ///< ptxas's words (C7513/C7515) when it serialised the amplified wgmmas
+  /// Why the amplified run says nothing about the kernel's hazard; empty when it does.
+  std::string void_reason;
+
+  [[nodiscard]] nlohmann::json to_json() const;
+  /// Inverse of to_json(). Throws lp::Error on a malformed record.
+  static AmplificationRecord from_json(const nlohmann::json& j);
+  [[nodiscard]] bool operator==(const AmplificationRecord&) const = default;
+};
+
 /// The outcome of one case.
 struct CaseRecord {
   std::size_t index = 0;     ///< plan order
@@ -36,6 +55,7 @@ struct CaseRecord {
   /// SASS and the PTX were both analysed.
   std::optional<std::string> attribution;
   std::optional<int> device;  ///< the GPU ordinal whose worker ran it (--devices); nullopt when none did
+  std::optional<AmplificationRecord> amplification;  ///< amplify > 0 (then static_findings are the amplified SASS's)
 
   [[nodiscard]] nlohmann::json to_json() const;
   /// The short form used by summary.first_failure and friends.

@@ -34,7 +34,16 @@ std::string control_problem(const ControlPair& pair) {
   return reason;
 }
 
-json controls_record(const std::vector<ControlPair>& pairs, json race) {
+std::string control_problem(const AmplifiedControl& control) {
+  if (control.record.verdict == Verdict::pass) {
+    return {};
+  }
+  return must_be(fmt::format("amplified {} ({} pairs, Triton {})", control.role, control.pairs, control.triton).c_str(),
+                 control.record, "PASS");
+}
+
+json controls_record(const std::vector<ControlPair>& pairs, const std::vector<AmplifiedControl>& amplified,
+                     const std::vector<std::string>& amplified_notes, json race) {
   json per_set = json::array();
   std::string all_reasons;
   for (const ControlPair& pair : pairs) {
@@ -51,8 +60,30 @@ json controls_record(const std::vector<ControlPair>& pairs, json race) {
     }
     per_set.push_back(std::move(entry));
   }
+  json amplified_json = json::array();
+  for (const AmplifiedControl& a : amplified) {
+    const std::string reason = control_problem(a);
+    json entry = {{"triton", a.triton}, {"role", a.role}, {"pairs", a.pairs}, {"valid", reason.empty()},
+                  {"record", a.record.to_json()}};
+    if (!reason.empty()) {
+      fmt::print(stderr, "sweep: INVALID RUN: {}\n", reason);
+      entry["reason"] = reason;
+      all_reasons += fmt::format("{}{}", all_reasons.empty() ? "" : "; ", reason);
+    } else {
+      fmt::print(stderr, "sweep: amplified control {} of Triton {} at {} pairs behaves: PASS ({})\n", a.role, a.triton,
+                 a.pairs, summary_of(a.record));
+    }
+    amplified_json.push_back(std::move(entry));
+  }
+  for (const std::string& note : amplified_notes) {
+    fmt::print(stderr, "sweep: warning: {}\n", note);
+  }
   fmt::print(stderr, "sweep: race control: {}\n", race.value("summary", ""));
   json controls = {{"ran", true}, {"valid", all_reasons.empty()}, {"sets", std::move(per_set)}, {"race", std::move(race)}};
+  if (!amplified.empty() || !amplified_notes.empty()) {
+    controls["amplified"] = std::move(amplified_json);
+    controls["amplified_notes"] = amplified_notes;
+  }
   if (!all_reasons.empty()) {
     controls["reason"] = all_reasons;
   }

@@ -1,7 +1,10 @@
 #pragma once
 // The verdict on the controls of a sweep: each Triton set's positive control must
 // FAIL and its negative control must PASS (or be LATENT); if not, the detector is
-// broken and no verdict of the run can be trusted. The race control only informs.
+// broken and no verdict of the run can be trusted. A run with amplify D > 0 also
+// runs statically clean images that have a register-A wgmma amplified by D (block_n
+// 32, Triton 3.9's default): each must PASS, or the amplifier itself makes wrong
+// numbers and the run is invalid. The race control only informs.
 //
 // Validity rests on what the runs showed alone: FAIL comes from wrong numbers, and
 // PASS and LATENT differ only in the static part, so a record made before the
@@ -25,12 +28,25 @@ struct ControlPair {
   report::CaseRecord negative;
 };
 
+/// One amplified control, as recorded.
+struct AmplifiedControl {
+  std::string triton;
+  std::string role;  ///< "block_n_32" or "fixed_default" (sweep/entries.hpp)
+  int pairs = 0;
+  report::CaseRecord record;
+};
+
 /// Why the pair does not behave; empty when it does.
 std::string control_problem(const ControlPair& pair);
 
-/// The report's controls block from every set's pair and the race control's block
-/// (race_outcome): valid when every pair behaves. Prints one line per set and one
-/// for the race control on stderr.
-nlohmann::json controls_record(const std::vector<ControlPair>& pairs, nlohmann::json race);
+/// Why an amplified control does not behave (it must PASS); empty when it does.
+std::string control_problem(const AmplifiedControl& control);
+
+/// The report's controls block from every set's pair, the amplified controls (with
+/// `amplified_notes`: those that could not be made) and the race control's block
+/// (race_outcome): valid when every pair and every amplified control behaves. Prints
+/// one line per set, per amplified control and for the race control on stderr.
+nlohmann::json controls_record(const std::vector<ControlPair>& pairs, const std::vector<AmplifiedControl>& amplified,
+                               const std::vector<std::string>& amplified_notes, nlohmann::json race);
 
 }  // namespace lp::sweep

@@ -1,12 +1,15 @@
 #include "sweep/entries.hpp"
 
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "sweep/case_variants.hpp"
 #include "sweep/decide.hpp"
+#include "compile/toolchain.hpp"
 #include "util/error.hpp"
+#include "util/release.hpp"
 #include "util/sha256.hpp"
 
 namespace lp::sweep {
@@ -76,22 +79,24 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
     }
     std::vector<std::string> labels;
     const kernels::KernelSet& set = sets.at(c.triton);
-    auto use = [&](const nlohmann::json& wanted, std::optional<ImageRef>& slot) {
+    // Only the expand kernel is amplified: a shrink reads A from shared memory.
+    auto use = [&](const nlohmann::json& wanted, std::optional<ImageRef>& slot, int amplify) {
       const kernels::Lookup found = set.lookup(wanted);
       if (found.variant == nullptr) {
         e.skip_reason = found.problem;
         return;
       }
-      const std::string key = images.add(c.triton, found.variant->id, c.compiler);
+      const std::string key = images.add(c.triton, found.variant->id, c.compiler, amplify);
       slot = ImageRef{key, c.triton, found.variant->id, c.compiler};
       e.image_keys.push_back(key);
       labels.push_back(found.variant->id);
     };
     if (c.shrink) {
-      use(wanted_shrink_axes(c), e.job.shrink);
+      use(wanted_shrink_axes(c), e.job.shrink, 0);
     }
     if (c.expand && e.skip_reason.empty()) {
-      use(wanted_expand_axes(c), e.job.expand);
+      use(wanted_expand_axes(c), e.job.expand, c.amplify);
+      e.amplify = c.amplify;
     }
     if (const auto hook = test_hooks.find(c.index); hook != test_hooks.end() && e.skip_reason.empty()) {
       const kernels::Variant* v = set.with_role(hook->second);
@@ -99,7 +104,7 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
         throw UsageError(fmt::format("--test-hook {}={}: the kernel set of Triton {} has no variant of role {}",
                                      c.index, hook->second, c.triton, hook->second));
       }
-      const std::string key = images.add(c.triton, v->id, c.compiler);
+      const std::string key = images.add(c.triton, v->id, c.compiler, e.amplify);
       e.job.expand = ImageRef{key, c.triton, v->id, c.compiler};
       e.image_keys.back() = key;
       labels.back() = v->id;
@@ -110,6 +115,16 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
     entries.push_back(std::move(e));
   }
   return entries;
+}
+
+void settle_amplification(std::vector<Entry>& entries, const ImageSet& images) {
+  for (Entry& e : entries) {
+    if (e.amplify == 0 || !e.job.expand) {
+      continue;
+    }
+    const Image& image = images.at(e.job.expand->key);
+    e.job.problem.amplify_pairs = image.amplification && image.amplification->changed() ? e.amplify : 0;
+  }
 }
 
 ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t config_seed, std::size_t first_index,
@@ -160,6 +175,183 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
   return out;
 }
 
+std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, const std::string& role,
+                                             const compile::Compiler& compiler, int pairs,
+                                             std::uint64_t config_seed, std::size_t index,
+                                             std::vector<std::unique_ptr<plan::Case>>& cases, ImageSet& images,
+                                             std::string& why) {
+  auto c = std::make_unique<plan::Case>();
+  c->op = Op::expand;
+  c->tokens = k_control_tokens;
+  c->rank = k_control_rank;
+  c->hidden = {k_control_hidden};
+  c->input_dtype = DType::f32;
+  c->weight_dtype = DType::bf16;
+  c->add_inputs = true;
+  c->compiler = compiler;
+  c->triton = set.triton();
+  c->amplify = pairs;
+  plan::KernelKnobs knobs = plan::vllm_expand_defaults(1);
+  if (role == "block_n_32") {
+    knobs.block_n = 32;
+  } else if (role != "fixed_default") {
+    throw Error(fmt::format("no amplified control of role {}", role));
+  }
+  knobs.even_k = c->rank % knobs.block_k == 0;
+  c->expand = knobs;
+  const kernels::Lookup found = set.lookup(wanted_expand_axes(*c));
+  if (found.variant == nullptr) {
+    why = fmt::format("the Triton {} set has no variant for the amplified {} control: {}", set.triton(), role,
+                      found.problem);
+    return std::nullopt;
+  }
+  c->index = index;
+  c->id = sha256_hex(fmt::format("amplified-{}@{}@{}", role, set.triton(), pairs)).substr(0, 12);
+  c->own_axes = {{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
+                 {"hidden", {k_control_hidden}}, {"input_dtype", "fp32"}, {"weight_dtype", "bf16"},
+                 {"block_n", knobs.block_n}, {"num_stages", knobs.num_stages},
+                 {"compiler", c->compiler.to_string()}, {"triton", set.triton()}, {"amplify", pairs},
+                 {"control", "amplified_" + role}, {"variant", found.variant->id}};
+  Entry e;
+  e.plan_case = c.get();
+  e.variant_label = found.variant->id;
+  e.amplify = pairs;
+  e.job.index = c->index;
+  e.job.case_id = c->id;
+  e.job.problem = problem_of(*c, case_seed(config_seed, c->id));
+  e.job.block_m = knobs.block_m;
+  e.job.block_n = knobs.block_n;
+  e.job.repeats = 1;
+  const std::string key = images.add(set.triton(), found.variant->id, c->compiler, pairs);
+  e.image_keys = {key};
+  e.job.expand = ImageRef{key, set.triton(), found.variant->id, c->compiler};
+  cases.push_back(std::move(c));
+  return e;
+}
+
+namespace {
+
+/// The compiler of the fixed-default control: the set's own (prebuilt) when its bundled
+/// ptxas is here, else the newest installed ptxas >= 13.4, else nullopt; `note` says
+/// when it is not the bundled one.
+std::optional<compile::Compiler> fixed_default_compiler(const kernels::KernelSet& set, std::string& note) {
+  const nlohmann::json& p = set.manifest().ptxas;
+  try {
+    (void)compile::resolve_bundled_ptxas(
+        {set.triton(), p.value("path_hint", ""), p.value("sha256", ""), p.value("version", "")});
+    return compile::Compiler::prebuilt();
+  } catch (const Error& e) {
+    std::optional<compile::PtxasInfo> newest;
+    for (const compile::PtxasInfo& info : compile::discover_ptxas()) {
+      const std::optional<Release> v = parse_release(info.version);
+      if (v && *v >= Release{13, 4, 0} && info.spec != "triton" &&
+          (!newest || *parse_release(newest->version) < *v)) {
+        newest = info;
+      }
+    }
+    if (!newest) {
+      note = fmt::format("the amplified fixed_default control of Triton {} did not run: {}; and no ptxas >= 13.4 is "
+                         "installed (scripts/install_tools.sh)",
+                         set.triton(), e.what());
+      return std::nullopt;
+    }
+    note = fmt::format("the amplified fixed_default control of Triton {} is compiled by ptxas {} (its bundled ptxas "
+                       "is not here: {})",
+                       set.triton(), newest->version, e.what());
+    return compile::Compiler::with_ptxas(newest->spec);
+  }
+}
+
+}  // namespace
+
+std::vector<AmplifiedControlEntry> amplified_control_entries(const plan::Plan& plan, const kernels::KernelSets& sets,
+                                                             const std::vector<std::string>& tritons,
+                                                             std::uint64_t config_seed, std::size_t& next_index,
+                                                             std::vector<std::unique_ptr<plan::Case>>& cases,
+                                                             ImageSet& images, std::vector<std::string>& notes) {
+  std::set<int> pairs;
+  for (const plan::Case& c : plan.cases) {
+    if (c.amplify > 0) {
+      pairs.insert(c.amplify);
+    }
+  }
+  std::vector<AmplifiedControlEntry> out;
+  if (pairs.empty()) {
+    return out;
+  }
+  const kernels::KernelSet* fixed = sets.find(k_fixed_triton);
+  std::optional<compile::Compiler> fixed_compiler;
+  if (fixed == nullptr) {
+    notes.push_back(fmt::format("no Triton {} set for the amplified fixed_default control", k_fixed_triton));
+  } else {
+    std::string note;
+    fixed_compiler = fixed_default_compiler(*fixed, note);
+    if (!note.empty()) {
+      notes.push_back(note);
+    }
+  }
+  for (const int d : pairs) {
+    std::vector<std::tuple<const kernels::KernelSet*, std::string, compile::Compiler>> wanted;
+    for (const std::string& triton : tritons) {
+      wanted.emplace_back(&sets.at(triton), "block_n_32", compile::Compiler::prebuilt());
+    }
+    if (fixed_compiler) {
+      wanted.emplace_back(fixed, "fixed_default", *fixed_compiler);
+    }
+    for (const auto& [set, role, compiler] : wanted) {
+      std::string why;
+      std::optional<Entry> e =
+          amplified_control_entry(*set, role, compiler, d, config_seed, next_index, cases, images, why);
+      if (!e) {
+        notes.push_back(why);
+        continue;
+      }
+      ++next_index;
+      out.push_back({set->triton(), role, std::move(*e)});
+    }
+  }
+  return out;
+}
+
+namespace {
+
+/// What the amplifier did to an entry's expand image, with the void reason once the
+/// static inspection of it and of its unamplified image is in (`inspected`).
+report::AmplificationRecord amplification_of(const Image& image, const Image* base, bool inspected) {
+  report::AmplificationRecord a;
+  a.pairs = image.amplify;
+  if (image.amplification) {
+    a.sites = image.amplification->sites;
+    a.pending_sites = image.amplification->pending_sites;
+    a.serialised = image.amplification->serialised;
+  }
+  if (a.sites == 0) {
+    a.void_reason = fmt::format("{}, so the case ran its unamplified image",
+                                image.amplification ? image.amplification->describe : "the PTX could not be amplified");
+    return a;
+  }
+  if (base != nullptr && base->findings) {
+    a.unamplified_findings = *base->findings;
+  }
+  if (!inspected || !image.findings || !a.unamplified_findings) {
+    return a;
+  }
+  if (*a.unamplified_findings > 0 && *image.findings == 0) {
+    a.void_reason = fmt::format(
+        "the amplified SASS has no wgmma hazard while the unamplified SASS has {} ({}): the amplified run cannot "
+        "show it",
+        *a.unamplified_findings,
+        a.serialised.empty() ? "ptxas kept the A registers apart" : "ptxas serialised the wgmmas: " + a.serialised);
+  } else if (*a.unamplified_findings == 0 && *image.findings > 0) {
+    a.void_reason = fmt::format("the amplified SASS has {} wgmma hazard(s) the unamplified SASS does not have: the "
+                                "amplifier made them, not the kernel",
+                                *image.findings);
+  }
+  return a;
+}
+
+}  // namespace
+
 CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSet* images) {
   CaseRecord c;
   c.index = e.plan_case != nullptr ? e.plan_case->index : r.index;
@@ -170,12 +362,25 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   c.failed_runs = r.failed_runs;
   c.metrics = r.metrics;
   c.timing = r.timing;
+  std::optional<report::AmplificationRecord> amplified;
+  if (e.amplify > 0 && e.job.expand) {
+    // Provisional (no images yet): what the job says of its pairs is all there is.
+    report::AmplificationRecord a;
+    a.pairs = e.amplify;
+    a.sites = e.job.problem.amplify_pairs > 0 ? 1 : 0;
+    amplified = a;
+    if (images != nullptr) {
+      const Image& image = images->at(e.job.expand->key);
+      amplified = amplification_of(image, image.base_key.empty() ? nullptr : &images->at(image.base_key), true);
+    }
+  }
   if (images == nullptr) {
-    const Decision d = decide(r, 0, "");
+    const Decision d = decide(r, 0, "", amplified ? &*amplified : nullptr);
     c.verdict = d.verdict;
     c.reason = d.reason;
     return c;
   }
+  c.amplification = amplified;
   int findings = 0;
   bool inspected = true;
   std::string not_inspected;
@@ -196,11 +401,19 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   if (!made_by.empty() && made_by.count("") == 0) {
     c.attribution = made_by.count("ptx") > 0 ? "ptx" : made_by.count("ptxas") > 0 ? "ptxas" : "none";
   }
-  const Decision d = decide(r, c.static_findings, not_inspected);
+  if (amplified && amplified->unamplified_findings && *amplified->unamplified_findings > 0 && findings == 0 &&
+      inspected) {
+    // A void amplification: the hazard and who made it are the unamplified image's.
+    c.attribution = images->at(images->at(e.job.expand->key).base_key).attribution;
+  }
+  const Decision d = decide(r, c.static_findings, not_inspected, amplified ? &*amplified : nullptr);
   c.verdict = d.verdict;
   c.reason = d.reason;
   if (c.attribution && *c.attribution != "none" && (c.verdict == Verdict::latent || c.verdict == Verdict::fail)) {
     c.reason += report::attribution_note(*c.attribution);
+  }
+  if (amplified && amplified->sites == 0) {
+    c.reason += fmt::format("{}amplify {}: {}", c.reason.empty() ? "" : "; ", amplified->pairs, amplified->void_reason);
   }
   return c;
 }

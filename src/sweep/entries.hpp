@@ -23,6 +23,10 @@ struct Entry {
   std::vector<std::string> image_keys;  ///< shrink first, then expand
   std::string variant_label;            ///< the variant id(s) for the report
   std::string skip_reason;              ///< set when it cannot run (no variant)
+  /// The expand image's amplification (the case's `amplify`), 0 for none. Its pairs
+  /// reach the job (problem.amplify_pairs, for the tolerance) once settle_amplification
+  /// knows whether the transform changed the PTX.
+  int amplify = 0;
 };
 
 /// A case's inputs differ per case but not per run: the config seed mixed with the id.
@@ -39,6 +43,11 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
                                 const kernels::KernelSets& sets, ImageSet& images,
                                 const std::map<std::size_t, std::string>& test_hooks);
 
+/// Once `images` were built (their PTX amplified): each amplified entry's job gets
+/// the pairs its expand kernel really has (0 where the transform left the PTX as it
+/// was), which its tolerance accounts for (model/tolerance.hpp, "amplify_pairs").
+void settle_amplification(std::vector<Entry>& entries, const ImageSet& images);
+
 /// The controls of one Triton set: the positive control (raw fp32 bits fed to the
 /// dot as bf16 pairs: must FAIL) and the negative control (bf16 input, vLLM's
 /// default: must PASS), each an expand of 512 tokens at rank 64 under prebuilt.
@@ -51,6 +60,40 @@ struct ControlEntries {
 };
 ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t config_seed, std::size_t first_index,
                                std::vector<std::unique_ptr<plan::Case>>& cases, ImageSet& images);
+
+/// The amplified controls of a run with amplify D > 0 (docs/amplify.md): statically clean
+/// images that do have a register-A wgmma, run amplified by `pairs`; each must PASS,
+/// or the run is invalid. `role` is "block_n_32" (the field workaround, vLLM's default
+/// expand at block_n 32, fp32 input) of `set`, or "fixed_default" (vLLM's default
+/// expand, fp32 input, of the Triton 3.9 set, whose bundled ptxas keeps the A copies),
+/// compiled by `compiler`. Nullopt with `why` when `set` has no such variant.
+std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, const std::string& role,
+                                             const compile::Compiler& compiler, int pairs,
+                                             std::uint64_t config_seed, std::size_t index,
+                                             std::vector<std::unique_ptr<plan::Case>>& cases, ImageSet& images,
+                                             std::string& why);
+
+/// One amplified control to run.
+struct AmplifiedControlEntry {
+  std::string triton;
+  std::string role;  ///< "block_n_32" or "fixed_default"
+  Entry entry;
+};
+
+/// The Triton set whose default expand is the amplified "fixed" control: its bundled
+/// ptxas 13.4 keeps the A copies Triton 3.8+ makes, so its SASS is clean (DESIGN.md).
+inline constexpr std::string_view k_fixed_triton = "3.9.0";
+
+/// The amplified controls of `plan`, for each distinct amplify D > 0 of its cases:
+/// block_n 32 of each of `tritons` (prebuilt), and the default of Triton k_fixed_triton,
+/// prebuilt when that set's bundled ptxas is here, else compiled by the newest installed
+/// ptxas >= 13.4 (which keeps the copies too), with a note saying so. Indexed from
+/// `next_index` on (advanced past them); `notes` gets every control that could not be made.
+std::vector<AmplifiedControlEntry> amplified_control_entries(const plan::Plan& plan, const kernels::KernelSets& sets,
+                                                             const std::vector<std::string>& tritons,
+                                                             std::uint64_t config_seed, std::size_t& next_index,
+                                                             std::vector<std::unique_ptr<plan::Case>>& cases,
+                                                             ImageSet& images, std::vector<std::string>& notes);
 
 /// The record of an entry that ran, from its worker result and its images' static
 /// findings and attribution. `images` null: the static inspection is not in yet (it

@@ -1,8 +1,11 @@
 #include "sweep/images.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "compile/ptxas.hpp"
+#include "ptx/amplify.hpp"
 #include "inspect/cache.hpp"
 #include "inspect/inspector.hpp"
 #include "sass/analyze.hpp"
@@ -16,22 +19,55 @@ namespace lp::sweep {
 
 using nlohmann::json;
 
-std::string image_key(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler) {
-  return triton + "/" + variant_id + "|" + compiler.to_string();
+std::string image_key(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler,
+                      int amplify) {
+  std::string key = triton + "/" + variant_id + "|" + compiler.to_string();
+  if (amplify > 0) {
+    key += fmt::format("|amplify={}", amplify);
+  }
+  return key;
 }
+
+namespace {
+
+/// Whether an image is compiled here by a ptxas: ptxas=<spec>, and an amplified
+/// prebuilt one (the set's bundled ptxas compiles its amplified PTX).
+bool compiled_by_ptxas(const Image& image) {
+  return image.compiler.is_ptxas() || (image.compiler.kind == compile::CompilerKind::prebuilt && image.amplify > 0);
+}
+
+/// ptxas's own words when it serialised wgmmas (info C7513 or C7515), else empty.
+std::string serialisation_note(const std::string& log) {
+  for (const char* code : {"(C7513)", "(C7515)"}) {
+    const std::size_t at = log.find(code);
+    if (at != std::string::npos) {
+      const std::size_t end = log.find('\n', at);
+      return log.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 std::string ImageSet::ptxas_key(const Image& image) {
-  return image.compiler.is_bundled_ptxas() ? "triton@" + image.triton : image.compiler.ptxas;
+  return image.compiler.is_ptxas() && !image.compiler.is_bundled_ptxas() ? image.compiler.ptxas
+                                                                         : "triton@" + image.triton;
 }
 
-std::string ImageSet::add(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler) {
-  const std::string key = image_key(triton, variant_id, compiler);
+std::string ImageSet::add(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler,
+                          int amplify) {
+  const std::string key = image_key(triton, variant_id, compiler, amplify);
   if (m_images.count(key) == 0) {
     Image image;
     image.key = key;
     image.triton = triton;
     image.variant_id = variant_id;
     image.compiler = compiler;
+    image.amplify = amplify;
+    if (amplify > 0) {
+      image.base_key = add(triton, variant_id, compiler, 0);
+    }
     m_images.emplace(key, std::move(image));
   }
   return key;
@@ -42,7 +78,7 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
   for (const auto& [key, image] : m_images) {
     const kernels::KernelSet& set = sets.at(image.triton);
     m_options.emplace(image.triton, set.manifest().ptxas_options);
-    if (!image.compiler.is_ptxas()) {
+    if (!compiled_by_ptxas(image)) {
       continue;
     }
     const std::string pkey = ptxas_key(image);
@@ -50,9 +86,10 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
       continue;
     }
     try {
-      m_ptxas.emplace(pkey, image.compiler.is_bundled_ptxas()
+      m_ptxas.emplace(pkey, pkey.rfind("triton@", 0) == 0
                                 ? compile::resolve_bundled_ptxas({set.triton(), set.manifest().ptxas.value("path_hint", ""),
-                                                                  set.manifest().ptxas.value("sha256", "")})
+                                                                  set.manifest().ptxas.value("sha256", ""),
+                                                                  set.manifest().ptxas.value("version", "")})
                                 : compile::resolve_ptxas(image.compiler.ptxas));
     } catch (const std::exception& e) {
       m_ptxas_errors.emplace(pkey, e.what());
@@ -69,28 +106,58 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
     }
   }
   // Every image keeps its variant's PTX (the driver's too): the PTX check runs on it.
-  // Read in parallel: each read may decode a stream of the pack.
+  // Read in parallel: each read may decode a stream of the pack. An amplified image
+  // keeps the amplified PTX: what its SASS was made from.
   parallel_for(without_ptx.size(), threads, [&](std::size_t i) {
     Image& image = *without_ptx[i];
     const kernels::KernelSet& set = sets.at(image.triton);
     const kernels::Variant* v = set.find(image.variant_id);
     if (v != nullptr && v->ok()) {
       try {
-        image.ptx = std::make_shared<const std::string>(set.contents(*v->ptx));
-      } catch (const Error&) {
-        // The build below records the same failure against the image.
+        std::string ptx = set.contents(*v->ptx);
+        if (image.amplify > 0) {
+          ptx::Amplified amplified = ptx::amplify_ptx(ptx, image.amplify, v->id + ".ptx");
+          image.amplification = Amplification{
+              amplified.pairs, amplified.sites.size(),
+              static_cast<std::size_t>(std::count_if(amplified.sites.begin(), amplified.sites.end(),
+                                                     [](const ptx::AmplifySite& s) { return s.pending(); })),
+              amplified.describe(), ""};
+          ptx = std::move(amplified.ptx);
+        }
+        image.ptx = std::make_shared<const std::string>(std::move(ptx));
+      } catch (const Error& e) {
+        if (image.amplify > 0) {
+          image.error = fmt::format("amplify {}: {}", image.amplify, e.what());
+        }
+        // Otherwise the build below records the same failure against the image.
       }
     }
+  });
+  // An amplified image whose PTX the transform left as it was is its unamplified
+  // image: the same cubin, built once.
+  std::vector<Image*> same_as_base;
+  std::erase_if(todo, [&](Image* image) {
+    if (image->amplify > 0 && image->amplification && !image->amplification->changed() && image->error.empty()) {
+      same_as_base.push_back(image);
+      return true;
+    }
+    return false;
   });
   parallel_for(todo.size(), threads, [&](std::size_t i) {
     Image& image = *todo[i];
     const kernels::KernelSet& set = sets.at(image.triton);
     const kernels::Variant* v = set.find(image.variant_id);
     try {
+      if (!image.error.empty()) {
+        return;  // the amplifier refused the PTX
+      }
       if (v == nullptr || !v->ok()) {
         throw Error(fmt::format("variant {} is not an ok variant of {}", image.variant_id, set.origin()));
       }
-      if (image.compiler.kind == compile::CompilerKind::prebuilt) {
+      if (image.amplify > 0 && !image.ptx) {
+        throw Error(fmt::format("variant {}: its PTX could not be read for amplification", v->id));
+      }
+      if (image.compiler.kind == compile::CompilerKind::prebuilt && image.amplify == 0) {
         image.cubin = set.contents(*v->cubin);
         image.compile = {{"kind", "prebuilt"},
                          {"tool", fmt::format("Triton {}'s bundled ptxas", set.triton())},
@@ -105,18 +172,82 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
       }
       const compile::PtxasInfo& ptxas = m_ptxas.at(pkey);
       const std::vector<std::string>& options = set.manifest().ptxas_options;
-      const compile::PtxasOutput out = compile::compile_with_ptxas(ptxas, set.contents(*v->ptx), v->id, options);
+      const compile::PtxasOutput out =
+          compile::compile_with_ptxas(ptxas, image.amplify > 0 ? *image.ptx : set.contents(*v->ptx), v->id, options);
       image.cubin = out.cubin;
       image.compile = {{"kind", "ptxas"},        {"tool", ptxas.path}, {"version", ptxas.version},
                        {"sha256", ptxas.sha256}, {"options", options}, {"ms", out.ms},
                        {"log", out.log}};
+      if (image.amplify > 0) {
+        // The amplified PTX of a prebuilt case goes through the binary that built the
+        // set's cubins: the set's bundled ptxas, with the set's options.
+        image.compile["amplified"] = image.amplify;
+        if (image.compiler.kind == compile::CompilerKind::prebuilt) {
+          image.compile["tool"] = fmt::format("Triton {}'s bundled ptxas ({})", set.triton(), ptxas.path);
+        }
+        image.amplification->serialised = serialisation_note(out.log);
+      }
     } catch (const Interrupted&) {
       image.error = "not built: interrupted";  // the run stops below; nothing of it is reported as compiled
     } catch (const std::exception& e) {
       image.error = e.what();
     }
   });
+  for (Image* image : same_as_base) {
+    const Image& base = m_images.at(image->base_key);
+    image->cubin = base.cubin;
+    image->error = base.error;
+    image->compile = base.compile;
+  }
   throw_if_interrupted();
+}
+
+std::vector<protocol::LoadItem> ImageSet::driver_items() const {
+  std::vector<protocol::LoadItem> items;
+  for (const auto& [key, image] : m_images) {
+    if (image.compiler.kind != compile::CompilerKind::driver || !image.cubin.empty() || !image.error.empty()) {
+      continue;
+    }
+    if (image.amplify > 0 && (!image.amplification || !image.amplification->changed())) {
+      continue;
+    }
+    protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt, std::nullopt};
+    if (image.amplify > 0 && image.ptx) {
+      item.ptx = *image.ptx;
+    }
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+void ImageSet::take_jit(const std::vector<protocol::LoadResult>& results, const std::string& driver_version) {
+  for (const protocol::LoadResult& r : results) {
+    Image& image = m_images.at(r.key);
+    if (r.jit_cubin) {
+      image.cubin = *r.jit_cubin;
+      image.compile = {{"kind", "driver"},
+                       {"tool", "cuLinkCreate/cuLinkAddData/cuLinkComplete"},
+                       {"version", driver_version},
+                       {"ms", r.ms},
+                       {"log", r.jit_log}};
+      if (image.amplify > 0 && image.amplification) {
+        image.compile["amplified"] = image.amplify;
+        image.amplification->serialised = serialisation_note(r.jit_log);
+      }
+    }
+    if (!r.ok) {
+      image.error = r.error.empty() ? std::string("the driver JIT failed") : r.error;
+    }
+  }
+  for (auto& [key, image] : m_images) {
+    if (image.compiler.kind == compile::CompilerKind::driver && image.amplify > 0 && image.cubin.empty() &&
+        image.error.empty() && image.amplification && !image.amplification->changed()) {
+      const Image& base = m_images.at(image.base_key);
+      image.cubin = base.cubin;
+      image.compile = base.compile;
+      image.error = base.cubin.empty() && base.error.empty() ? "its unamplified image was not built" : base.error;
+    }
+  }
 }
 
 std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::size_t threads) {

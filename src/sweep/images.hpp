@@ -1,7 +1,11 @@
 #pragma once
-// The compiled images a sweep runs, one per (Triton set, variant, compiler), each built
-// once: prebuilt cubins come from the kernel set, ptxas=<spec> cubins are compiled here
-// on the CPU in parallel, driver cubins come back from a worker's JIT. Every image
+// The compiled images a sweep runs, one per (Triton set, variant, compiler, amplify),
+// each built once: prebuilt cubins come from the kernel set, ptxas=<spec> cubins are
+// compiled here on the CPU in parallel, driver cubins come back from a worker's JIT.
+// An amplified image (amplify D > 0, src/ptx/amplify.hpp) is its variant's PTX with
+// D wgmma pairs before each register-A wgmma, compiled by the same compiler (prebuilt:
+// the set's bundled ptxas with the set's options); its unamplified image is built and
+// inspected too, so that the report can say whether the hazard survived. Every image
 // that ran is statically inspected once for the wgmma register hazard.
 
 #include <map>
@@ -15,15 +19,30 @@
 #include "compile/compiler.hpp"
 #include "compile/toolchain.hpp"
 #include "kernels/kernel_sets.hpp"
+#include "protocol/protocol.hpp"
 
 namespace lp::sweep {
 
-/// One (Triton set, variant, compiler) of the run.
+/// What the amplifier did to an image, and what ptxas made of it.
+struct Amplification {
+  int pairs = 0;                 ///< D
+  std::size_t sites = 0;         ///< register-A wgmmas the pairs were inserted before
+  std::size_t pending_sites = 0; ///< of which the next wgmma.wait_group leaves in flight
+  std::string describe;          ///< ptx::Amplified::describe()
+  /// ptxas's words when it serialised the wgmmas (info C7513 or C7515), else empty.
+  std::string serialised;
+  [[nodiscard]] bool changed() const noexcept { return pairs > 0 && sites > 0; }
+};
+
+/// One (Triton set, variant, compiler, amplify) of the run.
 struct Image {
-  std::string key;       ///< "<triton>/<variant>|<compiler>"
+  std::string key;       ///< "<triton>/<variant>|<compiler>", then "|amplify=<D>" when D > 0
   std::string triton;    ///< the Triton version of the kernel set the variant comes from
   std::string variant_id;
   compile::Compiler compiler;
+  int amplify = 0;       ///< dependent wgmma pairs per register-A wgmma (src/ptx/amplify.hpp)
+  std::string base_key;  ///< amplify > 0: the unamplified image's key
+  std::optional<Amplification> amplification;  ///< amplify > 0, once the PTX was amplified
   std::string cubin;     ///< the SASS that runs; empty until built
   std::string error;     ///< why it could not be built (the cases get compile_error)
   nlohmann::json compile = nlohmann::json::object();  ///< how it was built: tool, version, sha256, ms, log
@@ -35,19 +54,33 @@ struct Image {
   std::string attribution;                 ///< "ptx", "ptxas", "none"; empty until known
 };
 
-/// The key of a (Triton set, variant, compiler).
-std::string image_key(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler);
+/// The key of a (Triton set, variant, compiler, amplify).
+std::string image_key(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler,
+                      int amplify = 0);
 
 class ImageSet {
  public:
-  /// Adds (Triton set, variant, compiler) unless present; returns its key.
-  std::string add(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler);
+  /// Adds (Triton set, variant, compiler, amplify) unless present (amplify > 0 adds
+  /// the unamplified image too); returns its key.
+  std::string add(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler,
+                  int amplify = 0);
 
   /// Fills the cubins that need no GPU: prebuilt ones from the image's set, ptxas=<spec>
   /// ones by compiling the variant's PTX with the options its set's Triton used (each
   /// ptxas resolved and hashed once; ptxas=triton is the set's bundled one), `threads`
-  /// at a time. Failures are recorded per image, never thrown.
+  /// at a time. An amplified image's PTX is amplified first; prebuilt and ptxas ones
+  /// are compiled (prebuilt: with the set's bundled ptxas); where the transform left the
+  /// PTX unchanged the image takes its unamplified image's cubin. Failures are recorded
+  /// per image, never thrown.
   void build_on_cpu(const kernels::KernelSets& sets, std::size_t threads);
+
+  /// The driver-compiled images not yet built, as load items for a worker's JIT; an
+  /// amplified one carries its amplified PTX (one the transform left unchanged is not
+  /// listed: take_jit gives it its unamplified image's cubin).
+  [[nodiscard]] std::vector<protocol::LoadItem> driver_items() const;
+  /// Takes a worker's answers to driver_items(): each image's cubin and compile record
+  /// (`driver_version` names the JIT), or its error.
+  void take_jit(const std::vector<protocol::LoadResult>& results, const std::string& driver_version);
 
   /// Inspects every built image not yet inspected, `threads` nvdisasm runs at a time.
   /// `nvdisasm` (a path) overrides the search. When no nvdisasm is found every image

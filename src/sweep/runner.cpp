@@ -137,11 +137,26 @@ class Sweep {
                                              m_images));
         next_index += 2;
       }
+      for (AmplifiedControlEntry& a :
+           amplified_control_entries(m_plan, m_sets, m_tritons, m_config.seed.value, next_index, m_control_cases,
+                                     m_images, m_amplified_notes)) {
+        PendingControl& pending = m_amplified_controls.emplace_back();
+        pending.pair.triton = a.triton;
+        pending.role = a.role;
+        pending.entry = std::move(a.entry);
+      }
+      m_remedy_base = next_index;
     }
     phases["entries"] = seconds_since(t);
     main_slot().client->poll_ready();
     t = std::chrono::steady_clock::now();
     m_images.build_on_cpu(m_sets, m_request.jobs);
+    settle_amplification(m_entries, m_images);
+    for (PendingControl& a : m_amplified_controls) {
+      std::vector<Entry> one = {a.entry};
+      settle_amplification(one, m_images);
+      a.entry = std::move(one.front());
+    }
     phases["images"] = seconds_since(t);
     main_slot().client->poll_ready();
     start_inspection();
@@ -394,8 +409,9 @@ class Sweep {
       index_of_id[c.id] = m_remedy_cases.cases.size();
       m_remedy_cases.cases.push_back(std::move(c));
     }
-    const std::vector<Entry> entries = plan_entries(m_remedy_cases, m_config, m_sets, m_images, {});
+    std::vector<Entry> entries = plan_entries(m_remedy_cases, m_config, m_sets, m_images, {});
     m_images.build_on_cpu(m_sets, m_request.jobs);
+    settle_amplification(entries, m_images);
     const std::string problem = m_images.inspect(m_request.nvdisasm, m_request.jobs);
     if (!problem.empty()) {
       fmt::print(stderr, "sweep: warning: the remedies' SASS could not be inspected: {}\n", problem);
@@ -556,12 +572,7 @@ class Sweep {
   /// The driver compile path: the worker JITs each variant's PTX once (in parallel)
   /// and hands the cubin back for inspection and for later workers.
   void jit_driver_images() {
-    std::vector<protocol::LoadItem> items;
-    for (const auto& [key, image] : m_images.all()) {
-      if (image.compiler.kind == compile::CompilerKind::driver && image.cubin.empty() && image.error.empty()) {
-        items.push_back({{key, image.triton, image.variant_id, image.compiler}, std::nullopt});
-      }
-    }
+    const std::vector<protocol::LoadItem> items = m_images.driver_items();
     if (items.empty()) {
       return;
     }
@@ -569,20 +580,8 @@ class Sweep {
     if (!slot.client || !slot.client->alive()) {
       start_worker(slot);
     }
-    for (const protocol::LoadResult& r : slot.client->load(items, m_request.case_timeout)) {
-      Image& image = m_images.at(r.key);
-      if (r.jit_cubin) {
-        image.cubin = *r.jit_cubin;
-        image.compile = {{"kind", "driver"},
-                         {"tool", "cuLinkCreate/cuLinkAddData/cuLinkComplete"},
-                         {"version", slot.client->gpu().value("driver_version", "")},
-                         {"ms", r.ms},
-                         {"log", r.jit_log}};
-      }
-      if (!r.ok) {
-        image.error = r.error.empty() ? std::string("the driver JIT failed") : r.error;
-      }
-    }
+    m_images.take_jit(slot.client->load(items, m_request.case_timeout),
+                      slot.client->gpu().value("driver_version", ""));
   }
 
   /// Runs one job on `slot`'s worker (sweep/send_jobs.hpp), starting a fresh worker
@@ -632,6 +631,10 @@ class Sweep {
       run.pair.negative = run_entry(main_slot(), pair.negative, {}, run.negative);
       valid = valid && control_problem(run.pair).empty();
     }
+    for (PendingControl& a : m_amplified_controls) {
+      a.pair.positive = run_entry(main_slot(), a.entry, {}, a.positive);
+      valid = valid && a.pair.positive.verdict == Verdict::pass;
+    }
     // The race control says whether this GPU shows the hazard at run time; it never
     // makes a run invalid (a GPU that does not show it is a finding, not a broken detector).
     run_race_control();
@@ -652,7 +655,11 @@ class Sweep {
       pair.positive = final_record(run.entries->positive, run.pair.positive, run.positive);
       pair.negative = final_record(run.entries->negative, run.pair.negative, run.negative);
     }
-    m_report.controls = controls_record(pairs, race_record());
+    std::vector<AmplifiedControl> amplified;
+    for (PendingControl& a : m_amplified_controls) {
+      amplified.push_back({a.pair.triton, a.role, a.entry.amplify, final_record(a.entry, a.pair.positive, a.positive)});
+    }
+    m_report.controls = controls_record(pairs, amplified, m_amplified_notes, race_record());
     journal.append("controls", {{"controls", m_report.controls}});
   }
 
@@ -718,14 +725,19 @@ class Sweep {
   std::future<std::string> m_inspection;  ///< the static inspection, beside the GPU work; its problem
   double m_inspection_s = 0.0;            ///< how long it took (in its thread)
   double m_inspection_wait_s = 0.0;       ///< how long the sweep waited for it
-  /// A control pair that ran, to be recorded with its static part.
+  /// A control pair that ran, to be recorded with its static part; an amplified
+  /// control is one entry of its own, its record in pair.positive.
   struct PendingControl {
     const ControlEntries* entries = nullptr;
     ControlPair pair;  ///< the provisional records
     std::optional<protocol::JobResult> positive;
     std::optional<protocol::JobResult> negative;
+    Entry entry;       ///< an amplified control's
+    std::string role;  ///< an amplified control's: "block_n_32" or "fixed_default"
   };
   std::vector<PendingControl> m_pending_controls;
+  std::vector<PendingControl> m_amplified_controls;  ///< amplify D > 0: per D, sweep/controls.hpp
+  std::vector<std::string> m_amplified_notes;        ///< the amplified controls that could not be made
   bool m_controls_pending = false; ///< ran and not yet recorded
   struct JobTime {
     double round_trip_s = 0.0;  ///< sent to answered, summed over jobs

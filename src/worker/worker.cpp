@@ -50,14 +50,16 @@ struct Built {
   std::string error;
 };
 
-/// The driver's own JIT of a variant's PTX (cuLink), in the current thread.
-Built jit(const kernels::KernelSet& set, const kernels::Variant& v, CUcontext context) {
+/// The driver's own JIT (cuLink), in the current thread, of `ptx` when the parent
+/// sent one (an amplified PTX), else of the variant's PTX.
+Built jit(const kernels::KernelSet& set, const kernels::Variant& v, const std::optional<std::string>& ptx,
+          CUcontext context) {
   Built b;
   const auto start = std::chrono::steady_clock::now();
   try {
     LP_CU_CHECK(driver().cuCtxSetCurrent(context));
     Linker linker;
-    linker.add_ptx(set.contents(*v.ptx), v.id + ".ptx");
+    linker.add_ptx(ptx ? *ptx : set.contents(*v.ptx), v.id + ".ptx");
     b.cubin = linker.complete();
     b.log = linker.info_log();
   } catch (const Error& e) {
@@ -322,7 +324,7 @@ class Worker {
     // The driver JIT is thread-safe per context: compile all PTX at once.
     parallel_for(to_jit.size(), 0, [&](std::size_t k) {
       const std::size_t i = to_jit[k];
-      built[i] = jit(*sets[i], *variants[i], m_context.get());
+      built[i] = jit(*sets[i], *variants[i], items[i].ptx, m_context.get());
     });
     LP_CU_CHECK(driver().cuCtxSetCurrent(m_context.get()));
     std::vector<LoadResult> results;

@@ -90,7 +90,7 @@ TEST(Compact, MeasuredRecordsComeBackWithEveryNumber) {
   // Every seed case ran 30 times and none was wrong: said once.
   EXPECT_EQ(table["constants"]["runs"], 30);
   EXPECT_EQ(table["constants"]["nan"], 0);
-  EXPECT_EQ(table["columns"].size() + table["constants"].size(), 29U);
+  EXPECT_EQ(table["columns"].size() + table["constants"].size(), 30U);  // huge since 4.1.0
 }
 
 TEST(Compact, KeepsReasonsItCannotRebuildAndRecordsThatDidNotRun) {

@@ -438,6 +438,64 @@ TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
       << xml;
 }
 
+TEST_F(RunnerWithFakeWorker, AmplifiedCasesAreJudgedOnTheirAmplifiedSassBesideTheAmplifiedControls) {
+  try {
+    (void)sass::find_nvdisasm();
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "skipped: no nvdisasm (" << e.what() << "); scripts/install_tools.sh installs one";
+  }
+  // Plan order (amplify after block_n): 0 block_n 128 amplified by 2 pairs (the fake
+  // worker makes it wrong), 1 block_n 128 unamplified, 2 block_n 32 amplified, 3 block_n 32.
+  json config = json::parse(k_config);
+  config["axes"]["tokens"] = {1024};
+  config["axes"]["amplify"] = {2, 0};
+  write_file_atomic(m_dir.path() + "/amplified.json", config.dump());
+  write_file_atomic(m_dir.path() + "/script.json",
+                    json{{"by_index", {{"0", "fail"}}}, {"log", m_dir.path() + "/worker.log"}}.dump());
+  SweepRequest r = request();
+  r.markdown = m_dir.path() + "/report.md";
+  EXPECT_EQ(run_sweep(plan::load_config_file(m_dir.path() + "/amplified.json"), r), 1);
+  const json report = formats::read_document(r.out).json;
+  ASSERT_EQ(report["cases"].size(), 4U);
+  const json& hazard = report["cases"][0];
+  EXPECT_EQ(hazard["axes"]["amplify"], 2);
+  EXPECT_EQ(hazard["axes"]["block_n"], 128);
+  EXPECT_EQ(hazard["verdict"], "FAIL");
+  EXPECT_EQ(hazard["reason"].get<std::string>().rfind("under amplification (2 queued wgmma pairs): 2 of 2 runs wrong", 0),
+            0U)
+      << hazard.dump();
+  EXPECT_EQ(hazard["amplification"]["sites"], 2);
+  EXPECT_EQ(hazard["amplification"]["pending_sites"], 2);
+  EXPECT_GT(hazard["amplification"]["unamplified_findings"].get<int>(), 0);
+  EXPECT_GT(hazard["static_findings"].get<int>(), 0);  // the hazard survived the pairs
+  EXPECT_TRUE(hazard["amplification"]["void_reason"].is_null());
+  EXPECT_EQ(hazard["attribution"], "ptx");
+  const json& workaround = report["cases"][2];
+  EXPECT_EQ(workaround["axes"]["block_n"], 32);
+  EXPECT_EQ(workaround["verdict"], "PASS") << workaround.dump();
+  EXPECT_EQ(workaround["static_findings"], 0);  // ptxas serialises block_n 32, amplified or not
+  // The unamplified cases keep the ids (and axes) they always had: no amplify key.
+  EXPECT_FALSE(report["cases"][1]["axes"].contains("amplify"));
+  EXPECT_EQ(report["cases"][1]["id"], "a45a5419f480");  // as in every report before the axis existed
+  EXPECT_EQ(report["cases"][1]["verdict"], "LATENT");
+  EXPECT_FALSE(report["cases"][1].contains("amplification"));
+  // The amplified controls ran: block_n 32 of the run's set and Triton 3.9.0's default.
+  ASSERT_TRUE(report["controls"]["valid"].get<bool>()) << report["controls"].dump();
+  ASSERT_EQ(report["controls"]["amplified"].size(), 2U) << report["controls"].dump();
+  EXPECT_EQ(report["controls"]["amplified"][0]["role"], "block_n_32");
+  EXPECT_EQ(report["controls"]["amplified"][1]["role"], "fixed_default");
+  EXPECT_EQ(report["controls"]["amplified"][1]["triton"], "3.9.0");
+  for (const json& a : report["controls"]["amplified"]) {
+    EXPECT_EQ(a["record"]["verdict"], "PASS") << a.dump();
+    EXPECT_EQ(a["record"]["static_findings"], 0) << a.dump();
+    EXPECT_EQ(a["record"]["amplification"]["sites"], 2) << a.dump();
+  }
+  // The headline never says a bare FAIL for an amplified one.
+  const std::string md = read_file(r.markdown);
+  EXPECT_EQ(md.rfind("# loraprobe: FAIL under amplification (2 queued wgmma pairs): wrong numbers in 1 case(s).", 0), 0U)
+      << md.substr(0, 300);
+}
+
 TEST_F(RunnerWithFakeWorker, ControlsThatMisbehaveStopTheSweepBeforeAnyCase) {
   // The negative control (index 7, after the six cases and the positive control) fails.
   write_file_atomic(m_dir.path() + "/script.json",

@@ -145,6 +145,43 @@ TEST_F(SweepOnGpu, EachTritonSetGivesTheVerdictTheMatrixPredicts) {
   }
 }
 
+TEST_F(SweepOnGpu, AmplifiedSeedCaseFailsWithTheBugsNanAndAmplifiedBlockN32Passes) {
+  // docs/amplify.md: two dependent wgmma pairs queued before each register-A wgmma make
+  // the H200 read the pending A registers late, as an H20 does: the seed configuration
+  // gives the bug report's NaN and values near 1e37; block_n 32 (ptxas serialises it)
+  // stays exact under the same amplification.
+  const auto [r, report] = sweep("amplified", {"--config", k_seed_config, "--tokens", "1024", "--triton", "3.6.0",
+                                               "--amplify", "2", "--repeats", "5", "--no-remedies"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // FAIL
+  ASSERT_TRUE(report["controls"]["valid"].get<bool>()) << report["controls"].dump();
+  // The amplified controls: block_n 32 of the run's set and Triton 3.9.0's default, both PASS.
+  ASSERT_EQ(report["controls"]["amplified"].size(), 2U) << report["controls"].dump();
+  for (const json& a : report["controls"]["amplified"]) {
+    EXPECT_TRUE(a["valid"].get<bool>()) << a.dump();
+    EXPECT_EQ(a["record"]["verdict"], "PASS") << a.dump();
+    EXPECT_EQ(a["pairs"], 2);
+  }
+  const json& hazard = case_with(report, 1024, 128);
+  EXPECT_EQ(hazard["verdict"], "FAIL") << hazard.dump();
+  EXPECT_EQ(hazard["reason"].get<std::string>().rfind("under amplification (2 queued wgmma pairs): ", 0), 0U)
+      << hazard.dump();
+  EXPECT_EQ(hazard["axes"]["amplify"], 2);
+  EXPECT_EQ(hazard["amplification"]["pairs"], 2);
+  EXPECT_EQ(hazard["amplification"]["sites"], 2);
+  EXPECT_GT(hazard["amplification"]["unamplified_findings"].get<int>(), 0);
+  EXPECT_GT(hazard["static_findings"].get<int>(), 0);  // the findings survived the amplification
+  EXPECT_TRUE(hazard["amplification"]["void_reason"].is_null()) << hazard.dump();
+  // The symptom of the report: NaN or values above 1e30, not only plain mismatches.
+  const json& m = hazard["metrics"];
+  EXPECT_GT(m["nan"].get<std::uint64_t>() + m["huge"].get<std::uint64_t>(), 0U) << m.dump();
+  const json& workaround = case_with(report, 1024, 32);
+  EXPECT_EQ(workaround["verdict"], "PASS") << workaround.dump();
+  EXPECT_EQ(workaround["amplification"]["sites"], 2);
+  // The pairs' rounding stays inside today's tolerance with the margin clean cases keep.
+  EXPECT_LE(workaround["metrics"]["worst_dev_over_tolerance"].get<double>(), 0.5) << workaround.dump();
+  EXPECT_EQ(report["summary"]["first_failure"]["id"], hazard["id"]);
+}
+
 TEST_F(SweepOnGpu, UnwrittenOutputIsCaught) {
   // bf16 expand without ADD_INPUTS, so the output is poisoned and unwritten elements count.
   const auto [r, report] = sweep("skip", {"--input-dtype", "bf16", "--op", "expand", "--ranks", "64", "--block-n", "vllm",
