@@ -18,6 +18,13 @@
 //     differently: one ulp of a 4-sigma buf times the largest weight ("buf_cast_flip");
 //  5. shrink SPLIT_K > 1: atomics add the partial sums in any order:
 //     (SPLIT_K - 1) * 2^-24 * sum|terms| ("split_k").
+//  6. an amplified expand (problem.amplify_pairs = D > 0, src/ptx/amplify.hpp): D pairs
+//     acc = (acc - p) + p before each of the K/16 k16 wgmmas, two fp32 additions per
+//     pair, each off by at most one ulp (2^-23, so truncating tensor-core adds are
+//     covered) of |acc| + |p| <= K a_max b_max + 16 b_max^2, random in sign:
+//     sqrt(2 D K/16) * 2^-23 * (K a_max b_max + 16 b_max^2) ("amplify_pairs"). The
+//     table below has D = 0; tests/verify/tolerance_test.cpp shows an amplified clean
+//     result inside the unamplified tolerance with its margin, at D up to 64.
 // atol = 2 x (sum of the terms that apply) and rtol = 2 x 2u: the factor 2 is the
 // margin, so a clean case is expected at max dev/tol <= 0.5 and the 4-sigma terms
 // would need an 8-sigma element (p ~ 1e-15) to fail a clean case. NaN, Inf and

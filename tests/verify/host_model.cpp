@@ -20,9 +20,9 @@ std::vector<std::uint32_t> generate(DType t, ValueRange range, std::uint64_t see
 }
 
 // sum_k a(k) * b(k) with the chosen accumulation. a and b are already the rounded
-// operand values.
+// operand values; `pairs` is fp32_amplified's D.
 template <class A, class B>
-double dot(std::int64_t k_count, A a, B b, Accumulation accumulation) {
+double dot(std::int64_t k_count, A a, B b, Accumulation accumulation, int pairs = 0) {
   switch (accumulation) {
     case Accumulation::float64: {
       double sum = 0.0;
@@ -48,6 +48,27 @@ double dot(std::int64_t k_count, A a, B b, Accumulation accumulation) {
     case Accumulation::fp32_blocked: {
       float sum = 0.0f;
       for (std::int64_t k0 = 0; k0 < k_count; k0 += 16) {
+        float block = 0.0f;
+        for (std::int64_t k = k0; k < k0 + 16 && k < k_count; ++k) {
+          block = std::fma(a(k), b(k), block);
+        }
+        sum += block;
+      }
+      return sum;
+    }
+    case Accumulation::fp32_amplified: {
+      // As the tensor cores run an amplified k16 wgmma: the pairs on the accumulator
+      // first, then the wgmma's own 16 products.
+      float sum = 0.0f;
+      for (std::int64_t k0 = 0; k0 < k_count; k0 += 16) {
+        float p = 0.0f;
+        for (std::int64_t k = k0; k < k0 + 16 && k < k_count; ++k) {
+          p = std::fma(b(k), b(k), p);
+        }
+        for (int i = 0; i < pairs; ++i) {
+          sum = sum - p;
+          sum = sum + p;
+        }
         float block = 0.0f;
         for (std::int64_t k = k0; k < k0 + 16 && k < k_count; ++k) {
           block = std::fma(a(k), b(k), block);
@@ -144,8 +165,9 @@ std::vector<std::byte> host_output(const Problem& p, const HostInputs& in, Accum
   const DType out_type = p.output_dtype();
   const std::int64_t t_count = p.num_tokens;
   const std::int64_t r_count = p.rank;
+  const Accumulation shrink_acc = acc == Accumulation::fp32_amplified ? Accumulation::fp32_blocked : acc;
   if (p.op == Op::shrink) {
-    const std::vector<float> buf = shrink(p, in, acc);
+    const std::vector<float> buf = shrink(p, in, shrink_acc);
     std::vector<std::byte> out(buf.size() * sizeof(float));
     for (std::size_t i = 0; i < buf.size(); ++i) {
       const auto t = static_cast<std::size_t>((static_cast<std::int64_t>(i) / r_count) % t_count);
@@ -157,7 +179,7 @@ std::vector<std::byte> host_output(const Problem& p, const HostInputs& in, Accum
   const DType w = p.weight_dtype;
   std::vector<float> operand;
   if (p.op == Op::lora_linear) {
-    for (const float v : shrink(p, in, acc)) {
+    for (const float v : shrink(p, in, shrink_acc)) {
       operand.push_back(round_to(w, v));
     }
   } else {
@@ -182,7 +204,7 @@ std::vector<std::byte> host_output(const Problem& p, const HostInputs& in, Accum
         const double sum = dot(
             r_count, [&](std::int64_t r) { return operand[static_cast<std::size_t>((s * t_count + t) * r_count + r)]; },
             [&](std::int64_t r) { return bits_to_float(w, b_bits[static_cast<std::size_t>((lora * h + n) * r_count + r)]); },
-            acc);
+            acc, p.amplify_pairs);
         std::uint32_t bits = float_to_bits(w, to_f32(sum));
         if (p.add_inputs) {
           bits = float_to_bits(w, bits_to_float(w, bits) + bits_to_float(w, in.y_in[at]));

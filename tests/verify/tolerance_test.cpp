@@ -6,6 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <ostream>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
 
 #include <cmath>
 
@@ -168,6 +173,59 @@ INSTANTIATE_TEST_SUITE_P(
                     OrderCase{"linear_bf16", make_problem(Op::lora_linear, DType::bf16, 24, 32, {256, 64}, 1024, 2, true, 5)},
                     OrderCase{"linear_fp16", make_problem(Op::lora_linear, DType::f16, 24, 64, {128}, 2048, 1, false, 6)}),
     [](const testing::TestParamInfo<OrderCase>& param_info) { return std::string(param_info.param.name); });
+
+}  // namespace
+}  // namespace lp
+
+namespace lp {
+namespace {
+
+TEST(Tolerance, TheAmplifiersPairsAreANamedTermThatStaysFarBelowTodaysTolerance) {
+  // src/ptx/amplify.hpp: each pair adds (acc - p) + p, two fp32 roundings, before each
+  // of the K/16 wgmmas. The term is explicit (never a silent widening) and small.
+  Problem p = test::make_problem(Op::expand, DType::bf16, 64, 64, {4096}, 0, 1, false, 11);
+  const Tolerance today = tolerance_for(p);
+  p.amplify_pairs = 16;
+  const Tolerance amplified = tolerance_for(p);
+  ASSERT_EQ(amplified.atol_terms.size(), today.atol_terms.size() + 1);
+  EXPECT_EQ(amplified.atol_terms.back().name, "amplify_pairs");
+  EXPECT_NE(amplified.describe().find("amplify_pairs"), std::string::npos);
+  EXPECT_EQ(amplified.rtol, today.rtol);
+  // sqrt(2 x 16 pairs x 4 wgmmas) x 2^-23 x (64 x 2 x 0.1 + 16 x 0.1^2)
+  EXPECT_NEAR(amplified.atol_terms.back().value, std::sqrt(128.0) * 0x1p-23 * (64 * 2 * 0.1 + 16 * 0.01), 1e-12);
+  p.op = Op::shrink;
+  p.input_dtype = DType::bf16;
+  p.hidden_in = 4096;
+  EXPECT_THROW(validate(p), Error) << "only an expand kernel is amplified";
+}
+
+TEST(Tolerance, AnAmplifiedCleanResultStaysInsideTodaysToleranceWithItsMargin) {
+  // The pairs emulated in fp32 (round to nearest) at the largest D of the tests: the
+  // deviation from the float64 reference stays at <= 0.5 of the tolerance without the
+  // amplify term, so the term is margin, not what makes a clean amplified case pass.
+  for (const int pairs : {2, 16, 64}) {
+    for (const auto& [name, base] : {std::pair{"r64", test::make_problem(Op::expand, DType::bf16, 96, 64, {256}, 0, 1, false, 1)},
+                                     std::pair{"r512_add", test::make_problem(Op::expand, DType::bf16, 32, 512, {128, 64}, 0, 3, true, 2)},
+                                     std::pair{"fp16_r256_add", test::make_problem(Op::expand, DType::f16, 48, 256, {96}, 0, 2, true, 3)}}) {
+      SCOPED_TRACE(fmt::format("{} with {} pairs", name, pairs));
+      Problem p = base;
+      const Tolerance today = tolerance_for(p);
+      p.amplify_pairs = pairs;
+      const test::HostInputs inputs = test::generate_host_inputs(p);
+      CompareSpec spec;
+      spec.dtype = p.output_dtype();
+      spec.atol = today.atol;
+      spec.rtol = today.rtol;
+      spec.tile = TileShape{16, 32};
+      spec.unwritten_measurable = unwritten_measurable(p);
+      const std::vector<std::byte> reference = test::host_output(p, inputs, test::Accumulation::float64);
+      const std::vector<std::byte> amplified = test::host_output(p, inputs, test::Accumulation::fp32_amplified);
+      const CompareMetrics m = compare_on_host(CompareLayout::for_problem(p), spec, amplified, reference, p.lora_of);
+      EXPECT_TRUE(m.passed()) << m.summary();
+      EXPECT_LE(m.worst_dev_over_tolerance, 0.5) << m.summary();
+    }
+  }
+}
 
 }  // namespace
 }  // namespace lp
