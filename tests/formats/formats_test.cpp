@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "formats/document.hpp"
+#include "formats/diff.hpp"
 #include "formats/html.hpp"
 #include "formats/junit.hpp"
 #include "formats/markdown.hpp"
@@ -185,6 +186,34 @@ TEST(View, InspectDocumentsGetTheirHazardousCubins) {
   EXPECT_NE(md.find("> /*0010*/ LDS.64 R88, [R1]"), std::string::npos) << md;
   EXPECT_EQ(md.find("expand-b"), std::string::npos);
   EXPECT_NE(html_of(doc).find("<mark>/*0010*/ LDS.64 R88, [R1]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lp::formats
+
+namespace lp::formats {
+namespace {
+
+TEST(Diff, AmplifiedCasesAreConfigurationsOfTheirOwnWithTheirLabel) {
+  // A FAIL under amplification that a fix turns into PASS is "fixed", matched by its
+  // axes (amplify among them), never with the unamplified case of the same knobs.
+  Document before = read_document(std::string(LP_SOURCE_DIR) + "/tests/report/fixtures/seed-h200-3.0.0.json");
+  json amplified = before.json["cases"][0];
+  amplified["axes"]["amplify"] = 2;
+  amplified["id"] = "00000000a0a0";
+  amplified["verdict"] = "FAIL";
+  amplified["reason"] = "under amplification (2 queued wgmma pairs): 30 of 30 runs wrong";
+  before.json["cases"].push_back(amplified);
+  Document after = before;
+  after.json["cases"].back()["verdict"] = "PASS";
+  after.json["cases"].back()["reason"] = nullptr;
+  const Diff d = diff_reports(before, after, {});
+  EXPECT_FALSE(d.regressed);
+  ASSERT_EQ(d.json["fixed"].size(), 1U) << d.json.dump();
+  EXPECT_EQ(d.json["fixed"][0]["old"]["id"], "00000000a0a0");
+  EXPECT_NE(d.json["fixed"][0]["old"]["label"].get<std::string>().find(" amp2"), std::string::npos)
+      << d.json["fixed"][0].dump();
+  EXPECT_EQ(d.json["matched"], before.json["cases"].size());
 }
 
 }  // namespace

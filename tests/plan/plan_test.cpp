@@ -59,6 +59,41 @@ TEST(Plan, IdOfTheReportedConfigurationIsPinned) {
   EXPECT_EQ(it->id, "e34956fe4061");
 }
 
+TEST(Plan, AmplifyIsAnAxisThatOnlyAmplifiedCasesCarryInTheirIdsAndAxes) {
+  // The default is 0: every case of every config ever written keeps its id.
+  const Plan plain = expand_plan(parse_config(embedded_config("seed-48590.json"), "seed-48590.json"), {"3.6.0"});
+  SweepConfig config = parse_config(embedded_config("seed-48590.json"), "seed-48590.json");
+  FlagOverrides flags;
+  flags.axes[AxisId::amplify] = {"0,2,4"};
+  apply_flags(config, flags);
+  EXPECT_EQ(config.axes.at(AxisId::amplify).origin.describe(), "flag --amplify");
+  const Plan amplified = expand_plan(config, {"3.6.0"});
+  ASSERT_EQ(amplified.cases.size(), 3 * plain.cases.size());
+  std::set<std::string> ids;
+  for (const Case& c : amplified.cases) {
+    ids.insert(c.id);
+    const nlohmann::json axes = c.axes();
+    if (c.amplify == 0) {
+      EXPECT_FALSE(axes.contains("amplify"));
+      const auto same = std::find_if(plain.cases.begin(), plain.cases.end(), [&](const Case& p) { return p.axes() == axes; });
+      ASSERT_NE(same, plain.cases.end());
+      EXPECT_EQ(same->id, c.id);
+    } else {
+      EXPECT_EQ(axes.at("amplify"), c.amplify);
+    }
+  }
+  EXPECT_EQ(ids.size(), amplified.cases.size()) << "each D is a case of its own";
+  // Plan order: amplify after the compiler, before tokens (tokens stay fastest).
+  EXPECT_EQ(amplified.cases[0].amplify, 0);
+  EXPECT_EQ(amplified.cases[10].amplify, 2);
+  EXPECT_EQ(amplified.cases[10].tokens, 16);
+  // An exclude rule names it like any axis.
+  const Plan excluded = plan_of(R"({"axes": {"amplify": [0, 2], "block_n": [32, 128], "tokens": [256]},
+                                   "exclude": [{"amplify": 2, "block_n": 32}]})");
+  ASSERT_EQ(excluded.cases.size(), 3U);
+  EXPECT_EQ(excluded.excluded_by_rule, std::vector<std::size_t>{1});
+}
+
 TEST(Plan, TritonAllRunsEverySetAndNamedVersionsMustHaveOne) {
   const std::vector<std::string> sets = {"3.6.0", "3.8.0", "3.9.0"};
   // No triton key: every set, outermost, so a report reads set by set.

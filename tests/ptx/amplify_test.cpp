@@ -17,6 +17,7 @@
 
 #include "compile/ptxas.hpp"
 #include "kernels/kernel_sets.hpp"
+#include "plan/axes.hpp"
 #include "ptx/parse.hpp"
 #include "ptx/ptx_check.hpp"
 #include "sass/analyze.hpp"
@@ -227,6 +228,9 @@ TEST(Amplify, PairsOutsideTheRangeAreAUsageError) {
   EXPECT_THROW((void)amplify_ptx(seed, k_max_amplify_pairs + 1, "seed.ptx"), UsageError);
   EXPECT_NO_THROW((void)amplify_ptx(seed, k_max_amplify_pairs, "seed.ptx"));
   EXPECT_THROW((void)amplify_ptx("not ptx at all", 2, "junk.ptx"), sass::ListingError);
+  // The sweep's axis takes exactly the range the transform does (lp_plan does not link lp_ptx).
+  EXPECT_EQ(plan::axis_info(plan::AxisId::amplify).min, 0);
+  EXPECT_EQ(plan::axis_info(plan::AxisId::amplify).max, k_max_amplify_pairs);
 }
 
 /// The ptxas at .tools/ptxas/<version> or the toolkit's ("toolkit").

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "report/compact.hpp"
@@ -120,6 +122,45 @@ TEST(Compact, KeepsReasonsItCannotRebuildAndRecordsThatDidNotRun) {
   EXPECT_TRUE(back[1].metrics.is_null());
   EXPECT_TRUE(back[1].timing.is_null());
   EXPECT_FALSE(back[1].static_findings.has_value());
+}
+
+TEST(Compact, AnAmplifiedRecordComesBackWithItsAmplificationAndOthersKeepTheirForm) {
+  std::vector<CaseRecord> cases = fixture_cases();
+  const json plain_groups = compact_cases(cases)["group_columns"];
+  EXPECT_EQ(std::count(plain_groups.begin(), plain_groups.end(), "amplification"), 0)
+      << "a run without amplify writes the groups as before";
+  CaseRecord amplified = cases.front();
+  amplified.index = cases.size();
+  amplified.id = "00000000a0a0";
+  amplified.axes["amplify"] = 2;
+  amplified.verdict = Verdict::fail;
+  amplified.failed_runs = 30;
+  amplified.metrics["nan"] = 13696;
+  amplified.metrics["huge"] = 226892;
+  amplified.reason = "under amplification (2 queued wgmma pairs): 30 of 30 runs wrong: ...";
+  AmplificationRecord a;
+  a.pairs = 2;
+  a.sites = 2;
+  a.pending_sites = 2;
+  a.unamplified_findings = 8;
+  amplified.amplification = a;
+  cases.push_back(amplified);
+  const json table = compact_cases(cases);
+  EXPECT_EQ(table["group_columns"][3], "amplification");
+  const std::vector<CaseRecord> back = expand_cases(table);
+  ASSERT_EQ(back.size(), cases.size());
+  ASSERT_TRUE(back.back().amplification.has_value());
+  EXPECT_EQ(*back.back().amplification, a);
+  EXPECT_EQ(back.back().axes.at("amplify"), 2);
+  EXPECT_EQ(back.back().metrics.at("huge"), 226892);
+  EXPECT_EQ(back.back().reason, amplified.reason);
+  EXPECT_FALSE(back.front().amplification.has_value());
+  EXPECT_FALSE(back.front().metrics.contains("huge")) << "a 2.0.0 record has no huge count: null stays absent";
+  // And the full record round-trips too.
+  EXPECT_EQ(CaseRecord::from_json(amplified.to_json()).amplification, amplified.amplification);
+  json broken = amplified.to_json();
+  broken["amplification"]["pending_sites"] = 3;
+  EXPECT_THROW((void)CaseRecord::from_json(broken), Error);
 }
 
 TEST(Compact, AMetricWithoutAColumnIsRefusedNotDropped) {
