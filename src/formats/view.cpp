@@ -403,6 +403,9 @@ ReportView view_of(const Document& doc) {
     e.variant = text(variant, "variant", "?");
     e.triton = text(variant, "triton", "?");
     e.compiler = text(variant, "compiler", "?");
+    if (integer(variant, "amplify") > 0) {
+      e.compiler += fmt::format(" amplified by {} pairs", integer(variant, "amplify"));
+    }
     e.findings = static_cast<int>(integer(variant, "static_findings"));
     e.attribution = text(variant, "attribution");
     e.attribution_text = e.attribution == "none" || e.attribution.empty()

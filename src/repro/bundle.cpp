@@ -14,6 +14,7 @@
 #include "plan/axes.hpp"
 #include "plan/config.hpp"
 #include "plan/plan.hpp"
+#include "ptx/amplify.hpp"
 #include "sass/analyze.hpp"
 #include "sass/nvdisasm.hpp"
 #include "sweep/images.hpp"
@@ -39,11 +40,12 @@ const json& find_case(const formats::Document& report, const std::string& id) {
                                report.path));
 }
 
-/// The variants entry of (variant, Triton, compiler): what ran, with its cubin's sha256.
+/// The variants entry of (variant, Triton, compiler, amplify): what ran, with its cubin's sha256.
 const json& find_variant(const formats::Document& report, const std::string& variant, const std::string& triton,
-                         const std::string& compiler) {
+                         const std::string& compiler, std::int64_t amplify) {
   for (const json& v : member(report.json, "variants")) {
-    if (text(v, "variant") == variant && text(v, "triton") == triton && text(v, "compiler") == compiler) {
+    if (text(v, "variant") == variant && text(v, "triton") == triton && text(v, "compiler") == compiler &&
+        formats::integer(v, "amplify", 0) == amplify) {
       return v;
     }
   }
@@ -195,8 +197,14 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
                                        "with --kernel-dir",
                                        case_id, triton, fmt::join(versions, ", ")));
   }
+  // An amplified case's bundle holds the amplified PTX and its cubin: what ran.
+  const std::int64_t amplify = formats::integer(axes, "amplify", 0);
+  if (amplify < 0 || amplify > ptx::k_max_amplify_pairs) {
+    throw UsageError(fmt::format("{}: case {}: amplify {} is outside [0, {}]", report.path, case_id, amplify,
+                                 ptx::k_max_amplify_pairs));
+  }
   sweep::ImageSet images;
-  const std::string key = images.add(triton, variant, compiler);
+  const std::string key = images.add(triton, variant, compiler, static_cast<int>(amplify));
   images.build_on_cpu(sets, 1);
   const sweep::Image& image = images.at(key);
   if (!image.error.empty()) {
@@ -215,7 +223,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   } else {
     b.notes.push_back("the kernel set holds no PTX for this variant");
   }
-  const json& ran = find_variant(report, variant, triton, compiler_name);
+  const json& ran = find_variant(report, variant, triton, compiler_name, amplify);
   std::string sass_summary;
   Race race;
   std::string nvdisasm_line;

@@ -79,6 +79,9 @@ json variants_record(const ImageSet& images, const std::vector<report::CaseRecor
                         {"sass", image.sass},
                         {"sass_error", image.sass_error.empty() ? json() : json(image.sass_error)},
                         {"case_verdicts", verdicts_by_key[key]}});
+    if (image.amplify > 0) {
+      variants.back()["amplify"] = image.amplify;  // the same variant, compiler and Triton with D pairs
+    }
   }
   return variants;
 }

@@ -523,6 +523,28 @@ TEST(Cli, ReproBundlesACaseOfAReportWithoutAGpu) {
                        " lists the cases to read first)\n");
 }
 
+TEST(Cli, ReproOfAnAmplifiedCaseBundlesTheAmplifiedPtxAndItsCubin) {
+  // The seed report with its first case amplified by 2 pairs, as a sweep --amplify 2 records it.
+  nlohmann::json report = nlohmann::json::parse(read_file(LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json"));
+  report["cases"][0]["axes"]["amplify"] = 2;
+  const std::string path = scratch().path() + "/amplified-report.json";
+  write_file_atomic(path, report.dump());
+  const std::string dir = scratch().path() + "/repro-amplified";
+  std::filesystem::remove_all(dir);
+  ProcessResult r = loraprobe({"repro", path, "9efe288f6599", "--out", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string ptx = read_file(dir + "/kernel.ptx", 1 << 20);
+  EXPECT_NE(ptx.find("// loraprobe amplify: 2 dependent wgmma pair(s)"), std::string::npos);
+  EXPECT_EQ(read_file(dir + "/kernel.cubin", 1 << 20).substr(1, 3), "ELF");
+  const nlohmann::json config = nlohmann::json::parse(read_file(dir + "/case.json", 1 << 16));
+  EXPECT_EQ(config["axes"]["amplify"], nlohmann::json::array({2})) << config.dump();
+  r = loraprobe({"sweep", "--config", dir + "/case.json", "--dry-run", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json plan = nlohmann::json::parse(r.out);
+  ASSERT_EQ(plan["cases"].size(), 1U);
+  EXPECT_EQ(plan["cases"][0]["axes"]["amplify"], 2);
+}
+
 }  // namespace
 }  // namespace lp
 
