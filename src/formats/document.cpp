@@ -166,6 +166,15 @@ std::string real_text(const json& value) {
   return "n/a";
 }
 
+std::string metrics_symptom(const json& metrics) {
+  auto counted = [&](const char* key) -> std::optional<std::uint64_t> {
+    const json& v = member(metrics, key);
+    return v.is_number_unsigned() ? std::optional<std::uint64_t>(v.get<std::uint64_t>()) : std::nullopt;
+  };
+  return describe_symptom({counted("mismatches").value_or(0), counted("nan").value_or(0), counted("inf").value_or(0),
+                           counted("huge"), counted("unwritten")});
+}
+
 std::string metrics_line(const json& metrics) {
   if (!metrics.is_object()) {
     return "";
@@ -188,13 +197,7 @@ std::string metrics_line(const json& metrics) {
   if (nonfinite.is_number_integer() && nonfinite.get<std::int64_t>() > 0) {
     line += fmt::format(", INVALID: {} reference elements are not finite", nonfinite.get<std::int64_t>());
   }
-  auto counted = [&](const char* key) -> std::optional<std::uint64_t> {
-    const json& v = member(metrics, key);
-    return v.is_number_unsigned() ? std::optional<std::uint64_t>(v.get<std::uint64_t>()) : std::nullopt;
-  };
-  const std::string symptom = describe_symptom({counted("mismatches").value_or(0), counted("nan").value_or(0),
-                                                counted("inf").value_or(0), counted("huge"), counted("unwritten")});
-  if (!symptom.empty()) {
+  if (const std::string symptom = metrics_symptom(metrics); !symptom.empty()) {
     line += "; " + symptom;
   }
   const json& bad = member(metrics, "first_bad");

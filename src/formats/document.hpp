@@ -48,6 +48,10 @@ std::string text(const nlohmann::json& j, const char* key, const char* fallback 
 /// full), else the same numbers from the fields (compact reports); "" for null.
 std::string metrics_line(const nlohmann::json& metrics);
 
+/// model/symptom.hpp's clause for a metrics record (which A a register-A HGMMA read),
+/// empty without a mismatch; a count a record lacks (huge before 4.1.0) is "not counted".
+std::string metrics_symptom(const nlohmann::json& metrics);
+
 /// A real as reports write it (a number, "nan", "inf", null) in %.3g form.
 std::string real_text(const nlohmann::json& value);
 

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "model/symptom.hpp"
 #include "report/report.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
@@ -245,13 +244,7 @@ std::vector<EnvRow> case_numbers(const json& c) {
                                             count_text(m, "elements"), count_text(m, "mismatches"), count_text(m, "nan"),
                                             count_text(m, "inf"), count_text(m, "huge"), count_text(m, "unwritten"),
                                             count_text(m, "untouched_rows_written"))});
-    const auto counted = [&](const char* key) -> std::optional<std::uint64_t> {
-      const json& v = member(m, key);
-      return v.is_number_unsigned() ? std::optional<std::uint64_t>(v.get<std::uint64_t>()) : std::nullopt;
-    };
-    const std::string symptom = describe_symptom({counted("mismatches").value_or(0), counted("nan").value_or(0),
-                                                  counted("inf").value_or(0), counted("huge"), counted("unwritten")});
-    if (!symptom.empty()) {
+    if (const std::string symptom = metrics_symptom(m); !symptom.empty()) {
       rows.push_back({"symptom", symptom});
     }
     rows.push_back({"deviation", fmt::format("max abs {}, max rel {}, worst {} of tolerance (atol {}, rtol {})",

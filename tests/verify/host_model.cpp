@@ -45,27 +45,18 @@ double dot(std::int64_t k_count, A a, B b, Accumulation accumulation, int pairs 
       }
       return sum;
     }
-    case Accumulation::fp32_blocked: {
-      float sum = 0.0f;
-      for (std::int64_t k0 = 0; k0 < k_count; k0 += 16) {
-        float block = 0.0f;
-        for (std::int64_t k = k0; k < k0 + 16 && k < k_count; ++k) {
-          block = std::fma(a(k), b(k), block);
-        }
-        sum += block;
-      }
-      return sum;
-    }
+    case Accumulation::fp32_blocked:
     case Accumulation::fp32_amplified: {
-      // As the tensor cores run an amplified k16 wgmma: the pairs on the accumulator
-      // first, then the wgmma's own 16 products.
+      // fp32_amplified: as the tensor cores run an amplified k16 wgmma, the pairs on the
+      // accumulator first, then the wgmma's own 16 products.
+      const int queued = accumulation == Accumulation::fp32_amplified ? pairs : 0;
       float sum = 0.0f;
       for (std::int64_t k0 = 0; k0 < k_count; k0 += 16) {
         float p = 0.0f;
-        for (std::int64_t k = k0; k < k0 + 16 && k < k_count; ++k) {
+        for (std::int64_t k = k0; k < k0 + 16 && k < k_count && queued > 0; ++k) {
           p = std::fma(b(k), b(k), p);
         }
-        for (int i = 0; i < pairs; ++i) {
+        for (int i = 0; i < queued; ++i) {
           sum = sum - p;
           sum = sum + p;
         }
