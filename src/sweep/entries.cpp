@@ -240,7 +240,7 @@ std::optional<compile::Compiler> fixed_default_compiler(const kernels::KernelSet
     (void)compile::resolve_bundled_ptxas(
         {set.triton(), p.value("path_hint", ""), p.value("sha256", ""), p.value("version", "")});
     return compile::Compiler::prebuilt();
-  } catch (const Error& e) {
+  } catch (const UsageError& e) {  // not installed here: what resolve_bundled_ptxas says
     std::optional<compile::PtxasInfo> newest;
     for (const compile::PtxasInfo& info : compile::discover_ptxas()) {
       const std::optional<Release> v = parse_release(info.version);
