@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The table and the plot of docs/amplify.md from rows.py's raw rows: per variant
 (Triton, compiler, block_n, num_stages, input dtype) and D, the wrong elements at
-the chosen token count (the worst run of the case, as the report keeps it), with NaN
+the chosen token count (the worst run of the case, as the report keeps it; over several
+sweeps of the same cases, the worst of them, with their runs added up), with NaN
 and |x| > 1e30 apart; with matplotlib, a plot of wrong elements against D, one line
 per variant (log scale; 0 drawn at the bottom).
 
@@ -23,10 +24,19 @@ def main(argv):
         return 2
     rows = [json.loads(line) for line in open(argv[0]) if line.strip()]
     rows = [r for r in rows if r["tokens"] == tokens]
+    # Several sweeps of the same cases: the worst run's counts, and the runs added up.
     variants = {}
     for r in rows:
         key = (r["triton"], r["compiler"], r["block_n"], r["num_stages"], r["input_dtype"])
-        variants.setdefault(key, {})[r["amplify"]] = r
+        by_d = variants.setdefault(key, {})
+        seen = by_d.get(r["amplify"])
+        if seen is None:
+            by_d[r["amplify"]] = dict(r)
+            continue
+        worst = dict(r) if (r["mismatches"] or 0) > (seen["mismatches"] or 0) else seen
+        worst["runs"] = (seen["runs"] or 0) + (r["runs"] or 0)
+        worst["failed_runs"] = (seen["failed_runs"] or 0) + (r["failed_runs"] or 0)
+        by_d[r["amplify"]] = worst
     ds = sorted({r["amplify"] for r in rows})
     print(f"{tokens} tokens; per D: verdict, wrong elements of the worst run (NaN, |x| > 1e30), failed runs/runs")
     print(f"{'triton':>6} {'compiler':<16} {'bn':>3} {'st':>2} {'in':<4} {'static':>6} | " +

@@ -8,6 +8,7 @@
 #include "sweep/case_variants.hpp"
 #include "sweep/decide.hpp"
 #include "compile/toolchain.hpp"
+#include "tools/tools.hpp"
 #include "util/error.hpp"
 #include "util/release.hpp"
 #include "util/sha256.hpp"
@@ -231,33 +232,37 @@ std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, cons
 
 namespace {
 
-/// The compiler of the fixed-default control: the set's own (prebuilt) when its bundled
-/// ptxas is here, else the newest installed ptxas >= 13.4, else nullopt; `note` says
-/// when it is not the bundled one.
-std::optional<compile::Compiler> fixed_default_compiler(const kernels::KernelSet& set, std::string& note) {
+/// The compiler of an amplified control of `set` (role `role`): the set's own
+/// (prebuilt) when its bundled ptxas is here; else the newest installed ptxas at least
+/// as new as the bundled one (it reads the set's PTX, and serialises block_n 32 and keeps
+/// the copies of 3.8+ as the bundled one does), with `note` saying so; else nullopt,
+/// with `note` saying why the control did not run.
+std::optional<compile::Compiler> control_compiler(const kernels::KernelSet& set, const std::string& role,
+                                                  std::string& note) {
   const nlohmann::json& p = set.manifest().ptxas;
   try {
     (void)compile::resolve_bundled_ptxas(
         {set.triton(), p.value("path_hint", ""), p.value("sha256", ""), p.value("version", "")});
     return compile::Compiler::prebuilt();
   } catch (const UsageError& e) {  // not installed here: what resolve_bundled_ptxas says
+    const std::optional<tools::ToolVersion> bundled = tools::parse_tool_version(p.value("version", ""));
+    const std::optional<Release> floor = bundled ? parse_release(bundled->version) : std::nullopt;
     std::optional<compile::PtxasInfo> newest;
     for (const compile::PtxasInfo& info : compile::discover_ptxas()) {
       const std::optional<Release> v = parse_release(info.version);
-      if (v && *v >= Release{13, 4, 0} && info.spec != "triton" &&
-          (!newest || *parse_release(newest->version) < *v)) {
+      if (v && floor && *v >= *floor && info.spec != "triton" && (!newest || *parse_release(newest->version) < *v)) {
         newest = info;
       }
     }
     if (!newest) {
-      note = fmt::format("the amplified fixed_default control of Triton {} did not run: {}; and no ptxas >= 13.4 is "
-                         "installed (scripts/install_tools.sh)",
-                         set.triton(), e.what());
+      note = fmt::format("the amplified {} control of Triton {} did not run: {}; and no installed ptxas is as new as "
+                         "it ({})",
+                         role, set.triton(), e.what(), bundled ? bundled->version : "its version is not recorded");
       return std::nullopt;
     }
-    note = fmt::format("the amplified fixed_default control of Triton {} is compiled by ptxas {} (its bundled ptxas "
-                       "is not here: {})",
-                       set.triton(), newest->version, e.what());
+    note = fmt::format("the amplified {} control of Triton {} is compiled by ptxas {} (its bundled ptxas is not "
+                       "here: {})",
+                       role, set.triton(), newest->version, e.what());
     return compile::Compiler::with_ptxas(newest->spec);
   }
 }
@@ -279,25 +284,27 @@ std::vector<AmplifiedControlEntry> amplified_control_entries(const plan::Plan& p
   if (pairs.empty()) {
     return out;
   }
-  const kernels::KernelSet* fixed = sets.find(k_fixed_triton);
-  std::optional<compile::Compiler> fixed_compiler;
-  if (fixed == nullptr) {
-    notes.push_back(fmt::format("no Triton {} set for the amplified fixed_default control", k_fixed_triton));
-  } else {
+  // (set, role, compiler) of every control that can run, each decided once.
+  std::vector<std::tuple<const kernels::KernelSet*, std::string, compile::Compiler>> wanted;
+  auto want = [&](const kernels::KernelSet& set, const std::string& role) {
     std::string note;
-    fixed_compiler = fixed_default_compiler(*fixed, note);
+    const std::optional<compile::Compiler> compiler = control_compiler(set, role, note);
     if (!note.empty()) {
       notes.push_back(note);
     }
+    if (compiler) {
+      wanted.emplace_back(&set, role, *compiler);
+    }
+  };
+  for (const std::string& triton : tritons) {
+    want(sets.at(triton), "block_n_32");
+  }
+  if (const kernels::KernelSet* fixed = sets.find(k_fixed_triton)) {
+    want(*fixed, "fixed_default");
+  } else {
+    notes.push_back(fmt::format("no Triton {} set for the amplified fixed_default control", k_fixed_triton));
   }
   for (const int d : pairs) {
-    std::vector<std::tuple<const kernels::KernelSet*, std::string, compile::Compiler>> wanted;
-    for (const std::string& triton : tritons) {
-      wanted.emplace_back(&sets.at(triton), "block_n_32", compile::Compiler::prebuilt());
-    }
-    if (fixed_compiler) {
-      wanted.emplace_back(fixed, "fixed_default", *fixed_compiler);
-    }
     for (const auto& [set, role, compiler] : wanted) {
       std::string why;
       std::optional<Entry> e =

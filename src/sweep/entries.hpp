@@ -85,10 +85,12 @@ struct AmplifiedControlEntry {
 inline constexpr std::string_view k_fixed_triton = "3.9.0";
 
 /// The amplified controls of `plan`, for each distinct amplify D > 0 of its cases:
-/// block_n 32 of each of `tritons` (prebuilt), and the default of Triton k_fixed_triton,
-/// prebuilt when that set's bundled ptxas is here, else compiled by the newest installed
-/// ptxas >= 13.4 (which keeps the copies too), with a note saying so. Indexed from
-/// `next_index` on (advanced past them); `notes` gets every control that could not be made.
+/// block_n 32 of each of `tritons`, and the default of Triton k_fixed_triton. Each is
+/// prebuilt when its set's bundled ptxas is here, else compiled by the newest installed
+/// ptxas at least as new as that one (it reads the set's PTX, serialises block_n 32 and
+/// keeps 3.8+'s copies alike), with a note saying so; with neither it does not run, and
+/// a note says why. Indexed from `next_index` on (advanced past them); `notes` gets
+/// every such note.
 std::vector<AmplifiedControlEntry> amplified_control_entries(const plan::Plan& plan, const kernels::KernelSets& sets,
                                                              const std::vector<std::string>& tritons,
                                                              std::uint64_t config_seed, std::size_t& next_index,
