@@ -5,10 +5,13 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include "compile/ptxas.hpp"
 #include "sass/analyze.hpp"
+#include "kernels/kernel_sets.hpp"
 #include "sweep/decide.hpp"
+#include "sweep/images.hpp"
 #include "protocol/protocol.hpp"
 #include "report/journal.hpp"
 #include "sweep/race_control.hpp"
@@ -187,6 +190,7 @@ TEST(Job, RoundTripsThroughJson) {
   job.problem.scale = 0.25F;
   job.problem.seed = 0xfedcba9876543210ULL;
   job.problem.split_k = 8;
+  job.problem.amplify_pairs = 4;
   job.repeats = 5;
   job.atol = 1e-3;
   job.expand = ImageRef{"3.6.0/e|prebuilt", "3.6.0", "e", compile::Compiler::prebuilt()};
@@ -196,6 +200,87 @@ TEST(Job, RoundTripsThroughJson) {
   EXPECT_EQ(back.problem.seed, 0xfedcba9876543210ULL);
   EXPECT_FALSE(back.rtol.has_value());
   EXPECT_THROW(job_from_json(nlohmann::json{{"index", 1}}), Error);
+  EXPECT_EQ(back.problem.amplify_pairs, 4);
+}
+
+TEST(Job, ALoadItemCarriesTheAmplifiedPtxForTheDriversJit) {
+  protocol::LoadItem item{ImageRef{"3.6.0/e|driver|amplify=2", "3.6.0", "e", compile::Compiler::driver()}, std::nullopt,
+                          std::string(".version 8.7\n// loraprobe amplify: ...\n")};
+  const protocol::LoadItem back = protocol::load_item_from_json(nlohmann::json::parse(to_json(item).dump()));
+  ASSERT_TRUE(back.ptx.has_value());
+  EXPECT_EQ(*back.ptx, *item.ptx);
+  EXPECT_FALSE(back.cubin.has_value());
+  item.ptx.reset();
+  EXPECT_FALSE(protocol::load_item_from_json(to_json(item)).ptx.has_value());
+}
+
+TEST(Decide, AnAmplifiedCaseIsJudgedOnItsAmplifiedSassAndSaysSo) {
+  report::AmplificationRecord a;
+  a.pairs = 2;
+  a.sites = 2;
+  a.pending_sites = 2;
+  a.unamplified_findings = 8;
+  Decision d = decide(ran(30, 27), 8, "", &a);
+  EXPECT_EQ(d.verdict, Verdict::fail);
+  EXPECT_EQ(d.reason, "under amplification (2 queued wgmma pairs): 27 of 30 runs wrong: FAIL 3 mismatches");
+  d = decide(ran(30, 0), 8, "", &a);
+  EXPECT_EQ(d.verdict, Verdict::latent);
+  EXPECT_EQ(d.reason, "the SASS has 8 wgmma register hazard finding(s); not observed in 30 runs (95% upper bound on the "
+                      "per-run failure rate: 0.1); not observed under amplification (2 queued wgmma pairs)");
+  // Void: the pairs' SASS lost the hazard. The unamplified SASS's findings keep it LATENT, never PASS.
+  a.void_reason = "the amplified SASS has no wgmma hazard while the unamplified SASS has 8 (...)";
+  d = decide(ran(30, 0), 0, "", &a);
+  EXPECT_EQ(d.verdict, Verdict::latent);
+  EXPECT_EQ(d.reason.rfind("amplification void: the amplified SASS has no wgmma hazard", 0), 0U) << d.reason;
+  // Void the other way: a hazard only the amplified SASS has is the amplifier's: incomplete.
+  a.unamplified_findings = 0;
+  a.void_reason = "the amplified SASS has 2 wgmma hazard(s) the unamplified SASS does not have: ...";
+  EXPECT_EQ(decide(ran(30, 3), 2, "", &a).verdict, Verdict::incomplete);
+  EXPECT_EQ(decide(ran(30, 0), 2, "", &a).verdict, Verdict::incomplete);
+  // Clean with and without the pairs: PASS.
+  a.void_reason.clear();
+  EXPECT_EQ(decide(ran(30, 0), 0, "", &a).verdict, Verdict::pass);
+  // No site amplified: judged as any case (the record carries why).
+  a.sites = 0;
+  EXPECT_EQ(decide(ran(30, 1), 0, "", &a).reason, "1 of 30 runs wrong: FAIL 3 mismatches");
+}
+
+TEST(Images, AnAmplifiedDriverImageSendsItsPtxAndAnUnchangedOneTakesItsBasesCubin) {
+  const kernels::KernelSets sets = kernels::KernelSets::load();
+  ImageSet images;
+  const std::string hazard =
+      images.add("3.6.0", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1", compile::Compiler::driver(), 2);
+  const std::string bf16 =
+      images.add("3.6.0", "expand-bf16-bf16-m64n128k32-w4s2-evenk-add-s1", compile::Compiler::driver(), 2);
+  EXPECT_EQ(images.all().size(), 4U) << "each amplified image brings its unamplified one";
+  images.build_on_cpu(sets, 1);
+  ASSERT_TRUE(images.at(hazard).amplification.has_value());
+  EXPECT_EQ(images.at(hazard).amplification->sites, 2U);
+  EXPECT_FALSE(images.at(bf16).amplification->changed());
+  std::map<std::string, protocol::LoadItem> items;
+  for (protocol::LoadItem& item : images.driver_items()) {
+    items.emplace(item.image.key, std::move(item));
+  }
+  ASSERT_EQ(items.size(), 3U) << "both unamplified images and the amplified one that changed";
+  ASSERT_TRUE(items.at(hazard).ptx.has_value());
+  EXPECT_NE(items.at(hazard).ptx->find("// loraprobe amplify: 2 dependent wgmma pair(s)"), std::string::npos);
+  EXPECT_FALSE(items.at(images.at(hazard).base_key).ptx.has_value()) << "the worker JITs the variant's own PTX";
+  EXPECT_EQ(items.count(bf16), 0U);
+  // The worker's answers: every JIT'd cubin comes back; the unchanged image takes its base's.
+  std::vector<protocol::LoadResult> results;
+  for (const auto& [key, item] : items) {
+    protocol::LoadResult r;
+    r.key = key;
+    r.ok = true;
+    r.jit_cubin = "cubin of " + key;
+    r.jit_log = key == hazard ? "info    : (C7515) Potential Performance Loss: serialized\n" : "";
+    results.push_back(r);
+  }
+  images.take_jit(results, "580.159.04");
+  EXPECT_EQ(images.at(hazard).cubin, "cubin of " + hazard);
+  EXPECT_EQ(images.at(hazard).compile["amplified"], 2);
+  EXPECT_EQ(images.at(hazard).amplification->serialised, "(C7515) Potential Performance Loss: serialized");
+  EXPECT_EQ(images.at(bf16).cubin, "cubin of " + images.at(bf16).base_key);
 }
 
 report::CaseRecord record(const std::string& id, std::int64_t tokens, int block_n, Verdict v) {
