@@ -1,0 +1,83 @@
+// util/escape.hpp: one escaping function per output language, each checked against
+// the payloads a hostile document carries.
+
+#include <gtest/gtest.h>
+
+#include "util/escape.hpp"
+#include "util/error.hpp"
+#include "util/json_bounded.hpp"
+
+namespace lp::escape {
+namespace {
+
+TEST(Escape, TerminalShowsEveryControlAndKeepsLayout) {
+  EXPECT_EQ(terminal("a\tb\nc"), "a\tb\nc");
+  EXPECT_EQ(terminal("\x1b]0;title\x07"), "\\x1b]0;title\\x07");
+  EXPECT_EQ(terminal("line\roverwrite"), "line\\roverwrite");
+  EXPECT_EQ(terminal("\xC2\x9B" "31m"), "\\xc2\\x9b31m");  // C1 CSI as UTF-8
+  EXPECT_EQ(terminal("\x9b" "31m"), "\\x9b31m");           // and as a raw byte
+  EXPECT_EQ(terminal("H200 \xE2\x9C\x93"), "H200 \xE2\x9C\x93");  // UTF-8 text stays
+  EXPECT_EQ(terminal_line("two\nlines"), "two\\nlines");
+}
+
+TEST(Escape, XmlKeepsOnlyXmlChars) {
+  EXPECT_EQ(xml("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&apos;");
+  EXPECT_EQ(xml("\xEF\xBF\xBE|\xEF\xBF\xBF"), "\xEF\xBF\xBD|\xEF\xBF\xBD");  // U+FFFE, U+FFFF
+  EXPECT_EQ(xml("\xED\xA0\x80"), "\xEF\xBF\xBD");  // a surrogate: no character
+  EXPECT_EQ(xml(std::string("a\x01\x0b", 3)), "a\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(xml("tab\tnl\n"), "tab\tnl\n");
+  EXPECT_EQ(xml("\xF0\x9F\x98\x80"), "\xF0\x9F\x98\x80");  // outside the BMP is fine
+  for (const std::string bad : {"\xEF\xBF\xBE", "\x01", "\xff", "\xED\xA0\x80", "\xC2\x9B"}) {
+    EXPECT_FALSE(is_xml_chars(bad)) << bad;
+    EXPECT_TRUE(is_xml_chars(xml(bad))) << bad;
+  }
+  EXPECT_TRUE(is_xml_chars("<a>\t\r\n\xE2\x9C\x93</a>"));
+}
+
+TEST(Escape, ShellQuotesAnythingThatIsNotPlain) {
+  EXPECT_EQ(shell("configs/seed-48590.json"), "configs/seed-48590.json");
+  EXPECT_EQ(shell("ptxas=13.3.73,prebuilt"), "ptxas=13.3.73,prebuilt");
+  EXPECT_EQ(shell(""), "''");
+  EXPECT_EQ(shell("a b"), "'a b'");
+  EXPECT_EQ(shell("x; curl e | sh"), "'x; curl e | sh'");
+  EXPECT_EQ(shell("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell("$(id)`id`~"), "'$(id)`id`~'");
+}
+
+TEST(Escape, MarkdownTextHasNoSyntaxFromData) {
+  EXPECT_EQ(markdown_text("<img src=x onerror=alert(1)>"), "\\<img src=x onerror=alert(1)\\>");
+  EXPECT_EQ(markdown_text("[c](javascript:alert(1))"), "\\[c\\](javascript:alert(1))");
+  EXPECT_EQ(markdown_text("a|b *c* _d_ # `e`"), "a\\|b \\*c\\* \\_d\\_ \\# \\`e\\`");
+  EXPECT_EQ(markdown_text("one\r\ntwo\x1b"), "one\\r\\ntwo\\x1b");
+  EXPECT_EQ(markdown_text("&lt;"), "\\&lt;");  // no entity turns into markup
+}
+
+TEST(Escape, MarkdownCodeSpanCannotBeClosedFromInside) {
+  EXPECT_EQ(markdown_code("HGMMA.64x128x16"), "`HGMMA.64x128x16`");
+  EXPECT_EQ(markdown_code("a`b"), "``a`b``");
+  EXPECT_EQ(markdown_code("``x"), "``` ``x ```");
+  EXPECT_EQ(markdown_code("a|b"), "`a\\|b`");  // a table cell stays one cell
+  EXPECT_EQ(markdown_code("x\ny"), "`x\\ny`");
+}
+
+TEST(Escape, MarkdownFenceIsLongerThanAnyRunInside) {
+  EXPECT_EQ(markdown_fence("ls\n", "sh"), "```sh\nls\n```\n");
+  EXPECT_EQ(markdown_fence("a\n```\nb"), "````\na\n```\nb\n````\n");
+  EXPECT_EQ(markdown_fence("x\ry"), "```\nx\\ry\n```\n");
+  EXPECT_EQ(markdown_fence("x", "sh`;"), "```sh\nx\n```\n");  // the info string is a plain word
+}
+
+TEST(JsonBounded, NestingIsRefusedBeforeAnythingIsBuilt) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(json_nesting(deep), 100000U);
+  EXPECT_EQ(json_nesting(R"({"a": "[[[[", "b": [1]})"), 2U);  // brackets inside strings do not count
+  EXPECT_EQ(json_nesting(R"({"a": [1, {"b": []}]})"), 4U);
+  EXPECT_EQ(json_nesting(R"({"a": "[[[{{{", "b": "\"[[["})"), 1U);  // an escaped quote does not end a string
+  EXPECT_EQ(json_nesting("42"), 0U);
+  EXPECT_FALSE(try_parse_json_bounded(deep, 64).has_value());
+  EXPECT_THROW((void)parse_json_bounded(deep, "deep.json", 64), UsageError);
+  EXPECT_EQ(parse_json_bounded("[[1]]", "x", 2), nlohmann::json::parse("[[1]]"));
+}
+
+}  // namespace
+}  // namespace lp::escape
