@@ -1,11 +1,13 @@
 #include "cli/app.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "tools/tools.hpp"
 #include "util/error.hpp"
 
 namespace lp::cli {
@@ -15,6 +17,44 @@ namespace {
 std::vector<std::string>& stored_command_line() {
   static std::vector<std::string> args;
   return args;
+}
+
+/// The program paths this command line names: the values of --ptxas, --nvdisasm and
+/// each ptxas=PATH of --compiler/--compilers (comma-separated lists included), as
+/// `--flag VALUE` or `--flag=VALUE`. Only these may run when given by path; the
+/// same flags read back from a journal (sweep --resume) do not count.
+std::vector<std::string> named_programs(const std::vector<std::string>& args) {
+  std::vector<std::string> named;
+  auto take = [&](const std::string& flag, const std::string& value) {
+    if (flag == "--ptxas" || flag == "--nvdisasm") {
+      named.push_back(value);
+      return;
+    }
+    std::size_t start = 0;  // --compiler / --compilers: a comma-separated list
+    while (start <= value.size()) {
+      const std::size_t comma = std::min(value.find(',', start), value.size());
+      const std::string item = value.substr(start, comma - start);
+      if (item.rfind("ptxas=", 0) == 0) {
+        named.push_back(item.substr(6));
+      }
+      start = comma + 1;
+    }
+  };
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      break;
+    }
+    for (const char* flag : {"--ptxas", "--nvdisasm", "--compiler", "--compilers"}) {
+      const std::string f(flag);
+      if (a == f && i + 1 < args.size()) {
+        take(f, args[i + 1]);
+      } else if (a.rfind(f + "=", 0) == 0) {
+        take(f, a.substr(f.size() + 1));
+      }
+    }
+  }
+  return named;
 }
 
 }  // namespace
@@ -29,6 +69,7 @@ void print_notes(const std::vector<std::string>& notes) {
 
 int run_app(int argc, char** argv) {
   stored_command_line().assign(argv, argv + argc);
+  tools::restrict_program_paths(named_programs(stored_command_line()));
   CLI::App app{"loraprobe: reproduce and diagnose the Hopper wgmma register hazard in vLLM's LoRA Triton kernels"};
   app.require_subcommand(1);
   app.footer(

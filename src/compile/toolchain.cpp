@@ -30,7 +30,9 @@ ProcessOptions quick() {
   return o;
 }
 
-PtxasInfo describe(std::string spec, const std::string& path) {
+}  // namespace
+
+PtxasInfo describe_found_ptxas(std::string spec, const std::string& path) {
   PtxasInfo info;
   info.spec = std::move(spec);
   info.path = fs::absolute(path).lexically_normal().string();
@@ -40,6 +42,8 @@ PtxasInfo describe(std::string spec, const std::string& path) {
   info.sha256 = sha256_file_hex(info.path);
   return info;
 }
+
+namespace {
 
 /// Version folders under tools_dir()/ptxas, each with ptxas or bin/ptxas, sorted by version.
 std::vector<std::pair<std::string, std::string>> installed_versions() {
@@ -124,21 +128,23 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
     if (!root) {
       throw UsageError("ptxas=toolkit: no CUDA toolkit found ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda)");
     }
-    return describe(spec, *root + "/bin/ptxas");
+    return describe_found_ptxas(spec, *root + "/bin/ptxas");
   }
   if (spec == "triton") {
     const std::optional<std::string> bin = triton_bin_dir();
     if (!bin) {
       throw UsageError("ptxas=triton: Triton is not installed for the python3 on PATH");
     }
-    return describe(spec, *bin + "/ptxas");
+    return describe_found_ptxas(spec, *bin + "/ptxas");
   }
   if (spec.find('/') != std::string::npos) {
+    // A path runs only when this command line names it: never one from a document.
+    tools::require_named_program(spec, "ptxas", "--ptxas");
     if (!find_executable(spec)) {
       throw UsageError(fmt::format("ptxas={}: no executable file at that path", spec));
     }
     // Checked as nvdisasm is: by what --version prints (/bin/sh, /bin/echo are no ptxas).
-    PtxasInfo info = describe(spec, spec);
+    PtxasInfo info = describe_found_ptxas(spec, spec);
     if (info.version.empty()) {
       throw UsageError(fmt::format("ptxas={}: `{} --version` does not print a CUDA tool version: not a ptxas", spec,
                                    spec));
@@ -156,20 +162,50 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
     available += (available.empty() ? "" : ", ") + version;
   }
   if (newest) {
-    return describe(spec, *newest);
+    return describe_found_ptxas(spec, *newest);
   }
   throw UsageError(fmt::format("ptxas={}: not a path, 'toolkit', 'triton', or a version installed under {}/ptxas ({})",
                                spec, tools::tools_dir(), available.empty() ? "none installed: run scripts/setup.sh" : "installed: " + available));
 }
 
+namespace {
+
+/// A file or folder name a manifest may put into a path: no separator, no "..".
+bool plain_name(const std::string& s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos && s.find('\0') == std::string::npos;
+}
+
+/// A relative path of plain names (a manifest's path_hint): it cannot leave the folder it is joined to.
+bool plain_relative_path(const std::string& s) {
+  if (s.empty() || s.front() == '/') {
+    return false;
+  }
+  for (const fs::path& part : fs::path(s)) {
+    if (!plain_name(part.string())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled) {
+  // The manifest is a document: its names only select among binaries loraprobe finds
+  // itself, and must not steer the search out of those folders.
+  if (!plain_name(bundled.triton) || !plain_relative_path(bundled.path_hint)) {
+    throw UsageError(fmt::format("ptxas=triton: the kernel set's manifest names its ptxas as Triton \"{}\", "
+                                 "path_hint \"{}\": a version and a relative path inside the wheel are expected",
+                                 bundled.triton, bundled.path_hint));
+  }
   const std::string name = fs::path(bundled.path_hint).filename().string();
   std::vector<fs::path> candidates = {fs::path(tools::tools_dir()) / "triton-ptxas" / bundled.triton / name,
                                       fs::path(tools::tools_dir()) / "triton" / bundled.triton / bundled.path_hint};
   if (const std::optional<std::string> bin = triton_bin_dir()) {
     candidates.push_back(fs::path(*bin) / name);
   }
-  if (const std::optional<tools::ToolVersion> v = tools::parse_tool_version(bundled.version)) {
+  if (const std::optional<tools::ToolVersion> v = tools::parse_tool_version(bundled.version);
+      v && plain_name(v->version)) {
     candidates.push_back(fs::path(tools::tools_dir()) / "ptxas" / v->version / "ptxas");
   }
   std::string looked;
@@ -180,7 +216,7 @@ PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled) {
       continue;
     }
     if (sha256_file_hex(candidate.string()) == bundled.sha256) {
-      return describe("triton", candidate.string());
+      return describe_found_ptxas("triton", candidate.string());
     }
     looked += " (another binary)";
   }
@@ -201,7 +237,7 @@ std::vector<PtxasInfo> discover_ptxas() {
     }
   }
   for (const auto& [version, path] : installed_versions()) {
-    found.push_back(describe(version, path));
+    found.push_back(describe_found_ptxas(version, path));
   }
   return found;
 }

@@ -26,10 +26,16 @@ nlohmann::json toolkit_record();
 /// site-packages/triton/backends/nvidia/bin of the python3 on PATH, when Triton is installed.
 std::optional<std::string> triton_bin_dir();
 
+/// The ptxas at `path`, which loraprobe found itself (the toolkit's, .tools/, a
+/// folder the command line names), described: `--version` run, the binary hashed.
+/// Never for a path a document names: resolve_ptxas checks those.
+PtxasInfo describe_found_ptxas(std::string spec, const std::string& path);
+
 /// Resolves a ptxas spec ("toolkit", "triton", a version such as "13.0" or "12.8.93"
 /// installed under tools::tools_dir()/ptxas/ (a prefix means the newest it names: "13"
 /// is 13.5.37 when that is installed), or a path), runs `--version` and hashes it.
-/// Throws lp::UsageError naming the spec and the versions available when not found.
+/// Throws lp::UsageError naming the spec and the versions available when not found,
+/// and for a path the command line does not name (tools::require_named_program).
 PtxasInfo resolve_ptxas(const std::string& spec);
 
 /// The ptxas a kernel set's Triton bundles for sm_90, as the set's manifest records it.

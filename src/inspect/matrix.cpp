@@ -159,7 +159,7 @@ std::vector<compile::PtxasInfo> ptxas_in_folder(const std::string& dir) {
     for (const char* rel : {"ptxas", "bin/ptxas"}) {
       const fs::path candidate = entry.path() / rel;
       if (tools::is_executable_file(candidate.string())) {
-        compile::PtxasInfo info = compile::resolve_ptxas(candidate.string());
+        compile::PtxasInfo info = compile::describe_found_ptxas(entry.path().filename().string(), candidate.string());
         info.spec = entry.path().filename().string();
         found.push_back(std::move(info));
         break;

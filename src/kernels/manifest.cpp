@@ -1,8 +1,11 @@
 #include "kernels/manifest.hpp"
 
+#include <regex>
+
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/json_bounded.hpp"
 #include "util/release.hpp"
 
 namespace lp::kernels {
@@ -10,6 +13,20 @@ namespace lp::kernels {
 using nlohmann::json;
 
 namespace {
+
+/// The ptxas options Triton 3.x's make_cubin passes (and its knobs add): a manifest is
+/// a document, and ptxas runs with what it lists, so an option outside these (an -o,
+/// an --input-as-string, a file name) is refused rather than passed on.
+bool is_triton_ptxas_option(const std::vector<std::string>& options, std::size_t i) {
+  static const std::regex k_allowed(
+      R"((-lineinfo|-suppress-debug-func|-v|-g|--fmad=(true|false)|--opt-level|-O[0-3]|--regAllocOptLevel=[0-9]|)"
+      R"(--gpu-name=sm_[0-9]{2,3}a?|-?-maxrregcount=[0-9]{1,3}))");
+  if (std::regex_match(options[i], k_allowed)) {
+    return true;
+  }
+  // --opt-level's value is the next element.
+  return i > 0 && options[i - 1] == "--opt-level" && std::regex_match(options[i], std::regex("[0-3]"));
+}
 
 /// Typed field access with errors naming the manifest and the pointer.
 class Reader {
@@ -188,29 +205,6 @@ std::vector<std::string> triton_make_cubin_options(const std::string& triton_ver
   return options;
 }
 
-std::size_t json_nesting(std::string_view text) {
-  std::size_t depth = 0;
-  std::size_t deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character, a quote included
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 Manifest parse_manifest(std::string_view text, const std::string& source) {
   if (text.size() > k_max_manifest_bytes) {
     throw InputError(source, "", fmt::format("manifest is {} bytes, over the limit of {}", text.size(), k_max_manifest_bytes));
@@ -263,6 +257,12 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
         r.fail(fmt::format("/ptxas/options/{}", i), "expected a string");
       }
       m.ptxas_options.push_back(options[i].get<std::string>());
+      if (!is_triton_ptxas_option(m.ptxas_options, i)) {
+        r.fail(fmt::format("/ptxas/options/{}", i),
+               fmt::format("\"{}\" is not an option Triton passes ptxas (-lineinfo, -v, --gpu-name=sm_90a, "
+                           "--regAllocOptLevel=N, --fmad=, --opt-level N, -maxrregcount=N): ptxas runs with these",
+                           m.ptxas_options.back()));
+      }
     }
   } else {
     m.ptxas_options = triton_make_cubin_options(m.triton_version);

@@ -120,10 +120,6 @@ struct Manifest {
 inline constexpr std::size_t k_max_manifest_bytes = std::size_t{64} << 20;
 inline constexpr std::size_t k_max_manifest_depth = 16;
 
-/// The deepest nesting of arrays and objects in JSON text, counted outside strings
-/// (`{"a": [1]}` is 2). Not a validator: the parse that follows is.
-std::size_t json_nesting(std::string_view text);
-
 /// The options Triton's make_cubin passes its ptxas for sm_90 (format 2 manifests do
 /// not record them): -lineinfo -v [--regAllocOptLevel=2 from 3.7.0 on] --gpu-name=sm_90a.
 std::vector<std::string> triton_make_cubin_options(const std::string& triton_version);

@@ -68,6 +68,8 @@ std::string default_tools_dir() { return tools::tools_dir(); }
 
 Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
   if (search.path) {
+    // A path runs only when this command line names it (a journal's --nvdisasm does not).
+    tools::require_named_program(*search.path, "--nvdisasm", "--nvdisasm");
     if (auto tool = probe(*search.path, "option")) {
       return *tool;
     }

@@ -7,6 +7,9 @@
 #include <map>
 #include <mutex>
 #include <regex>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
@@ -100,6 +103,52 @@ std::optional<ToolVersion> parse_tool_version(const std::string& version_output)
   const std::size_t end = version_output.find('\n', static_cast<std::size_t>(m.position(0)));
   v.line = version_output.substr(start, end == std::string::npos ? std::string::npos : end - start);
   return v;
+}
+
+namespace {
+
+struct ProgramPolicy {
+  std::mutex mutex;
+  bool restricted = false;
+  std::set<std::string> named;
+};
+
+ProgramPolicy& program_policy() {
+  static ProgramPolicy policy;
+  return policy;
+}
+
+std::string canonical_or_absolute(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(path, ec);
+  if (ec) {
+    p = fs::absolute(path, ec).lexically_normal();
+  }
+  return p.string();
+}
+
+}  // namespace
+
+void restrict_program_paths(const std::vector<std::string>& named) {
+  ProgramPolicy& policy = program_policy();
+  std::lock_guard lock(policy.mutex);
+  policy.restricted = true;
+  policy.named.clear();
+  for (const std::string& path : named) {
+    policy.named.insert(canonical_or_absolute(path));
+  }
+}
+
+void require_named_program(const std::string& path, std::string_view what, std::string_view flag) {
+  ProgramPolicy& policy = program_policy();
+  std::lock_guard lock(policy.mutex);
+  if (!policy.restricted || policy.named.count(canonical_or_absolute(path)) > 0) {
+    return;
+  }
+  throw UsageError(fmt::format("{} {}: not named on this command line, so not run: loraprobe runs a program given "
+                               "by path only when you name it (a report, journal, config or kernel dir may come "
+                               "from someone else); add {} {} if you trust it",
+                               what, path, flag, path));
 }
 
 }  // namespace lp::tools

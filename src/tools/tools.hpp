@@ -6,6 +6,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace lp::tools {
 
@@ -34,5 +36,20 @@ std::optional<ToolVersion> parse_tool_version(const std::string& version_output)
 
 /// True when `path` is a regular file we may execute.
 bool is_executable_file(const std::string& path);
+
+// Which programs given by path may run. A report, journal, config, cache entry or
+// kernel dir may come from someone else, so a ptxas or nvdisasm *path* runs only
+// when the user named that path on this command line (--ptxas, --compiler
+// ptxas=PATH, --nvdisasm). What loraprobe finds itself (the toolkit's, .tools/, the
+// python3's Triton, a bundled ptxas matched by its sha256) is not given by path and
+// is not restricted. main() turns the restriction on for every command; code that
+// runs outside main (library tests) is unrestricted.
+
+/// Restricts program paths to `named` (each compared after canonicalisation).
+void restrict_program_paths(const std::vector<std::string>& named);
+
+/// Throws lp::UsageError "<what> <path>: ... add <flag> <path>" when paths are
+/// restricted and `path` is not one the command line named.
+void require_named_program(const std::string& path, std::string_view what, std::string_view flag);
 
 }  // namespace lp::tools
