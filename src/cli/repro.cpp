@@ -8,6 +8,7 @@
 #include "cli/validators.hpp"
 #include "formats/document.hpp"
 #include "repro/bundle.hpp"
+#include "util/escape.hpp"
 
 namespace lp::cli {
 
@@ -19,12 +20,13 @@ struct ReproOptions {
   std::string out;
   std::vector<std::string> kernel_dirs;
   std::string nvdisasm;
+  std::vector<std::string> ptxas;
 };
 
 void print_bundle(const repro::Bundle& b) {
-  fmt::print("repro: {}: {}\n", b.dir, fmt::join(b.files, ", "));
+  fmt::print("repro: {}: {}\n", escape::terminal_line(b.dir), fmt::join(b.files, ", "));
   for (const std::string& n : b.notes) {
-    fmt::print("repro: note: {}\n", n);
+    fmt::print("repro: note: {}\n", escape::terminal_line(n));
   }
 }
 
@@ -32,6 +34,7 @@ int run_repro(const ReproOptions& o) {
   const formats::Document doc = formats::read_document(o.report);
   repro::BundleOptions options;
   options.kernel_dirs = o.kernel_dirs;
+  options.ptxas = o.ptxas;
   if (!o.nvdisasm.empty()) {
     options.nvdisasm = o.nvdisasm;
   }
@@ -59,11 +62,19 @@ Command add_repro_command(CLI::App& app) {
   sub->add_option("--kernel-dir", o->kernel_dirs, "A kernel set the report used besides the embedded ones")
       ->check(non_empty());
   sub->add_option("--nvdisasm", o->nvdisasm, "nvdisasm for the marked SASS (default: searched)")->check(non_empty());
+  sub->add_option("--ptxas", o->ptxas,
+                  "A ptxas you trust (PATH, VERSION under .tools/ptxas, toolkit): a case compiled by a ptxas is "
+                  "rebuilt with the one here whose sha256 the report recorded, never the path the report names "
+                  "(repeatable)")
+      ->check(non_empty())
+      ->allow_extra_args(false);
   sub->footer(
       "Examples:\n"
       "  loraprobe repro report.json 9efe288f6599 --out bug-bundle\n"
       "  loraprobe sweep --config configs/seed-48590.json --save-repro bundles   (one per hazardous variant)\n"
-      "Exit codes: 0 written, 2 no such case or a case without a kernel, 3 its kernel set or compiler is not here.");
+      "Nothing a report names is run: its ptxas is matched by sha256 against --ptxas, the toolkit's and .tools'.\n"
+      "Exit codes: 0 written, 2 no such case, a case without a kernel, or a ptxas not here by sha256 (pass --ptxas),\n"
+      "3 its kernel set is not here or the folder cannot be written.");
   return {sub, [o] { return run_repro(*o); }};
 }
 

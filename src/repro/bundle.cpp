@@ -18,7 +18,9 @@
 #include "sass/analyze.hpp"
 #include "sass/nvdisasm.hpp"
 #include "sweep/images.hpp"
+#include "compile/toolchain.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
 
@@ -143,6 +145,7 @@ std::string safe_name(std::string s) {
 }
 
 struct Race {
+  // Markdown, for the README: instructions as code spans.
   std::string mma;       ///< "HGMMA... at 0x2380"
   std::string wait;      ///< "WARPGROUP.DEPBAR.LE gsb0, 0x1 at 0x2390", or ""
   std::string first;     ///< the first overwriting instruction, with its address and registers
@@ -160,15 +163,62 @@ Race race_of(const sass::ListingReport& report) {
       for (int reg : f.registers) {
         regs += (regs.empty() ? "" : ", ") + sass::gpr_name(reg);
       }
-      r.mma = fmt::format("`{}` at {}", f.wgmma_instruction, sass::format_address(f.wgmma_address));
-      r.wait = f.wait_instruction.empty()
-                   ? std::string()
-                   : fmt::format("`{}` at {}", f.wait_instruction, sass::format_address(f.wait_address));
-      r.first = fmt::format("`{}` at {} {}s {}{}", f.instruction, sass::format_address(f.address), f.access, regs,
+      r.mma = fmt::format("{} at {}", escape::markdown_code(f.wgmma_instruction),
+                          sass::format_address(f.wgmma_address));
+      r.wait = f.wait_instruction.empty() ? std::string()
+                                          : fmt::format("{} at {}", escape::markdown_code(f.wait_instruction),
+                                                        sass::format_address(f.wait_address));
+      r.first = fmt::format("{} at {} {}s {}{}", escape::markdown_code(f.instruction), sass::format_address(f.address),
+                            f.access, escape::markdown_text(regs),
                             f.over_back_edge ? " on the next trip round the loop" : "");
     }
   }
   return r;
+}
+
+/// The compiler to build the case's cubin again with. prebuilt, driver and
+/// ptxas=triton are the report's own: their binaries are the kernel set's cubin, the
+/// GPU's driver, and the set's bundled ptxas that loraprobe finds by the sha256 its
+/// manifest records. Any other ptxas is the binary here whose sha256 the report
+/// recorded for the variant, among the user's --ptxas, the toolkit's and .tools'
+/// ones, and never the path the report names: a report may come from anyone.
+compile::Compiler trusted_compiler(const formats::Document& report, const std::string& case_id,
+                                   const compile::Compiler& named, const json& ran,
+                                   const std::vector<std::string>& user_ptxas) {
+  if (!named.is_ptxas() || named.is_bundled_ptxas()) {
+    return named;
+  }
+  const json& recorded = member(member(ran, "compile"), "ptxas");
+  const std::string sha = text(recorded, "sha256");
+  const std::string version = text(recorded, "version", "?");
+  std::vector<compile::PtxasInfo> candidates;
+  for (const std::string& spec : user_ptxas) {
+    candidates.push_back(compile::resolve_ptxas(spec));
+  }
+  for (compile::PtxasInfo& info : compile::discover_ptxas()) {
+    if (info.spec != "triton") {  // ptxas=triton means each set's bundled binary, not the python3's
+      candidates.push_back(std::move(info));
+    }
+  }
+  std::string here;
+  for (const compile::PtxasInfo& c : candidates) {
+    if (!sha.empty() && c.sha256 == sha) {
+      return compile::Compiler::with_ptxas(c.spec);
+    }
+    const std::string name = c.spec == c.version ? c.spec : fmt::format("{} {}", c.spec, c.version.empty() ? "?" : c.version);
+    here += fmt::format("{}{} (sha256 {})", here.empty() ? "" : ", ", name, c.sha256.substr(0, 12));
+  }
+  if (sha.empty()) {
+    throw UsageError(fmt::format("{}: case {} was compiled by {}, and the report does not record that ptxas's "
+                                 "sha256: loraprobe does not run a program a report names; pass --ptxas with the "
+                                 "ptxas to rebuild it with",
+                                 report.path, case_id, named.to_string()));
+  }
+  throw UsageError(fmt::format("{}: case {} was compiled by {} (version {}, sha256 {}), which is none of the ptxas "
+                               "here ({}): loraprobe does not run a program a report names; pass --ptxas PATH of a "
+                               "ptxas {} with that sha256",
+                               report.path, case_id, named.to_string(), version, sha.substr(0, 12),
+                               here.empty() ? "none found" : here, version));
 }
 
 }  // namespace
@@ -188,8 +238,12 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   }
   const std::string triton = text(axes, "triton");
   const std::string compiler_name = text(axes, "compiler");
-  const compile::Compiler compiler =
-      compile::Compiler::parse_or_throw(compiler_name, fmt::format("{}: case {}'s compiler", report.path, case_id));
+  const std::int64_t amplify = formats::integer(axes, "amplify", 0);
+  const json& ran = find_variant(report, variant, triton, compiler_name, amplify);
+  const compile::Compiler compiler = trusted_compiler(
+      report, case_id,
+      compile::Compiler::parse_or_throw(compiler_name, fmt::format("{}: case {}'s compiler", report.path, case_id)),
+      ran, options.ptxas);
   const kernels::KernelSets sets = kernels::KernelSets::load(options.kernel_dirs);
   const std::vector<std::string> versions = sets.versions();
   if (std::find(versions.begin(), versions.end(), triton) == versions.end()) {
@@ -198,7 +252,6 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
                                        case_id, triton, fmt::join(versions, ", ")));
   }
   // An amplified case's bundle holds the amplified PTX and its cubin: what ran.
-  const std::int64_t amplify = formats::integer(axes, "amplify", 0);
   if (amplify < 0 || amplify > ptx::k_max_amplify_pairs) {
     throw UsageError(fmt::format("{}: case {}: amplify {} is outside [0, {}]", report.path, case_id, amplify,
                                  ptx::k_max_amplify_pairs));
@@ -213,7 +266,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   }
   Bundle b;
   b.dir = dir;
-  std::filesystem::create_directories(dir);
+  make_output_dir(dir);
   auto put = [&](const std::string& name, const std::string& bytes) {
     write_file_atomic(dir + "/" + name, bytes);
     b.files.push_back(name);
@@ -223,7 +276,6 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   } else {
     b.notes.push_back("the kernel set holds no PTX for this variant");
   }
-  const json& ran = find_variant(report, variant, triton, compiler_name, amplify);
   std::string sass_summary;
   Race race;
   std::string nvdisasm_line;
@@ -260,13 +312,19 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   const std::vector<std::string> ptxas_options =
       compile.contains("options") ? compile["options"].get<std::vector<std::string>>() : std::vector<std::string>{};
   const bool prebuilt = compiler.kind == compile::CompilerKind::prebuilt;
-  const std::string ptxas_path = prebuilt ? "ptxas" : text(compile, "tool", "ptxas");
-  const std::string command = fmt::format("{} {} kernel.ptx -o kernel.cubin", ptxas_path, fmt::join(ptxas_options, " "));
+  // Every word of a command is quoted for sh: a reader pastes these.
+  std::string command = escape::shell(prebuilt ? "ptxas" : text(compile, "tool", "ptxas"));
+  for (const std::string& option : ptxas_options) {
+    command += " " + escape::shell(option);
+  }
+  command += " kernel.ptx -o kernel.cubin";
   put("ptxas.txt", fmt::format("command: {}\ntool:    {}\nversion: {}\nsha256:  {}\n{}", command,
-                               text(compile, "tool", "?"), text(compile, "version", "?"), text(compile, "sha256", "?"),
+                               escape::terminal_line(text(compile, "tool", "?")),
+                               escape::terminal_line(text(compile, "version", "?")),
+                               escape::terminal_line(text(compile, "sha256", "?")),
                                prebuilt ? fmt::format("(the cubin is Triton {}'s own, built by the ptxas in its wheel, "
                                                       "triton/backends/nvidia/bin/ptxas)\n",
-                                                      triton)
+                                                      escape::terminal_line(triton))
                                         : std::string()));
   const json config = case_config(record, meta);
   put("case.json", config.dump(2) + "\n");
@@ -284,40 +342,49 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
                                   "--case {}",
                                   case_id, case_id));
   }
+  // Everything from the report is data: Markdown-escaped in prose, a code span that
+  // cannot be closed from inside, and sh-quoted in commands.
+  const auto md = [](const std::string& s) { return escape::markdown_text(s); };
+  const auto code = [](const std::string& s) { return escape::markdown_code(s); };
   const std::string verdict = text(record, "verdict", "?");
   const std::string attribution = text(record, "attribution");
   const std::string source = text(member(meta, "config"), "source");
   std::string readme = fmt::format(
-      "# loraprobe repro: case {}, {}\n\n`{}`, {} tokens: Triton {}'s `{}` under the `{}` compiler.\n\n"
+      "# loraprobe repro: case {}, {}\n\n{}, {} tokens: Triton {}'s {} under the {} compiler.\n\n"
       "Verdict: **{}**{}.\n\n",
-      case_id, verdict, formats::row_label(axes), formats::integer(axes, "tokens"), triton, variant, compiler_name,
-      verdict, text(record, "reason").empty() ? "" : ": " + text(record, "reason"));
+      md(case_id), md(verdict), code(formats::row_label(axes)), formats::integer(axes, "tokens"), md(triton),
+      code(variant), code(compiler_name), md(verdict),
+      text(record, "reason").empty() ? "" : ": " + md(text(record, "reason")));
   readme += "## Files\n\n";
   for (const std::string& f : b.files) {
-    readme += fmt::format("- `{}`\n", f);
+    readme += fmt::format("- {}\n", code(f));
   }
-  readme += "\n## Re-run exactly this case\n\n```sh\n";
+  std::string rerun;
   if (same_id) {
-    readme += "loraprobe sweep --config case.json --out repro.json\n";
+    rerun += "loraprobe sweep --config case.json --out repro.json\n";
   }
-  readme += fmt::format("loraprobe sweep --config {} --case {} --out repro.json\n```\n\n",
-                        source.empty() ? "<the original config>" : source, case_id);
+  rerun += source.empty() ? fmt::format("loraprobe sweep --config ORIGINAL-CONFIG --case {} --out repro.json\n",
+                                        escape::shell(case_id))
+                          : fmt::format("loraprobe sweep --config {} --case {} --out repro.json\n",
+                                        escape::shell(source), escape::shell(case_id));
+  readme += "\n## Re-run exactly this case\n\n" + escape::markdown_fence(rerun, "sh") + "\n";
   readme += fmt::format("The same id means the same shapes, inputs (seed {}) and {} repeats.\n\n",
                         formats::integer(meta, "seed"), formats::integer(meta, "repeats"));
-  readme += fmt::format("## Make the cubin again\n\n```sh\n{}\n```\n\n", command);
+  readme += "## Make the cubin again\n\n" + escape::markdown_fence(command + "\n", "sh") + "\n";
   for (const std::string& n : b.notes) {
-    readme += "Note: " + n + ".\n\n";
+    readme += "Note: " + md(n) + ".\n\n";
   }
   // The paragraph for whoever owns the fix.
   const std::string owner = attribution == "ptx" ? "Triton" : attribution == "ptxas" ? "NVIDIA (ptxas)" : "";
   readme += fmt::format("## For a bug report{}\n\n", owner.empty() ? "" : " to " + owner);
   std::string paragraph = fmt::format(
-      "On sm_90 (Hopper), the LoRA expand kernel `{}` generated by Triton {} and compiled by {} ({}) ",
-      variant, triton, prebuilt ? "Triton's bundled ptxas" : "ptxas", text(compile, "version", "?"));
+      "On sm\\_90 (Hopper), the LoRA expand kernel {} generated by Triton {} and compiled by {} ({}) ", code(variant),
+      md(triton), prebuilt ? "Triton's bundled ptxas" : "ptxas", md(text(compile, "version", "?")));
   if (race.findings > 0) {
     paragraph += fmt::format("has a wgmma register hazard in its SASS: the register-sourced {} is still in flight{} "
-                             "when {}. {} such instruction(s) in all; `kernel.sass` marks each.",
-                             race.mma, race.wait.empty() ? "" : " after " + race.wait, race.first, race.findings);
+                             "when {}. {} such instruction(s) in all; {} marks each.",
+                             race.mma, race.wait.empty() ? "" : " after " + race.wait, race.first, race.findings,
+                             code("kernel.sass"));
   } else {
     paragraph += "has no static finding in its SASS.";
   }
@@ -336,9 +403,9 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   readme += "> " + paragraph + "\n\n";
   const json& gpu = member(member(report.json, "environment"), "gpu");
   if (gpu.is_object()) {
-    readme += fmt::format("Measured on {}, driver {}, with loraprobe {}{}.\n",
-                          text(gpu, "name", "?"), text(gpu, "driver_version", "?"), text(meta, "version", "?"),
-                          nvdisasm_line.empty() ? "" : "; SASS by " + nvdisasm_line);
+    readme += fmt::format("Measured on {}, driver {}, with loraprobe {}{}.\n", md(text(gpu, "name", "?")),
+                          md(text(gpu, "driver_version", "?")), md(text(meta, "version", "?")),
+                          nvdisasm_line.empty() ? "" : "; SASS by " + md(nvdisasm_line));
   }
   put("README.md", readme);
   return b;

@@ -24,6 +24,10 @@ namespace lp::repro {
 struct BundleOptions {
   std::vector<std::string> kernel_dirs;  ///< --kernel-dir sets besides the embedded ones
   std::optional<std::string> nvdisasm;   ///< path; otherwise searched
+  /// --ptxas specs the user trusts: a case compiled by a ptxas is rebuilt with the
+  /// binary here whose sha256 the report recorded, found among these, the toolkit's
+  /// and .tools'; never by the path the report names (it may come from anyone).
+  std::vector<std::string> ptxas;
 };
 
 struct Bundle {
@@ -33,8 +37,9 @@ struct Bundle {
 };
 
 /// Writes the bundle of case `case_id` of `report` into `dir` (created). Throws
-/// lp::UsageError for a case the report does not have or one without a kernel
-/// variant, lp::EnvironmentError when its kernel set or compiler is not here.
+/// lp::UsageError for a case the report does not have, one without a kernel variant,
+/// or one whose ptxas (by sha256) is not among the trusted ones (the message says
+/// which --ptxas to pass); lp::EnvironmentError when its kernel set is not here.
 Bundle write_bundle(const formats::Document& report, const std::string& case_id, const std::string& dir,
                     const BundleOptions& options);
 
