@@ -5,7 +5,9 @@
 // (InputError: file:pointer: message); a converter meeting a document that is not
 // the shape its schema promises may throw nlohmann::json::exception, which the CLI
 // turns into the same one-line refusal. Anything else (std::out_of_range, a crash,
-// undefined behaviour) is a bug.
+// undefined behaviour) is a bug, and so is output that carries the document's bytes
+// raw: the summary and Markdown must hold no control character a terminal obeys,
+// JUnit and HTML only XML characters (util/escape.hpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +22,7 @@
 #include "formats/markdown.hpp"
 #include "formats/summary.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // One scratch file, the same name every run (see journal_fuzzer.cpp).
@@ -33,10 +36,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const lp::formats::Document doc = lp::formats::read_document(path);
     try {
-      static_cast<void>(lp::formats::summary_of(doc).size());
-      static_cast<void>(lp::formats::markdown_of(doc).size());
-      static_cast<void>(lp::formats::html_of(doc).size());
-      static_cast<void>(lp::formats::junit_of(doc).size());
+      for (const std::string& text : {lp::formats::summary_of(doc), lp::formats::markdown_of(doc)}) {
+        if (lp::escape::terminal(text) != text) {
+          __builtin_trap();  // a raw control character from the document
+        }
+      }
+      for (const std::string& xml : {lp::formats::html_of(doc), lp::formats::junit_of(doc)}) {
+        if (!lp::escape::is_xml_chars(xml)) {
+          __builtin_trap();  // a character XML 1.0 cannot carry
+        }
+      }
     } catch (const nlohmann::json::exception&) {
       // not the shape its schema version promises: refused by the CLI
     }

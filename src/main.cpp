@@ -8,6 +8,7 @@
 
 #include "cli/app.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/interrupt.hpp"
 #include "version.hpp"
 
@@ -16,7 +17,8 @@ int main(int argc, char** argv) {
   try {
     return lp::cli::run_app(argc, argv);
   } catch (const lp::Fatal& e) {
-    fmt::print(stderr, "loraprobe: {}\n", e.what());
+    // Messages quote values from documents and devices: shown, never interpreted by the terminal.
+    fmt::print(stderr, "loraprobe: {}\n", lp::escape::terminal(e.what()));
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
     // A recoverable lp::Error is recorded against its case or file where it happens; one
@@ -24,7 +26,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr,
                "loraprobe: internal error: {}\nloraprobe: this is a bug in loraprobe {} (git {}); please report it "
                "with the command line and this message\n",
-               e.what(), lp::k_version, lp::k_git_sha);
+               lp::escape::terminal(e.what()), lp::k_version, lp::k_git_sha);
     return static_cast<int>(lp::ExitCode::internal);
   }
 }

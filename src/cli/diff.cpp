@@ -8,6 +8,7 @@
 #include "formats/diff.hpp"
 #include "report/verdict.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 
 namespace lp::cli {
 
@@ -54,7 +55,8 @@ int run_diff(const DiffCliOptions& o) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError(o.new_path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
   }
-  fmt::print("{}", o.json ? d.json.dump(2) + "\n" : d.text());
+  // JSON escapes control characters itself; the text goes to a terminal.
+  fmt::print("{}", o.json ? d.json.dump(2) + "\n" : escape::terminal(d.text()));
   return d.regressed ? 1 : 0;
 }
 

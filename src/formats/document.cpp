@@ -1,5 +1,8 @@
 #include "formats/document.hpp"
 
+#include "util/escape.hpp"
+#include "util/json_bounded.hpp"
+
 #include <cstdlib>
 #include <optional>
 
@@ -19,6 +22,9 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t k_max_document_bytes = std::size_t{512} << 20;
+/// Reports nest about 8 deep (cases, axes, metrics, compile records); 64 leaves room
+/// and keeps nlohmann's recursive dump and comparisons far from the stack's end.
+constexpr std::size_t k_max_document_depth = 64;
 /// The oldest schema major the converters read.
 constexpr int k_oldest_major = 2;
 /// The major before compact cases: as_report() writes it again in the current form.
@@ -31,12 +37,8 @@ std::string major_of(const std::string& version) { return version.substr(0, vers
 Document read_document(const std::string& path) {
   Document d;
   d.path = path;
-  const std::string text = read_file(path, k_max_document_bytes);
-  try {
-    d.json = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(path, "", fmt::format("not JSON: {}", e.what()));
-  }
+  // Bounded in size by the read and in depth before the parse: a document may come from anyone.
+  d.json = parse_json_bounded(read_file(path, k_max_document_bytes), path, k_max_document_depth);
   if (!d.json.is_object() || !d.json.contains("schema_version") || !d.json["schema_version"].is_string()) {
     throw InputError(path, "/schema_version", "missing: not a loraprobe report or inspect document");
   }
@@ -207,33 +209,12 @@ std::string metrics_line(const json& metrics) {
   return line;
 }
 
-std::string xml_escape(const std::string& text) {
+std::string xml_escape(const std::string& text) { return escape::xml(text); }
+
+std::string command_text(const json& argv) {
   std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') {
-          out += "\xEF\xBF\xBD";
-        } else {
-          out += ch;
-        }
-    }
+  for (const json& a : argv) {
+    out += (out.empty() ? "" : " ") + escape::shell(a.is_string() ? a.get<std::string>() : a.dump());
   }
   return out;
 }

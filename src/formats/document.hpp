@@ -55,8 +55,13 @@ std::string metrics_symptom(const nlohmann::json& metrics);
 /// A real as reports write it (a number, "nan", "inf", null) in %.3g form.
 std::string real_text(const nlohmann::json& value);
 
-/// XML text and attribute escaping (the five entities; other control characters
-/// become U+FFFD, which XML 1.0 cannot carry).
+/// A recorded argv as one POSIX sh command line, every element quoted for sh
+/// (util/escape.hpp shell), so that copying it runs exactly that command and nothing
+/// a document smuggled into an argument; "" for none.
+std::string command_text(const nlohmann::json& argv);
+
+/// XML text and attribute escaping: util/escape.hpp xml (the five entities; what
+/// XML 1.0's Char production excludes becomes U+FFFD).
 std::string xml_escape(const std::string& text);
 
 }  // namespace lp::formats

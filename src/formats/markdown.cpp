@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "formats/view.hpp"
+#include "util/escape.hpp"
 
 namespace lp::formats {
 
@@ -17,25 +18,18 @@ constexpr std::size_t k_full_map_rows = 40;
 /// Hazardous variants drawn with their SASS; the rest are a table row each.
 constexpr std::size_t k_drawn_excerpts = 6;
 
-/// A table cell: no pipes or newlines.
-std::string cell(const std::string& text) {
-  std::string out;
-  for (const char ch : text) {
-    if (ch == '|') {
-      out += "\\|";
-    } else if (ch == '\n') {
-      out += ' ';
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
+// Every value from the document is data, never Markdown: prose and table cells go
+// through md() (no HTML, links, emphasis or cell breaks; controls shown escaped),
+// names through code() (a span nothing inside can close), commands and SASS through
+// escape::markdown_fence (a fence longer than any backtick run inside).
+std::string md(const std::string& text) { return escape::markdown_text(text); }
+std::string code(const std::string& text) { return escape::markdown_code(text); }
 
-std::string table(const std::vector<EnvRow>& rows) {
-  std::string out = "| | |\n|---|---|\n";
+/// A two-column table of data rows, after `markdown_rows` (rows this writer drew itself).
+std::string table(const std::vector<EnvRow>& rows, const std::string& markdown_rows = {}) {
+  std::string out = "| | |\n|---|---|\n" + markdown_rows;
   for (const EnvRow& r : rows) {
-    out += fmt::format("| {} | {} |\n", cell(r.label), cell(r.value));
+    out += fmt::format("| {} | {} |\n", md(r.label), md(r.value));
   }
   return out;
 }
@@ -65,7 +59,7 @@ std::string verdict_map_section(const VerdictMap& map) {
       ++hidden[row.group];
       continue;
     }
-    out += fmt::format("| `{}` |", cell(row.label));
+    out += fmt::format("| {} |", code(row.label));
     for (char c : row.cells) {
       out += c == 'P' || c == '.' ? fmt::format(" {} |", c) : fmt::format(" **{}** |", c);
     }
@@ -74,7 +68,7 @@ std::string verdict_map_section(const VerdictMap& map) {
   if (!hidden_order.empty()) {
     out += "\nNot drawn, PASS at every token count:";
     for (const std::string& group : hidden_order) {
-      out += fmt::format(" {} configurations of {};", hidden[group], group);
+      out += fmt::format(" {} configurations of {};", hidden[group], md(group));
     }
     out.back() = '.';
     out += " The report has each one.\n";
@@ -89,33 +83,31 @@ std::string notable_section(const std::vector<NotableCase>& notable) {
   std::string out = "## Cases to read first\n\n";
   for (const NotableCase& n : notable) {
     const json& axes = member(n.record, "axes");
-    out += fmt::format("### {}: case `{}`\n\n", n.title, text(n.record, "id", "?"));
-    std::vector<EnvRow> rows = {
-        {"configuration", fmt::format("`{}`, {} tokens", row_label(axes), integer(axes, "tokens"))}};
-    for (EnvRow& r : case_numbers(n.record)) {
-      rows.push_back(std::move(r));
-    }
-    out += table(rows) + "\n";
+    out += fmt::format("### {}: case {}\n\n", md(n.title), code(text(n.record, "id", "?")));
+    out += table(case_numbers(n.record), fmt::format("| configuration | {}, {} tokens |\n", code(row_label(axes)),
+                                                     integer(axes, "tokens"))) +
+           "\n";
   }
   return out;
 }
 
 std::string excerpt_block(const Excerpt& e) {
-  std::string out = fmt::format("#### `{}` (Triton {}, {}): {} finding(s)\n\nMade by: {}.\n\n```\n", e.variant, e.triton,
-                                e.compiler, e.findings, e.attribution_text);
+  std::string out = fmt::format("#### {} (Triton {}, {}): {} finding(s)\n\nMade by: {}.\n\n", code(e.variant),
+                                md(e.triton), md(e.compiler), e.findings, md(e.attribution_text));
+  std::string block;
   std::size_t width = 0;
   for (const ExcerptLine& l : e.lines) {
     width = std::max(width, l.instruction.size());
   }
   for (const ExcerptLine& l : e.lines) {
     if (l.address.empty()) {
-      out += fmt::format("  {}\n", l.note);
+      block += fmt::format("  {}\n", l.note);
       continue;
     }
-    out += fmt::format("{} /*{}*/ {:<{}}  // {}\n", l.marked ? ">" : " ", l.address.substr(2), l.instruction, width,
-                       l.note);
+    block += fmt::format("{} /*{}*/ {:<{}}  // {}\n", l.marked ? ">" : " ", l.address.substr(2), l.instruction, width,
+                         l.note);
   }
-  return out + "```\n\n";
+  return out + escape::markdown_fence(block) + "\n";
 }
 
 std::string findings_section(const ReportView& v) {
@@ -124,7 +116,7 @@ std::string findings_section(const ReportView& v) {
   }
   std::string out = "## Static findings in the SASS that ran\n\n";
   for (const std::string& a : v.attributions) {
-    out += "- " + a + "\n";
+    out += "- " + md(a) + "\n";
   }
   out += "\n";
   for (std::size_t i = 0; i < v.excerpts.size() && i < k_drawn_excerpts; ++i) {
@@ -135,8 +127,8 @@ std::string findings_section(const ReportView& v) {
            "| variant | Triton | compiler | findings | made by |\n|---|---|---|--:|---|\n";
     for (std::size_t i = k_drawn_excerpts; i < v.excerpts.size(); ++i) {
       const Excerpt& e = v.excerpts[i];
-      out += fmt::format("| `{}` | {} | {} | {} | {} |\n", e.variant, e.triton, cell(e.compiler), e.findings,
-                         e.attribution.empty() ? "?" : e.attribution);
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", code(e.variant), md(e.triton), md(e.compiler), e.findings,
+                         e.attribution.empty() ? "?" : md(e.attribution));
     }
     out += "\n";
   }
@@ -146,30 +138,31 @@ std::string findings_section(const ReportView& v) {
 std::string meaning_section(const ReportView& v) {
   std::string out = "## What this means\n\n";
   if (!v.bound.empty()) {
-    out += v.bound + "\n\n";
+    out += md(v.bound) + "\n\n";
   }
   if (!v.race.empty()) {
-    out += "Race control: " + v.race + ".\n\n";
+    out += "Race control: " + md(v.race) + ".\n\n";
   }
   if (!v.measured.empty()) {
     out += "Remedies run for each hazardous case (sweep --remedies: the case with one thing changed, in the same "
            "run):\n\n";
     for (const MeasuredRemedies& m : v.measured) {
-      out += fmt::format("- `{}`, {} tokens ({}, case `{}`):\n", m.configuration, m.tokens, m.verdict, m.case_id);
+      out += fmt::format("- {}, {} tokens ({}, case {}):\n", code(m.configuration), m.tokens, md(m.verdict),
+                         code(m.case_id));
       for (const std::string& line : m.lines) {
-        out += "  - " + line + "\n";
+        out += "  - " + md(line) + "\n";
       }
     }
     for (const std::string& n : v.remedy_notes) {
-      out += "- Note: " + n + ".\n";
+      out += "- Note: " + md(n) + ".\n";
     }
     out += "\n";
   }
   if (!v.remedies.empty()) {
     out += "Neighbours in this run's cases (the same case with one thing changed):\n\n";
     for (const Remedy& r : v.remedies) {
-      out += fmt::format("- **{}**, {}: PASS in {} of the {} hazardous cases whose neighbour ran.\n", r.name, r.why,
-                         r.clean, r.measured);
+      out += fmt::format("- **{}**, {}: PASS in {} of the {} hazardous cases whose neighbour ran.\n", md(r.name),
+                         md(r.why), r.clean, r.measured);
     }
     out += "\n";
   } else if (!v.excerpts.empty()) {
@@ -181,15 +174,15 @@ std::string meaning_section(const ReportView& v) {
 
 std::string report_markdown(const Document& doc) {
   const ReportView v = view_of(doc);
-  std::string out = fmt::format("# loraprobe: {}\n\n{}; exit code {} ({}).\n\n", v.headline, v.counts, v.exit_code,
-                                v.outcome);
+  std::string out = fmt::format("# loraprobe: {}\n\n{}; exit code {} ({}).\n\n", md(v.headline), md(v.counts),
+                                v.exit_code, md(v.outcome));
   out += "## Environment\n\n" + table(v.environment) + "\n";
-  out += fmt::format("## Command\n\n```sh\n{}\n```\n\n", v.command.empty() ? "(not recorded)" : v.command);
+  out += "## Command\n\n" + escape::markdown_fence(v.command.empty() ? "(not recorded)" : v.command, "sh") + "\n";
   out += verdict_map_section(v.map);
   out += notable_section(v.notable);
   out += findings_section(v);
   out += meaning_section(v);
-  out += fmt::format("<sub>Written by `loraprobe report --format md` from `{}`.</sub>\n", doc.path);
+  out += fmt::format("<sub>Written by `loraprobe report --format md` from {}.</sub>\n", code(doc.path));
   return out;
 }
 
@@ -198,14 +191,11 @@ std::string inspect_markdown(const Document& doc) {
   const json& s = member(d, "summary");
   std::string out = fmt::format("# loraprobe inspect: {} cubins, {} with a hazard, {} findings\n\n",
                                 integer(s, "items"), integer(s, "hazard"), integer(s, "findings"));
-  std::string argv;
-  for (const json& a : member(member(d, "meta"), "argv")) {
-    argv += (argv.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
-  }
-  out += fmt::format("```sh\n{}\n```\n\n", argv.empty() ? "(not recorded)" : argv);
+  const std::string argv = command_text(member(member(d, "meta"), "argv"));
+  out += escape::markdown_fence(argv.empty() ? "(not recorded)" : argv, "sh") + "\n";
   const json& nvdisasm = member(d, "nvdisasm");
-  out += fmt::format("nvdisasm {} ({}); exit code {}.\n\n", text(nvdisasm, "version", "?"),
-                     text(nvdisasm, "origin", "?"), integer(s, "exit_code", -1));
+  out += fmt::format("nvdisasm {} ({}); exit code {}.\n\n", md(text(nvdisasm, "version", "?")),
+                     md(text(nvdisasm, "origin", "?")), integer(s, "exit_code", -1));
   std::size_t drawn = 0;
   std::string rest;
   for (const json& item : member(d, "items")) {
@@ -217,8 +207,8 @@ std::string inspect_markdown(const Document& doc) {
       out += excerpt_block(e);
       ++drawn;
     } else {
-      rest += fmt::format("| `{}` | {} | {} | {} | {} |\n", e.variant, e.triton, cell(e.compiler), e.findings,
-                          e.attribution_text);
+      rest += fmt::format("| {} | {} | {} | {} | {} |\n", code(e.variant), md(e.triton), md(e.compiler), e.findings,
+                          md(e.attribution_text));
     }
   }
   if (!rest.empty()) {

@@ -15,8 +15,8 @@ namespace {
 void write(const std::string& path, const char* what, const std::string& text) {
   try {
     write_file_atomic(path, text);
-  } catch (const Error& e) {
-    throw EnvironmentError(fmt::format("the {} could not be written to {}: {}", what, path, e.what()));
+  } catch (const EnvironmentError& e) {
+    throw EnvironmentError(fmt::format("the {} could not be written: {}", what, e.what()));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "formats/table.hpp"
 #include "tools/tools.hpp"
+#include "util/escape.hpp"
 
 namespace lp::formats {
 
@@ -15,7 +16,10 @@ using nlohmann::json;
 namespace {
 
 /// A field of the document, "?" when it is missing.
-std::string text_of(const json& j, const char* key, const char* fallback = "?") { return text(j, key, fallback); }
+/// A field for the terminal: one line, no control character that a terminal would obey.
+std::string text_of(const json& j, const char* key, const char* fallback = "?") {
+  return escape::terminal_line(text(j, key, fallback));
+}
 
 std::string counts_text(const std::map<std::string, std::size_t>& counts) {
   std::string out;
@@ -43,10 +47,7 @@ std::string report_summary(const json& r) {
   const json& meta = member(r, "meta");
   const json& env = member(r, "environment");
   const json& gpu = member(env, "gpu");
-  std::string argv;
-  for (const json& a : member(meta, "argv")) {
-    argv += (argv.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
-  }
+  const std::string argv = command_text(member(meta, "argv"));
   std::string out = fmt::format("loraprobe {} (git {}) sweep, report schema {}\n", text_of(meta, "version"),
                                 text_of(meta, "git_sha"), text_of(r, "schema_version"));
   out += fmt::format("command: {}\n", argv.empty() ? "?" : argv);
@@ -160,7 +161,8 @@ std::string inspect_summary(const json& d) {
 }  // namespace
 
 std::string summary_of(const Document& doc) {
-  return doc.kind == DocumentKind::inspect ? inspect_summary(doc.json) : report_summary(doc.json);
+  // A summary goes to a terminal: whatever a document holds is shown, never obeyed.
+  return escape::terminal(doc.kind == DocumentKind::inspect ? inspect_summary(doc.json) : report_summary(doc.json));
 }
 
 }  // namespace lp::formats

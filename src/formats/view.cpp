@@ -312,7 +312,7 @@ ReportView view_of(const Document& doc) {
   const json& r = doc.json;
   ReportView v;
   v.environment = environment_rows(r);
-  v.command = joined(member(member(r, "meta"), "argv"));
+  v.command = command_text(member(member(r, "meta"), "argv"));
   const json& summary = member(r, "summary");
   const json& cases = member(r, "cases");
   std::map<std::string, std::size_t> counts;

@@ -13,12 +13,16 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/json_bounded.hpp"
 
 namespace lp::report {
 
 using nlohmann::json;
 
 namespace {
+
+/// A journal line is a case record or a header: a few levels; 64 is far beyond them.
+constexpr std::size_t k_max_journal_depth = 64;
 
 /// Longest journal line accepted: a case record is a few KB; a line past this is no journal.
 constexpr std::size_t k_max_journal_line = std::size_t{16} << 20;
@@ -87,7 +91,8 @@ JournalContents read_journal(const std::string& path) {
     if (line.empty()) {
       return;
     }
-    json entry = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+    std::optional<json> parsed = try_parse_json_bounded(line, k_max_journal_depth);
+    json entry = parsed ? std::move(*parsed) : json(json::value_t::discarded);
     if (entry.is_discarded()) {
       if (number == 1) {
         bad_line(path, number, "not JSON: not a loraprobe journal");

@@ -57,7 +57,7 @@ TEST(Markdown, SeedReportHasEverySection) {
   EXPECT_EQ(md.find("rawbits"), std::string::npos);
   // The bound and the remedies this run measured.
   EXPECT_NE(md.find("3/n (the rule of three): 0.1 here."), std::string::npos);
-  EXPECT_NE(md.find("- **block_n 32**, the field workaround (vLLM PR #48638): PASS in 30 of the 30 hazardous cases"),
+  EXPECT_NE(md.find("- **block\\_n 32**, the field workaround (vLLM PR \\#48638): PASS in 30 of the 30 hazardous cases"),
             std::string::npos);
   EXPECT_NE(md.find("- **Triton 3.9.0**, that Triton's kernel set: PASS in 30 of the 30 hazardous cases"),
             std::string::npos);
