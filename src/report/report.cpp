@@ -253,8 +253,8 @@ std::string Report::dump() const {
 void Report::write(const std::string& path) const {
   try {
     write_file_atomic(path, dump());
-  } catch (const Error& e) {
-    throw EnvironmentError(fmt::format("the report could not be written: {}", e.what()));  // a full disk, a read-only folder
+  } catch (const EnvironmentError& e) {  // a full disk, a read-only folder, a device
+    throw EnvironmentError(fmt::format("the report could not be written: {}", e.what()));
   }
 }
 

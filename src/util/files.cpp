@@ -51,14 +51,90 @@ std::string read_file(const std::string& path, std::size_t max_bytes) {
   return out;
 }
 
+namespace {
+
+[[noreturn]] void cannot_write(const std::string& path, const std::string& why) {
+  throw EnvironmentError(fmt::format("{}: cannot write: {}", path, why));
+}
+
+/// The process's umask, read without changing it (/proc/self/status has it since
+/// Linux 4.7); the umask() round trip otherwise.
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Umask:", 0) == 0) {
+      return static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8) & 0777);
+    }
+  }
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  return mask;
+}
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) {
+    return "a folder";
+  }
+  if (S_ISCHR(mode)) {
+    return "a character device";
+  }
+  if (S_ISBLK(mode)) {
+    return "a block device";
+  }
+  if (S_ISFIFO(mode)) {
+    return "a FIFO";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  return "not a regular file";
+}
+
+}  // namespace
+
 void write_file_atomic(const std::string& path, const std::string& contents) {
-  const std::filesystem::path target(path);
-  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  if (path.empty()) {
+    cannot_write(path, "an empty path");
+  }
+  // What the rename will replace: the file itself, or the file a symlink names.
+  std::string target = path;
+  mode_t mode = 0666 & ~current_umask();
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      char* resolved = ::realpath(path.c_str(), nullptr);
+      if (resolved == nullptr) {
+        cannot_write(path, fmt::format("a symlink to nothing ({})", std::strerror(errno)));
+      }
+      target = resolved;
+      std::free(resolved);
+      if (::stat(target.c_str(), &st) != 0) {
+        cannot_write(path, std::strerror(errno));
+      }
+    }
+    if (!S_ISREG(st.st_mode)) {
+      cannot_write(path, fmt::format("it is {}, not a regular file; name a file (or - for standard output where "
+                                     "the command takes it)",
+                                     kind_of(st.st_mode)));
+    }
+    mode = st.st_mode & 07777;
+  } else if (errno != ENOENT) {
+    cannot_write(path, std::strerror(errno));
+  }
+  const std::filesystem::path target_path(target);
+  const std::filesystem::path dir = target_path.has_parent_path() ? target_path.parent_path() : ".";
+  std::string tmpl = (dir / ("." + target_path.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) {
-    throw Error(fmt::format("{}: cannot create a temporary file: {}", path, std::strerror(errno)));
+    cannot_write(path, fmt::format("cannot create a file in {}: {}", dir.string(), std::strerror(errno)));
   }
+  auto fail = [&](const char* step) {
+    const int saved = errno;
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    cannot_write(path, fmt::format("{}: {}", step, std::strerror(saved)));
+  };
   std::size_t done = 0;
   while (done < contents.size()) {
     const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
@@ -66,22 +142,39 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
       if (errno == EINTR) {
         continue;
       }
-      const int saved = errno;
-      ::close(fd);
-      ::unlink(tmpl.c_str());
-      throw Error(fmt::format("{}: write failed: {}", path, std::strerror(saved)));
+      fail("write failed");
     }
     done += static_cast<std::size_t>(n);
   }
-  ::fchmod(fd, 0644);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmpl.c_str());
-    throw Error(fmt::format("{}: flush failed: {}", path, std::strerror(errno)));
+  if (::fchmod(fd, mode) != 0) {
+    fail("cannot set its mode");
   }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+  if (::fsync(fd) != 0) {
+    fail("flush failed");
+  }
+  if (::close(fd) != 0) {
     const int saved = errno;
     ::unlink(tmpl.c_str());
-    throw Error(fmt::format("{}: rename failed: {}", path, std::strerror(saved)));
+    cannot_write(path, fmt::format("flush failed: {}", std::strerror(saved)));
+  }
+  if (::rename(tmpl.c_str(), target.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(tmpl.c_str());
+    cannot_write(path, fmt::format("rename failed: {}", std::strerror(saved)));
+  }
+}
+
+void make_output_dir(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) {
+    return;
+  }
+  if (std::filesystem::exists(std::filesystem::symlink_status(dir, ec))) {
+    throw EnvironmentError(fmt::format("{}: cannot create the folder: something else is there", dir));
+  }
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw EnvironmentError(fmt::format("{}: cannot create the folder: {}", dir, ec.message()));
   }
 }
 

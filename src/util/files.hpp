@@ -10,9 +10,22 @@ namespace lp {
 /// when it does not exist or cannot be read, or is larger than `max_bytes`.
 std::string read_file(const std::string& path, std::size_t max_bytes = std::size_t{1} << 30);
 
-/// Writes `contents` to a temporary file beside `path`, flushes it and renames it over
-/// `path`, so a reader never sees a half-written file. Throws lp::Error on failure.
+/// The one way loraprobe writes an output file (a report, a Markdown or HTML page,
+/// JUnit, a repro bundle's files): `contents` go to a temporary file beside the
+/// target, flushed, then renamed over it, so a reader never sees half a file.
+/// - A target that exists and is not a regular file (a device such as /dev/null, a
+///   FIFO, a socket, a folder) is refused: the rename would replace the node.
+/// - A symlink is followed to the regular file it names, as editors do (that file is
+///   replaced, the link stays); a symlink to nothing is refused.
+/// - A replaced file keeps its mode; a new one gets 0666 less the umask.
+/// Throws lp::EnvironmentError "<path>: cannot write: <why>" (exit 3), errno's text
+/// included.
 void write_file_atomic(const std::string& path, const std::string& contents);
+
+/// Creates the output folder `dir` (and its parents) unless it is one already.
+/// Throws lp::EnvironmentError "<dir>: cannot create the folder: <why>" when it exists
+/// as something else or cannot be made.
+void make_output_dir(const std::string& dir);
 
 /// A private temporary folder (mkdtemp under $TMPDIR or /tmp), removed with everything
 /// in it when the object goes. Move-only.
