@@ -61,6 +61,8 @@ struct InspectOptions {
   bool json = false;
   bool list_checks = false;
   bool no_cache = false;
+  bool trust_cache = false;
+  std::size_t verify_cache = 0;
   bool no_skip = false;
   std::string config_path;
   std::string vllm_configs;  ///< with --config: vLLM's tuned config folder
@@ -112,7 +114,13 @@ std::string summary_line(const inspect::Work& w, const inspect::InspectTotals& t
   const std::size_t lookups = cache.sass_hits + cache.sass_misses;
   const std::string cache_text =
       !cache_on ? "cache off"
-                : fmt::format("{} of {} reports from the cache{}", cache.sass_hits, lookups,
+                : fmt::format("{} of {} reports from the cache{}{}{}", cache.sass_hits, lookups,
+                              cache.rejected > 0 ? fmt::format(" ({} entries not whole: redone and rewritten)",
+                                                               cache.rejected)
+                                                 : std::string(),
+                              cache.verified > 0 ? fmt::format(", {} re-analysed ({} differ)", cache.verified,
+                                                               cache.differences)
+                                                 : std::string(),
                               cache.write_errors > 0 ? fmt::format(" ({} not written: {})", cache.write_errors,
                                                                    cache.first_write_error)
                                                      : std::string());
@@ -212,13 +220,32 @@ int run_inspect(const InspectOptions& o) {
   const sass::Nvdisasm tool = sass::find_nvdisasm(search);
   std::optional<std::string> cache_root = o.no_cache ? std::nullopt : inspect::default_cache_root();
   inspect::InspectorOptions options{tool, {o.checks}, o.jobs, cache_root, progress_printer(), !o.no_skip};
+  options.verify_compile_hits = !o.trust_cache;
+  options.verify_sample = o.verify_cache;
   const inspect::Inspector inspector(std::move(options));
+  // --verify-cache: a cached report a fresh analysis contradicts fails the run, after
+  // its output (which holds the fresh reports).
+  const auto verified_exit = [&](int code) {
+    const inspect::CacheStats stats = inspector.cache_stats();
+    if (stats.differences > 0) {
+      throw EnvironmentError(fmt::format(
+          "--verify-cache: {} of {} cached report(s) differ from a fresh analysis (first: {}); the results above "
+          "are the fresh ones. Someone or something changed the cache under {}: remove it",
+          stats.differences, stats.verified, stats.first_difference, cache_root.value_or("?")));
+    }
+    return code;
+  };
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(w.items);
   const int interrupted_by = inspector.interrupted_by();
   const inspect::InspectTotals totals = inspect::total(results);
   const std::vector<inspect::PtxasMatrix> matrices = inspect::build_matrices(w, results);
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   const formats::ExtraOutputs outputs{o.junit, o.markdown, o.html, std::nullopt};
+  if (interrupted_by != 0 && interrupt_urgent()) {
+    // A second signal: children are reaped and temporary folders gone; no partial output.
+    fmt::print(stderr, "inspect: second signal: no partial output written\n");
+    return 128 + interrupted_by;
+  }
   if (o.json || outputs.any()) {
     const inspect::RunInfo run{command_line(), started_at, report::utc_now_iso8601(), wall_ms, interrupted_by,
                                cache_root};
@@ -227,7 +254,7 @@ int run_inspect(const InspectOptions& o) {
     formats::write_outputs(doc, outputs);
     if (o.json) {
       fmt::print("{}\n", doc.json.dump(2));
-      return finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code());
+      return verified_exit(finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code()));
     }
   }
   if (o.matrix) {
@@ -244,7 +271,7 @@ int run_inspect(const InspectOptions& o) {
   }
   fmt::print("{}", summary_line(w, totals, tool, inspector.cache_stats(), cache_root.has_value(), wall_ms / 1000.0,
                                 inspector.options().jobs));
-  return finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code());
+  return verified_exit(finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code()));
 }
 
 }  // namespace
@@ -292,6 +319,14 @@ Command add_inspect_command(CLI::App& app) {
                 "and are otherwise reported clean without nvdisasm)");
   sub->add_flag("--no-cache", o->no_cache,
                 "Neither read nor write the report cache ($XDG_CACHE_HOME/loraprobe, else ~/.cache/loraprobe)");
+  sub->add_flag("--trust-cache", o->trust_cache,
+                "Take the cache's word for what a PTX compiles to (saves the ptxas runs; by default ptxas runs again "
+                "and the report is looked up by the cubin it really made). Only for a cache only you write");
+  sub->add_option("--verify-cache", o->verify_cache,
+                  "Re-analyse up to N reports the cache has and fail (exit 3) if any differs from the fresh analysis")
+      ->expected(0, 1)
+      ->default_str("16")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--junit", o->junit, "Also write JUnit XML here: one testcase per cubin, a hazard a failure")
       ->check(non_empty());
   sub->add_option("--markdown", o->markdown, "Also write Markdown here: the hazardous cubins with their SASS excerpts")

@@ -15,6 +15,7 @@
 
 #include "sass/checks.hpp"
 #include "util/error.hpp"
+#include "util/json_bounded.hpp"
 #include "util/sha256.hpp"
 
 namespace lp::inspect {
@@ -25,6 +26,32 @@ namespace {
 
 /// Entries are a few kilobytes; anything much larger is not ours.
 constexpr std::uintmax_t k_max_entry_bytes = std::uintmax_t{64} << 20;
+/// A CubinReport nests 6 deep (entry, payload, kernels, kernel, findings, finding, wgmma).
+constexpr std::size_t k_max_entry_depth = 12;
+/// The envelope's format: entries of another (the bare payloads of format 1) are misses.
+constexpr int k_entry_format = 2;
+
+bool is_sha256_hex(const nlohmann::json& j) {
+  if (!j.is_string() || j.get_ref<const std::string&>().size() != 64) {
+    return false;
+  }
+  const std::string& s = j.get_ref<const std::string&>();
+  return s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+/// The typed reading of a payload of `kind`: whole, or not.
+bool payload_is_whole(std::string_view kind, const nlohmann::json& payload) {
+  if (kind == "sass") {
+    return sass::cubin_report_from_json(payload).has_value();
+  }
+  // ptxas/: {cubin_sha256, cubin_bytes, ms, log}, exactly.
+  if (!payload.is_object() || payload.size() != 4 || !is_sha256_hex(payload.value("cubin_sha256", nlohmann::json())) ||
+      !payload.contains("cubin_bytes") || !payload["cubin_bytes"].is_number_unsigned() || !payload.contains("ms") ||
+      !payload["ms"].is_number() || !payload.contains("log") || !payload["log"].is_string()) {
+    return false;
+  }
+  return true;
+}
 
 /// Version of how lp_inspect compiles (compile::compile_with_ptxas, started in an
 /// empty folder) and what a ptxas/ record holds; part of every compile key, so a
@@ -133,35 +160,55 @@ std::string ResultCache::path_of(std::string_view kind, const std::string& key) 
   return (fs::path(m_root) / kind / key.substr(0, 2) / (key + ".json")).string();
 }
 
-std::optional<nlohmann::json> ResultCache::load(std::string_view kind, const std::string& key) const {
+ResultCache::Loaded ResultCache::load(std::string_view kind, const std::string& key,
+                                      std::string_view cubin_sha256) const {
   const std::string path = path_of(kind, key);
   std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return {};
+  }
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec || size > k_max_entry_bytes) {
-    return std::nullopt;
+    return {std::nullopt, true};
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return std::nullopt;
+    return {std::nullopt, true};
   }
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  nlohmann::json value = nlohmann::json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
-  if (!value.is_object()) {
-    return std::nullopt;
+  std::optional<nlohmann::json> entry = try_parse_json_bounded(buffer.str(), k_max_entry_depth);
+  if (!entry || !entry->is_object() || entry->size() != 6 || entry->value("format", 0) != k_entry_format ||
+      entry->value("kind", "") != kind || entry->value("key", "") != key || !entry->contains("payload") ||
+      !is_sha256_hex(entry->value("payload_sha256", nlohmann::json())) ||
+      !is_sha256_hex(entry->value("cubin_sha256", nlohmann::json()))) {
+    return {std::nullopt, true};
   }
-  return value;
+  nlohmann::json& payload = (*entry)["payload"];
+  const std::string cubin = (*entry)["cubin_sha256"].get<std::string>();
+  if (sha256_hex(payload.dump()) != (*entry)["payload_sha256"].get<std::string>() ||
+      (!cubin_sha256.empty() && cubin != cubin_sha256) || payload.value("cubin_sha256", "") != cubin ||
+      !payload_is_whole(kind, payload)) {
+    return {std::nullopt, true};
+  }
+  return {std::move(payload), false};
 }
 
 std::optional<std::string> ResultCache::store(std::string_view kind, const std::string& key,
-                                              const nlohmann::json& value) const {
+                                              const nlohmann::json& payload) const {
   const fs::path path = path_of(kind, key);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec) {
     return fmt::format("{}: cannot create: {}", path.parent_path().string(), ec.message());
   }
-  return write_entry(path, value.dump());
+  const nlohmann::json entry = {{"format", k_entry_format},
+                                {"kind", kind},
+                                {"key", key},
+                                {"cubin_sha256", payload.value("cubin_sha256", "")},
+                                {"payload_sha256", sha256_hex(payload.dump())},
+                                {"payload", payload}};
+  return write_entry(path, entry.dump());
 }
 
 }  // namespace lp::inspect

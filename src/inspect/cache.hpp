@@ -13,8 +13,17 @@
 //           options), so that a cached compile leads straight to a cached report
 //           without running ptxas again. The cubin itself is not kept.
 // Entries are written atomically (temporary file and rename), so concurrent
-// processes and threads may share a root; an unreadable or malformed entry is a
-// miss and is overwritten.
+// processes and threads may share a root.
+//
+// The cache is a cache, not an authority: anyone who can write its folder can edit
+// an entry, so each one is an envelope {format, kind, key, cubin_sha256,
+// payload_sha256, payload} and is used only when it is whole: the key and kind are
+// the ones asked for, the payload hashes to payload_sha256, it describes the cubin
+// the caller has (cubin_sha256), and it reads back through the typed reader of its
+// kind with nothing missing, mistyped or extra. Anything else is a rejected entry:
+// a miss, recomputed and rewritten. The folder must be writable only by you (README,
+// Security): a forged entry with correct hashes is caught only by re-analysis
+// (inspect --verify-cache).
 
 #include <optional>
 #include <string>
@@ -54,15 +63,23 @@ class ResultCache {
   /// The folder given at construction.
   [[nodiscard]] const std::string& root() const noexcept { return m_root; }
 
-  /// The entry `key` of `kind` ("sass" or "ptxas"); nullopt when absent, unreadable
-  /// or not a JSON object. Never throws for a bad entry.
-  [[nodiscard]] std::optional<nlohmann::json> load(std::string_view kind, const std::string& key) const;
+  /// What a lookup found.
+  struct Loaded {
+    std::optional<nlohmann::json> payload;  ///< the entry's payload when whole
+    bool rejected = false;                  ///< an entry was there but is not whole
+  };
 
-  /// Writes the entry atomically. Best effort: returns the reason it could not
+  /// The payload of entry `key` of `kind` ("sass" or "ptxas") when it is whole (see
+  /// above) and describes the cubin `cubin_sha256` (for a ptxas/ entry, which names
+  /// the cubin it made, empty: any). Never throws for a bad entry.
+  [[nodiscard]] Loaded load(std::string_view kind, const std::string& key, std::string_view cubin_sha256) const;
+
+  /// Writes the entry, in its envelope, atomically. `payload` must be the JSON form
+  /// of its kind, with its cubin_sha256. Best effort: returns the reason it could not
   /// ("<path>: ...") instead of throwing, since a cache that cannot be written only
   /// costs time.
   [[nodiscard]] std::optional<std::string> store(std::string_view kind, const std::string& key,
-                                                 const nlohmann::json& value) const;
+                                                 const nlohmann::json& payload) const;
 
   /// Where the entry `key` of `kind` lives.
   [[nodiscard]] std::string path_of(std::string_view kind, const std::string& key) const;

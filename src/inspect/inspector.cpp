@@ -71,6 +71,7 @@ struct Inspector::Pending {
   std::string cubin_sha256;
   std::string name;
   nlohmann::json compile;      ///< the compile record (PTX inputs), else null
+  nlohmann::json recheck;      ///< a cached report this analysis re-checks (verify_sample), else null
   double ms = 0.0;             ///< time spent before disassembling
   /// The cubin to disassemble.
   [[nodiscard]] std::string_view cubin() const { return given != nullptr ? std::string_view(*given) : compiled; }
@@ -112,7 +113,10 @@ nlohmann::json CacheStats::to_json(const std::optional<std::string>& root) const
                         {"sass_misses", sass_misses},
                         {"compile_hits", compile_hits},
                         {"compile_misses", compile_misses},
-                        {"write_errors", write_errors}};
+                        {"write_errors", write_errors},
+                        {"rejected", rejected},
+                        {"verified", verified},
+                        {"differences", differences}};
 }
 
 Inspector::Inspector(InspectorOptions options)
@@ -125,6 +129,7 @@ Inspector::Inspector(InspectorOptions options)
   if (m_options.cache_root) {
     m_cache.emplace(*m_options.cache_root);
   }
+  m_verify_left = m_options.verify_sample;
 }
 
 Inspector::~Inspector() = default;
@@ -147,8 +152,12 @@ CacheStats Inspector::cache_stats() const {
   stats.compile_hits = m_compile_hits;
   stats.compile_misses = m_compile_misses;
   stats.write_errors = m_write_errors;
+  stats.rejected = m_rejected;
+  stats.verified = m_verified;
+  stats.differences = m_differences;
   std::lock_guard lock(m_write_error_mutex);
   stats.first_write_error = m_first_write_error;
+  stats.first_difference = m_first_difference;
   return stats;
 }
 
@@ -168,16 +177,42 @@ std::optional<Inspector::Outcome> Inspector::cached_report(const std::string& cu
     return std::nullopt;
   }
   const std::string key = sass_cache_key(cubin_sha256, m_options.nvdisasm.sha256, m_fingerprint);
-  if (std::optional<nlohmann::json> hit = m_cache->load("sass", key);
-      hit && hit->value("cubin_sha256", std::string()) == cubin_sha256 && hit->contains("finding_count")) {
-    Outcome outcome;
-    outcome.finding_count = hit->at("finding_count").get<std::size_t>();
-    outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
-    outcome.sass = std::move(*hit);
-    outcome.cached = true;
-    return outcome;
+  ResultCache::Loaded hit = m_cache->load("sass", key, cubin_sha256);
+  if (hit.rejected) {
+    ++m_rejected;  // a miss: the fresh report overwrites it
   }
-  return std::nullopt;
+  if (!hit.payload) {
+    return std::nullopt;
+  }
+  Outcome outcome;
+  outcome.finding_count = hit.payload->at("finding_count").get<std::size_t>();
+  outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
+  outcome.sass = std::move(*hit.payload);
+  outcome.cached = true;
+  return outcome;
+}
+
+void Inspector::compare_with_cache(const Pending& pending, const nlohmann::json& fresh) const {
+  ++m_verified;
+  // What decides a verdict: the findings per kernel and their count (timings differ).
+  auto decisive = [](const nlohmann::json& report) {
+    nlohmann::json out = {{"finding_count", report.at("finding_count")}, {"kernels", nlohmann::json::array()}};
+    for (const nlohmann::json& k : report.at("kernels")) {
+      out["kernels"].push_back({{"name", k.at("name")}, {"findings", k.at("findings")}});
+    }
+    return out;
+  };
+  if (decisive(fresh) == decisive(pending.recheck)) {
+    return;
+  }
+  ++m_differences;
+  std::lock_guard lock(m_write_error_mutex);
+  if (m_first_difference.empty()) {
+    m_first_difference = fmt::format("{} (cubin sha256 {}): the cache says {} finding(s), a fresh analysis {}",
+                                     pending.name, pending.cubin_sha256.substr(0, 12),
+                                     pending.recheck.at("finding_count").get<std::size_t>(),
+                                     fresh.at("finding_count").get<std::size_t>());
+  }
 }
 
 Inspector::Outcome Inspector::finish(const Pending& pending, const sass::CubinOutcome& analysed) const {
@@ -189,6 +224,9 @@ Inspector::Outcome Inspector::finish(const Pending& pending, const sass::CubinOu
     // What the cache stores is what the caller gets, byte for byte once dumped,
     // so a later hit is indistinguishable from this run.
     const std::string text = nlohmann::json(*analysed.report).dump();
+    if (!pending.recheck.is_null()) {
+      compare_with_cache(pending, nlohmann::json::parse(text));
+    }
     if (m_cache) {
       const std::string key = sass_cache_key(pending.cubin_sha256, m_options.nvdisasm.sha256, m_fingerprint);
       note_write(m_cache->store("sass", key, nlohmann::json::parse(text)));
@@ -216,7 +254,13 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
     return std::move(p);
   };
   auto to_disassemble = [&](const std::string* given, const std::string& cubin_sha256) {
-    if (std::optional<Outcome> hit = cached_report(cubin_sha256)) {
+    std::optional<Outcome> hit = cached_report(cubin_sha256);
+    if (hit && m_verify_left > 0 && m_verify_left.fetch_sub(1) > 0) {
+      // --verify-cache: analysed again, and compared with what the cache said.
+      p.recheck = std::move(hit->sass);
+      hit.reset();
+    }
+    if (hit) {
       ++m_sass_hits;
       hit->compile = p.compile;
       if (!hit->compile.is_null()) {
@@ -243,19 +287,24 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
   }
   const compile::PtxasInfo& ptxas = item.ptx->ptxas;
   const std::string key = compile_cache_key(input_sha256, ptxas.sha256, item.ptx->options);
-  if (m_cache) {
-    if (std::optional<nlohmann::json> record = m_cache->load("ptxas", key);
-        record && record->contains("cubin_sha256") && record->at("cubin_sha256").is_string()) {
+  if (m_cache && !m_options.verify_compile_hits) {
+    ResultCache::Loaded record = m_cache->load("ptxas", key, {});
+    if (record.rejected) {
+      ++m_rejected;
+    }
+    if (record.payload) {
       // The compile is known; only a cached report saves running ptxas again.
-      if (std::optional<Outcome> hit = cached_report(record->at("cubin_sha256").get<std::string>())) {
+      if (std::optional<Outcome> hit = cached_report(record.payload->at("cubin_sha256").get<std::string>())) {
         ++m_compile_hits;
         ++m_sass_hits;
-        hit->compile = std::move(*record);
+        hit->compile = std::move(*record.payload);
         hit->compile["cached"] = true;
         return done(std::move(*hit));
       }
     }
-    ++m_compile_misses;
+  }
+  if (m_cache) {
+    ++m_compile_misses;  // ptxas runs (verify_compile_hits: always)
   }
   compile::PtxasOutput out;
   try {

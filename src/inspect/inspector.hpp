@@ -118,6 +118,13 @@ struct InspectorOptions {
   /// have either finding (the result is clean, with `skipped` saying why). Sound, and
   /// checked over every embedded set by tests/inspect (--no-skip runs them in full).
   bool skip_without_wgmma = true;
+  /// The cache is not trusted with what a PTX compiles to: ptxas runs again and the
+  /// report is looked up by the cubin it really made. false (inspect --trust-cache)
+  /// takes the ptxas/ record's word and saves those compiles.
+  bool verify_compile_hits = true;
+  /// Re-analyse the first this many reports the cache has (inspect --verify-cache)
+  /// and count every one that differs from the fresh analysis (which is used).
+  std::size_t verify_sample = 0;
 };
 
 /// Counts of the disk cache's use since construction.
@@ -128,7 +135,12 @@ struct CacheStats {
   std::size_t compile_misses = 0;
   std::size_t write_errors = 0;
   std::string first_write_error;  ///< the first reason a store failed, for the user
-  /// {enabled, root, sass_hits, sass_misses, compile_hits, compile_misses, write_errors}.
+  std::size_t rejected = 0;       ///< entries there but not whole (cache.hpp): misses, rewritten
+  std::size_t verified = 0;       ///< cached reports re-analysed (verify_sample)
+  std::size_t differences = 0;    ///< of which the fresh analysis contradicts
+  std::string first_difference;   ///< the first of those, for the user
+  /// {enabled, root, sass_hits, sass_misses, compile_hits, compile_misses, write_errors,
+  /// rejected, verified, differences}.
   [[nodiscard]] nlohmann::json to_json(const std::optional<std::string>& root) const;
 };
 
@@ -175,8 +187,10 @@ class Inspector {
   static std::string memo_key(const InspectItem& item, std::string& input_sha256);
   /// inspect_all's first phase for one input: everything before nvdisasm.
   [[nodiscard]] Pending prepare(const InspectItem& item, const std::string& input_sha256) const;
-  /// The disk cache's report of a cubin, if it has one.
+  /// The disk cache's report of a cubin, if it has a whole one.
   [[nodiscard]] std::optional<Outcome> cached_report(const std::string& cubin_sha256) const;
+  /// Compares a fresh report with the cached one it re-checks (verify_sample).
+  void compare_with_cache(const Pending& pending, const nlohmann::json& fresh) const;
   /// The outcome of a pending input from its analysis (stored in the disk cache).
   [[nodiscard]] Outcome finish(const Pending& pending, const sass::CubinOutcome& analysed) const;
   /// An item's result from its input's outcome; `first` carries the input's time.
@@ -200,6 +214,11 @@ class Inspector {
   mutable std::atomic<std::size_t> m_compile_hits{0};
   mutable std::atomic<std::size_t> m_compile_misses{0};
   mutable std::atomic<std::size_t> m_write_errors{0};
+  mutable std::atomic<std::size_t> m_rejected{0};
+  mutable std::atomic<std::size_t> m_verify_left{0};
+  mutable std::atomic<std::size_t> m_verified{0};
+  mutable std::atomic<std::size_t> m_differences{0};
+  mutable std::string m_first_difference;  ///< under m_write_error_mutex
   mutable std::mutex m_write_error_mutex;
   mutable std::string m_first_write_error;
 };

@@ -237,4 +237,107 @@ void to_json(nlohmann::json& j, const CubinReport& r) {
   j["disassemble_ms"] = r.disassemble_ms;
 }
 
+namespace {
+
+std::uint64_t address_of(const nlohmann::json& j) {
+  const std::string text = j.get<std::string>();
+  if (text.size() < 3 || text.size() > 18 || text.rfind("0x", 0) != 0) {
+    throw std::invalid_argument("not an address");
+  }
+  std::size_t used = 0;
+  const std::uint64_t value = std::stoull(text.substr(2), &used, 16);
+  if (used != text.size() - 2) {
+    throw std::invalid_argument("not an address");
+  }
+  return value;
+}
+
+int register_of(const nlohmann::json& j) {
+  const std::string text = j.get<std::string>();
+  if (text.size() < 2 || text.size() > 4 || text[0] != 'R') {
+    throw std::invalid_argument("not a register");
+  }
+  return std::stoi(text.substr(1));
+}
+
+template <class T>
+std::optional<T> optional_of(const nlohmann::json& j) {
+  return j.is_null() ? std::nullopt : std::optional<T>(j.get<T>());
+}
+
+Finding finding_of(const nlohmann::json& j) {
+  Finding f;
+  f.check = j.at("check").get<std::string>();
+  f.kernel = j.at("kernel").get<std::string>();
+  f.address = address_of(j.at("address"));
+  f.instruction = j.at("instruction").get<std::string>();
+  f.access = j.at("access").get<std::string>();
+  for (const nlohmann::json& r : j.at("registers")) {
+    f.registers.push_back(register_of(r));
+  }
+  f.wgmma_address = address_of(j.at("wgmma").at("address"));
+  f.wgmma_instruction = j.at("wgmma").at("instruction").get<std::string>();
+  f.over_back_edge = j.at("over_back_edge").get<bool>();
+  if (const nlohmann::json& wait = j.at("wait"); !wait.is_null()) {
+    f.wait_address = address_of(wait.at("address"));
+    f.wait_instruction = wait.at("instruction").get<std::string>();
+  }
+  return f;
+}
+
+KernelStats stats_of(const nlohmann::json& j) {
+  KernelStats s;
+  s.instructions = j.at("instructions").get<std::size_t>();
+  s.basic_blocks = j.at("basic_blocks").get<std::size_t>();
+  s.back_edges = j.at("back_edges").get<std::size_t>();
+  s.wgmma = j.at("wgmma").get<std::size_t>();
+  s.wgmma_register_a = j.at("wgmma_register_a").get<std::size_t>();
+  s.max_groups_in_flight = j.at("max_groups_in_flight").get<int>();
+  s.local_loads = j.at("local_loads").get<std::size_t>();
+  s.local_stores = j.at("local_stores").get<std::size_t>();
+  s.registers = optional_of<int>(j.at("registers"));
+  s.frame_bytes = optional_of<std::uint32_t>(j.at("frame_bytes"));
+  s.min_stack_bytes = optional_of<std::uint32_t>(j.at("min_stack_bytes"));
+  return s;
+}
+
+}  // namespace
+
+std::optional<CubinReport> cubin_report_from_json(const nlohmann::json& j) {
+  try {
+    CubinReport r;
+    r.arch = j.at("arch").get<std::string>();
+    r.checks = j.at("checks").get<std::vector<std::string>>();
+    r.analysis_ms = j.at("analysis_ms").get<double>();
+    for (const nlohmann::json& k : j.at("kernels")) {
+      KernelReport kernel;
+      kernel.name = k.at("name").get<std::string>();
+      kernel.stats = stats_of(k.at("stats"));
+      for (const nlohmann::json& f : k.at("findings")) {
+        kernel.findings.push_back(finding_of(f));
+      }
+      r.kernels.push_back(std::move(kernel));
+    }
+    r.cubin_sha256 = j.at("cubin_sha256").get<std::string>();
+    r.cubin_bytes = j.at("cubin_bytes").get<std::size_t>();
+    const nlohmann::json& d = j.at("disassembler");
+    r.disassembler.path = d.at("path").get<std::string>();
+    r.disassembler.origin = d.at("origin").get<std::string>();
+    r.disassembler.version = d.at("version").get<std::string>();
+    r.disassembler.sha256 = d.at("sha256").get<std::string>();
+    r.listing_format = d.at("format").get<std::string>();
+    r.input = d.at("input").get<std::string>();
+    r.warnings = j.at("warnings").get<std::vector<std::string>>();
+    r.disassemble_ms = j.at("disassemble_ms").get<double>();
+    // Equal to what would be written: finding_count is the findings' count, the
+    // accesses and addresses are in their one spelling, no key is extra.
+    if (nlohmann::json(r) != j) {
+      return std::nullopt;
+    }
+    return r;
+  } catch (const std::exception&) {  // a missing key, a wrong type, a number out of range
+    return std::nullopt;
+  }
+}
+
 }  // namespace lp::sass

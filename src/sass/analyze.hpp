@@ -131,4 +131,11 @@ void to_json(nlohmann::json& j, const Nvdisasm& d);
 /// disassembler: {path, origin, version, sha256, format}, warnings, disassemble_ms.
 void to_json(nlohmann::json& j, const CubinReport& r);
 
+/// The typed reading of a CubinReport's JSON form (a cache entry: a document that
+/// anyone with write access to the cache may have edited): every key of the form
+/// above with its type, and the whole value equal to what to_json writes back from
+/// the result (so finding_count agrees with the findings, and nothing is added).
+/// nullopt on any difference.
+std::optional<CubinReport> cubin_report_from_json(const nlohmann::json& j);
+
 }  // namespace lp::sass

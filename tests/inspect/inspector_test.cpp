@@ -114,8 +114,11 @@ TEST(Inspector, CacheKeyFollowsTheChecksAndSurvivesACorruptEntry) {
   const InspectResult r = after.inspect(item);
   EXPECT_FALSE(r.cached);
   EXPECT_EQ(r.status, StaticOutcome::hazard);
-  EXPECT_TRUE(ResultCache(cache.path()).load("sass", sass_cache_key(sha256_hex(item.cubin), tool->sha256,
-                                                                    all.fingerprint())).has_value());
+  EXPECT_EQ(after.cache_stats().rejected, 1U);  // there, not whole: a miss, rewritten
+  EXPECT_TRUE(ResultCache(cache.path())
+                  .load("sass", sass_cache_key(sha256_hex(item.cubin), tool->sha256, all.fingerprint()),
+                        sha256_hex(item.cubin))
+                  .payload.has_value());
 }
 
 TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
@@ -143,13 +146,123 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
     EXPECT_EQ(r[0].compile.at("cubin_sha256"), r[0].sass.at("cubin_sha256"));
     EXPECT_NE(r[0].compile.at("log").get<std::string>().find("registers"), std::string::npos);
   }
-  const Inspector again(options(*tool, 1, cache.path()));
+  // By default the cache is not trusted with what the PTX compiles to: ptxas runs
+  // again, and the report is the cached one of the cubin it really made.
+  {
+    const Inspector verified(options(*tool, 1, cache.path()));
+    const InspectResult hit = verified.inspect(a);
+    EXPECT_TRUE(hit.cached);
+    EXPECT_FALSE(hit.compile.at("cached").get<bool>());
+    EXPECT_EQ(verified.cache_stats().compile_hits, 0U);
+    EXPECT_EQ(hit.status, StaticOutcome::hazard);
+  }
+  InspectorOptions trusting = options(*tool, 1, cache.path());
+  trusting.verify_compile_hits = false;  // inspect --trust-cache
+  const Inspector again(trusting);
   const InspectResult hit = again.inspect(a);
   EXPECT_TRUE(hit.cached);
   EXPECT_TRUE(hit.compile.at("cached").get<bool>());
   EXPECT_EQ(again.cache_stats().compile_hits, 1U);
   EXPECT_EQ(again.cache_stats().compile_misses, 0U);
   EXPECT_EQ(hit.status, StaticOutcome::hazard);
+}
+
+/// The sass/ entry of the hazardous fixture cubin, as JSON, and where it lies.
+struct Entry {
+  std::string path;
+  nlohmann::json json;
+};
+
+Entry hazard_entry(const sass::Nvdisasm& tool, const std::string& root) {
+  const Inspector first(options(tool, 1, root));
+  (void)first.inspect(cubin_item(k_hazard_id));
+  Entry e;
+  e.path = ResultCache(root).path_of(
+      "sass", sass_cache_key(sha256_hex(fixture(k_hazard_id + ".cubin")), tool.sha256, first.fingerprint()));
+  e.json = nlohmann::json::parse(read_file(e.path));
+  return e;
+}
+
+void write_entry(const Entry& e, const std::string& text) { std::ofstream(e.path, std::ios::trunc) << text; }
+
+// issue 29, row 6: an entry edited to kernels=[], finding_count=0 made a hazardous
+// cubin report clean (exit 0 instead of 1). Every edit below is now a rejected
+// entry: a miss, analysed again, rewritten.
+TEST(Cache, AnEditedEntryIsAMissNotAnAuthority) {
+  LP_REQUIRE_NVDISASM(tool);
+  const TempDir cache("lp-inspect-cache-");
+  const Entry original = hazard_entry(*tool, cache.path());
+  ASSERT_GT(original.json.at("payload").at("finding_count").get<int>(), 0);
+  std::vector<std::pair<std::string, std::string>> edits;
+  {
+    nlohmann::json e = original.json;  // the issue's edit, payload hash left alone
+    e["payload"]["kernels"] = nlohmann::json::array();
+    e["payload"]["finding_count"] = 0;
+    edits.emplace_back("cleared, old hash", e.dump());
+  }
+  {
+    nlohmann::json e = original.json;  // the count alone, hash recomputed: the typed reader sees it
+    e["payload"]["finding_count"] = 0;
+    e["payload_sha256"] = sha256_hex(e["payload"].dump());
+    edits.emplace_back("count disagrees with findings", e.dump());
+  }
+  {
+    nlohmann::json e = original.json;
+    e["payload"]["kernels"] = "none";  // a wrong type (exit 4 before)
+    e["payload_sha256"] = sha256_hex(e["payload"].dump());
+    edits.emplace_back("wrong type", e.dump());
+  }
+  {
+    nlohmann::json e = original.json;
+    e["payload"]["extra"] = true;
+    e["payload_sha256"] = sha256_hex(e["payload"].dump());
+    edits.emplace_back("extra key", e.dump());
+  }
+  edits.emplace_back("bare payload (format 1)", original.json.at("payload").dump());
+  edits.emplace_back("nested 100000 deep (SIGSEGV before)", std::string(100000, '[') + std::string(100000, ']'));
+  edits.emplace_back("not an object", "[1, 2]");
+  for (const auto& [what, text] : edits) {
+    write_entry(original, text);
+    const Inspector after(options(*tool, 1, cache.path()));
+    const InspectResult r = after.inspect(cubin_item(k_hazard_id));
+    EXPECT_FALSE(r.cached) << what;
+    EXPECT_EQ(r.status, StaticOutcome::hazard) << what;
+    EXPECT_EQ(after.cache_stats().rejected, 1U) << what;
+    // Rewritten whole: the next run hits it.
+    const Inspector next(options(*tool, 1, cache.path()));
+    EXPECT_TRUE(next.inspect(cubin_item(k_hazard_id)).cached) << what;
+  }
+}
+
+// An entry forged whole (envelope, hashes and shape right, findings removed) passes
+// every check a cache can make of itself; re-analysis (--verify-cache) catches it.
+TEST(Cache, VerifyCacheCatchesAForgedButWholeEntry) {
+  LP_REQUIRE_NVDISASM(tool);
+  const TempDir cache("lp-inspect-cache-");
+  const Entry original = hazard_entry(*tool, cache.path());
+  nlohmann::json forged = original.json;
+  for (nlohmann::json& k : forged["payload"]["kernels"]) {
+    k["findings"] = nlohmann::json::array();
+  }
+  forged["payload"]["finding_count"] = 0;
+  forged["payload_sha256"] = sha256_hex(forged["payload"].dump());
+  write_entry(original, forged.dump());
+  {
+    const Inspector trusting(options(*tool, 1, cache.path()));
+    const InspectResult r = trusting.inspect(cubin_item(k_hazard_id));
+    EXPECT_TRUE(r.cached);
+    EXPECT_EQ(r.status, StaticOutcome::clean);  // why the folder must be writable only by you
+  }
+  InspectorOptions o = options(*tool, 1, cache.path());
+  o.verify_sample = 16;
+  const Inspector verifying(o);
+  const InspectResult r = verifying.inspect(cubin_item(k_hazard_id));
+  EXPECT_FALSE(r.cached);
+  EXPECT_EQ(r.status, StaticOutcome::hazard);  // the fresh analysis is what is used
+  EXPECT_EQ(verifying.cache_stats().verified, 1U);
+  EXPECT_EQ(verifying.cache_stats().differences, 1U);
+  EXPECT_NE(verifying.cache_stats().first_difference.find("the cache says 0 finding(s)"), std::string::npos)
+      << verifying.cache_stats().first_difference;
 }
 
 TEST(Inspector, ErrorsAreRecordedPerItemAndOrderIsKept) {
@@ -276,7 +389,7 @@ TEST(Cache, StoreFailureIsReportedNotThrown) {
   const std::optional<std::string> failure = cache.store("sass", "ab12", nlohmann::json::object());
   ASSERT_TRUE(failure.has_value());
   EXPECT_NE(failure->find("cannot create"), std::string::npos) << *failure;
-  EXPECT_FALSE(cache.load("sass", "ab12").has_value());
+  EXPECT_FALSE(cache.load("sass", "ab12", "").payload.has_value());
 }
 
 }  // namespace
