@@ -237,6 +237,15 @@ class Sweep {
     phases["total"] = seconds_since(t_start);
     m_report.meta["phases_s"] = phases;
     auto phase = [&phases](const char* name) { return phases.value(name, 0.0); };
+    // A second signal: the journal keeps every finished case, the partial report is not written.
+    const bool skip_output = interrupted_by != 0 && interrupt_urgent();
+    if (skip_output) {
+      fmt::print(stderr, "sweep: second signal: no partial report written; the journal {} keeps the {} finished "
+                         "case(s): 'loraprobe sweep --resume {}' runs the rest\n",
+                 journal_path, finished, journal_path);
+      reap_workers();
+      throw Interrupted(interrupted_by);
+    }
     m_report.write(out);
     const formats::ExtraOutputs outputs{m_request.junit, m_request.markdown, m_request.html,
                                         m_request.fail_on.count(Verdict::latent) > 0};

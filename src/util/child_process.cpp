@@ -153,6 +153,7 @@ std::optional<ChildExit> ChildProcess::wait_for(std::chrono::milliseconds timeou
     int status = 0;
     const pid_t w = ::waitpid(m_pid, &status, WNOHANG);
     if (w == m_pid) {
+      forget_child(m_pid);
       m_exit = decode(status);
       return m_exit;
     }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 
 extern char** environ;
 
@@ -82,6 +83,7 @@ pid_t spawn_process(const SpawnRequest& r) {
   if (rc != 0) {
     throw Error(fmt::format("cannot run '{}': {}", r.program, std::strerror(rc)));
   }
+  register_child(pid);  // killed with its group if the run must exit at once
   return pid;
 }
 

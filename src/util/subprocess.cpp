@@ -216,6 +216,7 @@ void pump(pid_t pid, const ProcessOptions& options, Pipe& out_pipe, Pipe& err_pi
       int ignored = 0;
       while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
       }
+      forget_child(pid);
       throw Interrupted(sig);
     }
     const auto now = Clock::now();
@@ -268,6 +269,7 @@ void reap(pid_t pid, Deadline& deadline, ProcessResult& result) {
   while (true) {
     const pid_t w = ::waitpid(pid, &status, WNOHANG);
     if (w == pid) {
+      forget_child(pid);
       break;
     }
     if (w < 0 && errno != EINTR) {
