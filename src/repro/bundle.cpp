@@ -188,7 +188,7 @@ compile::Compiler trusted_compiler(const formats::Document& report, const std::s
   if (!named.is_ptxas() || named.is_bundled_ptxas()) {
     return named;
   }
-  const json& recorded = member(member(ran, "compile"), "ptxas");
+  const json& recorded = member(ran, "compile");  // {kind, tool, version, sha256, options, ...}
   const std::string sha = text(recorded, "sha256");
   const std::string version = text(recorded, "version", "?");
   std::vector<compile::PtxasInfo> candidates;

@@ -87,10 +87,11 @@ std::vector<std::pair<std::string, json>> hostile_reports() {
     r["variants"].push_back({{"variant", r["cases"][0]["variant"]},
                              {"triton", r["cases"][0]["axes"]["triton"]},
                              {"compiler", spec},
-                             {"compile", {{"ptxas", {{"spec", evil_ptxas().path},
-                                                     {"path", evil_ptxas().path},
-                                                     {"version", "13.0.88"},
-                                                     {"sha256", sha256_file_hex(evil_ptxas().path)}}}}}});
+                             {"compile", {{"kind", "ptxas"},  // the shape a sweep records
+                                          {"tool", evil_ptxas().path},
+                                          {"version", "13.0.88"},
+                                          {"options", {"-lineinfo", "-v", "--gpu-name=sm_90a"}},
+                                          {"sha256", sha256_file_hex(evil_ptxas().path)}}}});
     out.emplace_back("row1-compiler-path", r);
   }
   {
@@ -217,6 +218,20 @@ TEST(Security, ReproNeverRunsAPtxasTheReportNames) {
   EXPECT_NE(r.err.find("loraprobe does not run a program a report names; pass --ptxas PATH"), std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(evil_ptxas().marker));
+  // A report whose recorded sha256 is a ptxas found here (the toolkit's): that binary
+  // rebuilds the case, whatever path the report names.
+  const std::string toolkit_ptxas = "/usr/local/cuda/bin/ptxas";
+  if (fs::exists(toolkit_ptxas)) {
+    json report = hostile_reports()[0].second;
+    report["variants"].back()["compile"]["sha256"] = sha256_file_hex(toolkit_ptxas);
+    const std::string matched = write_report("repro-matched", report);
+    const std::string bundle = scratch().path() + "/repro-matched";
+    const ProcessResult m = loraprobe({"repro", matched, k_case, "--out", bundle});
+    EXPECT_EQ(m.exit_code, 0) << m.err;
+    EXPECT_FALSE(fs::exists(evil_ptxas().marker));
+    const std::string ptxas_txt = read_file(bundle + "/ptxas.txt");
+    EXPECT_NE(ptxas_txt.find("sha256:  " + sha256_file_hex(toolkit_ptxas)), std::string::npos) << ptxas_txt;
+  }
   // Naming it on the command line is trusting it: then it is matched by sha256 and runs.
   const ProcessResult named = loraprobe(
       {"repro", path, k_case, "--out", scratch().path() + "/repro-named", "--ptxas", evil_ptxas().path});
