@@ -192,6 +192,13 @@ std::optional<Inspector::Outcome> Inspector::cached_report(const std::string& cu
   return outcome;
 }
 
+bool Inspector::take_verification() const {
+  std::size_t left = m_verify_left.load();
+  while (left > 0 && !m_verify_left.compare_exchange_weak(left, left - 1)) {
+  }
+  return left > 0;
+}
+
 void Inspector::compare_with_cache(const Pending& pending, const nlohmann::json& fresh) const {
   ++m_verified;
   // What decides a verdict: the findings per kernel and their count (timings differ).
@@ -255,7 +262,7 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
   };
   auto to_disassemble = [&](const std::string* given, const std::string& cubin_sha256) {
     std::optional<Outcome> hit = cached_report(cubin_sha256);
-    if (hit && m_verify_left > 0 && m_verify_left.fetch_sub(1) > 0) {
+    if (hit && take_verification()) {
       // --verify-cache: analysed again, and compared with what the cache said.
       p.recheck = std::move(hit->sass);
       hit.reset();

@@ -189,6 +189,8 @@ class Inspector {
   [[nodiscard]] Pending prepare(const InspectItem& item, const std::string& input_sha256) const;
   /// The disk cache's report of a cubin, if it has a whole one.
   [[nodiscard]] std::optional<Outcome> cached_report(const std::string& cubin_sha256) const;
+  /// One of the verify_sample re-analyses, if any is left (never more than asked, whatever the threads).
+  [[nodiscard]] bool take_verification() const;
   /// Compares a fresh report with the cached one it re-checks (verify_sample).
   void compare_with_cache(const Pending& pending, const nlohmann::json& fresh) const;
   /// The outcome of a pending input from its analysis (stored in the disk cache).
