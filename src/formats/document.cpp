@@ -209,8 +209,6 @@ std::string metrics_line(const json& metrics) {
   return line;
 }
 
-std::string xml_escape(const std::string& text) { return escape::xml(text); }
-
 std::string command_text(const json& argv) {
   std::string out;
   for (const json& a : argv) {

@@ -60,8 +60,5 @@ std::string real_text(const nlohmann::json& value);
 /// a document smuggled into an argument; "" for none.
 std::string command_text(const nlohmann::json& argv);
 
-/// XML text and attribute escaping: util/escape.hpp xml (the five entities; what
-/// XML 1.0's Char production excludes becomes U+FFFD).
-std::string xml_escape(const std::string& text);
 
 }  // namespace lp::formats

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "formats/view.hpp"
+#include "util/escape.hpp"
 
 namespace lp::formats {
 
@@ -16,7 +17,7 @@ namespace {
 
 constexpr std::size_t k_margin_bins = 11;  // exact 0, then (0, 0.1], ..., (0.9, 1]
 
-std::string esc(const std::string& s) { return xml_escape(s); }
+std::string esc(const std::string& s) { return escape::xml(s); }
 
 constexpr const char* k_style = R"(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #1b1f24; max-width: 1400px; }

@@ -8,6 +8,7 @@
 
 #include "formats/table.hpp"
 #include "formats/view.hpp"
+#include "util/escape.hpp"
 
 namespace lp::formats {
 
@@ -50,27 +51,27 @@ std::string write(const std::vector<Suite>& suites, const std::string& name) {
       e += c.kind == "error" ? 1 : 0;
       k += c.kind == "skipped" ? 1 : 0;
       t += c.seconds;
-      cases += fmt::format(R"(    <testcase name="{}" classname="{}" time="{:.6f}")", xml_escape(c.name),
-                           xml_escape(c.classname), c.seconds);
+      cases += fmt::format(R"(    <testcase name="{}" classname="{}" time="{:.6f}")", escape::xml(c.name),
+                           escape::xml(c.classname), c.seconds);
       if (c.kind.empty() && c.out.empty()) {
         cases += "/>\n";
         continue;
       }
       cases += ">\n";
       if (c.kind == "skipped") {
-        cases += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(c.message));
+        cases += fmt::format("      <skipped message=\"{}\"/>\n", escape::xml(c.message));
       } else if (!c.kind.empty()) {
-        cases += fmt::format("      <{} message=\"{}\" type=\"{}\">{}</{}>\n", c.kind, xml_escape(c.message),
-                             xml_escape(c.type), xml_escape(c.body), c.kind);
+        cases += fmt::format("      <{} message=\"{}\" type=\"{}\">{}</{}>\n", c.kind, escape::xml(c.message),
+                             escape::xml(c.type), escape::xml(c.body), c.kind);
       }
       if (!c.out.empty()) {
-        cases += fmt::format("      <system-out>{}</system-out>\n", xml_escape(c.out));
+        cases += fmt::format("      <system-out>{}</system-out>\n", escape::xml(c.out));
       }
       cases += "    </testcase>\n";
     }
     body += fmt::format(R"(  <testsuite name="{}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{:.6f}">)"
                         "\n{}  </testsuite>\n",
-                        xml_escape(s.name), s.cases.size(), f, e, k, t, cases);
+                        escape::xml(s.name), s.cases.size(), f, e, k, t, cases);
     tests += s.cases.size();
     failures += f;
     errors += e;
@@ -80,7 +81,7 @@ std::string write(const std::vector<Suite>& suites, const std::string& name) {
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                      "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
                      "time=\"{:.6f}\">\n{}</testsuites>\n",
-                     xml_escape(name), tests, failures, errors, skipped, seconds, body);
+                     escape::xml(name), tests, failures, errors, skipped, seconds, body);
 }
 
 std::vector<Suite> report_suites(const json& report, bool latent_fails) {

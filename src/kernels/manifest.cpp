@@ -209,21 +209,9 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   if (text.size() > k_max_manifest_bytes) {
     throw InputError(source, "", fmt::format("manifest is {} bytes, over the limit of {}", text.size(), k_max_manifest_bytes));
   }
-  // The depth is checked by a pass over the text, not by a parser callback: the callback
-  // ran for every token and made the parse of the 5 MB manifest of the full set slower.
-  if (json_nesting(text) > k_max_manifest_depth) {
-    throw InputError(source, "", fmt::format("nesting deeper than {} levels", k_max_manifest_depth));
-  }
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers that overflow
-    std::string what = e.what();
-    if (const auto pos = what.find("] "); pos != std::string::npos) {
-      what = what.substr(pos + 2);
-    }
-    throw InputError(source, "", "invalid JSON: " + what);
-  }
+  // The depth is checked by a pass over the text (util/json_bounded), not by a parser
+  // callback: the callback ran for every token and slowed the 5 MB manifest of the full set.
+  const json doc = parse_json_bounded(text, source, k_max_manifest_depth);
   const Reader r(source);
   Manifest m;
   m.source = source;
