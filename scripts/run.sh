@@ -5,7 +5,7 @@
 # and who made the hazard (the PTX or ptxas)?
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$repo/scripts/setup.sh"
+"$repo/scripts/setup.sh" --tool-only
 lp="${LORAPROBE_BUILD_DIR:-$repo/build}/loraprobe"
 
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then

@@ -9,11 +9,14 @@
 #   the main job does not need them.
 # The CUDA toolkit (nvcc, ptxas, cuBLAS) is expected at $CUDA_HOME or /usr/local/cuda.
 set -euo pipefail
+#   --tool-only: build the loraprobe executable alone (scripts/run.sh), not the tests.
 with_browser=0
+targets=()
 for arg in "$@"; do
   case "$arg" in
     --with-browser) with_browser=1 ;;
-    *) echo "setup: unknown option $arg (known: --with-browser)" >&2; exit 2 ;;
+    --tool-only) targets=(--target loraprobe) ;;
+    *) echo "setup: unknown option $arg (known: --with-browser, --tool-only)" >&2; exit 2 ;;
   esac
 done
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,4 +63,4 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc" >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)"
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"

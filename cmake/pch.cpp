@@ -1,0 +1,1 @@
+// The source of the precompiled-header targets (cmake/pch.cmake): the header is the work.
