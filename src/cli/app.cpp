@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace lp::cli {
 
@@ -30,14 +31,10 @@ std::vector<std::string> named_programs(const std::vector<std::string>& args) {
       named.push_back(value);
       return;
     }
-    std::size_t start = 0;  // --compiler / --compilers: a comma-separated list
-    while (start <= value.size()) {
-      const std::size_t comma = std::min(value.find(',', start), value.size());
-      const std::string item = value.substr(start, comma - start);
-      if (item.rfind("ptxas=", 0) == 0) {
-        named.push_back(item.substr(6));
+    for (const std::string_view item : split(value)) {  // --compiler / --compilers: a comma-separated list
+      if (item.starts_with("ptxas=")) {
+        named.emplace_back(item.substr(6));
       }
-      start = comma + 1;
     }
   };
   for (std::size_t i = 1; i < args.size(); ++i) {
@@ -78,7 +75,7 @@ int run_app(int argc, char** argv) {
       "Run 'loraprobe <subcommand> --help' for the options and examples of each.");
   const std::vector<Command> commands = {
       add_sweep_command(app), add_list_command(app), add_inspect_command(app),
-      add_env_command(app),   add_report_command(app), add_diff_command(app), add_repro_command(app), add_merge_command(app), add_version_command(app), add_worker_command(app), add_raise_command(app),
+      add_env_command(app),   add_report_command(app), add_diff_command(app), add_repro_command(app), add_merge_command(app), add_version_command(app), add_worker_command(app),
   };
   try {
     app.parse(argc, argv);

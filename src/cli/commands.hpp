@@ -32,7 +32,5 @@ Command add_version_command(CLI::App& app);
 void print_bundles(const std::vector<repro::Bundle>& bundles);
 /// The hidden `__worker` mode the sweep starts its GPU workers in.
 Command add_worker_command(CLI::App& app);
-/// The hidden `__raise KIND`: throws, for the test of every documented exit code.
-Command add_raise_command(CLI::App& app);
 
 }  // namespace lp::cli

@@ -35,13 +35,16 @@ nlohmann::json collect(const EnvOptions& o) {
     compilers.push_back(p.to_json());
   }
   env["ptxas"] = compilers;
-  try {
-    const sass::Nvdisasm tool = sass::find_nvdisasm();
-    env["nvdisasm"] = {{"path", tool.path}, {"origin", tool.origin}, {"version", tool.version}, {"sha256", tool.sha256}};
-  } catch (const std::exception& e) {
-    env["nvdisasm"] = {{"error", e.what()}};
+  // Each part says why it is missing, and env goes on to the next.
+  if (const std::string why = error_of([&] {
+        const sass::Nvdisasm tool = sass::find_nvdisasm();
+        env["nvdisasm"] = {
+            {"path", tool.path}, {"origin", tool.origin}, {"version", tool.version}, {"sha256", tool.sha256}};
+      });
+      !why.empty()) {
+    env["nvdisasm"] = {{"error", why}};
   }
-  try {
+  if (const std::string why = error_of([&] {
     env["kernel_sets"] = nlohmann::json::array();
     const kernels::KernelSets sets = kernels::KernelSets::load();
     for (const kernels::KernelSet& set : sets.all()) {
@@ -51,12 +54,13 @@ nlohmann::json collect(const EnvOptions& o) {
                                     {"ptxas", set.manifest().ptxas},
                                     {"ptxas_options", set.manifest().ptxas_options}});
     }
-  } catch (const std::exception& e) {
-    env["kernel_sets"] = {{"error", e.what()}};
+      });
+      !why.empty()) {
+    env["kernel_sets"] = {{"error", why}};
   }
   // The GPU part: the same record a sweep's worker sends. This process may touch
   // CUDA: env runs no kernels, so a fault cannot hide behind it.
-  try {
+  if (const std::string why = error_of([&] {
     init_driver(o.allow_jit_cache);
     if (o.device < 0 || o.device >= device_count()) {
       throw EnvironmentError(fmt::format("no CUDA device {} ({} present)", o.device, device_count()));
@@ -65,9 +69,10 @@ nlohmann::json collect(const EnvOptions& o) {
     PrimaryContext context(o.device);
     context.make_current();
     env["gpu"] = worker::gpu_record(o.device);
-  } catch (const std::exception& e) {
+      });
+      !why.empty()) {
     env["gpu"] = nullptr;
-    env["no_gpu_reason"] = fmt::format("no CUDA device: {}", e.what());
+    env["no_gpu_reason"] = fmt::format("no CUDA device: {}", why);
   }
   return env;
 }

@@ -3,9 +3,13 @@
 // everywhere (and before --dry-run returns).
 
 #include <cmath>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
+
+#include "util/text.hpp"
 
 namespace lp::cli {
 
@@ -22,14 +26,13 @@ inline CLI::Validator non_empty() {
 inline CLI::Validator finite_number() {
   return CLI::Validator(
       [](std::string& value) {
-        try {
-          std::size_t used = 0;
-          const double v = std::stod(value, &used);
-          if (used != value.size() || !std::isfinite(v)) {
-            return "\"" + value + "\" is not a finite number";
-          }
-        } catch (const std::exception&) {
+        const std::string_view digits = value.starts_with('+') ? std::string_view(value).substr(1) : value;
+        const std::optional<double> v = parse_number<double>(digits);
+        if (!v) {
           return "\"" + value + "\" is not a number";
+        }
+        if (!std::isfinite(*v)) {
+          return "\"" + value + "\" is not a finite number";
         }
         return std::string();
       },

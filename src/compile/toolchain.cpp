@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/json_bounded.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
 #include "util/subprocess.hpp"
@@ -94,11 +95,15 @@ json toolkit_record() {
     const fs::path version_json = fs::path(*root) / "version.json";
     std::error_code ec;
     if (fs::is_regular_file(version_json, ec)) {
+      // Unreadable or unexpected version.json: nvcc below says it.
+      std::optional<json> v;
       try {
-        const json v = json::parse(read_file(version_json.string(), 1 << 20));
-        record["version"] = v.at("cuda").at("version");
-      } catch (const std::exception&) {
-        // Unreadable version.json: fall back to nvcc below.
+        v = try_parse_json_bounded(read_file(version_json.string(), 1 << 20), 8);
+      } catch (const UsageError&) {  // read_file: cannot read it
+      }
+      const json* cuda = v && v->is_object() && v->contains("cuda") ? &(*v)["cuda"] : nullptr;
+      if (cuda != nullptr && cuda->is_object() && cuda->contains("version") && (*cuda)["version"].is_string()) {
+        record["version"] = (*cuda)["version"];
       }
     }
     if (record["version"].is_null()) {
@@ -126,14 +131,14 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
   if (spec == "toolkit") {
     const std::optional<std::string> root = tools::toolkit_root();
     if (!root) {
-      throw UsageError("ptxas=toolkit: no CUDA toolkit found ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda)");
+      throw EnvironmentError("ptxas=toolkit: no CUDA toolkit found ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda)");
     }
     return describe_found_ptxas(spec, *root + "/bin/ptxas");
   }
   if (spec == "triton") {
     const std::optional<std::string> bin = triton_bin_dir();
     if (!bin) {
-      throw UsageError("ptxas=triton: Triton is not installed for the python3 on PATH");
+      throw EnvironmentError("ptxas=triton: Triton is not installed for the python3 on PATH");
     }
     return describe_found_ptxas(spec, *bin + "/ptxas");
   }
@@ -164,8 +169,14 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
   if (newest) {
     return describe_found_ptxas(spec, *newest);
   }
-  throw UsageError(fmt::format("ptxas={}: not a path, 'toolkit', 'triton', or a version installed under {}/ptxas ({})",
-                               spec, tools::tools_dir(), available.empty() ? "none installed: run scripts/setup.sh" : "installed: " + available));
+  // A version that is not installed is the machine's gap (exit 3); anything else is a misspelt spec (exit 2).
+  const std::string why = fmt::format("ptxas={}: not a path, 'toolkit', 'triton', or a version installed under {}/ptxas ({})",
+                                      spec, tools::tools_dir(),
+                                      available.empty() ? "none installed: run scripts/setup.sh" : "installed: " + available);
+  if (!spec.empty() && spec.find_first_not_of("0123456789.") == std::string::npos) {
+    throw EnvironmentError(why);
+  }
+  throw UsageError(why);
 }
 
 namespace {
@@ -220,7 +231,7 @@ PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled) {
     }
     looked += " (another binary)";
   }
-  throw UsageError(fmt::format("ptxas=triton: the ptxas Triton {} bundles ({}, sha256 {}) is not here; looked in {}. "
+  throw EnvironmentError(fmt::format("ptxas=triton: the ptxas Triton {} bundles ({}, sha256 {}) is not here; looked in {}. "
                                "scripts/install_tools.sh triton-ptxas installs it",
                                bundled.triton, bundled.path_hint, bundled.sha256.substr(0, 12), looked));
 }

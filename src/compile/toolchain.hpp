@@ -34,8 +34,10 @@ PtxasInfo describe_found_ptxas(std::string spec, const std::string& path);
 /// Resolves a ptxas spec ("toolkit", "triton", a version such as "13.0" or "12.8.93"
 /// installed under tools::tools_dir()/ptxas/ (a prefix means the newest it names: "13"
 /// is 13.5.37 when that is installed), or a path), runs `--version` and hashes it.
-/// Throws lp::UsageError naming the spec and the versions available when not found,
-/// and for a path the command line does not name (tools::require_named_program).
+/// Throws lp::EnvironmentError (exit 3) when what the spec names is not on this machine
+/// (no toolkit, no Triton, a version not installed: it names the versions available),
+/// lp::UsageError for a misspelt spec, a path that is no ptxas, and a path the command
+/// line does not name (tools::require_named_program).
 PtxasInfo resolve_ptxas(const std::string& spec);
 
 /// The ptxas a kernel set's Triton bundles for sm_90, as the set's manifest records it.
@@ -52,8 +54,9 @@ struct BundledPtxas {
 /// tools_dir()/triton-ptxas/<triton>/<file name> (scripts/install_tools.sh triton-ptxas),
 /// tools_dir()/triton/<triton>/<path_hint> (scripts/gen_kernels.py --triton), the
 /// Triton of the python3 on PATH, and tools_dir()/ptxas/<its version>/ptxas (the ptxas
-/// matrix: Triton 3.6-3.8 bundle NVIDIA's 12.8.93 and 12.9.86 byte for byte). Its spec is "triton". Throws lp::UsageError saying
-/// where it looked and how to install it.
+/// matrix: Triton 3.6-3.8 bundle NVIDIA's 12.8.93 and 12.9.86 byte for byte). Its spec is "triton". Throws lp::EnvironmentError
+/// saying where it looked and how to install it; lp::UsageError for a manifest whose
+/// names would leave those folders.
 PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled);
 
 /// Every ptxas found: toolkit, Triton's, and each version under tools::tools_dir()/ptxas/.

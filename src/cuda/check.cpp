@@ -88,7 +88,7 @@ std::string cuda_error_string(cudaError_t error) {
 const CublasApi* cublas_for_text() noexcept {
   try {
     return &cublas_api();
-  } catch (const std::exception&) {
+  } catch (const EnvironmentError&) {  // cublas_api's only error: no loadable cuBLAS
     return nullptr;
   }
 }

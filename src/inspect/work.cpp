@@ -416,12 +416,10 @@ json compiler_records(const Work& w) {
         r.ptxas = c.ptxas;
         r.version = c.ptxas->version;
       } else if (set != nullptr) {
-        try {
+        r.error = error_of([&] {  // not here: this row says so, the others are inspected
           r.ptxas = compile::resolve_bundled_ptxas(bundled_of(*set));
           r.version = r.ptxas->version;
-        } catch (const std::exception& e) {
-          r.error = e.what();
-        }
+        });
       }
       r.options = set != nullptr ? set->manifest().ptxas_options : compile::triton_ptxas_options();
     }

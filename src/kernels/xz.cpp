@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -57,6 +58,9 @@ std::string unxz(std::string_view compressed, const std::string& what, std::size
   lzma_stream& s = decoder.stream();
   // No LZMA_CONCATENATED: the pack is one stream, so anything after it is damage.
   const lzma_ret init = lzma_stream_decoder(&s, k_decoder_memory_limit, 0);
+  if (init == LZMA_MEM_ERROR) {
+    throw std::bad_alloc();  // the machine's limit, not damage: main says "out of memory", exit 3
+  }
   if (init != LZMA_OK) {
     throw Error(fmt::format("{}: liblzma could not start a decoder: {}", what, describe(init)));
   }
@@ -83,6 +87,9 @@ std::string unxz(std::string_view compressed, const std::string& what, std::size
     }
     if (rc == LZMA_STREAM_END) {
       break;
+    }
+    if (rc == LZMA_MEM_ERROR) {
+      throw std::bad_alloc();
     }
     if (rc != LZMA_OK) {
       // All input was given with LZMA_FINISH and there was room for output:

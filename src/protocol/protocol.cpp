@@ -1,9 +1,12 @@
 #include "protocol/protocol.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "util/base64.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace lp::protocol {
 
@@ -278,10 +281,14 @@ RaceResult race_result_from_json(const json& j) {
     r.launches_with_late = j.at("launches_with_late").get<std::uint64_t>();
     r.unwritten = j.at("unwritten").get<std::uint64_t>();
     for (const auto& [v, n] : j.at("values").items()) {
-      r.values[std::stof(v)] = n.get<std::uint64_t>();
+      const std::optional<float> value = parse_number<float>(v);  // fmt's "{}" of a float reads back exactly
+      if (!value) {
+        throw Error(fmt::format("malformed race-control result: value \"{}\" is not a number", v));
+      }
+      r.values[*value] = n.get<std::uint64_t>();
     }
     return r;
-  } catch (const std::exception& e) {
+  } catch (const nlohmann::json::exception& e) {  // a missing key, a wrong type, a number out of range
     throw Error(fmt::format("malformed race-control result: {}", e.what()));
   }
 }

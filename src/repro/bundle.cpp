@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include "util/escape.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 namespace lp::repro {
 
@@ -109,14 +111,12 @@ std::string marked_listing(const sass::Disassembly& d, const std::map<std::uint6
       const std::size_t open = line.find("/*");
       const std::size_t close = open == std::string::npos ? open : line.find("*/", open);
       if (close != std::string::npos && line.find_first_not_of(' ') == open) {
-        try {
-          const std::uint64_t address = std::stoull(line.substr(open + 2, close - open - 2), nullptr, 16);
-          if (const auto it = marks.find(address); it != marks.end()) {
-            line.replace(0, std::min<std::size_t>(2, open), ">>");
-            line += "    // " + it->second;
-          }
-        } catch (const std::exception&) {
-          // not an address comment: the line stays as it is
+        // Not an address comment (no hex number there): the line stays as it is.
+        const std::optional<std::uint64_t> address =
+            parse_number<std::uint64_t>(trim(std::string_view(line).substr(open + 2, close - open - 2)), 16);
+        if (const auto it = address ? marks.find(*address) : marks.end(); it != marks.end()) {
+          line.replace(0, std::min<std::size_t>(2, open), ">>");
+          line += "    // " + it->second;
         }
       }
       out += line + "\n";
@@ -292,7 +292,8 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
                                     "is not the one the sweep used",
                                     sha.substr(0, 12), ran_sha.substr(0, 12), compiler_name));
     }
-    try {
+    // Without nvdisasm (or with a cubin it cannot read) the bundle is still one, without kernel.sass.
+    const std::string why_not = error_of([&] {
       sass::NvdisasmSearch search;
       search.path = options.nvdisasm;
       const sass::Nvdisasm tool = sass::find_nvdisasm(search);
@@ -304,8 +305,9 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
                                      "wgmma register check found: {} finding(s).\n",
                                      nvdisasm_line, sha, race.findings) +
                              marked_listing(d, race_marks(analysis)));
-    } catch (const std::exception& e) {
-      b.notes.push_back(std::string("no kernel.sass: ") + e.what());
+    });
+    if (!why_not.empty()) {
+      b.notes.push_back("no kernel.sass: " + why_not);
     }
   }
   const json& compile = image.compile;
@@ -334,7 +336,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   try {
     const plan::Plan p = plan::expand_plan(plan::load_config_file(dir + "/case.json"), versions);
     same_id = p.cases.size() == 1 && p.cases.front().id == case_id;
-  } catch (const std::exception& e) {
+  } catch (const UsageError& e) {  // the config the report's axes make is not one this loraprobe plans
     b.notes.push_back(std::string("case.json does not load: ") + e.what());
   }
   if (!same_id) {

@@ -66,16 +66,12 @@ std::optional<Instruction> rebase(const Instruction& insn, std::uint64_t base, s
     return std::nullopt;
   }
   const auto [at, end] = *literal;
-  std::uint64_t value = 0;
-  try {
-    value = std::stoull(insn.text.substr(at + 2, end - at - 2), nullptr, 16);
-  } catch (const std::exception&) {
+  const std::optional<std::uint64_t> parsed =
+      parse_number<std::uint64_t>(std::string_view(insn.text).substr(at + 2, end - at - 2), 16);
+  if (!parsed || *parsed < base) {
     return std::nullopt;
   }
-  if (value < base) {
-    return std::nullopt;
-  }
-  const std::uint64_t relative = value - base;
+  const std::uint64_t relative = *parsed - base;
   // RET.REL names its function's start; a branch or call lands inside the function;
   // a BSSY's reconvergence point may be its end.
   const bool inside = b == "RET" ? relative == 0 : b == "BSSY" ? relative <= size : relative < size;

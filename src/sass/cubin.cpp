@@ -187,10 +187,10 @@ FunctionCodeOrWhy function_code_or_throw(std::string_view bytes) {
 
 }  // namespace
 
-FunctionCodeOrWhy function_code(std::string_view cubin) noexcept {
+FunctionCodeOrWhy function_code(std::string_view cubin) {
   try {
     return function_code_or_throw(cubin);
-  } catch (const std::exception& e) {
+  } catch (const lp::Error& e) {  // a malformed ELF: why there is no code to compare
     FunctionCodeOrWhy out;
     out.why_not = e.what();
     return out;

@@ -55,6 +55,6 @@ struct FunctionCodeOrWhy {
   std::optional<FunctionCode> code;
   std::string why_not;  ///< set when `code` is not
 };
-FunctionCodeOrWhy function_code(std::string_view cubin) noexcept;
+FunctionCodeOrWhy function_code(std::string_view cubin);
 
 }  // namespace lp::sass

@@ -244,7 +244,7 @@ std::optional<compile::Compiler> control_compiler(const kernels::KernelSet& set,
     (void)compile::resolve_bundled_ptxas(
         {set.triton(), p.value("path_hint", ""), p.value("sha256", ""), p.value("version", "")});
     return compile::Compiler::prebuilt();
-  } catch (const UsageError& e) {  // not installed here: what resolve_bundled_ptxas says
+  } catch (const EnvironmentError& e) {  // not installed here: what resolve_bundled_ptxas says
     const std::optional<tools::ToolVersion> bundled = tools::parse_tool_version(p.value("version", ""));
     const std::optional<Release> floor = bundled ? parse_release(bundled->version) : std::nullopt;
     std::optional<compile::PtxasInfo> newest;

@@ -85,14 +85,16 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
     if (m_ptxas.count(pkey) > 0 || m_ptxas_errors.count(pkey) > 0) {
       continue;
     }
-    try {
+    // A ptxas that is not here fails the images that need it, not the run.
+    const std::string why_not = error_of([&] {
       m_ptxas.emplace(pkey, pkey.rfind("triton@", 0) == 0
                                 ? compile::resolve_bundled_ptxas({set.triton(), set.manifest().ptxas.value("path_hint", ""),
                                                                   set.manifest().ptxas.value("sha256", ""),
                                                                   set.manifest().ptxas.value("version", "")})
                                 : compile::resolve_ptxas(image.compiler.ptxas));
-    } catch (const std::exception& e) {
-      m_ptxas_errors.emplace(pkey, e.what());
+    });
+    if (!why_not.empty()) {
+      m_ptxas_errors.emplace(pkey, why_not);
     }
   }
   std::vector<Image*> todo;
@@ -189,7 +191,9 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
       }
     } catch (const Interrupted&) {
       image.error = "not built: interrupted";  // the run stops below; nothing of it is reported as compiled
-    } catch (const std::exception& e) {
+    } catch (const Error& e) {  // ptxas failed on it, or its variant cannot be built
+      image.error = e.what();
+    } catch (const EnvironmentError& e) {  // its ptxas cannot run here
       image.error = e.what();
     }
   });
@@ -261,15 +265,16 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
     return {};
   }
   inspect::InspectorOptions options;
-  try {
+  const std::string no_nvdisasm = error_of([&] {
     sass::NvdisasmSearch search;
     search.path = nvdisasm;
     options.nvdisasm = sass::find_nvdisasm(search);
-  } catch (const std::exception& e) {
+  });
+  if (!no_nvdisasm.empty()) {
     for (Image* image : todo) {
-      image->sass_error = e.what();
+      image->sass_error = no_nvdisasm;
     }
-    return e.what();
+    return no_nvdisasm;
   }
   // The same cache as `loraprobe inspect`: a cubin analysed once is never re-analysed.
   options.cache_root = inspect::default_cache_root();

@@ -22,13 +22,11 @@ std::string_view race_control_ptx() {
 
 RaceCubin compile_race_control() {
   RaceCubin r;
-  try {
+  r.error = error_of([&] {
     const compile::PtxasInfo ptxas = compile::resolve_ptxas("toolkit");
     r.compiler = fmt::format("ptxas=toolkit ({})", ptxas.version);
     r.cubin = compile::compile_with_ptxas(ptxas, race_control_ptx(), "race-control").cubin;
-  } catch (const std::exception& e) {
-    r.error = e.what();
-  }
+  });
   return r;
 }
 
@@ -36,14 +34,12 @@ RaceCubin inspect_race_control(RaceCubin compiled, const std::optional<std::stri
   if (!compiled.error.empty()) {
     return compiled;
   }
-  try {
+  compiled.inspect_error = error_of([&] {
     sass::NvdisasmSearch search;
     search.path = nvdisasm;
     compiled.findings =
         sass::analyze_cubin(compiled.cubin, sass::find_nvdisasm(search), {}, "race-control.cubin").finding_count();
-  } catch (const std::exception& e) {
-    compiled.inspect_error = e.what();
-  }
+  });
   return compiled;
 }
 

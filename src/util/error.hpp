@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace lp {
 
@@ -73,5 +74,21 @@ class NotBuiltYet : public Fatal {
  public:
   explicit NotBuiltYet(const std::string& what) : Fatal(ExitCode::usage, "not built yet: " + what) {}
 };
+
+/// The per-item boundary (one case, one image, one row of `env`): runs fn and returns
+/// "" when it returned, else the message of the lp::Error or lp::EnvironmentError it
+/// threw, for the caller to record against that item while the run goes on. Anything
+/// else (a UsageError, Interrupted, bad_alloc, a bug) passes through to main.
+template <class Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    std::forward<Fn>(fn)();
+    return {};
+  } catch (const Error& e) {
+    return e.what();
+  } catch (const EnvironmentError& e) {
+    return e.what();
+  }
+}
 
 }  // namespace lp

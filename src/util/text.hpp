@@ -2,7 +2,12 @@
 // Small text helpers the parsers share.
 
 #include <cctype>
+#include <charconv>
+#include <optional>
 #include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <vector>
 
 namespace lp {
 
@@ -19,5 +24,40 @@ inline std::string_view trim(std::string_view s) {
 
 /// A letter, digit or underscore: a character of an identifier-like word ('\0' is not).
 inline bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+/// `text` cut at every `sep`, empty items kept ("a,,b" is three items, "" is one), so
+/// a caller can refuse them with its own words: the one list splitter (flags, filters,
+/// axis values). The views point into `text`.
+inline std::vector<std::string_view> split(std::string_view text, char sep = ',') {
+  std::vector<std::string_view> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(sep, start);
+    items.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) {
+      return items;
+    }
+    start = end + 1;
+  }
+}
+
+/// The number `s` spells, all of it (no sign for unsigned types, no spaces, no "0x"),
+/// in `base` for integers; nullopt for anything else, an overflow included. The one
+/// way a number typed by a user or found in a tool's text is read (std::from_chars:
+/// no locale, no exception).
+template <class T>
+std::optional<T> parse_number(std::string_view s, int base = 10) {
+  T value{};
+  std::from_chars_result r{};
+  if constexpr (std::is_integral_v<T>) {
+    r = std::from_chars(s.data(), s.data() + s.size(), value, base);
+  } else {
+    r = std::from_chars(s.data(), s.data() + s.size(), value);
+  }
+  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
 
 }  // namespace lp

@@ -408,10 +408,7 @@ int run_worker(const WorkerOptions& options) {
   std::future<kernels::KernelSets> sets =
       std::async(std::launch::async, [&options] { return kernels::KernelSets::load(options.kernel_dirs); });
   std::future<void> cublas = std::async(std::launch::async, [] {
-    try {
-      (void)cublas_api();
-    } catch (const std::exception&) {
-    }
+    (void)error_of([] { (void)cublas_api(); });  // its EnvironmentError is kept for the first use
   });
   try {
     init_driver(options.allow_jit_cache);

@@ -135,23 +135,28 @@ TEST(Cli, BadConfigIsOneLineNamingFilePointerAndValue) {
 }
 
 TEST(Cli, EveryDocumentedExitCodeIsWhatMainReturns) {
-  // README "Exit codes" and --help: 2 bad input, 3 environment, 4 internal (a bug).
+  // README "Exit codes" and --help: 2 bad input, 3 environment, each reached through a
+  // real condition (4, a bug, has none: tests/util/guard_test runs main's guard).
   EXPECT_EQ(loraprobe({"version"}).exit_code, 0);
-  const ProcessResult usage = loraprobe({"__raise", "usage"});
+  const ProcessResult usage = loraprobe({"list", "--no-such-flag"});
   EXPECT_EQ(usage.exit_code, 2);
-  EXPECT_EQ(usage.err, "loraprobe: __raise usage\n");
-  const ProcessResult env = loraprobe({"__raise", "environment"});
-  EXPECT_EQ(env.exit_code, 3);
-  EXPECT_EQ(env.err, "loraprobe: __raise environment\n");
-  for (const char* kind : {"error", "exception"}) {
-    const ProcessResult bug = loraprobe({"__raise", kind});
-    EXPECT_EQ(bug.exit_code, 4) << kind;
-    EXPECT_EQ(bug.err.rfind(std::string("loraprobe: internal error: __raise ") + kind + "\nloraprobe: this is a bug in "
-                            "loraprobe ", 0),
-              0U)
-        << bug.err;
-    EXPECT_NE(bug.err.find("please report it with the command line and this message"), std::string::npos) << bug.err;
-  }
+  EXPECT_EQ(usage.err, "loraprobe: The following argument was not expected: --no-such-flag\n") << usage.err;
+  // A ptxas version that is not installed is the machine's gap, as a missing nvdisasm is;
+  // a misspelt spec is the user's.
+  const ProcessResult env = loraprobe({"inspect", "--ptxas", "99.9", "--triton", "3.8.0"});
+  EXPECT_EQ(env.exit_code, 3) << env.err;
+  EXPECT_EQ(env.err.rfind("loraprobe: ptxas=99.9: not a path, 'toolkit', 'triton', or a version installed under ", 0),
+            0U)
+      << env.err;
+  EXPECT_EQ(loraprobe({"inspect", "--ptxas", "newest", "--triton", "3.8.0"}).exit_code, 2);
+  // A mistyped test hook is bad input, not a bug.
+  const ProcessResult hook = loraprobe({"sweep", "--dry-run", "--test-hook", "x=trap"});
+  EXPECT_EQ(hook.exit_code, 2) << hook.err;
+  EXPECT_EQ(hook.err, "loraprobe: --test-hook x=trap: expected INDEX=trap|spin|oob_write|skip_tile\n");
+  // The old hidden __raise subcommand is gone from the product: it is not a subcommand.
+  const ProcessResult raise = loraprobe({"__raise", "usage"});
+  EXPECT_EQ(raise.exit_code, 2);
+  EXPECT_EQ(raise.err.find("internal"), std::string::npos) << raise.err;
   const ProcessResult help = loraprobe({"--help"});
   EXPECT_NE(help.out.find("4 internal error (a bug)"), std::string::npos) << help.out;
   // A corrupt --kernel-dir set is the user's input: exit 2, naming the folder.
@@ -352,8 +357,13 @@ std::string report_text(const std::vector<std::tuple<std::string, int, std::stri
                           {"index", r["cases"].size()},
                           {"axes", {{"op", "expand"}, {"tokens", tokens}, {"rank", 64}, {"block_n", 128},
                                     {"compiler", compiler}, {"triton", "3.8.0"}}},
+                          {"variant", nullptr},
                           {"verdict", verdict},
                           {"reason", verdict == "PASS" ? "" : "why"},
+                          {"runs", 3},
+                          {"failed_runs", verdict == "FAIL" ? 1 : 0},
+                          {"static_findings", nullptr},
+                          {"timing", nullptr},
                           {"metrics", {{"worst_dev_over_tolerance", dev}}}});
   }
   return r.dump();

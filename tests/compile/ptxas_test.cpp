@@ -68,7 +68,7 @@ TEST(Ptxas, TritonIsTheBundledPtxasOfTheSetFoundBySha256) {
   try {
     (void)resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", std::string(64, '0')});
     ADD_FAILURE() << "another binary was taken for the bundled one";
-  } catch (const UsageError& e) {
+  } catch (const EnvironmentError& e) {  // a tool missing: exit 3, as a missing nvdisasm is
     const std::string what = e.what();
     EXPECT_EQ(what.rfind("ptxas=triton: the ptxas Triton 9.9.9 bundles (triton/backends/nvidia/bin/ptxas, sha256 "
                          "000000000000) is not here; looked in " + bundled.string() + " (another binary), ",
@@ -104,9 +104,9 @@ TEST(Ptxas, TheBundledPtxasIsFoundInThePtxasMatrixByItsVersionAndSha256) {
   EXPECT_EQ(info.spec, "triton");
   EXPECT_EQ(info.path, matrix.string());
   EXPECT_THROW((void)resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", std::string(64, '0'), words}),
-               UsageError);
+               EnvironmentError);
   // Without the version the matrix is not searched.
-  EXPECT_THROW((void)resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", digest}), UsageError);
+  EXPECT_THROW((void)resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", digest}), EnvironmentError);
   if (old != nullptr) {
     ::setenv("LP_TOOLS_DIR", saved.c_str(), 1);
   } else {
@@ -132,12 +132,13 @@ TEST(Ptxas, UnknownSpecNamesWhatIsAvailable) {
   try {
     resolve_ptxas("99.9");
     FAIL();
-  } catch (const UsageError& e) {
+  } catch (const EnvironmentError& e) {  // a version not installed is the machine's, not a typo
     EXPECT_EQ(std::string(e.what()).rfind("ptxas=99.9: not a path, 'toolkit', 'triton', or a version installed under ", 0),
               0U)
         << e.what();
   }
   EXPECT_THROW(resolve_ptxas("/nonexistent/ptxas"), UsageError);
+  EXPECT_THROW(resolve_ptxas("latest"), UsageError);  // a misspelt spec stays the user's
 }
 
 }  // namespace
