@@ -20,6 +20,7 @@
 #include "report/journal.hpp"
 #include "sweep/runner.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace lp::cli {
 
@@ -226,10 +227,12 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
   for (const std::string& hook : o.test_hooks) {
     const std::size_t eq = hook.find('=');
     const std::string role = eq == std::string::npos ? "" : "test_" + hook.substr(eq + 1);
-    if (eq == std::string::npos || role == "test_") {
+    const std::optional<std::size_t> index =
+        eq == std::string::npos ? std::nullopt : parse_number<std::size_t>(std::string_view(hook).substr(0, eq));
+    if (!index || role == "test_") {
       throw UsageError(fmt::format("--test-hook {}: expected INDEX=trap|spin|oob_write|skip_tile", hook));
     }
-    r.test_hooks[std::stoul(hook.substr(0, eq))] = role;
+    r.test_hooks[*index] = role;
   }
   return r;
 }
@@ -296,23 +299,14 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   const sweep::SweepRequest request = request_of(o, recorded_argv);
   if (o.dry_run) {
     validate_tools(config, request);
-    plan::Plan p = plan::expand_plan(config, kernels::KernelSets::load(o.kernel_dirs).versions());
-    if (!o.only_cases.empty()) {
-      plan::keep_only(p, o.only_cases);
-    }
-    if (request.shard) {
-      plan::keep_shard(p, *request.shard);
-    }
+    const plan::PlannedRun run = plan::plan_for(config, kernels::KernelSets::load(o.kernel_dirs).versions(),
+                                                request.only_cases, request.shard);
     if (o.json) {
-      print_plan_json(stdout, config, p);
+      print_plan_json(stdout, config, run.plan);
     } else {
-      print_plan(stdout, config, p);
+      print_plan(stdout, config, run.plan);
     }
-    if (p.cases.empty()) {
-      throw UsageError(fmt::format("{}: the plan has no case: every combination is excluded or not applicable (the "
-                                   "counts above say which)",
-                                   config.source.empty() ? config.name : config.source));
-    }
+    plan::require_cases(run.plan, config);
     return 0;
   }
   if (request.save_repro.empty()) {

@@ -1,6 +1,7 @@
 #include "inspect/inspector.hpp"
 
 #include "util/interrupt.hpp"
+#include "util/parallel.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -499,43 +500,11 @@ std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>
 
 template <class Fn>
 void Inspector::run_pool(std::size_t count, Fn&& fn) const {
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
-  std::mutex mutex;
-  std::exception_ptr failure;
-  auto worker = [&] {
-    while (!stop) {
-      const std::size_t i = next++;
-      if (i >= count) {
-        return;
-      }
-      try {
-        fn(i);
-      } catch (const Interrupted& e) {
-        // Ctrl-C: stop taking work; what finished is kept (and already cached).
-        m_interrupted_by = e.signal();
-        stop = true;
-        return;
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!failure) {
-          failure = std::current_exception();
-        }
-        stop = true;
-        return;
-      }
-    }
-  };
-  const std::size_t threads = std::min<std::size_t>(m_options.jobs, count);
-  {
-    std::vector<std::jthread> pool;
-    pool.reserve(threads);
-    for (std::size_t t = 0; t < threads; ++t) {
-      pool.emplace_back(worker);
-    }
-  }  // joins
-  if (failure) {
-    std::rethrow_exception(failure);
+  try {
+    parallel_for(count, m_options.jobs, std::forward<Fn>(fn), StopPolicy::first_error);
+  } catch (const Interrupted& e) {
+    // Ctrl-C: no more work is taken; what finished is kept (and already cached).
+    m_interrupted_by = e.signal();
   }
 }
 

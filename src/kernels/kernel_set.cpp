@@ -9,6 +9,7 @@
 #include "kernels/embedded.hpp"
 #include "kernels/xz.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
 
@@ -41,11 +42,8 @@ std::vector<std::string> take_triton_terms(std::vector<FilterTerm>& terms) {
 
 std::vector<FilterTerm> parse_filter(const std::string& text) {
   std::vector<FilterTerm> terms;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
-    start = comma + 1;
+  for (const std::string_view view : split(text)) {
+    const std::string item(view);
     const std::size_t eq = item.find('=');
     if (item.empty() || eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
       throw UsageError(fmt::format("--filter {}: \"{}\" is not key=value", text, item));

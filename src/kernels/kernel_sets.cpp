@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/error.hpp"
 #include "util/release.hpp"
@@ -52,11 +53,11 @@ std::vector<std::string> KernelSets::versions() const {
 }
 
 std::string KernelSets::versions_text() const {
-  std::string out;
+  std::vector<std::string> out;
   for (const KernelSet& s : m_sets) {
-    out += (out.empty() ? "" : ", ") + s.triton();
+    out.push_back(s.triton());
   }
-  return out;
+  return fmt::format("{}", fmt::join(out, ", "));
 }
 
 const KernelSet* KernelSets::find(std::string_view triton) const {

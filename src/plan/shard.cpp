@@ -145,6 +145,12 @@ std::string plan_sha256(const Plan& plan) {
 }
 
 void keep_shard(Plan& plan, const Shard& shard) {
+  // More shards than cases would leave some empty; `merge` refuses such counts (a forged
+  // count is how a merge of too few parts would pass for complete).
+  if (shard.count > std::max<std::size_t>(plan.cases.size(), 1)) {
+    throw UsageError(fmt::format("--shard {}/{}: the plan has {} case(s), so at most {} shard(s)", shard.index,
+                                 shard.count, plan.cases.size(), std::max<std::size_t>(plan.cases.size(), 1)));
+  }
   const std::vector<std::size_t> to = assign_shards(plan, shard.count);
   std::deque<Case> kept;
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
@@ -153,6 +159,29 @@ void keep_shard(Plan& plan, const Shard& shard) {
     }
   }
   plan.cases = std::move(kept);
+}
+
+PlannedRun plan_for(const SweepConfig& config, const std::vector<std::string>& versions,
+                    const std::vector<std::string>& only_cases, const std::optional<Shard>& shard) {
+  PlannedRun run;
+  run.plan = expand_plan(config, versions);
+  run.next_index = run.plan.cases.empty() ? 0 : run.plan.cases.back().index + 1;
+  if (!only_cases.empty()) {
+    keep_only(run.plan, only_cases);
+  }
+  if (shard) {
+    run.shard = ShardRecord{shard->index, shard->count, plan_sha256(run.plan), run.plan.cases.size()};
+    keep_shard(run.plan, *shard);
+  }
+  return run;
+}
+
+void require_cases(const Plan& plan, const SweepConfig& config) {
+  if (plan.cases.empty()) {
+    throw UsageError(fmt::format("{}: the plan has no case: every combination is excluded or not applicable "
+                                 "(sweep --dry-run shows the counts)",
+                                 config.source.empty() ? config.name : config.source));
+  }
 }
 
 }  // namespace lp::plan

@@ -44,7 +44,34 @@ std::vector<std::size_t> assign_shards(const Plan& plan, std::size_t count);
 /// sha256 of the plan's case ids in order: what every shard of one plan shares.
 std::string plan_sha256(const Plan& plan);
 
-/// Keeps the cases of `shard` (plan order, indexes and ids unchanged).
+/// Keeps the cases of `shard` (plan order, indexes and ids unchanged). Throws
+/// lp::UsageError when the count exceeds the plan's cases (a shard would be empty).
 void keep_shard(Plan& plan, const Shard& shard);
+
+/// What every shard of one plan shares (a report's meta.shard), for `merge` to check.
+struct ShardRecord {
+  std::size_t index = 0;
+  std::size_t count = 1;
+  std::string plan_sha256;  ///< of the plan before sharding (after --case)
+  std::size_t plan_cases = 0;
+};
+
+/// The plan a sweep runs, the same for its dry run and its run.
+struct PlannedRun {
+  Plan plan;
+  /// The index after the whole plan's last case (before --case and --shard): where the
+  /// controls' indexes start, the same in every shard and with --case.
+  std::size_t next_index = 0;
+  std::optional<ShardRecord> shard;
+};
+
+/// `config` expanded against the kernel sets' Triton versions, cut to `only_cases`
+/// (--case; empty: all) and to `shard` (--shard). Throws lp::UsageError for an id not in
+/// the plan or a shard count above its cases.
+PlannedRun plan_for(const SweepConfig& config, const std::vector<std::string>& versions,
+                    const std::vector<std::string>& only_cases, const std::optional<Shard>& shard);
+
+/// Throws lp::UsageError "<config>: the plan has no case: ..." for an empty plan.
+void require_cases(const Plan& plan, const SweepConfig& config);
 
 }  // namespace lp::plan

@@ -26,15 +26,7 @@ std::vector<const Check*> selected_checks(const AnalysisOptions& options) {
     return out;
   }
   for (const auto& id : options.checks) {
-    const Check* c = find_check(id);
-    if (c == nullptr) {
-      std::string known;
-      for (const auto& k : all_checks()) {
-        known += (known.empty() ? "" : ", ") + std::string(k.id);
-      }
-      throw lp::UsageError("unknown SASS check '" + id + "' (known: " + known + ")");
-    }
-    out.push_back(c);
+    out.push_back(&require_check(id));
   }
   return out;
 }
@@ -335,7 +327,9 @@ std::optional<CubinReport> cubin_report_from_json(const nlohmann::json& j) {
       return std::nullopt;
     }
     return r;
-  } catch (const std::exception&) {  // a missing key, a wrong type, a number out of range
+  } catch (const nlohmann::json::exception&) {  // a missing key, a wrong type, a number out of range
+    return std::nullopt;
+  } catch (const lp::Error&) {  // a value outside its vocabulary
     return std::nullopt;
   }
 }

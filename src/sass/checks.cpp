@@ -1,6 +1,13 @@
 #include "sass/checks.hpp"
 
 #include <array>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "util/error.hpp"
 
 namespace lp::sass {
 namespace {
@@ -87,6 +94,17 @@ const Check* find_check(std::string_view id) noexcept {
     }
   }
   return nullptr;
+}
+
+const Check& require_check(std::string_view id) {
+  if (const Check* c = find_check(id)) {
+    return *c;
+  }
+  std::vector<std::string_view> known;
+  for (const Check& c : k_checks) {
+    known.push_back(c.id);
+  }
+  throw lp::UsageError(fmt::format("unknown SASS check '{}' (known: {})", id, fmt::join(known, ", ")));
 }
 
 }  // namespace lp::sass

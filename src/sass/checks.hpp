@@ -56,4 +56,7 @@ std::span<const Check> all_checks() noexcept;
 /// The row with `id`, or nullptr.
 const Check* find_check(std::string_view id) noexcept;
 
+/// The row with `id`; throws lp::UsageError "unknown SASS check 'ID' (known: ...)".
+const Check& require_check(std::string_view id);
+
 }  // namespace lp::sass

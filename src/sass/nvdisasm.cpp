@@ -40,8 +40,7 @@ std::optional<Nvdisasm> probe(const std::string& path, const std::string& origin
   Nvdisasm tool;
   tool.path = fs::absolute(path).string();
   tool.origin = origin;
-  tool.major = version->major;
-  tool.minor = version->minor;
+  tool.release = version->release;
   tool.version = version->version;
   tool.version_line = version->line;
   tool.sha256 = sha256_file_hex(path);

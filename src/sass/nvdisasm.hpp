@@ -21,6 +21,8 @@
 
 #include "sass/listing.hpp"
 
+#include "util/release.hpp"
+
 namespace lp::sass {
 
 /// Where to look for nvdisasm.
@@ -38,10 +40,9 @@ struct Nvdisasm {
   std::string version;       ///< "12.8.55"
   std::string version_line;  ///< "Cuda compilation tools, release 12.8, V12.8.55"
   std::string sha256;        ///< of the binary, for the report's environment block
-  int major = 0;
-  int minor = 0;
+  Release release;            ///< {12, 8, 55}
   /// True when its -json output can be trusted (13.5 and newer).
-  [[nodiscard]] bool json_reliable() const noexcept { return major > 13 || (major == 13 && minor >= 5); }
+  [[nodiscard]] bool json_reliable() const noexcept { return release >= Release{13, 5, 0}; }
 };
 
 /// The project tools folder: $LP_TOOLS_DIR when set, else "<source tree>/.tools"

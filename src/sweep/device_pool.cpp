@@ -179,15 +179,13 @@ std::vector<int> parse_devices(const std::string& text, int device_count) {
       out.insert(d);
     }
   } else {
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      const std::size_t comma = std::min(text.find(',', start), text.size());
-      const std::string p(trim(std::string_view(text).substr(start, comma - start)));
-      start = comma + 1;
-      if (p.empty() || p.size() > 4 || p.find_first_not_of("0123456789") != std::string::npos) {
+    for (const std::string_view item : split(text)) {
+      const std::string_view p = trim(item);
+      const std::optional<int> ordinal = p.size() <= 4 ? parse_number<int>(p) : std::nullopt;
+      if (!ordinal || *ordinal < 0) {
         throw UsageError(fmt::format("--devices {}: write GPU ordinals (0,1,3) or all", text));
       }
-      const int d = std::stoi(p);
+      const int d = *ordinal;
       if (d >= device_count) {
         throw UsageError(fmt::format("--devices {}: GPU {} is not there ({} GPU(s): 0 to {})", text, d, device_count,
                                      device_count - 1));

@@ -32,6 +32,7 @@
 #include "util/files.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
+#include "util/release.hpp"
 
 namespace lp::sweep {
 
@@ -70,29 +71,25 @@ class Sweep {
     phases["kernel_sets"] = seconds_since(t);
     main_slot().client->poll_ready();
     t = std::chrono::steady_clock::now();
+    plan::PlannedRun planned;
     if (m_config.vllm_configs.value && m_config.vllm_configs.value->gpu.empty()) {
       wait_for_worker(phases);  // the tuned configs are those of the GPU present
       // Tuned configs are read for the GPU present, as vLLM reads them.
       plan::SweepConfig with_gpu = m_config;
       with_gpu.vllm_configs.value->gpu = m_gpu.value("name", std::string(plan::k_default_vllm_gpu));
-      m_plan = plan::expand_plan(with_gpu, m_sets.versions());
+      planned = plan::plan_for(with_gpu, m_sets.versions(), m_request.only_cases, m_request.shard);
     } else {
-      m_plan = plan::expand_plan(m_config, m_sets.versions());
+      planned = plan::plan_for(m_config, m_sets.versions(), m_request.only_cases, m_request.shard);
     }
-    // The controls' indexes follow the whole plan's, the same in every shard and with --case.
-    const std::size_t controls_index = m_plan.cases.empty() ? 0 : m_plan.cases.back().index + 1;
+    m_plan = std::move(planned.plan);
+    const std::size_t controls_index = planned.next_index;
     m_remedy_base = controls_index + 2 * m_tritons.size();
-    if (!m_request.only_cases.empty()) {
-      plan::keep_only(m_plan, m_request.only_cases);
-    }
     json shard_record;
-    if (m_request.shard) {
-      // What every shard of this plan shares, for `loraprobe merge` to check.
-      shard_record = {{"index", m_request.shard->index},
-                      {"count", m_request.shard->count},
-                      {"plan_sha256", plan::plan_sha256(m_plan)},
-                      {"plan_cases", m_plan.cases.size()}};
-      plan::keep_shard(m_plan, *m_request.shard);
+    if (planned.shard) {
+      shard_record = {{"index", planned.shard->index},
+                      {"count", planned.shard->count},
+                      {"plan_sha256", planned.shard->plan_sha256},
+                      {"plan_cases", planned.shard->plan_cases}};
     }
     phases["plan"] = seconds_since(t);
     m_report.meta = meta_record(m_config, m_plan, m_request.argv, kernel_sets_record(m_sets, m_tritons));
@@ -105,11 +102,7 @@ class Sweep {
       m_report.meta["shard"] = shard_record;
       m_shard = shard_record;
     }
-    if (m_plan.cases.empty()) {
-      throw UsageError(fmt::format("{}: the plan has no case: every combination is excluded or not applicable "
-                                   "(sweep --dry-run shows the counts)",
-                                   m_config.source.empty() ? m_config.name : m_config.source));
-    }
+    plan::require_cases(m_plan, m_config);
     std::map<std::string, CaseRecord> done;
     std::optional<json> done_controls;
     const json header = journal_header(m_config, m_plan, m_report.meta, m_request, m_shard);
@@ -168,7 +161,6 @@ class Sweep {
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
                done.size(), out, journal_path);
     Sinks sinks;
-    sinks.push(std::make_unique<JournalSink>(journal));
     sinks.push(std::make_unique<ProgressSink>(m_entries.size(), m_request.progress, m_request.fail_on));
     sinks.push(std::make_unique<ReportSink>(m_report));
     sinks.push(std::make_unique<TableSink>());
@@ -395,10 +387,9 @@ class Sweep {
       if (image.compiler.kind != compile::CompilerKind::ptxas || !image.compile.contains("version")) {
         continue;
       }
-      const std::string v = image.compile.value("version", "");
-      int major = 0;
-      int minor = 0;
-      if (std::sscanf(v.c_str(), "%d.%d", &major, &minor) == 2 && (major > 13 || (major == 13 && minor >= 3))) {
+      const std::optional<Release> v =
+          parse_release(image.compile.value("version", ""), ReleaseParts::two_or_three);
+      if (v && *v >= Release{13, 3, 0}) {
         ptxas_13_3 = image.compiler.to_string();
       }
     }
@@ -469,8 +460,7 @@ class Sweep {
     std::size_t next = 0;  // the first entry not yet handed to the sinks
     auto hand_on = [&] {
       while (next < results.size() && results[next]) {
-        // resumed: the journal already has it (the journal sink only writes cases run now)
-        sinks.add(*m_entries[next].plan_case, *results[next], /*resumed=*/true);
+        sinks.add(*m_entries[next].plan_case, *results[next]);  // journaled already, as it finished
         ++finished;
         ++next;
       }
@@ -510,7 +500,7 @@ class Sweep {
       // What the other GPUs finished meanwhile is journaled; the report gets it too, in plan order.
       for (std::size_t i = next; i < results.size(); ++i) {
         if (results[i]) {
-          sinks.add(*m_entries[i].plan_case, *results[i], /*resumed=*/true);
+          sinks.add(*m_entries[i].plan_case, *results[i]);
           ++finished;
         }
       }

@@ -6,21 +6,15 @@
 
 namespace lp::sweep {
 
-void JournalSink::add(const plan::Case&, const report::CaseRecord& record, bool resumed) {
-  if (!resumed) {
-    m_journal.append("case", {{"record", record.to_json()}});
-  }
-}
-
-void ProgressSink::add(const plan::Case& c, const report::CaseRecord& record, bool) {
+void ProgressSink::add(const plan::Case& c, const report::CaseRecord& record) {
   m_failing += m_fail_on.count(record.verdict);
   m_latent += record.verdict == report::Verdict::latent ? 1 : 0;
   m_progress.update(++m_done, m_failing, m_latent, formats::row_label(c.axes()));
 }
 
-void ReportSink::add(const plan::Case&, const report::CaseRecord& record, bool) { m_report.cases.push_back(record); }
+void ReportSink::add(const plan::Case&, const report::CaseRecord& record) { m_report.cases.push_back(record); }
 
-void TableSink::add(const plan::Case&, const report::CaseRecord& record, bool) {
+void TableSink::add(const plan::Case&, const report::CaseRecord& record) {
   report::CaseRecord cell;
   cell.index = record.index;
   cell.id = record.id;
@@ -31,9 +25,9 @@ void TableSink::add(const plan::Case&, const report::CaseRecord& record, bool) {
 
 void TableSink::finish() { fmt::print("{}", formats::format_verdict_table(m_cells)); }
 
-void Sinks::add(const plan::Case& c, const report::CaseRecord& record, bool resumed) {
+void Sinks::add(const plan::Case& c, const report::CaseRecord& record) {
   for (const auto& sink : m_sinks) {
-    sink->add(c, record, resumed);
+    sink->add(c, record);
   }
 }
 

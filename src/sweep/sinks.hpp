@@ -1,8 +1,9 @@
 #pragma once
-// Where a sweep's finished cases go: the journal, the progress line, the report
-// and the verdict table each receive every case through one interface, in plan
-// order, as nvbench's printers receive its states. The runner does not know what
-// its sinks do with a case.
+// Where a sweep's finished cases go: the progress line, the report and the verdict
+// table each receive every case through one interface, in plan order, as nvbench's
+// printers receive its states. The runner does not know what its sinks do with a case.
+// The journal is not a sink: a case is journaled the moment its GPU finishes it, in
+// the order the GPUs finish, and a resumed case is never journaled again.
 
 #include <cstddef>
 #include <memory>
@@ -10,7 +11,6 @@
 #include <vector>
 
 #include "plan/plan.hpp"
-#include "report/journal.hpp"
 #include "report/report.hpp"
 #include "sweep/progress.hpp"
 
@@ -19,20 +19,10 @@ namespace lp::sweep {
 class CaseSink {
  public:
   virtual ~CaseSink() = default;
-  /// A case finished: it ran now (`resumed` false) or was read back from the journal.
-  virtual void add(const plan::Case& c, const report::CaseRecord& record, bool resumed) = 0;
+  /// A case finished: it ran now or was read back from the journal.
+  virtual void add(const plan::Case& c, const report::CaseRecord& record) = 0;
   /// The run is over: every case went through add(), or a signal stopped it.
   virtual void finish() {}
-};
-
-/// Appends every case that ran now to the journal (flushed before the next starts).
-class JournalSink final : public CaseSink {
- public:
-  explicit JournalSink(report::Journal& journal) : m_journal(journal) {}
-  void add(const plan::Case& c, const report::CaseRecord& record, bool resumed) override;
-
- private:
-  report::Journal& m_journal;
 };
 
 /// The progress line on stderr: cases done, failing (by --fail-on) and latent so far.
@@ -40,7 +30,7 @@ class ProgressSink final : public CaseSink {
  public:
   ProgressSink(std::size_t total, bool enabled, std::set<report::Verdict> fail_on)
       : m_progress(total, enabled), m_fail_on(std::move(fail_on)) {}
-  void add(const plan::Case& c, const report::CaseRecord& record, bool resumed) override;
+  void add(const plan::Case& c, const report::CaseRecord& record) override;
   void finish() override { m_progress.finish(); }
 
  private:
@@ -55,7 +45,7 @@ class ProgressSink final : public CaseSink {
 class ReportSink final : public CaseSink {
  public:
   explicit ReportSink(report::Report& report) : m_report(report) {}
-  void add(const plan::Case& c, const report::CaseRecord& record, bool resumed) override;
+  void add(const plan::Case& c, const report::CaseRecord& record) override;
 
  private:
   report::Report& m_report;
@@ -64,7 +54,7 @@ class ReportSink final : public CaseSink {
 /// The verdict table (sweep/table.hpp), printed on stdout when the run is over.
 class TableSink final : public CaseSink {
  public:
-  void add(const plan::Case& c, const report::CaseRecord& record, bool resumed) override;
+  void add(const plan::Case& c, const report::CaseRecord& record) override;
   void finish() override;
 
  private:
@@ -75,7 +65,7 @@ class TableSink final : public CaseSink {
 class Sinks final : public CaseSink {
  public:
   void push(std::unique_ptr<CaseSink> sink) { m_sinks.push_back(std::move(sink)); }
-  void add(const plan::Case& c, const report::CaseRecord& record, bool resumed) override;
+  void add(const plan::Case& c, const report::CaseRecord& record) override;
   void finish() override;
 
  private:

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/text.hpp"
 #include "util/subprocess.hpp"
 
 #ifndef LP_PROJECT_DIR
@@ -95,9 +96,13 @@ std::optional<ToolVersion> parse_tool_version(const std::string& version_output)
     return std::nullopt;
   }
   ToolVersion v;
-  v.major = std::stoi(m[1].str());
-  v.minor = std::stoi(m[2].str());
   v.version = m[3].matched ? m[3].str() : m[1].str() + "." + m[2].str();
+  const std::optional<Release> release = parse_release(v.version, ReleaseParts::two_or_three);
+  const std::optional<Release> named = parse_release(m[1].str() + "." + m[2].str(), ReleaseParts::two_or_three);
+  if (!release || !named || release->major != named->major || release->minor != named->minor) {
+    return std::nullopt;  // too many digits, or a build number of another release: no CUDA tool's words
+  }
+  v.release = *release;
   const std::size_t begin = version_output.rfind('\n', static_cast<std::size_t>(m.position(0)));
   const std::size_t start = begin == std::string::npos ? 0 : begin + 1;
   const std::size_t end = version_output.find('\n', static_cast<std::size_t>(m.position(0)));

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/release.hpp"
+
 namespace lp::tools {
 
 /// The project tools folder: $LP_TOOLS_DIR when set, else "<source tree>/.tools"
@@ -25,8 +27,7 @@ std::string triton_package_dir(const std::string& python = "python3");
 
 /// What `<tool> --version` printed, parsed.
 struct ToolVersion {
-  int major = 0;
-  int minor = 0;
+  Release release;      ///< {13, 0, 88}; {13, 0, 0} when no build number
   std::string version;  ///< "13.0.88" (from "V13.0.88"), or "13.0" when no build number
   std::string line;     ///< the whole line: "Cuda compilation tools, release 13.0, V13.0.88"
 };

@@ -6,11 +6,14 @@ namespace lp {
 
 std::string Release::to_string() const { return fmt::format("{}.{}.{}", major, minor, patch); }
 
-std::optional<Release> parse_release(std::string_view text) {
+std::optional<Release> parse_release(std::string_view text, ReleaseParts form) {
   int parts[3] = {0, 0, 0};
   std::size_t pos = 0;
   for (int i = 0; i < 3; ++i) {
     if (i > 0) {
+      if (i == 2 && pos == text.size() && form == ReleaseParts::two_or_three) {
+        break;
+      }
       if (pos >= text.size() || text[pos] != '.') {
         return std::nullopt;
       }

@@ -1,6 +1,7 @@
 #pragma once
-// A release number "MAJOR.MINOR.PATCH" (Triton's, as kernel sets and the `triton`
-// axis spell it): parsed strictly and ordered numerically, so 3.10.0 sorts after 3.9.0.
+// A release number "MAJOR.MINOR.PATCH": Triton's (as kernel sets and the `triton` axis
+// spell it), a CUDA tool's ("13.0.88"), a schema's. Parsed strictly and ordered
+// numerically, so 3.10.0 sorts after 3.9.0. The one version type of loraprobe.
 
 #include <compare>
 #include <optional>
@@ -17,8 +18,14 @@ struct Release {
   auto operator<=>(const Release&) const = default;
 };
 
+/// How many parts a spelling must have.
+enum class ReleaseParts {
+  three,       ///< "3.8.0" only (Triton releases, kernel sets)
+  two_or_three ///< also "13.0" = 13.0.0 (a CUDA tool without its build number, a schema major.minor)
+};
+
 /// "3.8.0" -> {3, 8, 0}; nullopt for anything else (no "v", no suffix, no missing parts,
 /// each part at most 6 digits).
-std::optional<Release> parse_release(std::string_view text);
+std::optional<Release> parse_release(std::string_view text, ReleaseParts parts = ReleaseParts::three);
 
 }  // namespace lp

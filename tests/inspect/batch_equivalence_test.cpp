@@ -58,8 +58,7 @@ TEST(BatchEquivalence, EachEmbeddedCubinGivesTheReportOfItsElf) {
   }
   const std::vector<sass::CubinOutcome> batched = sass::analyze_cubins(inputs, *tool, {}, 0);
   sass::Nvdisasm text = *tool;  // the ELF as text: the listing with labels
-  text.major = 13;
-  text.minor = 0;
+  text.release = {13, 0, 0};
   std::vector<std::optional<sass::CubinReport>> from_elf(inputs.size());
   parallel_for(inputs.size(), 0, [&](std::size_t i) { from_elf[i] = sass::analyze_cubin(cubins[i], text, {}, names[i]); });
   std::size_t as_code = 0;

@@ -73,8 +73,7 @@ nlohmann::json comparable(const CubinReport& r) {
 /// The same nvdisasm, made to print text: the ELF's text listing has labels, the
 /// raw code's has none, so comparing the two checks that labels are undone.
 Nvdisasm as_text(Nvdisasm tool) {
-  tool.major = 13;
-  tool.minor = 0;
+  tool.release = {13, 0, 0};
   return tool;
 }
 
