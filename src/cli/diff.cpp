@@ -53,7 +53,9 @@ int run_diff(const DiffCliOptions& o) {
   try {
     d = formats::diff_reports(old_doc, new_doc, options);
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(o.new_path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
+    // The records were read typed by their own files; what is left is the pair's.
+    throw InputError(fmt::format("{} and {}", o.old_path, o.new_path), "",
+                     fmt::format("not the shape their schema version promises: {}", e.what()));
   }
   // JSON escapes control characters itself; the text goes to a terminal.
   fmt::print("{}", o.json ? d.json.dump(2) + "\n" : escape::terminal(d.text()));

@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include "formats/table.hpp"
+#include "report/report.hpp"
 #include "report/verdict.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
+#include "util/json_in.hpp"
 
 namespace lp::formats {
 
@@ -42,17 +44,31 @@ std::string key_of(const json& c, const std::map<std::string, std::string>* mapp
   return axes.dump();
 }
 
+/// The cases of `doc` by configuration. Each record is read typed first, so a malformed
+/// one is named in its own file; a configuration held twice is refused (which copy would
+/// the other report be compared with?).
 std::map<std::string, const json*> index(const Document& doc, const std::map<std::string, std::string>* mapping) {
   std::map<std::string, const json*> out;
-  for (const json& c : member(doc.json, "cases")) {
-    out.emplace(key_of(c, mapping), &c);
+  std::map<std::string, std::size_t> position;
+  std::size_t i = 0;
+  for (const json& c : JsonIn(member(doc.json, "cases"), doc.path, "/cases").array()) {
+    const std::string pointer = fmt::format("/cases/{}", i);
+    (void)report::CaseRecord::from_json(JsonIn(c, doc.path, pointer));
+    const std::string key = key_of(c, mapping);
+    if (const auto [it, added] = position.emplace(key, i); !added) {
+      throw InputError(doc.path, pointer,
+                       fmt::format("the configuration {} is also /cases/{}: a report holds each configuration once",
+                                   row_label(member(c, "axes")), it->second));
+    }
+    out.emplace(key, &c);
+    ++i;
   }
   return out;
 }
 
 json ref(const json& c) {
   return {{"id", text(c, "id")}, {"label", row_label(member(c, "axes"))},
-          {"tokens", member(c, "axes").value("tokens", 0)}, {"verdict", text(c, "verdict")},
+          {"tokens", integer(member(c, "axes"), "tokens")}, {"verdict", text(c, "verdict")},
           {"reason", text(c, "reason")}};
 }
 

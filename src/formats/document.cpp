@@ -2,6 +2,7 @@
 
 #include "util/escape.hpp"
 #include "util/json_bounded.hpp"
+#include "util/json_in.hpp"
 
 #include <cstdlib>
 #include <optional>
@@ -10,10 +11,12 @@
 
 #include "inspect_schema_version.hpp"
 #include "model/symptom.hpp"
+#include "plan/axes.hpp"
 #include "report/compact.hpp"
 #include "report/report.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/release.hpp"
 
 namespace lp::formats {
 
@@ -30,7 +33,134 @@ constexpr int k_oldest_major = 2;
 /// The major before compact cases: as_report() writes it again in the current form.
 constexpr int k_rewritable_major = 3;
 
-std::string major_of(const std::string& version) { return version.substr(0, version.find('.')); }
+/// The major of a schema version ("4.2.0" -> 4); -1 for a text that is no version.
+int major_of(std::string_view version) {
+  const std::optional<Release> r = parse_release(version, ReleaseParts::two_or_three);
+  return r ? r->major : -1;
+}
+
+/// The blocks every converter walks, checked for their JSON type once, here: an object
+/// where one is written (null included: no version writes a null block), a list of
+/// objects for the variants and the full cases, a string for meta's words. Each case of
+/// a full table is read as the typed record it is (report/report.hpp), so a wrong type
+/// or an out-of-range number anywhere in it is named by its pointer.
+/// A case's axis values, each of the type its axis has (plan/axes.hpp); an axis this
+/// loraprobe does not know is shown as it is.
+void check_axes(const JsonIn& axes) {
+  for (const auto& [key, value] : axes.members()) {
+    const plan::AxisInfo* axis = plan::find_axis(key);
+    if (axis == nullptr) {
+      continue;
+    }
+    switch (axis->kind) {
+      case plan::AxisKind::integer:
+        (void)value.integer();
+        break;
+      case plan::AxisKind::hidden:
+        if (value.json().is_array()) {
+          for (const JsonIn& h : value.items()) {
+            (void)h.integer();
+          }
+        } else {
+          (void)value.integer();
+        }
+        break;
+      case plan::AxisKind::boolean:
+        (void)value.boolean();
+        break;
+      case plan::AxisKind::op:
+      case plan::AxisKind::dtype:
+      case plan::AxisKind::compiler:
+      case plan::AxisKind::release:
+        (void)value.string();
+        break;
+    }
+  }
+}
+
+/// A full case record: typed (report/report.hpp), its axes and its tolerances too.
+void check_case(const JsonIn& c) {
+  (void)report::CaseRecord::from_json(c);
+  check_axes(c.at("axes"));
+  if (const auto metrics = c.find("metrics")) {
+    for (const char* key : {"atol", "rtol"}) {
+      if (metrics->json().contains(key)) {
+        (void)metrics->at(key).number();
+      }
+    }
+  }
+}
+
+/// A summary's reference to a case (first_failure, ...): null or {index, id, ...}.
+void check_case_ref(const JsonIn& summary, const char* key) {
+  if (const auto ref = summary.find(key)) {
+    (void)ref->at("index").whole<std::size_t>(0, std::size_t{1} << 53);
+    (void)ref->at("id").string();
+  }
+}
+
+void check_blocks(const JsonIn& doc) {
+  for (const char* block : {"meta", "environment", "controls", "tolerances", "summary"}) {
+    if (doc.json().contains(block)) {
+      (void)doc.at(block).object();
+    }
+  }
+  if (const auto meta = doc.find("meta")) {
+    for (const char* key : {"tool", "command", "version", "git_sha", "started_at", "finished_at", "config_sha256"}) {
+      if (const auto v = meta->find(key)) {
+        (void)v->string();
+      }
+    }
+    if (const auto argv = meta->find("argv")) {
+      (void)argv->strings();
+    }
+    if (const auto plan = meta->find("plan")) {
+      if (const auto cases = plan->find("cases")) {
+        (void)cases->whole<std::size_t>(0, std::size_t{1} << 53);
+      }
+    }
+  }
+  if (const auto controls = doc.find("controls")) {
+    if (const auto ran = controls->find("ran")) {
+      (void)ran->boolean();
+    }
+    if (const auto valid = controls->find("valid")) {
+      (void)valid->boolean();
+    }
+  }
+  if (const auto summary = doc.find("summary")) {
+    if (const auto counts = summary->find("counts")) {
+      for (const auto& [verdict, n] : counts->members()) {
+        (void)n.whole<std::size_t>(0, std::size_t{1} << 53);
+      }
+    }
+    if (const auto code = summary->find("exit_code")) {
+      (void)code->whole<int>(0, 255);
+    }
+    for (const char* key : {"first_failure", "minimal_failure", "first_latent"}) {
+      check_case_ref(*summary, key);
+    }
+  }
+  if (const auto variants = doc.find("variants")) {
+    for (const JsonIn& v : variants->items()) {
+      (void)v.object();
+    }
+  }
+  // A report's full cases (inspect documents have none; compact tables are read typed
+  // when they are expanded).
+  if (doc.json().contains("cases")) {
+    const JsonIn cases = doc.at("cases");
+    if (cases.json().is_object()) {  // a compact table says so
+      if (const std::string detail = cases.at("detail").string(); detail != "compact") {
+        cases.at("detail").fail(fmt::format("\"{}\" is no case table (compact)", detail));
+      }
+    } else {
+      for (const JsonIn& c : cases.items()) {
+        check_case(c);
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -43,13 +173,15 @@ Document read_document(const std::string& path) {
     throw InputError(path, "/schema_version", "missing: not a loraprobe report or inspect document");
   }
   const std::string version = d.json["schema_version"].get<std::string>();
-  const bool is_inspect = d.json.value("meta", json::object()).value("command", "") == "inspect";
+  check_blocks(JsonIn(d.json, path));
+  const json* command = d.json.contains("meta") ? &d.json["meta"] : nullptr;
+  const bool is_inspect = command != nullptr && command->value("command", "") == "inspect";
   d.kind = is_inspect ? DocumentKind::inspect : DocumentKind::report;
   // The converters read every major since 2 (2.x differs in the compiler records and
   // the open metrics, which they read tolerantly; 4.x writes the cases compact).
   const std::string supported(is_inspect ? inspect::k_inspect_schema_version : report::schema_version());
-  const int current = std::stoi(major_of(supported));
-  const int major = std::atoi(major_of(version).c_str());
+  const int current = major_of(supported);
+  const int major = major_of(version);
   if (major < k_oldest_major || major > current) {
     throw InputError(path, "/schema_version",
                      fmt::format("{} {}: this loraprobe reads {}.x to {}.x", is_inspect ? "inspect document" : "report",
@@ -75,6 +207,11 @@ Document read_document(const std::string& path) {
     for (const report::CaseRecord& c : records) {
       full.push_back(c.to_json());
     }
+    // The rows' axes and tolerances come from the table's groups: checked as full cases'
+    // are (the pointer is the row's).
+    for (std::size_t i = 0; i < full.size(); ++i) {
+      check_case(JsonIn(full[i], path, fmt::format("/cases/rows/{}", i)));
+    }
     d.json["cases"] = std::move(full);
   }
   return d;
@@ -85,8 +222,8 @@ report::Report as_report(const Document& doc) {
     throw InputError(doc.path, "/meta/command", "an inspect document, not a sweep report");
   }
   const std::string version = text(doc.json, "schema_version");
-  const int major = std::atoi(major_of(version).c_str());
-  const int current = std::stoi(major_of(std::string(report::schema_version())));
+  const int major = major_of(version);
+  const int current = major_of(report::schema_version());
   if (major != current && major != k_rewritable_major) {
     throw InputError(doc.path, "/schema_version",
                      fmt::format("report {}: only {}.x and {}.x reports can be written again (older ones differ in "
@@ -116,11 +253,7 @@ report::Report as_report(const Document& doc) {
     }
     std::size_t i = 0;
     for (const json& c : doc.json.at("cases")) {
-      try {
-        r.cases.push_back(report::CaseRecord::from_json(c));
-      } catch (const Error& e) {
-        throw InputError(doc.path, fmt::format("/cases/{}", i), e.what());
-      }
+      r.cases.push_back(report::CaseRecord::from_json(JsonIn(c, doc.path, fmt::format("/cases/{}", i))));
       ++i;
     }
   } catch (const json::exception& e) {

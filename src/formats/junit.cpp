@@ -106,7 +106,7 @@ std::vector<Suite> report_suites(const json& report, bool latent_fails) {
                                      text(axes, "triton"));
     }
     TestCase t;
-    t.name = fmt::format("{} tokens={} [{}]", row_label(axes), axes.value("tokens", 0), text(c, "id"));
+    t.name = fmt::format("{} tokens={} [{}]", row_label(axes), integer(axes, "tokens"), text(c, "id"));
     t.classname = "loraprobe." + key;
     const json& timing = member(c, "timing");
     if (timing.is_object()) {
@@ -161,12 +161,12 @@ std::vector<Suite> inspect_suites(const json& doc) {
     TestCase t;
     t.name = text(item, "name");
     t.classname = "loraprobe.inspect." + key;
-    t.seconds = item.value("ms", 0.0) / 1000.0;
+    t.seconds = number(item, "ms") / 1000.0;
     const std::string status = text(item, "status");
     t.type = status;
     if (status == "hazard") {
       t.kind = "failure";
-      t.message = fmt::format("{} wgmma register hazard finding(s){}", item.value("finding_count", 0),
+      t.message = fmt::format("{} wgmma register hazard finding(s){}", integer(item, "finding_count"),
                               text(item, "attribution").empty()
                                   ? std::string()
                                   : fmt::format("; made by the {}", text(item, "attribution")));

@@ -11,6 +11,7 @@
 #include "formats/document.hpp"
 #include "report/journal.hpp"
 #include "util/error.hpp"
+#include "util/json_in.hpp"
 
 namespace lp::formats {
 
@@ -23,12 +24,21 @@ namespace {
 constexpr std::array<const char*, 6> k_identity = {"schema_version", "version",      "git_sha",
                                                    "kernel_sets",    "config_sha256", "fail_on"};
 
+/// A part's meta.shard (a journal header's shard), read with its ranges checked.
+struct ShardOf {
+  std::size_t index = 0;
+  std::size_t count = 1;
+  std::size_t plan_cases = 0;
+  std::string plan_sha256;
+};
+
 struct Part {
   std::string path;
   bool journal = false;
   std::string pointer_prefix;  ///< "/meta" for a report, "" for a journal's header line
   json identity = json::object();
   json shard;
+  ShardOf shard_of;
   json meta;  ///< a report's meta; null for a journal
   json environment;
   json controls;
@@ -65,14 +75,10 @@ Part read_report_part(const std::string& path) {
   p.variants = member(doc.json, "variants");
   std::size_t i = 0;
   for (const json& c : member(doc.json, "cases")) {
-    try {
-      p.cases.push_back(CaseRecord::from_json(c));
-    } catch (const Error& e) {
-      throw InputError(path, fmt::format("/cases/{}", i), e.what());
-    }
+    p.cases.push_back(CaseRecord::from_json(JsonIn(c, path, fmt::format("/cases/{}", i))));
     ++i;
   }
-  p.planned = static_cast<std::size_t>(integer(member(p.meta, "plan"), "cases", -1));
+  p.planned = JsonIn(doc.json, path).at("meta").at("plan").at("cases").whole<std::size_t>(0, std::size_t{1} << 53);
   return p;
 }
 
@@ -91,12 +97,26 @@ Part read_journal_part(const std::string& path) {
   for (auto& [id, c] : j.cases) {
     p.cases.push_back(std::move(c));
   }
-  p.planned = static_cast<std::size_t>(integer(j.header, "cases", -1));
+  p.planned = JsonIn(j.header, path).at("cases").whole<std::size_t>(0, std::size_t{1} << 53);
   return p;
 }
 
-std::string shard_text(const json& shard) {
-  return fmt::format("shard {} of {}", integer(shard, "index"), integer(shard, "count"));
+std::string shard_text(const ShardOf& shard) { return fmt::format("shard {} of {}", shard.index, shard.count); }
+
+/// The shard record of `p`: index < count <= plan_cases (at least one case per shard, as
+/// sweep --shard makes them), so no forged count passes a merge for complete or makes
+/// it allocate per shard.
+ShardOf read_shard(const Part& p) {
+  const JsonIn s(p.shard, p.path, p.pointer_prefix + "/shard");
+  if (!p.shard.is_object()) {
+    s.fail("missing: not a shard of a sweep (sweep --shard I/N writes one)");
+  }
+  ShardOf out;
+  out.plan_cases = s.at("plan_cases").whole<std::size_t>(0, std::size_t{1} << 53);
+  out.count = s.at("count").whole<std::size_t>(1, std::max<std::size_t>(out.plan_cases, 1));
+  out.index = s.at("index").whole<std::size_t>(0, out.count - 1);
+  out.plan_sha256 = s.at("plan_sha256").string();
+  return out;
 }
 
 /// The variants of all parts: one entry per (variant, Triton, compiler), in the order
@@ -113,7 +133,7 @@ json merged_variants(const std::vector<Part>& parts) {
       }
       json& sum = it->second["case_verdicts"];
       for (const auto& [verdict, n] : member(v, "case_verdicts").items()) {
-        sum[verdict] = integer(sum, verdict.c_str()) + n.get<std::int64_t>();
+        sum[verdict] = integer(sum, verdict.c_str()) + (n.is_number_integer() ? n.get<std::int64_t>() : 0);
       }
     }
   }
@@ -133,11 +153,7 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
   std::vector<Part> parts;
   for (const std::string& path : paths) {
     parts.push_back(is_journal(path) ? read_journal_part(path) : read_report_part(path));
-    const Part& p = parts.back();
-    if (!p.shard.is_object()) {
-      throw InputError(p.path, p.pointer_prefix + "/shard",
-                       "missing: not a shard of a sweep (sweep --shard I/N writes one)");
-    }
+    parts.back().shard_of = read_shard(parts.back());
   }
   // The same plan, loraprobe, schema, kernel sets, config and --fail-on everywhere.
   const Part& first = parts.front();
@@ -157,21 +173,21 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
       }
     }
   }
-  const std::size_t count = static_cast<std::size_t>(integer(first.shard, "count"));
-  const std::size_t plan_cases = static_cast<std::size_t>(integer(first.shard, "plan_cases"));
+  const std::size_t count = first.shard_of.count;
+  const std::size_t plan_cases = first.shard_of.plan_cases;
   std::map<std::size_t, const Part*> by_index;
   std::vector<std::string> short_parts;
   for (const Part& p : parts) {
-    const std::size_t index = static_cast<std::size_t>(integer(p.shard, "index"));
+    const std::size_t index = p.shard_of.index;
     const auto [it, added] = by_index.emplace(index, &p);
     if (!added) {
       throw InputError(p.path, p.pointer_prefix + "/shard/index",
                        fmt::format("{} again (also {}): give each shard once, its report or its journal",
-                                   shard_text(p.shard), it->second->path));
+                                   shard_text(p.shard_of), it->second->path));
     }
     if (p.cases.size() != p.planned) {
       const std::string what =
-          fmt::format("{}: holds {} of the {} cases of {}", p.path, p.cases.size(), p.planned, shard_text(p.shard));
+          fmt::format("{}: holds {} of the {} cases of {}", p.path, p.cases.size(), p.planned, shard_text(p.shard_of));
       if (!options.allow_partial) {
         throw UsageError(fmt::format("merge: {} (a shard that stopped: sweep --resume its journal, or merge "
                                      "--allow-partial)",
@@ -179,6 +195,13 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
       }
       short_parts.push_back(what);
     }
+  }
+  // Each missing shard is listed (meta.merged.missing_shards): a count far above the parts
+  // given is no merge of one sweep, and is refused before the list is built.
+  constexpr std::size_t k_max_missing = 4096;
+  if (count - by_index.size() > k_max_missing) {
+    throw InputError(first.path, first.pointer_prefix + "/shard/count",
+                     fmt::format("{} shards, {} given: more than {} missing", count, by_index.size(), k_max_missing));
   }
   std::vector<std::size_t> missing;
   for (std::size_t i = 0; i < count; ++i) {
@@ -189,7 +212,7 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
   if (!missing.empty() && !options.allow_partial) {
     throw UsageError(fmt::format("merge: shard(s) {} of {} missing (plan sha256 {}); give every shard's report or "
                                  "journal, or --allow-partial",
-                                 fmt::join(missing, ", "), count, text(first.shard, "plan_sha256").substr(0, 12)));
+                                 fmt::join(missing, ", "), count, first.shard_of.plan_sha256.substr(0, 12)));
   }
   const Part* base = nullptr;
   for (const auto& [index, p] : by_index) {

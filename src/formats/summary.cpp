@@ -33,11 +33,11 @@ std::string case_line(const char* what, const json& ref, const json& cases) {
   if (!ref.is_object()) {
     return {};
   }
-  const std::size_t index = ref.value("index", std::size_t{0});
+  const std::int64_t index = integer(ref, "index", -1);
   for (const json& c : cases) {
-    if (c.value("index", std::size_t{0}) == index && text_of(c, "id", "") == text_of(ref, "id", "")) {
-      return fmt::format("{}: case {} ({}, {} tokens): {} {}\n", what, text_of(c, "id"), row_label(c["axes"]),
-                         c["axes"].value("tokens", 0), text_of(c, "verdict"), text_of(c, "reason", ""));
+    if (integer(c, "index", -2) == index && text_of(c, "id", "") == text_of(ref, "id", "")) {
+      return fmt::format("{}: case {} ({}, {} tokens): {} {}\n", what, text_of(c, "id"), row_label(member(c, "axes")),
+                         integer(member(c, "axes"), "tokens"), text_of(c, "verdict"), text_of(c, "reason", ""));
     }
   }
   return fmt::format("{}: case {}\n", what, text_of(ref, "id"));
@@ -77,8 +77,8 @@ std::string report_summary(const json& r) {
   out += fmt::format("Triton sets: {}; compilers: {}\n", sets.empty() ? "?" : sets,
                      compiler_list.empty() ? "?" : compiler_list);
   const json& controls = member(r, "controls");
-  if (controls.value("ran", false)) {
-    out += fmt::format("controls: {}\n", controls.value("valid", false) ? "valid (positive FAIL, negative PASS in every set)"
+  if (boolean(controls, "ran", false)) {
+    out += fmt::format("controls: {}\n", boolean(controls, "valid", false) ? "valid (positive FAIL, negative PASS in every set)"
                                                                          : "INVALID: " + text_of(controls, "reason"));
     const json& race = member(controls, "race");
     if (race.is_object()) {
@@ -108,7 +108,7 @@ std::string report_summary(const json& r) {
   for (const auto& [verdict, n] : member(s, "counts").items()) {
     all[verdict] = n.get<std::size_t>();
   }
-  out += fmt::format("cases: {} of {} planned{}\n", counts_text(all), member(meta, "plan").value("cases", cases.size()),
+  out += fmt::format("cases: {} of {} planned{}\n", counts_text(all), integer(member(meta, "plan"), "cases", static_cast<std::int64_t>(cases.size())),
                      meta.contains("interrupted") && meta["interrupted"].is_string()
                          ? "; stopped: " + meta["interrupted"].get<std::string>()
                          : std::string());
@@ -123,9 +123,9 @@ std::string report_summary(const json& r) {
                           cost.is_number() ? fmt::format(" {:.2g}x", cost.get<double>()) : std::string());
     }
     out += fmt::format("remedies of case {} ({}, {} tokens): {}\n", text_of(h, "case"), text_of(h, "configuration"),
-                       h.value("tokens", 0), line.empty() ? "none applies" : line);
+                       integer(h, "tokens"), line.empty() ? "none applies" : line);
   }
-  out += fmt::format("exit code {} ({})\n", s.value("exit_code", -1), text_of(s, "outcome"));
+  out += fmt::format("exit code {} ({})\n", integer(s, "exit_code", -1), text_of(s, "outcome"));
   return out;
 }
 
@@ -134,8 +134,8 @@ std::string inspect_summary(const json& d) {
   std::string out = fmt::format("loraprobe {} (git {}) inspect ({}), schema {}\n", text_of(meta, "version"),
                                 text_of(meta, "git_sha"), text_of(d, "mode"), text_of(d, "schema_version"));
   const json& s = member(d, "summary");
-  out += fmt::format("cubins: {} ({} with a hazard, {} clean, {} error(s)); {} findings\n", s.value("items", 0),
-                     s.value("hazard", 0), s.value("clean", 0), s.value("error", 0), s.value("findings", 0));
+  out += fmt::format("cubins: {} ({} with a hazard, {} clean, {} error(s)); {} findings\n", integer(s, "items"),
+                     integer(s, "hazard"), integer(s, "clean"), integer(s, "error"), integer(s, "findings"));
   std::size_t listed = 0;
   std::size_t hazards = 0;
   for (const json& item : member(d, "items")) {
@@ -147,14 +147,14 @@ std::string inspect_summary(const json& d) {
       ++listed;
       const std::string triton = text_of(item, "triton", "");
       out += fmt::format("  hazard: {}{} ({}): {} finding(s){}\n", triton.empty() ? "" : "Triton " + triton + " ",
-                         text_of(item, "name"), text_of(item, "compiler"), item.value("finding_count", 0),
+                         text_of(item, "name"), text_of(item, "compiler"), integer(item, "finding_count"),
                          text_of(item, "attribution", "").empty() ? "" : ", made by the " + text_of(item, "attribution"));
     }
   }
   if (hazards > listed) {
     out += fmt::format("  ... and {} more\n", hazards - listed);
   }
-  out += fmt::format("exit code {}\n", s.value("exit_code", -1));
+  out += fmt::format("exit code {}\n", integer(s, "exit_code", -1));
   return out;
 }
 

@@ -22,6 +22,12 @@ std::string text(const json& axes, const char* key) {
   return plan::format_value(*it);
 }
 
+/// axes[key] when it is a whole number, else `fallback` (the reader checked the types).
+std::int64_t whole(const json& axes, const char* key, std::int64_t fallback) {
+  const auto it = axes.find(key);
+  return it != axes.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
+}
+
 }  // namespace
 
 std::string row_label(const json& axes) {
@@ -35,7 +41,7 @@ std::string row_label(const json& axes) {
     label += " " + text(axes, "weight_dtype");
   }
   label += fmt::format(" r{} h{}", text(axes, "rank"), text(axes, "hidden"));
-  if (axes.value("num_loras", 1) > 1) {
+  if (whole(axes, "num_loras", 1) > 1) {
     label += fmt::format(" L{}", text(axes, "num_loras"));
   }
   label += fmt::format(" m{}n{}k{} w{}s{}", text(axes, "block_m"), text(axes, "block_n"), text(axes, "block_k"),
@@ -44,7 +50,7 @@ std::string row_label(const json& axes) {
     label += " sk" + text(axes, "split_k");
   }
   if (axes.contains("add_inputs")) {
-    label += axes.value("add_inputs", false) ? " add" : " noadd";
+    label += (axes["add_inputs"].is_boolean() && axes["add_inputs"].get<bool>()) ? " add" : " noadd";
   }
   label += " " + text(axes, "compiler");
   if (axes.contains("amplify")) {
@@ -58,7 +64,7 @@ VerdictMap verdict_map(const std::vector<report::CaseRecord>& cases) {
   std::map<std::string, std::size_t> row_of;
   std::set<std::int64_t> tokens;
   for (const report::CaseRecord& c : cases) {
-    tokens.insert(c.axes.value("tokens", std::int64_t{0}));
+    tokens.insert(whole(c.axes, "tokens", 0));
   }
   map.tokens.assign(tokens.begin(), tokens.end());
   for (const report::CaseRecord& c : cases) {
@@ -75,7 +81,7 @@ VerdictMap verdict_map(const std::vector<report::CaseRecord>& cases) {
       map.rows.push_back(std::move(row));
     }
     MapRow& row = map.rows[it->second];
-    const std::int64_t t = c.axes.value("tokens", std::int64_t{0});
+    const std::int64_t t = whole(c.axes, "tokens", 0);
     const std::size_t col =
         static_cast<std::size_t>(std::lower_bound(map.tokens.begin(), map.tokens.end(), t) - map.tokens.begin());
     row.cells[col] = report::verdict_letter(c.verdict);

@@ -341,12 +341,8 @@ ReportView view_of(const Document& doc) {
   }
   std::vector<report::CaseRecord> records;
   for (const json& c : cases) {
-    try {
-      records.push_back(report::CaseRecord::from_json(c));
-    } catch (const Error& e) {
-      // A record the converters cannot read is bad input, named by its place (found by fuzz/report_fuzzer).
-      throw InputError(doc.path, fmt::format("/cases/{}", records.size()), e.what());
-    }
+    // A record the converters cannot read is bad input, named by its place (found by fuzz/report_fuzzer).
+    records.push_back(report::CaseRecord::from_json(JsonIn(c, doc.path, fmt::format("/cases/{}", records.size()))));
     if (text(c, "verdict") == "PASS" && member(member(c, "metrics"), "worst_dev_over_tolerance").is_number()) {
       v.clean_margins.push_back(c["metrics"]["worst_dev_over_tolerance"].get<double>());
     }

@@ -17,6 +17,8 @@
 #include "plan/models.hpp"
 #include "util/checked.hpp"
 #include "util/error.hpp"
+#include "util/json_bounded.hpp"
+#include "util/text.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
 
@@ -96,7 +98,9 @@ json parse_json_limited(std::string_view text, const std::string& file) {
   if (text.size() > k_max_config_bytes) {
     throw InputError(file, "", fmt::format("config is {} bytes, over the limit of {}", text.size(), k_max_config_bytes));
   }
-  bool too_deep = false;
+  // Depth first, in one pass: the callback below keeps a pointer per open level, which
+  // would cost depth squared before a limit inside it could say no.
+  require_json_nesting(text, file, k_max_config_depth);
   // A key written twice in one object is an error, as an unknown key is: JSON parsers
   // disagree on which one wins, and the user meant one of them. The stack holds, per
   // open object or array, its pointer, the keys seen so far and the current key.
@@ -121,10 +125,7 @@ json parse_json_limited(std::string_view text, const std::string& file) {
       ++open.back().index;
     }
   };
-  json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (static_cast<std::size_t>(depth) > k_max_config_depth) {
-      too_deep = true;
-    }
+  json::parser_callback_t check = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
@@ -145,24 +146,16 @@ json parse_json_limited(std::string_view text, const std::string& file) {
         value_done();
         break;
     }
-    return !too_deep;
+    return true;
   };
   try {
     json doc = json::parse(text.begin(), text.end(), check, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-    if (too_deep) {
-      throw InputError(file, "", fmt::format("nesting deeper than {} levels", k_max_config_depth));
-    }
     if (duplicate) {
       throw InputError(file, *duplicate, "this key is written twice in its object; keep one");
     }
     return doc;
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers that overflow
-    std::string what = e.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] " prefix: the user needs the position.
-    if (const auto pos = what.find("] "); pos != std::string::npos) {
-      what = what.substr(pos + 2);
-    }
-    throw InputError(file, "", "invalid JSON: " + what);
+    throw InputError(file, "", "invalid JSON: " + json_error_text(e));
   }
 }
 
@@ -568,11 +561,7 @@ std::vector<json> parse_flag_values(const AxisInfo& axis, std::string_view text)
   if (text.empty()) {
     throw fail("empty axis: give at least one value");
   }
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string_view item = text.substr(start, comma - start);
-    start = comma + 1;
+  for (const std::string_view item : split(text)) {
     if (item.empty()) {
       throw fail("empty value between commas");
     }

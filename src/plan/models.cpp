@@ -1,9 +1,11 @@
 #include "plan/models.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "util/json_bounded.hpp"
 
 namespace lp::plan {
 
@@ -12,12 +14,7 @@ namespace {
 constexpr const char* k_file = "<embedded>/configs/models.json";
 
 std::vector<ModelPreset> parse_presets() {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(models_text());
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(k_file, "", fmt::format("not JSON: {}", e.what()));
-  }
+  const nlohmann::json doc = parse_json_bounded(models_text(), k_file, 16);
   std::vector<ModelPreset> out;
   const nlohmann::json& models = doc.at("models");
   for (std::size_t i = 0; i < models.size(); ++i) {
@@ -57,14 +54,15 @@ const std::vector<ModelPreset>& model_presets() {
 }
 
 const ModelPreset& find_model(std::string_view name) {
-  std::string names;
+  std::vector<std::string_view> names;
   for (const ModelPreset& p : model_presets()) {
     if (p.name == name) {
       return p;
     }
-    names += (names.empty() ? "" : ", ") + p.name;
+    names.push_back(p.name);
   }
-  throw UsageError(fmt::format("--model {}: no such preset (there are {}; loraprobe list --models)", name, names));
+  throw UsageError(fmt::format("--model {}: no such preset (there are {}; loraprobe list --models)", name,
+                               fmt::join(names, ", ")));
 }
 
 std::vector<Projection> projections(const ModelPreset& m, std::int64_t tp) {

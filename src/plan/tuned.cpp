@@ -7,6 +7,7 @@
 
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/json_bounded.hpp"
 
 namespace lp::plan {
 
@@ -15,6 +16,9 @@ namespace {
 constexpr std::size_t k_levels = 5;  // max_loras, num_slices, m, k, n
 constexpr const char* k_level_names[k_levels] = {"max_loras", "num_slices", "m", "k", "n"};
 constexpr std::size_t k_max_file_bytes = std::size_t{64} << 20;
+/// The levels of a tuned file, its config object and one more: anything deeper is not
+/// vLLM's layout, and is refused before it is parsed.
+constexpr std::size_t k_max_file_depth = 16;
 
 bool integer_key(const std::string& key) {
   return !key.empty() && key.size() <= 12 && key.find_first_not_of("0123456789") == std::string::npos;
@@ -25,7 +29,7 @@ void validate(const nlohmann::ordered_json& node, std::size_t level, const std::
               bool shrink) {
   if (level == k_levels) {
     if (!node.is_object()) {
-      throw InputError(file, ptr, "expected the kernel config (block_m, block_n, ...), got " + node.dump());
+      throw InputError(file, ptr, "expected the kernel config (block_m, block_n, ...), got " + node.dump().substr(0, 40));
     }
     std::vector<const char*> keys = {"block_m", "block_n", "block_k", "num_warps", "num_ctas", "num_stages"};
     if (shrink) {
@@ -88,10 +92,12 @@ TunedConfigs TunedConfigs::load(const std::string& dir, const std::string& gpu) 
       continue;
     }
     nlohmann::ordered_json doc;
+    const std::string text = read_file(path, k_max_file_bytes);
+    require_json_nesting(text, path, k_max_file_depth);
     try {
-      doc = nlohmann::ordered_json::parse(read_file(path, k_max_file_bytes));
+      doc = nlohmann::ordered_json::parse(text);  // ordered: vLLM's nearest-key lookup reads the file's order
     } catch (const nlohmann::json::exception& e) {
-      throw InputError(path, "", fmt::format("not JSON: {}", e.what()));
+      throw InputError(path, "", "not JSON: " + json_error_text(e));
     }
     validate(doc, 0, path, "", std::string(op) == "SHRINK");
     t.m_files.emplace_back(name, std::move(doc));

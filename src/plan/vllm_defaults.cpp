@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/json_bounded.hpp"
 
 namespace lp::plan {
 
@@ -62,12 +63,7 @@ constexpr const char* k_list_axes[] = {"block_k", "num_slices", "block_n", "num_
 }  // namespace
 
 VllmDefaults parse_vllm_defaults(std::string_view text, const std::string& file) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(file, "", fmt::format("not JSON: {}", e.what()));
-  }
+  const json doc = parse_json_bounded(text, file, 16);
   const Reader r(file);
   VllmDefaults d;
   const json& expand = r.at(doc, "", "expand");

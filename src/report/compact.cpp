@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/json_in.hpp"
 
 namespace lp::report {
 
@@ -33,6 +34,8 @@ constexpr std::array<const char*, 2> k_dropped_metrics = {"summary", "tolerance_
 constexpr std::array<const char*, 3> k_timing_columns = {"kernel_ms", "reference_ms", "bytes"};
 /// The group column of an amplified case's AmplificationRecord (since 4.1.0; no axis has this name).
 constexpr const char* k_amplification_column = "amplification";
+/// Indices into the table (cases, groups, tolerances): exact in a double, far above any plan.
+constexpr std::size_t k_max_count = std::size_t{1} << 53;
 
 json columns() {
   json c = {"index", "id", "group"};
@@ -384,7 +387,10 @@ std::string dump_compact_report(json report) {
   return text + "\n";
 }
 
-bool is_compact(const json& cases) { return cases.is_object() && cases.value("detail", "") == "compact"; }
+bool is_compact(const json& cases) {
+  return cases.is_object() && cases.contains("detail") && cases["detail"].is_string() &&
+         cases["detail"].get<std::string>() == "compact";
+}
 
 std::vector<CaseRecord> expand_cases(const json& table) {
   auto bad = [](const std::string& where, const std::string& what) { return InputError("", "/cases/" + where, what); };
@@ -463,11 +469,14 @@ std::vector<CaseRecord> expand_cases(const json& table) {
       return constant != constants.end() ? *constant : k_absent;  // a column added since the file was written
     };
     const auto where = [&](const char* name) { return fmt::format("rows/{}/{}", r, name); };
+    // A cell, read with its type and range checked (the document's reader adds the file).
+    static const std::string k_no_file;
+    const auto cell = [&](const char* name) { return JsonIn(at(name), k_no_file, "/cases/" + where(name)); };
     try {
       CaseRecord c;
-      c.index = at("index").get<std::size_t>();
-      c.id = at("id").get<std::string>();
-      const std::size_t g = at("group").get<std::size_t>();
+      c.index = cell("index").whole<std::size_t>(0, k_max_count);
+      c.id = cell("id").string();
+      const std::size_t g = cell("group").whole<std::size_t>(0, k_max_count);
       if (g >= groups.size() || !groups[g].is_object()) {
         throw bad(where("group"), fmt::format("{} is not a group", g));
       }
@@ -478,34 +487,31 @@ std::vector<CaseRecord> expand_cases(const json& table) {
           c.axes[a] = at(a);
         }
       }
-      if (!group.at("variant").is_null()) {
-        c.variant = group["variant"].get<std::string>();
+      const JsonIn group_in(group, k_no_file, fmt::format("/cases/groups/{}", g));
+      if (const auto v = group_in.find("variant")) {
+        c.variant = v->string();
       }
-      if (!group.at("static_findings").is_null()) {
-        c.static_findings = group["static_findings"].get<int>();
+      if (const auto v = group_in.find("static_findings")) {
+        c.static_findings = v->whole<int>(0);
       }
-      if (!group.at("attribution").is_null()) {
-        c.attribution = group["attribution"].get<std::string>();
+      if (const auto v = group_in.find("attribution")) {
+        c.attribution = v->string();
       }
       if (group.contains("amplification")) {
-        try {
-          c.amplification = AmplificationRecord::from_json(group["amplification"]);
-        } catch (const Error& e) {
-          throw bad(fmt::format("groups/{}/amplification", g), e.what());
-        }
+        c.amplification = AmplificationRecord::from_json(group_in.at("amplification"));
       }
-      const std::optional<Verdict> v = parse_verdict(at("verdict").get<std::string>());
+      const std::optional<Verdict> v = parse_verdict(cell("verdict").string());
       if (!v) {
         throw bad(where("verdict"), at("verdict").dump() + " is not a verdict");
       }
       c.verdict = *v;
       if (!at("device").is_null()) {
-        c.device = at("device").get<int>();
+        c.device = cell("device").whole<int>(0, 1023);
       }
-      c.runs = at("runs").get<int>();
-      c.failed_runs = at("failed_runs").get<int>();
+      c.runs = cell("runs").whole<int>(0);
+      c.failed_runs = cell("failed_runs").whole<int>(0, c.runs);
       if (!at("reason").is_null()) {
-        c.reason = at("reason").get<std::string>();
+        c.reason = cell("reason").string();
       } else if (c.verdict == Verdict::latent && c.static_findings) {
         c.reason = latent_reason(*c.static_findings, c.runs) + attribution_note(c.attribution.value_or(""));
       }
@@ -519,7 +525,7 @@ std::vector<CaseRecord> expand_cases(const json& table) {
           }
         }
         if (!at("tolerance").is_null()) {
-          const std::size_t t = at("tolerance").get<std::size_t>();
+          const std::size_t t = cell("tolerance").whole<std::size_t>(0, k_max_count);
           if (t >= tolerances.size() || !tolerances[t].is_array() || tolerances[t].size() != 2) {
             throw bad(where("tolerance"), fmt::format("{} is not a tolerance", t));
           }

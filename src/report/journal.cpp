@@ -129,14 +129,10 @@ JournalContents read_journal(const std::string& path) {
     } else if (type == "case") {
       require(path, number, entry, "record", json::value_t::object, "an object");
       try {
-        CaseRecord record = CaseRecord::from_json(entry.at("record"));
+        CaseRecord record = CaseRecord::from_json(JsonIn(entry["record"], path, "/record"));
         contents.cases[record.id] = std::move(record);
-      } catch (const std::exception& e) {
-        std::string what = e.what();
-        if (const auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos) {
-          what = what.substr(pos + 2);
-        }
-        bad_line(path, number, "the case record is malformed: " + what);
+      } catch (const InputError& e) {  // a missing, mistyped or out-of-range field
+        bad_line(path, number, fmt::format("the case record is malformed: {}: {}", e.pointer(), e.message()));
       }
     } else {
       bad_line(path, number, fmt::format("unknown entry type \"{}\"", type));

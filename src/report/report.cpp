@@ -14,6 +14,14 @@ namespace lp::report {
 
 using nlohmann::json;
 
+namespace {
+/// Case indices, finding and site counts: far above any plan, and exact in a double,
+/// which is how JSON tools read numbers.
+constexpr std::size_t k_max_count = std::size_t{1} << 53;
+/// GPU ordinals (--devices).
+constexpr int k_max_device = 1023;
+}  // namespace
+
 std::string_view schema_version() { return k_report_schema_version; }
 
 std::string_view to_string(Detail detail) { return detail == Detail::compact ? "compact" : "full"; }
@@ -37,25 +45,21 @@ json AmplificationRecord::to_json() const {
           {"void_reason", void_reason.empty() ? json() : json(void_reason)}};
 }
 
-AmplificationRecord AmplificationRecord::from_json(const json& j) {
-  try {
-    AmplificationRecord a;
-    a.pairs = j.at("pairs").get<int>();
-    a.sites = j.at("sites").get<std::size_t>();
-    a.pending_sites = j.at("pending_sites").get<std::size_t>();
-    if (!j.at("unamplified_findings").is_null()) {
-      a.unamplified_findings = j.at("unamplified_findings").get<int>();
-    }
-    a.serialised = j.at("serialised").is_null() ? std::string() : j.at("serialised").get<std::string>();
-    a.void_reason = j.at("void_reason").is_null() ? std::string() : j.at("void_reason").get<std::string>();
-    if (a.pairs < 1 || a.pending_sites > a.sites) {
-      throw Error(fmt::format("amplification: pairs {} and {} pending of {} sites do not fit", a.pairs,
-                              a.pending_sites, a.sites));
-    }
-    return a;
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("malformed amplification record: {}", e.what()));
+AmplificationRecord AmplificationRecord::from_json(const JsonIn& j) {
+  AmplificationRecord a;
+  a.pairs = j.at("pairs").whole<int>(1, 64);
+  a.sites = j.at("sites").whole<std::size_t>(0, k_max_count);
+  a.pending_sites = j.at("pending_sites").whole<std::size_t>(0, a.sites);
+  if (const auto v = j.at("unamplified_findings"); !v.is_null()) {
+    a.unamplified_findings = v.whole<int>(0);
   }
+  if (const auto v = j.find("serialised")) {
+    a.serialised = v->string();
+  }
+  if (const auto v = j.find("void_reason")) {
+    a.void_reason = v->string();
+  }
+  return a;
 }
 
 json CaseRecord::to_json() const {
@@ -86,44 +90,54 @@ json CaseRecord::to_json() const {
   return j;
 }
 
-CaseRecord CaseRecord::from_json(const json& j) {
-  try {
-    CaseRecord c;
-    c.index = j.at("index").get<std::size_t>();
-    c.id = j.at("id").get<std::string>();
-    c.axes = j.at("axes");
-    if (!j.at("variant").is_null()) {
-      c.variant = j.at("variant").get<std::string>();
-    }
-    const std::optional<Verdict> verdict = parse_verdict(j.at("verdict").get<std::string>());
-    if (!verdict) {
-      throw Error(fmt::format("unknown verdict {}", j.at("verdict").dump()));
-    }
-    c.verdict = *verdict;
-    c.reason = j.at("reason").is_null() ? std::string() : j.at("reason").get<std::string>();
-    c.runs = j.at("runs").get<int>();
-    c.failed_runs = j.at("failed_runs").get<int>();
-    c.metrics = j.at("metrics");
-    c.timing = j.at("timing");
-    if (!j.at("static_findings").is_null()) {
-      c.static_findings = j.at("static_findings").get<int>();
-    }
-    // Journals of schema 1.0.0 have no attribution.
-    if (j.contains("attribution") && !j.at("attribution").is_null()) {
-      c.attribution = j.at("attribution").get<std::string>();
-    }
-    // Reports before 4.0.0 have no device.
-    if (j.contains("device") && !j.at("device").is_null()) {
-      c.device = j.at("device").get<int>();
-    }
-    // Since 4.1.0, and only for amplified cases.
-    if (j.contains("amplification") && !j.at("amplification").is_null()) {
-      c.amplification = AmplificationRecord::from_json(j.at("amplification"));
-    }
-    return c;
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("malformed case record: {}", e.what()));
+CaseRecord CaseRecord::from_json(const JsonIn& j) {
+  CaseRecord c;
+  c.index = j.at("index").whole<std::size_t>(0, k_max_count);
+  c.id = j.at("id").string();
+  c.axes = j.at("axes").object();
+  if (const auto v = j.find("variant")) {
+    c.variant = v->string();
   }
+  const JsonIn verdict = j.at("verdict");
+  const std::optional<Verdict> parsed = parse_verdict(verdict.string());
+  if (!parsed) {
+    verdict.fail(fmt::format("\"{}\" is not a verdict", verdict.string()));
+  }
+  c.verdict = *parsed;
+  if (const auto v = j.find("reason")) {
+    c.reason = v->string();
+  }
+  c.runs = j.at("runs").whole<int>(0);
+  c.failed_runs = j.at("failed_runs").whole<int>(0, c.runs);
+  c.metrics = j.at("metrics").json();
+  if (!c.metrics.is_null()) {
+    (void)j.at("metrics").object();
+  }
+  c.timing = j.at("timing").json();
+  if (!c.timing.is_null()) {
+    (void)j.at("timing").object();
+  }
+  if (const auto v = j.at("static_findings"); !v.is_null()) {
+    c.static_findings = v.whole<int>(0);
+  }
+  // Journals of schema 1.0.0 have no attribution.
+  if (const auto v = j.find("attribution")) {
+    c.attribution = v->string();
+  }
+  // Reports before 4.0.0 have no device.
+  if (const auto v = j.find("device")) {
+    c.device = v->whole<int>(0, k_max_device);
+  }
+  // Since 4.1.0, and only for amplified cases.
+  if (const auto v = j.find("amplification")) {
+    c.amplification = AmplificationRecord::from_json(*v);
+  }
+  return c;
+}
+
+CaseRecord CaseRecord::from_json(const json& j) {
+  static const std::string k_no_file = "case record";
+  return from_json(JsonIn(j, k_no_file));
 }
 
 json CaseRecord::to_ref() const {

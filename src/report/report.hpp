@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/verdict.hpp"
+#include "util/json_in.hpp"
 
 namespace lp::report {
 
@@ -33,8 +34,9 @@ struct AmplificationRecord {
   std::string void_reason;
 
   [[nodiscard]] nlohmann::json to_json() const;
-  /// Inverse of to_json(). Throws lp::Error on a malformed record.
-  static AmplificationRecord from_json(const nlohmann::json& j);
+  /// Inverse of to_json(). Throws lp::InputError at the pointer of a missing, mistyped or
+  /// out-of-range field.
+  static AmplificationRecord from_json(const JsonIn& j);
   [[nodiscard]] bool operator==(const AmplificationRecord&) const = default;
 };
 
@@ -60,7 +62,10 @@ struct CaseRecord {
   [[nodiscard]] nlohmann::json to_json() const;
   /// The short form used by summary.first_failure and friends.
   [[nodiscard]] nlohmann::json to_ref() const;
-  /// Inverse of to_json() (for --resume). Throws lp::Error on a malformed record.
+  /// Inverse of to_json() (--resume, merge, the formats). Throws lp::InputError at the
+  /// pointer of a missing, mistyped or out-of-range field.
+  static CaseRecord from_json(const JsonIn& j);
+  /// As above for a record read from no file (tests, the worker's own records).
   static CaseRecord from_json(const nlohmann::json& j);
 };
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <stdexcept>
+#include "util/json_bounded.hpp"
 #include "util/text.hpp"
 
 namespace lp::sass {
@@ -213,11 +214,16 @@ namespace {
 
 Listing parse_json_listing_unchecked(std::string_view text, std::string_view source) {
   const std::string src(source);
+  // nvdisasm's layout nests 5 deep (header, functions, instructions, operands); a deeper
+  // text is no listing, and is refused before it is parsed.
+  if (json_nesting(text) > 32) {
+    throw ListingError(src, 0, "nesting deeper than 32 levels: not nvdisasm's JSON");
+  }
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for an overflowing number
-    throw ListingError(src, 0, std::string("not JSON: ") + e.what());
+    throw ListingError(src, 0, "not JSON: " + json_error_text(e));
   }
   if (!doc.is_array() || doc.size() != 2 || !doc[0].is_object() || !doc[1].is_array()) {
     throw ListingError(src, 0, "expected nvdisasm's [header, [functions]] layout");

@@ -31,18 +31,26 @@ std::size_t json_nesting(std::string_view text) {
   return deepest;
 }
 
-nlohmann::json parse_json_bounded(std::string_view text, const std::string& source, std::size_t max_depth) {
+void require_json_nesting(std::string_view text, const std::string& source, std::size_t max_depth) {
   if (json_nesting(text) > max_depth) {
     throw InputError(source, "", fmt::format("nesting deeper than {} levels", max_depth));
   }
+}
+
+std::string json_error_text(const nlohmann::json::exception& e) {
+  std::string what = e.what();
+  if (const auto pos = what.find("] "); what.starts_with("[json.exception") && pos != std::string::npos) {
+    what = what.substr(pos + 2);
+  }
+  return what;
+}
+
+nlohmann::json parse_json_bounded(std::string_view text, const std::string& source, std::size_t max_depth) {
+  require_json_nesting(text, source, max_depth);
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers that overflow
-    std::string what = e.what();
-    if (const auto pos = what.find("] "); pos != std::string::npos) {
-      what = what.substr(pos + 2);
-    }
-    throw InputError(source, "", "not JSON: " + what);
+    throw InputError(source, "", "not JSON: " + json_error_text(e));
   }
 }
 

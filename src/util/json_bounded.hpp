@@ -18,6 +18,14 @@ namespace lp {
 /// pass over the bytes; 0 for a scalar.
 std::size_t json_nesting(std::string_view text);
 
+/// Throws lp::InputError "<source>: nesting deeper than N levels" when `text` nests
+/// deeper than max_depth: one pass over the bytes, before a parser builds anything
+/// (parsers that need their own callback or ordered objects call it first).
+void require_json_nesting(std::string_view text, const std::string& source, std::size_t max_depth);
+
+/// What a nlohmann exception says, without its "[json.exception.parse_error.101] " prefix.
+std::string json_error_text(const nlohmann::json::exception& e);
+
 /// Parses `text`. Throws lp::InputError "<source>: nesting deeper than N levels" or
 /// "<source>: not JSON: <where>" (nlohmann's prefix dropped).
 nlohmann::json parse_json_bounded(std::string_view text, const std::string& source, std::size_t max_depth);

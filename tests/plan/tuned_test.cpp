@@ -99,9 +99,10 @@ TEST(Tuned, BadFilesNameTheFileAndThePointer) {
             file + ":/1/1/16/4096/64/block_n: expected a whole number in [1, 1024], got 0");
   EXPECT_EQ(message(R"({"1": {"1": {"16": []}}})"), file + ":/1/1/16: expected an object keyed by k, got []");
   EXPECT_EQ(message("{"), file + ": not JSON: " +
-                              std::string("[json.exception.parse_error.101] parse error at line 1, column 2: syntax "
-                                          "error while parsing object key - unexpected end of input; expected string "
-                                          "literal"));
+                              std::string("parse error at line 1, column 2: syntax error while parsing object key - "
+                                          "unexpected end of input; expected string literal"));
+  // Nesting is refused before the parse (the tree check and its messages recurse).
+  EXPECT_EQ(message(std::string(100000, '[') + std::string(100000, ']')), file + ": nesting deeper than 16 levels");
   EXPECT_EQ(message(R"({"1": {"1": {"16": {"4096": {"64": {"block_m": 32, "block_n": 16, "block_k": 256,
     "num_warps": 4, "num_ctas": 1, "num_stages": 2, "split_k": 8}}}}}})"),
             "loaded");

@@ -160,7 +160,7 @@ TEST(Compact, AnAmplifiedRecordComesBackWithItsAmplificationAndOthersKeepTheirFo
   EXPECT_EQ(CaseRecord::from_json(amplified.to_json()).amplification, amplified.amplification);
   json broken = amplified.to_json();
   broken["amplification"]["pending_sites"] = 3;
-  EXPECT_THROW((void)CaseRecord::from_json(broken), Error);
+  EXPECT_THROW((void)CaseRecord::from_json(broken), InputError);
 }
 
 TEST(Compact, AMetricWithoutAColumnIsRefusedNotDropped) {
