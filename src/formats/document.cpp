@@ -4,12 +4,14 @@
 #include "util/json_bounded.hpp"
 #include "util/json_in.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "inspect_schema_version.hpp"
+#include "model/metrics_text.hpp"
 #include "model/symptom.hpp"
 #include "plan/axes.hpp"
 #include "report/compact.hpp"
@@ -315,31 +317,27 @@ std::string metrics_line(const json& metrics) {
     return "";
   }
   if (metrics.contains("summary") && metrics["summary"].is_string()) {
-    return metrics["summary"].get<std::string>();
+    return metrics["summary"].get<std::string>();  // --detail full kept the worker's sentence
   }
-  auto count = [&](const char* key) {
+  // A compact row keeps the numbers: the same sentence from them (model/metrics_text.hpp).
+  auto count = [&](const char* key) -> std::optional<std::uint64_t> {
     const json& v = member(metrics, key);
-    return v.is_number_integer() ? fmt::format("{}", v.get<std::int64_t>()) : std::string("n/a");
+    return v.is_number_unsigned() ? std::optional<std::uint64_t>(v.get<std::uint64_t>()) : std::nullopt;
   };
-  std::string line = fmt::format(
-      "{} of {} elements mismatched (nan {}, inf {}, unwritten {}), {} writes to untouched rows, {} of {} tiles "
-      "failing, max abs dev {}, max rel dev {}, max dev/tol {} (atol {}, rtol {})",
-      count("mismatches"), count("elements"), count("nan"), count("inf"), count("unwritten"),
-      count("untouched_rows_written"), count("failing_tiles"), count("total_tiles"), real_text(member(metrics, "max_abs_dev")),
-      real_text(member(metrics, "max_rel_dev")), real_text(member(metrics, "worst_dev_over_tolerance")),
-      real_text(member(metrics, "atol")), real_text(member(metrics, "rtol")));
-  const json& nonfinite = member(metrics, "reference_nonfinite");
-  if (nonfinite.is_number_integer() && nonfinite.get<std::int64_t>() > 0) {
-    line += fmt::format(", INVALID: {} reference elements are not finite", nonfinite.get<std::int64_t>());
-  }
-  if (const std::string symptom = metrics_symptom(metrics); !symptom.empty()) {
-    line += "; " + symptom;
-  }
+  auto real = [&](const char* key) {
+    const json& v = member(metrics, key);
+    if (v.is_number()) {
+      return v.get<double>();
+    }
+    const std::string s = v.is_string() ? v.get<std::string>() : "nan";  // "nan", "inf", "-inf"
+    return s == "inf" ? HUGE_VAL : s == "-inf" ? -HUGE_VAL : std::nan("");
+  };
   const json& bad = member(metrics, "first_bad");
-  if (bad.is_object()) {
-    line += "; first bad: " + text(bad, "describe");
-  }
-  return line;
+  return metrics_sentence({count("mismatches"), count("elements"), count("nan"), count("inf"), count("huge"),
+                           count("unwritten"), count("untouched_rows_written"), count("failing_tiles"),
+                           count("total_tiles"), count("reference_nonfinite"), real("max_abs_dev"),
+                           real("max_rel_dev"), real("worst_dev_over_tolerance"), real("atol"), real("rtol"),
+                           bad.is_object() ? text(bad, "describe") : std::string()});
 }
 
 std::string command_text(const json& argv) {

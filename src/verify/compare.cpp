@@ -1,5 +1,7 @@
 #include "verify/compare.hpp"
 
+#include "model/metrics_text.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -133,22 +135,9 @@ json CompareMetrics::to_json() const {
 
 
 std::string CompareMetrics::summary() const {
-  const std::string unwritten_text = unwritten ? fmt::format("{}", *unwritten) : std::string("n/a");
-  std::string text = fmt::format(
-      "{} {} of {} elements mismatched (nan {}, inf {}, unwritten {}), {} writes to untouched rows, "
-      "{} of {} tiles failing, max abs dev {:.3g}, max rel dev {:.3g}, max dev/tol {:.3g} (atol {:.3g}, rtol {:.3g})",
-      passed() ? "PASS" : "FAIL", mismatches, elements, nan, inf, unwritten_text, untouched_rows_written, failing_tiles,
-      total_tiles, max_abs_dev, max_rel_dev, worst_dev_over_tolerance, atol, rtol);
-  if (reference_nonfinite > 0) {
-    text += fmt::format(", INVALID: {} reference elements are not finite", reference_nonfinite);
-  }
-  if (const std::string symptom = describe_symptom({mismatches, nan, inf, huge, unwritten}); !symptom.empty()) {
-    text += "; " + symptom;
-  }
-  if (first_bad) {
-    text += "; first bad: " + first_bad->describe();
-  }
-  return text;
+  return metrics_sentence({mismatches, elements, nan, inf, huge, unwritten, untouched_rows_written, failing_tiles,
+                           total_tiles, reference_nonfinite, max_abs_dev, max_rel_dev, worst_dev_over_tolerance, atol,
+                           rtol, first_bad ? first_bad->describe() : std::string()});
 }
 
 namespace compare_detail {

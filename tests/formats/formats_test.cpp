@@ -218,3 +218,28 @@ TEST(Diff, AmplifiedCasesAreConfigurationsOfTheirOwnWithTheirLabel) {
 
 }  // namespace
 }  // namespace lp::formats
+
+namespace lp::formats {
+namespace {
+
+TEST(MetricsLine, ACompactRowSaysWhatTheWorkersSentenceSaid) {
+  // The H200 seed report kept each case's sentence (--detail full); a compact row keeps
+  // only the numbers. The sentence rebuilt from them is the worker's, word for word.
+  const nlohmann::json report =
+      nlohmann::json::parse(read_file(LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json"));
+  std::size_t compared = 0;
+  for (const nlohmann::json& c : report.at("cases")) {
+    const nlohmann::json& metrics = c.at("metrics");
+    if (!metrics.is_object()) {
+      continue;
+    }
+    nlohmann::json numbers = metrics;
+    numbers.erase("summary");
+    EXPECT_EQ(metrics_line(numbers), metrics.at("summary").get<std::string>()) << c.at("id");
+    ++compared;
+  }
+  EXPECT_GT(compared, 20U);
+}
+
+}  // namespace
+}  // namespace lp::formats
