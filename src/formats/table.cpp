@@ -14,7 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string text(const json& axes, const char* key) {
+std::string axis_text(const json& axes, const char* key) {
   const auto it = axes.find(key);
   if (it == axes.end() || it->is_null()) {
     return "?";
@@ -33,28 +33,28 @@ std::int64_t whole(const json& axes, const char* key, std::int64_t fallback) {
 std::string row_label(const json& axes) {
   // Triton first: the same configuration under two Tritons is two rows, and the
   // question a row answers is "this stack, this config".
-  std::string label = axes.contains("triton") ? "t" + text(axes, "triton") + " " : std::string();
-  label += text(axes, "op");
+  std::string label = axes.contains("triton") ? "t" + axis_text(axes, "triton") + " " : std::string();
+  label += axis_text(axes, "op");
   if (axes.contains("input_dtype")) {
-    label += fmt::format(" {}>{}", text(axes, "input_dtype"), text(axes, "weight_dtype"));
+    label += fmt::format(" {}>{}", axis_text(axes, "input_dtype"), axis_text(axes, "weight_dtype"));
   } else {
-    label += " " + text(axes, "weight_dtype");
+    label += " " + axis_text(axes, "weight_dtype");
   }
-  label += fmt::format(" r{} h{}", text(axes, "rank"), text(axes, "hidden"));
+  label += fmt::format(" r{} h{}", axis_text(axes, "rank"), axis_text(axes, "hidden"));
   if (whole(axes, "num_loras", 1) > 1) {
-    label += fmt::format(" L{}", text(axes, "num_loras"));
+    label += fmt::format(" L{}", axis_text(axes, "num_loras"));
   }
-  label += fmt::format(" m{}n{}k{} w{}s{}", text(axes, "block_m"), text(axes, "block_n"), text(axes, "block_k"),
-                       text(axes, "num_warps"), text(axes, "num_stages"));
+  label += fmt::format(" m{}n{}k{} w{}s{}", axis_text(axes, "block_m"), axis_text(axes, "block_n"), axis_text(axes, "block_k"),
+                       axis_text(axes, "num_warps"), axis_text(axes, "num_stages"));
   if (axes.contains("split_k")) {
-    label += " sk" + text(axes, "split_k");
+    label += " sk" + axis_text(axes, "split_k");
   }
   if (axes.contains("add_inputs")) {
     label += (axes["add_inputs"].is_boolean() && axes["add_inputs"].get<bool>()) ? " add" : " noadd";
   }
-  label += " " + text(axes, "compiler");
+  label += " " + axis_text(axes, "compiler");
   if (axes.contains("amplify")) {
-    label += " amp" + text(axes, "amplify");  // D queued wgmma pairs (src/ptx/amplify.hpp)
+    label += " amp" + axis_text(axes, "amplify");  // D queued wgmma pairs (src/ptx/amplify.hpp)
   }
   return label;
 }
@@ -75,7 +75,7 @@ VerdictMap verdict_map(const std::vector<report::CaseRecord>& cases) {
     if (added) {
       MapRow row;
       row.label = label;
-      row.group = fmt::format("Triton {} {} {}", text(c.axes, "triton"), text(c.axes, "compiler"), text(c.axes, "op"));
+      row.group = fmt::format("Triton {} {} {}", axis_text(c.axes, "triton"), axis_text(c.axes, "compiler"), axis_text(c.axes, "op"));
       row.cells.assign(map.tokens.size(), '.');
       row.tips.assign(map.tokens.size(), "");
       map.rows.push_back(std::move(row));

@@ -15,6 +15,7 @@
 #include "ptx/ptx_check.hpp"
 #include "sass/checks.hpp"
 #include "util/error.hpp"
+#include "util/elapsed.hpp"
 #include "util/sha256.hpp"
 
 namespace lp::inspect {
@@ -22,10 +23,6 @@ namespace lp::inspect {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 }  // namespace
 

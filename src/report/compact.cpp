@@ -34,8 +34,6 @@ constexpr std::array<const char*, 2> k_dropped_metrics = {"summary", "tolerance_
 constexpr std::array<const char*, 3> k_timing_columns = {"kernel_ms", "reference_ms", "bytes"};
 /// The group column of an amplified case's AmplificationRecord (since 4.1.0; no axis has this name).
 constexpr const char* k_amplification_column = "amplification";
-/// Indices into the table (cases, groups, tolerances): exact in a double, far above any plan.
-constexpr std::size_t k_max_count = std::size_t{1} << 53;
 
 json columns() {
   json c = {"index", "id", "group"};

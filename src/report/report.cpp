@@ -15,9 +15,6 @@ namespace lp::report {
 using nlohmann::json;
 
 namespace {
-/// Case indices, finding and site counts: far above any plan, and exact in a double,
-/// which is how JSON tools read numbers.
-constexpr std::size_t k_max_count = std::size_t{1} << 53;
 /// GPU ordinals (--devices).
 constexpr int k_max_device = 1023;
 }  // namespace

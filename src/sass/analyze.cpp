@@ -6,16 +6,13 @@
 #include "sass/cubin.hpp"
 #include "util/parallel.hpp"
 #include "util/error.hpp"
+#include "util/elapsed.hpp"
 #include "util/sha256.hpp"
 
 namespace lp::sass {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 std::vector<const Check*> selected_checks(const AnalysisOptions& options) {
   std::vector<const Check*> out;

@@ -11,16 +11,13 @@
 #include "sass/cubin.hpp"
 #include "util/text.hpp"
 #include "util/error.hpp"
+#include "util/elapsed.hpp"
 #include "util/parallel.hpp"
 
 namespace lp::sass {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 /// Where the last hex literal ("0x2680") of `text` starts and ends, if any.
 std::optional<std::pair<std::size_t, std::size_t>> last_hex_literal(const std::string& text) {

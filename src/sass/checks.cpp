@@ -40,7 +40,9 @@ Finding to_finding(std::string_view check, const CheckContext& ctx, const Confli
             mma.text,
             c.access == Access::write ? "write" : "read",
             c.registers,
-            c.over_back_edge};
+            c.over_back_edge,
+            {},
+            {}};
   const bool wrap = c.over_back_edge || c.instruction < c.wgmma;
   if (const Instruction* wait = wait_between(ctx.kernel, c.wgmma, c.instruction, wrap)) {
     f.wait_address = wait->address;

@@ -1,5 +1,7 @@
 #include "sass/cubin.hpp"
 
+#include "sass/instruction.hpp"
+
 #include <cctype>
 #include <cstring>
 #include <vector>
@@ -91,7 +93,6 @@ constexpr std::uint32_t k_sht_rel = 9;
 constexpr std::uint64_t k_shf_execinstr = 0x4;
 constexpr std::uint16_t k_et_exec = 2;
 constexpr std::uint32_t k_ef_cuda_accelerators_v1 = 0x800;
-constexpr std::uint64_t k_instruction_bytes = 16;
 
 /// "-arch sm_90a" or "-arch sm_90" as a whole word in `text` (ptxas's command line in
 /// the new layout's .note.nv.tkinfo): true/false for accelerators, nullopt when neither.

@@ -21,13 +21,12 @@ bool all_digits(std::string_view s) {
   return true;
 }
 
-int to_int(std::string_view digits) {
-  int value = 0;
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc{} || ptr != digits.data() + digits.size()) {
+int register_number(std::string_view digits) {
+  const std::optional<int> value = parse_number<int>(digits);
+  if (!value) {
     throw std::invalid_argument("bad register number '" + std::string(digits) + "'");
   }
-  return value;
+  return *value;
 }
 
 /// A register token: the register and the pair width its ".64" suffix implies.
@@ -53,7 +52,7 @@ std::optional<RegisterToken> parse_register_token(std::string_view token) {
       if (!all_digits(number)) {
         return std::nullopt;
       }
-      reg.index = to_int(number);
+      reg.index = register_number(number);
     }
     int width = 1;
     std::string_view rest = suffixes;

@@ -14,6 +14,9 @@
 
 namespace lp::sass {
 
+/// Bytes of one SASS instruction (every architecture since Volta).
+inline constexpr std::uint64_t k_instruction_bytes = 16;
+
 /// Register files of the SASS operand syntax. Only `gpr` matters to the hazard
 /// checks (HGMMA reads and writes per-thread registers); the rest are parsed so
 /// that they are never mistaken for one.

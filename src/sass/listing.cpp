@@ -12,7 +12,6 @@ namespace lp::sass {
 
 namespace {
 
-constexpr std::uint64_t k_instruction_bytes = 16;  // every SASS instruction since Volta
 
 /// "EF_CUDA_SM90 ... EF_CUDA_ACCELERATORS" -> "sm_90a".
 std::string arch_from_headerflags(std::string_view line) {

@@ -1,4 +1,5 @@
 #include "sass/registers.hpp"
+#include "util/text.hpp"
 
 #include <array>
 #include <charconv>
@@ -43,18 +44,12 @@ int type_bits(std::string_view m) {
   return 0;
 }
 
-int to_int(std::string_view s) {
-  int v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc{} && p == s.data() + s.size() ? v : 0;
-}
-
 /// "64x128x16" -> {64, 128, 16}; {0,0,0} when it is not a shape.
 std::array<int, 3> parse_mnk(std::string_view s) {
   std::array<int, 3> out{0, 0, 0};
   for (int i = 0; i < 3; ++i) {
     std::size_t x = s.find('x');
-    out[static_cast<std::size_t>(i)] = to_int(s.substr(0, x));
+    out[static_cast<std::size_t>(i)] = parse_number<int>(s.substr(0, x)).value_or(0);
     if (out[static_cast<std::size_t>(i)] == 0 || (i < 2 && x == std::string_view::npos)) {
       return {0, 0, 0};
     }

@@ -25,6 +25,7 @@
 #include "worker/race_kernel.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
+#include "util/elapsed.hpp"
 #include "util/line_reader.hpp"
 #include "util/parallel.hpp"
 
@@ -166,9 +167,6 @@ class Worker {
     std::size_t readback = 0;  ///< which of m_readback it copies its metrics into
   };
 
-  static double ms_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-  }
 
   /// The next request line; without `wait`, only one already sent (nullopt if none).
   static std::optional<std::string> next_request(LineReader& requests, bool wait) {

@@ -1,1 +1,0 @@
-// The source of the precompiled-header targets (cmake/pch.cmake): the header is the work.
