@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "plan/shard.hpp"
 #include "formats/document.hpp"
+#include "formats/outputs.hpp"
 #include "cli/compiler_flags.hpp"
 #include "cli/plan_table.hpp"
 #include "cli/validators.hpp"
@@ -20,6 +21,7 @@
 #include "report/journal.hpp"
 #include "sweep/runner.hpp"
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 #include "util/text.hpp"
 
 namespace lp::cli {
@@ -204,15 +206,11 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
     r.fail_on.insert(*v);
   }
   r.controls = !o.no_controls;
-  r.junit = o.junit;
   r.only_cases = o.only_cases;
   r.devices = o.devices;
   if (!o.shard.empty()) {
     r.shard = plan::parse_shard(o.shard, plan::process_env());
   }
-  r.save_repro = o.save_repro;
-  r.markdown = o.markdown;
-  r.html = o.html;
   r.detail = *report::parse_detail(o.detail);
   r.force = o.force;
   r.stop_on_first_failure = o.stop_on_first_failure;
@@ -277,6 +275,32 @@ SweepOptions options_from_journal(const std::string& journal) {
   return o;
 }
 
+/// The outputs besides the report and the journal, each from the report as written (so
+/// they say what it says): JUnit, Markdown and HTML (of a partial report too), and the
+/// repro bundles of a finished run, as `loraprobe repro` makes them.
+void write_other_outputs(const SweepOptions& o, const sweep::SweepRequest& request,
+                         const sweep::SweepOutcome& outcome) {
+  const formats::ExtraOutputs outputs{o.junit, o.markdown, o.html, request.fail_on.count(report::Verdict::latent) > 0};
+  if (!outputs.any() && (o.save_repro.empty() || outcome.interrupted_by != 0)) {
+    return;
+  }
+  const formats::Document doc = formats::read_document(outcome.report_path);
+  if (outputs.any()) {
+    formats::write_outputs(doc, outputs);
+  }
+  if (o.save_repro.empty() || outcome.interrupted_by != 0) {
+    return;
+  }
+  repro::BundleOptions options;
+  options.kernel_dirs = o.kernel_dirs;
+  if (!o.nvdisasm.empty()) {
+    options.nvdisasm = o.nvdisasm;
+  }
+  const std::vector<repro::Bundle> bundles = repro::save_bundles(doc, o.save_repro, options);
+  print_bundles(bundles);
+  fmt::print(stderr, "sweep: {} repro bundle(s) in {}\n", bundles.size(), o.save_repro);
+}
+
 int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   std::vector<std::string> recorded_argv = argv;
   if (!o.resume.empty() && o.config_path.empty() && o.flags.axes.empty()) {
@@ -309,23 +333,12 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
     plan::require_cases(run.plan, config);
     return 0;
   }
-  if (request.save_repro.empty()) {
-    return sweep::run_sweep(config, request);
+  const sweep::SweepOutcome outcome = sweep::run_sweep(config, request);
+  write_other_outputs(o, request, outcome);
+  if (outcome.interrupted_by != 0) {
+    throw Interrupted(outcome.interrupted_by);  // main exits 128 + the signal, after the partial outputs
   }
-  // The bundles come from the report as written, as `loraprobe repro` makes them.
-  sweep::SweepRequest with_path = request;
-  with_path.out = sweep::report_path_for(request);
-  const int code = sweep::run_sweep(config, with_path);
-  repro::BundleOptions options;
-  options.kernel_dirs = o.kernel_dirs;
-  if (!o.nvdisasm.empty()) {
-    options.nvdisasm = o.nvdisasm;
-  }
-  const std::vector<repro::Bundle> bundles =
-      repro::save_bundles(formats::read_document(with_path.out), request.save_repro, options);
-  print_bundles(bundles);
-  fmt::print(stderr, "sweep: {} repro bundle(s) in {}\n", bundles.size(), request.save_repro);
-  return code;
+  return outcome.exit_code;
 }
 
 }  // namespace

@@ -111,11 +111,11 @@ std::vector<Suite> report_suites(const json& report, bool latent_fails) {
     const json& timing = member(c, "timing");
     if (timing.is_object()) {
       // A time may be null (report.schema.json): a case whose events were lost to the fault of the case after it.
-      const auto ms = [&timing](const char* key) {
-        const json& v = member(timing, key);
+      const auto ms = [&timing](const char* name) {
+        const json& v = member(timing, name);
         return v.is_number() ? v.get<double>() : 0.0;
       };
-      t.seconds = (ms("kernel_ms") * c.value("runs", 0) + ms("reference_ms")) / 1000.0;
+      t.seconds = (ms("kernel_ms") * integer(c, "runs") + ms("reference_ms")) / 1000.0;
     }
     const std::string verdict = text(c, "verdict");
     const json& metrics = member(c, "metrics");

@@ -90,7 +90,7 @@ Shard parse_shard(const std::string& text, const EnvLookup& env) {
                                      "(N: the array's size, a Kubernetes Job's completions)",
                                      text));
       }
-      count = env_number(env, "SLURM_ARRAY_TASK_COUNT");
+      count.emplace(env_number(env, "SLURM_ARRAY_TASK_COUNT"));
     } else if (env("SLURM_ARRAY_TASK_COUNT") && env_number(env, "SLURM_ARRAY_TASK_COUNT") != *count) {
       throw UsageError(fmt::format("--shard {}: SLURM_ARRAY_TASK_COUNT={} says otherwise", text,
                                    env_number(env, "SLURM_ARRAY_TASK_COUNT")));

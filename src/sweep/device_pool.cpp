@@ -5,6 +5,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -23,44 +24,62 @@ bool is_fault(const report::CaseRecord& r) {
 
 }  // namespace
 
-void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const PoolCallbacks& callbacks) {
-  std::mutex m;
-  std::condition_variable cv;
-  std::size_t next = 0;           // the next task never handed out
-  std::deque<std::size_t> again;  // handed out as `ahead` to a slot that then left the rotation
-  bool stop = false;
-  std::exception_ptr failure;
-  std::deque<std::pair<std::size_t, report::CaseRecord>> finished;
-  std::size_t running = slots.size();
-  // Tasks handed out and without a record yet, whichever slot holds them: while there
-  // are any, a slot that leaves the rotation may hand some back through `again`.
-  std::size_t outstanding = 0;
-  const bool rotation = slots.size() > 1;
-  // The next task for a slot. With `wait` (the slot holds none), it waits while other
-  // slots hold tasks that may come back, so that a slot which drained the queue does
-  // not leave before one that then retires hands its window back.
-  auto take = [&](bool wait) -> std::optional<std::size_t> {
-    std::unique_lock<std::mutex> lock(m);
+namespace {
+
+/// One run of the pool: the queue the GPUs' threads share and the records they finish,
+/// handed on by the calling thread.
+class Pool {
+ public:
+  Pool(std::vector<DeviceSlot>& slots, std::size_t count, const PoolCallbacks& callbacks)
+      : m_slots(slots), m_count(count), m_callbacks(callbacks), m_running(slots.size()),
+        m_rotation(slots.size() > 1) {}
+
+  void run() {
+    std::vector<std::thread> threads;
+    threads.reserve(m_slots.size());
+    for (DeviceSlot& slot : m_slots) {
+      threads.emplace_back([this, &slot] { work(slot); });
+    }
+    hand_on();
+    for (std::thread& t : threads) {
+      t.join();
+    }
+    if (m_failure) {
+      std::rethrow_exception(m_failure);
+    }
+    record_left_over();
+  }
+
+ private:
+  /// The next task for a slot. With `wait` (the slot holds none), it waits while other
+  /// slots hold tasks that may come back, so that a slot which drained the queue does
+  /// not leave before one that then retires hands its window back.
+  std::optional<std::size_t> take(bool wait) {
+    std::unique_lock<std::mutex> lock(m_mutex);
     while (true) {
-      if (stop) {
+      if (m_stop) {
         return std::nullopt;
       }
-      if (!again.empty()) {
-        const std::size_t task = again.front();
-        again.pop_front();
+      if (!m_again.empty()) {
+        const std::size_t task = m_again.front();
+        m_again.pop_front();
         return task;
       }
-      if (next < count) {
-        ++outstanding;
-        return next++;
+      if (m_next < m_count) {
+        ++m_outstanding;
+        return m_next++;
       }
-      if (!wait || outstanding == 0) {
+      if (!wait || m_outstanding == 0) {
         return std::nullopt;
       }
-      cv.wait(lock);
+      m_cv.wait(lock);
     }
-  };
-  auto work = [&](DeviceSlot& slot) {
+  }
+
+  /// A GPU's thread: its window of tasks, run one after the other, each finished record
+  /// queued for hand_on; a slot with too many faults in a row leaves the rotation and
+  /// hands its window back.
+  void work(DeviceSlot& slot) {
     try {
       std::deque<std::size_t> window;  // this slot's tasks: the first is run next
       auto refill = [&] {
@@ -76,27 +95,27 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
       while (!window.empty()) {
         const std::size_t task = window.front();
         const std::vector<std::size_t> ahead(window.begin() + 1, window.end());
-        report::CaseRecord record = callbacks.run(slot, task, ahead);
+        report::CaseRecord record = m_callbacks.run(slot, task, ahead);
         window.pop_front();
         record.device = slot.device;
         ++slot.cases;
         slot.faults_in_row = is_fault(record) ? slot.faults_in_row + 1 : 0;
-        const bool retire = rotation && slot.faults_in_row >= k_max_faults_in_row;
+        const bool retire = m_rotation && slot.faults_in_row >= k_max_faults_in_row;
         if (retire) {
           slot.retired = fmt::format("{} faults or timeouts in a row (the last: {})", slot.faults_in_row,
                                      record.reason);
         }
         bool stopped = false;
         {
-          std::lock_guard<std::mutex> lock(m);
-          finished.emplace_back(task, std::move(record));
-          --outstanding;
+          std::lock_guard<std::mutex> lock(m_mutex);
+          m_finished.emplace_back(task, std::move(record));
+          --m_outstanding;
           if (retire) {
-            again.insert(again.end(), window.begin(), window.end());  // other GPUs run them
+            m_again.insert(m_again.end(), window.begin(), window.end());  // other GPUs run them
           }
-          stopped = stop;
+          stopped = m_stop;
         }
-        cv.notify_all();
+        m_cv.notify_all();
         if (retire) {
           slot.client.reset();
           slot.sent.clear();
@@ -108,68 +127,85 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
         refill();
       }
     } catch (...) {
-      std::lock_guard<std::mutex> lock(m);
-      if (!failure) {
-        failure = std::current_exception();
+      std::lock_guard<std::mutex> lock(m_mutex);
+      if (!m_failure) {
+        m_failure = std::current_exception();
       }
-      stop = true;
+      m_stop = true;
     }
     {
-      std::lock_guard<std::mutex> lock(m);
-      --running;
+      std::lock_guard<std::mutex> lock(m_mutex);
+      --m_running;
     }
-    cv.notify_all();
-  };
-  std::vector<std::thread> threads;
-  threads.reserve(slots.size());
-  for (DeviceSlot& slot : slots) {
-    threads.emplace_back(work, std::ref(slot));
+    m_cv.notify_all();
   }
-  // The calling thread hands each finished task on as it comes.
-  std::unique_lock<std::mutex> lock(m);
-  while (true) {
-    cv.wait(lock, [&] { return !finished.empty() || running == 0; });
-    while (!finished.empty()) {
-      auto [task, record] = std::move(finished.front());
-      finished.pop_front();
-      const bool failed = failure != nullptr;
-      lock.unlock();
-      const bool go_on = !failed && callbacks.done(task, record);
-      lock.lock();
-      if (!go_on) {
-        stop = true;
-        cv.notify_all();  // a slot waiting for tasks to come back leaves
+
+  /// The calling thread hands each finished task on as it comes, until every slot left.
+  void hand_on() {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    while (true) {
+      m_cv.wait(lock, [&] { return !m_finished.empty() || m_running == 0; });
+      while (!m_finished.empty()) {
+        auto [task, record] = std::move(m_finished.front());
+        m_finished.pop_front();
+        const bool failed = m_failure != nullptr;
+        lock.unlock();
+        const bool go_on = !failed && m_callbacks.done(task, record);
+        lock.lock();
+        if (!go_on) {
+          m_stop = true;
+          m_cv.notify_all();  // a slot waiting for tasks to come back leaves
+        }
+      }
+      if (m_running == 0 && m_finished.empty()) {
+        return;
       }
     }
-    if (running == 0 && finished.empty()) {
-      break;
+  }
+
+  /// Every GPU left the rotation: what is left is recorded, not silently dropped.
+  void record_left_over() {
+    if (m_stop || (m_next >= m_count && m_again.empty())) {
+      return;
     }
-  }
-  lock.unlock();
-  for (std::thread& t : threads) {
-    t.join();
-  }
-  if (failure) {
-    std::rethrow_exception(failure);
-  }
-  if (!stop && (next < count || !again.empty())) {
-    // Every GPU left the rotation: what is left is recorded, not silently dropped.
     std::string why = "not run: every GPU of --devices left the rotation (";
-    for (const DeviceSlot& s : slots) {
-      why += fmt::format("{}GPU {}: {}", &s == &slots.front() ? "" : "; ", s.device, s.retired);
+    for (const DeviceSlot& s : m_slots) {
+      why += fmt::format("{}GPU {}: {}", &s == &m_slots.front() ? "" : "; ", s.device, s.retired);
     }
     why += ")";
-    std::vector<std::size_t> left(again.begin(), again.end());
-    for (std::size_t task = next; task < count; ++task) {
+    std::vector<std::size_t> left(m_again.begin(), m_again.end());
+    for (std::size_t task = m_next; task < m_count; ++task) {
       left.push_back(task);
     }
     std::sort(left.begin(), left.end());
     for (const std::size_t task : left) {
-      if (!callbacks.done(task, callbacks.lost(task, why))) {
+      if (!m_callbacks.done(task, m_callbacks.lost(task, why))) {
         break;
       }
     }
   }
+
+  std::vector<DeviceSlot>& m_slots;
+  const std::size_t m_count;
+  const PoolCallbacks& m_callbacks;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::size_t m_next = 0;           ///< the next task never handed out
+  std::deque<std::size_t> m_again;  ///< handed out as `ahead` to a slot that then left the rotation
+  bool m_stop = false;
+  std::exception_ptr m_failure;
+  std::deque<std::pair<std::size_t, report::CaseRecord>> m_finished;
+  std::size_t m_running;
+  /// Tasks handed out and without a record yet, whichever slot holds them: while there
+  /// are any, a slot that leaves the rotation may hand some back through m_again.
+  std::size_t m_outstanding = 0;
+  const bool m_rotation;
+};
+
+}  // namespace
+
+void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const PoolCallbacks& callbacks) {
+  Pool(slots, count, callbacks).run();
 }
 
 std::vector<int> parse_devices(const std::string& text, int device_count) {

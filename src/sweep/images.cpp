@@ -74,6 +74,39 @@ std::string ImageSet::add(const std::string& triton, const std::string& variant_
 }
 
 void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads) {
+  resolve_compilers(sets);
+  std::vector<Image*> todo;
+  std::vector<Image*> without_ptx;
+  for (auto& [key, image] : m_images) {
+    if (image.cubin.empty() && image.error.empty() && image.compiler.kind != compile::CompilerKind::driver) {
+      todo.push_back(&image);
+    }
+    if (!image.ptx) {
+      without_ptx.push_back(&image);
+    }
+  }
+  read_ptx(sets, threads, without_ptx);
+  // An amplified image whose PTX the transform left as it was is its unamplified
+  // image: the same cubin, built once.
+  std::vector<Image*> same_as_base;
+  std::erase_if(todo, [&](Image* image) {
+    if (image->amplify > 0 && image->amplification && !image->amplification->changed() && image->error.empty()) {
+      same_as_base.push_back(image);
+      return true;
+    }
+    return false;
+  });
+  compile_images(sets, threads, todo);
+  for (Image* image : same_as_base) {
+    const Image& base = m_images.at(image->base_key);
+    image->cubin = base.cubin;
+    image->error = base.error;
+    image->compile = base.compile;
+  }
+  throw_if_interrupted();
+}
+
+void ImageSet::resolve_compilers(const kernels::KernelSets& sets) {
   // Resolve each ptxas once (its --version and sha256 go into the report).
   for (const auto& [key, image] : m_images) {
     const kernels::KernelSet& set = sets.at(image.triton);
@@ -97,16 +130,9 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
       m_ptxas_errors.emplace(pkey, why_not);
     }
   }
-  std::vector<Image*> todo;
-  std::vector<Image*> without_ptx;
-  for (auto& [key, image] : m_images) {
-    if (image.cubin.empty() && image.error.empty() && image.compiler.kind != compile::CompilerKind::driver) {
-      todo.push_back(&image);
-    }
-    if (!image.ptx) {
-      without_ptx.push_back(&image);
-    }
-  }
+}
+
+void ImageSet::read_ptx(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& without_ptx) {
   // Every image keeps its variant's PTX (the driver's too): the PTX check runs on it.
   // Read in parallel: each read may decode a stream of the pack. An amplified image
   // keeps the amplified PTX: what its SASS was made from.
@@ -135,16 +161,9 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
       }
     }
   });
-  // An amplified image whose PTX the transform left as it was is its unamplified
-  // image: the same cubin, built once.
-  std::vector<Image*> same_as_base;
-  std::erase_if(todo, [&](Image* image) {
-    if (image->amplify > 0 && image->amplification && !image->amplification->changed() && image->error.empty()) {
-      same_as_base.push_back(image);
-      return true;
-    }
-    return false;
-  });
+}
+
+void ImageSet::compile_images(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& todo) {
   parallel_for(todo.size(), threads, [&](std::size_t i) {
     Image& image = *todo[i];
     const kernels::KernelSet& set = sets.at(image.triton);
@@ -197,13 +216,6 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
       image.error = e.what();
     }
   });
-  for (Image* image : same_as_base) {
-    const Image& base = m_images.at(image->base_key);
-    image->cubin = base.cubin;
-    image->error = base.error;
-    image->compile = base.compile;
-  }
-  throw_if_interrupted();
 }
 
 std::vector<protocol::LoadItem> ImageSet::driver_items() const {

@@ -99,6 +99,14 @@ class ImageSet {
   [[nodiscard]] const nlohmann::json& inspection_cache() const { return m_inspection_cache; }
 
  private:
+  /// Each ptxas the images need, resolved once (its --version and sha256 go into the
+  /// report); one that is not here is every such image's error.
+  void resolve_compilers(const kernels::KernelSets& sets);
+  /// The variants' PTX of `without_ptx` (amplified where asked), read in parallel.
+  void read_ptx(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& without_ptx);
+  /// The cubins of `todo`: the set's own, or compiled by their ptxas, in parallel.
+  void compile_images(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& todo);
+
   std::map<std::string, Image> m_images;
   nlohmann::json m_inspection_cache;
   /// The ptxas of an image's compiler: by spec, or "triton@<version>" for ptxas=triton.

@@ -25,12 +25,10 @@
 #include "sweep/report_builder.hpp"
 #include "sweep/send_jobs.hpp"
 #include "sweep/sinks.hpp"
-#include "formats/table.hpp"
 #include "sweep/worker_client.hpp"
-#include "formats/document.hpp"
-#include "formats/outputs.hpp"
 #include "util/files.hpp"
 #include "util/error.hpp"
+#include "util/elapsed.hpp"
 #include "util/interrupt.hpp"
 #include "util/release.hpp"
 
@@ -42,39 +40,81 @@ using report::Verdict;
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 class Sweep {
  public:
   Sweep(const plan::SweepConfig& config, const SweepRequest& request)
       : m_config(config), m_request(request) {}
 
-  int run() {
+  /// The whole sweep; what cli/sweep.cpp needs to write the other outputs.
+  SweepOutcome run() {
     const auto t_start = std::chrono::steady_clock::now();
-    json phases = json::object();
-    const std::string out = report_path_for(m_request);
-    const std::string journal_path = m_request.resume.empty() ? journal_path_for(out) : m_request.resume;
-    keep_earlier_files(m_request, out, journal_path, /*act=*/false);  // refuse before any work
+    m_out = report_path_for(m_request);
+    m_journal_path = m_request.resume.empty() ? journal_path_for(m_out) : m_request.resume;
+    keep_earlier_files(m_request, m_out, m_journal_path, /*act=*/false);  // refuse before any work
     // The worker first: it starts CUDA and cuBLAS while the kernel sets, the plan, the
     // images and the static inspection are prepared here. Without a GPU it says so
     // within milliseconds, and the sweep stops before the long steps; nothing is
     // written before it is ready.
     start_slots();
-    auto t = std::chrono::steady_clock::now();
     if (m_request.resume.empty()) {
       start_race_control();  // a resumed sweep may have its controls in the journal already
     }
+    const std::size_t controls_index = plan_and_describe();
+    const json header = journal_header(m_config, m_plan, m_report.meta, m_request, m_shard);
+    const Resumed resumed = read_resumed(header);
+    make_entries(controls_index, resumed.controls.has_value());
+    build_images();
+    start_inspection();
+    wait_for_worker();
+    auto t = std::chrono::steady_clock::now();
+    keep_earlier_files(m_request, m_out, m_journal_path, /*act=*/true);  // the GPU is there: now move them aside
+    report::Journal journal(m_journal_path, header);
+    m_phases["journal"] = seconds_since(t);
+    fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
+               resumed.cases.size(), m_out, m_journal_path);
+    Sinks sinks;
+    sinks.push(std::make_unique<ProgressSink>(m_entries.size(), m_request.progress, m_request.fail_on));
+    sinks.push(std::make_unique<ReportSink>(m_report));
+    sinks.push(std::make_unique<TableSink>());
+    const Stopped stopped = run_guarded(journal, sinks, resumed);
+    t = std::chrono::steady_clock::now();
+    if (stopped.by == 0) {
+      stop_workers();
+    }
+    m_phases["worker_stop"] = seconds_since(t);
+    t = std::chrono::steady_clock::now();
+    record_run_blocks();
+    m_phases["records"] = seconds_since(t);  // the variants and tolerances blocks
+    m_phases["total"] = seconds_since(t_start);
+    m_report.meta["phases_s"] = m_phases;
+    return write_report(sinks, stopped);
+  }
+
+ private:
+  /// The cases already journaled by the sweep --resume continues.
+  struct Resumed {
+    std::map<std::string, CaseRecord> cases;
+    std::optional<json> controls;
+  };
+  /// How the controls and cases ended: the signal that stopped them (0: none) and how
+  /// many cases were handed to the sinks by then.
+  struct Stopped {
+    int by = 0;
+    std::size_t finished = 0;
+  };
+
+  /// The kernel sets, the plan (for the GPU present when vLLM's tuned files are read
+  /// for it), and the report's meta. Returns the controls' first index.
+  std::size_t plan_and_describe() {
+    auto t = std::chrono::steady_clock::now();
     m_sets = kernels::KernelSets::load(m_request.kernel_dirs);
     m_tritons = plan::resolve_tritons(m_config, m_sets.versions());
-    phases["kernel_sets"] = seconds_since(t);
+    m_phases["kernel_sets"] = seconds_since(t);
     main_slot().client->poll_ready();
     t = std::chrono::steady_clock::now();
     plan::PlannedRun planned;
     if (m_config.vllm_configs.value && m_config.vllm_configs.value->gpu.empty()) {
-      wait_for_worker(phases);  // the tuned configs are those of the GPU present
-      // Tuned configs are read for the GPU present, as vLLM reads them.
+      wait_for_worker();  // the tuned configs are those of the GPU present, as vLLM reads them
       plan::SweepConfig with_gpu = m_config;
       with_gpu.vllm_configs.value->gpu = m_gpu.value("name", std::string(plan::k_default_vllm_gpu));
       planned = plan::plan_for(with_gpu, m_sets.versions(), m_request.only_cases, m_request.shard);
@@ -82,49 +122,52 @@ class Sweep {
       planned = plan::plan_for(m_config, m_sets.versions(), m_request.only_cases, m_request.shard);
     }
     m_plan = std::move(planned.plan);
-    const std::size_t controls_index = planned.next_index;
-    m_remedy_base = controls_index + 2 * m_tritons.size();
-    json shard_record;
-    if (planned.shard) {
-      shard_record = {{"index", planned.shard->index},
-                      {"count", planned.shard->count},
-                      {"plan_sha256", planned.shard->plan_sha256},
-                      {"plan_cases", planned.shard->plan_cases}};
-    }
-    phases["plan"] = seconds_since(t);
+    m_remedy_base = planned.next_index + 2 * m_tritons.size();
+    m_phases["plan"] = seconds_since(t);
     m_report.meta = meta_record(m_config, m_plan, m_request.argv, kernel_sets_record(m_sets, m_tritons));
     m_report.fail_on = m_request.fail_on;
     m_report.detail = m_request.detail;
     if (!m_request.only_cases.empty()) {
       m_report.meta["plan"]["only_cases"] = m_request.only_cases;
     }
-    if (!shard_record.is_null()) {
-      m_report.meta["shard"] = shard_record;
-      m_shard = shard_record;
+    if (planned.shard) {
+      // What every shard of this plan shares, for `loraprobe merge` to check.
+      m_shard = {{"index", planned.shard->index},
+                 {"count", planned.shard->count},
+                 {"plan_sha256", planned.shard->plan_sha256},
+                 {"plan_cases", planned.shard->plan_cases}};
+      m_report.meta["shard"] = m_shard;
     }
     plan::require_cases(m_plan, m_config);
-    std::map<std::string, CaseRecord> done;
-    std::optional<json> done_controls;
-    const json header = journal_header(m_config, m_plan, m_report.meta, m_request, m_shard);
-    if (!m_request.resume.empty()) {
-      report::JournalContents previous = report::read_journal(m_request.resume);
-      for (const char* key : {"config_sha256", "plan_sha256"}) {
-        if (previous.header.value(key, json()) != header[key]) {
-          throw UsageError(fmt::format("{}: written for another {} than this sweep's; resume with the same config "
-                                       "and flags",
-                                       m_request.resume, key == std::string("config_sha256") ? "config" : "plan"));
-        }
-      }
-      done = std::move(previous.cases);
-      done_controls = previous.controls;
+    return planned.next_index;
+  }
+
+  /// What the journal of --resume holds, checked to be this sweep's.
+  Resumed read_resumed(const json& header) const {
+    Resumed r;
+    if (m_request.resume.empty()) {
+      return r;
     }
-    // The plan's cases and the controls are entries alike: their images are built
-    // and inspected together, once.
-    t = std::chrono::steady_clock::now();
+    report::JournalContents previous = report::read_journal(m_request.resume);
+    for (const char* key : {"config_sha256", "plan_sha256"}) {
+      if (previous.header.value(key, json()) != header[key]) {
+        throw UsageError(fmt::format("{}: written for another {} than this sweep's; resume with the same config "
+                                     "and flags",
+                                     m_request.resume, key == std::string("config_sha256") ? "config" : "plan"));
+      }
+    }
+    r.cases = std::move(previous.cases);
+    r.controls = previous.controls;
+    return r;
+  }
+
+  /// The plan's cases and the controls are entries alike: their images are built and
+  /// inspected together, once.
+  void make_entries(std::size_t controls_index, bool controls_journaled) {
+    const auto t = std::chrono::steady_clock::now();
     m_entries = plan_entries(m_plan, m_config, m_sets, m_images, m_request.test_hooks);
-    if (m_request.controls && !done_controls) {
+    if (m_request.controls && !controls_journaled) {
       std::size_t next_index = controls_index;
-      m_remedy_base = controls_index + 2 * m_tritons.size();
       for (const std::string& triton : m_tritons) {
         m_controls.push_back(control_entries(m_sets.at(triton), m_config.seed.value, next_index, m_control_cases,
                                              m_images));
@@ -140,9 +183,13 @@ class Sweep {
       }
       m_remedy_base = next_index;
     }
-    phases["entries"] = seconds_since(t);
+    m_phases["entries"] = seconds_since(t);
     main_slot().client->poll_ready();
-    t = std::chrono::steady_clock::now();
+  }
+
+  /// Every image on the CPU (ptxas, the amplifier), then the amplified entries settled.
+  void build_images() {
+    const auto t = std::chrono::steady_clock::now();
     m_images.build_on_cpu(m_sets, m_request.jobs);
     settle_amplification(m_entries, m_images);
     for (PendingControl& a : m_amplified_controls) {
@@ -150,31 +197,21 @@ class Sweep {
       settle_amplification(one, m_images);
       a.entry = std::move(one.front());
     }
-    phases["images"] = seconds_since(t);
+    m_phases["images"] = seconds_since(t);
     main_slot().client->poll_ready();
-    start_inspection();
-    wait_for_worker(phases);
-    t = std::chrono::steady_clock::now();
-    keep_earlier_files(m_request, out, journal_path, /*act=*/true);  // the GPU is there: now move them aside
-    report::Journal journal(journal_path, header);
-    phases["journal"] = seconds_since(t);
-    fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
-               done.size(), out, journal_path);
-    Sinks sinks;
-    sinks.push(std::make_unique<ProgressSink>(m_entries.size(), m_request.progress, m_request.fail_on));
-    sinks.push(std::make_unique<ReportSink>(m_report));
-    sinks.push(std::make_unique<TableSink>());
-    // Ctrl-C or SIGTERM from here on: the waits kill and reap their children and throw
-    // lp::Interrupted; the cases that finished are in the journal and go into a partial
-    // report marked interrupted, and the message says how to resume.
-    std::size_t finished = 0;
-    int interrupted_by = 0;
+  }
+
+  /// inspect_and_run, with Ctrl-C or SIGTERM: the waits kill and reap their children
+  /// and throw lp::Interrupted; the cases that finished are in the journal and go into
+  /// a partial report marked interrupted, and the message says how to resume.
+  Stopped run_guarded(report::Journal& journal, CaseSink& sinks, const Resumed& resumed) {
+    Stopped stopped;
     try {
-      inspect_and_run(journal, sinks, done, done_controls, phases, finished);
+      inspect_and_run(journal, sinks, resumed.cases, resumed.controls, stopped.finished);
     } catch (const Interrupted& e) {
-      interrupted_by = e.signal();
+      stopped.by = e.signal();
       m_report.meta["interrupted"] =
-          fmt::format("{} after {} of {} cases", signal_name(interrupted_by), finished, m_entries.size());
+          fmt::format("{} after {} of {} cases", signal_name(stopped.by), stopped.finished, m_entries.size());
       for (DeviceSlot& slot : m_slots) {
         slot.client.reset();  // killed and reaped by the wait that noticed the signal
       }
@@ -187,22 +224,21 @@ class Sweep {
         record_environment();
       }
     }
-    t = std::chrono::steady_clock::now();
-    if (interrupted_by == 0) {
-      stop_workers();
-    }
-    phases["worker_stop"] = seconds_since(t);
-    t = std::chrono::steady_clock::now();
+    return stopped;
+  }
+
+  /// The report's blocks that describe the whole run: phases, GPUs, variants, tolerances.
+  void record_run_blocks() {
     // Of the cases' time: the jobs' round trips to the worker, and the worker's own part
     // (summed per job from its start to its answer: the worker overlaps one case's start
     // with the one before on the GPU, so this sum may exceed the cases' time).
-    phases["jobs_round_trip"] = m_job_time.round_trip_s;
-    phases["jobs_in_worker"] = m_job_time.worker_s;
-    phases["jobs_recording"] = m_job_time.recording_s;
+    m_phases["jobs_round_trip"] = m_job_time.round_trip_s;
+    m_phases["jobs_in_worker"] = m_job_time.worker_s;
+    m_phases["jobs_recording"] = m_job_time.recording_s;
     // The static inspection runs beside the controls and the cases; what the sweep
     // waited for it is "static_inspection_wait".
-    phases["static_inspection"] = m_inspection_s;
-    phases["static_inspection_wait"] = m_inspection_wait_s;
+    m_phases["static_inspection"] = m_inspection_s;
+    m_phases["static_inspection_wait"] = m_inspection_wait_s;
     if (m_slots.size() > 1) {
       json devices = json::array();
       json gpus = json::array();
@@ -225,26 +261,21 @@ class Sweep {
     m_report.variants = variants_record(m_images, m_report.cases, keys_by_case);
     m_report.tolerances = tolerance_record(m_config);
     m_report.meta["finished_at"] = report::utc_now_iso8601();
-    phases["records"] = seconds_since(t);  // the variants and tolerances blocks
-    phases["total"] = seconds_since(t_start);
-    m_report.meta["phases_s"] = phases;
-    auto phase = [&phases](const char* name) { return phases.value(name, 0.0); };
+  }
+
+  /// The report (partial when a signal stopped the run; none after a second signal),
+  /// the verdict table, the time line and the summary.
+  SweepOutcome write_report(CaseSink& sinks, const Stopped& stopped) {
+    auto phase = [this](const char* name) { return m_phases.value(name, 0.0); };
     // A second signal: the journal keeps every finished case, the partial report is not written.
-    const bool skip_output = interrupted_by != 0 && interrupt_urgent();
-    if (skip_output) {
+    if (stopped.by != 0 && interrupt_urgent()) {
       fmt::print(stderr, "sweep: second signal: no partial report written; the journal {} keeps the {} finished "
                          "case(s): 'loraprobe sweep --resume {}' runs the rest\n",
-                 journal_path, finished, journal_path);
+                 m_journal_path, stopped.finished, m_journal_path);
       reap_workers();
-      throw Interrupted(interrupted_by);
+      throw Interrupted(stopped.by);
     }
-    m_report.write(out);
-    const formats::ExtraOutputs outputs{m_request.junit, m_request.markdown, m_request.html,
-                                        m_request.fail_on.count(Verdict::latent) > 0};
-    if (outputs.any()) {
-      // From the report as written: the other formats say what the report says.
-      formats::write_outputs(formats::read_document(out), outputs);
-    }
+    m_report.write(m_out);
     sinks.finish();  // ends the progress line, prints the verdict table
     fmt::print(stderr, "sweep: time: images {:.1f} s, worker start {:.1f} s, static inspection {:.1f} s (beside the GPU "
                        "work; waited {:.1f} s), controls {:.1f} s, cases {:.1f} s ({:.1f} ms per case), total {:.1f} s\n",
@@ -252,23 +283,21 @@ class Sweep {
                phase("controls"), phase("cases"),
                m_entries.empty() ? 0.0 : 1000.0 * phase("cases") / static_cast<double>(m_entries.size()),
                phase("total"));
-    print_summary(m_report, out);
+    print_summary(m_report, m_out);
     reap_workers();  // asked to quit before the report was written: their exit overlapped it
-    if (interrupted_by != 0) {
+    if (stopped.by != 0) {
       fmt::print(stderr,
                  "sweep: interrupted by {} after {} of {} cases; the journal {} keeps them and the report {} shows "
                  "them (marked interrupted): 'loraprobe sweep --resume {}' runs the rest\n",
-                 signal_name(interrupted_by), finished, m_entries.size(), journal_path, out, journal_path);
-      throw Interrupted(interrupted_by);
+                 signal_name(stopped.by), stopped.finished, m_entries.size(), m_journal_path, m_out, m_journal_path);
     }
-    return m_report.summary().exit_code;
+    return {m_report.summary().exit_code, m_out, m_journal_path, stopped.by};
   }
 
- private:
   /// The controls and the cases, each finished case handed to
   /// `sinks` and counted in `finished`; lp::Interrupted (Ctrl-C, SIGTERM) propagates out of it.
   void inspect_and_run(report::Journal& journal, CaseSink& sinks, const std::map<std::string, CaseRecord>& done,
-                       const std::optional<json>& done_controls, json& phases, std::size_t& finished) {
+                       const std::optional<json>& done_controls, std::size_t& finished) {
     // The cases' time counts whether they all ran or a signal stopped them.
     struct CasesTimer {
       json& phases;
@@ -278,7 +307,7 @@ class Sweep {
           phases["cases"] = seconds_since(*start);
         }
       }
-    } cases_timer{phases, std::nullopt};
+    } cases_timer{m_phases, std::nullopt};
     bool controls_valid = true;
     const auto t = std::chrono::steady_clock::now();
     if (!m_request.controls) {
@@ -289,7 +318,7 @@ class Sweep {
     } else {
       controls_valid = run_controls();
     }
-    phases["controls"] = seconds_since(t);
+    m_phases["controls"] = seconds_since(t);
     cases_timer.start = std::chrono::steady_clock::now();
     if (!controls_valid) {
       record_controls(journal);
@@ -363,7 +392,7 @@ class Sweep {
 
   /// Waits for the first GPU's worker, which started at the beginning (the time
   /// not hidden behind the preparation is the phase "worker_start").
-  void wait_for_worker(json& phases) {
+  void wait_for_worker() {
     const auto t = std::chrono::steady_clock::now();
     DeviceSlot& slot = main_slot();
     slot.client->wait_ready();
@@ -371,7 +400,7 @@ class Sweep {
     if (m_gpu.is_null()) {
       m_gpu = slot.gpu;
     }
-    phases["worker_start"] = phases.value("worker_start", 0.0) + seconds_since(t);
+    m_phases["worker_start"] = m_phases.value("worker_start", 0.0) + seconds_since(t);
   }
 
   /// sweep --remedies: the known remedies of each hazardous configuration as
@@ -746,11 +775,14 @@ class Sweep {
   std::mutex m_job_time_mutex;
   json m_gpu;
   report::Report m_report;
+  std::string m_out;           ///< the report's path
+  std::string m_journal_path;  ///< the journal's (the resumed one, or beside the report)
+  json m_phases = json::object();  ///< seconds per phase, meta.phases_s
 };
 
 }  // namespace
 
-int run_sweep(const plan::SweepConfig& config, const SweepRequest& request) {
+SweepOutcome run_sweep(const plan::SweepConfig& config, const SweepRequest& request) {
   Sweep sweep(config, request);
   return sweep.run();
 }

@@ -38,22 +38,28 @@ struct SweepRequest {
   std::string devices;                        ///< --devices "0,1,3" or "all": one worker per GPU; empty: `device` alone
   std::map<std::size_t, std::string> test_hooks;  ///< plan index -> hook role (tests only)
   std::string worker_exe;                     ///< this binary; empty: /proc/self/exe
-  std::string junit;                          ///< also write the report as JUnit XML here (formats/junit.hpp)
-  std::string markdown;                       ///< also as Markdown (formats/markdown.hpp)
-  std::string html;                           ///< also as one HTML page (formats/html.hpp)
-  report::Detail detail = report::Detail::compact;
+  report::Detail detail = report::Detail::compact;  ///< the case records' form (report/compact.hpp)
   std::vector<std::string> only_cases;        ///< --case: run only these ids of the plan
   std::optional<plan::Shard> shard;           ///< --shard I/N: run only that part of the plan
-  std::string save_repro;                     ///< --save-repro: a bundle per FAIL/LATENT variant in this folder  ///< the case records' form (report/compact.hpp)
+};
+
+/// What a sweep wrote, for the caller to write the other outputs from (cli/sweep.cpp:
+/// JUnit, Markdown, HTML, repro bundles).
+struct SweepOutcome {
+  int exit_code = 0;  ///< DESIGN.md: 0 clean, 1 failures, 3 environment or invalid controls
+  std::string report_path;
+  std::string journal_path;
+  int interrupted_by = 0;  ///< the signal that stopped the run (its report is partial), or 0
 };
 
 /// Where the sweep writes its report: --out, else the resumed journal's report, else
 /// loraprobe-report-<UTC time>.json in the working directory.
 std::string report_path_for(const SweepRequest& request);
 
-/// Runs the sweep and returns the exit code (DESIGN.md: 0 clean, 1 failures,
-/// 3 environment or invalid controls). Throws lp::Fatal for bad input or a
-/// machine that cannot run it.
-int run_sweep(const plan::SweepConfig& config, const SweepRequest& request);
+/// Runs the sweep, journals every case and writes the report (partial when a signal
+/// stopped it: then interrupted_by says which, and the caller throws lp::Interrupted
+/// once it wrote what it must). Throws lp::Fatal for bad input or a machine that
+/// cannot run it, and lp::Interrupted after a second signal (no report then).
+SweepOutcome run_sweep(const plan::SweepConfig& config, const SweepRequest& request);
 
 }  // namespace lp::sweep

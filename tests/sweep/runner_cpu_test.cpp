@@ -20,6 +20,7 @@
 #include "sweep/runner.hpp"
 #include "formats/document.hpp"
 #include "formats/junit.hpp"
+#include "formats/markdown.hpp"
 #include "formats/merge.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -78,10 +79,14 @@ class RunnerWithFakeWorker : public ::testing::Test {
 TEST_F(RunnerWithFakeWorker, VerdictsControlsFaultTimeoutJournalAndResume) {
   const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
   SweepRequest first = request();
-  first.junit = m_dir.path() + "/report.xml";
-  EXPECT_EQ(run_sweep(config, first), 1);  // a FAIL (and a fault, a timeout) among the cases
-  // --junit: the same run for a CI system (tests/report/validate_junit.py reads it with real parsers).
-  const std::string xml = read_file(first.junit, 1 << 20);
+  const SweepOutcome outcome = run_sweep(config, first);
+  EXPECT_EQ(outcome.exit_code, 1);  // a FAIL (and a fault, a timeout) among the cases
+  EXPECT_EQ(outcome.report_path, first.out);
+  EXPECT_EQ(outcome.journal_path, first.out.substr(0, first.out.size() - 5) + ".jsonl");
+  EXPECT_EQ(outcome.interrupted_by, 0);
+  // The same run for a CI system, as sweep --junit writes it from the report
+  // (tests/report/validate_junit.py reads it with real parsers).
+  const std::string xml = formats::junit_of(formats::read_document(outcome.report_path));
   EXPECT_NE(xml.find(R"(<testsuites name="loraprobe sweep" tests="6" failures="1" errors="2")"), std::string::npos)
       << xml;
 
@@ -135,7 +140,7 @@ TEST_F(RunnerWithFakeWorker, VerdictsControlsFaultTimeoutJournalAndResume) {
   SweepRequest resume = request();
   resume.out.clear();
   resume.resume = m_dir.path() + "/report.jsonl";
-  EXPECT_EQ(run_sweep(config, resume), 1);
+  EXPECT_EQ(run_sweep(config, resume).exit_code, 1);
   const std::vector<std::string> again = lines_of(m_dir.path() + "/worker.log");
   EXPECT_EQ(std::count_if(again.begin(), again.end(), [](const std::string& l) { return l.rfind("run", 0) == 0; }),
             0);
@@ -180,7 +185,7 @@ class ShardsWithFakeWorker : public ::testing::Test {
     r.progress = false;
     r.jobs = 2;
     r.shard = shard;
-    return run_sweep(plan::load_config_file(config_path.empty() ? m_dir.path() + "/config.json" : config_path), r);
+    return run_sweep(plan::load_config_file(config_path.empty() ? m_dir.path() + "/config.json" : config_path), r).exit_code;
   }
   std::string path(const std::string& name) const { return m_dir.path() + "/" + name; }
 
@@ -297,7 +302,7 @@ class DevicesWithFakeWorker : public ::testing::Test {
     r.jobs = 2;
     r.devices = devices;
     r.controls = controls;
-    m_exit = run_sweep(plan::load_config_file(m_dir.path() + "/config.json"), r);
+    m_exit = run_sweep(plan::load_config_file(m_dir.path() + "/config.json"), r).exit_code;
     return formats::read_document(r.out).json;
   }
 
@@ -399,7 +404,7 @@ TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
   r.case_timeout = std::chrono::seconds(20);
   r.progress = false;
   r.controls = false;
-  EXPECT_EQ(run_sweep(plan::load_config_file(m_dir.path() + "/remedies.json"), r), 1);
+  EXPECT_EQ(run_sweep(plan::load_config_file(m_dir.path() + "/remedies.json"), r).exit_code, 1);
   const json report = formats::read_document(r.out).json;
   ASSERT_TRUE(report.contains("remedies")) << report.dump().substr(0, 500);
   const json& hazards = report["remedies"]["hazards"];
@@ -453,8 +458,7 @@ TEST_F(RunnerWithFakeWorker, AmplifiedCasesAreJudgedOnTheirAmplifiedSassBesideTh
   write_file_atomic(m_dir.path() + "/script.json",
                     json{{"by_index", {{"0", "fail"}}}, {"log", m_dir.path() + "/worker.log"}}.dump());
   SweepRequest r = request();
-  r.markdown = m_dir.path() + "/report.md";
-  EXPECT_EQ(run_sweep(plan::load_config_file(m_dir.path() + "/amplified.json"), r), 1);
+  EXPECT_EQ(run_sweep(plan::load_config_file(m_dir.path() + "/amplified.json"), r).exit_code, 1);
   const json report = formats::read_document(r.out).json;
   ASSERT_EQ(report["cases"].size(), 4U);
   const json& hazard = report["cases"][0];
@@ -502,7 +506,7 @@ TEST_F(RunnerWithFakeWorker, AmplifiedCasesAreJudgedOnTheirAmplifiedSassBesideTh
     EXPECT_EQ(a["record"]["amplification"]["sites"], 2) << a.dump();
   }
   // The headline never says a bare FAIL for an amplified one.
-  const std::string md = read_file(r.markdown);
+  const std::string md = formats::markdown_of(formats::read_document(r.out));
   EXPECT_EQ(md.rfind("# loraprobe: FAIL under amplification (2 queued wgmma pairs): wrong numbers in 1 case(s).", 0), 0U)
       << md.substr(0, 300);
 }
@@ -512,7 +516,7 @@ TEST_F(RunnerWithFakeWorker, ControlsThatMisbehaveStopTheSweepBeforeAnyCase) {
   write_file_atomic(m_dir.path() + "/script.json",
                     json{{"by_index", {{"7", "fail"}}}, {"log", m_dir.path() + "/worker.log"}}.dump());
   const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
-  EXPECT_EQ(run_sweep(config, request()), 3);
+  EXPECT_EQ(run_sweep(config, request()).exit_code, 3);
   const json report = formats::read_document(m_dir.path() + "/report.json").json;
   EXPECT_EQ(report["controls"]["valid"], false);
   EXPECT_NE(report["controls"].value("reason", "").find("the negative control"), std::string::npos)
