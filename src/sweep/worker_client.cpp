@@ -1,8 +1,11 @@
 #include "sweep/worker_client.hpp"
 
+#include <csignal>
+
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 
 namespace lp::sweep {
 
@@ -76,6 +79,13 @@ std::optional<json> WorkerClient::receive(Clock::time_point deadline, std::strin
         problem = fmt::format("no answer before the deadline; worker {} killed ({})", m_child.pid(), e.describe());
       } else {
         const ChildExit e = m_child.kill(std::chrono::seconds(5));
+        // Stopped from outside, not faulted: a terminal's Ctrl-C (or `timeout -s INT`)
+        // signals the whole process group, the worker with it. The case did not run and
+        // is not journaled; the sweep stops as interrupted, and --resume runs it again.
+        if (e.term_signal == SIGINT || e.term_signal == SIGTERM || e.term_signal == SIGHUP ||
+            e.term_signal == SIGQUIT) {
+          throw Interrupted(e.term_signal);
+        }
         problem = fmt::format("worker {} exited without answering ({})", m_child.pid(), e.describe());
       }
       return std::nullopt;

@@ -11,6 +11,7 @@ has run N jobs.)
   pass   every run right (the default)     fail   every run wrong
   fault  a sticky fault: answers, then exits 4   die   exits without answering
   hang   never answers (the parent's --case-timeout kills it)
+  sigint killed by SIGINT without answering (a terminal's Ctrl-C reaches the group)
 A job whose expand kernel is the positive control (a "-rawbits" variant) fails, as
 on a GPU. Every start and every job is appended to the log, one line each.
 """
@@ -79,6 +80,11 @@ for line in sys.stdin:
             time.sleep(3600)
         if action == "die":
             sys.exit(1)
+        if action == "sigint":
+            import signal
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(60)
         outcome = "fault" if action == "fault" else "ran"
         failed = action == "fail"
         runs = job["repeats"]

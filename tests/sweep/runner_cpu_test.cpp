@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -509,6 +511,35 @@ TEST_F(RunnerWithFakeWorker, AmplifiedCasesAreJudgedOnTheirAmplifiedSassBesideTh
   const std::string md = formats::markdown_of(formats::read_document(r.out));
   EXPECT_EQ(md.rfind("# loraprobe: FAIL under amplification (2 queued wgmma pairs): wrong numbers in 1 case(s).", 0), 0U)
       << md.substr(0, 300);
+}
+
+TEST_F(RunnerWithFakeWorker, AWorkerStoppedByCtrlCIsAnInterruptNotAFault) {
+  // A terminal's Ctrl-C (and `timeout -s INT`) signals the process group: the worker dies
+  // of SIGINT in the middle of case 3. That case did not fault: it is not journaled, the
+  // sweep stops as interrupted, and --resume runs it (found on the H200: it was recorded
+  // as a fault, and the resumed report said exit 1).
+  write_file_atomic(m_dir.path() + "/script.json",
+                    json{{"by_index", {{"3", "sigint"}}}, {"log", m_dir.path() + "/worker.log"}}.dump());
+  const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
+  const SweepOutcome stopped = run_sweep(config, request());
+  EXPECT_EQ(stopped.interrupted_by, SIGINT);
+  const json partial = formats::read_document(stopped.report_path).json;
+  EXPECT_EQ(partial["meta"]["interrupted"].get<std::string>().rfind("SIGINT after ", 0), 0U) << partial["meta"].dump();
+  const report::JournalContents journal = report::read_journal(stopped.journal_path);
+  for (const auto& [id, record] : journal.cases) {
+    EXPECT_NE(record.verdict, report::Verdict::fault) << id;
+    EXPECT_NE(record.index, 3U) << "the interrupted case was journaled";
+  }
+  write_file_atomic(m_dir.path() + "/script.json", json{{"log", m_dir.path() + "/worker.log"}}.dump());
+  SweepRequest resume = request();
+  resume.resume = stopped.journal_path;
+  const SweepOutcome done = run_sweep(config, resume);
+  EXPECT_EQ(done.interrupted_by, 0);
+  EXPECT_EQ(done.exit_code, 0);
+  const json report = formats::read_document(done.report_path).json;
+  EXPECT_EQ(report["cases"].size(), 6U);
+  // As a run without the signal: block_n 128 LATENT (its static hazard), block_n 32 PASS.
+  EXPECT_EQ(report["summary"]["counts"], json({{"LATENT", 3}, {"PASS", 3}})) << report["summary"].dump();
 }
 
 TEST_F(RunnerWithFakeWorker, ControlsThatMisbehaveStopTheSweepBeforeAnyCase) {
