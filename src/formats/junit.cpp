@@ -115,7 +115,7 @@ std::vector<Suite> report_suites(const json& report, bool latent_fails) {
         const json& v = member(timing, name);
         return v.is_number() ? v.get<double>() : 0.0;
       };
-      t.seconds = (ms("kernel_ms") * integer(c, "runs") + ms("reference_ms")) / 1000.0;
+      t.seconds = (ms("kernel_ms") * static_cast<double>(integer(c, "runs")) + ms("reference_ms")) / 1000.0;
     }
     const std::string verdict = text(c, "verdict");
     const json& metrics = member(c, "metrics");
