@@ -18,6 +18,7 @@
 #include "util/checked.hpp"
 #include "util/error.hpp"
 #include "util/json_bounded.hpp"
+#include "util/json_in.hpp"
 #include "util/text.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
@@ -79,20 +80,6 @@ std::vector<std::string_view> axis_keys() {
   return keys;
 }
 
-std::string escape_pointer_token(std::string_view token) {
-  std::string out;
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 /// Parses JSON text with the size and nesting limits; throws InputError.
 json parse_json_limited(std::string_view text, const std::string& file) {
   if (text.size() > k_max_config_bytes) {
@@ -118,7 +105,7 @@ json parse_json_limited(std::string_view text, const std::string& file) {
       return std::string();
     }
     const Level& parent = open.back();
-    return parent.pointer + "/" + (parent.object ? escape_pointer_token(parent.key) : std::to_string(parent.index));
+    return parent.pointer + "/" + (parent.object ? json_pointer_token(parent.key) : std::to_string(parent.index));
   };
   auto value_done = [&open]() {
     if (!open.empty() && !open.back().object) {
@@ -133,7 +120,7 @@ json parse_json_limited(std::string_view text, const std::string& file) {
         break;
       case json::parse_event_t::key:
         if (!open.back().keys.insert(parsed.get<std::string>()).second && !duplicate) {
-          duplicate = open.back().pointer + "/" + escape_pointer_token(parsed.get<std::string>());
+          duplicate = open.back().pointer + "/" + json_pointer_token(parsed.get<std::string>());
         }
         open.back().key = parsed.get<std::string>();
         break;
@@ -184,7 +171,7 @@ std::vector<json> expand_range(const AxisInfo& axis, const json& range, const st
   }
   for (const auto& [key, value] : range.items()) {
     if (key != "from" && key != "to" && key != "mul" && key != "step") {
-      throw InputError(file, ptr + "/" + escape_pointer_token(key),
+      throw InputError(file, ptr + "/" + json_pointer_token(key),
                        fmt::format("unknown key \"{}\" in a range (from, to, and mul or step)", key));
     }
   }
@@ -269,7 +256,7 @@ Tolerance parse_tolerance(const json& node, const std::string& file, const std::
   }
   Tolerance tol;
   for (const auto& [key, value] : node.items()) {
-    const std::string item_ptr = ptr + "/" + escape_pointer_token(key);
+    const std::string item_ptr = ptr + "/" + json_pointer_token(key);
     if (key != "atol" && key != "rtol") {
       throw InputError(file, item_ptr, fmt::format("unknown key \"{}\" (atol, rtol)", key));
     }
@@ -371,7 +358,7 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
   for (const auto& [key, value] : doc.items()) {
     if (std::find(k_top_level_keys.begin(), k_top_level_keys.end(), key) == k_top_level_keys.end()) {
       const bool is_axis = find_axis(key) != nullptr;
-      throw InputError(file, "/" + escape_pointer_token(key),
+      throw InputError(file, "/" + json_pointer_token(key),
                        is_axis ? fmt::format("unknown key \"{}\": axes go inside \"axes\"", key)
                                : fmt::format("unknown key \"{}\"{}", key, did_you_mean(key, k_top_level_keys)));
     }
@@ -404,7 +391,7 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
     }
     std::set<AxisId> seen;
     for (const auto& [key, value] : it->items()) {
-      const std::string ptr = "/axes/" + escape_pointer_token(key);
+      const std::string ptr = "/axes/" + json_pointer_token(key);
       const AxisInfo& axis = axis_of_key(key, file, ptr, c.notes);
       if (!seen.insert(axis.id).second) {
         throw InputError(file, ptr, fmt::format("axis {} is given twice (as {} and {})", axis.key, axis.key, axis.old_key));
@@ -468,7 +455,7 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
       throw InputError(file, "/tolerance", fmt::format("expected an object keyed by dtype, got {}", it->dump()));
     }
     for (const auto& [key, value] : it->items()) {
-      const std::string ptr = "/tolerance/" + escape_pointer_token(key);
+      const std::string ptr = "/tolerance/" + json_pointer_token(key);
       const std::optional<DType> dtype = parse_dtype(key);
       if (!dtype) {
         throw InputError(file, ptr, fmt::format("unknown dtype \"{}\" (fp32, bf16, fp16)", key));
@@ -500,7 +487,7 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
       ExcludeRule parsed;
       parsed.pointer = ptr;
       for (const auto& [key, value] : rule.items()) {
-        const std::string key_ptr = ptr + "/" + escape_pointer_token(key);
+        const std::string key_ptr = ptr + "/" + json_pointer_token(key);
         const AxisInfo& axis = axis_of_key(key, file, key_ptr, c.notes);
         if (parsed.match.count(axis.id) > 0) {
           throw InputError(file, key_ptr,

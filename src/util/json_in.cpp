@@ -8,10 +8,7 @@
 
 namespace lp {
 
-namespace {
-
-/// RFC 6901: "~" and "/" inside a key.
-std::string pointer_token(std::string_view key) {
+std::string json_pointer_token(std::string_view key) {
   std::string out;
   for (const char c : key) {
     if (c == '~') {
@@ -24,6 +21,8 @@ std::string pointer_token(std::string_view key) {
   }
   return out;
 }
+
+namespace {
 
 std::string kind_of(const nlohmann::json& v) {
   if (v.is_number_integer()) {
@@ -80,7 +79,7 @@ JsonIn JsonIn::at(std::string_view key) const {
   if (it == o.end()) {
     fail(fmt::format("missing \"{}\"", key));
   }
-  return JsonIn(*it, *m_file, m_pointer + "/" + pointer_token(key));
+  return JsonIn(*it, *m_file, m_pointer + "/" + json_pointer_token(key));
 }
 
 std::optional<JsonIn> JsonIn::find(std::string_view key) const {
@@ -89,7 +88,7 @@ std::optional<JsonIn> JsonIn::find(std::string_view key) const {
   if (it == o.end() || it->is_null()) {
     return std::nullopt;
   }
-  return JsonIn(*it, *m_file, m_pointer + "/" + pointer_token(key));
+  return JsonIn(*it, *m_file, m_pointer + "/" + json_pointer_token(key));
 }
 
 JsonIn JsonIn::operator[](std::size_t i) const {
@@ -115,7 +114,7 @@ std::vector<std::pair<std::string, JsonIn>> JsonIn::members() const {
   std::vector<std::pair<std::string, JsonIn>> out;
   out.reserve(o.size());
   for (auto it = o.begin(); it != o.end(); ++it) {
-    out.emplace_back(it.key(), JsonIn(it.value(), *m_file, m_pointer + "/" + pointer_token(it.key())));
+    out.emplace_back(it.key(), JsonIn(it.value(), *m_file, m_pointer + "/" + json_pointer_token(it.key())));
   }
   return out;
 }

@@ -18,6 +18,9 @@
 
 namespace lp {
 
+/// `key` as one token of a JSON pointer (RFC 6901: "~" is "~0", "/" is "~1").
+std::string json_pointer_token(std::string_view key);
+
 /// The first characters of a value's JSON text, for an error message.
 std::string json_preview(const nlohmann::json& value);
 
