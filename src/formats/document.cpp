@@ -46,36 +46,14 @@ int major_of(std::string_view version) {
 /// objects for the variants and the full cases, a string for meta's words. Each case of
 /// a full table is read as the typed record it is (report/report.hpp), so a wrong type
 /// or an out-of-range number anywhere in it is named by its pointer.
-/// A case's axis values, each of the type its axis has (plan/axes.hpp); an axis this
-/// loraprobe does not know is shown as it is.
+/// A case's axis values, each one its axis accepts (plan::check_value, as a config's
+/// are checked); an axis this loraprobe does not know is shown as it is.
 void check_axes(const JsonIn& axes) {
   for (const auto& [key, value] : axes.members()) {
-    const plan::AxisInfo* axis = plan::find_axis(key);
-    if (axis == nullptr) {
-      continue;
-    }
-    switch (axis->kind) {
-      case plan::AxisKind::integer:
-        (void)value.integer();
-        break;
-      case plan::AxisKind::hidden:
-        if (value.json().is_array()) {
-          for (const JsonIn& h : value.items()) {
-            (void)h.integer();
-          }
-        } else {
-          (void)value.integer();
-        }
-        break;
-      case plan::AxisKind::boolean:
-        (void)value.boolean();
-        break;
-      case plan::AxisKind::op:
-      case plan::AxisKind::dtype:
-      case plan::AxisKind::compiler:
-      case plan::AxisKind::release:
-        (void)value.string();
-        break;
+    if (const plan::AxisInfo* axis = plan::find_axis(key)) {
+      if (const std::optional<std::string> bad = plan::check_value(*axis, value.json())) {
+        value.fail(*bad);
+      }
     }
   }
 }

@@ -168,52 +168,51 @@ void ImageSet::compile_images(const kernels::KernelSets& sets, std::size_t threa
     Image& image = *todo[i];
     const kernels::KernelSet& set = sets.at(image.triton);
     const kernels::Variant* v = set.find(image.variant_id);
+    if (!image.error.empty()) {
+      return;  // the amplifier refused the PTX
+    }
     try {
-      if (!image.error.empty()) {
-        return;  // the amplifier refused the PTX
-      }
-      if (v == nullptr || !v->ok()) {
-        throw Error(fmt::format("variant {} is not an ok variant of {}", image.variant_id, set.origin()));
-      }
-      if (image.amplify > 0 && !image.ptx) {
-        throw Error(fmt::format("variant {}: its PTX could not be read for amplification", v->id));
-      }
-      if (image.compiler.kind == compile::CompilerKind::prebuilt && image.amplify == 0) {
-        image.cubin = set.contents(*v->cubin);
-        image.compile = {{"kind", "prebuilt"},
-                         {"tool", fmt::format("Triton {}'s bundled ptxas", set.triton())},
-                         {"version", v->ptxas_version},
-                         {"sha256", set.manifest().ptxas.value("sha256", "")},
-                         {"options", set.manifest().ptxas_options}};
-        return;
-      }
-      const std::string pkey = ptxas_key(image);
-      if (const auto bad = m_ptxas_errors.find(pkey); bad != m_ptxas_errors.end()) {
-        throw Error(bad->second);
-      }
-      const compile::PtxasInfo& ptxas = m_ptxas.at(pkey);
-      const std::vector<std::string>& options = set.manifest().ptxas_options;
-      const compile::PtxasOutput out =
-          compile::compile_with_ptxas(ptxas, image.amplify > 0 ? *image.ptx : set.contents(*v->ptx), v->id, options);
-      image.cubin = out.cubin;
-      image.compile = {{"kind", "ptxas"},        {"tool", ptxas.path}, {"version", ptxas.version},
-                       {"sha256", ptxas.sha256}, {"options", options}, {"ms", out.ms},
-                       {"log", out.log}};
-      if (image.amplify > 0) {
-        // The amplified PTX of a prebuilt case goes through the binary that built the
-        // set's cubins: the set's bundled ptxas, with the set's options.
-        image.compile["amplified"] = image.amplify;
-        if (image.compiler.kind == compile::CompilerKind::prebuilt) {
-          image.compile["tool"] = fmt::format("Triton {}'s bundled ptxas ({})", set.triton(), ptxas.path);
+      // What ptxas or the variant says against it, or its ptxas missing here: its error.
+      image.error = error_of([&] {
+        if (v == nullptr || !v->ok()) {
+          throw Error(fmt::format("variant {} is not an ok variant of {}", image.variant_id, set.origin()));
         }
-        image.amplification->serialised = serialisation_note(out.log);
-      }
+        if (image.amplify > 0 && !image.ptx) {
+          throw Error(fmt::format("variant {}: its PTX could not be read for amplification", v->id));
+        }
+        if (image.compiler.kind == compile::CompilerKind::prebuilt && image.amplify == 0) {
+          image.cubin = set.contents(*v->cubin);
+          image.compile = {{"kind", "prebuilt"},
+                           {"tool", fmt::format("Triton {}'s bundled ptxas", set.triton())},
+                           {"version", v->ptxas_version},
+                           {"sha256", set.manifest().ptxas.value("sha256", "")},
+                           {"options", set.manifest().ptxas_options}};
+          return;
+        }
+        const std::string pkey = ptxas_key(image);
+        if (const auto bad = m_ptxas_errors.find(pkey); bad != m_ptxas_errors.end()) {
+          throw Error(bad->second);
+        }
+        const compile::PtxasInfo& ptxas = m_ptxas.at(pkey);
+        const std::vector<std::string>& options = set.manifest().ptxas_options;
+        const compile::PtxasOutput out =
+            compile::compile_with_ptxas(ptxas, image.amplify > 0 ? *image.ptx : set.contents(*v->ptx), v->id, options);
+        image.cubin = out.cubin;
+        image.compile = {{"kind", "ptxas"},        {"tool", ptxas.path}, {"version", ptxas.version},
+                         {"sha256", ptxas.sha256}, {"options", options}, {"ms", out.ms},
+                         {"log", out.log}};
+        if (image.amplify > 0) {
+          // The amplified PTX of a prebuilt case goes through the binary that built the
+          // set's cubins: the set's bundled ptxas, with the set's options.
+          image.compile["amplified"] = image.amplify;
+          if (image.compiler.kind == compile::CompilerKind::prebuilt) {
+            image.compile["tool"] = fmt::format("Triton {}'s bundled ptxas ({})", set.triton(), ptxas.path);
+          }
+          image.amplification->serialised = serialisation_note(out.log);
+        }
+      });
     } catch (const Interrupted&) {
       image.error = "not built: interrupted";  // the run stops below; nothing of it is reported as compiled
-    } catch (const Error& e) {  // ptxas failed on it, or its variant cannot be built
-      image.error = e.what();
-    } catch (const EnvironmentError& e) {  // its ptxas cannot run here
-      image.error = e.what();
     }
   });
 }
