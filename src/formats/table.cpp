@@ -1,6 +1,7 @@
 #include "formats/table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -87,10 +88,12 @@ VerdictMap verdict_map(const std::vector<report::CaseRecord>& cases) {
     row.cells[col] = report::verdict_letter(c.verdict);
     row.all_pass = row.all_pass && c.verdict == report::Verdict::pass;
     std::string tip = fmt::format("{} tokens: {} (case {})", t, report::to_string(c.verdict), c.id);
-    if (c.metrics.is_object() && c.metrics.contains("worst_dev_over_tolerance")) {
-      const json& dev = c.metrics["worst_dev_over_tolerance"];
+    if (c.metrics) {
+      // A non-finite deviation in the quotes of its JSON spelling ("inf"), as it always was.
+      const double dev = c.metrics->worst_dev_over_tolerance;
       tip += fmt::format(", worst deviation {} of tolerance",
-                         dev.is_number() ? fmt::format("{:.3g}", dev.get<double>()) : dev.dump());
+                         std::isfinite(dev) ? fmt::format("{:.3g}", dev)
+                                            : fmt::format("\"{}\"", std::isnan(dev) ? "nan" : dev > 0 ? "inf" : "-inf"));
     }
     row.tips[col] = std::move(tip);
   }

@@ -1,7 +1,7 @@
 #pragma once
 // The one sentence that says what a comparison measured, written from its fields at
 // render time: by the worker's metrics (verify/compare.hpp CompareMetrics::summary,
-// kept in full reports as metrics.summary) and by the formats for a compact report,
+// written in full reports as metrics.summary) and by the formats for a compact report,
 // whose rows keep only the numbers. One function, so the two cannot drift.
 
 #include <cstdint>

@@ -3,9 +3,12 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "model/metrics_json.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
+#include "util/json_in.hpp"
 #include "util/text.hpp"
 
 namespace lp::protocol {
@@ -80,8 +83,6 @@ JobResult JobResult::lost(std::size_t index, std::string case_id, RunOutcome out
   r.case_id = std::move(case_id);
   r.outcome = outcome;
   r.reason = std::move(reason);
-  r.metrics = nullptr;
-  r.timing = nullptr;
   return r;
 }
 
@@ -219,7 +220,9 @@ Job job_from_json(const json& j) {
 json to_json(const JobResult& r) {
   return {{"index", r.index},   {"case_id", r.case_id},         {"outcome", to_string(r.outcome)},
           {"reason", r.reason}, {"runs", r.runs},               {"failed_runs", r.failed_runs},
-          {"metrics", r.metrics}, {"timing", r.timing},         {"worker_ms", r.worker_ms}};
+          {"metrics", r.metrics ? json(*r.metrics) : json()},
+          {"timing", r.timing ? json(*r.timing) : json()},
+          {"worker_ms", r.worker_ms}};
 }
 
 JobResult result_from_json(const json& j) {
@@ -235,12 +238,19 @@ JobResult result_from_json(const json& j) {
     r.reason = j.at("reason").get<std::string>();
     r.runs = j.at("runs").get<int>();
     r.failed_runs = j.at("failed_runs").get<int>();
-    r.metrics = j.at("metrics");
-    r.timing = j.at("timing");
+    static const std::string k_message = "worker result";
+    if (!j.at("metrics").is_null()) {
+      r.metrics = metrics_from_json(JsonIn(j.at("metrics"), k_message, "/metrics"));
+    }
+    if (!j.at("timing").is_null()) {
+      r.timing = timing_from_json(JsonIn(j.at("timing"), k_message, "/timing"));
+    }
     r.worker_ms = j.value("worker_ms", 0.0);
     return r;
   } catch (const json::exception& e) {
     throw Error(fmt::format("worker result: malformed message: {}", e.what()));
+  } catch (const InputError& e) {
+    throw Error(fmt::format("malformed message: {}", e.what()));  // ours, not the user's: not exit 2
   }
 }
 

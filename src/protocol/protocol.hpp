@@ -17,9 +17,10 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "compile/compiler.hpp"
+#include "model/metrics.hpp"
 #include "model/problem.hpp"
 
 namespace lp::protocol {
@@ -87,8 +88,8 @@ struct JobResult {
   std::string reason;
   int runs = 0;
   int failed_runs = 0;
-  nlohmann::json metrics;  ///< the worst run's CompareMetrics::to_json(), or null
-  nlohmann::json timing;   ///< kernel/reference ms, bytes, bandwidth, or null
+  std::optional<CompareMetrics> metrics;  ///< the worst run's, when every repeat ran
+  std::optional<CaseTiming> timing;       ///< kernel/reference ms, bytes, when every repeat ran
   /// Wall time the worker spent on the job, for the sweep's own phases (meta.phases_s);
   /// not part of the case record.
   double worker_ms = 0.0;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "model/metrics_json.hpp"
 #include "util/error.hpp"
 #include "util/json_in.hpp"
 
@@ -22,16 +23,8 @@ namespace {
 /// The axes that differ from case to case within a kernel variant; every other axis
 /// is said once, in the case's group.
 constexpr std::array<const char*, 4> k_shape_axes = {"tokens", "hidden", "rank", "num_loras"};
-/// CompareMetrics::to_json()'s numbers, in row order; atol and rtol go through the
-/// tolerances list and the prose is dropped.
-constexpr std::array<const char*, 14> k_metric_columns = {
-    "elements",      "nan",         "inf",         "huge",       "mismatches", "unwritten", "untouched_rows_written",
-    "reference_nonfinite", "failing_tiles", "total_tiles", "max_abs_dev", "max_rel_dev",
-    "worst_dev_over_tolerance", "first_bad"};
-/// Columns a report of an earlier 4.x version does not have: read as null there.
+/// Metric columns a report of an earlier 4.x version does not have: read as null there.
 constexpr std::array<const char*, 1> k_columns_since_4_1 = {"huge"};
-constexpr std::array<const char*, 2> k_dropped_metrics = {"summary", "tolerance_why"};
-constexpr std::array<const char*, 3> k_timing_columns = {"kernel_ms", "reference_ms", "bytes"};
 /// The group column of an amplified case's AmplificationRecord (since 4.1.0; no axis has this name).
 constexpr const char* k_amplification_column = "amplification";
 
@@ -43,10 +36,10 @@ json columns() {
   for (const char* k : {"device", "verdict", "reason", "runs", "failed_runs", "tolerance"}) {
     c.push_back(k);
   }
-  for (const char* m : k_metric_columns) {
+  for (const std::string_view m : metric_columns()) {
     c.push_back(m);
   }
-  for (const char* t : k_timing_columns) {
+  for (const std::string_view t : timing_columns()) {
     c.push_back(t);
   }
   return c;
@@ -78,8 +71,8 @@ json shortest(const json& v) {
   return std::strtod(fmt::format("{}", f).c_str(), nullptr);
 }
 
-bool contains(const auto& list, const std::string& key) {
-  for (const char* k : list) {
+bool contains(const auto& list, std::string_view key) {
+  for (const std::string_view k : list) {
     if (key == k) {
       return true;
     }
@@ -140,31 +133,28 @@ json compact_cases(const std::vector<CaseRecord>& cases) {
     row.push_back(stored_reason(c));
     row.push_back(c.runs);
     row.push_back(c.failed_runs);
-    if (c.metrics.is_object()) {
-      for (const auto& [key, value] : c.metrics.items()) {
-        if (!contains(k_metric_columns, key) && !contains(k_dropped_metrics, key) && key != "atol" && key != "rtol") {
-          throw Error(fmt::format("compact report: case {}'s metric \"{}\" has no column (src/report/compact.cpp)",
-                                  c.id, key));
-        }
-      }
-      const auto tol = std::make_pair(c.metrics.value("atol", 0.0), c.metrics.value("rtol", 0.0));
+    if (c.metrics) {
+      const json metrics = *c.metrics;
+      const auto tol = std::make_pair(c.metrics->atol, c.metrics->rtol);
       const auto [t, new_tol] = tolerance_index.emplace(tol, tolerances.size());
       if (new_tol) {
         tolerances.push_back({tol.first, tol.second});
       }
-      row.push_back(c.metrics.contains("atol") ? json(t->second) : json());
-      for (const char* m : k_metric_columns) {
-        const json cell = c.metrics.contains(m) ? c.metrics[m] : json();
+      row.push_back(t->second);
+      for (const std::string_view m : metric_columns()) {
+        const auto it = metrics.find(std::string(m));
+        const json cell = it != metrics.end() ? *it : json();
         row.push_back(contains(k_single_precision_ratios, m) ? at_single_precision(cell) : shortest(cell));
       }
     } else {
       row.push_back(nullptr);
-      for (std::size_t i = 0; i < k_metric_columns.size(); ++i) {
+      for (std::size_t i = 0; i < metric_columns().size(); ++i) {
         row.push_back(nullptr);
       }
     }
-    for (const char* t : k_timing_columns) {
-      row.push_back(c.timing.is_object() && c.timing.contains(t) ? shortest(c.timing[t]) : json());
+    const json timing = c.timing ? json(*c.timing) : json();
+    for (const std::string_view t : timing_columns()) {
+      row.push_back(c.timing ? shortest(timing[std::string(t)]) : json());
     }
     rows.push_back(std::move(row));
   }
@@ -513,13 +503,14 @@ std::vector<CaseRecord> expand_cases(const json& table) {
       } else if (c.verdict == Verdict::latent && c.static_findings) {
         c.reason = latent_reason(*c.static_findings, c.runs) + attribution_note(c.attribution.value_or(""));
       }
-      if (at("elements").is_null()) {
-        c.metrics = nullptr;
-      } else {
-        c.metrics = json::object();
-        for (const char* m : k_metric_columns) {
-          if (!contains(k_columns_since_4_1, m) || !at(m).is_null()) {
-            c.metrics[m] = at(m);
+      // The metrics and the timing through their one reader (model/metrics_json.hpp),
+      // from the cells of their columns.
+      const std::string row_pointer = fmt::format("/cases/rows/{}", r);
+      if (!at("elements").is_null()) {
+        json metrics = json::object();
+        for (const std::string_view m : metric_columns()) {
+          if (!contains(k_columns_since_4_1, m) || !at(std::string(m).c_str()).is_null()) {
+            metrics[std::string(m)] = at(std::string(m).c_str());
           }
         }
         if (!at("tolerance").is_null()) {
@@ -527,17 +518,17 @@ std::vector<CaseRecord> expand_cases(const json& table) {
           if (t >= tolerances.size() || !tolerances[t].is_array() || tolerances[t].size() != 2) {
             throw bad(where("tolerance"), fmt::format("{} is not a tolerance", t));
           }
-          c.metrics["atol"] = tolerances[t][0];
-          c.metrics["rtol"] = tolerances[t][1];
+          metrics["atol"] = tolerances[t][0];
+          metrics["rtol"] = tolerances[t][1];
         }
+        c.metrics = metrics_from_json(JsonIn(metrics, k_no_file, row_pointer));
       }
-      if (at("kernel_ms").is_null() && at("reference_ms").is_null() && at("bytes").is_null()) {
-        c.timing = nullptr;
-      } else {
-        c.timing = {{"kernel_ms", at("kernel_ms")}, {"reference_ms", at("reference_ms")}, {"bytes", at("bytes")}};
-        if (at("kernel_ms").is_number() && at("bytes").is_number() && at("kernel_ms").get<double>() > 0) {
-          c.timing["bandwidth_gb_s"] = at("bytes").get<double>() / (at("kernel_ms").get<double>() * 1e6);
+      if (!at("kernel_ms").is_null() || !at("reference_ms").is_null() || !at("bytes").is_null()) {
+        json timing = json::object();
+        for (const std::string_view t : timing_columns()) {
+          timing[std::string(t)] = at(std::string(t).c_str());
         }
+        c.timing = timing_from_json(JsonIn(timing, k_no_file, row_pointer));
       }
       out.push_back(std::move(c));
     } catch (const json::exception& e) {

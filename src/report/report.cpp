@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "model/metrics_json.hpp"
 #include "report/compact.hpp"
 #include "report_schema_version.hpp"
 #include "util/error.hpp"
@@ -68,8 +69,8 @@ json CaseRecord::to_json() const {
             {"reason", reason.empty() ? json() : json(reason)},
             {"runs", runs},
             {"failed_runs", failed_runs},
-            {"metrics", metrics},
-            {"timing", timing},
+            {"metrics", metrics ? json(*metrics) : json()},
+            {"timing", timing ? json(*timing) : json()},
             {"static_findings", static_findings ? json(*static_findings) : json()},
             {"attribution", attribution ? json(*attribution) : json()},
             {"device", device ? json(*device) : json()}};
@@ -106,13 +107,11 @@ CaseRecord CaseRecord::from_json(const JsonIn& j) {
   }
   c.runs = j.at("runs").whole<int>(0);
   c.failed_runs = j.at("failed_runs").whole<int>(0, c.runs);
-  c.metrics = j.at("metrics").json();
-  if (!c.metrics.is_null()) {
-    (void)j.at("metrics").object();
+  if (const auto v = j.at("metrics"); !v.is_null()) {
+    c.metrics = metrics_from_json(v);
   }
-  c.timing = j.at("timing").json();
-  if (!c.timing.is_null()) {
-    (void)j.at("timing").object();
+  if (const auto v = j.at("timing"); !v.is_null()) {
+    c.timing = timing_from_json(v);
   }
   if (const auto v = j.at("static_findings"); !v.is_null()) {
     c.static_findings = v.whole<int>(0);

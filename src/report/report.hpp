@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/metrics.hpp"
 #include "report/verdict.hpp"
 #include "util/json_in.hpp"
 
@@ -54,8 +55,8 @@ struct CaseRecord {
   std::string reason;        ///< why (for every verdict but PASS); empty: none
   int runs = 0;              ///< launches judged
   int failed_runs = 0;       ///< launches with wrong numbers
-  nlohmann::json metrics;    ///< report.schema.json#/$defs/metrics, or null
-  nlohmann::json timing;     ///< kernel/reference ms, bytes, bandwidth, or null
+  std::optional<CompareMetrics> metrics;  ///< the worst run's (report.schema.json#/$defs/metrics), when it ran
+  std::optional<CaseTiming> timing;       ///< kernel/reference ms, bytes, when it ran
   std::optional<int> static_findings;  ///< hazards in the SASS that ran, when inspected
   /// Who made those hazards: "ptx", "ptxas" or "none" (ptx::attribution), when the
   /// SASS and the PTX were both analysed.

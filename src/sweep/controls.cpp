@@ -18,7 +18,7 @@ std::string must_be(const char* which, const CaseRecord& r, const char* wanted) 
 }
 
 std::string summary_of(const CaseRecord& r) {
-  return r.metrics.is_null() ? "" : r.metrics.value("summary", "");
+  return r.metrics ? r.metrics->summary() : "";
 }
 
 }  // namespace

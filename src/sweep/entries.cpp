@@ -435,8 +435,6 @@ CaseRecord not_run(const Entry& e, Verdict verdict, std::string reason) {
   }
   c.verdict = verdict;
   c.reason = std::move(reason);
-  c.metrics = nullptr;
-  c.timing = nullptr;
   return c;
 }
 

@@ -157,7 +157,7 @@ RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
 
 json remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecord>& results) {
   auto kernel_ms = [](const report::CaseRecord& r) -> json {
-    return r.timing.is_object() && r.timing.contains("kernel_ms") ? r.timing["kernel_ms"] : json();
+    return r.timing && r.timing->kernel_ms ? json(*r.timing->kernel_ms) : json();
   };
   json out = json::array();
   for (std::size_t h = 0; h < plan.hazards.size(); ++h) {

@@ -1,7 +1,5 @@
 #include "verify/compare.hpp"
 
-#include "model/metrics_text.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -70,74 +68,6 @@ double CompareSpec::rel_floor() const noexcept {
   }
   // Smallest normal of the dtype: below it the dtype has no relative precision.
   return dtype == DType::f16 ? 6.103515625e-05 : static_cast<double>(std::numeric_limits<float>::min());
-}
-
-std::string BadElement::describe() const {
-  const auto hex = [&](std::uint32_t bits) {
-    return dtype == DType::f32 ? fmt::format("{:#010x}", bits) : fmt::format("{:#06x}", bits);
-  };
-  return fmt::format("token {}, column {} (slice {}{}): expected {} ({}), got {} ({})", token, column, slice,
-                     untouched_row ? ", a row without LoRA that must stay untouched" : "", expected,
-                     hex(expected_bits), actual, hex(actual_bits));
-}
-
-namespace {
-
-using nlohmann::json;
-
-/// JSON has no NaN or Inf: such values are written as strings.
-json number(double v) {
-  if (std::isnan(v)) {
-    return "nan";
-  }
-  if (std::isinf(v)) {
-    return v > 0 ? "inf" : "-inf";
-  }
-  return v;
-}
-
-}  // namespace
-
-json CompareMetrics::to_json() const {
-  const CompareMetrics& m = *this;
-  json bad;
-  if (m.first_bad) {
-    const BadElement& b = *m.first_bad;
-    bad = {{"token", b.token},
-           {"column", b.column},
-           {"slice", b.slice},
-           {"expected", number(b.expected)},
-           {"actual", number(b.actual)},
-           {"expected_bits", fmt::format("0x{:x}", b.expected_bits)},
-           {"actual_bits", fmt::format("0x{:x}", b.actual_bits)},
-           {"untouched_row", b.untouched_row},
-           {"describe", b.describe()}};
-  }
-  return {{"elements", m.elements},
-          {"nan", m.nan},
-          {"inf", m.inf},
-          {"huge", m.huge},
-          {"unwritten", m.unwritten ? json(*m.unwritten) : json()},
-          {"untouched_rows_written", m.untouched_rows_written},
-          {"mismatches", m.mismatches},
-          {"max_abs_dev", number(m.max_abs_dev)},
-          {"max_rel_dev", number(m.max_rel_dev)},
-          {"worst_dev_over_tolerance", number(m.worst_dev_over_tolerance)},
-          {"first_bad", bad},
-          {"failing_tiles", m.failing_tiles},
-          {"total_tiles", m.total_tiles},
-          {"reference_nonfinite", m.reference_nonfinite},
-          {"atol", m.atol},
-          {"rtol", m.rtol},
-          {"tolerance_why", m.tolerance_why},
-          {"summary", m.summary()}};
-}
-
-
-std::string CompareMetrics::summary() const {
-  return metrics_sentence({mismatches, elements, nan, inf, huge, unwritten, untouched_rows_written, failing_tiles,
-                           total_tiles, reference_nonfinite, max_abs_dev, max_rel_dev, worst_dev_over_tolerance, atol,
-                           rtol, first_bad ? first_bad->describe() : std::string()});
 }
 
 namespace compare_detail {

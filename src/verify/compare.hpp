@@ -27,8 +27,8 @@
 //                      index and column within the slice) holding at least one failing element
 //   reference_nonfinite  live elements whose reference is NaN/Inf: the case itself is invalid
 //
-// CompareMetrics::to_json() is the one serialisation (report.schema.json#/$defs/metrics,
-// a closed object): every key is the member's name.
+// CompareMetrics and BadElement are model/metrics.hpp's; model/metrics_json.hpp is their
+// one serialisation (report.schema.json#/$defs/metrics, a closed object).
 
 #include <cstdint>
 #include <optional>
@@ -36,11 +36,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cuda/memory.hpp"
 #include "cuda/stream.hpp"
 #include "model/dtype.hpp"
+#include "model/metrics.hpp"
 #include "model/problem.hpp"
 
 namespace lp {
@@ -92,51 +91,6 @@ struct CompareSpec {
   bool unwritten_measurable = true;
   /// atol / rtol, or the dtype's smallest normal when rtol is 0 (see max_rel_dev).
   [[nodiscard]] double rel_floor() const noexcept;
-};
-
-/// The first failing element. `column` is y's column (off_s + n) or buf's r.
-struct BadElement {
-  std::uint64_t index = 0;  ///< row-major element index in the output tensor
-  std::int64_t slice = 0;
-  std::int64_t token = 0;
-  std::int64_t column = 0;
-  double expected = 0.0;
-  double actual = 0.0;
-  std::uint32_t expected_bits = 0;
-  std::uint32_t actual_bits = 0;
-  bool untouched_row = false;  ///< in a row of a token without LoRA (a write that should not be)
-  DType dtype = DType::f32;    ///< of the bits above
-  /// "token 17, column 4096 (slice 1): expected 0.4375 (0x3ee0), got nan (0x7fff)".
-  [[nodiscard]] std::string describe() const;
-};
-
-/// Everything the comparison measures (definitions at the top of this file).
-struct CompareMetrics {
-  std::uint64_t elements = 0;
-  std::uint64_t untouched_elements = 0;
-  std::uint64_t nan = 0;
-  std::uint64_t inf = 0;
-  std::uint64_t huge = 0;
-  std::optional<std::uint64_t> unwritten;
-  std::uint64_t untouched_rows_written = 0;
-  std::uint64_t mismatches = 0;
-  std::uint64_t reference_nonfinite = 0;
-  double max_abs_dev = 0.0;
-  double max_rel_dev = 0.0;
-  double worst_dev_over_tolerance = 0.0;
-  std::optional<BadElement> first_bad;
-  std::uint64_t failing_tiles = 0;
-  std::uint64_t total_tiles = 0;
-  double atol = 0.0;  ///< the tolerance used, for the report
-  double rtol = 0.0;
-  double rel_floor = 0.0;
-  std::string tolerance_why;  ///< how atol and rtol were derived (ToleranceModel::describe), for the report
-  /// No mismatch, no write to an untouched row, and a finite reference.
-  [[nodiscard]] bool passed() const noexcept { return mismatches == 0 && untouched_rows_written == 0 && reference_nonfinite == 0; }
-  /// One line: "PASS max dev/tol 0.12 ..." or "FAIL 12 mismatches (3 NaN, ...), first bad ...".
-  [[nodiscard]] std::string summary() const;
-  /// The report's metrics record; NaN and Inf (JSON has none) are written "nan", "inf", "-inf".
-  [[nodiscard]] nlohmann::json to_json() const;
 };
 
 /// Host twin of compare_on_device: `actual` and `expected` hold layout.total_elements()

@@ -51,8 +51,4 @@ std::uint64_t compulsory_bytes(const Problem& p, const LoraMetadata& metadata) {
   return shrink + expand;
 }
 
-double CaseTiming::bandwidth_gbps() const noexcept {
-  return kernel_ms > 0.0 ? static_cast<double>(bytes) / (kernel_ms * 1e-3) / 1e9 : 0.0;
-}
-
 }  // namespace lp

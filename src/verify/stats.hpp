@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "model/metrics.hpp"
 #include "model/problem.hpp"
 
 namespace lp {
@@ -32,14 +33,5 @@ struct FailureRate {
 /// weights per token tile) and the int32 metadata are not counted, so the achieved
 /// bandwidth is a lower bound on what the kernel really moved.
 [[nodiscard]] std::uint64_t compulsory_bytes(const Problem& problem, const LoraMetadata& metadata);
-
-/// Timing of one case.
-struct CaseTiming {
-  double kernel_ms = 0.0;     ///< CUDA-event time of the kernel launch(es)
-  double reference_ms = 0.0;  ///< CUDA-event time of the cuBLAS reference (casts, gathers, GEMMs)
-  std::uint64_t bytes = 0;    ///< compulsory_bytes()
-  /// bytes / kernel time in GB/s (1e9 bytes per second); 0 when kernel_ms is 0.
-  [[nodiscard]] double bandwidth_gbps() const noexcept;
-};
 
 }  // namespace lp

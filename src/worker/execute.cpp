@@ -18,7 +18,6 @@
 
 namespace lp::worker {
 
-using nlohmann::json;
 using protocol::ImageRef;
 using protocol::Job;
 using protocol::JobResult;
@@ -147,8 +146,6 @@ std::optional<JobResult> judged(const Job& job, Body&& body) {
     result.outcome = RunOutcome::incomplete;
     result.reason = e.what();
   }
-  result.metrics = nullptr;
-  result.timing = nullptr;
   return result;
 }
 
@@ -178,27 +175,18 @@ JobResult result_of(const RunningJob& r, const std::vector<CompareMetrics>& comp
   }
   std::sort(kernel_ms.begin(), kernel_ms.end());
   CaseTiming timing;
-  timing.kernel_ms = kernel_ms.empty() ? 0.0 : kernel_ms[kernel_ms.size() / 2];
-  timing.reference_ms = timed ? r.reference_span.ms() : 0.0;
+  if (timed) {
+    timing.kernel_ms = kernel_ms.empty() ? 0.0 : kernel_ms[kernel_ms.size() / 2];
+    timing.reference_ms = r.reference_span.ms();
+  }
   timing.bytes = compulsory_bytes(r.problem, *r.metadata);
+  const LaunchConfig& config = r.kernels.back().launch->config();
+  timing.grid = {static_cast<std::int64_t>(config.grid[0]), static_cast<std::int64_t>(config.grid[1]),
+                 static_cast<std::int64_t>(config.grid[2])};
   result.outcome = RunOutcome::ran;
   worst->tolerance_why = r.tolerance->describe();
-  result.metrics = worst->to_json();
-  const LaunchConfig& config = r.kernels.back().launch->config();
-  const json grid = {config.grid[0], config.grid[1], config.grid[2]};
-  if (timed) {
-    result.timing = {{"kernel_ms", timing.kernel_ms},
-                     {"reference_ms", timing.reference_ms},
-                     {"bytes", timing.bytes},
-                     {"bandwidth_gb_s", timing.bandwidth_gbps()},
-                     {"grid", grid}};
-  } else {
-    result.timing = {{"kernel_ms", nullptr},
-                     {"reference_ms", nullptr},
-                     {"bytes", timing.bytes},
-                     {"bandwidth_gb_s", nullptr},
-                     {"grid", grid}};
-  }
+  result.metrics = *worst;
+  result.timing = timing;
   if (result.failed_runs > 0) {
     result.reason = worst->summary();
   }
@@ -230,8 +218,6 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
       result.outcome = RunOutcome::refused;
       result.reason = fmt::format("out of memory: case {} needs about {:.1f} GiB, {:.1f} GiB free", job.case_id,
                                   static_cast<double>(needed) / (1 << 30), static_cast<double>(available) / (1 << 30));
-      result.metrics = nullptr;
-      result.timing = nullptr;
       return result;
     }
     r.metadata = build_lora_metadata(problem.lora_of, problem.num_loras);

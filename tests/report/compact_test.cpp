@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "model/metrics_json.hpp"
 #include "report/compact.hpp"
 #include "report/report.hpp"
 #include "util/error.hpp"
@@ -110,8 +111,6 @@ TEST(Compact, KeepsReasonsItCannotRebuildAndRecordsThatDidNotRun) {
   skipped.axes = {{"op", "expand"}, {"tokens", 16}};
   skipped.verdict = Verdict::skipped;
   skipped.reason = "no kernel variant for block_k=24";
-  skipped.metrics = nullptr;
-  skipped.timing = nullptr;
   const std::vector<CaseRecord> back = expand_cases(compact_cases({odd, skipped}));
   ASSERT_EQ(back.size(), 2U);
   EXPECT_EQ(back[0].reason, "a reason written by hand");
@@ -119,8 +118,8 @@ TEST(Compact, KeepsReasonsItCannotRebuildAndRecordsThatDidNotRun) {
   EXPECT_EQ(back[0].static_findings, 3);
   EXPECT_FALSE(back[0].variant.has_value());
   EXPECT_EQ(back[1].reason, skipped.reason);
-  EXPECT_TRUE(back[1].metrics.is_null());
-  EXPECT_TRUE(back[1].timing.is_null());
+  EXPECT_FALSE(back[1].metrics.has_value());
+  EXPECT_FALSE(back[1].timing.has_value());
   EXPECT_FALSE(back[1].static_findings.has_value());
 }
 
@@ -135,8 +134,8 @@ TEST(Compact, AnAmplifiedRecordComesBackWithItsAmplificationAndOthersKeepTheirFo
   amplified.axes["amplify"] = 2;
   amplified.verdict = Verdict::fail;
   amplified.failed_runs = 30;
-  amplified.metrics["nan"] = 13696;
-  amplified.metrics["huge"] = 226892;
+  amplified.metrics->nan = 13696;
+  amplified.metrics->huge = 226892;
   amplified.reason = "under amplification (2 queued wgmma pairs): 30 of 30 runs wrong: ...";
   AmplificationRecord a;
   a.pairs = 2;
@@ -152,10 +151,10 @@ TEST(Compact, AnAmplifiedRecordComesBackWithItsAmplificationAndOthersKeepTheirFo
   ASSERT_TRUE(back.back().amplification.has_value());
   EXPECT_EQ(*back.back().amplification, a);
   EXPECT_EQ(back.back().axes.at("amplify"), 2);
-  EXPECT_EQ(back.back().metrics.at("huge"), 226892);
+  EXPECT_EQ(back.back().metrics->huge, 226892U);
   EXPECT_EQ(back.back().reason, amplified.reason);
   EXPECT_FALSE(back.front().amplification.has_value());
-  EXPECT_FALSE(back.front().metrics.contains("huge")) << "a 2.0.0 record has no huge count: null stays absent";
+  EXPECT_FALSE(back.front().metrics->huge.has_value()) << "a 2.0.0 record has no huge count: null stays absent";
   // And the full record round-trips too.
   EXPECT_EQ(CaseRecord::from_json(amplified.to_json()).amplification, amplified.amplification);
   json broken = amplified.to_json();
@@ -163,10 +162,28 @@ TEST(Compact, AnAmplifiedRecordComesBackWithItsAmplificationAndOthersKeepTheirFo
   EXPECT_THROW((void)CaseRecord::from_json(broken), InputError);
 }
 
-TEST(Compact, AMetricWithoutAColumnIsRefusedNotDropped) {
+TEST(Compact, EveryMetricHasAColumnOrIsProseAndAnUnknownOneIsRefused) {
   CaseRecord c = fixture_cases().front();
-  c.metrics["new_metric"] = 1;
-  EXPECT_THROW((void)compact_cases({c}), Error);
+  c.metrics->first_bad = lp::BadElement{};
+  c.metrics->unwritten = 5;
+  c.metrics->huge = 0;
+  c.metrics->tolerance_why = "bf16 output";
+  const json metrics = *c.metrics;
+  const auto columns = lp::metric_columns();
+  for (const auto& [key, value] : metrics.items()) {
+    const bool column = std::find(columns.begin(), columns.end(), key) != columns.end();
+    const bool prose = key == "atol" || key == "rtol" || key == "tolerance_why" || key == "summary";
+    EXPECT_TRUE(column || prose) << key << " has no column of a compact report";
+  }
+  EXPECT_EQ(metrics.size(), columns.size() + 4) << "every column is a key of the record";
+  json record = c.to_json();
+  record["metrics"]["new_metric"] = 1;
+  try {
+    (void)CaseRecord::from_json(record);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/metrics/new_metric");
+  }
 }
 
 TEST(Compact, MalformedTablesNameTheCell) {

@@ -32,7 +32,7 @@ CaseRecord sample_case(std::size_t index, Verdict verdict) {
   if (verdict == Verdict::pass || verdict == Verdict::fail || verdict == Verdict::latent) {
     c.runs = 5;
     c.failed_runs = verdict == Verdict::fail ? 5 : 0;
-    // The metrics as the worker writes them: CompareMetrics::to_json(), the one serialisation.
+    // The metrics as the worker measures them (model/metrics_json.hpp writes them).
     lp::CompareMetrics m;
     m.elements = 1048576;
     m.nan = verdict == Verdict::fail ? 12 : 0;
@@ -56,8 +56,12 @@ CaseRecord sample_case(std::size_t index, Verdict verdict) {
     m.atol = 2.4e-5;
     m.rtol = 0.0156;
     m.tolerance_why = "sample";
-    c.metrics = m.to_json();
-    c.timing = {{"kernel_ms", 0.05}, {"reference_ms", 0.04}, {"bytes", 8 << 20}, {"bandwidth_gb_s", 160.0}};
+    c.metrics = m;
+    lp::CaseTiming timing;
+    timing.kernel_ms = 0.05;
+    timing.reference_ms = 0.04;
+    timing.bytes = 8 << 20;
+    c.timing = timing;
     c.static_findings = verdict == Verdict::latent ? 4 : 0;
   }
   return c;

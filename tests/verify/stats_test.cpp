@@ -79,9 +79,10 @@ TEST(CompulsoryBytes, ShrinkAndLoraLinear) {
 }
 
 TEST(CaseTiming, Bandwidth) {
-  const CaseTiming t{2.0, 5.0, 4'000'000'000u};
-  EXPECT_DOUBLE_EQ(t.bandwidth_gbps(), 2000.0);
-  EXPECT_EQ((CaseTiming{0.0, 1.0, 100}).bandwidth_gbps(), 0.0);
+  const CaseTiming t{2.0, 5.0, 4'000'000'000u, std::nullopt};
+  EXPECT_DOUBLE_EQ(t.bandwidth_gbps().value(), 2000.0);
+  EXPECT_EQ((CaseTiming{0.0, 1.0, 100, std::nullopt}).bandwidth_gbps(), 0.0);
+  EXPECT_FALSE((CaseTiming{std::nullopt, 1.0, 100, std::nullopt}).bandwidth_gbps().has_value()) << "not timed";
 }
 
 }  // namespace
