@@ -39,7 +39,7 @@ int run_merge(const MergeCliOptions& o) {
   fmt::print("{}", formats::summary_of(doc));
   if (merged.meta.value("merged", nlohmann::json::object()).value("incomplete", false)) {
     // An incomplete sweep is not a clean one: a gate must not pass on the cases that ran.
-    fmt::print(stderr, "merge: warning: {}; exit {}\n", escape::terminal_line(merged.meta.value("interrupted", "")),
+    fmt::print(stderr, "merge: warning: {}; exit {}\n", escape::terminal_line(merged.stopped.value_or("")),
                s.exit_code == 0 ? 3 : s.exit_code);
     return s.exit_code == 0 ? 3 : s.exit_code;
   }

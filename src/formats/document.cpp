@@ -209,6 +209,15 @@ report::Report as_report(const Document& doc) {
     r.meta = doc.json.at("meta");
     r.meta.erase("detail");
     r.meta.erase("fail_on");
+    // meta.interrupted is the Report's own (one owner, Report::stop()).
+    if (const JsonIn meta(doc.json.at("meta"), doc.path, "/meta"); const auto why = meta.find("interrupted")) {
+      if (!why->is_null()) {
+        const JsonIn summary(member(doc.json, "summary"), doc.path, "/summary");
+        const auto outcome = summary.json().is_object() ? summary.find("outcome") : std::nullopt;
+        r.stop(why->string(), outcome && outcome->string() == "interrupted");
+      }
+    }
+    r.meta.erase("interrupted");
     r.environment = doc.json.at("environment");
     r.tolerances = doc.json.at("tolerances");
     r.controls = doc.json.at("controls");

@@ -271,10 +271,10 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
                       {"missing_shards", missing},
                       {"short_parts", short_parts},
                       {"incomplete", incomplete}};
-  r.meta["interrupted"] = incomplete ? json(fmt::format("merged with --allow-partial: {} of {} cases, {} shard(s) "
-                                                        "missing",
-                                                        r.cases.size(), plan_cases, missing.size()))
-                                     : json(nullptr);
+  if (incomplete) {
+    r.stop(fmt::format("merged with --allow-partial: {} of {} cases, {} shard(s) missing", r.cases.size(), plan_cases,
+                       missing.size()));
+  }
   r.environment = base->environment;
   r.tolerances = base->tolerances;
   r.controls = base->controls;

@@ -185,7 +185,18 @@ Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>&
 
 Summary Report::summary() const {
   const bool controls_valid = !controls.value("valid", json()).is_boolean() || controls["valid"].get<bool>();
-  return summarize(cases, fail_on, controls_valid);
+  Summary s = summarize(cases, fail_on, controls_valid);
+  if (stopped_by_signal) {
+    s.outcome = Outcome::interrupted;  // the exit code stays the cases' (main's is 128 + the signal)
+  }
+  return s;
+}
+
+void Report::stop(std::string why, bool by_signal) {
+  if (!stopped) {
+    stopped = std::move(why);
+    stopped_by_signal = by_signal;
+  }
 }
 
 json Report::to_json() const {
@@ -219,6 +230,7 @@ json Report::to_json() const {
   }
   json m = meta;
   m["detail"] = to_string(detail);
+  m["interrupted"] = stopped ? json(*stopped) : json();
   json fail_on_list = json::array();
   for (Verdict v : fail_on) {
     fail_on_list.push_back(to_string(v));

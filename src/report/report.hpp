@@ -109,6 +109,14 @@ struct Report {
   nlohmann::json remedies;  ///< sweep --remedies (sweep/remedies.hpp), or null
   std::set<Verdict> fail_on = default_fail_on();
   Detail detail = Detail::compact;
+  /// Why the run ended before its plan did (meta.interrupted), or nullopt: set by stop() only.
+  std::optional<std::string> stopped;
+  /// Whether a signal stopped it (Ctrl-C, SIGTERM): the summary's outcome is then interrupted.
+  bool stopped_by_signal = false;
+
+  /// Records why the run stopped short. The first reason is kept: what follows it (the
+  /// controls recorded after Ctrl-C, the cases not run) is its consequence, not a second stop.
+  void stop(std::string why, bool by_signal = false);
 
   /// The whole report as JSON, summary included.
   [[nodiscard]] nlohmann::json to_json() const;

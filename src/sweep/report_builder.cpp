@@ -36,8 +36,7 @@ json meta_record(const plan::SweepConfig& config, const plan::Plan& plan, const 
           {"repeats", config.repeats.value},
           {"kernel_sets", kernel_sets},
           {"plan", {{"cases", plan.cases.size()}, {"combinations", plan.combinations},
-                    {"excluded_by_rule", plan.excluded_by_rule}, {"duplicates", plan.duplicates}}},
-          {"interrupted", nullptr}};
+                    {"excluded_by_rule", plan.excluded_by_rule}, {"duplicates", plan.duplicates}}}};
 }
 
 json environment_record(const ImageSet& images, const json& gpu, bool allow_jit_cache, const json& kernel_sets) {

@@ -21,7 +21,7 @@ namespace lp::sweep {
 nlohmann::json kernel_sets_record(const kernels::KernelSets& sets, const std::vector<std::string>& tritons);
 
 /// meta before the run: tool, version, argv, config and its sha256, seed, repeats,
-/// kernel sets, plan counts; "interrupted" null.
+/// kernel sets, plan counts (meta.interrupted is Report::stop()'s).
 nlohmann::json meta_record(const plan::SweepConfig& config, const plan::Plan& plan,
                            const std::vector<std::string>& argv, const nlohmann::json& kernel_sets);
 

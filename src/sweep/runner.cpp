@@ -210,8 +210,8 @@ class Sweep {
       inspect_and_run(journal, sinks, resumed.cases, resumed.controls, stopped.finished);
     } catch (const Interrupted& e) {
       stopped.by = e.signal();
-      m_report.meta["interrupted"] =
-          fmt::format("{} after {} of {} cases", signal_name(stopped.by), stopped.finished, m_entries.size());
+      m_report.stop(fmt::format("{} after {} of {} cases", signal_name(stopped.by), stopped.finished, m_entries.size()),
+                    /*by_signal=*/true);
       for (DeviceSlot& slot : m_slots) {
         slot.client.reset();  // killed and reaped by the wait that noticed the signal
       }
@@ -323,13 +323,13 @@ class Sweep {
     if (!controls_valid) {
       record_controls(journal);
       await_inspection();
-      m_report.meta["interrupted"] = "the controls did not behave; no case was run";
+      m_report.stop("the controls did not behave; no case was run");
       return;
     }
     run_cases(journal, sinks, done, finished);
     record_controls(journal);  // when no case was recorded
     await_inspection();
-    if (m_config.remedies.value && m_report.meta.value("interrupted", json()).is_null()) {
+    if (m_config.remedies.value && !m_report.stopped) {
       run_remedies();
     }
   }
@@ -518,7 +518,7 @@ class Sweep {
       hand_on();
       m_job_time.recording_s += seconds_since(start);
       if (m_request.stop_on_first_failure && m_request.fail_on.count(record.verdict) > 0) {
-        m_report.meta["interrupted"] = fmt::format("--stop-on-first-failure after case {}", record.id);
+        m_report.stop(fmt::format("--stop-on-first-failure after case {}", record.id));
         stopped = true;
         return false;
       }

@@ -262,7 +262,7 @@ TEST_F(ShardsWithFakeWorker, MergeRefusesWhatIsNotOneWholePlan) {
                                                   partial);
   EXPECT_EQ(r.cases.size(), 5U);
   EXPECT_EQ(r.meta["merged"]["incomplete"], true);
-  EXPECT_EQ(r.meta["interrupted"], "merged with --allow-partial: 5 of 6 cases, 0 shard(s) missing");
+  EXPECT_EQ(r.to_json()["meta"]["interrupted"], "merged with --allow-partial: 5 of 6 cases, 0 shard(s) missing");
   // The whole journal of a shard merges like its report.
   const report::Report from_journal =
       formats::merge_reports({path("shard-0.json"), path("shard-1.jsonl"), path("shard-2.json")}, {});
@@ -525,6 +525,10 @@ TEST_F(RunnerWithFakeWorker, AWorkerStoppedByCtrlCIsAnInterruptNotAFault) {
   EXPECT_EQ(stopped.interrupted_by, SIGINT);
   const json partial = formats::read_document(stopped.report_path).json;
   EXPECT_EQ(partial["meta"]["interrupted"].get<std::string>().rfind("SIGINT after ", 0), 0U) << partial["meta"].dump();
+  EXPECT_EQ(partial["summary"]["outcome"], "interrupted") << "a partial report says so in its outcome too";
+  EXPECT_EQ(formats::as_report(formats::read_document(stopped.report_path)).to_json()["summary"]["outcome"],
+            "interrupted")
+      << "and keeps saying it when written again";
   const report::JournalContents journal = report::read_journal(stopped.journal_path);
   for (const auto& [id, record] : journal.cases) {
     EXPECT_NE(record.verdict, report::Verdict::fault) << id;
