@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "formats/table.hpp"
+#include "plan/axes.hpp"
+#include "report/verdict_table.hpp"
 #include "report/report.hpp"
 #include "report/verdict.hpp"
 #include "tools/tools.hpp"
@@ -58,7 +59,7 @@ std::map<std::string, const json*> index(const Document& doc, const std::map<std
     if (const auto [it, added] = position.emplace(key, i); !added) {
       throw InputError(doc.path, pointer,
                        fmt::format("the configuration {} is also /cases/{}: a report holds each configuration once",
-                                   row_label(member(c, "axes")), it->second));
+                                   plan::row_label(member(c, "axes")), it->second));
     }
     out.emplace(key, &c);
     ++i;
@@ -67,7 +68,7 @@ std::map<std::string, const json*> index(const Document& doc, const std::map<std
 }
 
 json ref(const json& c) {
-  return {{"id", text(c, "id")}, {"label", row_label(member(c, "axes"))},
+  return {{"id", text(c, "id")}, {"label", plan::row_label(member(c, "axes"))},
           {"tokens", integer(member(c, "axes"), "tokens")}, {"verdict", text(c, "verdict")},
           {"reason", text(c, "reason")}};
 }

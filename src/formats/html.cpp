@@ -60,13 +60,13 @@ std::string legend() {
          "</p>\n";
 }
 
-std::string map_table(const VerdictMap& map, const std::vector<const MapRow*>& rows) {
+std::string map_table(const report::VerdictMap& map, const std::vector<const report::MapRow*>& rows) {
   std::string out = "<table class=\"map\">\n<tr><th class=\"label\">configuration</th>";
   for (std::int64_t t : map.tokens) {
     out += fmt::format("<th>{}</th>", t);
   }
   out += "</tr>\n";
-  for (const MapRow* row : rows) {
+  for (const report::MapRow* row : rows) {
     out += fmt::format("<tr><td class=\"label\">{}</td>", esc(row->label));
     for (std::size_t i = 0; i < row->cells.size(); ++i) {
       const char c = row->cells[i];
@@ -80,14 +80,14 @@ std::string map_table(const VerdictMap& map, const std::vector<const MapRow*>& r
 
 /// Per (Triton, compiler, op): the rows with anything but PASS drawn, then the all-PASS
 /// rows, folded (one click away, no script) when there are more than a dozen.
-std::string heat_map(const VerdictMap& map) {
+std::string heat_map(const report::VerdictMap& map) {
   constexpr std::size_t k_unfolded_pass_rows = 12;
   if (map.rows.empty()) {
     return "<p>No case ran.</p>\n";
   }
   std::vector<std::string> groups;
-  std::map<std::string, std::pair<std::vector<const MapRow*>, std::vector<const MapRow*>>> rows;  // (hazard, pass)
-  for (const MapRow& row : map.rows) {
+  std::map<std::string, std::pair<std::vector<const report::MapRow*>, std::vector<const report::MapRow*>>> rows;  // (hazard, pass)
+  for (const report::MapRow& row : map.rows) {
     if (rows.count(row.group) == 0) {
       groups.push_back(row.group);
     }
@@ -178,7 +178,7 @@ std::string report_html(const Document& doc) {
   if (!v.notable.empty()) {
     body += "<h2>Cases to read first</h2>\n";
     for (const NotableCase& n : v.notable) {
-      std::vector<EnvRow> rows = {{"configuration", fmt::format("{}, {} tokens", row_label(member(n.record, "axes")),
+      std::vector<EnvRow> rows = {{"configuration", fmt::format("{}, {} tokens", plan::row_label(member(n.record, "axes")),
                                                                  integer(member(n.record, "axes"), "tokens"))}};
       for (EnvRow& r : case_numbers(n.record)) {
         rows.push_back(std::move(r));

@@ -6,7 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "formats/table.hpp"
+#include "plan/axes.hpp"
+#include "report/verdict_table.hpp"
 #include "formats/view.hpp"
 #include "util/escape.hpp"
 
@@ -106,7 +107,7 @@ std::vector<Suite> report_suites(const json& report, bool latent_fails) {
                                      text(axes, "triton"));
     }
     TestCase t;
-    t.name = fmt::format("{} tokens={} [{}]", row_label(axes), integer(axes, "tokens"), text(c, "id"));
+    t.name = fmt::format("{} tokens={} [{}]", plan::row_label(axes), integer(axes, "tokens"), text(c, "id"));
     t.classname = "loraprobe." + key;
     const json& timing = member(c, "timing");
     if (timing.is_object()) {

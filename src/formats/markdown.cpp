@@ -34,9 +34,9 @@ std::string table(const std::vector<EnvRow>& rows, const std::string& markdown_r
   return out;
 }
 
-std::string verdict_map_section(const VerdictMap& map) {
+std::string verdict_map_section(const report::VerdictMap& map) {
   std::string out = "## Verdict map\n\nOne row per configuration, one column per token count. `";
-  out += k_verdict_legend;
+  out += report::k_verdict_legend;
   out += "`\n\n";
   if (map.rows.empty()) {
     return out + "No case ran.\n\n";
@@ -51,7 +51,7 @@ std::string verdict_map_section(const VerdictMap& map) {
   out += "\n" + rule + "\n";
   std::map<std::string, std::size_t> hidden;  // all-PASS rows per group, when not drawn
   std::vector<std::string> hidden_order;
-  for (const MapRow& row : map.rows) {
+  for (const report::MapRow& row : map.rows) {
     if (!all_rows && row.all_pass) {
       if (hidden.count(row.group) == 0) {
         hidden_order.push_back(row.group);
@@ -84,7 +84,7 @@ std::string notable_section(const std::vector<NotableCase>& notable) {
   for (const NotableCase& n : notable) {
     const json& axes = member(n.record, "axes");
     out += fmt::format("### {}: case {}\n\n", md(n.title), code(text(n.record, "id", "?")));
-    out += table(case_numbers(n.record), fmt::format("| configuration | {}, {} tokens |\n", code(row_label(axes)),
+    out += table(case_numbers(n.record), fmt::format("| configuration | {}, {} tokens |\n", code(plan::row_label(axes)),
                                                      integer(axes, "tokens"))) +
            "\n";
   }

@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "formats/table.hpp"
+#include "plan/axes.hpp"
+#include "report/verdict_table.hpp"
 #include "tools/tools.hpp"
 #include "util/escape.hpp"
 
@@ -36,7 +37,7 @@ std::string case_line(const char* what, const json& ref, const json& cases) {
   const std::int64_t index = integer(ref, "index", -1);
   for (const json& c : cases) {
     if (integer(c, "index", -2) == index && text_of(c, "id", "") == text_of(ref, "id", "")) {
-      return fmt::format("{}: case {} ({}, {} tokens): {} {}\n", what, text_of(c, "id"), row_label(member(c, "axes")),
+      return fmt::format("{}: case {} ({}, {} tokens): {} {}\n", what, text_of(c, "id"), plan::row_label(member(c, "axes")),
                          integer(member(c, "axes"), "tokens"), text_of(c, "verdict"), text_of(c, "reason", ""));
     }
   }

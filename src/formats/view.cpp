@@ -363,7 +363,7 @@ ReportView view_of(const Document& doc) {
                      : fmt::format("FAIL: wrong numbers in {} case(s), {} of them under amplification ({}).",
                                    counts["FAIL"], amplified_fails, pairs);
   }
-  v.map = verdict_map(records);
+  v.map = report::verdict_map(records);
   for (const auto& [key, title] : {std::pair{"first_failure", "First failure"},
                                    std::pair{"minimal_failure", "Minimal failure"},
                                    std::pair{"first_latent", "First latent case"}}) {

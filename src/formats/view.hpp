@@ -13,7 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/document.hpp"
-#include "formats/table.hpp"
+#include "plan/axes.hpp"
+#include "report/verdict_table.hpp"
 
 namespace lp::formats {
 
@@ -71,7 +72,7 @@ struct ReportView {
   std::string counts;                   ///< "540 LATENT, 4740 PASS of 5280 planned"
   int exit_code = -1;
   std::string outcome;
-  VerdictMap map;
+  report::VerdictMap map;
   std::vector<NotableCase> notable;
   std::vector<Excerpt> excerpts;        ///< every hazardous variant, in report order
   std::vector<Remedy> remedies;

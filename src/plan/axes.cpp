@@ -184,4 +184,51 @@ std::string format_cell(const nlohmann::json& axes, const std::string& key) {
   return format_value(*it);
 }
 
+std::string axis_text(const nlohmann::json& axes, const char* key) {
+  const auto it = axes.find(key);
+  if (it == axes.end() || it->is_null()) {
+    return "?";
+  }
+  return format_value(*it);
+}
+
+namespace {
+
+/// axes[key] when it is a whole number, else `fallback` (the reader checked the types).
+std::int64_t label_whole(const nlohmann::json& axes, const char* key, std::int64_t fallback) {
+  const auto it = axes.find(key);
+  return it != axes.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
+}
+
+}  // namespace
+
+std::string row_label(const nlohmann::json& axes) {
+  // Triton first: the same configuration under two Tritons is two rows, and the
+  // question a row answers is "this stack, this config".
+  std::string label = axes.contains("triton") ? "t" + axis_text(axes, "triton") + " " : std::string();
+  label += axis_text(axes, "op");
+  if (axes.contains("input_dtype")) {
+    label += fmt::format(" {}>{}", axis_text(axes, "input_dtype"), axis_text(axes, "weight_dtype"));
+  } else {
+    label += " " + axis_text(axes, "weight_dtype");
+  }
+  label += fmt::format(" r{} h{}", axis_text(axes, "rank"), axis_text(axes, "hidden"));
+  if (label_whole(axes, "num_loras", 1) > 1) {
+    label += fmt::format(" L{}", axis_text(axes, "num_loras"));
+  }
+  label += fmt::format(" m{}n{}k{} w{}s{}", axis_text(axes, "block_m"), axis_text(axes, "block_n"), axis_text(axes, "block_k"),
+                       axis_text(axes, "num_warps"), axis_text(axes, "num_stages"));
+  if (axes.contains("split_k")) {
+    label += " sk" + axis_text(axes, "split_k");
+  }
+  if (axes.contains("add_inputs")) {
+    label += (axes["add_inputs"].is_boolean() && axes["add_inputs"].get<bool>()) ? " add" : " noadd";
+  }
+  label += " " + axis_text(axes, "compiler");
+  if (axes.contains("amplify")) {
+    label += " amp" + axis_text(axes, "amplify");  // D queued wgmma pairs (src/ptx/amplify.hpp)
+  }
+  return label;
+}
+
 }  // namespace lp::plan

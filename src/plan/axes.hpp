@@ -95,4 +95,11 @@ std::string format_value(const nlohmann::json& value);
 /// "-" when the key is absent or null (an axis that does not apply).
 std::string format_cell(const nlohmann::json& axes, const std::string& key);
 
+/// axes[key] as format_value spells it, "?" when the key is absent or null.
+std::string axis_text(const nlohmann::json& axes, const char* key);
+
+/// A short label of a case's configuration, its axes but tokens:
+/// "t3.8.0 expand fp32>bf16 r64 h4096 m64n128k32 w4s2 add prebuilt".
+std::string row_label(const nlohmann::json& axes);
+
 }  // namespace lp::plan

@@ -9,7 +9,8 @@
 #include <fmt/format.h>
 
 #include "compile/compiler.hpp"
-#include "formats/table.hpp"
+#include "plan/axes.hpp"
+#include "report/verdict_table.hpp"
 #include "formats/view.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "plan/axes.hpp"
@@ -69,7 +70,7 @@ json case_config(const json& record, const json& meta) {
   }
   return {{"name", "repro-" + text(record, "id")},
           {"description", fmt::format("Exactly case {} of {} (loraprobe repro): {}, {} tokens.", text(record, "id"),
-                                      text(member(meta, "config"), "name", "?"), formats::row_label(case_axes),
+                                      text(member(meta, "config"), "name", "?"), plan::row_label(case_axes),
                                       formats::integer(case_axes, "tokens"))},
           {"axes", std::move(axes)},
           {"repeats", formats::integer(meta, "repeats", 1)},
@@ -354,7 +355,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   std::string readme = fmt::format(
       "# loraprobe repro: case {}, {}\n\n{}, {} tokens: Triton {}'s {} under the {} compiler.\n\n"
       "Verdict: **{}**{}.\n\n",
-      md(case_id), md(verdict), code(formats::row_label(axes)), formats::integer(axes, "tokens"), md(triton),
+      md(case_id), md(verdict), code(plan::row_label(axes)), formats::integer(axes, "tokens"), md(triton),
       code(variant), code(compiler_name), md(verdict),
       text(record, "reason").empty() ? "" : ": " + md(text(record, "reason")));
   readme += "## Files\n\n";

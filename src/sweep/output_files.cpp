@@ -4,7 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "formats/table.hpp"
+#include "plan/axes.hpp"
+#include "report/verdict_table.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 
@@ -102,16 +103,16 @@ void print_summary(const report::Report& report, const std::string& out) {
   fmt::print("cases: {}\n", counts.empty() ? "none" : counts);
   if (s.first_failure) {
     const CaseRecord& c = report.cases[*s.first_failure];
-    fmt::print("first failure: case {} ({}, {} tokens): {} {}\n", c.id, formats::row_label(c.axes),
+    fmt::print("first failure: case {} ({}, {} tokens): {} {}\n", c.id, plan::row_label(c.axes),
                c.axes.value("tokens", 0), report::to_string(c.verdict), c.reason);
   }
   if (s.minimal_failure) {
     const CaseRecord& c = report.cases[*s.minimal_failure];
-    fmt::print("minimal failure: case {} ({}, {} tokens)\n", c.id, formats::row_label(c.axes), c.axes.value("tokens", 0));
+    fmt::print("minimal failure: case {} ({}, {} tokens)\n", c.id, plan::row_label(c.axes), c.axes.value("tokens", 0));
   }
   if (s.first_latent) {
     const CaseRecord& c = report.cases[*s.first_latent];
-    fmt::print("first latent: case {} ({}, {} tokens): {}\n", c.id, formats::row_label(c.axes), c.axes.value("tokens", 0),
+    fmt::print("first latent: case {} ({}, {} tokens): {}\n", c.id, plan::row_label(c.axes), c.axes.value("tokens", 0),
                c.reason);
   }
   fmt::print("report: {}\n", out);

@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "formats/table.hpp"
+#include "plan/axes.hpp"
+#include "report/verdict_table.hpp"
 
 namespace lp::sweep {
 
@@ -162,7 +163,7 @@ json remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecor
   json out = json::array();
   for (std::size_t h = 0; h < plan.hazards.size(); ++h) {
     const report::CaseRecord& hazard = *plan.hazards[h];
-    json entry = {{"configuration", formats::row_label(hazard.axes)},
+    json entry = {{"configuration", plan::row_label(hazard.axes)},
                   {"case", hazard.id},
                   {"tokens", hazard.axes.value("tokens", 0)},
                   {"verdict", report::to_string(hazard.verdict)},

@@ -15,7 +15,8 @@
 #include "protocol/protocol.hpp"
 #include "report/journal.hpp"
 #include "sweep/race_control.hpp"
-#include "formats/table.hpp"
+#include "plan/axes.hpp"
+#include "report/verdict_table.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/subprocess.hpp"
@@ -375,7 +376,7 @@ TEST(Table, RowsPerConfigurationColumnsPerTokenCount) {
   const std::vector<report::CaseRecord> cases = {
       record("a", 256, 128, Verdict::latent), record("b", 1024, 128, Verdict::fail),
       record("c", 256, 32, Verdict::pass), record("d", 1024, 32, Verdict::timeout)};
-  const std::string table = formats::format_verdict_table(cases);
+  const std::string table = report::format_verdict_table(cases);
   EXPECT_NE(table.find("expand fp32>bf16 r64 h4096 m64n128k32 w4s2 add prebuilt     L     F"), std::string::npos)
       << table;
   EXPECT_NE(table.find("expand fp32>bf16 r64 h4096 m64n32k32 w4s2 add prebuilt      P     t"), std::string::npos)

@@ -1,4 +1,4 @@
-#include "formats/table.hpp"
+#include "report/verdict_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,19 +9,11 @@
 
 #include "plan/axes.hpp"
 
-namespace lp::formats {
+namespace lp::report {
 
 using nlohmann::json;
 
 namespace {
-
-std::string axis_text(const json& axes, const char* key) {
-  const auto it = axes.find(key);
-  if (it == axes.end() || it->is_null()) {
-    return "?";
-  }
-  return plan::format_value(*it);
-}
 
 /// axes[key] when it is a whole number, else `fallback` (the reader checked the types).
 std::int64_t whole(const json& axes, const char* key, std::int64_t fallback) {
@@ -31,52 +23,24 @@ std::int64_t whole(const json& axes, const char* key, std::int64_t fallback) {
 
 }  // namespace
 
-std::string row_label(const json& axes) {
-  // Triton first: the same configuration under two Tritons is two rows, and the
-  // question a row answers is "this stack, this config".
-  std::string label = axes.contains("triton") ? "t" + axis_text(axes, "triton") + " " : std::string();
-  label += axis_text(axes, "op");
-  if (axes.contains("input_dtype")) {
-    label += fmt::format(" {}>{}", axis_text(axes, "input_dtype"), axis_text(axes, "weight_dtype"));
-  } else {
-    label += " " + axis_text(axes, "weight_dtype");
-  }
-  label += fmt::format(" r{} h{}", axis_text(axes, "rank"), axis_text(axes, "hidden"));
-  if (whole(axes, "num_loras", 1) > 1) {
-    label += fmt::format(" L{}", axis_text(axes, "num_loras"));
-  }
-  label += fmt::format(" m{}n{}k{} w{}s{}", axis_text(axes, "block_m"), axis_text(axes, "block_n"), axis_text(axes, "block_k"),
-                       axis_text(axes, "num_warps"), axis_text(axes, "num_stages"));
-  if (axes.contains("split_k")) {
-    label += " sk" + axis_text(axes, "split_k");
-  }
-  if (axes.contains("add_inputs")) {
-    label += (axes["add_inputs"].is_boolean() && axes["add_inputs"].get<bool>()) ? " add" : " noadd";
-  }
-  label += " " + axis_text(axes, "compiler");
-  if (axes.contains("amplify")) {
-    label += " amp" + axis_text(axes, "amplify");  // D queued wgmma pairs (src/ptx/amplify.hpp)
-  }
-  return label;
-}
 
-VerdictMap verdict_map(const std::vector<report::CaseRecord>& cases) {
+VerdictMap verdict_map(const std::vector<CaseRecord>& cases) {
   VerdictMap map;
   std::map<std::string, std::size_t> row_of;
   std::set<std::int64_t> tokens;
-  for (const report::CaseRecord& c : cases) {
+  for (const CaseRecord& c : cases) {
     tokens.insert(whole(c.axes, "tokens", 0));
   }
   map.tokens.assign(tokens.begin(), tokens.end());
-  for (const report::CaseRecord& c : cases) {
+  for (const CaseRecord& c : cases) {
     json key = c.axes;
     key.erase("tokens");
-    const std::string label = row_label(key);
+    const std::string label = plan::row_label(key);
     auto [it, added] = row_of.emplace(label, map.rows.size());
     if (added) {
       MapRow row;
       row.label = label;
-      row.group = fmt::format("Triton {} {} {}", axis_text(c.axes, "triton"), axis_text(c.axes, "compiler"), axis_text(c.axes, "op"));
+      row.group = fmt::format("Triton {} {} {}", plan::axis_text(c.axes, "triton"), plan::axis_text(c.axes, "compiler"), plan::axis_text(c.axes, "op"));
       row.cells.assign(map.tokens.size(), '.');
       row.tips.assign(map.tokens.size(), "");
       map.rows.push_back(std::move(row));
@@ -85,9 +49,9 @@ VerdictMap verdict_map(const std::vector<report::CaseRecord>& cases) {
     const std::int64_t t = whole(c.axes, "tokens", 0);
     const std::size_t col =
         static_cast<std::size_t>(std::lower_bound(map.tokens.begin(), map.tokens.end(), t) - map.tokens.begin());
-    row.cells[col] = report::verdict_letter(c.verdict);
-    row.all_pass = row.all_pass && c.verdict == report::Verdict::pass;
-    std::string tip = fmt::format("{} tokens: {} (case {})", t, report::to_string(c.verdict), c.id);
+    row.cells[col] = verdict_letter(c.verdict);
+    row.all_pass = row.all_pass && c.verdict == Verdict::pass;
+    std::string tip = fmt::format("{} tokens: {} (case {})", t, to_string(c.verdict), c.id);
     if (c.metrics) {
       // A non-finite deviation in the quotes of its JSON spelling ("inf"), as it always was.
       const double dev = c.metrics->worst_dev_over_tolerance;
@@ -100,7 +64,7 @@ VerdictMap verdict_map(const std::vector<report::CaseRecord>& cases) {
   return map;
 }
 
-std::string format_verdict_table(const std::vector<report::CaseRecord>& cases) {
+std::string format_verdict_table(const std::vector<CaseRecord>& cases) {
   const VerdictMap map = verdict_map(cases);
   if (map.rows.empty()) {
     return "no cases ran\n";
@@ -126,4 +90,4 @@ std::string format_verdict_table(const std::vector<report::CaseRecord>& cases) {
   return out;
 }
 
-}  // namespace lp::formats
+}  // namespace lp::report

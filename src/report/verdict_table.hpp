@@ -8,11 +8,11 @@
 
 #include "report/report.hpp"
 
-namespace lp::formats {
+namespace lp::report {
 
 /// One configuration (every axis but tokens) of the verdict map.
 struct MapRow {
-  std::string label;              ///< row_label() of the configuration
+  std::string label;              ///< plan::row_label() of the configuration
   std::string group;              ///< "Triton 3.6.0 prebuilt expand"
   std::vector<char> cells;        ///< one verdict letter per token column; '.' not planned
   std::vector<std::string> tips;  ///< per cell: verdict, id, worst deviation over tolerance
@@ -25,7 +25,7 @@ struct VerdictMap {
   std::vector<MapRow> rows;
 };
 
-VerdictMap verdict_map(const std::vector<report::CaseRecord>& cases);
+VerdictMap verdict_map(const std::vector<CaseRecord>& cases);
 
 /// The legend of the letters.
 inline constexpr const char* k_verdict_legend =
@@ -34,9 +34,6 @@ inline constexpr const char* k_verdict_legend =
 
 /// Rows in first-seen plan order, token columns ascending; P F L i f t c s (see
 /// report::verdict_letter), '.' where the plan has no such case, ' ' not run.
-std::string format_verdict_table(const std::vector<report::CaseRecord>& cases);
+std::string format_verdict_table(const std::vector<CaseRecord>& cases);
 
-/// A short label of a case's configuration: "expand fp32>bf16 r64 h4096 m64n128k32 w4s2 add prebuilt".
-std::string row_label(const nlohmann::json& axes);
-
-}  // namespace lp::formats
+}  // namespace lp::report
