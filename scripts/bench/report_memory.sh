@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The memory of reading a report (issue 30): a compact report of about 50 MB (the
+# sample report's rows, repeated with their own index and id) read by each converter,
+# `diff` and `merge`; prints the peak resident size of each as a multiple of the file's
+# size (the goal: at most 4x). A benchmark, not a test: it exits 0 either way.
+#   scripts/bench/report_memory.sh [BUILD_DIR] [MEGABYTES]
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${1:-$repo/build}"
+lp="$build/loraprobe"
+megabytes="${2:-50}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/loraprobe-bench-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+"$build/tests/report/write_sample_reports" "$work" >/dev/null
+python3 - "$work/all-verdicts.json" "$work/big.json" "$megabytes" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+table = report["cases"]
+rows = table["rows"]
+id_col = table["columns"].index("id")
+index_col = table["columns"].index("index")
+tokens_col = table["columns"].index("tokens")  # distinct configurations, so that diff pairs them
+target = int(sys.argv[3]) * 1024 * 1024
+row_bytes = len(json.dumps(rows[0])) + 6
+n = max(1, target // row_bytes)
+out = []
+for i in range(n):
+    row = list(rows[i % len(rows)])
+    row[index_col] = i
+    row[id_col] = f"{i:012x}"
+    row[tokens_col] = i + 1
+    out.append(row)
+table["rows"] = out
+report["meta"]["plan"]["cases"] = n
+report["summary"]["first_failure"] = None
+report["summary"]["minimal_failure"] = None
+report["summary"]["first_latent"] = None
+with open(sys.argv[2], "w") as f:
+    f.write(json.dumps(report, indent=1))
+PY
+size_kb=$(( $(stat -c %s "$work/big.json") / 1024 ))
+echo "bench: $(nproc) cpus, $("$lp" version | head -n 1); report of $((size_kb / 1024)) MiB"
+measure() {  # measure NAME ARGS...
+  local name="$1"
+  shift
+  local rc=0
+  /usr/bin/time -f "%M %e" -o "$work/time.txt" "$lp" "$@" > "$work/out.txt" 2>"$work/err.txt" || rc=$?
+  read -r kb seconds < <(tail -n 1 "$work/time.txt")
+  [ "$rc" -le 1 ] || sed 's/^/bench:   /' "$work/err.txt" | head -n 2
+  awk -v n="$name" -v kb="$kb" -v s="$seconds" -v size="$size_kb" -v rc="$rc" \
+    'BEGIN { printf "bench: %-24s %7.0f MiB peak resident, %5.1fx the file (goal 4x: %s), %6.1f s, exit %d\n", n, kb / 1024, kb / size, kb <= 4 * size ? "held" : "exceeded", s, rc }'
+}
+measure "report --format summary" report "$work/big.json"
+measure "report --format json" report "$work/big.json" --format json
+measure "report --format md" report "$work/big.json" --format md
+measure "report --format junit" report "$work/big.json" --format junit
+measure "diff (the file twice)" diff "$work/big.json" "$work/big.json"
