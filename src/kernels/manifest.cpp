@@ -6,6 +6,7 @@
 
 #include "util/error.hpp"
 #include "util/json_bounded.hpp"
+#include "util/json_in.hpp"
 #include "util/release.hpp"
 
 namespace lp::kernels {
@@ -28,155 +29,101 @@ bool is_triton_ptxas_option(const std::vector<std::string>& options, std::size_t
   return i > 0 && options[i - 1] == "--opt-level" && std::regex_match(options[i], std::regex("[0-3]"));
 }
 
-/// Typed field access with errors naming the manifest and the pointer.
-class Reader {
- public:
-  Reader(const std::string& source) : m_source(source) {}
+/// Sizes in a manifest: a pack's bytes and offsets, far below this.
+constexpr std::int64_t k_max_size = std::int64_t{1} << 53;
 
-  const json& field(const json& object, const std::string& ptr, const char* key) const {
-    if (!object.is_object()) {
-      throw InputError(m_source, ptr, fmt::format("expected an object, got {}", object.type_name()));
-    }
-    const auto it = object.find(key);
-    if (it == object.end()) {
-      throw InputError(m_source, ptr, fmt::format("missing \"{}\"", key));
-    }
-    return *it;
-  }
-  std::string string(const json& object, const std::string& ptr, const char* key) const {
-    const json& v = field(object, ptr, key);
-    if (!v.is_string()) {
-      throw InputError(m_source, ptr + "/" + key, fmt::format("expected a string, got {}", v.dump()));
-    }
-    return v.get<std::string>();
-  }
-  std::int64_t integer(const json& object, const std::string& ptr, const char* key) const {
-    const json& v = field(object, ptr, key);
-    if (!v.is_number_integer()) {
-      throw InputError(m_source, ptr + "/" + key, fmt::format("expected a whole number, got {}", v.dump()));
-    }
-    return v.get<std::int64_t>();
-  }
-  std::vector<std::string> strings(const json& object, const std::string& ptr, const char* key) const {
-    const json& v = field(object, ptr, key);
-    if (!v.is_array()) {
-      throw InputError(m_source, ptr + "/" + key, fmt::format("expected a list, got {}", v.dump()));
-    }
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (!v[i].is_string()) {
-        throw InputError(m_source, fmt::format("{}/{}/{}", ptr, key, i), fmt::format("expected a string, got {}", v[i].dump()));
-      }
-      out.push_back(v[i].get<std::string>());
-    }
-    return out;
-  }
-  std::size_t size(const json& object, const std::string& ptr, const char* key) const {
-    const std::int64_t v = integer(object, ptr, key);
-    if (v < 0) {
-      throw InputError(m_source, ptr + "/" + key, fmt::format("expected a size, got {}", v));
-    }
-    return static_cast<std::size_t>(v);
-  }
-  PackRef pack(const json& doc) const {
-    const json& p = field(doc, "", "pack");
-    PackRef ref{string(p, "/pack", "path"), string(p, "/pack", "sha256"), size(p, "/pack", "bytes"),
-                size(p, "/pack", "stored_bytes")};
-    if (ref.path != k_pack_name) {
-      fail("/pack/path", fmt::format("expected \"{}\", got \"{}\"", k_pack_name, ref.path));
-    }
-    const std::string compression = string(p, "/pack", "compression");
-    if (compression != "xz") {
-      fail("/pack/compression", fmt::format("unknown compression \"{}\" (xz)", compression));
-    }
-    if (ref.bytes > k_max_pack_bytes) {
-      fail("/pack/bytes", fmt::format("{} bytes, over the limit of {}", ref.bytes, k_max_pack_bytes));
-    }
-    return ref;
-  }
-  FileRef file(const json& files, const std::string& ptr, const char* key, const PackRef& pack) const {
-    const json& f = field(files, ptr, key);
-    const std::string p = ptr + "/" + key;
-    FileRef ref{string(f, p, "path"), string(f, p, "sha256"), size(f, p, "bytes"), size(f, p, "offset")};
-    // Checked here so that slicing the pack later cannot go out of bounds.
-    if (ref.offset > pack.bytes || ref.bytes > pack.bytes - ref.offset) {
-      fail(p, fmt::format("offset {} + {} bytes lies outside the {}-byte pack", ref.offset, ref.bytes, pack.bytes));
-    }
-    return ref;
-  }
-  [[noreturn]] void fail(const std::string& ptr, const std::string& message) const {
-    throw InputError(m_source, ptr, message);
-  }
+std::size_t size_of(const JsonIn& v) { return v.whole<std::size_t>(0, k_max_size); }
 
- private:
-  const std::string& m_source;
-};
+PackRef read_pack(const JsonIn& doc) {
+  const JsonIn p = doc.at("pack");
+  PackRef ref{p.at("path").string(), p.at("sha256").string(), size_of(p.at("bytes")), size_of(p.at("stored_bytes"))};
+  if (ref.path != k_pack_name) {
+    p.at("path").fail(fmt::format("expected \"{}\", got \"{}\"", k_pack_name, ref.path));
+  }
+  const std::string compression = p.at("compression").string();
+  if (compression != "xz") {
+    p.at("compression").fail(fmt::format("unknown compression \"{}\" (xz)", compression));
+  }
+  if (ref.bytes > k_max_pack_bytes) {
+    p.at("bytes").fail(fmt::format("{} bytes, over the limit of {}", ref.bytes, k_max_pack_bytes));
+  }
+  return ref;
+}
 
-Variant parse_variant(const Reader& r, const json& v, const std::string& ptr, const PackRef& pack) {
+FileRef read_file_ref(const JsonIn& f, const PackRef& pack) {
+  FileRef ref{f.at("path").string(), f.at("sha256").string(), size_of(f.at("bytes")), size_of(f.at("offset"))};
+  // Checked here so that slicing the pack later cannot go out of bounds.
+  if (ref.offset > pack.bytes || ref.bytes > pack.bytes - ref.offset) {
+    f.fail(fmt::format("offset {} + {} bytes lies outside the {}-byte pack", ref.offset, ref.bytes, pack.bytes));
+  }
+  return ref;
+}
+
+Variant parse_variant(const JsonIn& v, const PackRef& pack) {
   Variant out;
-  out.id = r.string(v, ptr, "id");
-  out.op = r.string(v, ptr, "op");
-  out.role = r.string(v, ptr, "role");
-  out.status = r.string(v, ptr, "status");
-  out.axes = r.field(v, ptr, "axes");
-  if (!out.axes.is_object()) {
-    r.fail(ptr + "/axes", "expected an object");
-  }
+  out.id = v.at("id").string();
+  out.op = v.at("op").string();
+  out.role = v.at("role").string();
+  out.status = v.at("status").string();
+  out.axes = v.at("axes").object();
   if (out.status != "ok") {
     if (out.status != "rejected") {
-      r.fail(ptr + "/status", fmt::format("unknown status \"{}\" (ok, rejected)", out.status));
+      v.at("status").fail(fmt::format("unknown status \"{}\" (ok, rejected)", out.status));
     }
-    out.reason = r.string(v, ptr, "reason");
+    out.reason = v.at("reason").string();
     return out;
   }
-  out.constexprs = r.field(v, ptr, "constexprs");
-  out.num_warps = static_cast<int>(r.integer(v, ptr, "num_warps"));
-  out.num_stages = static_cast<int>(r.integer(v, ptr, "num_stages"));
-  const json& spec = r.field(v, ptr, "specialization");
-  const std::string sp = ptr + "/specialization";
-  out.specialization = {r.strings(spec, sp, "equal_to_1"), r.strings(spec, sp, "divisible_by_16"),
-                        r.strings(spec, sp, "aligned_16"), r.strings(spec, sp, "unspecialized")};
-  const json& grid = r.field(v, ptr, "grid");
-  if (!grid.is_array() || grid.size() != 3) {
-    r.fail(ptr + "/grid", "expected three dimensions");
+  out.constexprs = v.at("constexprs").object();
+  out.num_warps = v.at("num_warps").whole<int>(1, 32);
+  out.num_stages = v.at("num_stages").whole<int>(1, 16);
+  const JsonIn spec = v.at("specialization");
+  out.specialization = {spec.at("equal_to_1").strings(), spec.at("divisible_by_16").strings(),
+                        spec.at("aligned_16").strings(), spec.at("unspecialized").strings()};
+  const std::vector<JsonIn> grid = v.at("grid").items();
+  if (grid.size() != 3) {
+    v.at("grid").fail("expected three dimensions");
   }
   for (std::size_t d = 0; d < 3; ++d) {
-    if (!grid[d].is_array() || grid[d].empty()) {
-      r.fail(fmt::format("{}/grid/{}", ptr, d), "expected a non-empty list of factors");
+    const std::vector<JsonIn> factors = grid[d].items();
+    if (factors.empty()) {
+      grid[d].fail("expected a non-empty list of factors");
     }
-    out.grid[d] = grid[d].get<GridDim>();
+    for (const JsonIn& f : factors) {
+      out.grid[d].push_back(f.json());  // a number or a parameter's name: the launcher reads each (launch.cpp)
+    }
   }
-  const json& block = r.field(v, ptr, "block");
-  if (!block.is_array() || block.size() != 3) {
-    r.fail(ptr + "/block", "expected [x, y, z]");
+  const std::vector<JsonIn> block = v.at("block").items();
+  if (block.size() != 3) {
+    v.at("block").fail("expected [x, y, z]");
   }
   for (std::size_t d = 0; d < 3; ++d) {
-    out.block[d] = block[d].get<int>();
+    out.block[d] = block[d].whole<int>(1, 1024);
   }
-  out.entry = r.string(v, ptr, "entry");
-  const json& params = r.field(v, ptr, "params");
-  if (!params.is_array()) {
-    r.fail(ptr + "/params", "expected a list");
-  }
+  out.entry = v.at("entry").string();
+  const std::vector<JsonIn> params = v.at("params").items();
   for (std::size_t i = 0; i < params.size(); ++i) {
-    const std::string pp = fmt::format("{}/params/{}", ptr, i);
-    Param p{static_cast<int>(r.integer(params[i], pp, "index")), r.string(params[i], pp, "ptx_type"),
-            r.string(params[i], pp, "name"), r.string(params[i], pp, "type")};
+    const JsonIn& pi = params[i];
+    Param p{pi.at("index").whole<int>(0, static_cast<int>(params.size())), pi.at("ptx_type").string(),
+            pi.at("name").string(), pi.at("type").string()};
     if (p.index != static_cast<int>(i)) {
-      r.fail(pp + "/index", fmt::format("expected {}, got {}", i, p.index));
+      pi.at("index").fail(fmt::format("expected {}, got {}", i, p.index));
     }
     out.params.push_back(std::move(p));
   }
-  out.shared_bytes = r.integer(v, ptr, "shared_bytes");
-  out.global_scratch_size = r.integer(v, ptr, "global_scratch_size");
-  out.global_scratch_align = r.integer(v, ptr, "global_scratch_align");
-  out.profile_scratch_size = r.integer(v, ptr, "profile_scratch_size");
-  out.profile_scratch_align = r.integer(v, ptr, "profile_scratch_align");
-  out.resource_usage = v.value("resource_usage", json::object());
-  out.ptxas_version = r.string(v, ptr, "ptxas_version");
-  const json& files = r.field(v, ptr, "files");
-  out.ptx = r.file(files, ptr + "/files", "ptx", pack);
-  out.cubin = r.file(files, ptr + "/files", "cubin", pack);
+  out.shared_bytes = v.at("shared_bytes").integer(0);
+  out.global_scratch_size = v.at("global_scratch_size").integer(0);
+  out.global_scratch_align = v.at("global_scratch_align").integer(0);
+  out.profile_scratch_size = v.at("profile_scratch_size").integer(0);
+  out.profile_scratch_align = v.at("profile_scratch_align").integer(0);
+  if (const auto usage = v.find("resource_usage")) {
+    out.resource_usage = usage->object();
+  } else {
+    out.resource_usage = json::object();
+  }
+  out.ptxas_version = v.at("ptxas_version").string();
+  const JsonIn files = v.at("files");
+  out.ptx = read_file_ref(files.at("ptx"), pack);
+  out.cubin = read_file_ref(files.at("cubin"), pack);
   return out;
 }
 
@@ -211,63 +158,50 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   }
   // The depth is checked by a pass over the text (util/json_bounded), not by a parser
   // callback: the callback ran for every token and slowed the 5 MB manifest of the full set.
-  const json doc = parse_json_bounded(text, source, k_max_manifest_depth);
-  const Reader r(source);
+  const json parsed = parse_json_bounded(text, source, k_max_manifest_depth);
+  const JsonIn doc(parsed, source);
   Manifest m;
   m.source = source;
-  m.format_version = static_cast<int>(r.integer(doc, "", "format_version"));
+  const JsonIn version = doc.at("format_version");
+  m.format_version = version.whole<int>();
   if (m.format_version == 1) {
-    r.fail("/format_version", fmt::format("format_version 1 (one .gz file per PTX and cubin) is not the {} this "
-                                          "loraprobe reads (one {}); regenerate with python3 scripts/gen_kernels.py",
-                                          k_manifest_format_version, k_pack_name));
+    version.fail(fmt::format("format_version 1 (one .gz file per PTX and cubin) is not the {} this "
+                             "loraprobe reads (one {}); regenerate with python3 scripts/gen_kernels.py",
+                             k_manifest_format_version, k_pack_name));
   }
   if (m.format_version < k_oldest_manifest_format_version || m.format_version > k_manifest_format_version) {
-    r.fail("/format_version", fmt::format("format_version {} is not one this loraprobe reads ({} to {})",
-                                          m.format_version, k_oldest_manifest_format_version,
-                                          k_manifest_format_version));
+    version.fail(fmt::format("format_version {} is not one this loraprobe reads ({} to {})", m.format_version,
+                             k_oldest_manifest_format_version, k_manifest_format_version));
   }
-  m.generated_by = r.string(doc, "", "generated_by");
-  m.triton_version = r.string(doc, "", "triton_version");
+  m.generated_by = doc.at("generated_by").string();
+  m.triton_version = doc.at("triton_version").string();
   if (!parse_release(m.triton_version)) {
-    r.fail("/triton_version", fmt::format("\"{}\" is not a version such as 3.8.0", m.triton_version));
+    doc.at("triton_version").fail(fmt::format("\"{}\" is not a version such as 3.8.0", m.triton_version));
   }
-  m.ptxas = r.field(doc, "", "ptxas");
-  if (!m.ptxas.is_object()) {
-    r.fail("/ptxas", "expected an object");
-  }
+  const JsonIn ptxas = doc.at("ptxas");
+  m.ptxas = ptxas.object();
   if (m.format_version >= 3) {
-    const json& options = r.field(m.ptxas, "/ptxas", "options");
-    if (!options.is_array()) {
-      r.fail("/ptxas/options", "expected a list of strings");
-    }
+    const std::vector<JsonIn> options = ptxas.at("options").items();
     for (std::size_t i = 0; i < options.size(); ++i) {
-      if (!options[i].is_string()) {
-        r.fail(fmt::format("/ptxas/options/{}", i), "expected a string");
-      }
-      m.ptxas_options.push_back(options[i].get<std::string>());
+      m.ptxas_options.push_back(options[i].string());
       if (!is_triton_ptxas_option(m.ptxas_options, i)) {
-        r.fail(fmt::format("/ptxas/options/{}", i),
-               fmt::format("\"{}\" is not an option Triton passes ptxas (-lineinfo, -v, --gpu-name=sm_90a, "
-                           "--regAllocOptLevel=N, --fmad=, --opt-level N, -maxrregcount=N): ptxas runs with these",
-                           m.ptxas_options.back()));
+        options[i].fail(fmt::format("\"{}\" is not an option Triton passes ptxas (-lineinfo, -v, --gpu-name=sm_90a, "
+                                    "--regAllocOptLevel=N, --fmad=, --opt-level N, -maxrregcount=N): ptxas runs with these",
+                                    m.ptxas_options.back()));
       }
     }
   } else {
     m.ptxas_options = triton_make_cubin_options(m.triton_version);
   }
-  m.target = r.field(doc, "", "target");
-  m.pack = r.pack(doc);
-  const json& variants = r.field(doc, "", "variants");
-  if (!variants.is_array()) {
-    r.fail("/variants", "expected a list");
-  }
-  for (std::size_t i = 0; i < variants.size(); ++i) {
-    m.variants.push_back(parse_variant(r, variants[i], fmt::format("/variants/{}", i), m.pack));
+  m.target = doc.at("target").json();
+  m.pack = read_pack(doc);
+  for (const JsonIn& v : doc.at("variants").items()) {
+    m.variants.push_back(parse_variant(v, m.pack));
   }
   std::sort(m.variants.begin(), m.variants.end(), [](const Variant& a, const Variant& b) { return a.id < b.id; });
   for (std::size_t i = 1; i < m.variants.size(); ++i) {
     if (m.variants[i].id == m.variants[i - 1].id) {
-      r.fail("/variants", fmt::format("variant id \"{}\" appears twice", m.variants[i].id));
+      doc.at("variants").fail(fmt::format("variant id \"{}\" appears twice", m.variants[i].id));
     }
   }
   return m;

@@ -517,5 +517,25 @@ TEST(Manifest, FileOutsideThePackIsRefused) {
   }
 }
 
+TEST(Manifest, WrongTypesInAVariantNameTheirPointerInsteadOfEscapingAsAJsonError) {
+  // Each of these was a nlohmann type_error (exit 4) or a silent reinterpretation before
+  // the manifest was read through util/json_in.hpp.
+  const nlohmann::json doc = nlohmann::json::parse(manifest_text());
+  std::size_t ok = 0;
+  while (doc["variants"][ok]["status"] != "ok") {
+    ++ok;
+  }
+  const std::string v = fmt::format("/variants/{}", ok);
+  const auto message = [&](const char* field, const nlohmann::json& value) {
+    nlohmann::json broken = doc;
+    broken["variants"][ok][field] = value;
+    return fatal_of([&] { (void)parse_manifest(broken.dump(), "m.json"); });
+  };
+  EXPECT_EQ(message("block", {"128", 1, 1}), "m.json:" + v + "/block/0: expected a whole number in [1, 1024], got \"128\"");
+  EXPECT_EQ(message("grid", {{1}, 2, {1}}), "m.json:" + v + "/grid/1: expected a list, got a whole number");
+  EXPECT_EQ(message("num_warps", 4294967300LL), "m.json:" + v + "/num_warps: expected a whole number in [1, 32], got 4294967300");
+  EXPECT_EQ(message("constexprs", "BLOCK_N=128"), "m.json:" + v + "/constexprs: expected an object, got a string");
+}
+
 }  // namespace
 }  // namespace lp::kernels

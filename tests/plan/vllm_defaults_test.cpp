@@ -81,7 +81,7 @@ TEST(VllmDefaults, AMalformedFileNamesTheKey) {
     (void)parse_vllm_defaults(R"({"expand": {"one_slice": {"block_m": 64}}})", "d.json");
     ADD_FAILURE() << "accepted";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "d.json:/expand/one_slice: missing key \"block_n\"");
+    EXPECT_EQ(std::string(e.what()), "d.json:/expand/one_slice: missing \"block_n\"");
   }
   EXPECT_THROW((void)parse_vllm_defaults("[", "d.json"), InputError);
 }
