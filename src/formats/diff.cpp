@@ -34,8 +34,8 @@ const std::set<std::string>& failing() {
 }
 
 /// A case's configuration as the key it is matched by: its axes, the compiler mapped.
-std::string key_of(const json& c, const std::map<std::string, std::string>* mapping) {
-  json axes = member(c, "axes");
+std::string key_of(const report::CaseRecord& c, const std::map<std::string, std::string>* mapping) {
+  json axes = c.axes;
   if (mapping != nullptr && axes.is_object()) {
     const std::string compiler = text(axes, "compiler");
     if (const auto it = mapping->find(compiler); it != mapping->end()) {
@@ -48,40 +48,35 @@ std::string key_of(const json& c, const std::map<std::string, std::string>* mapp
 /// The cases of `doc` by configuration. Each record is read typed first, so a malformed
 /// one is named in its own file; a configuration held twice is refused (which copy would
 /// the other report be compared with?).
-std::map<std::string, const json*> index(const Document& doc, const std::map<std::string, std::string>* mapping) {
-  std::map<std::string, const json*> out;
+std::map<std::string, const report::CaseRecord*> index(const Document& doc,
+                                                       const std::map<std::string, std::string>* mapping) {
+  std::map<std::string, const report::CaseRecord*> out;
   std::map<std::string, std::size_t> position;
-  std::size_t i = 0;
-  for (const json& c : JsonIn(member(doc.json, "cases"), doc.path, "/cases").array()) {
-    const std::string pointer = fmt::format("/cases/{}", i);
-    (void)report::CaseRecord::from_json(JsonIn(c, doc.path, pointer));
+  for (std::size_t i = 0; i < doc.cases.size(); ++i) {
+    const report::CaseRecord& c = doc.cases[i];
     const std::string key = key_of(c, mapping);
     if (const auto [it, added] = position.emplace(key, i); !added) {
-      throw InputError(doc.path, pointer,
+      throw InputError(doc.path, fmt::format("/cases/{}", i),
                        fmt::format("the configuration {} is also /cases/{}: a report holds each configuration once",
-                                   plan::row_label(member(c, "axes")), it->second));
+                                   plan::row_label(c.axes), it->second));
     }
     out.emplace(key, &c);
-    ++i;
   }
   return out;
 }
 
-json ref(const json& c) {
-  return {{"id", text(c, "id")}, {"label", plan::row_label(member(c, "axes"))},
-          {"tokens", integer(member(c, "axes"), "tokens")}, {"verdict", text(c, "verdict")},
-          {"reason", text(c, "reason")}};
+json ref(const report::CaseRecord& c) {
+  return {{"id", c.id}, {"label", plan::row_label(c.axes)}, {"tokens", integer(c.axes, "tokens")},
+          {"verdict", report::to_string(c.verdict)}, {"reason", c.reason}};
 }
 
-std::optional<double> deviation(const json& c) {
-  const json& v = member(member(c, "metrics"), "worst_dev_over_tolerance");
-  if (v.is_number()) {
-    return v.get<double>();
+/// A case's worst deviation over tolerance; NaN for a non-finite one (never within the tolerance).
+std::optional<double> deviation(const report::CaseRecord& c) {
+  if (!c.metrics) {
+    return std::nullopt;
   }
-  if (v.is_string()) {
-    return std::nan("");  // "nan", "inf": never within the tolerance
-  }
-  return std::nullopt;
+  const double v = c.metrics->worst_dev_over_tolerance;
+  return std::isfinite(v) ? v : std::nan("");
 }
 
 json environment_differences(const json& a, const json& b) {
@@ -144,9 +139,9 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
       continue;
     }
     ++matched;
-    const json& n = *it->second;
-    const std::string vo = text(*o, "verdict");
-    const std::string vn = text(n, "verdict");
+    const report::CaseRecord& n = *it->second;
+    const std::string vo(report::to_string(o->verdict));
+    const std::string vn(report::to_string(n.verdict));
     const json change = {{"old", ref(*o)}, {"new", ref(n)}};
     if (vo != vn) {
       if (failing().count(vn) > 0 && failing().count(vo) == 0) {

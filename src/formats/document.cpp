@@ -11,8 +11,6 @@
 #include <fmt/format.h>
 
 #include "inspect_schema_version.hpp"
-#include "model/metrics_text.hpp"
-#include "model/symptom.hpp"
 #include "plan/axes.hpp"
 #include "report/compact.hpp"
 #include "report/report.hpp"
@@ -58,12 +56,6 @@ void check_axes(const JsonIn& axes) {
   }
 }
 
-/// A full case record: typed (report/report.hpp, its metrics and timing through
-/// model/metrics_json.hpp), its axes too.
-void check_case(const JsonIn& c) {
-  (void)report::CaseRecord::from_json(c);
-  check_axes(c.at("axes"));
-}
 
 /// A summary's reference to a case (first_failure, ...): null or {index, id, ...}.
 void check_case_ref(const JsonIn& summary, const char* key) {
@@ -120,8 +112,7 @@ void check_blocks(const JsonIn& doc) {
       (void)v.object();
     }
   }
-  // A report's full cases (inspect documents have none; compact tables are read typed
-  // when they are expanded).
+  // A report's cases are read typed by read_cases (inspect documents have none).
   if (doc.json().contains("cases")) {
     const JsonIn cases = doc.at("cases");
     if (cases.json().is_object()) {  // a compact table says so
@@ -129,11 +120,38 @@ void check_blocks(const JsonIn& doc) {
         cases.at("detail").fail(fmt::format("\"{}\" is no case table (compact)", detail));
       }
     } else {
-      for (const JsonIn& c : cases.items()) {
-        check_case(c);
-      }
+      (void)cases.array();
     }
   }
+}
+
+/// A report's cases as the typed records they are (report/report.hpp; the metrics and
+/// timing through model/metrics_json.hpp), a compact table expanded, each record's axes
+/// checked: a wrong type or an out-of-range number anywhere is named by its pointer.
+std::vector<report::CaseRecord> read_cases(const json& cases, const std::string& path) {
+  std::vector<report::CaseRecord> out;
+  if (cases.is_null()) {
+    return out;
+  }
+  if (report::is_compact(cases)) {
+    try {
+      out = report::expand_cases(cases);
+    } catch (const InputError& e) {
+      throw InputError(path, e.pointer(), e.message());
+    }
+    // The rows' axes come from the table's groups: checked as full cases' are (the
+    // pointer is the row's).
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      check_axes(JsonIn(out[i].axes, path, fmt::format("/cases/rows/{}/axes", i)));
+    }
+    return out;
+  }
+  const JsonIn list(cases, path, "/cases");
+  for (const JsonIn& c : list.items()) {
+    out.push_back(report::CaseRecord::from_json(c));
+    check_axes(c.at("axes"));
+  }
+  return out;
 }
 
 }  // namespace
@@ -169,26 +187,24 @@ Document read_document(const std::string& path) {
     }
     d.json.erase("interned");
   }
-  if (d.kind == DocumentKind::report && report::is_compact(member(d.json, "cases"))) {
-    // The converters read one shape: a compact table becomes the records it stands for.
-    std::vector<report::CaseRecord> records;
-    try {
-      records = report::expand_cases(d.json["cases"]);
-    } catch (const InputError& e) {
-      throw InputError(path, e.pointer(), e.message());
-    }
-    json full = json::array();
-    for (const report::CaseRecord& c : records) {
-      full.push_back(c.to_json());
-    }
-    // The rows' axes and tolerances come from the table's groups: checked as full cases'
-    // are (the pointer is the row's).
-    for (std::size_t i = 0; i < full.size(); ++i) {
-      check_case(JsonIn(full[i], path, fmt::format("/cases/rows/{}", i)));
-    }
-    d.json["cases"] = std::move(full);
+  if (d.kind == DocumentKind::report) {
+    // The converters read one shape, typed: the cases leave the JSON for doc.cases.
+    d.cases = read_cases(member(d.json, "cases"), path);
+    d.json.erase("cases");
   }
   return d;
+}
+
+json full_json(const Document& doc) {
+  json j = doc.json;
+  if (doc.kind == DocumentKind::report) {
+    json cases = json::array();
+    for (const report::CaseRecord& c : doc.cases) {
+      cases.push_back(c.to_json());
+    }
+    j["cases"] = std::move(cases);
+  }
+  return j;
 }
 
 report::Report as_report(const Document& doc) {
@@ -234,11 +250,7 @@ report::Report as_report(const Document& doc) {
     if (!doc.json["meta"].contains("fail_on")) {
       r.fail_on = report::default_fail_on();
     }
-    std::size_t i = 0;
-    for (const json& c : doc.json.at("cases")) {
-      r.cases.push_back(report::CaseRecord::from_json(JsonIn(c, doc.path, fmt::format("/cases/{}", i))));
-      ++i;
-    }
+    r.cases = doc.cases;
   } catch (const json::exception& e) {
     throw InputError(doc.path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
   }
@@ -274,51 +286,9 @@ std::string text(const json& j, const char* key, const char* fallback) {
   return v.is_string() ? v.get<std::string>() : std::string(fallback);
 }
 
-std::string real_text(const json& value) {
-  if (value.is_number()) {
-    return fmt::format("{:.3g}", value.get<double>());
-  }
-  if (value.is_string()) {
-    return value.get<std::string>();
-  }
-  return "n/a";
-}
-
-std::string metrics_symptom(const json& metrics) {
-  auto counted = [&](const char* key) -> std::optional<std::uint64_t> {
-    const json& v = member(metrics, key);
-    return v.is_number_unsigned() ? std::optional<std::uint64_t>(v.get<std::uint64_t>()) : std::nullopt;
-  };
-  return describe_symptom({counted("mismatches").value_or(0), counted("nan").value_or(0), counted("inf").value_or(0),
-                           counted("huge"), counted("unwritten")});
-}
-
-std::string metrics_line(const json& metrics) {
-  if (!metrics.is_object()) {
-    return "";
-  }
-  if (metrics.contains("summary") && metrics["summary"].is_string()) {
-    return metrics["summary"].get<std::string>();  // --detail full kept the worker's sentence
-  }
-  // A compact row keeps the numbers: the same sentence from them (model/metrics_text.hpp).
-  auto count = [&](const char* key) -> std::optional<std::uint64_t> {
-    const json& v = member(metrics, key);
-    return v.is_number_unsigned() ? std::optional<std::uint64_t>(v.get<std::uint64_t>()) : std::nullopt;
-  };
-  auto real = [&](const char* key) {
-    const json& v = member(metrics, key);
-    if (v.is_number()) {
-      return v.get<double>();
-    }
-    const std::string s = v.is_string() ? v.get<std::string>() : "nan";  // "nan", "inf", "-inf"
-    return s == "inf" ? HUGE_VAL : s == "-inf" ? -HUGE_VAL : std::nan("");
-  };
-  const json& bad = member(metrics, "first_bad");
-  return metrics_sentence({count("mismatches"), count("elements"), count("nan"), count("inf"), count("huge"),
-                           count("unwritten"), count("untouched_rows_written"), count("failing_tiles"),
-                           count("total_tiles"), count("reference_nonfinite"), real("max_abs_dev"),
-                           real("max_rel_dev"), real("worst_dev_over_tolerance"), real("atol"), real("rtol"),
-                           bad.is_object() ? text(bad, "describe") : std::string()});
+std::string real_text(double value) {
+  // NaN as "nan" whatever its sign: the reports spell every NaN so.
+  return std::isnan(value) ? std::string("nan") : fmt::format("{:.3g}", value);
 }
 
 std::string command_text(const json& argv) {

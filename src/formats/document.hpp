@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,13 +17,20 @@ enum class DocumentKind { report, inspect };
 struct Document {
   DocumentKind kind = DocumentKind::report;
   std::string path;
-  nlohmann::json json;
+  nlohmann::json json;  ///< every block but a report's cases
+  /// A report's cases, typed (a compact table expanded), in the file's order.
+  std::vector<report::CaseRecord> cases;
 };
 
 /// Reads and recognises `path` (bounded read). Throws lp::InputError
 /// "<path>:<pointer>: ..." for a file that is neither, or a major schema version
 /// this loraprobe does not read.
 Document read_document(const std::string& path);
+
+/// The document as one JSON, a report's cases in their full form (one object per case,
+/// report/report.hpp CaseRecord::to_json): the file's content in one shape, whichever
+/// form its cases were written in.
+nlohmann::json full_json(const Document& doc);
 
 /// A sweep report of this schema major, or of the one before it that differs only in
 /// the form of its cases (3.x), as a Report to write again (compact or full). Throws
@@ -44,16 +52,8 @@ bool boolean(const nlohmann::json& j, const char* key, bool fallback);
 /// j[key] when it is a string, else `fallback`.
 std::string text(const nlohmann::json& j, const char* key, const char* fallback = "");
 
-/// A case's metrics in one line: metrics.summary where the report kept it (--detail
-/// full), else the same numbers from the fields (compact reports); "" for null.
-std::string metrics_line(const nlohmann::json& metrics);
-
-/// model/symptom.hpp's clause for a metrics record (which A a register-A HGMMA read),
-/// empty without a mismatch; a count a record lacks (huge before 4.1.0) is "not counted".
-std::string metrics_symptom(const nlohmann::json& metrics);
-
-/// A real as reports write it (a number, "nan", "inf", null) in %.3g form.
-std::string real_text(const nlohmann::json& value);
+/// A real in %.3g form, NaN as "nan" (reports write every NaN so).
+std::string real_text(double value);
 
 /// A recorded argv as one POSIX sh command line, every element quoted for sh
 /// (util/escape.hpp shell), so that copying it runs exactly that command and nothing

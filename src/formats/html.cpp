@@ -178,12 +178,12 @@ std::string report_html(const Document& doc) {
   if (!v.notable.empty()) {
     body += "<h2>Cases to read first</h2>\n";
     for (const NotableCase& n : v.notable) {
-      std::vector<EnvRow> rows = {{"configuration", fmt::format("{}, {} tokens", plan::row_label(member(n.record, "axes")),
-                                                                 integer(member(n.record, "axes"), "tokens"))}};
+      std::vector<EnvRow> rows = {{"configuration", fmt::format("{}, {} tokens", plan::row_label(n.record.axes),
+                                                                 integer(n.record.axes, "tokens"))}};
       for (EnvRow& r : case_numbers(n.record)) {
         rows.push_back(std::move(r));
       }
-      body += fmt::format("<h3>{}: case <code>{}</code></h3>\n", esc(n.title), esc(text(n.record, "id", "?"))) +
+      body += fmt::format("<h3>{}: case <code>{}</code></h3>\n", esc(n.title), esc(n.record.id)) +
               env_table(rows);
     }
   }

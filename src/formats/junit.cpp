@@ -85,7 +85,8 @@ std::string write(const std::vector<Suite>& suites, const std::string& name) {
                      escape::xml(name), tests, failures, errors, skipped, seconds, body);
 }
 
-std::vector<Suite> report_suites(const json& report, bool latent_fails) {
+std::vector<Suite> report_suites(const Document& doc, bool latent_fails) {
+  const json& report = doc.json;
   // sweep --remedies: each hazardous case's testcase says what its remedies measured.
   std::map<std::string, std::string> remedies_of;
   for (const json& h : member(member(report, "remedies"), "hazards")) {
@@ -97,8 +98,8 @@ std::vector<Suite> report_suites(const json& report, bool latent_fails) {
   }
   std::map<std::string, Suite> by_key;
   std::vector<std::string> order;  // suites in first-seen plan order
-  for (const json& c : member(report, "cases")) {
-    const json& axes = member(c, "axes");
+  for (const report::CaseRecord& c : doc.cases) {
+    const json& axes = c.axes;
     const std::string key = fmt::format("{}.{}.{}", text(axes, "triton").empty() ? "?" : text(axes, "triton"),
                                         text(axes, "op"), text(axes, "compiler"));
     if (by_key.count(key) == 0) {
@@ -107,23 +108,18 @@ std::vector<Suite> report_suites(const json& report, bool latent_fails) {
                                      text(axes, "triton"));
     }
     TestCase t;
-    t.name = fmt::format("{} tokens={} [{}]", plan::row_label(axes), integer(axes, "tokens"), text(c, "id"));
+    t.name = fmt::format("{} tokens={} [{}]", plan::row_label(axes), integer(axes, "tokens"), c.id);
     t.classname = "loraprobe." + key;
-    const json& timing = member(c, "timing");
-    if (timing.is_object()) {
+    if (c.timing) {
       // A time may be null (report.schema.json): a case whose events were lost to the fault of the case after it.
-      const auto ms = [&timing](const char* name) {
-        const json& v = member(timing, name);
-        return v.is_number() ? v.get<double>() : 0.0;
-      };
-      t.seconds = (ms("kernel_ms") * static_cast<double>(integer(c, "runs")) + ms("reference_ms")) / 1000.0;
+      t.seconds = (c.timing->kernel_ms.value_or(0.0) * static_cast<double>(c.runs) + c.timing->reference_ms.value_or(0.0)) /
+                  1000.0;
     }
-    const std::string verdict = text(c, "verdict");
-    const json& metrics = member(c, "metrics");
+    const std::string verdict(report::to_string(c.verdict));
     t.type = verdict;
-    t.message = text(c, "reason");
-    t.body = metrics_line(metrics);
-    if (const auto it = remedies_of.find(text(c, "id")); it != remedies_of.end()) {
+    t.message = c.reason;
+    t.body = c.metrics ? c.metrics->summary() : std::string();
+    if (const auto it = remedies_of.find(c.id); it != remedies_of.end()) {
       t.out = it->second;
     }
     if (verdict == "FAIL") {
@@ -207,7 +203,7 @@ std::string junit_of(const Document& doc, const JunitOptions& options) {
     const json& fail_on = member(member(doc.json, "meta"), "fail_on");
     latent_fails = std::find(fail_on.begin(), fail_on.end(), "LATENT") != fail_on.end();
   }
-  return write(report_suites(doc.json, latent_fails), "loraprobe sweep");
+  return write(report_suites(doc, latent_fails), "loraprobe sweep");
 }
 
 }  // namespace lp::formats

@@ -30,21 +30,23 @@ std::string counts_text(const std::map<std::string, std::size_t>& counts) {
   return out.empty() ? "none" : out;
 }
 
-std::string case_line(const char* what, const json& ref, const json& cases) {
+std::string case_line(const char* what, const json& ref, const std::vector<report::CaseRecord>& cases) {
   if (!ref.is_object()) {
     return {};
   }
   const std::int64_t index = integer(ref, "index", -1);
-  for (const json& c : cases) {
-    if (integer(c, "index", -2) == index && text_of(c, "id", "") == text_of(ref, "id", "")) {
-      return fmt::format("{}: case {} ({}, {} tokens): {} {}\n", what, text_of(c, "id"), plan::row_label(member(c, "axes")),
-                         integer(member(c, "axes"), "tokens"), text_of(c, "verdict"), text_of(c, "reason", ""));
+  for (const report::CaseRecord& c : cases) {
+    if (static_cast<std::int64_t>(c.index) == index && escape::terminal_line(c.id) == text_of(ref, "id", "")) {
+      return fmt::format("{}: case {} ({}, {} tokens): {} {}\n", what, escape::terminal_line(c.id),
+                         plan::row_label(c.axes), integer(c.axes, "tokens"),
+                         report::to_string(c.verdict), escape::terminal_line(c.reason));
     }
   }
   return fmt::format("{}: case {}\n", what, text_of(ref, "id"));
 }
 
-std::string report_summary(const json& r) {
+std::string report_summary(const Document& doc) {
+  const json& r = doc.json;
   const json& meta = member(r, "meta");
   const json& env = member(r, "environment");
   const json& gpu = member(env, "gpu");
@@ -91,15 +93,15 @@ std::string report_summary(const json& r) {
   // Counts per (Triton, compiler, op), in first-seen order.
   std::vector<std::string> order;
   std::map<std::string, std::map<std::string, std::size_t>> groups;
-  const json& cases = member(r, "cases");
-  for (const json& c : cases) {
-    const json& a = member(c, "axes");
+  const std::vector<report::CaseRecord>& cases = doc.cases;
+  for (const report::CaseRecord& c : cases) {
+    const json& a = c.axes;
     const std::string key =
         fmt::format("Triton {} {} {}", text_of(a, "triton"), text_of(a, "compiler"), text_of(a, "op"));
     if (groups.count(key) == 0) {
       order.push_back(key);
     }
-    ++groups[key][text_of(c, "verdict")];
+    ++groups[key][std::string(report::to_string(c.verdict))];
   }
   for (const std::string& key : order) {
     out += fmt::format("  {}: {}\n", key, counts_text(groups[key]));
@@ -163,7 +165,7 @@ std::string inspect_summary(const json& d) {
 
 std::string summary_of(const Document& doc) {
   // A summary goes to a terminal: whatever a document holds is shown, never obeyed.
-  return escape::terminal(doc.kind == DocumentKind::inspect ? inspect_summary(doc.json) : report_summary(doc.json));
+  return escape::terminal(doc.kind == DocumentKind::inspect ? inspect_summary(doc.json) : report_summary(doc));
 }
 
 }  // namespace lp::formats

@@ -1,6 +1,7 @@
 #include "formats/view.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "model/symptom.hpp"
 #include "report/report.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
@@ -182,14 +184,14 @@ struct RemedyRule {
   const char* why;
 };
 
-std::vector<Remedy> measure_remedies(const json& cases) {
+std::vector<Remedy> measure_remedies(const std::vector<report::CaseRecord>& cases) {
   std::map<std::string, std::string> verdict_by_axes;
   std::map<std::string, std::set<std::string>> values_of;  // axis -> values seen (dumped)
-  for (const json& c : cases) {
-    verdict_by_axes[member(c, "axes").dump()] = text(c, "verdict");
+  for (const report::CaseRecord& c : cases) {
+    verdict_by_axes[c.axes.dump()] = report::to_string(c.verdict);
     for (const char* axis : {"compiler", "triton"}) {
-      if (member(c, "axes").contains(axis)) {
-        values_of[axis].insert(c["axes"][axis].dump());
+      if (c.axes.contains(axis)) {
+        values_of[axis].insert(c.axes[axis].dump());
       }
     }
   }
@@ -209,9 +211,9 @@ std::vector<Remedy> measure_remedies(const json& cases) {
   std::vector<Remedy> out;
   for (const auto& [name, rule] : rules) {
     Remedy r{name, rule.why, 0, 0};
-    for (const json& c : cases) {
-      const std::string verdict = text(c, "verdict");
-      const json& axes = member(c, "axes");
+    for (const report::CaseRecord& c : cases) {
+      const std::string verdict(report::to_string(c.verdict));
+      const json& axes = c.axes;
       if ((verdict != "LATENT" && verdict != "FAIL") || !axes.contains(rule.axis) || axes[rule.axis] == rule.value) {
         continue;
       }
@@ -233,46 +235,45 @@ std::vector<Remedy> measure_remedies(const json& cases) {
 
 }  // namespace
 
-std::vector<EnvRow> case_numbers(const json& c) {
+std::vector<EnvRow> case_numbers(const report::CaseRecord& c) {
+  const auto optional = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string("n/a"); };
   std::vector<EnvRow> rows;
-  rows.push_back({"verdict", text(c, "verdict", "?") + (text(c, "reason").empty() ? "" : ": " + text(c, "reason"))});
-  rows.push_back({"runs", fmt::format("{} ({} wrong)", count_text(c, "runs"), count_text(c, "failed_runs"))});
-  const json& m = member(c, "metrics");
-  if (m.is_object()) {
+  rows.push_back({"verdict", std::string(report::to_string(c.verdict)) + (c.reason.empty() ? "" : ": " + c.reason)});
+  rows.push_back({"runs", fmt::format("{} ({} wrong)", c.runs, c.failed_runs)});
+  if (c.metrics) {
+    const CompareMetrics& m = *c.metrics;
     rows.push_back({"elements", fmt::format("{}: {} mismatched, NaN {}, Inf {}, |x| > 1e30 {}, unwritten {}, writes to "
                                             "untouched rows {}",
-                                            count_text(m, "elements"), count_text(m, "mismatches"), count_text(m, "nan"),
-                                            count_text(m, "inf"), count_text(m, "huge"), count_text(m, "unwritten"),
-                                            count_text(m, "untouched_rows_written"))});
-    if (const std::string symptom = metrics_symptom(m); !symptom.empty()) {
+                                            m.elements, m.mismatches, m.nan, m.inf, optional(m.huge),
+                                            optional(m.unwritten), m.untouched_rows_written)});
+    if (const std::string symptom = describe_symptom({m.mismatches, m.nan, m.inf, m.huge, m.unwritten});
+        !symptom.empty()) {
       rows.push_back({"symptom", symptom});
     }
     rows.push_back({"deviation", fmt::format("max abs {}, max rel {}, worst {} of tolerance (atol {}, rtol {})",
-                                             real_text(member(m, "max_abs_dev")), real_text(member(m, "max_rel_dev")),
-                                             real_text(member(m, "worst_dev_over_tolerance")),
-                                             real_text(member(m, "atol")), real_text(member(m, "rtol")))});
-    const json& bad = member(m, "first_bad");
-    if (bad.is_object()) {
+                                             real_text(m.max_abs_dev), real_text(m.max_rel_dev),
+                                             real_text(m.worst_dev_over_tolerance), real_text(m.atol),
+                                             real_text(m.rtol))});
+    if (m.first_bad) {
+      const BadElement& bad = *m.first_bad;
       rows.push_back({"first bad element",
-                      fmt::format("token {}, column {}, slice {}: expected {} ({}), actual {} ({})", count_text(bad, "token"),
-                                  count_text(bad, "column"), count_text(bad, "slice"), real_text(member(bad, "expected")),
-                                  text(bad, "expected_bits", "?"), real_text(member(bad, "actual")),
-                                  text(bad, "actual_bits", "?"))});
+                      fmt::format("token {}, column {}, slice {}: expected {} (0x{:x}), actual {} (0x{:x})", bad.token,
+                                  bad.column, bad.slice, real_text(bad.expected), bad.expected_bits,
+                                  real_text(bad.actual), bad.actual_bits)});
     }
   }
-  const json& amp = member(c, "amplification");
-  if (amp.is_object()) {
+  if (c.amplification) {
+    const report::AmplificationRecord& amp = *c.amplification;
     rows.push_back({"amplification",
                     fmt::format("{} queued wgmma pair(s) before each of {} register-A wgmma(s) ({} left in flight); "
                                 "SASS hazards {} amplified, {} without{}{}",
-                                count_text(amp, "pairs"), count_text(amp, "sites"), count_text(amp, "pending_sites"),
-                                count_text(c, "static_findings"), count_text(amp, "unamplified_findings"),
-                                text(amp, "serialised").empty() ? "" : "; ptxas: " + text(amp, "serialised"),
-                                text(amp, "void_reason").empty() ? "" : "; void: " + text(amp, "void_reason"))});
+                                amp.pairs, amp.sites, amp.pending_sites, optional(c.static_findings),
+                                optional(amp.unamplified_findings),
+                                amp.serialised.empty() ? "" : "; ptxas: " + amp.serialised,
+                                amp.void_reason.empty() ? "" : "; void: " + amp.void_reason)});
   }
-  const json& t = member(c, "timing");
-  if (t.is_object() && member(t, "kernel_ms").is_number()) {
-    rows.push_back({"kernel time", fmt::format("{:.4g} ms", t["kernel_ms"].get<double>())});
+  if (c.timing && c.timing->kernel_ms) {
+    rows.push_back({"kernel time", fmt::format("{:.4g} ms", *c.timing->kernel_ms)});
   }
   return rows;
 }
@@ -314,7 +315,7 @@ ReportView view_of(const Document& doc) {
   v.environment = environment_rows(r);
   v.command = command_text(member(member(r, "meta"), "argv"));
   const json& summary = member(r, "summary");
-  const json& cases = member(r, "cases");
+  const std::vector<report::CaseRecord>& records = doc.cases;
   std::map<std::string, std::size_t> counts;
   for (const auto& [verdict, n] : member(summary, "counts").items()) {
     counts[verdict] = n.get<std::size_t>();
@@ -322,7 +323,7 @@ ReportView view_of(const Document& doc) {
   for (const auto& [verdict, n] : counts) {
     v.counts += fmt::format("{}{} {}", v.counts.empty() ? "" : ", ", n, verdict);
   }
-  v.counts += fmt::format(" of {} planned", integer(member(member(r, "meta"), "plan"), "cases", static_cast<std::int64_t>(cases.size())));
+  v.counts += fmt::format(" of {} planned", integer(member(member(r, "meta"), "plan"), "cases", static_cast<std::int64_t>(records.size())));
   v.exit_code = static_cast<int>(integer(summary, "exit_code", -1));
   v.outcome = text(summary, "outcome", "?");
   const std::size_t fails = counts["FAIL"] + counts["fault"] + counts["timeout"] + counts["compile_error"];
@@ -339,12 +340,9 @@ ReportView view_of(const Document& doc) {
   } else {
     v.headline = fmt::format("PASS: no wrong number and no static hazard in {} case(s).", counts["PASS"]);
   }
-  std::vector<report::CaseRecord> records;
-  for (const json& c : cases) {
-    // A record the converters cannot read is bad input, named by its place (found by fuzz/report_fuzzer).
-    records.push_back(report::CaseRecord::from_json(JsonIn(c, doc.path, fmt::format("/cases/{}", records.size()))));
-    if (text(c, "verdict") == "PASS" && member(member(c, "metrics"), "worst_dev_over_tolerance").is_number()) {
-      v.clean_margins.push_back(c["metrics"]["worst_dev_over_tolerance"].get<double>());
+  for (const report::CaseRecord& c : records) {
+    if (c.verdict == report::Verdict::pass && c.metrics && std::isfinite(c.metrics->worst_dev_over_tolerance)) {
+      v.clean_margins.push_back(c.metrics->worst_dev_over_tolerance);
     }
   }
   // A FAIL under amplification says so in the headline, never a bare FAIL.
@@ -371,8 +369,8 @@ ReportView view_of(const Document& doc) {
     if (!ref.is_object()) {
       continue;
     }
-    for (const json& c : cases) {
-      if (text(c, "id") == text(ref, "id")) {
+    for (const report::CaseRecord& c : records) {
+      if (c.id == text(ref, "id")) {
         v.notable.push_back({title, c});
         break;
       }
@@ -413,7 +411,7 @@ ReportView view_of(const Document& doc) {
     v.attributions.push_back(fmt::format("{}: {} hazardous variant(s); {}.", stack, by_stack[stack].first,
                                          by_stack[stack].second));
   }
-  v.remedies = measure_remedies(cases);
+  v.remedies = measure_remedies(records);
   const json& measured = member(r, "remedies");
   for (const json& h : member(measured, "hazards")) {
     MeasuredRemedies m{text(h, "configuration", "?"), integer(h, "tokens"), text(h, "case", "?"), text(h, "verdict", "?"),

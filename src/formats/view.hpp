@@ -26,7 +26,7 @@ struct EnvRow {
 /// first failure, minimal failure, first latent: the case and its numbers.
 struct NotableCase {
   std::string title;
-  nlohmann::json record;  ///< the case as the report holds it (full shape)
+  report::CaseRecord record;
 };
 
 struct ExcerptLine {
@@ -101,6 +101,6 @@ std::vector<std::string> remedy_lines(const nlohmann::json& hazard);
 
 /// A case's numbers as short "label: value" pairs (NaN/Inf counts, deviations, the
 /// first bad element with expected and actual).
-std::vector<EnvRow> case_numbers(const nlohmann::json& record);
+std::vector<EnvRow> case_numbers(const report::CaseRecord& record);
 
 }  // namespace lp::formats

@@ -35,10 +35,11 @@ using nlohmann::json;
 
 namespace {
 
-const json& find_case(const formats::Document& report, const std::string& id) {
-  for (const json& c : member(report.json, "cases")) {
-    if (text(c, "id") == id) {
-      return c;
+/// The case's record in its full form (the bundle's case-record.json).
+json find_case(const formats::Document& report, const std::string& id) {
+  for (const report::CaseRecord& c : report.cases) {
+    if (c.id == id) {
+      return c.to_json();
     }
   }
   throw UsageError(fmt::format("{}: no case {} (loraprobe report {} lists the cases to read first)", report.path, id,
@@ -229,7 +230,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   if (report.kind != formats::DocumentKind::report) {
     throw UsageError(fmt::format("{}: an inspect document; a repro bundle is made from a sweep report", report.path));
   }
-  const json& record = find_case(report, case_id);
+  const json record = find_case(report, case_id);
   const json& axes = member(record, "axes");
   const json& meta = member(report.json, "meta");
   const std::string variant = text(record, "variant");
@@ -418,18 +419,15 @@ std::vector<Bundle> save_bundles(const formats::Document& report, const std::str
                                  const BundleOptions& options) {
   std::vector<Bundle> out;
   std::set<std::string> done;
-  for (const json& c : member(report.json, "cases")) {
-    const std::string verdict = text(c, "verdict");
-    if ((verdict != "FAIL" && verdict != "LATENT") || text(c, "variant").empty()) {
+  for (const report::CaseRecord& c : report.cases) {
+    if ((c.verdict != report::Verdict::fail && c.verdict != report::Verdict::latent) || c.variant.value_or("").empty()) {
       continue;
     }
-    const json& axes = member(c, "axes");
-    const std::string name = safe_name(fmt::format("{}-t{}-{}", text(c, "variant"), text(axes, "triton"),
-                                                   text(axes, "compiler")));
+    const std::string name = safe_name(fmt::format("{}-t{}-{}", *c.variant, text(c.axes, "triton"), text(c.axes, "compiler")));
     if (!done.insert(name).second) {
       continue;
     }
-    out.push_back(write_bundle(report, text(c, "id"), dir + "/" + name, options));
+    out.push_back(write_bundle(report, c.id, dir + "/" + name, options));
   }
   return out;
 }

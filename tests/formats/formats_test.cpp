@@ -11,8 +11,10 @@
 #include "formats/junit.hpp"
 #include "formats/markdown.hpp"
 #include "formats/view.hpp"
+#include "model/metrics_json.hpp"
 #include "report/compact.hpp"
 #include "util/files.hpp"
+#include "util/json_in.hpp"
 
 namespace lp::formats {
 namespace {
@@ -110,7 +112,13 @@ Document many_latent_rows(std::size_t rows) {
                             {"static_findings", 2}});
     }
   }
-  return {DocumentKind::report, "many.json", r};
+  // As read_document leaves a report: the cases typed, out of the JSON.
+  Document doc{DocumentKind::report, "many.json", r, {}};
+  for (const json& c : r["cases"]) {
+    doc.cases.push_back(report::CaseRecord::from_json(c));
+  }
+  doc.json.erase("cases");
+  return doc;
 }
 
 TEST(Markdown, AMapTooBigForAnIssueIsCutAndSaysSo) {
@@ -125,13 +133,13 @@ TEST(Junit, ACaseWhoseTimesWereLostStillGetsItsTestCase) {
   // A worker reports a case that ended just before the next one faulted with its
   // metrics and null times (worker/execute.hpp, landed_result); every format reads it.
   Document doc = many_latent_rows(1);
-  json& c = doc.json["cases"][0];
-  c["verdict"] = "PASS";
-  c["timing"] = {{"kernel_ms", nullptr}, {"reference_ms", nullptr}, {"bytes", 4096}, {"bandwidth_gb_s", nullptr}};
-  json& d = doc.json["cases"][1];
-  d["timing"] = {{"kernel_ms", 2.0}, {"reference_ms", 1.0}, {"bytes", 4096}};
+  report::CaseRecord& c = doc.cases[0];
+  c.verdict = report::Verdict::pass;
+  c.timing = CaseTiming{std::nullopt, std::nullopt, 4096, std::nullopt};
+  report::CaseRecord& d = doc.cases[1];
+  d.timing = CaseTiming{2.0, 1.0, 4096, std::nullopt};
   const std::string xml = junit_of(doc);
-  EXPECT_NE(xml.find(fmt::format("[{}]\" classname=\"loraprobe.3.6.0.expand.\" time=\"0", c["id"].get<std::string>())),
+  EXPECT_NE(xml.find(fmt::format("[{}]\" classname=\"loraprobe.3.6.0.expand.\" time=\"0", c.id)),
             std::string::npos)
       << xml.substr(0, 2000);
   EXPECT_NE(xml.find("time=\"0.007"), std::string::npos) << xml.substr(0, 2000);  // 3 runs x 2 ms + 1 ms
@@ -198,22 +206,22 @@ TEST(Diff, AmplifiedCasesAreConfigurationsOfTheirOwnWithTheirLabel) {
   // A FAIL under amplification that a fix turns into PASS is "fixed", matched by its
   // axes (amplify among them), never with the unamplified case of the same knobs.
   Document before = read_document(std::string(LP_SOURCE_DIR) + "/tests/report/fixtures/seed-h200-3.0.0.json");
-  json amplified = before.json["cases"][0];
-  amplified["axes"]["amplify"] = 2;
-  amplified["id"] = "00000000a0a0";
-  amplified["verdict"] = "FAIL";
-  amplified["reason"] = "under amplification (2 queued wgmma pairs): 30 of 30 runs wrong";
-  before.json["cases"].push_back(amplified);
+  report::CaseRecord amplified = before.cases[0];
+  amplified.axes["amplify"] = 2;
+  amplified.id = "00000000a0a0";
+  amplified.verdict = report::Verdict::fail;
+  amplified.reason = "under amplification (2 queued wgmma pairs): 30 of 30 runs wrong";
+  before.cases.push_back(amplified);
   Document after = before;
-  after.json["cases"].back()["verdict"] = "PASS";
-  after.json["cases"].back()["reason"] = nullptr;
+  after.cases.back().verdict = report::Verdict::pass;
+  after.cases.back().reason.clear();
   const Diff d = diff_reports(before, after, {});
   EXPECT_FALSE(d.regressed);
   ASSERT_EQ(d.json["fixed"].size(), 1U) << d.json.dump();
   EXPECT_EQ(d.json["fixed"][0]["old"]["id"], "00000000a0a0");
   EXPECT_NE(d.json["fixed"][0]["old"]["label"].get<std::string>().find(" amp2"), std::string::npos)
       << d.json["fixed"][0].dump();
-  EXPECT_EQ(d.json["matched"], before.json["cases"].size());
+  EXPECT_EQ(d.json["matched"], before.cases.size());
 }
 
 }  // namespace
@@ -235,7 +243,8 @@ TEST(MetricsLine, ACompactRowSaysWhatTheWorkersSentenceSaid) {
     }
     nlohmann::json numbers = metrics;
     numbers.erase("summary");
-    EXPECT_EQ(metrics_line(numbers), metrics.at("summary").get<std::string>()) << c.at("id");
+    EXPECT_EQ(metrics_from_json(JsonIn(numbers, "seed-h200-3.0.0.json")).summary(), metrics.at("summary").get<std::string>())
+        << c.at("id");
     ++compared;
   }
   EXPECT_GT(compared, 20U);

@@ -96,7 +96,7 @@ TEST_F(RunnerWithFakeWorker, VerdictsControlsFaultTimeoutJournalAndResume) {
   const json raw = json::parse(read_file(m_dir.path() + "/report.json", 1 << 26));
   EXPECT_EQ(raw["meta"]["detail"], "compact");
   EXPECT_EQ(raw["cases"]["rows"].size(), 6U);
-  const json report = formats::read_document(m_dir.path() + "/report.json").json;
+  const json report = formats::full_json(formats::read_document(m_dir.path() + "/report.json"));
   EXPECT_EQ(report["controls"]["valid"], true) << report["controls"].dump();
   EXPECT_EQ(report["controls"]["sets"].size(), 1U);
   EXPECT_EQ(report["controls"]["sets"][0]["positive"]["verdict"], "FAIL");
@@ -146,7 +146,7 @@ TEST_F(RunnerWithFakeWorker, VerdictsControlsFaultTimeoutJournalAndResume) {
   const std::vector<std::string> again = lines_of(m_dir.path() + "/worker.log");
   EXPECT_EQ(std::count_if(again.begin(), again.end(), [](const std::string& l) { return l.rfind("run", 0) == 0; }),
             0);
-  const json resumed = formats::read_document(m_dir.path() + "/report.json").json;
+  const json resumed = formats::full_json(formats::read_document(m_dir.path() + "/report.json"));
   EXPECT_EQ(resumed["summary"], report["summary"]);
   EXPECT_TRUE(fs::exists(m_dir.path() + "/report.json.bak"));
 }
@@ -160,7 +160,7 @@ namespace {
 /// A report as the converters read it, without what differs between runs of one
 /// plan on different machines or at different times.
 json comparable(const std::string& path) {
-  json j = formats::read_document(path).json;
+  json j = formats::full_json(formats::read_document(path));
   for (const char* key : {"started_at", "finished_at", "argv", "phases_s", "merged", "shard"}) {
     j["meta"].erase(key);
   }
@@ -305,7 +305,7 @@ class DevicesWithFakeWorker : public ::testing::Test {
     r.devices = devices;
     r.controls = controls;
     m_exit = run_sweep(plan::load_config_file(m_dir.path() + "/config.json"), r).exit_code;
-    return formats::read_document(r.out).json;
+    return formats::full_json(formats::read_document(r.out));
   }
 
   TempDir m_dir{"lp-devices-test-"};
@@ -407,7 +407,7 @@ TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
   r.progress = false;
   r.controls = false;
   EXPECT_EQ(run_sweep(plan::load_config_file(m_dir.path() + "/remedies.json"), r).exit_code, 1);
-  const json report = formats::read_document(r.out).json;
+  const json report = formats::full_json(formats::read_document(r.out));
   ASSERT_TRUE(report.contains("remedies")) << report.dump().substr(0, 500);
   const json& hazards = report["remedies"]["hazards"];
   // Without nvdisasm only the FAIL is hazardous; with it the block_n 128 row is LATENT too (16 and 64 tokens).
@@ -461,7 +461,7 @@ TEST_F(RunnerWithFakeWorker, AmplifiedCasesAreJudgedOnTheirAmplifiedSassBesideTh
                     json{{"by_index", {{"0", "fail"}}}, {"log", m_dir.path() + "/worker.log"}}.dump());
   SweepRequest r = request();
   EXPECT_EQ(run_sweep(plan::load_config_file(m_dir.path() + "/amplified.json"), r).exit_code, 1);
-  const json report = formats::read_document(r.out).json;
+  const json report = formats::full_json(formats::read_document(r.out));
   ASSERT_EQ(report["cases"].size(), 4U);
   const json& hazard = report["cases"][0];
   EXPECT_EQ(hazard["axes"]["amplify"], 2);
@@ -523,7 +523,7 @@ TEST_F(RunnerWithFakeWorker, AWorkerStoppedByCtrlCIsAnInterruptNotAFault) {
   const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
   const SweepOutcome stopped = run_sweep(config, request());
   EXPECT_EQ(stopped.interrupted_by, SIGINT);
-  const json partial = formats::read_document(stopped.report_path).json;
+  const json partial = formats::full_json(formats::read_document(stopped.report_path));
   EXPECT_EQ(partial["meta"]["interrupted"].get<std::string>().rfind("SIGINT after ", 0), 0U) << partial["meta"].dump();
   EXPECT_EQ(partial["summary"]["outcome"], "interrupted") << "a partial report says so in its outcome too";
   EXPECT_EQ(formats::as_report(formats::read_document(stopped.report_path)).to_json()["summary"]["outcome"],
@@ -540,7 +540,7 @@ TEST_F(RunnerWithFakeWorker, AWorkerStoppedByCtrlCIsAnInterruptNotAFault) {
   const SweepOutcome done = run_sweep(config, resume);
   EXPECT_EQ(done.interrupted_by, 0);
   EXPECT_EQ(done.exit_code, 0);
-  const json report = formats::read_document(done.report_path).json;
+  const json report = formats::full_json(formats::read_document(done.report_path));
   EXPECT_EQ(report["cases"].size(), 6U);
   // As a run without the signal: block_n 128 LATENT (its static hazard), block_n 32 PASS.
   EXPECT_EQ(report["summary"]["counts"], json({{"LATENT", 3}, {"PASS", 3}})) << report["summary"].dump();
@@ -552,7 +552,7 @@ TEST_F(RunnerWithFakeWorker, ControlsThatMisbehaveStopTheSweepBeforeAnyCase) {
                     json{{"by_index", {{"7", "fail"}}}, {"log", m_dir.path() + "/worker.log"}}.dump());
   const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
   EXPECT_EQ(run_sweep(config, request()).exit_code, 3);
-  const json report = formats::read_document(m_dir.path() + "/report.json").json;
+  const json report = formats::full_json(formats::read_document(m_dir.path() + "/report.json"));
   EXPECT_EQ(report["controls"]["valid"], false);
   EXPECT_NE(report["controls"].value("reason", "").find("the negative control"), std::string::npos)
       << report["controls"].dump();

@@ -45,7 +45,7 @@ class SweepOnGpu : public ::testing::Test {
     fmt::print("{}", r.out);
     json report;
     if (fs::exists(out)) {
-      report = formats::read_document(out).json;
+      report = formats::full_json(formats::read_document(out));
     }
     return {r, report};
   }
@@ -277,7 +277,7 @@ TEST_F(SweepOnGpu, KillNineThenResumeGivesTheSameReport) {
   const ProcessResult resumed = run_process({LP_LORAPROBE, "sweep", "--quiet", "--resume", journal}, options);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.err.find("already journaled"), std::string::npos) << resumed.err;
-  const json report = formats::read_document(out).json;
+  const json report = formats::full_json(formats::read_document(out));
   ASSERT_EQ(report["cases"].size(), full["cases"].size());
   for (std::size_t i = 0; i < report["cases"].size(); ++i) {
     EXPECT_EQ(report["cases"][i]["id"], full["cases"][i]["id"]);
