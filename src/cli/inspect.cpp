@@ -250,7 +250,7 @@ int run_inspect(const InspectOptions& o) {
     const inspect::RunInfo run{command_line(), started_at, report::utc_now_iso8601(), wall_ms, interrupted_by,
                                cache_root};
     formats::Document doc{formats::DocumentKind::inspect, "(this inspect run)",
-                          inspect::inspect_document(w, results, matrices, inspector, run)};
+                          inspect::inspect_document(w, results, matrices, inspector, run), {}};
     formats::write_outputs(doc, outputs);
     if (o.json) {
       fmt::print("{}\n", doc.json.dump(2));
