@@ -7,6 +7,7 @@
 
 #include <array>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 namespace lp::plan {
 

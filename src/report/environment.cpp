@@ -6,6 +6,8 @@
 #include <array>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 namespace lp::report {
 
 nlohmann::json host_record() {

@@ -2,7 +2,7 @@
 // The host part of a report's environment record; the toolkit and compilers come
 // from compile/toolchain, the GPU from cuda/.
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace lp::report {
 

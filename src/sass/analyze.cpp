@@ -1,6 +1,7 @@
 #include "sass/analyze.hpp"
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "sass/batch.hpp"
 #include "sass/cubin.hpp"

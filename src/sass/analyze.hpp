@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "sass/batch.hpp"
 #include "sass/checks.hpp"

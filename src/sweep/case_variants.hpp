@@ -2,7 +2,7 @@
 // Which variant of the kernel set a planned case needs: the bridge between the
 // sweep's axes (plan::Case) and the manifest's axes.
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "compile/compiler.hpp"
 #include "kernels/kernel_sets.hpp"

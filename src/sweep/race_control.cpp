@@ -1,6 +1,7 @@
 #include "sweep/race_control.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "compile/ptxas.hpp"
 #include "kernels/embedded.hpp"

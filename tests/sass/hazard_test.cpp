@@ -1,6 +1,7 @@
 // The wgmma scoreboard analysis on synthetic listings, one edge case each. Every
 // test pins the exact findings (or their absence), so a broken model fails.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "sass/analyze.hpp"
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "sass/analyze.hpp"
 #include "util/error.hpp"

@@ -2,6 +2,7 @@
 // toolkit's ptxas and run through the code the sweep uses.
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "compile/ptxas.hpp"
 #include "cuda/context.hpp"
