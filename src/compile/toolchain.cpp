@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 #include "util/json_bounded.hpp"

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 
@@ -37,7 +38,7 @@ void require_json_nesting(std::string_view text, const std::string& source, std:
   }
 }
 
-std::string json_error_text(const nlohmann::json::exception& e) {
+std::string json_error_text(const std::exception& e) {
   std::string what = e.what();
   if (const auto pos = what.find("] "); what.starts_with("[json.exception") && pos != std::string::npos) {
     what = what.substr(pos + 2);

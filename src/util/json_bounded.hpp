@@ -6,11 +6,12 @@
 // million deep would overflow the stack.
 
 #include <cstddef>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace lp {
 
@@ -24,7 +25,7 @@ std::size_t json_nesting(std::string_view text);
 void require_json_nesting(std::string_view text, const std::string& source, std::size_t max_depth);
 
 /// What a nlohmann exception says, without its "[json.exception.parse_error.101] " prefix.
-std::string json_error_text(const nlohmann::json::exception& e);
+std::string json_error_text(const std::exception& e);
 
 /// Parses `text`. Throws lp::InputError "<source>: nesting deeper than N levels" or
 /// "<source>: not JSON: <where>" (nlohmann's prefix dropped).

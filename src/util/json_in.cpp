@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 
@@ -56,6 +57,8 @@ std::string json_preview(const nlohmann::json& value) {
   }
   return text;
 }
+
+bool JsonIn::is_null() const noexcept { return m_value->is_null(); }
 
 void JsonIn::fail(const std::string& message) const { throw InputError(*m_file, m_pointer, message); }
 

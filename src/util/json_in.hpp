@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace lp {
 
@@ -33,7 +33,7 @@ class JsonIn {
   [[nodiscard]] const nlohmann::json& json() const noexcept { return *m_value; }
   [[nodiscard]] const std::string& file() const noexcept { return *m_file; }
   [[nodiscard]] const std::string& pointer() const noexcept { return m_pointer; }
-  [[nodiscard]] bool is_null() const noexcept { return m_value->is_null(); }
+  [[nodiscard]] bool is_null() const noexcept;
 
   /// The member `key` of this object: "missing \"key\"" when absent.
   [[nodiscard]] JsonIn at(std::string_view key) const;

@@ -2,6 +2,7 @@
 // the payloads a hostile document carries.
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "util/escape.hpp"
 #include "util/error.hpp"
