@@ -20,6 +20,7 @@
 #include "sweep/entries.hpp"
 #include "sweep/images.hpp"
 #include "sweep/output_files.hpp"
+#include "sweep/phases.hpp"
 #include "sweep/race_control.hpp"
 #include "sweep/remedies.hpp"
 #include "sweep/report_builder.hpp"
@@ -69,7 +70,7 @@ class Sweep {
     auto t = std::chrono::steady_clock::now();
     keep_earlier_files(m_request, m_out, m_journal_path, /*act=*/true);  // the GPU is there: now move them aside
     report::Journal journal(m_journal_path, header);
-    m_phases["journal"] = seconds_since(t);
+    m_phases.journal = seconds_since(t);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
                resumed.cases.size(), m_out, m_journal_path);
     Sinks sinks;
@@ -81,12 +82,12 @@ class Sweep {
     if (stopped.by == 0) {
       stop_workers();
     }
-    m_phases["worker_stop"] = seconds_since(t);
+    m_phases.worker_stop = seconds_since(t);
     t = std::chrono::steady_clock::now();
     record_run_blocks();
-    m_phases["records"] = seconds_since(t);  // the variants and tolerances blocks
-    m_phases["total"] = seconds_since(t_start);
-    m_report.meta["phases_s"] = m_phases;
+    m_phases.records = seconds_since(t);  // the variants and tolerances blocks
+    m_phases.total = seconds_since(t_start);
+    m_report.meta["phases_s"] = m_phases.to_json();
     return write_report(sinks, stopped);
   }
 
@@ -109,7 +110,7 @@ class Sweep {
     auto t = std::chrono::steady_clock::now();
     m_sets = kernels::KernelSets::load(m_request.kernel_dirs);
     m_tritons = plan::resolve_tritons(m_config, m_sets.versions());
-    m_phases["kernel_sets"] = seconds_since(t);
+    m_phases.kernel_sets = seconds_since(t);
     main_slot().client->poll_ready();
     t = std::chrono::steady_clock::now();
     plan::PlannedRun planned;
@@ -123,7 +124,7 @@ class Sweep {
     }
     m_plan = std::move(planned.plan);
     m_remedy_base = planned.next_index + 2 * m_tritons.size();
-    m_phases["plan"] = seconds_since(t);
+    m_phases.plan = seconds_since(t);
     m_report.meta = meta_record(m_config, m_plan, m_request.argv, kernel_sets_record(m_sets, m_tritons));
     m_report.fail_on = m_request.fail_on;
     m_report.detail = m_request.detail;
@@ -183,7 +184,7 @@ class Sweep {
       }
       m_remedy_base = next_index;
     }
-    m_phases["entries"] = seconds_since(t);
+    m_phases.entries = seconds_since(t);
     main_slot().client->poll_ready();
   }
 
@@ -197,7 +198,7 @@ class Sweep {
       settle_amplification(one, m_images);
       a.entry = std::move(one.front());
     }
-    m_phases["images"] = seconds_since(t);
+    m_phases.images = seconds_since(t);
     main_slot().client->poll_ready();
   }
 
@@ -229,16 +230,11 @@ class Sweep {
 
   /// The report's blocks that describe the whole run: phases, GPUs, variants, tolerances.
   void record_run_blocks() {
-    // Of the cases' time: the jobs' round trips to the worker, and the worker's own part
-    // (summed per job from its start to its answer: the worker overlaps one case's start
-    // with the one before on the GPU, so this sum may exceed the cases' time).
-    m_phases["jobs_round_trip"] = m_job_time.round_trip_s;
-    m_phases["jobs_in_worker"] = m_job_time.worker_s;
-    m_phases["jobs_recording"] = m_job_time.recording_s;
-    // The static inspection runs beside the controls and the cases; what the sweep
-    // waited for it is "static_inspection_wait".
-    m_phases["static_inspection"] = m_inspection_s;
-    m_phases["static_inspection_wait"] = m_inspection_wait_s;
+    m_phases.jobs_round_trip = m_job_time.round_trip_s;
+    m_phases.jobs_in_worker = m_job_time.worker_s;
+    m_phases.jobs_recording = m_job_time.recording_s;
+    m_phases.static_inspection = m_inspection_s;
+    m_phases.static_inspection_wait = m_inspection_wait_s;
     if (m_slots.size() > 1) {
       json devices = json::array();
       json gpus = json::array();
@@ -266,7 +262,7 @@ class Sweep {
   /// The report (partial when a signal stopped the run; none after a second signal),
   /// the verdict table, the time line and the summary.
   SweepOutcome write_report(CaseSink& sinks, const Stopped& stopped) {
-    auto phase = [this](const char* name) { return m_phases.value(name, 0.0); };
+    auto phase = [](const std::optional<double>& seconds) { return seconds.value_or(0.0); };
     // A second signal: the journal keeps every finished case, the partial report is not written.
     if (stopped.by != 0 && interrupt_urgent()) {
       fmt::print(stderr, "sweep: second signal: no partial report written; the journal {} keeps the {} finished "
@@ -279,10 +275,10 @@ class Sweep {
     sinks.finish();  // ends the progress line, prints the verdict table
     fmt::print(stderr, "sweep: time: images {:.1f} s, worker start {:.1f} s, static inspection {:.1f} s (beside the GPU "
                        "work; waited {:.1f} s), controls {:.1f} s, cases {:.1f} s ({:.1f} ms per case), total {:.1f} s\n",
-               phase("images"), phase("worker_start"), phase("static_inspection"), phase("static_inspection_wait"),
-               phase("controls"), phase("cases"),
-               m_entries.empty() ? 0.0 : 1000.0 * phase("cases") / static_cast<double>(m_entries.size()),
-               phase("total"));
+               phase(m_phases.images), phase(m_phases.worker_start), phase(m_phases.static_inspection),
+               phase(m_phases.static_inspection_wait), phase(m_phases.controls), phase(m_phases.cases),
+               m_entries.empty() ? 0.0 : 1000.0 * phase(m_phases.cases) / static_cast<double>(m_entries.size()),
+               phase(m_phases.total));
     print_summary(m_report, m_out);
     reap_workers();  // asked to quit before the report was written: their exit overlapped it
     if (stopped.by != 0) {
@@ -300,11 +296,11 @@ class Sweep {
                        const std::optional<json>& done_controls, std::size_t& finished) {
     // The cases' time counts whether they all ran or a signal stopped them.
     struct CasesTimer {
-      json& phases;
+      Phases& phases;
       std::optional<std::chrono::steady_clock::time_point> start;
       ~CasesTimer() {
         if (start) {
-          phases["cases"] = seconds_since(*start);
+          phases.cases = seconds_since(*start);
         }
       }
     } cases_timer{m_phases, std::nullopt};
@@ -318,7 +314,7 @@ class Sweep {
     } else {
       controls_valid = run_controls();
     }
-    m_phases["controls"] = seconds_since(t);
+    m_phases.controls = seconds_since(t);
     cases_timer.start = std::chrono::steady_clock::now();
     if (!controls_valid) {
       record_controls(journal);
@@ -400,7 +396,7 @@ class Sweep {
     if (m_gpu.is_null()) {
       m_gpu = slot.gpu;
     }
-    m_phases["worker_start"] = m_phases.value("worker_start", 0.0) + seconds_since(t);
+    m_phases.worker_start = m_phases.worker_start.value_or(0.0) + seconds_since(t);
   }
 
   /// sweep --remedies: the known remedies of each hazardous configuration as
@@ -777,7 +773,7 @@ class Sweep {
   report::Report m_report;
   std::string m_out;           ///< the report's path
   std::string m_journal_path;  ///< the journal's (the resumed one, or beside the report)
-  json m_phases = json::object();  ///< seconds per phase, meta.phases_s
+  Phases m_phases;  ///< meta.phases_s
 };
 
 }  // namespace

@@ -7,11 +7,14 @@
 #include <limits>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "compile/ptxas.hpp"
 #include "sass/analyze.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "sweep/decide.hpp"
 #include "sweep/images.hpp"
+#include "sweep/phases.hpp"
 #include "protocol/protocol.hpp"
 #include "report/journal.hpp"
 #include "sweep/race_control.hpp"
@@ -381,6 +384,16 @@ TEST(Table, RowsPerConfigurationColumnsPerTokenCount) {
       << table;
   EXPECT_NE(table.find("expand fp32>bf16 r64 h4096 m64n32k32 w4s2 add prebuilt      P     t"), std::string::npos)
       << table;
+}
+
+TEST(Phases, APhaseTheRunReachedIsReportedByItsNameAndOneItDidNotIsAbsent) {
+  Phases p;
+  using nlohmann::json;
+  EXPECT_EQ(p.to_json(), json::object());
+  p.cases = 1.5;
+  p.worker_start = 0.25;
+  p.static_inspection_wait = 0.0;  // reached, waited for nothing: said, not dropped
+  EXPECT_EQ(p.to_json(), (json{{"cases", 1.5}, {"worker_start", 0.25}, {"static_inspection_wait", 0.0}}));
 }
 
 }  // namespace
