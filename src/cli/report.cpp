@@ -40,10 +40,10 @@ std::string convert(const formats::Document& doc, F&& f) {
 }
 
 int run_report(const ReportOptions& o) {
-  const formats::Document doc = formats::read_document(o.path);
+  formats::Document doc = formats::read_document(o.path);
   std::string text;
   if (o.format == "json") {
-    report::Report r = formats::as_report(doc);
+    report::Report r = formats::as_report(std::move(doc));
     r.detail = *report::parse_detail(o.detail);
     text = r.dump();
   } else if (o.format == "html") {

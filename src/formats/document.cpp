@@ -207,7 +207,10 @@ json full_json(const Document& doc) {
   return j;
 }
 
-report::Report as_report(const Document& doc) {
+namespace {
+
+/// as_report without the cases.
+report::Report report_blocks(const Document& doc) {
   if (doc.kind != DocumentKind::report) {
     throw InputError(doc.path, "/meta/command", "an inspect document, not a sweep report");
   }
@@ -250,10 +253,23 @@ report::Report as_report(const Document& doc) {
     if (!doc.json["meta"].contains("fail_on")) {
       r.fail_on = report::default_fail_on();
     }
-    r.cases = doc.cases;
   } catch (const json::exception& e) {
     throw InputError(doc.path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
   }
+  return r;
+}
+
+}  // namespace
+
+report::Report as_report(const Document& doc) {
+  report::Report r = report_blocks(doc);
+  r.cases = doc.cases;
+  return r;
+}
+
+report::Report as_report(Document&& doc) {
+  report::Report r = report_blocks(doc);
+  r.cases = std::move(doc.cases);
   return r;
 }
 

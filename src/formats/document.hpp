@@ -37,6 +37,8 @@ nlohmann::json full_json(const Document& doc);
 /// lp::InputError for an inspect document or an older major, whose other blocks
 /// differ.
 report::Report as_report(const Document& doc);
+/// As above, the cases moved out of `doc` rather than copied (a report of a million cases).
+report::Report as_report(Document&& doc);
 
 /// j[key] when j is an object that has it, else null (which iterates as empty):
 /// reading optional parts of a document without copying them.

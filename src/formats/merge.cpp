@@ -51,7 +51,7 @@ struct Part {
 bool is_journal(const std::string& path) { return path.size() > 6 && path.substr(path.size() - 6) == ".jsonl"; }
 
 Part read_report_part(const std::string& path) {
-  const Document doc = read_document(path);
+  Document doc = read_document(path);
   if (doc.kind != DocumentKind::report) {
     throw InputError(path, "/meta/command", "an inspect document; merge joins sweep reports");
   }
@@ -73,7 +73,7 @@ Part read_report_part(const std::string& path) {
   p.controls = member(doc.json, "controls");
   p.tolerances = member(doc.json, "tolerances");
   p.variants = member(doc.json, "variants");
-  p.cases = doc.cases;
+  p.cases = std::move(doc.cases);
   p.planned = JsonIn(doc.json, path).at("meta").at("plan").at("cases").whole<std::size_t>(0, std::size_t{1} << 53);
   return p;
 }

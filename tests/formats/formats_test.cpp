@@ -187,7 +187,7 @@ TEST(View, InspectDocumentsGetTheirHazardousCubins) {
                    {{{"name", "expand-a"}, {"status", "hazard"}, {"finding_count", 1}, {"triton", "3.6.0"},
                      {"compiler", "prebuilt"}, {"attribution", "ptx"}, {"sass", sass}},
                     {{"name", "expand-b"}, {"status", "clean"}}}}};
-  const Document doc{DocumentKind::inspect, "inspect.json", d};
+  const Document doc{DocumentKind::inspect, "inspect.json", d, {}};
   const std::string md = markdown_of(doc);
   EXPECT_NE(md.find("# loraprobe inspect: 2 cubins, 1 with a hazard, 1 findings"), std::string::npos) << md;
   EXPECT_NE(md.find("  /*0070*/ WARPGROUP.DEPBAR.LE gsb0, 0x1"), std::string::npos) << md;
