@@ -23,10 +23,7 @@ std::string text_of(const json& j, const char* key, const char* fallback = "?") 
 }
 
 std::string counts_text(const std::map<std::string, std::size_t>& counts) {
-  std::string out;
-  for (const auto& [what, n] : counts) {
-    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n, what);
-  }
+  const std::string out = report::counts_text(counts);
   return out.empty() ? "none" : out;
 }
 

@@ -320,9 +320,7 @@ ReportView view_of(const Document& doc) {
   for (const auto& [verdict, n] : member(summary, "counts").items()) {
     counts[verdict] = n.get<std::size_t>();
   }
-  for (const auto& [verdict, n] : counts) {
-    v.counts += fmt::format("{}{} {}", v.counts.empty() ? "" : ", ", n, verdict);
-  }
+  v.counts = report::counts_text(counts);
   v.counts += fmt::format(" of {} planned", integer(member(member(r, "meta"), "plan"), "cases", static_cast<std::int64_t>(records.size())));
   v.exit_code = static_cast<int>(integer(summary, "exit_code", -1));
   v.outcome = text(summary, "outcome", "?");

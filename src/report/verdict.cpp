@@ -4,8 +4,10 @@
 #include <array>
 #include <cctype>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace lp::report {
 
@@ -93,6 +95,27 @@ std::string attribution_note(const std::string& attribution) {
     return "; the PTX is clean: ptxas made the hazard (a newer ptxas can fix it)";
   }
   return "";
+}
+
+namespace {
+
+template <class Key, class Name>
+std::string counts_of(const std::map<Key, std::size_t>& counts, Name name) {
+  std::vector<std::string> parts;
+  for (const auto& [key, n] : counts) {
+    parts.push_back(fmt::format("{} {}", n, name(key)));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+std::string counts_text(const std::map<Verdict, std::size_t>& counts) {
+  return counts_of(counts, [](Verdict v) { return to_string(v); });
+}
+
+std::string counts_text(const std::map<std::string, std::size_t>& counts) {
+  return counts_of(counts, [](const std::string& name) { return name; });
 }
 
 }  // namespace lp::report

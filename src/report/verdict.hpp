@@ -1,6 +1,8 @@
 #pragma once
 // The verdict vocabulary, one spelling across code, JSON keys, flags and tables.
 
+#include <cstddef>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -29,6 +31,11 @@ std::optional<Verdict> parse_verdict(std::string_view text);
 
 /// Verdicts that make a sweep exit 1 unless --fail-on adds more.
 std::set<Verdict> default_fail_on();
+
+/// "4740 PASS, 540 LATENT": each count with its verdict, in the map's order; "" for none.
+std::string counts_text(const std::map<Verdict, std::size_t>& counts);
+/// As above for counts keyed by a verdict's name (a report's summary.counts).
+std::string counts_text(const std::map<std::string, std::size_t>& counts);
 
 /// The reason of a LATENT case: the findings and the rule-of-three bound of its
 /// runs. One wording, used by the sweep and by the reader of compact reports.

@@ -96,10 +96,7 @@ json journal_header(const plan::SweepConfig& config, const plan::Plan& plan, con
 
 void print_summary(const report::Report& report, const std::string& out) {
   const report::Summary s = report.summary();
-  std::string counts;
-  for (const auto& [verdict, n] : s.counts) {
-    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, report::to_string(verdict));
-  }
+  const std::string counts = report::counts_text(s.counts);
   fmt::print("cases: {}\n", counts.empty() ? "none" : counts);
   if (s.first_failure) {
     const CaseRecord& c = report.cases[*s.first_failure];
