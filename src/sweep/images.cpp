@@ -182,11 +182,13 @@ void ImageSet::compile_images(const kernels::KernelSets& sets, std::size_t threa
         }
         if (image.compiler.kind == compile::CompilerKind::prebuilt && image.amplify == 0) {
           image.cubin = set.contents(*v->cubin);
-          image.compile = {{"kind", "prebuilt"},
-                           {"tool", fmt::format("Triton {}'s bundled ptxas", set.triton())},
-                           {"version", v->ptxas_version},
-                           {"sha256", set.manifest().ptxas.value("sha256", "")},
-                           {"options", set.manifest().ptxas_options}};
+          BuildRecord built;
+          built.kind = compile::CompilerKind::prebuilt;
+          built.tool = fmt::format("Triton {}'s bundled ptxas", set.triton());
+          built.version = v->ptxas_version;
+          built.sha256 = set.manifest().ptxas.value("sha256", "");
+          built.options = set.manifest().ptxas_options;
+          image.compile = std::move(built);
           return;
         }
         const std::string pkey = ptxas_key(image);
@@ -198,15 +200,21 @@ void ImageSet::compile_images(const kernels::KernelSets& sets, std::size_t threa
         const compile::PtxasOutput out =
             compile::compile_with_ptxas(ptxas, image.amplify > 0 ? *image.ptx : set.contents(*v->ptx), v->id, options);
         image.cubin = out.cubin;
-        image.compile = {{"kind", "ptxas"},        {"tool", ptxas.path}, {"version", ptxas.version},
-                         {"sha256", ptxas.sha256}, {"options", options}, {"ms", out.ms},
-                         {"log", out.log}};
+        BuildRecord built;
+        built.kind = compile::CompilerKind::ptxas;
+        built.tool = ptxas.path;
+        built.version = ptxas.version;
+        built.sha256 = ptxas.sha256;
+        built.options = options;
+        built.ms = out.ms;
+        built.log = out.log;
+        image.compile = std::move(built);
         if (image.amplify > 0) {
           // The amplified PTX of a prebuilt case goes through the binary that built the
           // set's cubins: the set's bundled ptxas, with the set's options.
-          image.compile["amplified"] = image.amplify;
+          image.compile->amplified = image.amplify;
           if (image.compiler.kind == compile::CompilerKind::prebuilt) {
-            image.compile["tool"] = fmt::format("Triton {}'s bundled ptxas ({})", set.triton(), ptxas.path);
+            image.compile->tool = fmt::format("Triton {}'s bundled ptxas ({})", set.triton(), ptxas.path);
           }
           image.amplification->serialised = serialisation_note(out.log);
         }
@@ -240,13 +248,15 @@ void ImageSet::take_jit(const std::vector<protocol::LoadResult>& results, const 
     Image& image = m_images.at(r.key);
     if (r.jit_cubin) {
       image.cubin = *r.jit_cubin;
-      image.compile = {{"kind", "driver"},
-                       {"tool", "cuLinkCreate/cuLinkAddData/cuLinkComplete"},
-                       {"version", driver_version},
-                       {"ms", r.ms},
-                       {"log", r.jit_log}};
+      BuildRecord built;
+      built.kind = compile::CompilerKind::driver;
+      built.tool = "cuLinkCreate/cuLinkAddData/cuLinkComplete";
+      built.version = driver_version;
+      built.ms = r.ms;
+      built.log = r.jit_log;
+      image.compile = std::move(built);
       if (image.amplify > 0 && image.amplification) {
-        image.compile["amplified"] = image.amplify;
+        image.compile->amplified = image.amplify;
         image.amplification->serialised = serialisation_note(r.jit_log);
       }
     }
@@ -338,27 +348,46 @@ std::vector<compile::CompilerRecord> ImageSet::compiler_records() const {
         c.error = bad->second;
       }
     }
-    if (image.compile.contains("version") && image.compile["version"].is_string() && !c.version) {
+    if (image.compile && !c.version) {
       // The manifest records ptxas's own words ("Cuda compilation tools, release 12.8, V12.8.93"):
       // the record holds the version, as inspect's does.
-      const std::string words = image.compile["version"].get<std::string>();
+      const std::string& words = image.compile->version;
       const std::optional<tools::ToolVersion> parsed = tools::parse_tool_version(words);
       c.version = parsed ? parsed->version : words;
     }
-    if (image.compile.contains("options")) {
-      c.options = image.compile["options"].get<std::vector<std::string>>();
+    if (image.compile && image.compile->options) {
+      c.options = *image.compile->options;
     }
-    if (image.compiler.kind == compile::CompilerKind::prebuilt && image.compile.contains("sha256") &&
-        image.compile["sha256"].is_string()) {
+    if (image.compiler.kind == compile::CompilerKind::prebuilt && image.compile && image.compile->sha256) {
       compile::PtxasInfo bundled;
       bundled.spec = "triton";
       bundled.version = c.version.value_or("");
-      bundled.sha256 = image.compile["sha256"].get<std::string>();
+      bundled.sha256 = *image.compile->sha256;
       c.ptxas = bundled;
     }
     out.push_back(std::move(c));
   }
   return out;
+}
+
+nlohmann::json BuildRecord::to_json() const {
+  nlohmann::json j = {{"kind", compile::to_string(kind)}, {"tool", tool}, {"version", version}};
+  if (sha256) {
+    j["sha256"] = *sha256;
+  }
+  if (options) {
+    j["options"] = *options;
+  }
+  if (ms) {
+    j["ms"] = *ms;
+  }
+  if (log) {
+    j["log"] = *log;
+  }
+  if (amplified) {
+    j["amplified"] = *amplified;
+  }
+  return j;
 }
 
 }  // namespace lp::sweep

@@ -34,6 +34,21 @@ struct Amplification {
   [[nodiscard]] bool changed() const noexcept { return pairs > 0 && sites > 0; }
 };
 
+/// How an image's SASS was made: the report's variants[].compile.
+struct BuildRecord {
+  compile::CompilerKind kind = compile::CompilerKind::prebuilt;  ///< prebuilt, ptxas (amplified prebuilt too) or driver
+  std::string tool;     ///< what made it: "Triton 3.8.0's bundled ptxas", a ptxas path, the driver's JIT calls
+  std::string version;  ///< the tool's version in its own words (a set's manifest keeps ptxas's banner)
+  std::optional<std::string> sha256;  ///< the ptxas binary's (prebuilt: the set's bundled one, as its manifest says)
+  std::optional<std::vector<std::string>> options;  ///< the ptxas options
+  std::optional<double> ms;                          ///< compile time, when this run compiled it
+  std::optional<std::string> log;                    ///< the compiler's own output
+  std::optional<int> amplified;                      ///< the dependent wgmma pairs of an amplified image
+
+  /// {kind, tool, version, ...}: the keys it has.
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
 /// One (Triton set, variant, compiler, amplify) of the run.
 struct Image {
   std::string key;       ///< "<triton>/<variant>|<compiler>", then "|amplify=<D>" when D > 0
@@ -45,7 +60,7 @@ struct Image {
   std::optional<Amplification> amplification;  ///< amplify > 0, once the PTX was amplified
   std::string cubin;     ///< the SASS that runs; empty until built
   std::string error;     ///< why it could not be built (the cases get compile_error)
-  nlohmann::json compile = nlohmann::json::object();  ///< how it was built: tool, version, sha256, ms, log
+  std::optional<BuildRecord> compile;  ///< how it was built, once it was
   std::optional<int> findings;  ///< static hazards, once inspected
   nlohmann::json sass;          ///< the analysis report, or null
   std::string sass_error;       ///< why it could not be inspected

@@ -69,7 +69,7 @@ json variants_record(const ImageSet& images, const std::vector<report::CaseRecor
     variants.push_back({{"variant", image.variant_id},
                         {"triton", image.triton},
                         {"compiler", image.compiler.to_string()},
-                        {"compile", image.compile},
+                        {"compile", image.compile ? image.compile->to_json() : json::object()},
                         {"compile_error", image.error.empty() ? json() : json(image.error)},
                         {"cubin_sha256", image.cubin.empty() ? json() : json(sha256_hex(image.cubin))},
                         {"static_findings", image.findings ? json(*image.findings) : json()},

@@ -409,11 +409,10 @@ class Sweep {
     // A 13.3+ ptxas the run already compiles with, for the Triton-and-ptxas remedy.
     std::string ptxas_13_3;
     for (const auto& [key, image] : m_images.all()) {
-      if (image.compiler.kind != compile::CompilerKind::ptxas || !image.compile.contains("version")) {
+      if (image.compiler.kind != compile::CompilerKind::ptxas || !image.compile) {
         continue;
       }
-      const std::optional<Release> v =
-          parse_release(image.compile.value("version", ""), ReleaseParts::two_or_three);
+      const std::optional<Release> v = parse_release(image.compile->version, ReleaseParts::two_or_three);
       if (v && *v >= Release{13, 3, 0}) {
         ptxas_13_3 = image.compiler.to_string();
       }

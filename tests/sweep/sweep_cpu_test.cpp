@@ -282,7 +282,7 @@ TEST(Images, AnAmplifiedDriverImageSendsItsPtxAndAnUnchangedOneTakesItsBasesCubi
   }
   images.take_jit(results, "580.159.04");
   EXPECT_EQ(images.at(hazard).cubin, "cubin of " + hazard);
-  EXPECT_EQ(images.at(hazard).compile["amplified"], 2);
+  EXPECT_EQ(images.at(hazard).compile.value().amplified, 2);
   EXPECT_EQ(images.at(hazard).amplification->serialised, "(C7515) Potential Performance Loss: serialized");
   EXPECT_EQ(images.at(bf16).cubin, "cubin of " + images.at(bf16).base_key);
 }
