@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernels/embedded.hpp"
 #include "kernels/xz.hpp"
@@ -246,11 +247,7 @@ std::vector<const Variant*> KernelSet::filter(const std::vector<FilterTerm>& ter
   }
   for (const FilterTerm& t : terms) {
     if (known.count(t.key) == 0) {
-      std::string list;
-      for (const std::string& k : known) {
-        list += (list.empty() ? "" : ", ") + k;
-      }
-      throw UsageError(fmt::format("--filter: unknown key \"{}\" (keys: {})", t.key, list));
+      throw UsageError(fmt::format("--filter: unknown key \"{}\" (keys: {})", t.key, fmt::join(known, ", ")));
     }
   }
   std::vector<const Variant*> out;

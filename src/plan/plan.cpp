@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/checked.hpp"
 #include "util/error.hpp"
@@ -137,10 +138,7 @@ std::vector<std::string> resolve_tritons(const SweepConfig& config, const std::v
       out.push_back(v);
     }
   };
-  std::string sets;
-  for (const std::string& v : available) {
-    sets += (sets.empty() ? "" : ", ") + v;
-  }
+  const std::string sets = fmt::format("{}", fmt::join(available, ", "));
   for (std::size_t i = 0; i < setting.value.size(); ++i) {
     const std::string v = setting.value[i].get<std::string>();
     if (v == k_all_tritons) {

@@ -86,10 +86,11 @@ Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
       return *tool;
     }
   }
-  std::string looked;
+  std::vector<std::string> looked_at;
   for (const auto& c : candidates) {
-    looked += (looked.empty() ? "" : ", ") + c.first;
+    looked_at.push_back(c.first);
   }
+  std::string looked = fmt::format("{}", fmt::join(looked_at, ", "));
   if (search.use_triton) {
     const std::string dir = tools::triton_package_dir(search.python);
     if (!dir.empty()) {
