@@ -128,14 +128,14 @@ void check_blocks(const JsonIn& doc) {
 /// A report's cases as the typed records they are (report/report.hpp; the metrics and
 /// timing through model/metrics_json.hpp), a compact table expanded, each record's axes
 /// checked: a wrong type or an out-of-range number anywhere is named by its pointer.
-std::vector<report::CaseRecord> read_cases(const json& cases, const std::string& path) {
+std::vector<report::CaseRecord> read_cases(json&& cases, const std::string& path) {
   std::vector<report::CaseRecord> out;
   if (cases.is_null()) {
     return out;
   }
   if (report::is_compact(cases)) {
     try {
-      out = report::expand_cases(cases);
+      out = report::expand_cases(std::move(cases));
     } catch (const InputError& e) {
       throw InputError(path, e.pointer(), e.message());
     }
@@ -189,8 +189,12 @@ Document read_document(const std::string& path) {
   }
   if (d.kind == DocumentKind::report) {
     // The converters read one shape, typed: the cases leave the JSON for doc.cases.
-    d.cases = read_cases(member(d.json, "cases"), path);
-    d.json.erase("cases");
+    json cases;
+    if (const auto it = d.json.find("cases"); it != d.json.end()) {
+      cases = std::move(*it);
+      d.json.erase(it);
+    }
+    d.cases = read_cases(std::move(cases), path);
   }
   return d;
 }

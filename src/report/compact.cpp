@@ -380,7 +380,11 @@ bool is_compact(const json& cases) {
          cases["detail"].get<std::string>() == "compact";
 }
 
-std::vector<CaseRecord> expand_cases(const json& table) {
+namespace {
+
+/// expand_cases; with `release`, each row of `release` (the table's own rows) is freed
+/// once its record is made, so the table and the records are not both held whole.
+std::vector<CaseRecord> expand(const json& table, json* release) {
   auto bad = [](const std::string& where, const std::string& what) { return InputError("", "/cases/" + where, what); };
   if (!is_compact(table)) {
     throw bad("detail", "not a compact case table");
@@ -534,8 +538,20 @@ std::vector<CaseRecord> expand_cases(const json& table) {
     } catch (const json::exception& e) {
       throw bad(fmt::format("rows/{}", r), fmt::format("a cell of the wrong type ({})", e.what()));
     }
+    if (release != nullptr) {
+      (*release)[r] = nullptr;  // `row` is not read again
+    }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<CaseRecord> expand_cases(const json& table) { return expand(table, nullptr); }
+
+std::vector<CaseRecord> expand_cases(json&& table) {
+  json* rows = table.is_object() && table.contains("rows") && table["rows"].is_array() ? &table["rows"] : nullptr;
+  return expand(table, rows);
 }
 
 }  // namespace lp::report

@@ -56,5 +56,8 @@ bool is_compact(const nlohmann::json& cases);
 /// Throws lp::InputError with no file and the pointer "/cases/rows/<i>/<column>" on a
 /// table that is not well-formed (the caller names the file).
 std::vector<CaseRecord> expand_cases(const nlohmann::json& table);
+/// As above, freeing each row of `table` once its record is made: reading a large report
+/// holds the rows or the records, not both.
+std::vector<CaseRecord> expand_cases(nlohmann::json&& table);
 
 }  // namespace lp::report

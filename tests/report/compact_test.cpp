@@ -96,6 +96,22 @@ TEST(Compact, MeasuredRecordsComeBackWithEveryNumber) {
   EXPECT_EQ(table["columns"].size() + table["constants"].size(), 30U);  // huge since 4.1.0
 }
 
+TEST(Compact, ExpandingAnOwnedTableFreesEachRowAndGivesTheSameRecords) {
+  const std::vector<CaseRecord> cases = fixture_cases();
+  json table = compact_cases(cases);
+  const std::vector<CaseRecord> kept = expand_cases(table);
+  json owned = table;
+  const std::vector<CaseRecord> released = expand_cases(std::move(owned));
+  ASSERT_EQ(released.size(), kept.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(released[i].to_json(), kept[i].to_json()) << kept[i].id;
+  }
+  // NOLINTNEXTLINE(bugprone-use-after-move): the rows are what the overload promises to free
+  for (const json& row : owned["rows"]) {
+    EXPECT_TRUE(row.is_null()) << "a row was kept beside its record";
+  }
+}
+
 TEST(Compact, KeepsReasonsItCannotRebuildAndRecordsThatDidNotRun) {
   CaseRecord odd;
   odd.index = 7;
