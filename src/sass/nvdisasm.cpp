@@ -7,6 +7,11 @@
 #include <map>
 #include <mutex>
 #include <regex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/error.hpp"
 #include "util/files.hpp"
