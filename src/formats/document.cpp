@@ -60,7 +60,7 @@ void check_axes(const JsonIn& axes) {
 /// A summary's reference to a case (first_failure, ...): null or {index, id, ...}.
 void check_case_ref(const JsonIn& summary, const char* key) {
   if (const auto ref = summary.find(key)) {
-    (void)ref->at("index").whole<std::size_t>(0, std::size_t{1} << 53);
+    (void)ref->at("index").count();
     (void)ref->at("id").string();
   }
 }
@@ -82,7 +82,7 @@ void check_blocks(const JsonIn& doc) {
     }
     if (const auto plan = meta->find("plan")) {
       if (const auto cases = plan->find("cases")) {
-        (void)cases->whole<std::size_t>(0, std::size_t{1} << 53);
+        (void)cases->count();
       }
     }
   }
@@ -97,7 +97,7 @@ void check_blocks(const JsonIn& doc) {
   if (const auto summary = doc.find("summary")) {
     if (const auto counts = summary->find("counts")) {
       for (const auto& [verdict, n] : counts->members()) {
-        (void)n.whole<std::size_t>(0, std::size_t{1} << 53);
+        (void)n.count();
       }
     }
     if (const auto code = summary->find("exit_code")) {

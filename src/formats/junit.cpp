@@ -122,17 +122,24 @@ std::vector<Suite> report_suites(const Document& doc, bool latent_fails) {
     if (const auto it = remedies_of.find(c.id); it != remedies_of.end()) {
       t.out = it->second;
     }
-    if (verdict == "FAIL") {
-      t.kind = "failure";
-    } else if (verdict == "fault" || verdict == "timeout" || verdict == "compile_error" || verdict == "incomplete") {
-      t.kind = "error";
-    } else if (verdict == "LATENT") {
-      t.kind = latent_fails ? "failure" : "skipped";
-    } else if (verdict == "skipped") {
-      t.kind = "skipped";
-    } else if (verdict != "PASS") {
-      t.kind = "error";
-      t.message = fmt::format("unknown verdict \"{}\": {}", verdict, t.message);
+    switch (c.verdict) {  // the reader refused any other verdict
+      case report::Verdict::pass:
+        break;
+      case report::Verdict::fail:
+        t.kind = "failure";
+        break;
+      case report::Verdict::fault:
+      case report::Verdict::timeout:
+      case report::Verdict::compile_error:
+      case report::Verdict::incomplete:
+        t.kind = "error";
+        break;
+      case report::Verdict::latent:
+        t.kind = latent_fails ? "failure" : "skipped";
+        break;
+      case report::Verdict::skipped:
+        t.kind = "skipped";
+        break;
     }
     by_key[key].cases.push_back(std::move(t));
   }

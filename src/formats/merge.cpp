@@ -74,7 +74,7 @@ Part read_report_part(const std::string& path) {
   p.tolerances = member(doc.json, "tolerances");
   p.variants = member(doc.json, "variants");
   p.cases = std::move(doc.cases);
-  p.planned = JsonIn(doc.json, path).at("meta").at("plan").at("cases").whole<std::size_t>(0, std::size_t{1} << 53);
+  p.planned = JsonIn(doc.json, path).at("meta").at("plan").at("cases").count();
   return p;
 }
 
@@ -93,7 +93,7 @@ Part read_journal_part(const std::string& path) {
   for (auto& [id, c] : j.cases) {
     p.cases.push_back(std::move(c));
   }
-  p.planned = JsonIn(j.header, path).at("cases").whole<std::size_t>(0, std::size_t{1} << 53);
+  p.planned = JsonIn(j.header, path).at("cases").count();
   return p;
 }
 
@@ -108,7 +108,7 @@ ShardOf read_shard(const Part& p) {
     s.fail("missing: not a shard of a sweep (sweep --shard I/N writes one)");
   }
   ShardOf out;
-  out.plan_cases = s.at("plan_cases").whole<std::size_t>(0, std::size_t{1} << 53);
+  out.plan_cases = s.at("plan_cases").count();
   out.count = s.at("count").whole<std::size_t>(1, std::max<std::size_t>(out.plan_cases, 1));
   out.index = s.at("index").whole<std::size_t>(0, out.count - 1);
   out.plan_sha256 = s.at("plan_sha256").string();

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "model/metrics_text.hpp"
+#include "model/symptom.hpp"
 
 namespace lp {
 
@@ -16,9 +16,22 @@ std::string BadElement::describe() const {
 }
 
 std::string CompareMetrics::summary() const {
-  return metrics_sentence({mismatches, elements, nan, inf, huge, unwritten, untouched_rows_written, failing_tiles,
-                           total_tiles, reference_nonfinite, max_abs_dev, max_rel_dev, worst_dev_over_tolerance, atol,
-                           rtol, first_bad ? first_bad->describe() : std::string()});
+  const auto count = [](const std::optional<std::uint64_t>& n) { return n ? fmt::format("{}", *n) : "n/a"; };
+  std::string text = fmt::format(
+      "{} {} of {} elements mismatched (nan {}, inf {}, unwritten {}), {} writes to untouched rows, "
+      "{} of {} tiles failing, max abs dev {:.3g}, max rel dev {:.3g}, max dev/tol {:.3g} (atol {:.3g}, rtol {:.3g})",
+      passed() ? "PASS" : "FAIL", mismatches, elements, nan, inf, count(unwritten), untouched_rows_written,
+      failing_tiles, total_tiles, max_abs_dev, max_rel_dev, worst_dev_over_tolerance, atol, rtol);
+  if (reference_nonfinite > 0) {
+    text += fmt::format(", INVALID: {} reference elements are not finite", reference_nonfinite);
+  }
+  if (const std::string symptom = describe_symptom({mismatches, nan, inf, huge, unwritten}); !symptom.empty()) {
+    text += "; " + symptom;
+  }
+  if (first_bad) {
+    text += "; first bad: " + first_bad->describe();
+  }
+  return text;
 }
 
 std::optional<double> CaseTiming::bandwidth_gbps() const noexcept {

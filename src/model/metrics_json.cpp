@@ -18,9 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-/// A report's largest count: exact in a double, which is how JSON tools read numbers.
-constexpr std::uint64_t k_max_count = std::uint64_t{1} << 53;
-
 constexpr std::array<std::string_view, 14> k_metric_columns = {
     "elements",      "nan",         "inf",         "huge",        "mismatches",  "unwritten",
     "untouched_rows_written",        "reference_nonfinite",        "failing_tiles", "total_tiles",
@@ -57,7 +54,7 @@ double read_real(const JsonIn& in) {
   in.fail(fmt::format("expected a number, \"nan\", \"inf\" or \"-inf\", got {}", json_preview(in.json())));
 }
 
-std::uint64_t count(const JsonIn& in) { return in.whole<std::uint64_t>(0, k_max_count); }
+std::uint64_t count(const JsonIn& in) { return in.count(); }
 
 std::optional<std::uint64_t> count_or_null(const JsonIn& in) {
   return in.is_null() ? std::nullopt : std::optional<std::uint64_t>(count(in));
@@ -161,8 +158,8 @@ CompareMetrics metrics_from_json(const JsonIn& in) {
   m.elements = count(in.at("elements"));
   m.nan = count(in.at("nan"));
   m.inf = count(in.at("inf"));
-  const std::optional<JsonIn> huge = in.find("huge");
-  m.huge = huge && !huge->is_null() ? std::optional<std::uint64_t>(count(*huge)) : std::nullopt;
+  const std::optional<JsonIn> huge = in.find("huge");  // absent or null before 4.1.0
+  m.huge = huge ? std::optional<std::uint64_t>(count(*huge)) : std::nullopt;
   m.unwritten = count_or_null(in.at("unwritten"));
   m.mismatches = count(in.at("mismatches"));
   m.max_abs_dev = read_real(in.at("max_abs_dev"));
@@ -172,8 +169,8 @@ CompareMetrics metrics_from_json(const JsonIn& in) {
     m.first_bad = read_bad(bad);
   }
   const auto optional = [&](std::string_view key, auto read, auto fallback) {
-    const std::optional<JsonIn> v = in.find(key);
-    return v && !v->is_null() ? read(*v) : fallback;
+    const std::optional<JsonIn> v = in.find(key);  // absent or null: the fallback
+    return v ? read(*v) : fallback;
   };
   m.untouched_rows_written = optional("untouched_rows_written", count, std::uint64_t{0});
   m.reference_nonfinite = optional("reference_nonfinite", count, std::uint64_t{0});
@@ -202,15 +199,15 @@ CaseTiming timing_from_json(const JsonIn& in) {
   CaseTiming t;
   const auto ms = [&](std::string_view key) -> std::optional<double> {
     const std::optional<JsonIn> v = in.find(key);
-    return v && !v->is_null() ? std::optional<double>(v->number()) : std::nullopt;
+    return v ? std::optional<double>(v->number()) : std::nullopt;
   };
   t.kernel_ms = ms("kernel_ms");
   t.reference_ms = ms("reference_ms");
   (void)ms("bandwidth_gb_s");  // derived: rebuilt from the fields
-  if (const std::optional<JsonIn> v = in.find("bytes"); v && !v->is_null()) {
+  if (const std::optional<JsonIn> v = in.find("bytes")) {
     t.bytes = count(*v);
   }
-  if (const std::optional<JsonIn> v = in.find("grid"); v && !v->is_null()) {
+  if (const std::optional<JsonIn> v = in.find("grid")) {
     const std::vector<JsonIn> dims = v->items();
     if (dims.size() != 3) {
       v->fail(fmt::format("expected 3 grid dimensions, got {}", dims.size()));

@@ -18,9 +18,8 @@
 
 namespace lp::report {
 
-/// The largest index or count a report's records may hold (cases, groups, findings,
-/// sites): far above any plan, and exact in a double, which is how JSON tools read numbers.
-inline constexpr std::size_t k_max_count = std::size_t{1} << 53;
+/// The largest index or count a report's records may hold (cases, groups, findings, sites).
+inline constexpr std::size_t k_max_count = k_max_json_count;
 
 /// Version of the report format; generated from configs/schema/report.schema.json.
 std::string_view schema_version();

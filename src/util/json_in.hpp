@@ -18,6 +18,10 @@
 
 namespace lp {
 
+/// The largest index, count or size a document may hold: far above any plan or file,
+/// and exact in a double, which is how JSON tools read numbers.
+inline constexpr std::size_t k_max_json_count = std::size_t{1} << 53;
+
 /// `key` as one token of a JSON pointer (RFC 6901: "~" is "~0", "/" is "~1").
 std::string json_pointer_token(std::string_view key);
 
@@ -65,6 +69,8 @@ class JsonIn {
                           : static_cast<std::int64_t>(hi);
     return static_cast<T>(integer(low, high));
   }
+  /// A count, index or size: a whole number in [0, k_max_json_count].
+  [[nodiscard]] std::size_t count() const { return whole<std::size_t>(0, k_max_json_count); }
   /// A list of strings.
   [[nodiscard]] std::vector<std::string> strings() const;
 
