@@ -78,15 +78,7 @@ std::optional<json> WorkerClient::receive(Clock::time_point deadline, std::strin
         const ChildExit e = m_child.kill();
         problem = fmt::format("no answer before the deadline; worker {} killed ({})", m_child.pid(), e.describe());
       } else {
-        const ChildExit e = m_child.kill(std::chrono::seconds(5));
-        // Stopped from outside, not faulted: a terminal's Ctrl-C (or `timeout -s INT`)
-        // signals the whole process group, the worker with it. The case did not run and
-        // is not journaled; the sweep stops as interrupted, and --resume runs it again.
-        if (e.term_signal == SIGINT || e.term_signal == SIGTERM || e.term_signal == SIGHUP ||
-            e.term_signal == SIGQUIT) {
-          throw Interrupted(e.term_signal);
-        }
-        problem = fmt::format("worker {} exited without answering ({})", m_child.pid(), e.describe());
+        problem = fmt::format("worker {} exited without answering ({})", m_child.pid(), reap().describe());
       }
       return std::nullopt;
     }
@@ -97,6 +89,32 @@ std::optional<json> WorkerClient::receive(Clock::time_point deadline, std::strin
       fmt::print(stderr, "sweep: worker {}: {}\n", m_child.pid(), line->substr(0, 300));
     }
   }
+}
+
+ChildExit WorkerClient::reap() {
+  m_alive = false;
+  const ChildExit e = m_child.kill(std::chrono::seconds(5));
+  // Stopped from outside, not faulted: a terminal's Ctrl-C (or `timeout -s INT`) signals
+  // the whole process group, the worker with it. The case did not run and is not
+  // journaled; the sweep stops as interrupted, and --resume runs it again.
+  if (e.term_signal == SIGINT || e.term_signal == SIGTERM || e.term_signal == SIGHUP || e.term_signal == SIGQUIT) {
+    throw Interrupted(e.term_signal);
+  }
+  return e;
+}
+
+bool WorkerClient::send(const std::string& line) {
+  if (!m_alive) {
+    return false;
+  }
+  if (!m_child.send_line(line)) {
+    // The worker is gone. It may have died of the same Ctrl-C that is about to stop
+    // this process, before we read its end (found in runner_cpu_test: a case was then
+    // recorded as a fault): its exit says which.
+    reap();
+    return false;
+  }
+  return true;
 }
 
 std::vector<protocol::LoadResult> WorkerClient::load(const std::vector<protocol::LoadItem>& items,
@@ -117,8 +135,7 @@ std::vector<protocol::LoadResult> WorkerClient::load(const std::vector<protocol:
   for (const protocol::LoadItem& item : items) {
     message["items"].push_back(protocol::to_json(item));
   }
-  if (!m_alive || !m_child.send_line(message.dump())) {
-    m_alive = false;
+  if (!send(message.dump())) {
     return fail_all("the GPU worker is gone");
   }
   std::string problem;
@@ -151,11 +168,7 @@ protocol::JobResult WorkerClient::run(const protocol::Job& job, std::chrono::sec
 
 bool WorkerClient::send_job(const protocol::Job& job) {
   wait_ready();
-  if (!m_alive || !m_child.send_line(json{{"type", "run"}, {"job", protocol::to_json(job)}}.dump())) {
-    m_alive = false;
-    return false;
-  }
-  return true;
+  return send(json{{"type", "run"}, {"job", protocol::to_json(job)}}.dump());
 }
 
 protocol::JobResult WorkerClient::result(const protocol::Job& job, std::chrono::seconds timeout) {
@@ -197,8 +210,7 @@ std::optional<protocol::RaceResult> WorkerClient::race(const protocol::RaceReque
   wait_ready();
   json message = protocol::to_json(request);
   message["type"] = "race";
-  if (!m_alive || !m_child.send_line(message.dump())) {
-    m_alive = false;
+  if (!send(message.dump())) {
     error = "the GPU worker was gone before the race control started";
     return std::nullopt;
   }

@@ -80,6 +80,11 @@ class WorkerClient {
  private:
   /// Checks the first message the worker sent and takes its GPU record; throws as the constructor.
   void take_hello(const nlohmann::json& hello);
+  /// Collects the worker, now gone; throws Interrupted when a stop signal (Ctrl-C,
+  /// SIGTERM, SIGHUP, SIGQUIT) ended it.
+  ChildExit reap();
+  /// Sends one line; false when the worker is gone (reaped, as above).
+  bool send(const std::string& line);
   /// The next message, or nullopt with `problem` set (timeout or death; the worker is then gone).
   std::optional<nlohmann::json> receive(std::chrono::steady_clock::time_point deadline, std::string& problem,
                                         bool& timed_out);
