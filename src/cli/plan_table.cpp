@@ -33,7 +33,7 @@ void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Pl
   fmt::print(file, "{}", out);
   // One line at a time: a plan of millions of cases is never held as text.
   for (const plan::Case& c : p.cases) {
-    const json a = c.axes();
+    const AxisValues a = c.axes();
     fmt::print(file, "{:>5} {:<12} {:<7} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} "
                        "{:>2} {:>3} {:<5} {:>3} {}\n",
                        c.index, c.id, c.triton, plan::format_cell(a, "op"), c.tokens, c.rank, plan::format_cell(a, "hidden"), c.num_loras,

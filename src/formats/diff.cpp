@@ -35,11 +35,10 @@ const std::set<std::string>& failing() {
 
 /// A case's configuration as the key it is matched by: its axes, the compiler mapped.
 std::string key_of(const report::CaseRecord& c, const std::map<std::string, std::string>* mapping) {
-  json axes = c.axes;
-  if (mapping != nullptr && axes.is_object()) {
-    const std::string compiler = text(axes, "compiler");
-    if (const auto it = mapping->find(compiler); it != mapping->end()) {
-      axes["compiler"] = it->second;
+  AxisValues axes = c.axes;
+  if (mapping != nullptr) {
+    if (const auto it = mapping->find(c.axes.text("compiler").value_or("")); it != mapping->end()) {
+      axes.set("compiler", it->second);
     }
   }
   return axes.dump();
@@ -66,7 +65,7 @@ std::map<std::string, const report::CaseRecord*> index(const Document& doc,
 }
 
 json ref(const report::CaseRecord& c) {
-  return {{"id", c.id}, {"label", plan::row_label(c.axes)}, {"tokens", integer(c.axes, "tokens")},
+  return {{"id", c.id}, {"label", plan::row_label(c.axes)}, {"tokens", c.axes.integer("tokens").value_or(0)},
           {"verdict", report::to_string(c.verdict)}, {"reason", c.reason}};
 }
 

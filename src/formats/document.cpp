@@ -142,7 +142,7 @@ std::vector<report::CaseRecord> read_cases(json&& cases, const std::string& path
     // The rows' axes come from the table's groups: checked as full cases' are (the
     // pointer is the row's).
     for (std::size_t i = 0; i < out.size(); ++i) {
-      check_axes(JsonIn(out[i].axes, path, fmt::format("/cases/rows/{}/axes", i)));
+      check_axes(JsonIn(out[i].axes.to_json(), path, fmt::format("/cases/rows/{}/axes", i)));
     }
     return out;
   }

@@ -179,7 +179,7 @@ std::string report_html(const Document& doc) {
     body += "<h2>Cases to read first</h2>\n";
     for (const NotableCase& n : v.notable) {
       std::vector<EnvRow> rows = {{"configuration", fmt::format("{}, {} tokens", plan::row_label(n.record.axes),
-                                                                 integer(n.record.axes, "tokens"))}};
+                                                                 n.record.axes.integer("tokens").value_or(0))}};
       for (EnvRow& r : case_numbers(n.record)) {
         rows.push_back(std::move(r));
       }

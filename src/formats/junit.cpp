@@ -99,16 +99,16 @@ std::vector<Suite> report_suites(const Document& doc, bool latent_fails) {
   std::map<std::string, Suite> by_key;
   std::vector<std::string> order;  // suites in first-seen plan order
   for (const report::CaseRecord& c : doc.cases) {
-    const json& axes = c.axes;
-    const std::string key = fmt::format("{}.{}.{}", text(axes, "triton").empty() ? "?" : text(axes, "triton"),
-                                        text(axes, "op"), text(axes, "compiler"));
+    const AxisValues& axes = c.axes;
+    const auto axis = [&](const char* name) { return axes.text(name).value_or(""); };
+    const std::string key =
+        fmt::format("{}.{}.{}", axis("triton").empty() ? "?" : axis("triton"), axis("op"), axis("compiler"));
     if (by_key.count(key) == 0) {
       order.push_back(key);
-      by_key[key].name = fmt::format("loraprobe {} {} Triton {}", text(axes, "op"), text(axes, "compiler"),
-                                     text(axes, "triton"));
+      by_key[key].name = fmt::format("loraprobe {} {} Triton {}", axis("op"), axis("compiler"), axis("triton"));
     }
     TestCase t;
-    t.name = fmt::format("{} tokens={} [{}]", plan::row_label(axes), integer(axes, "tokens"), c.id);
+    t.name = fmt::format("{} tokens={} [{}]", plan::row_label(axes), axes.integer("tokens").value_or(0), c.id);
     t.classname = "loraprobe." + key;
     if (c.timing) {
       // A time may be null (report.schema.json): a case whose events were lost to the fault of the case after it.

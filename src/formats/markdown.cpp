@@ -82,10 +82,10 @@ std::string notable_section(const std::vector<NotableCase>& notable) {
   }
   std::string out = "## Cases to read first\n\n";
   for (const NotableCase& n : notable) {
-    const json& axes = n.record.axes;
+    const AxisValues& axes = n.record.axes;
     out += fmt::format("### {}: case {}\n\n", md(n.title), code(n.record.id));
     out += table(case_numbers(n.record), fmt::format("| configuration | {}, {} tokens |\n", code(plan::row_label(axes)),
-                                                     integer(axes, "tokens"))) +
+                                                     axes.integer("tokens").value_or(0))) +
            "\n";
   }
   return out;

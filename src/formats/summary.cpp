@@ -35,7 +35,7 @@ std::string case_line(const char* what, const json& ref, const std::vector<repor
   for (const report::CaseRecord& c : cases) {
     if (static_cast<std::int64_t>(c.index) == index && escape::terminal_line(c.id) == text_of(ref, "id", "")) {
       return fmt::format("{}: case {} ({}, {} tokens): {} {}\n", what, escape::terminal_line(c.id),
-                         plan::row_label(c.axes), integer(c.axes, "tokens"),
+                         plan::row_label(c.axes), c.axes.integer("tokens").value_or(0),
                          report::to_string(c.verdict), escape::terminal_line(c.reason));
     }
   }
@@ -92,9 +92,8 @@ std::string report_summary(const Document& doc) {
   std::map<std::string, std::map<std::string, std::size_t>> groups;
   const std::vector<report::CaseRecord>& cases = doc.cases;
   for (const report::CaseRecord& c : cases) {
-    const json& a = c.axes;
-    const std::string key =
-        fmt::format("Triton {} {} {}", text_of(a, "triton"), text_of(a, "compiler"), text_of(a, "op"));
+    const auto axis = [&](const char* key) { return escape::terminal_line(c.axes.text(key).value_or("?")); };
+    const std::string key = fmt::format("Triton {} {} {}", axis("triton"), axis("compiler"), axis("op"));
     if (groups.count(key) == 0) {
       order.push_back(key);
     }

@@ -191,7 +191,7 @@ std::vector<Remedy> measure_remedies(const std::vector<report::CaseRecord>& case
     verdict_by_axes[c.axes.dump()] = report::to_string(c.verdict);
     for (const char* axis : {"compiler", "triton"}) {
       if (c.axes.contains(axis)) {
-        values_of[axis].insert(c.axes[axis].dump());
+        values_of[axis].insert(c.axes.value(axis).dump());
       }
     }
   }
@@ -213,12 +213,12 @@ std::vector<Remedy> measure_remedies(const std::vector<report::CaseRecord>& case
     Remedy r{name, rule.why, 0, 0};
     for (const report::CaseRecord& c : cases) {
       const std::string verdict(report::to_string(c.verdict));
-      const json& axes = c.axes;
-      if ((verdict != "LATENT" && verdict != "FAIL") || !axes.contains(rule.axis) || axes[rule.axis] == rule.value) {
+      const AxisValues& axes = c.axes;
+      if ((verdict != "LATENT" && verdict != "FAIL") || !axes.contains(rule.axis) || axes.value(rule.axis) == rule.value) {
         continue;
       }
-      json neighbour = axes;
-      neighbour[rule.axis] = rule.value;
+      AxisValues neighbour = axes;
+      neighbour.set(rule.axis, rule.value);
       const auto it = verdict_by_axes.find(neighbour.dump());
       if (it == verdict_by_axes.end()) {
         continue;

@@ -34,7 +34,7 @@ std::vector<int> version_parts(const std::string& v) {
   return parts;
 }
 
-json axis(const kernels::Variant& v, const char* key) { return v.axes.value(key, json()); }
+json axis(const kernels::Variant& v, const char* key) { return v.axes.value(key); }
 
 /// An fp32-input expand kernel at vLLM's fixed knobs (configs/vllm/defaults.json's
 /// ptxas_matrix.common: block_m 64, 4 warps, and the EVEN_K path vLLM takes whenever
@@ -313,7 +313,7 @@ json PtxasMatrix::to_json() const {
                        {"status", cell.status},
                        {"cubin_sha256", cell.cubin_sha256.empty() ? json() : json(cell.cubin_sha256)}});
     }
-    j["rows"].push_back({{"variant", row.variant->id}, {"axes", row.variant->axes}, {"cells", std::move(cells)}});
+    j["rows"].push_back({{"variant", row.variant->id}, {"axes", row.variant->axes.to_json()}, {"cells", std::move(cells)}});
   }
   for (const FirstClean& f : first_clean) {
     j["first_clean"].push_back({{"what", f.what},

@@ -75,8 +75,7 @@ json variant_field(const Variant& v, const std::string& key) {
   if (key == "entry") {
     return v.entry;
   }
-  const auto it = v.axes.find(key);
-  return it != v.axes.end() ? *it : json();
+  return v.axes.value(key);
 }
 
 namespace {
@@ -242,7 +241,7 @@ std::vector<const Variant*> KernelSet::filter(const std::vector<FilterTerm>& ter
   std::set<std::string> known = {"id", "op", "role", "status", "entry"};
   for (const Variant& v : m_manifest.variants) {
     for (const auto& [key, value] : v.axes.items()) {
-      known.insert(key);
+      known.insert(std::string(key));
     }
   }
   for (const FilterTerm& t : terms) {

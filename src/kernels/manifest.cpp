@@ -60,7 +60,7 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
   out.op = v.at("op").string();
   out.role = v.at("role").string();
   out.status = v.at("status").string();
-  out.axes = v.at("axes").object();
+  out.axes = AxisValues::from_json(v.at("axes").object());
   if (out.status != "ok") {
     if (out.status != "rejected") {
       v.at("status").fail(fmt::format("unknown status \"{}\" (ok, rejected)", out.status));
@@ -125,7 +125,7 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
 }  // namespace
 
 json Variant::summary_json() const {
-  json j = {{"id", id}, {"op", op}, {"role", role}, {"status", status}, {"axes", axes}};
+  json j = {{"id", id}, {"op", op}, {"role", role}, {"status", status}, {"axes", axes.to_json()}};
   if (ok()) {
     j["entry"] = entry;
     j["shared_bytes"] = shared_bytes;

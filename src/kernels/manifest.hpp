@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/axis_values.hpp"
+
 namespace lp::kernels {
 
 /// The manifest format scripts/gen_kernels.py writes: 3 stores the manifest
@@ -75,7 +77,7 @@ struct Variant {
   std::string role;    ///< kernel, positive_control, negative_control, test_*
   std::string status;  ///< "ok" or "rejected"
   std::string reason;  ///< why it was rejected; empty when ok
-  nlohmann::json axes;        ///< flat axis values (null where not applicable)
+  AxisValues axes;            ///< flat axis values (null where not applicable)
   nlohmann::json constexprs;  ///< every constant it was compiled with
   int num_warps = 0;
   int num_stages = 0;

@@ -174,36 +174,23 @@ std::string format_value(const nlohmann::json& value) {
   return value.dump();
 }
 
-std::string format_cell(const nlohmann::json& axes, const std::string& key) {
-  const auto it = axes.find(key);
-  if (it == axes.end() || it->is_null()) {
+std::string format_cell(const AxisValues& axes, std::string_view key) {
+  const nlohmann::json value = axes.value(key);
+  if (value.is_null()) {
     return "-";
   }
-  if (it->is_boolean()) {
-    return it->get<bool>() ? "y" : "n";
+  if (value.is_boolean()) {
+    return value.get<bool>() ? "y" : "n";
   }
-  return format_value(*it);
+  return format_value(value);
 }
 
-std::string axis_text(const nlohmann::json& axes, const char* key) {
-  const auto it = axes.find(key);
-  if (it == axes.end() || it->is_null()) {
-    return "?";
-  }
-  return format_value(*it);
+std::string axis_text(const AxisValues& axes, std::string_view key) {
+  const nlohmann::json value = axes.value(key);
+  return value.is_null() ? "?" : format_value(value);
 }
 
-namespace {
-
-/// axes[key] when it is a whole number, else `fallback` (the reader checked the types).
-std::int64_t label_whole(const nlohmann::json& axes, const char* key, std::int64_t fallback) {
-  const auto it = axes.find(key);
-  return it != axes.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
-}
-
-}  // namespace
-
-std::string row_label(const nlohmann::json& axes) {
+std::string row_label(const AxisValues& axes) {
   // Triton first: the same configuration under two Tritons is two rows, and the
   // question a row answers is "this stack, this config".
   std::string label = axes.contains("triton") ? "t" + axis_text(axes, "triton") + " " : std::string();
@@ -214,7 +201,7 @@ std::string row_label(const nlohmann::json& axes) {
     label += " " + axis_text(axes, "weight_dtype");
   }
   label += fmt::format(" r{} h{}", axis_text(axes, "rank"), axis_text(axes, "hidden"));
-  if (label_whole(axes, "num_loras", 1) > 1) {
+  if (axes.integer("num_loras").value_or(1) > 1) {
     label += fmt::format(" L{}", axis_text(axes, "num_loras"));
   }
   label += fmt::format(" m{}n{}k{} w{}s{}", axis_text(axes, "block_m"), axis_text(axes, "block_n"), axis_text(axes, "block_k"),
@@ -223,7 +210,7 @@ std::string row_label(const nlohmann::json& axes) {
     label += " sk" + axis_text(axes, "split_k");
   }
   if (axes.contains("add_inputs")) {
-    label += (axes["add_inputs"].is_boolean() && axes["add_inputs"].get<bool>()) ? " add" : " noadd";
+    label += axes.boolean("add_inputs").value_or(false) ? " add" : " noadd";
   }
   label += " " + axis_text(axes, "compiler");
   if (axes.contains("amplify")) {

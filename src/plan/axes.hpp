@@ -12,6 +12,7 @@
 
 #include "model/dtype.hpp"
 #include "model/problem.hpp"
+#include "model/axis_values.hpp"
 
 namespace lp::plan {
 
@@ -93,13 +94,13 @@ std::string format_value(const nlohmann::json& value);
 
 /// One table cell: axes[key] as format_value spells it, "y"/"n" for booleans, and
 /// "-" when the key is absent or null (an axis that does not apply).
-std::string format_cell(const nlohmann::json& axes, const std::string& key);
+std::string format_cell(const AxisValues& axes, std::string_view key);
 
 /// axes[key] as format_value spells it, "?" when the key is absent or null.
-std::string axis_text(const nlohmann::json& axes, const char* key);
+std::string axis_text(const AxisValues& axes, std::string_view key);
 
 /// A short label of a case's configuration, its axes but tokens:
 /// "t3.8.0 expand fp32>bf16 r64 h4096 m64n128k32 w4s2 add prebuilt".
-std::string row_label(const nlohmann::json& axes);
+std::string row_label(const AxisValues& axes);
 
 }  // namespace lp::plan

@@ -122,13 +122,7 @@ KernelKnobs vllm_shrink_defaults(std::int64_t tokens) {
   return tokens < d.shrink_small_batch_below ? d.shrink_small_batch : d.shrink_large_batch;
 }
 
-json Case::row_key() const {
-  json key = axes();
-  key.erase("tokens");
-  return key;
-}
-
-json case_to_json(const Case& c) { return {{"index", c.index}, {"id", c.id}, {"axes", c.axes()}}; }
+json case_to_json(const Case& c) { return {{"index", c.index}, {"id", c.id}, {"axes", c.axes().to_json()}}; }
 
 std::vector<std::string> resolve_tritons(const SweepConfig& config, const std::vector<std::string>& available) {
   const Setting<std::vector<json>>& setting = config.axes.at(AxisId::triton);
@@ -415,16 +409,16 @@ void keep_only(Plan& plan, const std::vector<std::string>& ids) {
   plan.cases = std::move(kept);
 }
 
-json Case::axes() const {
-  if (!own_axes.is_null()) {
-    return own_axes;
+AxisValues Case::axes() const {
+  if (own_axes) {
+    return *own_axes;
   }
-  json a = canonical_axes(*this);
+  AxisValues a = AxisValues::from_json(canonical_axes(*this));
   if (!projection.empty()) {
-    a["projection"] = projection;
+    a.set("projection", projection);
   }
   if (!tuned.empty()) {
-    a["tuned"] = tuned;
+    a.set("tuned", tuned);
   }
   return a;
 }

@@ -51,9 +51,9 @@ struct Case {
   /// so an unamplified case keeps the id it always had.
   int amplify = 0;
   std::string triton;   ///< the Triton version whose kernel set the case runs
-  /// A synthesised case's own axes (the controls'); null for a planned case, whose
-  /// axes are computed from its fields (a plan of millions of cases keeps no JSON).
-  nlohmann::json own_axes;
+  /// A synthesised case's own axes (the controls'); nullopt for a planned case, whose
+  /// axes are computed from its fields (a plan of millions of cases keeps none).
+  std::optional<AxisValues> own_axes;
   /// --model: the projections this shape is ("qkv_proj", "o_proj,down_proj"); in axes()
   /// but not in the id, which is the kernel problem's alone.
   std::string projection;
@@ -62,9 +62,7 @@ struct Case {
   std::string tuned;
 
   /// The canonical axis values: what the id hashes and reports print.
-  [[nodiscard]] nlohmann::json axes() const;
-  /// The case's axes without tokens: one row of the verdict table.
-  [[nodiscard]] nlohmann::json row_key() const;
+  [[nodiscard]] AxisValues axes() const;
 };
 
 /// Why combinations of the cartesian product did not become cases.

@@ -106,11 +106,11 @@ json compact_cases(const std::vector<CaseRecord>& cases) {
     json rest = json::object();
     json shape = json::array();
     for (const char* a : k_shape_axes) {
-      shape.push_back(c.axes.contains(a) ? c.axes[a] : json());
+      shape.push_back(c.axes.value(a));
     }
-    for (const auto& [key, value] : c.axes.items()) {
+    for (auto& [key, value] : c.axes.items()) {
       if (!contains(k_shape_axes, key)) {
-        rest[key] = value;
+        rest[std::string(key)] = std::move(value);
       }
     }
     json group = {{"variant", c.variant ? json(*c.variant) : json()},
@@ -443,6 +443,12 @@ std::vector<CaseRecord> expand(const json& table, json* release) {
     }
     groups.push_back(std::move(group));
   }
+  // Each group's axes typed once; its cases copy them and add their shape.
+  std::vector<AxisValues> group_axes;
+  group_axes.reserve(groups.size());
+  for (const json& group : groups) {
+    group_axes.push_back(AxisValues::from_json(group.at("axes")).shared());
+  }
   const json& tolerances = table["tolerances"];
   std::vector<CaseRecord> out;
   out.reserve(table["rows"].size());
@@ -473,10 +479,10 @@ std::vector<CaseRecord> expand(const json& table, json* release) {
         throw bad(where("group"), fmt::format("{} is not a group", g));
       }
       const json& group = groups[g];
-      c.axes = group.at("axes");
+      c.axes = group_axes[g];
       for (const char* a : k_shape_axes) {
         if (!at(a).is_null()) {
-          c.axes[a] = at(a);
+          c.axes.set(a, at(a));
         }
       }
       const JsonIn group_in(group, k_no_file, fmt::format("/cases/groups/{}", g));

@@ -63,7 +63,7 @@ AmplificationRecord AmplificationRecord::from_json(const JsonIn& j) {
 json CaseRecord::to_json() const {
   json j = {{"index", index},
             {"id", id},
-            {"axes", axes},
+            {"axes", axes.to_json()},
             {"variant", variant ? json(*variant) : json()},
             {"verdict", to_string(verdict)},
             {"reason", reason.empty() ? json() : json(reason)},
@@ -92,7 +92,7 @@ CaseRecord CaseRecord::from_json(const JsonIn& j) {
   CaseRecord c;
   c.index = j.at("index").whole<std::size_t>(0, k_max_count);
   c.id = j.at("id").string();
-  c.axes = j.at("axes").object();
+  c.axes = AxisValues::from_json(j.at("axes").object());
   if (const auto v = j.find("variant")) {
     c.variant = v->string();
   }
@@ -139,17 +139,14 @@ CaseRecord CaseRecord::from_json(const json& j) {
 json CaseRecord::to_ref() const {
   return {{"index", index},
           {"id", id},
-          {"axes", axes},
+          {"axes", axes.to_json()},
           {"verdict", to_string(verdict)},
           {"reason", reason.empty() ? json() : json(reason)}};
 }
 
 Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>& fail_on, bool controls_valid) {
   Summary s;
-  auto axis_int = [](const json& axes, const char* key) {
-    const auto it = axes.find(key);
-    return it != axes.end() && it->is_number_integer() ? it->get<std::int64_t>() : std::int64_t{0};
-  };
+  auto axis_int = [](const AxisValues& axes, const char* key) { return axes.integer(key).value_or(0); };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const CaseRecord& c = cases[i];
     ++s.counts[c.verdict];

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/metrics.hpp"
+#include "model/axis_values.hpp"
 #include "report/verdict.hpp"
 #include "util/json_in.hpp"
 
@@ -48,7 +49,7 @@ struct AmplificationRecord {
 struct CaseRecord {
   std::size_t index = 0;     ///< plan order
   std::string id;            ///< stable case id
-  nlohmann::json axes;       ///< the case's axis values
+  AxisValues axes;     ///< the case's axis values
   std::optional<std::string> variant;  ///< kernel variant id, when one was chosen
   Verdict verdict = Verdict::skipped;
   std::string reason;        ///< why (for every verdict but PASS); empty: none

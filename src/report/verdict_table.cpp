@@ -11,31 +11,17 @@
 
 namespace lp::report {
 
-using nlohmann::json;
-
-namespace {
-
-/// axes[key] when it is a whole number, else `fallback` (the reader checked the types).
-std::int64_t whole(const json& axes, const char* key, std::int64_t fallback) {
-  const auto it = axes.find(key);
-  return it != axes.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
-}
-
-}  // namespace
-
 
 VerdictMap verdict_map(const std::vector<CaseRecord>& cases) {
   VerdictMap map;
   std::map<std::string, std::size_t> row_of;
   std::set<std::int64_t> tokens;
   for (const CaseRecord& c : cases) {
-    tokens.insert(whole(c.axes, "tokens", 0));
+    tokens.insert(c.axes.integer("tokens").value_or(0));
   }
   map.tokens.assign(tokens.begin(), tokens.end());
   for (const CaseRecord& c : cases) {
-    json key = c.axes;
-    key.erase("tokens");
-    const std::string label = plan::row_label(key);
+    const std::string label = plan::row_label(c.axes);  // every axis but tokens
     auto [it, added] = row_of.emplace(label, map.rows.size());
     if (added) {
       MapRow row;
@@ -46,7 +32,7 @@ VerdictMap verdict_map(const std::vector<CaseRecord>& cases) {
       map.rows.push_back(std::move(row));
     }
     MapRow& row = map.rows[it->second];
-    const std::int64_t t = whole(c.axes, "tokens", 0);
+    const std::int64_t t = c.axes.integer("tokens").value_or(0);
     const std::size_t col =
         static_cast<std::size_t>(std::lower_bound(map.tokens.begin(), map.tokens.end(), t) - map.tokens.begin());
     row.cells[col] = verdict_letter(c.verdict);

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "compile/compiler.hpp"
-#include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
 #include "formats/view.hpp"
 #include "kernels/kernel_sets.hpp"
@@ -35,11 +34,11 @@ using nlohmann::json;
 
 namespace {
 
-/// The case's record in its full form (the bundle's case-record.json).
-json find_case(const formats::Document& report, const std::string& id) {
+/// The case of `id`.
+const report::CaseRecord& find_case(const formats::Document& report, const std::string& id) {
   for (const report::CaseRecord& c : report.cases) {
     if (c.id == id) {
-      return c.to_json();
+      return c;
     }
   }
   throw UsageError(fmt::format("{}: no case {} (loraprobe report {} lists the cases to read first)", report.path, id,
@@ -60,19 +59,17 @@ const json& find_variant(const formats::Document& report, const std::string& var
 }
 
 /// A sweep config of exactly this case: every config axis pinned to the case's value.
-json case_config(const json& record, const json& meta) {
+json case_config(const report::CaseRecord& c, const json& meta) {
   json axes = json::object();
-  const json& case_axes = member(record, "axes");
   for (const plan::AxisInfo& info : plan::axis_table()) {
-    const std::string key(info.key);
-    if (case_axes.contains(key)) {
-      axes[key] = json::array({case_axes[key]});
+    if (c.axes.contains(info.key)) {
+      axes[std::string(info.key)] = json::array({c.axes.value(info.key)});
     }
   }
-  return {{"name", "repro-" + text(record, "id")},
-          {"description", fmt::format("Exactly case {} of {} (loraprobe repro): {}, {} tokens.", text(record, "id"),
-                                      text(member(meta, "config"), "name", "?"), plan::row_label(case_axes),
-                                      formats::integer(case_axes, "tokens"))},
+  return {{"name", "repro-" + c.id},
+          {"description", fmt::format("Exactly case {} of {} (loraprobe repro): {}, {} tokens.", c.id,
+                                      text(member(meta, "config"), "name", "?"), plan::row_label(c.axes),
+                                      c.axes.integer("tokens").value_or(0))},
           {"axes", std::move(axes)},
           {"repeats", formats::integer(meta, "repeats", 1)},
           {"seed", formats::integer(meta, "seed", 0)}};
@@ -230,17 +227,18 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   if (report.kind != formats::DocumentKind::report) {
     throw UsageError(fmt::format("{}: an inspect document; a repro bundle is made from a sweep report", report.path));
   }
-  const json record = find_case(report, case_id);
-  const json& axes = member(record, "axes");
+  const report::CaseRecord& the_case = find_case(report, case_id);
+  const json record = the_case.to_json();  // its full form: the bundle's case-record.json
+  const AxisValues& axes = the_case.axes;
   const json& meta = member(report.json, "meta");
   const std::string variant = text(record, "variant");
   if (variant.empty()) {
     throw UsageError(fmt::format("{}: case {} ran no kernel variant ({}: {})", report.path, case_id,
                                  text(record, "verdict", "?"), text(record, "reason", "no reason")));
   }
-  const std::string triton = text(axes, "triton");
-  const std::string compiler_name = text(axes, "compiler");
-  const std::int64_t amplify = formats::integer(axes, "amplify", 0);
+  const std::string triton = axes.text("triton").value_or("");
+  const std::string compiler_name = axes.text("compiler").value_or("");
+  const std::int64_t amplify = axes.integer("amplify").value_or(0);
   const json& ran = find_variant(report, variant, triton, compiler_name, amplify);
   const compile::Compiler compiler = trusted_compiler(
       report, case_id,
@@ -330,7 +328,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
                                                       "triton/backends/nvidia/bin/ptxas)\n",
                                                       escape::terminal_line(triton))
                                         : std::string()));
-  const json config = case_config(record, meta);
+  const json config = case_config(the_case, meta);
   put("case.json", config.dump(2) + "\n");
   put("case-record.json", record.dump(2) + "\n");
   // The bundle's config must plan exactly this case, or its README would lie.
@@ -356,7 +354,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   std::string readme = fmt::format(
       "# loraprobe repro: case {}, {}\n\n{}, {} tokens: Triton {}'s {} under the {} compiler.\n\n"
       "Verdict: **{}**{}.\n\n",
-      md(case_id), md(verdict), code(plan::row_label(axes)), formats::integer(axes, "tokens"), md(triton),
+      md(case_id), md(verdict), code(plan::row_label(axes)), axes.integer("tokens").value_or(0), md(triton),
       code(variant), code(compiler_name), md(verdict),
       text(record, "reason").empty() ? "" : ": " + md(text(record, "reason")));
   readme += "## Files\n\n";
@@ -423,7 +421,7 @@ std::vector<Bundle> save_bundles(const formats::Document& report, const std::str
     if ((c.verdict != report::Verdict::fail && c.verdict != report::Verdict::latent) || c.variant.value_or("").empty()) {
       continue;
     }
-    const std::string name = safe_name(fmt::format("{}-t{}-{}", *c.variant, text(c.axes, "triton"), text(c.axes, "compiler")));
+    const std::string name = safe_name(fmt::format("{}-t{}-{}", *c.variant, c.axes.text("triton").value_or(""), c.axes.text("compiler").value_or("")));
     if (!done.insert(name).second) {
       continue;
     }

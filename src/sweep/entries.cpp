@@ -136,16 +136,16 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
     c->id = sha256_hex(role + "@" + set.triton()).substr(0, 12);
     c->compiler = compile::Compiler::prebuilt();
     c->triton = set.triton();
-    c->own_axes = {{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
-               {"hidden", {k_control_hidden}}, {"input_dtype", dtype_name(input)},
-               {"weight_dtype", "bf16"}, {"compiler", c->compiler.to_string()}, {"triton", set.triton()},
-               {"control", role}};
+    c->own_axes = AxisValues::from_json(
+        json{{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
+             {"hidden", {k_control_hidden}}, {"input_dtype", dtype_name(input)}, {"weight_dtype", "bf16"},
+             {"compiler", c->compiler.to_string()}, {"triton", set.triton()}, {"control", role}});
     Entry e;
     const kernels::Variant* v = set.with_role(role);
     if (v == nullptr || !v->ok()) {
       e.skip_reason = fmt::format("the kernel set of Triton {} has no ok {} variant", set.triton(), role);
     } else {
-      c->own_axes["variant"] = v->id;
+      c->own_axes->set("variant", v->id);
       e.variant_label = v->id;
       e.job.index = c->index;
       e.job.case_id = c->id;
@@ -208,11 +208,12 @@ std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, cons
   }
   c->index = index;
   c->id = sha256_hex(fmt::format("amplified-{}@{}@{}", role, set.triton(), pairs)).substr(0, 12);
-  c->own_axes = {{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
-                 {"hidden", {k_control_hidden}}, {"input_dtype", "fp32"}, {"weight_dtype", "bf16"},
-                 {"block_n", knobs.block_n}, {"num_stages", knobs.num_stages},
-                 {"compiler", c->compiler.to_string()}, {"triton", set.triton()}, {"amplify", pairs},
-                 {"control", "amplified_" + role}, {"variant", found.variant->id}};
+  c->own_axes = AxisValues::from_json(
+      json{{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
+           {"hidden", {k_control_hidden}}, {"input_dtype", "fp32"}, {"weight_dtype", "bf16"},
+           {"block_n", knobs.block_n}, {"num_stages", knobs.num_stages},
+           {"compiler", c->compiler.to_string()}, {"triton", set.triton()}, {"amplify", pairs},
+           {"control", "amplified_" + role}, {"variant", found.variant->id}});
   Entry e;
   e.plan_case = c.get();
   e.variant_label = found.variant->id;
@@ -363,7 +364,9 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   CaseRecord c;
   c.index = e.plan_case != nullptr ? e.plan_case->index : r.index;
   c.id = r.case_id;
-  c.axes = e.plan_case != nullptr ? e.plan_case->axes() : json::object();
+  if (e.plan_case != nullptr) {
+    c.axes = e.plan_case->axes();
+  }
   c.variant = e.variant_label;
   c.runs = r.runs;
   c.failed_runs = r.failed_runs;

@@ -101,15 +101,15 @@ void print_summary(const report::Report& report, const std::string& out) {
   if (s.first_failure) {
     const CaseRecord& c = report.cases[*s.first_failure];
     fmt::print("first failure: case {} ({}, {} tokens): {} {}\n", c.id, plan::row_label(c.axes),
-               c.axes.value("tokens", 0), report::to_string(c.verdict), c.reason);
+               c.axes.integer("tokens").value_or(0), report::to_string(c.verdict), c.reason);
   }
   if (s.minimal_failure) {
     const CaseRecord& c = report.cases[*s.minimal_failure];
-    fmt::print("minimal failure: case {} ({}, {} tokens)\n", c.id, plan::row_label(c.axes), c.axes.value("tokens", 0));
+    fmt::print("minimal failure: case {} ({}, {} tokens)\n", c.id, plan::row_label(c.axes), c.axes.integer("tokens").value_or(0));
   }
   if (s.first_latent) {
     const CaseRecord& c = report.cases[*s.first_latent];
-    fmt::print("first latent: case {} ({}, {} tokens): {}\n", c.id, plan::row_label(c.axes), c.axes.value("tokens", 0),
+    fmt::print("first latent: case {} ({}, {} tokens): {}\n", c.id, plan::row_label(c.axes), c.axes.integer("tokens").value_or(0),
                c.reason);
   }
   fmt::print("report: {}\n", out);

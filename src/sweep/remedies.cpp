@@ -92,7 +92,7 @@ RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
     if (r.verdict != Verdict::latent && r.verdict != Verdict::fail) {
       continue;
     }
-    json key = r.axes;
+    AxisValues key = r.axes;
     key.erase("tokens");
     const auto [it, added] = by_config.emplace(key.dump(), std::make_pair(&r, &r));
     if (added) {
@@ -101,7 +101,7 @@ RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
     }
     // A configuration's FAIL cases come before its LATENT ones: wrong numbers are what a remedy must fix first.
     const auto rank = [](const report::CaseRecord* c) { return c->verdict == Verdict::fail ? 0 : 1; };
-    const auto tokens = [](const report::CaseRecord* c) { return c->axes.value("tokens", std::int64_t{0}); };
+    const auto tokens = [](const report::CaseRecord* c) { return c->axes.integer("tokens").value_or(0); };
     auto& [fewest, most] = it->second;
     if (rank(&r) < rank(fewest)) {
       fewest = most = &r;
@@ -144,7 +144,7 @@ RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
           continue;
         }
         n.id = plan::case_id(n);
-        n.own_axes = nullptr;
+        n.own_axes = std::nullopt;
         RemedyCase rc{h, rule.name, rule.why, n, std::nullopt};
         if (const auto existing = record_by_id.find(n.id); existing != record_by_id.end()) {
           rc.existing = existing->second;
@@ -165,7 +165,7 @@ json remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecor
     const report::CaseRecord& hazard = *plan.hazards[h];
     json entry = {{"configuration", plan::row_label(hazard.axes)},
                   {"case", hazard.id},
-                  {"tokens", hazard.axes.value("tokens", 0)},
+                  {"tokens", hazard.axes.integer("tokens").value_or(0)},
                   {"verdict", report::to_string(hazard.verdict)},
                   {"kernel_ms", kernel_ms(hazard)},
                   {"remedies", json::array()}};

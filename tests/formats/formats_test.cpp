@@ -207,7 +207,7 @@ TEST(Diff, AmplifiedCasesAreConfigurationsOfTheirOwnWithTheirLabel) {
   // axes (amplify among them), never with the unamplified case of the same knobs.
   Document before = read_document(std::string(LP_SOURCE_DIR) + "/tests/report/fixtures/seed-h200-3.0.0.json");
   report::CaseRecord amplified = before.cases[0];
-  amplified.axes["amplify"] = 2;
+  amplified.axes.set("amplify", 2);
   amplified.id = "00000000a0a0";
   amplified.verdict = report::Verdict::fail;
   amplified.reason = "under amplification (2 queued wgmma pairs): 30 of 30 runs wrong";

@@ -110,9 +110,9 @@ kernels::Variant variant(const std::string& id, int block_n, int slices) {
   v.op = "expand";
   v.role = "kernel";
   v.status = "ok";
-  v.axes = {{"input_dtype", "fp32"}, {"weight_dtype", "bf16"}, {"block_m", 64}, {"block_n", block_n},
+  v.axes = lp::AxisValues::from_json(nlohmann::json{{"input_dtype", "fp32"}, {"weight_dtype", "bf16"}, {"block_m", 64}, {"block_n", block_n},
             {"block_k", 32},        {"num_warps", 4},          {"num_stages", 2}, {"num_slices", slices},
-            {"even_k", true},       {"add_inputs", true}};
+            {"even_k", true},       {"add_inputs", true}});
   return v;
 }
 

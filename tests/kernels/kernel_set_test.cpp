@@ -63,12 +63,12 @@ TEST(KernelSet, ManifestLoadsWithTheWholeMatrix) {
   const Variant* skip = set().with_role("test_skip_tile");
   ASSERT_NE(skip, nullptr);
   EXPECT_EQ(skip->id, "expand-bf16-bf16-m64n128k32-w4s2-evenk-noadd-s1-hook-skiptile");
-  EXPECT_EQ(skip->axes["add_inputs"], false);
+  EXPECT_EQ(skip->axes.value("add_inputs"), false);
   EXPECT_EQ(skip->constexprs["ADD_INPUTS"], false);
   for (const char* hook : {"test_trap", "test_spin", "test_oob_write"}) {
     const Variant* v = set().with_role(hook);
     ASSERT_NE(v, nullptr) << hook;
-    EXPECT_EQ(v->axes["add_inputs"], true) << hook;
+    EXPECT_EQ(v->axes.value("add_inputs"), true) << hook;
     EXPECT_EQ(v->constexprs["ADD_INPUTS"], true) << hook;
   }
   // The issue-3 minimum: single-slice expand over every listed axis value.
@@ -186,7 +186,7 @@ TEST(KernelSet, LookupFindsVllmShrinkDefaultsOnBothSidesOf128Tokens) {
     const plan::Case c = case_from(R"({"axes": {"op": "shrink", "input_dtype": "bf16", "tokens": [64, 256]}})", tokens);
     const Lookup l = set().lookup(sweep::wanted_shrink_axes(c));
     ASSERT_NE(l.variant, nullptr) << l.problem;
-    EXPECT_EQ(l.variant->axes["split_k"], tokens < 128 ? 64 : 8);
+    EXPECT_EQ(l.variant->axes.value("split_k"), tokens < 128 ? 64 : 8);
   }
 }
 
@@ -240,8 +240,8 @@ TEST(KernelSet, FilterMatchesAxesAndRejectsUnknownKeys) {
   const auto hazardous = set().filter(parse_filter("op=expand,block_n=128,num_stages=2,input_dtype=fp32,role=kernel"));
   EXPECT_FALSE(hazardous.empty());
   for (const Variant* v : hazardous) {
-    EXPECT_EQ(v->axes["block_n"], 128);
-    EXPECT_EQ(v->axes["input_dtype"], "fp32");
+    EXPECT_EQ(v->axes.value("block_n"), 128);
+    EXPECT_EQ(v->axes.value("input_dtype"), "fp32");
   }
   EXPECT_THROW(set().filter(parse_filter("blockn=128")), UsageError);
   EXPECT_THROW(parse_filter("op"), UsageError);

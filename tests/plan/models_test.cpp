@@ -86,7 +86,7 @@ TEST(Models, ThePlanSweepsEachProjectionOnce) {
   const Plan p = expand_plan(config, {"3.6.0"});
   std::map<std::string, std::string> shapes;  // "<op> <hidden>" -> projection
   for (const Case& c : p.cases) {
-    const nlohmann::json a = c.axes();
+    const nlohmann::json a = c.axes().to_json();
     shapes[fmt::format("{} {}", a["op"].get<std::string>(), a["hidden"].dump())] = a["projection"];
   }
   const std::map<std::string, std::string> want = {

@@ -116,7 +116,7 @@ TEST(Compact, KeepsReasonsItCannotRebuildAndRecordsThatDidNotRun) {
   CaseRecord odd;
   odd.index = 7;
   odd.id = "0123456789ab";
-  odd.axes = {{"op", "shrink"}, {"tokens", 64}, {"hidden", {4096, 1024}}, {"split_k", 4}};
+  odd.axes = lp::AxisValues::from_json(nlohmann::json{{"op", "shrink"}, {"tokens", 64}, {"hidden", {4096, 1024}}, {"split_k", 4}});
   odd.verdict = Verdict::latent;
   odd.static_findings = 3;
   odd.runs = 2;
@@ -124,7 +124,7 @@ TEST(Compact, KeepsReasonsItCannotRebuildAndRecordsThatDidNotRun) {
   CaseRecord skipped;
   skipped.index = 8;
   skipped.id = "ba9876543210";
-  skipped.axes = {{"op", "expand"}, {"tokens", 16}};
+  skipped.axes = lp::AxisValues::from_json(nlohmann::json{{"op", "expand"}, {"tokens", 16}});
   skipped.verdict = Verdict::skipped;
   skipped.reason = "no kernel variant for block_k=24";
   const std::vector<CaseRecord> back = expand_cases(compact_cases({odd, skipped}));
@@ -147,7 +147,7 @@ TEST(Compact, AnAmplifiedRecordComesBackWithItsAmplificationAndOthersKeepTheirFo
   CaseRecord amplified = cases.front();
   amplified.index = cases.size();
   amplified.id = "00000000a0a0";
-  amplified.axes["amplify"] = 2;
+  amplified.axes.set("amplify", 2);
   amplified.verdict = Verdict::fail;
   amplified.failed_runs = 30;
   amplified.metrics->nan = 13696;
@@ -166,7 +166,7 @@ TEST(Compact, AnAmplifiedRecordComesBackWithItsAmplificationAndOthersKeepTheirFo
   ASSERT_EQ(back.size(), cases.size());
   ASSERT_TRUE(back.back().amplification.has_value());
   EXPECT_EQ(*back.back().amplification, a);
-  EXPECT_EQ(back.back().axes.at("amplify"), 2);
+  EXPECT_EQ(back.back().axes.value("amplify"), 2);
   EXPECT_EQ(back.back().metrics->huge, 226892U);
   EXPECT_EQ(back.back().reason, amplified.reason);
   EXPECT_FALSE(back.front().amplification.has_value());

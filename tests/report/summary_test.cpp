@@ -14,7 +14,7 @@ CaseRecord record(std::size_t index, std::int64_t tokens, std::int64_t rank, Ver
   CaseRecord r;
   r.index = index;
   r.id = fmt::format("{:012x}", index);
-  r.axes = {{"tokens", tokens}, {"rank", rank}};
+  r.axes = lp::AxisValues::from_json(nlohmann::json{{"tokens", tokens}, {"rank", rank}});
   r.verdict = verdict;
   r.runs = 4;
   r.failed_runs = verdict == Verdict::fail ? 2 : 0;

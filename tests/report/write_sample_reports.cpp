@@ -23,7 +23,7 @@ CaseRecord sample_case(std::size_t index, Verdict verdict) {
   CaseRecord c;
   c.index = index;
   c.id = fmt::format("{:012x}", 0xabc000 + index);
-  c.axes = {{"op", "expand"}, {"tokens", 256 * (index + 1)}, {"rank", 64}, {"block_n", 128}};
+  c.axes = lp::AxisValues::from_json(nlohmann::json{{"op", "expand"}, {"tokens", 256 * (index + 1)}, {"rank", 64}, {"block_n", 128}});
   c.variant = "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1";
   c.verdict = verdict;
   if (verdict != Verdict::pass) {

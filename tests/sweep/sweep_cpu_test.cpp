@@ -291,9 +291,9 @@ report::CaseRecord record(const std::string& id, std::int64_t tokens, int block_
   report::CaseRecord c;
   c.index = static_cast<std::size_t>(tokens);
   c.id = id;
-  c.axes = {{"op", "expand"}, {"input_dtype", "fp32"}, {"weight_dtype", "bf16"}, {"rank", 64}, {"hidden", {4096}},
+  c.axes = lp::AxisValues::from_json(nlohmann::json{{"op", "expand"}, {"input_dtype", "fp32"}, {"weight_dtype", "bf16"}, {"rank", 64}, {"hidden", {4096}},
             {"block_m", 64}, {"block_n", block_n}, {"block_k", 32}, {"num_warps", 4}, {"num_stages", 2},
-            {"add_inputs", true}, {"compiler", "prebuilt"}, {"tokens", tokens}};
+            {"add_inputs", true}, {"compiler", "prebuilt"}, {"tokens", tokens}});
   c.verdict = v;
   return c;
 }

@@ -1,0 +1,247 @@
+#include "model/axis_values.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "util/error.hpp"
+
+namespace lp {
+
+namespace {
+
+using nlohmann::json;
+
+/// The distinct keys and non-scalar values every AxisValues of the process points into.
+/// Append-only: a pointer handed out stays valid until exit, so records can be copied,
+/// moved and compared by pointer without reference counts.
+class Pool {
+ public:
+  const std::string* key(std::string_view text) {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    return &*m_keys.emplace(text).first;
+  }
+  const json* value(const json& v) {
+    std::string text = v.dump();
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    auto [it, added] = m_values.try_emplace(std::move(text));
+    if (added) {
+      it->second = std::make_unique<const json>(v);
+    }
+    return it->second.get();
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::unordered_set<std::string> m_keys;
+  std::unordered_map<std::string, std::unique_ptr<const json>> m_values;  ///< by dump()
+};
+
+Pool& pool() {
+  static Pool* const p = new Pool();  // never destroyed: records may outlive static destruction
+  return *p;
+}
+
+
+/// Where `key` is or would go in the sorted `entries`.
+template <class Entry>
+std::size_t position(const std::vector<Entry>& entries, std::string_view key) {
+  const auto it = std::lower_bound(entries.begin(), entries.end(), key,
+                                   [](const Entry& e, std::string_view k) { return *e.key < k; });
+  return static_cast<std::size_t>(it - entries.begin());
+}
+
+template <class Entry>
+const Entry* find_in(const std::vector<Entry>& entries, std::string_view key) {
+  const std::size_t i = position(entries, key);
+  return i < entries.size() && *entries[i].key == key ? &entries[i] : nullptr;
+}
+
+}  // namespace
+
+AxisValues AxisValues::from_json(const json& object) {
+  if (!object.is_object()) {
+    throw Error("axis values: expected a JSON object, got " + std::string(object.type_name()));
+  }
+  AxisValues out;
+  out.m_own.reserve(object.size());
+  for (const auto& [key, value] : object.items()) {
+    out.set(key, value);  // an object's keys come sorted: each set() appends
+  }
+  return out;
+}
+
+AxisValues AxisValues::shared() const {
+  std::vector<Entry> all;
+  visit([&](const Entry& e) { all.push_back(e); });
+  AxisValues out;
+  out.m_shared = std::make_shared<const std::vector<Entry>>(std::move(all));
+  return out;
+}
+
+template <class F>
+void AxisValues::visit(F&& f) const {
+  static const std::vector<Entry> k_none;
+  const std::vector<Entry>& shared = m_shared ? *m_shared : k_none;
+  std::size_t s = 0;
+  std::size_t o = 0;
+  while (s < shared.size() || o < m_own.size()) {
+    if (o == m_own.size() || (s < shared.size() && *shared[s].key < *m_own[o].key)) {
+      f(shared[s++]);
+      continue;
+    }
+    if (s < shared.size() && shared[s].key == m_own[o].key) {
+      ++s;  // the own entry is over it
+    }
+    if (m_own[o].kind != Kind::erased) {
+      f(m_own[o]);
+    }
+    ++o;
+  }
+}
+
+json AxisValues::to_json() const {
+  json out = json::object();
+  visit([&](const Entry& e) { out.emplace(*e.key, value_of(e)); });
+  return out;
+}
+
+std::string AxisValues::dump() const { return to_json().dump(); }
+
+std::size_t AxisValues::size() const {
+  std::size_t n = 0;
+  visit([&](const Entry&) { ++n; });
+  return n;
+}
+
+const AxisValues::Entry* AxisValues::find(std::string_view key) const {
+  if (const Entry* own = find_in(m_own, key)) {
+    return own->kind == Kind::erased ? nullptr : own;
+  }
+  return m_shared ? find_in(*m_shared, key) : nullptr;
+}
+
+json AxisValues::value_of(const Entry& e) {
+  switch (e.kind) {
+    case Kind::null:
+    case Kind::erased:
+      return nullptr;
+    case Kind::boolean:
+      return e.value.boolean;
+    case Kind::integer:
+      return e.value.integer;
+    case Kind::pooled:
+      return *e.value.pooled;
+  }
+  return nullptr;
+}
+
+bool AxisValues::contains(std::string_view key) const { return find(key) != nullptr; }
+
+json AxisValues::value(std::string_view key) const {
+  const Entry* e = find(key);
+  return e != nullptr ? value_of(*e) : json();
+}
+
+std::optional<std::int64_t> AxisValues::integer(std::string_view key) const {
+  const Entry* e = find(key);
+  return e != nullptr && e->kind == Kind::integer ? std::optional<std::int64_t>(e->value.integer) : std::nullopt;
+}
+
+std::optional<std::string> AxisValues::text(std::string_view key) const {
+  const Entry* e = find(key);
+  if (e == nullptr || e->kind != Kind::pooled || !e->value.pooled->is_string()) {
+    return std::nullopt;
+  }
+  return e->value.pooled->get<std::string>();
+}
+
+std::optional<bool> AxisValues::boolean(std::string_view key) const {
+  const Entry* e = find(key);
+  return e != nullptr && e->kind == Kind::boolean ? std::optional<bool>(e->value.boolean) : std::nullopt;
+}
+
+std::vector<std::pair<std::string_view, json>> AxisValues::items() const {
+  std::vector<std::pair<std::string_view, json>> out;
+  visit([&](const Entry& e) { out.emplace_back(*e.key, value_of(e)); });
+  return out;
+}
+
+void AxisValues::set(std::string_view key, const json& value) {
+  Entry e;
+  if (value.is_null()) {
+    e.kind = Kind::null;
+  } else if (value.is_boolean()) {
+    e.kind = Kind::boolean;
+    e.value.boolean = value.get<bool>();
+  } else if (value.is_number_integer() &&
+             (!value.is_number_unsigned() ||
+              value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+    // A whole number as the file wrote it: json keeps 0..2^63-1 read from text as
+    // unsigned, which dumps the same digits as the int64 held here.
+    e.kind = Kind::integer;
+    e.value.integer = value.get<std::int64_t>();
+  } else {
+    e.kind = Kind::pooled;
+    e.value.pooled = pool().value(value);
+  }
+  put(key, e);
+}
+
+void AxisValues::put(std::string_view key, Entry e) {
+  const std::size_t i = position(m_own, key);
+  if (i < m_own.size() && *m_own[i].key == key) {
+    e.key = m_own[i].key;
+    m_own[i] = e;
+    return;
+  }
+  e.key = pool().key(key);
+  m_own.insert(m_own.begin() + static_cast<std::ptrdiff_t>(i), e);
+}
+
+void AxisValues::erase(std::string_view key) {
+  if (m_shared && find_in(*m_shared, key) != nullptr) {
+    Entry hidden;
+    hidden.kind = Kind::erased;
+    put(key, hidden);
+    return;
+  }
+  const std::size_t i = position(m_own, key);
+  if (i < m_own.size() && *m_own[i].key == key) {
+    m_own.erase(m_own.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
+bool AxisValues::same(const Entry& a, const Entry& b) {
+  if (a.key != b.key || a.kind != b.kind) {
+    return false;
+  }
+  switch (a.kind) {
+    case Kind::null:
+    case Kind::erased:
+      return true;
+    case Kind::boolean:
+      return a.value.boolean == b.value.boolean;
+    case Kind::integer:
+      return a.value.integer == b.value.integer;
+    case Kind::pooled:
+      return a.value.pooled == b.value.pooled;
+  }
+  return false;
+}
+
+bool AxisValues::operator==(const AxisValues& other) const {
+  std::vector<const Entry*> mine;
+  visit([&](const Entry& e) { mine.push_back(&e); });
+  std::size_t i = 0;
+  bool equal = true;
+  other.visit([&](const Entry& e) { equal = equal && i < mine.size() && same(*mine[i++], e); });
+  return equal && i == mine.size();
+}
+
+}  // namespace lp

@@ -1,0 +1,89 @@
+#pragma once
+// A case's (or a kernel variant's) axis values: {"op": "expand", "tokens": 256, ...},
+// as reports, journals, manifests and the plan hold them. The typed form of a JSON
+// object of axis values, for memory: a million-case report holds a million of these,
+// and a JSON object of 20 axes costs about 2 KB where this costs about 0.5 KB.
+//
+// Keys are kept sorted, the order a JSON object writes them in, so to_json().dump()
+// is what the JSON object gave. Whole numbers, booleans and null are held in place;
+// every other value (a string, a per-slice list, a nested object, a fraction) is held
+// once per process, in a pool of the distinct values seen, which for axes is a short
+// vocabulary (ops, dtypes, compilers, Triton versions, variant ids, hidden lists).
+// The values many records have in common (a compact report's group) can be held once
+// for all of them: see shared().
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace lp {
+
+class AxisValues {
+ public:
+  AxisValues() = default;
+
+  /// The values of a JSON object (a report's "axes", a manifest's). The readers check
+  /// the type with its pointer first; anything but an object here is lp::Error.
+  static AxisValues from_json(const nlohmann::json& object);
+  /// The JSON object, keys in their sorted order.
+  [[nodiscard]] nlohmann::json to_json() const;
+  /// to_json().dump(): a key for maps and the text an id hashes.
+  [[nodiscard]] std::string dump() const;
+
+  /// These values held once for this object and every copy made of it, which then costs
+  /// a pointer plus the values set on the copy (a compact report's group: each of its
+  /// cases copies the group's axes and sets its own tokens, rank, hidden and num_loras).
+  [[nodiscard]] AxisValues shared() const;
+
+  [[nodiscard]] bool empty() const { return size() == 0; }
+  [[nodiscard]] std::size_t size() const;
+  [[nodiscard]] bool contains(std::string_view key) const;
+  /// The value of `key`; JSON null when there is none (an axis that does not apply).
+  [[nodiscard]] nlohmann::json value(std::string_view key) const;
+  /// The value of `key` when it is a whole number that fits int64, else nullopt.
+  [[nodiscard]] std::optional<std::int64_t> integer(std::string_view key) const;
+  /// The value of `key` when it is a string, else nullopt.
+  [[nodiscard]] std::optional<std::string> text(std::string_view key) const;
+  /// The value of `key` when it is a boolean, else nullopt.
+  [[nodiscard]] std::optional<bool> boolean(std::string_view key) const;
+  /// Every key and value, in key order.
+  [[nodiscard]] std::vector<std::pair<std::string_view, nlohmann::json>> items() const;
+
+  /// Sets `key` to `value` (adding the key, or replacing its value).
+  void set(std::string_view key, const nlohmann::json& value);
+  /// Removes `key`; nothing when it is absent.
+  void erase(std::string_view key);
+
+  [[nodiscard]] bool operator==(const AxisValues& other) const;
+
+ private:
+  enum class Kind : std::uint8_t { null, boolean, integer, pooled, erased };
+  struct Entry {
+    const std::string* key = nullptr;  ///< pooled: equal keys are one pointer
+    Kind kind = Kind::null;
+    union {
+      bool boolean;
+      std::int64_t integer;
+      const nlohmann::json* pooled;  ///< equal values are one pointer
+    } value{};
+  };
+  [[nodiscard]] const Entry* find(std::string_view key) const;
+  /// Sets m_own's entry of `key` to `e` (its key filled in here).
+  void put(std::string_view key, Entry e);
+  static bool same(const Entry& a, const Entry& b);
+  /// Calls f(entry) for every value, shared or own, in key order.
+  template <class F>
+  void visit(F&& f) const;
+  static nlohmann::json value_of(const Entry& e);
+
+  std::shared_ptr<const std::vector<Entry>> m_shared;  ///< sorted by *key; never changed once shared
+  std::vector<Entry> m_own;  ///< sorted by *key; over m_shared's entry of the same key (erased: hides it)
+};
+
+}  // namespace lp
