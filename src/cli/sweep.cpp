@@ -239,8 +239,8 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
 /// compilers axis (by its --version; ptxas=triton is per set and checked by the run),
 /// and --nvdisasm when given.
 void validate_tools(const plan::SweepConfig& config, const sweep::SweepRequest& request) {
-  for (const nlohmann::json& value : config.values(plan::AxisId::compiler)) {
-    const std::string compiler = value.get<std::string>();
+  for (const AxisValue& value : config.values(plan::AxisId::compiler)) {
+    const std::string compiler = value.text().value_or("");
     if (compiler.rfind("ptxas=", 0) == 0 && compiler != "ptxas=triton") {
       (void)compile::resolve_ptxas(compiler.substr(6));
     }

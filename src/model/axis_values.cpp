@@ -64,6 +64,93 @@ const Entry* find_in(const std::vector<Entry>& entries, std::string_view key) {
 
 }  // namespace
 
+AxisValue AxisValue::from_json(const json& value) {
+  AxisValue v;
+  if (value.is_null()) {
+    v.m_kind = Kind::null;
+  } else if (value.is_boolean()) {
+    v.m_kind = Kind::boolean;
+    v.m_value.boolean = value.get<bool>();
+  } else if (value.is_number_integer() &&
+             (!value.is_number_unsigned() ||
+              value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+    // A whole number as the file wrote it: json keeps 0..2^63-1 read from text as
+    // unsigned, which dumps the same digits as the int64 held here.
+    v.m_kind = Kind::integer;
+    v.m_value.integer = value.get<std::int64_t>();
+  } else {
+    v.m_kind = Kind::pooled;
+    v.m_value.pooled = pool().value(value);
+  }
+  return v;
+}
+
+json AxisValue::to_json() const {
+  switch (m_kind) {
+    case Kind::null:
+    case Kind::erased:
+      return nullptr;
+    case Kind::boolean:
+      return m_value.boolean;
+    case Kind::integer:
+      return m_value.integer;
+    case Kind::pooled:
+      return *m_value.pooled;
+  }
+  return nullptr;
+}
+
+std::optional<std::int64_t> AxisValue::integer() const {
+  return m_kind == Kind::integer ? std::optional<std::int64_t>(m_value.integer) : std::nullopt;
+}
+
+std::optional<std::string> AxisValue::text() const {
+  if (m_kind != Kind::pooled || !m_value.pooled->is_string()) {
+    return std::nullopt;
+  }
+  return m_value.pooled->get<std::string>();
+}
+
+std::optional<bool> AxisValue::boolean() const {
+  return m_kind == Kind::boolean ? std::optional<bool>(m_value.boolean) : std::nullopt;
+}
+
+bool AxisValue::operator==(const AxisValue& other) const {
+  if (m_kind != other.m_kind) {
+    return false;
+  }
+  switch (m_kind) {
+    case Kind::null:
+    case Kind::erased:
+      return true;
+    case Kind::boolean:
+      return m_value.boolean == other.m_value.boolean;
+    case Kind::integer:
+      return m_value.integer == other.m_value.integer;
+    case Kind::pooled:
+      return m_value.pooled == other.m_value.pooled;  // the pool holds each value once
+  }
+  return false;
+}
+
+std::vector<AxisValue> to_axis_values(const std::vector<json>& values) {
+  std::vector<AxisValue> out;
+  out.reserve(values.size());
+  for (const json& v : values) {
+    out.push_back(AxisValue::from_json(v));
+  }
+  return out;
+}
+
+std::vector<json> to_json_values(const std::vector<AxisValue>& values) {
+  std::vector<json> out;
+  out.reserve(values.size());
+  for (const AxisValue& v : values) {
+    out.push_back(v.to_json());
+  }
+  return out;
+}
+
 AxisValues AxisValues::from_json(const json& object) {
   if (!object.is_object()) {
     throw Error("axis values: expected a JSON object, got " + std::string(object.type_name()));
@@ -98,7 +185,7 @@ void AxisValues::visit(F&& f) const {
     if (s < shared.size() && shared[s].key == m_own[o].key) {
       ++s;  // the own entry is over it
     }
-    if (m_own[o].kind != Kind::erased) {
+    if (m_own[o].value.m_kind != AxisValue::Kind::erased) {
       f(m_own[o]);
     }
     ++o;
@@ -107,7 +194,7 @@ void AxisValues::visit(F&& f) const {
 
 json AxisValues::to_json() const {
   json out = json::object();
-  visit([&](const Entry& e) { out.emplace(*e.key, value_of(e)); });
+  visit([&](const Entry& e) { out.emplace(*e.key, e.value.to_json()); });
   return out;
 }
 
@@ -121,94 +208,42 @@ std::size_t AxisValues::size() const {
 
 const AxisValues::Entry* AxisValues::find(std::string_view key) const {
   if (const Entry* own = find_in(m_own, key)) {
-    return own->kind == Kind::erased ? nullptr : own;
+    return own->value.m_kind == AxisValue::Kind::erased ? nullptr : own;
   }
   return m_shared ? find_in(*m_shared, key) : nullptr;
 }
 
-json AxisValues::value_of(const Entry& e) {
-  switch (e.kind) {
-    case Kind::null:
-    case Kind::erased:
-      return nullptr;
-    case Kind::boolean:
-      return e.value.boolean;
-    case Kind::integer:
-      return e.value.integer;
-    case Kind::pooled:
-      return *e.value.pooled;
-  }
-  return nullptr;
-}
-
 bool AxisValues::contains(std::string_view key) const { return find(key) != nullptr; }
 
-json AxisValues::value(std::string_view key) const {
+AxisValue AxisValues::at(std::string_view key) const {
   const Entry* e = find(key);
-  return e != nullptr ? value_of(*e) : json();
+  return e != nullptr ? e->value : AxisValue();
 }
 
-std::optional<std::int64_t> AxisValues::integer(std::string_view key) const {
-  const Entry* e = find(key);
-  return e != nullptr && e->kind == Kind::integer ? std::optional<std::int64_t>(e->value.integer) : std::nullopt;
-}
-
-std::optional<std::string> AxisValues::text(std::string_view key) const {
-  const Entry* e = find(key);
-  if (e == nullptr || e->kind != Kind::pooled || !e->value.pooled->is_string()) {
-    return std::nullopt;
-  }
-  return e->value.pooled->get<std::string>();
-}
-
-std::optional<bool> AxisValues::boolean(std::string_view key) const {
-  const Entry* e = find(key);
-  return e != nullptr && e->kind == Kind::boolean ? std::optional<bool>(e->value.boolean) : std::nullopt;
-}
+json AxisValues::value(std::string_view key) const { return at(key).to_json(); }
 
 std::vector<std::pair<std::string_view, json>> AxisValues::items() const {
   std::vector<std::pair<std::string_view, json>> out;
-  visit([&](const Entry& e) { out.emplace_back(*e.key, value_of(e)); });
+  visit([&](const Entry& e) { out.emplace_back(*e.key, e.value.to_json()); });
   return out;
 }
 
-void AxisValues::set(std::string_view key, const json& value) {
-  Entry e;
-  if (value.is_null()) {
-    e.kind = Kind::null;
-  } else if (value.is_boolean()) {
-    e.kind = Kind::boolean;
-    e.value.boolean = value.get<bool>();
-  } else if (value.is_number_integer() &&
-             (!value.is_number_unsigned() ||
-              value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
-    // A whole number as the file wrote it: json keeps 0..2^63-1 read from text as
-    // unsigned, which dumps the same digits as the int64 held here.
-    e.kind = Kind::integer;
-    e.value.integer = value.get<std::int64_t>();
-  } else {
-    e.kind = Kind::pooled;
-    e.value.pooled = pool().value(value);
-  }
-  put(key, e);
-}
+void AxisValues::set(std::string_view key, const json& value) { set(key, AxisValue::from_json(value)); }
 
-void AxisValues::put(std::string_view key, Entry e) {
+void AxisValues::set(std::string_view key, AxisValue value) {
   const std::size_t i = position(m_own, key);
   if (i < m_own.size() && *m_own[i].key == key) {
-    e.key = m_own[i].key;
-    m_own[i] = e;
+    m_own[i].value = value;
     return;
   }
-  e.key = pool().key(key);
-  m_own.insert(m_own.begin() + static_cast<std::ptrdiff_t>(i), e);
+  m_own.insert(m_own.begin() + static_cast<std::ptrdiff_t>(i), Entry{pool().key(key), value});
 }
 
 void AxisValues::erase(std::string_view key) {
   if (m_shared && find_in(*m_shared, key) != nullptr) {
-    Entry hidden;
-    hidden.kind = Kind::erased;
-    put(key, hidden);
+    AxisValue hidden;
+    hidden.m_kind = AxisValue::Kind::erased;
+    set(key, hidden);
     return;
   }
   const std::size_t i = position(m_own, key);
@@ -217,30 +252,15 @@ void AxisValues::erase(std::string_view key) {
   }
 }
 
-bool AxisValues::same(const Entry& a, const Entry& b) {
-  if (a.key != b.key || a.kind != b.kind) {
-    return false;
-  }
-  switch (a.kind) {
-    case Kind::null:
-    case Kind::erased:
-      return true;
-    case Kind::boolean:
-      return a.value.boolean == b.value.boolean;
-    case Kind::integer:
-      return a.value.integer == b.value.integer;
-    case Kind::pooled:
-      return a.value.pooled == b.value.pooled;
-  }
-  return false;
-}
-
 bool AxisValues::operator==(const AxisValues& other) const {
   std::vector<const Entry*> mine;
   visit([&](const Entry& e) { mine.push_back(&e); });
   std::size_t i = 0;
   bool equal = true;
-  other.visit([&](const Entry& e) { equal = equal && i < mine.size() && same(*mine[i++], e); });
+  other.visit([&](const Entry& e) {
+    equal = equal && i < mine.size() && mine[i]->key == e.key && mine[i]->value == e.value;
+    ++i;
+  });
   return equal && i == mine.size();
 }
 

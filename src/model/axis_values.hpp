@@ -24,6 +24,41 @@
 
 namespace lp {
 
+/// One axis value: null, a boolean, a whole number that fits int64, or any other JSON
+/// value (a string, a per-slice list, a nested object, a fraction, a larger number),
+/// held once per process. 16 bytes; equal values compare equal in O(1).
+class AxisValue {
+ public:
+  AxisValue() = default;  ///< null: an axis that does not apply
+  static AxisValue from_json(const nlohmann::json& value);
+  [[nodiscard]] nlohmann::json to_json() const;
+
+  [[nodiscard]] bool is_null() const { return m_kind == Kind::null; }
+  /// The value when it is a whole number that fits int64, else nullopt.
+  [[nodiscard]] std::optional<std::int64_t> integer() const;
+  /// The value when it is a string, else nullopt.
+  [[nodiscard]] std::optional<std::string> text() const;
+  /// The value when it is a boolean, else nullopt.
+  [[nodiscard]] std::optional<bool> boolean() const;
+
+  [[nodiscard]] bool operator==(const AxisValue& other) const;
+
+ private:
+  friend class AxisValues;
+  enum class Kind : std::uint8_t { null, boolean, integer, pooled, erased };
+  Kind m_kind = Kind::null;
+  union {
+    bool boolean;
+    std::int64_t integer;
+    const nlohmann::json* pooled;  ///< equal values are one pointer
+  } m_value{};
+};
+
+/// A list of values (a config's axis) from JSON and back.
+std::vector<AxisValue> to_axis_values(const std::vector<nlohmann::json>& values);
+std::vector<nlohmann::json> to_json_values(const std::vector<AxisValue>& values);
+
+/// The values of a case's (or a variant's) axes, by key.
 class AxisValues {
  public:
   AxisValues() = default;
@@ -44,46 +79,37 @@ class AxisValues {
   [[nodiscard]] bool empty() const { return size() == 0; }
   [[nodiscard]] std::size_t size() const;
   [[nodiscard]] bool contains(std::string_view key) const;
-  /// The value of `key`; JSON null when there is none (an axis that does not apply).
+  /// The value of `key`; null when there is none (an axis that does not apply).
+  [[nodiscard]] AxisValue at(std::string_view key) const;
+  /// at(key) as JSON.
   [[nodiscard]] nlohmann::json value(std::string_view key) const;
-  /// The value of `key` when it is a whole number that fits int64, else nullopt.
-  [[nodiscard]] std::optional<std::int64_t> integer(std::string_view key) const;
-  /// The value of `key` when it is a string, else nullopt.
-  [[nodiscard]] std::optional<std::string> text(std::string_view key) const;
-  /// The value of `key` when it is a boolean, else nullopt.
-  [[nodiscard]] std::optional<bool> boolean(std::string_view key) const;
+  /// at(key).integer(), at(key).text(), at(key).boolean().
+  [[nodiscard]] std::optional<std::int64_t> integer(std::string_view key) const { return at(key).integer(); }
+  [[nodiscard]] std::optional<std::string> text(std::string_view key) const { return at(key).text(); }
+  [[nodiscard]] std::optional<bool> boolean(std::string_view key) const { return at(key).boolean(); }
   /// Every key and value, in key order.
   [[nodiscard]] std::vector<std::pair<std::string_view, nlohmann::json>> items() const;
 
   /// Sets `key` to `value` (adding the key, or replacing its value).
   void set(std::string_view key, const nlohmann::json& value);
+  void set(std::string_view key, AxisValue value);
   /// Removes `key`; nothing when it is absent.
   void erase(std::string_view key);
 
   [[nodiscard]] bool operator==(const AxisValues& other) const;
 
  private:
-  enum class Kind : std::uint8_t { null, boolean, integer, pooled, erased };
   struct Entry {
     const std::string* key = nullptr;  ///< pooled: equal keys are one pointer
-    Kind kind = Kind::null;
-    union {
-      bool boolean;
-      std::int64_t integer;
-      const nlohmann::json* pooled;  ///< equal values are one pointer
-    } value{};
+    AxisValue value;                   ///< Kind::erased: hides m_shared's entry of the key
   };
   [[nodiscard]] const Entry* find(std::string_view key) const;
-  /// Sets m_own's entry of `key` to `e` (its key filled in here).
-  void put(std::string_view key, Entry e);
-  static bool same(const Entry& a, const Entry& b);
   /// Calls f(entry) for every value, shared or own, in key order.
   template <class F>
   void visit(F&& f) const;
-  static nlohmann::json value_of(const Entry& e);
 
   std::shared_ptr<const std::vector<Entry>> m_shared;  ///< sorted by *key; never changed once shared
-  std::vector<Entry> m_own;  ///< sorted by *key; over m_shared's entry of the same key (erased: hides it)
+  std::vector<Entry> m_own;  ///< sorted by *key; over m_shared's entry of the same key
 };
 
 }  // namespace lp

@@ -275,8 +275,8 @@ Tolerance parse_tolerance(const json& node, const std::string& file, const std::
   return tol;
 }
 
-Setting<std::vector<json>> builtin_axis(std::vector<json> values) {
-  return {std::move(values), Origin{Origin::Kind::builtin, ""}};
+Setting<std::vector<AxisValue>> builtin_axis(const std::vector<json>& values) {
+  return {to_axis_values(values), Origin{Origin::Kind::builtin, ""}};
 }
 
 std::vector<json> tokens_16_to_8192() {
@@ -396,7 +396,7 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
       if (!seen.insert(axis.id).second) {
         throw InputError(file, ptr, fmt::format("axis {} is given twice (as {} and {})", axis.key, axis.key, axis.old_key));
       }
-      c.axes[axis.id] = {parse_axis_values(axis, value, file, ptr, /*allow_vllm=*/true), from_file};
+      c.axes[axis.id] = {to_axis_values(parse_axis_values(axis, value, file, ptr, /*allow_vllm=*/true)), from_file};
     }
   }
   if (const auto it = doc.find("remedies"); it != doc.end()) {
@@ -493,7 +493,7 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
           throw InputError(file, key_ptr,
                            fmt::format("axis {} is given twice (as {} and {})", axis.key, axis.key, axis.old_key));
         }
-        parsed.match[axis.id] = parse_axis_values(axis, value, file, key_ptr, /*allow_vllm=*/false);
+        parsed.match[axis.id] = to_axis_values(parse_axis_values(axis, value, file, key_ptr, /*allow_vllm=*/false));
       }
       rules.push_back(std::move(parsed));
     }
@@ -510,7 +510,7 @@ SweepConfig load_default_config() {
   return parse_config(embedded_config("default.json"), std::string(k_embedded_prefix) + "default.json");
 }
 
-std::vector<json> parse_flag_values(const AxisInfo& axis, std::string_view text) {
+std::vector<AxisValue> parse_flag_values(const AxisInfo& axis, std::string_view text) {
   const std::string flag(axis.flag);
   auto fail = [&](const std::string& message) -> UsageError {
     return UsageError(fmt::format("{} {}: {}", flag, text, message));
@@ -543,7 +543,7 @@ std::vector<json> parse_flag_values(const AxisInfo& axis, std::string_view text)
   };
   if (axis.kind == AxisKind::compiler) {
     push(json(std::string(text)));
-    return values;
+    return to_axis_values(values);
   }
   if (text.empty()) {
     throw fail("empty axis: give at least one value");
@@ -612,7 +612,7 @@ std::vector<json> parse_flag_values(const AxisInfo& axis, std::string_view text)
         break;
     }
   }
-  return values;
+  return to_axis_values(values);
 }
 
 std::uint64_t parse_seed(std::string_view text, std::string_view flag) {
@@ -626,7 +626,7 @@ std::uint64_t parse_seed(std::string_view text, std::string_view flag) {
   return value;
 }
 
-void override_axis(SweepConfig& config, AxisId id, std::vector<json> values, std::string flag) {
+void override_axis(SweepConfig& config, AxisId id, std::vector<AxisValue> values, std::string flag) {
   config.axes[id] = {std::move(values), Origin{Origin::Kind::flag, std::move(flag)}};
 }
 
@@ -638,7 +638,8 @@ json SweepConfig::to_json() const {
   out["source_sha256"] = source_sha256;
   json axes_json = json::object();
   for (const auto& [id, setting] : axes) {
-    axes_json[std::string(axis_info(id).key)] = {{"values", setting.value}, {"origin", setting.origin.describe()}};
+    axes_json[std::string(axis_info(id).key)] = {{"values", to_json_values(setting.value)},
+                                                 {"origin", setting.origin.describe()}};
   }
   out["axes"] = std::move(axes_json);
   if (remedies.value) {
@@ -664,7 +665,7 @@ json SweepConfig::to_json() const {
   for (const ExcludeRule& rule : exclude.value) {
     json r = json::object();
     for (const auto& [id, values] : rule.match) {
-      r[std::string(axis_info(id).key)] = values;
+      r[std::string(axis_info(id).key)] = to_json_values(values);
     }
     rules.push_back(std::move(r));
   }
@@ -675,22 +676,22 @@ json SweepConfig::to_json() const {
 void apply_flags(SweepConfig& config, const FlagOverrides& flags) {
   for (const auto& [id, texts] : flags.axes) {
     const AxisInfo& axis = axis_info(id);
-    std::vector<json> values;
+    std::vector<AxisValue> values;
     for (const std::string& text : texts) {
-      for (json& v : parse_flag_values(axis, text)) {
+      for (const AxisValue& v : parse_flag_values(axis, text)) {
         if (std::find(values.begin(), values.end(), v) != values.end()) {
-          throw UsageError(fmt::format("{} {}: duplicate value {}", axis.flag, text, format_value(v)));
+          throw UsageError(fmt::format("{} {}: duplicate value {}", axis.flag, text, format_value(v.to_json())));
         }
-        values.push_back(std::move(v));
+        values.push_back(v);
       }
     }
     override_axis(config, id, std::move(values), std::string(axis.flag));
   }
   if (!flags.ptxas.empty()) {
     // --ptxas adds to the compilers (the config's, or --compiler's), as in inspect.
-    std::vector<json> values = config.values(AxisId::compiler);
+    std::vector<AxisValue> values = config.values(AxisId::compiler);
     for (const std::string& spec : flags.ptxas) {
-      const json value = compile::Compiler::with_ptxas(spec).to_string();
+      const AxisValue value = AxisValue::from_json(compile::Compiler::with_ptxas(spec).to_string());
       if (std::find(values.begin(), values.end(), value) == values.end()) {
         values.push_back(value);
       }
@@ -747,8 +748,8 @@ std::string format_config(const SweepConfig& config) {
   for (const AxisInfo& axis : axis_table()) {
     const auto& setting = config.axes.at(axis.id);
     std::string joined;
-    for (const json& v : setting.value) {
-      joined += (joined.empty() ? "" : ",") + format_value(v);
+    for (const AxisValue& v : setting.value) {
+      joined += (joined.empty() ? "" : ",") + format_value(v.to_json());
     }
     if (setting.value.size() > 4) {
       joined = fmt::format("{} ({} values)", joined, setting.value.size());

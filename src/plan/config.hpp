@@ -11,7 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
+
+#include "model/axis_values.hpp"
 
 #include "plan/axes.hpp"
 
@@ -57,7 +59,7 @@ struct Tolerance {
 
 /// Cases matching every key of a rule are left out of the plan.
 struct ExcludeRule {
-  std::map<AxisId, std::vector<nlohmann::json>> match;  ///< axis -> values (ranges expanded)
+  std::map<AxisId, std::vector<AxisValue>> match;  ///< axis -> values (ranges expanded)
   std::string pointer;                                  ///< where it was written, for messages
 };
 
@@ -67,7 +69,7 @@ struct SweepConfig {
   std::string description;
   std::string source;         ///< path of the file layer ("<embedded>/configs/default.json" for the default)
   std::string source_sha256;  ///< sha256 of that file's bytes
-  std::map<AxisId, Setting<std::vector<nlohmann::json>>> axes;  ///< every axis, ranges expanded
+  std::map<AxisId, Setting<std::vector<AxisValue>>> axes;  ///< every axis, ranges expanded
   Setting<std::int64_t> repeats;
   Setting<std::uint64_t> seed;
   std::map<DType, Setting<Tolerance>> tolerance;  ///< overrides of the built-in table only
@@ -84,7 +86,7 @@ struct SweepConfig {
   std::vector<std::string> notes;
 
   /// The values of `id`.
-  [[nodiscard]] const std::vector<nlohmann::json>& values(AxisId id) const { return axes.at(id).value; }
+  [[nodiscard]] const std::vector<AxisValue>& values(AxisId id) const { return axes.at(id).value; }
   /// The config as JSON, with each setting's origin ({"value": ..., "origin": ...}).
   [[nodiscard]] nlohmann::json to_json() const;
 };
@@ -114,7 +116,7 @@ SweepConfig load_default_config();
 
 /// Parses a flag's text ("256,384", "16..8192*2", "16..128+16", "4096/1024/1024")
 /// into the values of `axis`; throws lp::UsageError "<flag>: <message>".
-std::vector<nlohmann::json> parse_flag_values(const AxisInfo& axis, std::string_view text);
+std::vector<AxisValue> parse_flag_values(const AxisInfo& axis, std::string_view text);
 
 /// A seed as written on the command line: a whole number from 0 to 2^64-1, the one
 /// seed type of configs, flags and reports. Throws lp::UsageError "<flag> <text>:
@@ -122,7 +124,7 @@ std::vector<nlohmann::json> parse_flag_values(const AxisInfo& axis, std::string_
 std::uint64_t parse_seed(std::string_view text, std::string_view flag);
 
 /// Replaces an axis's values with a flag's, recording the flag as origin.
-void override_axis(SweepConfig& config, AxisId id, std::vector<nlohmann::json> values, std::string flag);
+void override_axis(SweepConfig& config, AxisId id, std::vector<AxisValue> values, std::string flag);
 
 /// The command line's layer over a config: what sweep's (and inspect --config's) flags say.
 struct FlagOverrides {

@@ -125,7 +125,7 @@ KernelKnobs vllm_shrink_defaults(std::int64_t tokens) {
 json case_to_json(const Case& c) { return {{"index", c.index}, {"id", c.id}, {"axes", c.axes().to_json()}}; }
 
 std::vector<std::string> resolve_tritons(const SweepConfig& config, const std::vector<std::string>& available) {
-  const Setting<std::vector<json>>& setting = config.axes.at(AxisId::triton);
+  const Setting<std::vector<AxisValue>>& setting = config.axes.at(AxisId::triton);
   std::vector<std::string> out;
   auto add = [&out](const std::string& v) {
     if (std::find(out.begin(), out.end(), v) == out.end()) {
@@ -134,7 +134,7 @@ std::vector<std::string> resolve_tritons(const SweepConfig& config, const std::v
   };
   const std::string sets = fmt::format("{}", fmt::join(available, ", "));
   for (std::size_t i = 0; i < setting.value.size(); ++i) {
-    const std::string v = setting.value[i].get<std::string>();
+    const std::string v = setting.value[i].text().value_or("");  // the config's reader checked it is a string
     if (v == k_all_tritons) {
       for (const std::string& a : available) {
         add(a);
@@ -172,7 +172,7 @@ std::vector<std::vector<json>> axis_lists(const SweepConfig& config, const std::
         values.emplace_back(v);
       }
     } else {
-      values = config.values(axis.id);
+      values = to_json_values(config.values(axis.id));
     }
     const std::optional<std::size_t> product = checked_mul(combinations, values.size());
     if (!product || *product > k_max_combinations) {
@@ -288,8 +288,8 @@ class ExcludeIndex {
       for (const auto& [id, values] : rules[r].match) {
         Axis& axis = axis_entry(id);
         axis.naming.set(r);
-        for (const json& v : values) {
-          axis.wanted.push_back({v, r});
+        for (const AxisValue& v : values) {
+          axis.wanted.push_back({v.to_json(), r});
         }
       }
     }
@@ -436,15 +436,15 @@ Plan expand_model_plan(const SweepConfig& config, const std::vector<std::string>
   std::map<std::string, std::size_t> at;  // id -> index in out
   for (const Projection& p : projections(find_model(m.name), m.tp)) {
     for (const char* op : {"expand", "shrink"}) {
-      const std::vector<json>& ops = config.values(AxisId::op);
-      if (std::find(ops.begin(), ops.end(), json(op)) == ops.end()) {
+      const std::vector<AxisValue>& ops = config.values(AxisId::op);
+      if (std::find(ops.begin(), ops.end(), AxisValue::from_json(op)) == ops.end()) {
         continue;
       }
       SweepConfig sub = config;
       sub.model.value.reset();
-      sub.axes[AxisId::op].value = {json(op)};
-      sub.axes[AxisId::num_slices].value = {json(p.out.size())};
-      sub.axes[AxisId::hidden].value = {op == std::string("expand") ? json(p.out) : json(p.in)};
+      sub.axes[AxisId::op].value = {AxisValue::from_json(op)};
+      sub.axes[AxisId::num_slices].value = {AxisValue::from_json(p.out.size())};
+      sub.axes[AxisId::hidden].value = {AxisValue::from_json(op == std::string("expand") ? json(p.out) : json(p.in))};
       Plan part = expand_plan(sub, available);
       out.combinations += part.combinations;
       out.duplicates += part.duplicates;
