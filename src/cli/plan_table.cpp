@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace lp::cli {
 

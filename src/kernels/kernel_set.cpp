@@ -35,7 +35,7 @@ std::vector<std::string> take_triton_terms(std::vector<FilterTerm>& terms) {
     if (t.key != "triton") {
       return false;
     }
-    tritons.push_back(t.value.is_string() ? t.value.get<std::string>() : t.value.dump());
+    tritons.push_back(t.value.text().value_or(t.value.to_json().dump()));
     return true;
   });
   return tritons;
@@ -54,7 +54,7 @@ std::vector<FilterTerm> parse_filter(const std::string& text) {
     if (value.is_discarded() || value.is_structured()) {
       value = raw;
     }
-    terms.push_back({item.substr(0, eq), std::move(value)});
+    terms.push_back({item.substr(0, eq), AxisValue::from_json(value)});
   }
   return terms;
 }
@@ -251,7 +251,7 @@ std::vector<const Variant*> KernelSet::filter(const std::vector<FilterTerm>& ter
   }
   std::vector<const Variant*> out;
   for (const Variant& v : m_manifest.variants) {
-    if (std::all_of(terms.begin(), terms.end(), [&](const FilterTerm& t) { return variant_field(v, t.key) == t.value; })) {
+    if (std::all_of(terms.begin(), terms.end(), [&](const FilterTerm& t) { return variant_field(v, t.key) == t.value.to_json(); })) {
       out.push_back(&v);
     }
   }

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "kernels/manifest.hpp"
 #include "kernels/xz.hpp"
@@ -24,7 +24,7 @@ namespace lp::kernels {
 /// A key=value term of --filter ("op=expand", "block_n=128", "even_k=true").
 struct FilterTerm {
   std::string key;
-  nlohmann::json value;
+  AxisValue value;  ///< a JSON scalar where the text is one (128, true, null), else the text
 };
 
 /// Parses "op=expand,block_n=128"; values are JSON scalars where they parse as such

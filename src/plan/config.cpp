@@ -11,6 +11,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "compile/compiler.hpp"
 #include "plan/embedded_configs.hpp"

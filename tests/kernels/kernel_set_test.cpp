@@ -38,7 +38,7 @@ std::string stored(const std::string& name) { return std::string(*embedded_file(
 std::string manifest_text() { return unxz(stored("manifest.json.xz"), "manifest", 0, k_max_manifest_bytes); }
 
 /// The first variant (by id) that has files.
-const Variant& first_ok(const KernelSet& s) { return *s.filter({{"status", "ok"}}).front(); }
+const Variant& first_ok(const KernelSet& s) { return *s.filter(parse_filter("status=ok")).front(); }
 
 TEST(KernelSet, ManifestLoadsWithTheWholeMatrix) {
   const Manifest& m = set().manifest();
@@ -72,8 +72,7 @@ TEST(KernelSet, ManifestLoadsWithTheWholeMatrix) {
     EXPECT_EQ(v->constexprs["ADD_INPUTS"], true) << hook;
   }
   // The issue-3 minimum: single-slice expand over every listed axis value.
-  const auto expand = set().filter({{"op", "expand"}, {"role", "kernel"}, {"num_slices", 1}, {"block_m", 64},
-                                    {"block_k", 32}});
+  const auto expand = set().filter(parse_filter("op=expand,role=kernel,num_slices=1,block_m=64,block_k=32"));
   std::set<std::string> seen;
   for (const Variant* v : expand) {
     seen.insert(v->axes.dump());

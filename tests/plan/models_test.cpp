@@ -7,6 +7,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "plan/config.hpp"
 #include "plan/models.hpp"

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include <fmt/format.h>
 
 #include "plan/embedded_configs.hpp"
