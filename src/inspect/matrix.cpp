@@ -40,19 +40,18 @@ json axis(const kernels::Variant& v, const char* key) { return v.axes.value(key)
 /// ptxas_matrix.common: block_m 64, 4 warps, and the EVEN_K path vLLM takes whenever
 /// the rank is a multiple of block_k) whose listed axes take one of an answer's values.
 bool matches(const plan::MatrixAnswer& answer, const kernels::Variant& v) {
-  const json& common = plan::vllm_defaults().matrix_common;
-  if (v.op != common.value("op", "") || axis(v, "input_dtype") != "fp32" ||
+  const AxisValues& common = plan::vllm_defaults().matrix_common;
+  if (v.op != common.text("op").value_or("") || axis(v, "input_dtype") != "fp32" ||
       (v.role != "kernel" && v.role != "negative_control")) {
     return false;
   }
   for (const char* key : {"block_m", "num_warps", "even_k"}) {
-    if (axis(v, key) != common.at(key)) {
+    if (v.axes.at(key) != common.at(key)) {
       return false;
     }
   }
-  for (const auto& [key, values] : answer.match.items()) {
-    const json value = axis(v, key.c_str());
-    if (std::find(values.begin(), values.end(), value) == values.end()) {
+  for (const auto& [key, values] : answer.match) {
+    if (std::find(values.begin(), values.end(), v.axes.at(key)) == values.end()) {
       return false;
     }
   }
@@ -123,10 +122,10 @@ bool version_less(const std::string& a, const std::string& b) { return version_p
 
 std::vector<const kernels::Variant*> default_matrix_variants(const kernels::KernelSet& set,
                                                              std::vector<std::string>* missing) {
-  const std::vector<json>& wanted = plan::vllm_defaults().matrix_rows;
+  const std::vector<AxisValues>& wanted = plan::vllm_defaults().matrix_rows;
   std::vector<const kernels::Variant*> out;
-  for (const json& w : wanted) {
-    const kernels::Lookup found = set.lookup(w);
+  for (const AxisValues& w : wanted) {
+    const kernels::Lookup found = set.lookup(w.to_json());
     if (found.variant == nullptr) {
       if (missing == nullptr) {
         throw UsageError(fmt::format("--ptxas-matrix: the kernel set {} has no variant {}: {}; choose variants with "
@@ -134,8 +133,9 @@ std::vector<const kernels::Variant*> default_matrix_variants(const kernels::Kern
                                      set.origin(), w.dump(), found.problem));
       }
       missing->push_back(fmt::format("{} block_n {}, {} stage(s), {} slice(s), block_k {}",
-                                     w.value("input_dtype", std::string()), w.value("block_n", 0),
-                                     w.value("num_stages", 0), w.value("num_slices", 0), w.value("block_k", 0)));
+                                     w.text("input_dtype").value_or(""), w.integer("block_n").value_or(0),
+                                     w.integer("num_stages").value_or(0), w.integer("num_slices").value_or(0),
+                                     w.integer("block_k").value_or(0)));
       continue;
     }
     out.push_back(found.variant);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 #include "util/json_bounded.hpp"
@@ -52,9 +53,10 @@ VllmDefaults parse_vllm_defaults(std::string_view text, const std::string& file)
   d.shrink_large_batch = knobs(shrink.at("large_batch"), true);
   d.shrink_group_size_m = positive(shrink.at("group_size_m"));
   const JsonIn matrix = doc.at("ptxas_matrix");
-  d.matrix_common = matrix.at("common").object();
+  const json& common = matrix.at("common").object();
+  d.matrix_common = AxisValues::from_json(common);
   for (const JsonIn& row : values(matrix.at("rows"))) {
-    std::vector<json> expanded = {d.matrix_common};
+    std::vector<json> expanded = {common};
     for (const auto& [key, value] : row.members()) {
       if (std::find(std::begin(k_list_axes), std::end(k_list_axes), key) == std::end(k_list_axes)) {
         for (json& e : expanded) {
@@ -73,13 +75,16 @@ VllmDefaults parse_vllm_defaults(std::string_view text, const std::string& file)
       }
       expanded = std::move(next);
     }
-    d.matrix_rows.insert(d.matrix_rows.end(), expanded.begin(), expanded.end());
+    for (const json& e : expanded) {
+      d.matrix_rows.push_back(AxisValues::from_json(e));
+    }
   }
   for (const JsonIn& answer : values(matrix.at("answers"))) {
-    MatrixAnswer a{answer.at("what").string(), answer.at("marker").string(), json::object()};
+    MatrixAnswer a{answer.at("what").string(), answer.at("marker").string(), {}};
     for (const char* axis : k_list_axes) {
-      (void)values(answer.at(axis));  // a non-empty list
-      a.match[axis] = answer.at(axis).json();
+      for (const JsonIn& v : values(answer.at(axis))) {  // a non-empty list
+        a.match[axis].push_back(AxisValue::from_json(v.json()));
+      }
     }
     d.matrix_answers.push_back(std::move(a));
   }

@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <map>
+
+#include "model/axis_values.hpp"
 
 #include "plan/plan.hpp"
 
@@ -19,7 +21,7 @@ namespace lp::plan {
 struct MatrixAnswer {
   std::string what;    ///< "vLLM default expand (block_n 128, num_stages 2, fp32 input)"
   std::string marker;  ///< what the table prints after the group's rows
-  nlohmann::json match;  ///< axis -> the values a variant may have (block_k, num_slices, block_n, num_stages)
+  std::map<std::string, std::vector<AxisValue>> match;  ///< axis -> the values a variant may have (block_k, num_slices, block_n, num_stages)
 };
 
 struct VllmDefaults {
@@ -30,8 +32,8 @@ struct VllmDefaults {
   KernelKnobs shrink_small_batch;
   KernelKnobs shrink_large_batch;
   int shrink_group_size_m = 0;
-  nlohmann::json matrix_common;              ///< axes every default matrix row has
-  std::vector<nlohmann::json> matrix_rows;   ///< the default rows, each axis list expanded
+  AxisValues matrix_common;              ///< axes every default matrix row has
+  std::vector<AxisValues> matrix_rows;   ///< the default rows, each axis list expanded
   std::vector<MatrixAnswer> matrix_answers;
 };
 

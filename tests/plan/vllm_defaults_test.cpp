@@ -7,6 +7,8 @@
 
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "plan/plan.hpp"
 #include "plan/vllm_defaults.hpp"
 #include "util/error.hpp"
@@ -47,33 +49,36 @@ TEST(VllmDefaults, ThePlanResolvesVllmFromTheFile) {
 TEST(VllmDefaults, ThePtxasMatrixAnswersAreTheDefaultsAndItsRowsHoldThem) {
   const VllmDefaults& d = vllm_defaults();
   ASSERT_EQ(d.matrix_answers.size(), 3U);
-  auto only = [](const nlohmann::json& values) { return values.size() == 1 ? values[0].get<int>() : -1; };
-  const nlohmann::json& one = d.matrix_answers[0].match;
-  EXPECT_EQ(only(one["block_n"]), d.expand_one_slice.block_n);
-  EXPECT_EQ(only(one["block_k"]), d.expand_one_slice.block_k);
-  EXPECT_EQ(only(one["num_stages"]), d.expand_one_slice.num_stages);
-  const nlohmann::json& more = d.matrix_answers[1].match;
-  EXPECT_EQ(only(more["block_n"]), d.expand_more_slices.block_n);
-  EXPECT_EQ(more["block_k"], (nlohmann::json{d.expand_more_slices.block_k, d.expand_block_k_newer}));
-  EXPECT_EQ(only(d.matrix_answers[2].match["block_k"]), d.expand_block_k_newer);
+  auto only = [](const std::vector<AxisValue>& values) {
+    return values.size() == 1 ? values[0].integer().value_or(-1) : std::int64_t{-1};
+  };
+  const auto& one = d.matrix_answers[0].match;
+  EXPECT_EQ(only(one.at("block_n")), d.expand_one_slice.block_n);
+  EXPECT_EQ(only(one.at("block_k")), d.expand_one_slice.block_k);
+  EXPECT_EQ(only(one.at("num_stages")), d.expand_one_slice.num_stages);
+  const auto& more = d.matrix_answers[1].match;
+  EXPECT_EQ(only(more.at("block_n")), d.expand_more_slices.block_n);
+  EXPECT_EQ(to_json_values(more.at("block_k")),
+            (std::vector<nlohmann::json>{d.expand_more_slices.block_k, d.expand_block_k_newer}));
+  EXPECT_EQ(only(d.matrix_answers[2].match.at("block_k")), d.expand_block_k_newer);
   // Every variant an answer names is one of the default rows, so the matrix reports it.
   for (const MatrixAnswer& a : d.matrix_answers) {
     std::size_t rows = 0;
-    for (const nlohmann::json& row : d.matrix_rows) {
-      bool all = row["input_dtype"] == "fp32";
-      for (const auto& [key, values] : a.match.items()) {
-        all = all && std::find(values.begin(), values.end(), row[key]) != values.end();
+    for (const AxisValues& row : d.matrix_rows) {
+      bool all = row.text("input_dtype") == "fp32";
+      for (const auto& [key, values] : a.match) {
+        all = all && std::find(values.begin(), values.end(), row.at(key)) != values.end();
       }
       rows += all ? 1 : 0;
     }
     std::size_t combinations = 1;
-    for (const auto& [key, values] : a.match.items()) {
+    for (const auto& [key, values] : a.match) {
       combinations *= values.size();
     }
     EXPECT_EQ(rows, combinations) << a.what;
   }
   EXPECT_EQ(d.matrix_rows.size(), 4U * 4 + 2 * 2 + 1 + 1);
-  EXPECT_EQ(d.matrix_rows[0]["block_m"], d.expand_one_slice.block_m);  // the common axes reach every row
+  EXPECT_EQ(d.matrix_rows[0].integer("block_m"), d.expand_one_slice.block_m);  // the common axes reach every row
 }
 
 TEST(VllmDefaults, AMalformedFileNamesTheKey) {
