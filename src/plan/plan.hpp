@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,9 +52,10 @@ struct Case {
   /// so an unamplified case keeps the id it always had.
   int amplify = 0;
   std::string triton;   ///< the Triton version whose kernel set the case runs
-  /// A synthesised case's own axes (the controls'); nullopt for a planned case, whose
-  /// axes are computed from its fields (a plan of millions of cases keeps none).
-  std::optional<AxisValues> own_axes;
+  /// A synthesised case's own axes (the controls'); null for a planned case, whose
+  /// axes are computed from its fields (a plan of millions of cases keeps none, and
+  /// this pointer is all a planned case pays: scripts/bench/plan_memory.sh).
+  std::shared_ptr<const AxisValues> own_axes;
   /// --model: the projections this shape is ("qkv_proj", "o_proj,down_proj"); in axes()
   /// but not in the id, which is the kernel problem's alone.
   std::string projection;

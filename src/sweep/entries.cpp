@@ -136,7 +136,7 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
     c->id = sha256_hex(role + "@" + set.triton()).substr(0, 12);
     c->compiler = compile::Compiler::prebuilt();
     c->triton = set.triton();
-    c->own_axes = AxisValues::from_json(
+    AxisValues axes = AxisValues::from_json(
         json{{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
              {"hidden", {k_control_hidden}}, {"input_dtype", dtype_name(input)}, {"weight_dtype", "bf16"},
              {"compiler", c->compiler.to_string()}, {"triton", set.triton()}, {"control", role}});
@@ -145,7 +145,7 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
     if (v == nullptr || !v->ok()) {
       e.skip_reason = fmt::format("the kernel set of Triton {} has no ok {} variant", set.triton(), role);
     } else {
-      c->own_axes->set("variant", v->id);
+      axes.set("variant", v->id);
       e.variant_label = v->id;
       e.job.index = c->index;
       e.job.case_id = c->id;
@@ -165,6 +165,7 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
       e.image_keys = {key};
       e.job.expand = ImageRef{key, set.triton(), v->id, c->compiler};
     }
+    c->own_axes = std::make_shared<const AxisValues>(std::move(axes));
     e.plan_case = c.get();
     cases.push_back(std::move(c));
     return e;
@@ -208,12 +209,12 @@ std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, cons
   }
   c->index = index;
   c->id = sha256_hex(fmt::format("amplified-{}@{}@{}", role, set.triton(), pairs)).substr(0, 12);
-  c->own_axes = AxisValues::from_json(
+  c->own_axes = std::make_shared<const AxisValues>(AxisValues::from_json(
       json{{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
            {"hidden", {k_control_hidden}}, {"input_dtype", "fp32"}, {"weight_dtype", "bf16"},
            {"block_n", knobs.block_n}, {"num_stages", knobs.num_stages},
            {"compiler", c->compiler.to_string()}, {"triton", set.triton()}, {"amplify", pairs},
-           {"control", "amplified_" + role}, {"variant", found.variant->id}});
+           {"control", "amplified_" + role}, {"variant", found.variant->id}}));
   Entry e;
   e.plan_case = c.get();
   e.variant_label = found.variant->id;

@@ -144,7 +144,7 @@ RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
           continue;
         }
         n.id = plan::case_id(n);
-        n.own_axes = std::nullopt;
+        n.own_axes = nullptr;
         RemedyCase rc{h, rule.name, rule.why, n, std::nullopt};
         if (const auto existing = record_by_id.find(n.id); existing != record_by_id.end()) {
           rc.existing = existing->second;
