@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The memory of reading a report (issue 30): a compact report of about 50 MB (the
-# sample report's rows, repeated with their own index and id) read by each converter,
-# `diff` and `merge`; prints the peak resident size of each as a multiple of the file's
-# size (the goal: at most 4x). A benchmark, not a test: it exits 0 either way.
+# The memory of reading a report (issue 30): compact reports of about 50 MB read by
+# each converter and `diff`; prints the peak resident size of each as a multiple of
+# the file's size (the goal: at most 4x). Two shapes: the sample report's rows (few
+# axes per group), and the H200 seed report's (tests/report/fixtures, every axis of a
+# real sweep), each repeated with its own index, id and tokens. A benchmark, not a
+# test: it exits 0 either way.
 #   scripts/bench/report_memory.sh [BUILD_DIR] [MEGABYTES]
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -12,7 +14,9 @@ megabytes="${2:-50}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/loraprobe-bench-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 "$build/tests/report/write_sample_reports" "$work" >/dev/null
-python3 - "$work/all-verdicts.json" "$work/big.json" "$megabytes" <<'PY'
+"$lp" report "$repo/tests/report/fixtures/seed-h200-3.0.0.json" --format json -o "$work/seed.json"
+grow() {  # grow SOURCE OUT: SOURCE's rows repeated to about $megabytes MB
+python3 - "$1" "$2.tmp" "$megabytes" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 table = report["cases"]
@@ -36,10 +40,12 @@ report["summary"]["first_failure"] = None
 report["summary"]["minimal_failure"] = None
 report["summary"]["first_latent"] = None
 with open(sys.argv[2], "w") as f:
-    f.write(json.dumps(report, indent=1))
+    f.write(json.dumps(report))
 PY
-size_kb=$(( $(stat -c %s "$work/big.json") / 1024 ))
-echo "bench: $(nproc) cpus, $("$lp" version | head -n 1); report of $((size_kb / 1024)) MiB"
+# In the layout loraprobe writes (indented, a row per line): the size a user's file has.
+"$lp" report "$2.tmp" --format json -o "$2" 2>/dev/null || true
+rm -f "$2.tmp"
+}
 measure() {  # measure NAME ARGS...
   local name="$1"
   shift
@@ -50,8 +56,14 @@ measure() {  # measure NAME ARGS...
   awk -v n="$name" -v kb="$kb" -v s="$seconds" -v size="$size_kb" -v rc="$rc" \
     'BEGIN { printf "bench: %-24s %7.0f MiB peak resident, %5.1fx the file (goal 4x: %s), %6.1f s, exit %d\n", n, kb / 1024, kb / size, kb <= 4 * size ? "held" : "exceeded", s, rc }'
 }
-measure "report --format summary" report "$work/big.json"
-measure "report --format json" report "$work/big.json" --format json
-measure "report --format md" report "$work/big.json" --format md
-measure "report --format junit" report "$work/big.json" --format junit
-measure "diff (the file twice)" diff "$work/big.json" "$work/big.json"
+echo "bench: $(nproc) cpus, $("$lp" version | head -n 1)"
+for shape in all-verdicts seed; do
+  grow "$work/$shape.json" "$work/big.json"
+  size_kb=$(( $(stat -c %s "$work/big.json") / 1024 ))
+  echo "bench: the $shape report's rows, $(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['cases']['rows']))" "$work/big.json") cases, $((size_kb / 1024)) MiB"
+  measure "report --format summary" report "$work/big.json"
+  measure "report --format json" report "$work/big.json" --format json
+  measure "report --format md" report "$work/big.json" --format md
+  measure "report --format junit" report "$work/big.json" --format junit
+  measure "diff (the file twice)" diff "$work/big.json" "$work/big.json"
+done
