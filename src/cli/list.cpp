@@ -70,13 +70,7 @@ int run_list(const ListOptions& o) {
     }
   }
   if (rows.empty()) {
-    // The rule of inspect --filter too: a filter that matches nothing is a mistake, not an empty answer.
-    std::string where;
-    for (const kernels::KernelSet* set : sets) {
-      where += (where.empty() ? "" : ", ") + set->origin();
-    }
-    throw UsageError(fmt::format("--filter {}: no variant of {} matches ('loraprobe list' shows what there is)",
-                                 o.filter, where));
+    throw kernels::no_filter_match(o.filter, "variant", sets, "'loraprobe list' shows what there is");
   }
   if (o.json) {
     nlohmann::json out = {{"kernel_sets", nlohmann::json::array()},

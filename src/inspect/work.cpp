@@ -106,13 +106,7 @@ std::vector<SetVariant> select_variants(const std::vector<const kernels::KernelS
     }
   }
   if (out.empty()) {
-    std::string where;
-    for (const kernels::KernelSet* set : sets) {
-      where += (where.empty() ? "" : ", ") + set->origin();
-    }
-    throw UsageError(fmt::format("--filter {}: no compiled variant of {} matches ('loraprobe list --filter' shows "
-                                 "what there is)",
-                                 filter, where));
+    throw kernels::no_filter_match(filter, "compiled variant", sets, "'loraprobe list --filter' shows what there is");
   }
   return out;
 }

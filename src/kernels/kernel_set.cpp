@@ -41,6 +41,15 @@ std::vector<std::string> take_triton_terms(std::vector<FilterTerm>& terms) {
   return tritons;
 }
 
+UsageError no_filter_match(const std::string& filter, std::string_view what, const std::vector<const KernelSet*>& sets,
+                           std::string_view hint) {
+  std::vector<std::string> origins;
+  for (const KernelSet* set : sets) {
+    origins.push_back(set->origin());
+  }
+  return UsageError(fmt::format("--filter {}: no {} of {} matches ({})", filter, what, fmt::join(origins, ", "), hint));
+}
+
 std::vector<FilterTerm> parse_filter(const std::string& text) {
   std::vector<FilterTerm> terms;
   for (const std::string_view view : split(text)) {

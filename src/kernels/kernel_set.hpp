@@ -18,6 +18,7 @@
 
 #include "kernels/manifest.hpp"
 #include "kernels/xz.hpp"
+#include "util/error.hpp"
 
 namespace lp::kernels {
 
@@ -34,6 +35,13 @@ std::vector<FilterTerm> parse_filter(const std::string& text);
 /// Takes every `triton=V` term out of a filter (it picks kernel sets, not variants)
 /// and returns the versions, in order.
 std::vector<std::string> take_triton_terms(std::vector<FilterTerm>& terms);
+
+class KernelSet;
+/// What --filter `filter` throws when it matches no `what` ("variant", "compiled
+/// variant") of `sets`: a filter that matches nothing is a mistake, not an empty
+/// answer (list and inspect alike). `hint` says where to look.
+[[nodiscard]] UsageError no_filter_match(const std::string& filter, std::string_view what,
+                                         const std::vector<const KernelSet*>& sets, std::string_view hint);
 
 /// Outcome of looking a variant up by its axes.
 struct Lookup {

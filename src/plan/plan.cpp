@@ -398,13 +398,9 @@ void keep_only(Plan& plan, const std::vector<std::string>& ids) {
     }
   }
   if (!wanted.empty()) {
-    std::string missing;
-    for (const std::string& id : wanted) {
-      missing += (missing.empty() ? "" : ",") + id;
-    }
     throw UsageError(fmt::format("--case {}: not a case of this plan ({} cases; sweep --dry-run --json lists their "
                                  "ids)",
-                                 missing, plan.cases.size()));
+                                 fmt::join(wanted, ","), plan.cases.size()));
   }
   plan.cases = std::move(kept);
 }

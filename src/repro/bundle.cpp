@@ -7,6 +7,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "compile/compiler.hpp"
 #include "report/verdict_table.hpp"
@@ -33,6 +34,15 @@ using formats::text;
 using nlohmann::json;
 
 namespace {
+
+/// "R24, R25": the registers a finding names.
+std::string register_names(const std::vector<int>& registers) {
+  std::vector<std::string> names;
+  for (int r : registers) {
+    names.push_back(sass::gpr_name(r));
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
 
 /// The case of `id`.
 const report::CaseRecord& find_case(const formats::Document& report, const std::string& id) {
@@ -80,10 +90,7 @@ std::map<std::uint64_t, std::string> race_marks(const sass::ListingReport& repor
   std::map<std::uint64_t, std::string> marks;
   for (const sass::KernelReport& k : report.kernels) {
     for (const sass::Finding& f : k.findings) {
-      std::string regs;
-      for (int r : f.registers) {
-        regs += (regs.empty() ? "" : ", ") + sass::gpr_name(r);
-      }
+      const std::string regs = register_names(f.registers);
       std::string& note = marks[f.address];
       note += fmt::format("{}{} {} of the HGMMA at {} while it is in flight{}", note.empty() ? "" : "; ",
                           f.access == "write" ? "writes" : "reads",
@@ -158,10 +165,7 @@ Race race_of(const sass::ListingReport& report) {
       if (r.findings++ > 0) {
         continue;
       }
-      std::string regs;
-      for (int reg : f.registers) {
-        regs += (regs.empty() ? "" : ", ") + sass::gpr_name(reg);
-      }
+      const std::string regs = register_names(f.registers);
       r.mma = fmt::format("{} at {}", escape::markdown_code(f.wgmma_instruction),
                           sass::format_address(f.wgmma_address));
       r.wait = f.wait_instruction.empty() ? std::string()
