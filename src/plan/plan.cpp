@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <fmt/ranges.h>
 
 #include "util/checked.hpp"

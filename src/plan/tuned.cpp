@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -24,41 +25,61 @@ bool integer_key(const std::string& key) {
   return !key.empty() && key.size() <= 12 && key.find_first_not_of("0123456789") == std::string::npos;
 }
 
-/// Checks the whole tree: integer keys on every level, a complete leaf under each.
-void validate(const nlohmann::ordered_json& node, std::size_t level, const std::string& file, const std::string& ptr,
-              bool shrink) {
-  if (level == k_levels) {
-    if (!node.is_object()) {
-      throw InputError(file, ptr, "expected the kernel config (block_m, block_n, ...), got " + node.dump().substr(0, 40));
-    }
-    std::vector<const char*> keys = {"block_m", "block_n", "block_k", "num_warps", "num_ctas", "num_stages"};
-    if (shrink) {
-      keys.push_back("split_k");
-    }
-    for (const char* key : keys) {
-      const auto it = node.find(key);
-      if (it == node.end()) {
-        throw InputError(file, ptr, fmt::format("missing \"{}\"", key));
-      }
-      if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > 1024) {
-        throw InputError(file, ptr + "/" + key, fmt::format("expected a whole number in [1, 1024], got {}", it->dump()));
-      }
-    }
-    return;
+/// The kernel config of a last-level entry, every field checked.
+KernelKnobs leaf_knobs(const nlohmann::ordered_json& node, const std::string& file, const std::string& ptr, bool shrink) {
+  if (!node.is_object()) {
+    throw InputError(file, ptr, "expected the kernel config (block_m, block_n, ...), got " + node.dump().substr(0, 40));
   }
+  std::vector<const char*> keys = {"block_m", "block_n", "block_k", "num_warps", "num_ctas", "num_stages"};
+  if (shrink) {
+    keys.push_back("split_k");
+  }
+  for (const char* key : keys) {
+    const auto it = node.find(key);
+    if (it == node.end()) {
+      throw InputError(file, ptr, fmt::format("missing \"{}\"", key));
+    }
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > 1024) {
+      throw InputError(file, ptr + "/" + key, fmt::format("expected a whole number in [1, 1024], got {}", it->dump()));
+    }
+  }
+  KernelKnobs k;
+  k.block_m = node["block_m"].get<int>();
+  k.block_n = node["block_n"].get<int>();
+  k.block_k = node["block_k"].get<int>();
+  k.num_warps = node["num_warps"].get<int>();
+  k.num_stages = node["num_stages"].get<int>();
+  k.split_k = shrink ? node["split_k"].get<int>() : 1;
+  return k;
+}
+
+}  // namespace
+
+/// The typed tree of a file: integer keys on every level, a complete leaf under each.
+std::shared_ptr<const TunedConfigs::Level> TunedConfigs::read_level(const nlohmann::ordered_json& node,
+                                                                    std::size_t level, const std::string& file,
+                                                                    const std::string& ptr, bool shrink) {
   if (!node.is_object() || node.empty()) {
     throw InputError(file, ptr, fmt::format("expected an object keyed by {}, got {}", k_level_names[level],
                                             node.is_object() ? std::string("{}") : node.dump().substr(0, 40)));
   }
+  auto out = std::make_shared<Level>();
   for (const auto& [key, value] : node.items()) {
     if (!integer_key(key)) {
       throw InputError(file, ptr + "/" + key, fmt::format("\"{}\" is not a {} (a whole number)", key, k_level_names[level]));
     }
-    validate(value, level + 1, file, ptr + "/" + key, shrink);
+    Level::Entry e;
+    e.key = key;
+    e.value = std::stoll(key);  // at most 12 digits (integer_key)
+    if (level + 1 == k_levels) {
+      e.knobs = leaf_knobs(value, file, ptr + "/" + key, shrink);
+    } else {
+      e.below = read_level(value, level + 1, file, ptr + "/" + key, shrink);
+    }
+    out->entries.push_back(std::move(e));
   }
+  return out;
 }
-
-}  // namespace
 
 std::string TunedChoice::describe() const {
   std::string out = file;
@@ -99,8 +120,7 @@ TunedConfigs TunedConfigs::load(const std::string& dir, const std::string& gpu) 
     } catch (const nlohmann::json::exception& e) {
       throw InputError(path, "", "not JSON: " + json_error_text(e));
     }
-    validate(doc, 0, path, "", std::string(op) == "SHRINK");
-    t.m_files.emplace_back(name, std::move(doc));
+    t.m_files.emplace_back(name, read_level(doc, 0, path, "", std::string(op) == "SHRINK"));
   }
   if (t.m_files.empty()) {
     throw UsageError(fmt::format("--vllm-configs {}: no {}_EXPAND_TRUE.json, _EXPAND_FALSE.json or _SHRINK.json there "
@@ -118,57 +138,56 @@ std::vector<std::string> TunedConfigs::files() const {
   return out;
 }
 
-std::optional<TunedChoice> TunedConfigs::lookup(const std::string& name, const std::vector<std::int64_t>& wanted,
-                                                bool shrink) const {
-  const nlohmann::ordered_json* node = nullptr;
+std::optional<TunedChoice> TunedConfigs::lookup(const std::string& name, const std::vector<std::int64_t>& wanted) const {
+  const Level* level = nullptr;
   for (const auto& [file, doc] : m_files) {
     if (file == name) {
-      node = &doc;
+      level = doc.get();
     }
   }
-  if (node == nullptr) {
+  if (level == nullptr) {
     return std::nullopt;
   }
   TunedChoice c;
   c.file = name;
   for (const std::int64_t want : wanted) {
     const std::string exact = std::to_string(want);
-    std::string chosen;
-    if (node->contains(exact)) {
-      chosen = exact;
-    } else {
+    const Level::Entry* chosen = nullptr;
+    for (const Level::Entry& e : level->entries) {
+      if (e.key == exact) {
+        chosen = &e;
+      }
+    }
+    if (chosen == nullptr) {
       // Closest by |key - wanted|; the first such key in file order on a tie.
       std::int64_t best = -1;
-      for (const auto& [key, value] : node->items()) {
-        const std::int64_t d = std::llabs(std::stoll(key) - want);
+      for (const Level::Entry& e : level->entries) {
+        const std::int64_t d = std::llabs(e.value - want);
         if (best < 0 || d < best) {
           best = d;
-          chosen = key;
+          chosen = &e;
         }
       }
     }
-    c.keys.push_back(chosen);
-    node = &(*node)[chosen];
+    c.keys.push_back(chosen->key);  // a level has at least one key (read_level)
+    if (chosen->below == nullptr) {
+      c.knobs = chosen->knobs;
+      break;
+    }
+    level = chosen->below.get();
   }
-  const nlohmann::ordered_json& leaf = *node;
-  c.knobs.block_m = leaf["block_m"].get<int>();
-  c.knobs.block_n = leaf["block_n"].get<int>();
-  c.knobs.block_k = leaf["block_k"].get<int>();
-  c.knobs.num_warps = leaf["num_warps"].get<int>();
-  c.knobs.num_stages = leaf["num_stages"].get<int>();
-  c.knobs.split_k = shrink ? leaf["split_k"].get<int>() : 1;
   return c;
 }
 
 std::optional<TunedChoice> TunedConfigs::expand(bool add_inputs, std::int64_t max_loras, std::int64_t num_slices,
                                                 std::int64_t m, std::int64_t rank, std::int64_t width) const {
   return lookup(fmt::format("{}_EXPAND_{}.json", m_prefix, add_inputs ? "TRUE" : "FALSE"),
-                {max_loras, num_slices, m, rank, width}, false);
+                {max_loras, num_slices, m, rank, width});
 }
 
 std::optional<TunedChoice> TunedConfigs::shrink(std::int64_t max_loras, std::int64_t num_slices, std::int64_t m,
                                                 std::int64_t width, std::int64_t rank) const {
-  return lookup(fmt::format("{}_SHRINK.json", m_prefix), {max_loras, num_slices, m, width, rank}, true);
+  return lookup(fmt::format("{}_SHRINK.json", m_prefix), {max_loras, num_slices, m, width, rank});
 }
 
 }  // namespace lp::plan

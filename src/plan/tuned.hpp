@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <memory>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "plan/plan.hpp"
 
@@ -51,11 +53,25 @@ class TunedConfigs {
   [[nodiscard]] std::vector<std::string> files() const;
 
  private:
-  std::optional<TunedChoice> lookup(const std::string& name, const std::vector<std::int64_t>& wanted,
-                                    bool shrink) const;
+  std::optional<TunedChoice> lookup(const std::string& name, const std::vector<std::int64_t>& wanted) const;
+  struct Level;
+  static std::shared_ptr<const Level> read_level(const nlohmann::ordered_json& node, std::size_t level,
+                                                 const std::string& file, const std::string& ptr, bool shrink);
 
+  /// One level of a file (max_loras, num_slices, m, then rank and width in the op's
+  /// order): its keys in file order, each with the level below, or on the last level
+  /// the kernel config.
+  struct Level {
+    struct Entry {
+      std::string key;          ///< as the file writes it
+      std::int64_t value = 0;   ///< the key as a number, for the nearest-key lookup
+      std::shared_ptr<const Level> below;  ///< null on the last level
+      KernelKnobs knobs;        ///< the last level's config
+    };
+    std::vector<Entry> entries;
+  };
   std::string m_prefix;
-  std::vector<std::pair<std::string, nlohmann::ordered_json>> m_files;  ///< name -> contents, in file order
+  std::vector<std::pair<std::string, std::shared_ptr<const Level>>> m_files;  ///< name -> contents, in file order
 };
 
 }  // namespace lp::plan
