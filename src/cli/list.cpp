@@ -96,7 +96,7 @@ int run_list(const ListOptions& o) {
   std::size_t rejected = 0;
   for (const auto& [set, v] : rows) {
     const auto& a = v->axes;
-    const std::string regs = v->resource_usage.contains("registers") ? v->resource_usage["registers"].dump() : "-";
+    const std::string regs = v->resource_usage.contains("registers") ? v->resource_usage.value("registers").dump() : "-";
     fmt::print("{:<7} {:<58} {:<16} {:<6} {:<4} {:<4} {:>3} {:>3} {:>3} {:>2} {:>2} {:>2} {:<5} {:<3} {:>3} {:>6} {:>4}{}\n",
                set->triton(), v->id, v->role, v->op, plan::format_cell(a, "input_dtype"),
                plan::format_cell(a, "weight_dtype"), plan::format_cell(a, "block_m"), plan::format_cell(a, "block_n"),

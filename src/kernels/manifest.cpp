@@ -68,7 +68,7 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
     out.reason = v.at("reason").string();
     return out;
   }
-  out.constexprs = v.at("constexprs").object();
+  out.constexprs = AxisValues::from_json(v.at("constexprs").object());
   out.num_warps = v.at("num_warps").whole<int>(1, 32);
   out.num_stages = v.at("num_stages").whole<int>(1, 16);
   const JsonIn spec = v.at("specialization");
@@ -84,7 +84,11 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
       grid[d].fail("expected a non-empty list of factors");
     }
     for (const JsonIn& f : factors) {
-      out.grid[d].push_back(f.json());  // a number or a parameter's name: the launcher reads each (launch.cpp)
+      // A number or a quantity's name ("num_tokens", "cdiv:hidden:BLOCK_N"): the launcher reads each (launch.cpp).
+      if (!f.json().is_number_integer() && !f.json().is_string()) {
+        f.fail(fmt::format("expected a whole number or a quantity's name, got {}", f.json().dump()));
+      }
+      out.grid[d].push_back(AxisValue::from_json(f.json()));
     }
   }
   const std::vector<JsonIn> block = v.at("block").items();
@@ -111,9 +115,7 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
   out.profile_scratch_size = v.at("profile_scratch_size").integer(0);
   out.profile_scratch_align = v.at("profile_scratch_align").integer(0);
   if (const auto usage = v.find("resource_usage")) {
-    out.resource_usage = usage->object();
-  } else {
-    out.resource_usage = json::object();
+    out.resource_usage = AxisValues::from_json(usage->object());
   }
   out.ptxas_version = v.at("ptxas_version").string();
   const JsonIn files = v.at("files");
@@ -129,7 +131,7 @@ json Variant::summary_json() const {
   if (ok()) {
     j["entry"] = entry;
     j["shared_bytes"] = shared_bytes;
-    j["resource_usage"] = resource_usage;
+    j["resource_usage"] = resource_usage.to_json();
     j["ptxas_version"] = ptxas_version;
   } else {
     j["reason"] = reason;

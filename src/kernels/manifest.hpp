@@ -68,7 +68,7 @@ struct Specialization {
 };
 
 /// One grid dimension: the product of its factors (see kernels/README.md "Grid factors").
-using GridDim = std::vector<nlohmann::json>;
+using GridDim = std::vector<AxisValue>;
 
 /// One variant of the kernel set.
 struct Variant {
@@ -78,7 +78,7 @@ struct Variant {
   std::string status;  ///< "ok" or "rejected"
   std::string reason;  ///< why it was rejected; empty when ok
   AxisValues axes;            ///< flat axis values (null where not applicable)
-  nlohmann::json constexprs;  ///< every constant it was compiled with
+  AxisValues constexprs;      ///< every constant it was compiled with (BLOCK_M, ADD_INPUTS, ...)
   int num_warps = 0;
   int num_stages = 0;
   Specialization specialization;
@@ -91,7 +91,7 @@ struct Variant {
   std::int64_t global_scratch_align = 1;
   std::int64_t profile_scratch_size = 0;
   std::int64_t profile_scratch_align = 1;
-  nlohmann::json resource_usage;
+  AxisValues resource_usage;  ///< what ptxas reported (registers, ...); empty when the manifest has none
   std::string ptxas_version;
   std::optional<FileRef> ptx;
   std::optional<FileRef> cubin;

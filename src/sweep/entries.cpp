@@ -156,10 +156,10 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
       p.slice_hidden = {k_control_hidden};
       p.input_dtype = input;
       p.weight_dtype = DType::bf16;
-      p.add_inputs = v->constexprs.value("ADD_INPUTS", false);
+      p.add_inputs = v->constexprs.boolean("ADD_INPUTS").value_or(false);
       p.seed = case_seed(config_seed, c->id);
-      e.job.block_m = v->constexprs.value("BLOCK_M", 64);
-      e.job.block_n = v->constexprs.value("BLOCK_N", 128);
+      e.job.block_m = static_cast<int>(v->constexprs.integer("BLOCK_M").value_or(64));
+      e.job.block_n = static_cast<int>(v->constexprs.integer("BLOCK_N").value_or(128));
       e.job.repeats = 1;
       const std::string key = images.add(set.triton(), v->id, c->compiler);
       e.image_keys = {key};

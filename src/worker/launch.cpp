@@ -225,27 +225,29 @@ std::int64_t grid_quantity(const std::string& name, const Problem& p, const Lora
   throw AbiViolation(fmt::format("grid quantity \"{}\" is not one loraprobe knows", name));
 }
 
-std::int64_t grid_factor(const nlohmann::json& factor, const kernels::Variant& v, const Problem& p,
-                         const LoraMetadata& m) {
-  if (factor.is_number_integer()) {
-    return factor.get<std::int64_t>();
+std::int64_t grid_factor(const AxisValue& factor, const kernels::Variant& v, const Problem& p, const LoraMetadata& m) {
+  if (const std::optional<std::int64_t> n = factor.integer()) {
+    return *n;
   }
-  const std::string text = factor.get<std::string>();
+  const std::string text = factor.text().value_or("");  // the manifest reader allows nothing else
   if (text.rfind("cdiv:", 0) == 0) {
     const std::size_t colon = text.find(':', 5);
     const std::string quantity = text.substr(5, colon - 5);
     const std::string constexpr_name = text.substr(colon + 1);
-    if (colon == std::string::npos || !v.constexprs.contains(constexpr_name)) {
-      throw AbiViolation(fmt::format("variant {}: grid factor \"{}\" names no constexpr", v.id, text));
+    const std::optional<std::int64_t> divisor =
+        colon == std::string::npos ? std::nullopt : v.constexprs.integer(constexpr_name);
+    if (!divisor || *divisor < 1) {
+      throw AbiViolation(fmt::format("variant {}: grid factor \"{}\" names no positive whole-number constexpr", v.id,
+                                     text));
     }
-    const std::int64_t d = v.constexprs[constexpr_name].get<std::int64_t>();
+    const std::int64_t d = *divisor;
     return (grid_quantity(quantity, p, m) + d - 1) / d;
   }
   return grid_quantity(text, p, m);
 }
 
 std::int64_t constexpr_int(const kernels::Variant& v, const char* name, std::int64_t fallback) {
-  return v.constexprs.contains(name) ? v.constexprs[name].get<std::int64_t>() : fallback;
+  return v.constexprs.integer(name).value_or(fallback);
 }
 
 void check_constexprs(const kernels::Variant& v, KernelRole role, const Problem& p) {
@@ -254,7 +256,7 @@ void check_constexprs(const kernels::Variant& v, KernelRole role, const Problem&
     throw AbiViolation(fmt::format("variant {} is built for SLICE_NUM={} but the case has {} slices", v.id, slices,
                                    p.num_slices()));
   }
-  const bool even_k = v.constexprs.value("EVEN_K", false);
+  const bool even_k = v.constexprs.boolean("EVEN_K").value_or(false);
   const std::int64_t block_k = constexpr_int(v, "BLOCK_K", 1);
   const std::int64_t split_k = constexpr_int(v, "SPLIT_K", 1);
   const std::int64_t k = role == KernelRole::expand ? p.rank : p.hidden_in;
@@ -263,13 +265,13 @@ void check_constexprs(const kernels::Variant& v, KernelRole role, const Problem&
                                    k, block_k * split_k));
   }
   if (role == KernelRole::expand) {
-    if (v.constexprs.contains("ADD_INPUTS") && v.constexprs["ADD_INPUTS"].get<bool>() != p.add_inputs) {
-      throw AbiViolation(fmt::format("variant {} has ADD_INPUTS={} but the case has add_inputs={}", v.id,
-                                     v.constexprs["ADD_INPUTS"].get<bool>(), p.add_inputs));
+    if (const std::optional<bool> add = v.constexprs.boolean("ADD_INPUTS"); add && *add != p.add_inputs) {
+      throw AbiViolation(fmt::format("variant {} has ADD_INPUTS={} but the case has add_inputs={}", v.id, *add,
+                                     p.add_inputs));
     }
     const bool same = std::adjacent_find(p.slice_hidden.begin(), p.slice_hidden.end(), std::not_equal_to<>()) ==
                       p.slice_hidden.end();
-    if (v.constexprs.value("SAME_STRIDE", true) && !same) {
+    if (v.constexprs.boolean("SAME_STRIDE").value_or(true) && !same) {
       throw AbiViolation(fmt::format("variant {} assumes SAME_STRIDE but the slices differ in width", v.id));
     }
   }
@@ -303,7 +305,7 @@ PreparedLaunch::PreparedLaunch(const kernels::Variant& v, KernelRole role, const
   std::int64_t programs = 1;
   for (std::size_t d = 0; d < 3; ++d) {
     std::int64_t extent = 1;
-    for (const nlohmann::json& factor : v.grid[d]) {
+    for (const AxisValue& factor : v.grid[d]) {
       extent *= grid_factor(factor, v, problem, metadata);
     }
     const std::int64_t limit = d == 0 ? std::numeric_limits<std::int32_t>::max() : 65535;

@@ -64,12 +64,12 @@ TEST(KernelSet, ManifestLoadsWithTheWholeMatrix) {
   ASSERT_NE(skip, nullptr);
   EXPECT_EQ(skip->id, "expand-bf16-bf16-m64n128k32-w4s2-evenk-noadd-s1-hook-skiptile");
   EXPECT_EQ(skip->axes.value("add_inputs"), false);
-  EXPECT_EQ(skip->constexprs["ADD_INPUTS"], false);
+  EXPECT_EQ(skip->constexprs.value("ADD_INPUTS"), false);
   for (const char* hook : {"test_trap", "test_spin", "test_oob_write"}) {
     const Variant* v = set().with_role(hook);
     ASSERT_NE(v, nullptr) << hook;
     EXPECT_EQ(v->axes.value("add_inputs"), true) << hook;
-    EXPECT_EQ(v->constexprs["ADD_INPUTS"], true) << hook;
+    EXPECT_EQ(v->constexprs.value("ADD_INPUTS"), true) << hook;
   }
   // The issue-3 minimum: single-slice expand over every listed axis value.
   const auto expand = set().filter(parse_filter("op=expand,role=kernel,num_slices=1,block_m=64,block_k=32"));
@@ -128,7 +128,7 @@ TEST(KernelSet, ParamsAgreeWithTheSignatureAndSpecialisation) {
       const bool folded = std::find(s.equal_to_1.begin(), s.equal_to_1.end(), arg) != s.equal_to_1.end();
       if (folded) {
         ASSERT_TRUE(v.constexprs.contains(std::string(arg)));
-        EXPECT_EQ(v.constexprs[std::string(arg)], 1);
+        EXPECT_EQ(v.constexprs.value(arg), 1);
       } else {
         expected.emplace_back(arg);
       }
@@ -177,7 +177,7 @@ TEST(KernelSet, LookupByAxesFindsTheReportedConfiguration) {
   const Lookup l = set().lookup(sweep::wanted_expand_axes(c));
   ASSERT_NE(l.variant, nullptr) << l.problem;
   EXPECT_EQ(l.variant->id, "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1");
-  EXPECT_EQ(l.variant->constexprs["CAST_TYPE"], true);
+  EXPECT_EQ(l.variant->constexprs.value("CAST_TYPE"), true);
 }
 
 TEST(KernelSet, LookupFindsVllmShrinkDefaultsOnBothSidesOf128Tokens) {
@@ -532,6 +532,9 @@ TEST(Manifest, WrongTypesInAVariantNameTheirPointerInsteadOfEscapingAsAJsonError
   };
   EXPECT_EQ(message("block", {"128", 1, 1}), "m.json:" + v + "/block/0: expected a whole number in [1, 1024], got \"128\"");
   EXPECT_EQ(message("grid", {{1}, 2, {1}}), "m.json:" + v + "/grid/1: expected a list, got a whole number");
+  // A grid factor is a number or a quantity's name: a list here was a type_error in the worker's launch.
+  EXPECT_EQ(message("grid", {{1}, {nlohmann::json::array({2})}, {1}}),
+            "m.json:" + v + "/grid/1/0: expected a whole number or a quantity's name, got [2]");
   EXPECT_EQ(message("num_warps", 4294967300LL), "m.json:" + v + "/num_warps: expected a whole number in [1, 32], got 4294967300");
   EXPECT_EQ(message("constexprs", "BLOCK_N=128"), "m.json:" + v + "/constexprs: expected an object, got a string");
 }
