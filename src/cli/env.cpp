@@ -68,7 +68,7 @@ nlohmann::json collect(const EnvOptions& o) {
     // Free memory and the loading mode are read in a context, as a worker has one.
     PrimaryContext context(o.device);
     context.make_current();
-    env["gpu"] = worker::gpu_record(o.device);
+    env["gpu"] = protocol::to_json(worker::gpu_record(o.device));
       });
       !why.empty()) {
     env["gpu"] = nullptr;

@@ -303,4 +303,64 @@ RaceResult race_result_from_json(const json& j) {
   }
 }
 
+json to_json(const GpuRecord& g) {
+  return {{"ordinal", g.ordinal},
+          {"device_count", g.device_count},
+          {"name", g.name},
+          {"uuid", g.uuid},
+          {"pci_bus_id", g.pci_bus_id},
+          {"compute_capability", g.compute_capability},
+          {"sm_count", g.sm_count},
+          {"sm_clock_mhz", g.sm_clock_mhz},
+          {"memory_clock_mhz", g.memory_clock_mhz},
+          {"memory_bus_width_bits", g.memory_bus_width_bits},
+          {"peak_bandwidth_gb_s", g.peak_bandwidth_gb_s},
+          {"total_memory_bytes", g.total_memory_bytes},
+          {"free_memory_bytes", g.free_memory_bytes},
+          {"ecc_enabled", g.ecc_enabled},
+          {"driver_version", g.driver_version},
+          {"driver_cuda_version", g.driver_cuda_version},
+          {"runtime_version", g.runtime_version},
+          {"cublas_version", g.cublas_version},
+          {"driver_library", g.driver_library},
+          {"jit_cache_disabled", g.jit_cache_disabled},
+          {"cuda_cache_disable_env", g.cuda_cache_disable_env},
+          {"module_loading_env", g.module_loading_env},
+          {"module_loading", g.module_loading}};
+}
+
+GpuRecord gpu_record_from_json(const json& j) {
+  static const std::string k_message = "worker ready message";
+  try {
+    const JsonIn in(j, k_message, "/gpu");
+    GpuRecord g;
+    g.ordinal = in.at("ordinal").whole<int>(0);
+    g.device_count = in.at("device_count").whole<int>(1);
+    g.name = in.at("name").string();
+    g.uuid = in.at("uuid").string();
+    g.pci_bus_id = in.at("pci_bus_id").string();
+    g.compute_capability = in.at("compute_capability").string();
+    g.sm_count = in.at("sm_count").whole<int>(0);
+    g.sm_clock_mhz = in.at("sm_clock_mhz").whole<int>(0);
+    g.memory_clock_mhz = in.at("memory_clock_mhz").whole<int>(0);
+    g.memory_bus_width_bits = in.at("memory_bus_width_bits").whole<int>(0);
+    g.peak_bandwidth_gb_s = in.at("peak_bandwidth_gb_s").number();
+    g.total_memory_bytes = in.at("total_memory_bytes").whole<std::uint64_t>(0);
+    g.free_memory_bytes = in.at("free_memory_bytes").whole<std::uint64_t>(0);
+    g.ecc_enabled = in.at("ecc_enabled").boolean();
+    g.driver_version = in.at("driver_version").string();
+    g.driver_cuda_version = in.at("driver_cuda_version").string();
+    g.runtime_version = in.at("runtime_version").string();
+    g.cublas_version = in.at("cublas_version").string();
+    g.driver_library = in.at("driver_library").string();
+    g.jit_cache_disabled = in.at("jit_cache_disabled").boolean();
+    g.cuda_cache_disable_env = in.at("cuda_cache_disable_env").string();
+    g.module_loading_env = in.at("module_loading_env").string();
+    g.module_loading = in.at("module_loading").string();
+    return g;
+  } catch (const InputError& e) {  // the worker is this binary: a malformed message is a bug, not bad input
+    throw Error(fmt::format("malformed {}: {}: {}", k_message, e.pointer(), e.message()));
+  }
+}
+
 }  // namespace lp::protocol

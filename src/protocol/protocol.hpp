@@ -117,6 +117,34 @@ struct RaceResult {
   std::map<float, std::uint64_t> values; ///< every written value, with its count
 };
 
+/// The GPU a worker runs on, as its first message ("ready") says: the report's
+/// environment.gpu (and environment.gpus with --devices), written as it came.
+struct GpuRecord {
+  int ordinal = 0;
+  int device_count = 1;
+  std::string name;                ///< "NVIDIA H200"
+  std::string uuid;
+  std::string pci_bus_id;
+  std::string compute_capability;  ///< "9.0"
+  int sm_count = 0;
+  int sm_clock_mhz = 0;
+  int memory_clock_mhz = 0;
+  int memory_bus_width_bits = 0;
+  double peak_bandwidth_gb_s = 0.0;
+  std::uint64_t total_memory_bytes = 0;
+  std::uint64_t free_memory_bytes = 0;
+  bool ecc_enabled = false;
+  std::string driver_version;       ///< the kernel driver's ("580.159"), else the CUDA version it supports
+  std::string driver_cuda_version;  ///< "13.0"
+  std::string runtime_version;
+  std::string cublas_version;
+  std::string driver_library;
+  bool jit_cache_disabled = true;
+  std::string cuda_cache_disable_env;
+  std::string module_loading_env;
+  std::string module_loading;  ///< "lazy" or "eager"
+};
+
 /// The launch the sweep's race control uses: 132 SMs x 32 tiles, 20 launches.
 inline constexpr unsigned k_race_ctas = 132 * 32;
 inline constexpr unsigned k_race_launches = 20;
@@ -137,5 +165,7 @@ nlohmann::json to_json(const RaceRequest& request);
 RaceRequest race_request_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const RaceResult& result);
 RaceResult race_result_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const GpuRecord& gpu);
+GpuRecord gpu_record_from_json(const nlohmann::json& j);
 
 }  // namespace lp::protocol

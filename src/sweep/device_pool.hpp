@@ -20,7 +20,7 @@ namespace lp::sweep {
 struct DeviceSlot {
   int device = 0;
   std::optional<WorkerClient> client;
-  nlohmann::json gpu;  ///< its worker's GPU record, once one started
+  std::optional<protocol::GpuRecord> gpu;  ///< its worker's GPU record, once one started
   int faults_in_row = 0;
   std::size_t cases = 0;
   std::string retired;  ///< why it left the rotation; empty while in it

@@ -39,7 +39,8 @@ json meta_record(const plan::SweepConfig& config, const plan::Plan& plan, const 
                     {"excluded_by_rule", plan.excluded_by_rule}, {"duplicates", plan.duplicates}}}};
 }
 
-json environment_record(const ImageSet& images, const json& gpu, bool allow_jit_cache, const json& kernel_sets) {
+json environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu, bool allow_jit_cache,
+                        const json& kernel_sets) {
   json compilers = json::array();
   for (const compile::CompilerRecord& c : images.compiler_records()) {
     compilers.push_back(c.to_json());
@@ -47,9 +48,9 @@ json environment_record(const ImageSet& images, const json& gpu, bool allow_jit_
   return {{"host", report::host_record()},
           {"toolkit", compile::toolkit_record()},
           {"compilers", std::move(compilers)},
-          {"gpu", gpu},
-          {"jit_cache_disabled", gpu.value("jit_cache_disabled", !allow_jit_cache)},
-          {"module_loading", gpu.value("module_loading", "")},
+          {"gpu", gpu ? protocol::to_json(*gpu) : json()},
+          {"jit_cache_disabled", gpu ? gpu->jit_cache_disabled : !allow_jit_cache},
+          {"module_loading", gpu ? gpu->module_loading : std::string()},
           {"inspection_cache", images.inspection_cache()},
           {"kernel_sets", kernel_sets}};
 }

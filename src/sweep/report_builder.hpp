@@ -13,6 +13,7 @@
 #include "kernels/kernel_sets.hpp"
 #include "plan/plan.hpp"
 #include "report/report.hpp"
+#include "protocol/protocol.hpp"
 #include "sweep/images.hpp"
 
 namespace lp::sweep {
@@ -26,7 +27,7 @@ nlohmann::json meta_record(const plan::SweepConfig& config, const plan::Plan& pl
                            const std::vector<std::string>& argv, const nlohmann::json& kernel_sets);
 
 /// environment: host, toolkit, the compilers of `images`, the worker's GPU record.
-nlohmann::json environment_record(const ImageSet& images, const nlohmann::json& gpu, bool allow_jit_cache,
+nlohmann::json environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu, bool allow_jit_cache,
                                   const nlohmann::json& kernel_sets);
 
 /// variants: one record per image, with the verdicts of the cases that used it

@@ -117,7 +117,7 @@ class Sweep {
     if (m_config.vllm_configs.value && m_config.vllm_configs.value->gpu.empty()) {
       wait_for_worker();  // the tuned configs are those of the GPU present, as vLLM reads them
       plan::SweepConfig with_gpu = m_config;
-      with_gpu.vllm_configs.value->gpu = m_gpu.value("name", std::string(plan::k_default_vllm_gpu));
+      with_gpu.vllm_configs.value->gpu = m_gpu ? m_gpu->name : std::string(plan::k_default_vllm_gpu);
       planned = plan::plan_for(with_gpu, m_sets.versions(), m_request.only_cases, m_request.shard);
     } else {
       planned = plan::plan_for(m_config, m_sets.versions(), m_request.only_cases, m_request.shard);
@@ -239,7 +239,7 @@ class Sweep {
       json devices = json::array();
       json gpus = json::array();
       for (const DeviceSlot& slot : m_slots) {
-        gpus.push_back(slot.gpu);
+        gpus.push_back(slot.gpu ? protocol::to_json(*slot.gpu) : json());
         devices.push_back({{"device", slot.device},
                            {"cases", slot.cases},
                            {"retired", slot.retired.empty() ? json() : json(slot.retired)}});
@@ -393,7 +393,7 @@ class Sweep {
     DeviceSlot& slot = main_slot();
     slot.client->wait_ready();
     slot.gpu = slot.client->gpu();
-    if (m_gpu.is_null()) {
+    if (!m_gpu) {
       m_gpu = slot.gpu;
     }
     m_phases.worker_start = m_phases.worker_start.value_or(0.0) + seconds_since(t);
@@ -543,7 +543,7 @@ class Sweep {
     // "all" and the list are read against the GPUs the first worker sees.
     m_slots.front().device = m_request.devices == "all" ? 0 : parse_devices(m_request.devices, 1 << 20).front();
     start_worker(m_slots.front());
-    const int count = m_gpu.value("device_count", 1);
+    const int count = m_gpu ? m_gpu->device_count : 1;
     const std::vector<int> devices = parse_devices(m_request.devices, count);
     for (std::size_t i = 1; i < devices.size(); ++i) {
       m_slots.emplace_back();
@@ -567,8 +567,8 @@ class Sweep {
       return;
     }
     slot.gpu = slot.client->gpu();
-    if (m_gpu.is_null()) {
-      m_gpu = slot.client->gpu();
+    if (!m_gpu) {
+      m_gpu = slot.gpu;
     }
   }
 
@@ -604,7 +604,7 @@ class Sweep {
       start_worker(slot);
     }
     m_images.take_jit(slot.client->load(items, m_request.case_timeout),
-                      slot.client->gpu().value("driver_version", ""));
+                      slot.client->gpu().driver_version);
   }
 
   /// Runs one job on `slot`'s worker (sweep/send_jobs.hpp), starting a fresh worker
@@ -768,7 +768,7 @@ class Sweep {
     double recording_s = 0.0;   ///< journaling them and handing them to the sinks
   } m_job_time;
   std::mutex m_job_time_mutex;
-  json m_gpu;
+  std::optional<protocol::GpuRecord> m_gpu;  ///< the first worker's
   report::Report m_report;
   std::string m_out;           ///< the report's path
   std::string m_journal_path;  ///< the journal's (the resumed one, or beside the report)

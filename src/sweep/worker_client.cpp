@@ -3,6 +3,7 @@
 #include <csignal>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -65,7 +66,7 @@ void WorkerClient::take_hello(const json& hello) {
   if (hello.value("type", "") != "ready") {
     throw EnvironmentError(fmt::format("the GPU worker said {} instead of ready", hello.dump()));
   }
-  m_gpu = hello.value("gpu", json());
+  m_gpu = protocol::gpu_record_from_json(hello.contains("gpu") ? hello["gpu"] : json());
   m_ready = true;
 }
 

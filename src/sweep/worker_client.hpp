@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "protocol/protocol.hpp"
 #include "util/child_process.hpp"
@@ -41,7 +41,7 @@ class WorkerClient {
   bool poll_ready();
 
   /// The GPU record the worker sent when it started (waits for it).
-  [[nodiscard]] const nlohmann::json& gpu() {
+  [[nodiscard]] const protocol::GpuRecord& gpu() {
     wait_ready();
     return m_gpu;
   }
@@ -92,7 +92,7 @@ class WorkerClient {
   ChildProcess m_child;
   std::chrono::steady_clock::time_point m_start_deadline;
   bool m_ready = false;
-  nlohmann::json m_gpu;
+  protocol::GpuRecord m_gpu;
   std::set<std::string> m_loaded;
   bool m_alive = true;
   bool m_asked_to_quit = false;

@@ -88,7 +88,7 @@ class Worker {
   }
 
   int loop() {
-    send({{"type", "ready"}, {"pid", ::getpid()}, {"gpu", gpu_record(m_options.device)}});
+    send({{"type", "ready"}, {"pid", ::getpid()}, {"gpu", protocol::to_json(gpu_record(m_options.device))}});
     LineReader requests(STDIN_FILENO);
     while (true) {
       // Without a case on the GPU, wait for the next request; with one, take only a
@@ -367,32 +367,34 @@ class Worker {
 
 }  // namespace
 
-json gpu_record(int device) {
+protocol::GpuRecord gpu_record(int device) {
   const DeviceInfo d = query_device_info(device);
   const DriverStatus& s = init_driver(false);
-  return {{"ordinal", d.ordinal},
-          {"device_count", device_count()},
-          {"name", d.name},
-          {"uuid", d.uuid},
-          {"pci_bus_id", d.pci_bus_id},
-          {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
-          {"sm_count", d.sm_count},
-          {"sm_clock_mhz", d.sm_clock_khz / 1000},
-          {"memory_clock_mhz", d.memory_clock_khz / 1000},
-          {"memory_bus_width_bits", d.memory_bus_width_bits},
-          {"peak_bandwidth_gb_s", d.peak_bandwidth_gbps()},
-          {"total_memory_bytes", d.total_memory_bytes},
-          {"free_memory_bytes", d.free_memory_bytes},
-          {"ecc_enabled", d.ecc_enabled},
-          {"driver_version", d.kernel_driver.empty() ? format_cuda_version(d.driver_version) : d.kernel_driver},
-          {"driver_cuda_version", format_cuda_version(d.driver_version)},
-          {"runtime_version", format_cuda_version(d.runtime_version)},
-          {"cublas_version", d.cublas_version},
-          {"driver_library", s.library},
-          {"jit_cache_disabled", !s.jit_cache_allowed},
-          {"cuda_cache_disable_env", s.cache_disable_env},
-          {"module_loading_env", s.module_loading_env},
-          {"module_loading", s.module_loading_mode}};
+  protocol::GpuRecord g;
+  g.ordinal = d.ordinal;
+  g.device_count = device_count();
+  g.name = d.name;
+  g.uuid = d.uuid;
+  g.pci_bus_id = d.pci_bus_id;
+  g.compute_capability = fmt::format("{}.{}", d.cc_major, d.cc_minor);
+  g.sm_count = d.sm_count;
+  g.sm_clock_mhz = d.sm_clock_khz / 1000;
+  g.memory_clock_mhz = d.memory_clock_khz / 1000;
+  g.memory_bus_width_bits = d.memory_bus_width_bits;
+  g.peak_bandwidth_gb_s = d.peak_bandwidth_gbps();
+  g.total_memory_bytes = d.total_memory_bytes;
+  g.free_memory_bytes = d.free_memory_bytes;
+  g.ecc_enabled = d.ecc_enabled;
+  g.driver_version = d.kernel_driver.empty() ? format_cuda_version(d.driver_version) : d.kernel_driver;
+  g.driver_cuda_version = format_cuda_version(d.driver_version);
+  g.runtime_version = format_cuda_version(d.runtime_version);
+  g.cublas_version = d.cublas_version;
+  g.driver_library = s.library;
+  g.jit_cache_disabled = !s.jit_cache_allowed;
+  g.cuda_cache_disable_env = s.cache_disable_env;
+  g.module_loading_env = s.module_loading_env;
+  g.module_loading = s.module_loading_mode;
+  return g;
 }
 
 int run_worker(const WorkerOptions& options) {

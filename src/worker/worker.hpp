@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/protocol.hpp"
+
 #include <nlohmann/json_fwd.hpp>
 
 namespace lp::worker {
@@ -24,7 +26,7 @@ inline constexpr int k_worker_fault_exit = 4;
 /// Runs the worker loop until stdin closes or "quit"; returns the exit status.
 int run_worker(const WorkerOptions& options);
 
-/// The GPU record of the report's environment block, from the worker's ready message.
-nlohmann::json gpu_record(int device);
+/// The GPU record of the worker's ready message (the report's environment.gpu).
+protocol::GpuRecord gpu_record(int device);
 
 }  // namespace lp::worker

@@ -45,9 +45,15 @@ def metrics(failed, elements):
 
 device = int(sys.argv[sys.argv.index("--device") + 1]) if "--device" in sys.argv else 0
 log(f"start {os.getpid()} device {device}")
+# The whole record a worker sends (protocol::GpuRecord: the parent reads every field).
 send({"type": "ready", "pid": os.getpid(),
       "gpu": {"name": "fake H200", "compute_capability": "9.0", "driver_version": "fake", "jit_cache_disabled": True,
-              "module_loading": "LAZY", "ordinal": device, "device_count": script.get("device_count", 1)}})
+              "module_loading": "LAZY", "ordinal": device, "device_count": script.get("device_count", 1),
+              "uuid": f"GPU-fake-{device}", "pci_bus_id": "0000:00:00.0", "sm_count": 132, "sm_clock_mhz": 1980,
+              "memory_clock_mhz": 3201, "memory_bus_width_bits": 6144, "peak_bandwidth_gb_s": 4917.0,
+              "total_memory_bytes": 150000000000, "free_memory_bytes": 149000000000, "ecc_enabled": True,
+              "driver_cuda_version": "13.0", "runtime_version": "13.0", "cublas_version": "13.0.0",
+              "driver_library": "fake", "cuda_cache_disable_env": "1", "module_loading_env": ""}})
 for line in sys.stdin:
     request = json.loads(line)
     kind = request["type"]

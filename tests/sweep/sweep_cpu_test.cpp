@@ -108,6 +108,34 @@ TEST(RaceControl, ResultRoundTripsThroughJson) {
   EXPECT_THROW(protocol::race_result_from_json(nlohmann::json{{"ctas", 4}}), Error);
 }
 
+TEST(WorkerProtocol, TheGpuRecordRoundTripsAndAMalformedOneIsABugNotAReport) {
+  protocol::GpuRecord g;
+  g.ordinal = 1;
+  g.device_count = 8;
+  g.name = "NVIDIA H200";
+  g.compute_capability = "9.0";
+  g.total_memory_bytes = 150'000'000'000ULL;
+  g.peak_bandwidth_gb_s = 4917.5;
+  g.jit_cache_disabled = false;
+  g.module_loading = "lazy";
+  const nlohmann::json j = protocol::to_json(g);
+  EXPECT_EQ(j.size(), 23U) << "every field of the report's environment.gpu";
+  EXPECT_EQ(protocol::to_json(protocol::gpu_record_from_json(j)), j);
+  nlohmann::json broken = j;
+  broken["device_count"] = "8";
+  try {
+    (void)protocol::gpu_record_from_json(broken);
+    ADD_FAILURE() << "a mistyped field was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "malformed worker ready message: /gpu/device_count: expected a whole number in [1, 2147483647], got "
+              "\"8\"");
+  }
+  broken = j;
+  broken.erase("uuid");
+  EXPECT_THROW((void)protocol::gpu_record_from_json(broken), Error);
+}
+
 TEST(RaceControl, OutcomesArePinned) {
   const std::string c = "ptxas=toolkit (13.0.88)";
   nlohmann::json o = race_outcome(c, 5, race_result(20), "");
