@@ -36,7 +36,7 @@ std::vector<std::string> take_triton_terms(std::vector<FilterTerm>& terms) {
     if (t.key != "triton") {
       return false;
     }
-    tritons.push_back(t.value.text().value_or(t.value.to_json().dump()));
+    tritons.push_back(describe(t.value.to_json()));
     return true;
   });
   return tritons;

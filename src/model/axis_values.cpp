@@ -47,7 +47,6 @@ Pool& pool() {
   return *p;
 }
 
-
 /// Where `key` is or would go in the sorted `entries`.
 template <class Entry>
 std::size_t position(const std::vector<Entry>& entries, std::string_view key) {
