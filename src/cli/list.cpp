@@ -1,6 +1,8 @@
 // loraprobe list: the variants of the kernel set, as a table or JSON.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/kernel_options.hpp"
@@ -20,30 +22,50 @@ struct ListOptions {
   std::int64_t tp = 1;
 };
 
-/// list --models: the presets of configs/models.json and the shapes each gives.
+/// list --models: the presets of configs/models.json and the projections each gives,
+/// with the kernels vLLM runs for them: a shrink from K to the rank and an expand from
+/// the rank into each slice's N, or the fused-MoE LoRA kernels of the routed experts.
 int list_models(const ListOptions& o) {
   nlohmann::json out = nlohmann::json::array();
   for (const plan::ModelPreset& m : plan::model_presets()) {
+    const std::vector<plan::Projection> projections = plan::projections(m, o.tp);
     nlohmann::json shapes = nlohmann::json::array();
-    for (const plan::Projection& p : plan::projections(m, o.tp)) {
-      shapes.push_back({{"projection", p.name}, {"expand_slices", p.out}, {"shrink_input", p.in}});
-    }
-    out.push_back({{"name", m.name}, {"source", m.source}, {"tp", o.tp}, {"moe", m.moe}, {"projections", shapes}});
-    if (!o.json) {
-      fmt::print("{}{}: {}\n", m.name, m.moe ? " (MoE: attention projections only; the experts' LoRA path is not "
-                                              "covered)"
-                                            : "",
-                 m.source);
-      for (const plan::Projection& p : plan::projections(m, o.tp)) {
-        fmt::print("  {:<13} expand into {} slice(s) of {}; shrink from {}\n", p.name, p.out.size(),
-                   fmt::join(p.out, "/"), p.in);
+    for (const plan::Projection& p : projections) {
+      nlohmann::json shape = {{"projection", p.name},   {"layer", p.layer}, {"kernel", plan::to_string(p.kernel)},
+                              {"slices", p.out.size()}, {"n", p.out},       {"k", p.in}};
+      if (p.kernel == plan::LoraKernel::fused_moe) {
+        shape["num_experts"] = p.num_experts;
+        shape["top_k"] = p.top_k;
+        shape["swept"] = false;
+      } else {
+        shape["swept"] = true;
       }
+      shapes.push_back(std::move(shape));
+    }
+    out.push_back({{"name", m.name}, {"source", m.source}, {"tp", o.tp}, {"moe", m.is_moe()}, {"projections", shapes}});
+    if (o.json) {
+      continue;
+    }
+    fmt::print("{}: {}\n", m.name, m.source);
+    fmt::print("  {:<27} {:<17} {:<15} {:>6} {:<17} {:>6}\n", "projection", "layer", "op", "slices", "N", "K");
+    for (const plan::Projection& p : projections) {
+      if (p.kernel == plan::LoraKernel::fused_moe) {
+        fmt::print("  {:<27} {:<17} {:<15} {:>6} {:<17} {:>6}  (not swept: {} experts, top {}; no fused-MoE LoRA "
+                   "kernel in loraprobe yet)\n",
+                   p.name, p.layer, "fused_moe", p.out.size(), fmt::format("{}", fmt::join(p.out, "/")), p.in,
+                   p.num_experts, p.top_k);
+        continue;
+      }
+      fmt::print("  {:<27} {:<17} {:<15} {:>6} {:<17} {:>6}\n", p.name, p.layer, "shrink, expand", p.out.size(),
+                 fmt::format("{}", fmt::join(p.out, "/")), p.in);
     }
   }
   if (o.json) {
     fmt::print("{}\n", out.dump(2));
   } else {
-    fmt::print("per tensor-parallel rank at --tp {}; sweep --model NAME [--tp N]\n", o.tp);
+    fmt::print("per tensor-parallel rank at --tp {}: shrink reads K wide, expand writes N per slice; "
+               "sweep --model NAME [--tp N]\n",
+               o.tp);
   }
   return 0;
 }

@@ -26,6 +26,9 @@ void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Pl
     out += fmt::format("  collapsed: {} (an axis that does not apply to the op, or equal once \"vllm\" is resolved)\n",
                        p.duplicates);
   }
+  for (const plan::NotSwept& n : p.not_swept) {
+    out += fmt::format("  not swept: {}: {}\n", n.projection, n.why);
+  }
   out += fmt::format("  repeats per case: {}, seed: {}\n", config.repeats.value, config.seed.value);
   out += fmt::format("{:>5} {:<12} {:<7} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} "
                      "{:>2} {:>3} {:<5} {:>3} {}\n",
@@ -50,9 +53,12 @@ void print_plan_json(std::FILE* file, const plan::SweepConfig& config, const pla
   for (const plan::Dropped& d : p.not_applicable) {
     not_applicable.push_back({{"reason", d.reason}, {"count", d.count}});
   }
-  const json head = {{"config", config.to_json()},       {"count", p.cases.size()},
-                     {"combinations", p.combinations},   {"not_applicable", std::move(not_applicable)},
-                     {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates}};
+  json head = {{"config", config.to_json()},       {"count", p.cases.size()},
+               {"combinations", p.combinations},   {"not_applicable", std::move(not_applicable)},
+               {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates}};
+  if (!p.not_swept.empty()) {
+    head["not_swept"] = plan::not_swept_json(p);
+  }
   std::string text = head.dump(2);
   text.resize(text.size() - 2);  // drop the closing "\n}": the cases follow
   fmt::print(file, "{},\n  \"cases\": [", text);

@@ -90,7 +90,7 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   sub.add_option("--repeats", o.flags.repeats, "Runs per case (fresh poison each time)");
   sub.add_option("--seed", o.flags.seed, "Seed of all generated inputs: a whole number from 0 to 2^64-1");
   sub.add_option("--model", o.flags.model,
-                 "Sweep a model's LoRA projections (qkv, o_proj, gate_up, down_proj; loraprobe list --models) "
+                 "Sweep a model's LoRA projections (attention, linear attention, MLP, shared expert; loraprobe list --models) "
                  "instead of the num_slices and hidden axes");
   sub.add_option("--tp", o.flags.tp, "With --model: tensor parallelism, dividing the sizes vLLM shards");
   // A callback, not a variable: the config's own "remedies" stands unless a flag is given.

@@ -170,6 +170,9 @@ std::string report_html(const Document& doc) {
   std::string body = fmt::format("<h1>loraprobe sweep</h1>\n<p class=\"outcome {}\">{}</p>\n<p>{}; exit code {} ({}).</p>\n",
                                  outcome_class(v.headline), esc(v.headline), esc(v.counts), v.exit_code,
                                  esc(v.outcome));
+  if (!v.not_swept.empty()) {
+    body += fmt::format("<p class=\"note\">{}</p>\n", esc(v.not_swept));
+  }
   body += "<h2 id=\"environment\">Environment</h2>\n" + env_table(v.environment);
   body += fmt::format("<h2>Command</h2>\n<pre class=\"wrap\">{}</pre>\n", esc(v.command.empty() ? "(not recorded)" : v.command));
   body += "<h2 id=\"map\">Verdict map</h2>\n<p class=\"note\">One row per configuration, one column per token count; hover a "

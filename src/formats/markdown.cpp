@@ -176,6 +176,9 @@ std::string report_markdown(const Document& doc) {
   const ReportView v = view_of(doc);
   std::string out = fmt::format("# loraprobe: {}\n\n{}; exit code {} ({}).\n\n", md(v.headline), md(v.counts),
                                 v.exit_code, md(v.outcome));
+  if (!v.not_swept.empty()) {
+    out += md(v.not_swept) + "\n\n";
+  }
   out += "## Environment\n\n" + table(v.environment) + "\n";
   out += "## Command\n\n" + escape::markdown_fence(v.command.empty() ? "(not recorded)" : v.command, "sh") + "\n";
   out += verdict_map_section(v.map);

@@ -8,6 +8,7 @@
 #include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
 #include "tools/tools.hpp"
+#include "formats/view.hpp"
 #include "util/escape.hpp"
 
 namespace lp::formats {
@@ -111,6 +112,9 @@ std::string report_summary(const Document& doc) {
                      meta.contains("interrupted") && meta["interrupted"].is_string()
                          ? "; stopped: " + meta["interrupted"].get<std::string>()
                          : std::string());
+  if (const std::string n = not_swept_sentence(member(member(meta, "plan"), "not_swept")); !n.empty()) {
+    out += escape::terminal_line(n) + "\n";
+  }
   out += case_line("first failure", member(s, "first_failure"), cases);
   out += case_line("minimal failure", member(s, "minimal_failure"), cases);
   out += case_line("first latent", member(s, "first_latent"), cases);

@@ -309,6 +309,23 @@ std::vector<std::string> remedy_lines(const json& hazard) {
   return lines;
 }
 
+std::string not_swept_sentence(const json& not_swept) {
+  std::vector<std::string> names;
+  std::vector<std::string> whys;
+  for (const json& n : not_swept) {
+    names.push_back(text(n, "projection", "?"));
+    const std::string why = text(n, "why");
+    if (!why.empty() && std::find(whys.begin(), whys.end(), why) == whys.end()) {
+      whys.push_back(why);
+    }
+  }
+  if (names.empty()) {
+    return "";
+  }
+  return fmt::format("Not swept: {} ({}); this report says nothing about them.", fmt::join(names, ", "),
+                     fmt::join(whys, "; "));
+}
+
 ReportView view_of(const Document& doc) {
   const json& r = doc.json;
   ReportView v;
@@ -322,6 +339,7 @@ ReportView view_of(const Document& doc) {
   }
   v.counts = report::counts_text(counts);
   v.counts += fmt::format(" of {} planned", integer(member(member(r, "meta"), "plan"), "cases", static_cast<std::int64_t>(records.size())));
+  v.not_swept = not_swept_sentence(member(member(member(r, "meta"), "plan"), "not_swept"));
   v.exit_code = static_cast<int>(integer(summary, "exit_code", -1));
   v.outcome = text(summary, "outcome", "?");
   const std::size_t fails = counts["FAIL"] + counts["fault"] + counts["timeout"] + counts["compile_error"];

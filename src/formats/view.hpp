@@ -70,6 +70,8 @@ struct ReportView {
   std::vector<EnvRow> environment;
   std::string command;
   std::string counts;                   ///< "540 LATENT, 4740 PASS of 5280 planned"
+  /// --model: what no case covered ("Not swept: experts.gate_up_proj, ... (why)."), or "".
+  std::string not_swept;
   int exit_code = -1;
   std::string outcome;
   report::VerdictMap map;
@@ -87,6 +89,10 @@ struct ReportView {
 /// The view of a sweep report (DocumentKind::report). Throws nlohmann::json
 /// exceptions on a document that is not the shape its schema version promises.
 ReportView view_of(const Document& doc);
+
+/// A report's meta.plan.not_swept (--model: projections no case covered) as one
+/// sentence, or "" when there are none.
+std::string not_swept_sentence(const nlohmann::json& not_swept);
 
 /// The race excerpt of one variant's sass record (sass::ListingReport JSON): per
 /// in-flight MMA, the MMA, the wait it passes, the instructions that touch it.

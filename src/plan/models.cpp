@@ -1,39 +1,79 @@
 #include "plan/models.hpp"
 
+#include <algorithm>
+#include <initializer_list>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 #include "util/json_bounded.hpp"
+#include "util/json_in.hpp"
 
 namespace lp::plan {
 
 namespace {
 
-constexpr const char* k_file = "<embedded>/configs/models.json";
+const std::string k_file = "<embedded>/configs/models.json";
+
+/// `j`, an object with only the keys in `known` (the schema's additionalProperties false).
+void only_keys(const JsonIn& j, std::initializer_list<std::string_view> known) {
+  for (const auto& [key, value] : j.members()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      value.fail(fmt::format("unknown key \"{}\" ({})", key, fmt::join(known, ", ")));
+    }
+  }
+}
+
+std::int64_t size(const JsonIn& j, std::string_view key) { return j.at(key).integer(1, std::int64_t{1} << 31); }
+
+ModelPreset parse_preset(const JsonIn& m) {
+  only_keys(m, {"name", "source", "hidden_size", "attention", "linear_attention", "mlp", "moe"});
+  ModelPreset p;
+  p.name = m.at("name").string();
+  p.source = m.at("source").string();
+  p.hidden_size = size(m, "hidden_size");
+  const JsonIn a = m.at("attention");
+  only_keys(a, {"num_attention_heads", "num_key_value_heads", "head_dim", "output_gate"});
+  p.attention = {size(a, "num_attention_heads"), size(a, "num_key_value_heads"), size(a, "head_dim"),
+                 a.find("output_gate") ? a.at("output_gate").boolean() : false};
+  if (const auto l = m.find("linear_attention")) {
+    only_keys(*l, {"num_key_heads", "num_value_heads", "key_head_dim", "value_head_dim"});
+    p.linear_attention = LinearAttentionShape{size(*l, "num_key_heads"), size(*l, "num_value_heads"),
+                                              size(*l, "key_head_dim"), size(*l, "value_head_dim")};
+  }
+  const auto mlp = m.find("mlp");
+  const auto moe = m.find("moe");
+  if (mlp.has_value() == moe.has_value()) {
+    m.fail("expected exactly one of \"mlp\" and \"moe\"");
+  }
+  if (mlp) {
+    only_keys(*mlp, {"intermediate_size"});
+    p.intermediate_size = size(*mlp, "intermediate_size");
+  } else {
+    only_keys(*moe, {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size"});
+    MoeShape e{size(*moe, "num_experts"), size(*moe, "num_experts_per_tok"), size(*moe, "moe_intermediate_size"), {}};
+    if (moe->find("shared_expert_intermediate_size")) {
+      e.shared_expert_intermediate_size = size(*moe, "shared_expert_intermediate_size");
+    }
+    if (e.num_experts_per_tok > e.num_experts) {
+      moe->at("num_experts_per_tok").fail(fmt::format("more than num_experts ({})", e.num_experts));
+    }
+    p.moe = e;
+  }
+  return p;
+}
 
 std::vector<ModelPreset> parse_presets() {
   const nlohmann::json doc = parse_json_bounded(models_text(), k_file, 16);
+  const JsonIn root(doc, k_file);
   std::vector<ModelPreset> out;
-  const nlohmann::json& models = doc.at("models");
-  for (std::size_t i = 0; i < models.size(); ++i) {
-    const nlohmann::json& m = models[i];
-    auto positive = [&](const char* key) {
-      if (!m.contains(key) || !m[key].is_number_integer() || m[key].get<std::int64_t>() < 1) {
-        throw InputError(k_file, fmt::format("/models/{}/{}", i, key), "missing or not a positive integer");
-      }
-      return m[key].get<std::int64_t>();
-    };
-    ModelPreset p;
-    p.name = m.at("name").get<std::string>();
-    p.source = m.at("source").get<std::string>();
-    p.hidden_size = positive("hidden_size");
-    p.intermediate_size = positive("intermediate_size");
-    p.num_attention_heads = positive("num_attention_heads");
-    p.num_key_value_heads = positive("num_key_value_heads");
-    p.head_dim = positive("head_dim");
-    p.moe = m.at("moe").get<bool>();
+  for (const JsonIn& m : root.at("models").items()) {
+    ModelPreset p = parse_preset(m);
+    if (std::any_of(out.begin(), out.end(), [&](const ModelPreset& q) { return q.name == p.name; })) {
+      m.at("name").fail(fmt::format("\"{}\" names two presets", p.name));
+    }
     out.push_back(std::move(p));
   }
   return out;
@@ -46,7 +86,20 @@ std::int64_t divided(std::int64_t size, std::int64_t tp, const ModelPreset& m, c
   return size / tp;
 }
 
+using Sizes = std::vector<std::int64_t>;
+
+/// gate_up_proj and down_proj of a dense MLP of width `inter` (per rank), named under `prefix`.
+void add_mlp(std::vector<Projection>& out, const std::string& layer, const std::string& prefix, std::int64_t hidden,
+             std::int64_t inter) {
+  out.push_back({prefix + "gate_up_proj", layer, LoraKernel::expand_shrink, {inter, inter}, hidden});
+  out.push_back({prefix + "down_proj", layer, LoraKernel::expand_shrink, {hidden}, inter});
+}
+
 }  // namespace
+
+std::string_view to_string(LoraKernel kernel) {
+  return kernel == LoraKernel::fused_moe ? "fused_moe" : "expand_shrink";
+}
 
 const std::vector<ModelPreset>& model_presets() {
   static const std::vector<ModelPreset> presets = parse_presets();
@@ -69,18 +122,46 @@ std::vector<Projection> projections(const ModelPreset& m, std::int64_t tp) {
   if (tp < 1) {
     throw UsageError(fmt::format("--tp {}: at least 1", tp));
   }
-  const std::int64_t heads = divided(m.num_attention_heads, tp, m, "num_attention_heads");
-  // vLLM replicates KV heads when there are fewer than ranks: one per rank.
-  const std::int64_t kv_heads = m.num_key_value_heads >= tp
-                                    ? divided(m.num_key_value_heads, tp, m, "num_key_value_heads")
-                                    : 1;
+  const std::int64_t hidden = m.hidden_size;
   std::vector<Projection> out;
-  out.push_back({"qkv_proj", {heads * m.head_dim, kv_heads * m.head_dim, kv_heads * m.head_dim}, m.hidden_size});
-  out.push_back({"o_proj", {m.hidden_size}, heads * m.head_dim});
-  if (!m.moe) {
-    const std::int64_t inter = divided(m.intermediate_size, tp, m, "intermediate_size");
-    out.push_back({"gate_up_proj", {inter, inter}, m.hidden_size});
-    out.push_back({"down_proj", {m.hidden_size}, inter});
+
+  const AttentionShape& a = m.attention;
+  const std::int64_t heads = divided(a.num_attention_heads, tp, m, "num_attention_heads");
+  // vLLM replicates KV heads when there are fewer than ranks: one per rank.
+  const std::int64_t kv_heads =
+      a.num_key_value_heads >= tp ? divided(a.num_key_value_heads, tp, m, "num_key_value_heads") : 1;
+  // With attn_output_gate vLLM's QKVParallelLinear gets twice the query heads: query and gate.
+  const std::int64_t q_width = heads * a.head_dim * (a.output_gate ? 2 : 1);
+  out.push_back({"qkv_proj", "attention", LoraKernel::expand_shrink,
+                 {q_width, kv_heads * a.head_dim, kv_heads * a.head_dim}, hidden});
+  out.push_back({"o_proj", "attention", LoraKernel::expand_shrink, {hidden}, heads * a.head_dim});
+
+  if (m.linear_attention) {
+    const LinearAttentionShape& l = *m.linear_attention;
+    const std::int64_t k_heads = divided(l.num_key_heads, tp, m, "linear_num_key_heads");
+    const std::int64_t v_heads = divided(l.num_value_heads, tp, m, "linear_num_value_heads");
+    const std::int64_t key = k_heads * l.key_head_dim;
+    const std::int64_t value = v_heads * l.value_head_dim;
+    out.push_back({"in_proj_qkv", "linear_attention", LoraKernel::expand_shrink, {key, key, value}, hidden});
+    out.push_back({"in_proj_z", "linear_attention", LoraKernel::expand_shrink, {value}, hidden});
+    out.push_back({"in_proj_ba", "linear_attention", LoraKernel::expand_shrink, {v_heads, v_heads}, hidden});
+    out.push_back({"out_proj", "linear_attention", LoraKernel::expand_shrink, {hidden}, value});
+  }
+
+  if (m.intermediate_size) {
+    add_mlp(out, "mlp", "", hidden, divided(*m.intermediate_size, tp, m, "intermediate_size"));
+  }
+  if (m.moe) {
+    const MoeShape& e = *m.moe;
+    if (e.shared_expert_intermediate_size) {
+      add_mlp(out, "shared_expert", "shared_expert.", hidden,
+              divided(*e.shared_expert_intermediate_size, tp, m, "shared_expert_intermediate_size"));
+    }
+    const std::int64_t inter = divided(e.moe_intermediate_size, tp, m, "moe_intermediate_size");
+    out.push_back({"experts.gate_up_proj", "experts", LoraKernel::fused_moe, {inter, inter}, hidden, e.num_experts,
+                   e.num_experts_per_tok});
+    out.push_back({"experts.down_proj", "experts", LoraKernel::fused_moe, {hidden}, inter, e.num_experts,
+                   e.num_experts_per_tok});
   }
   return out;
 }

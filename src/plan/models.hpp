@@ -1,15 +1,25 @@
 #pragma once
 // Model presets (configs/models.json): a model's LoRA-wrapped projections as the
-// shapes loraprobe sweeps (--model NAME, --tp N), the way vLLM wraps them:
-//   qkv_proj   expand into 3 slices: q (heads x head_dim), k and v (kv_heads x head_dim)
+// shapes loraprobe sweeps (--model NAME, --tp N), the way vLLM builds and wraps them.
+//
+// Full attention (every model):
+//   qkv_proj   expand into 3 slices: q (heads x head_dim, twice that with an output
+//              gate), k and v (kv_heads x head_dim); shrink from hidden_size
 //   o_proj     expand into 1 slice of hidden_size; shrink from heads x head_dim
-//   gate_up    expand into 2 slices of intermediate_size
-//   down_proj  expand into 1 slice of hidden_size; shrink from intermediate_size
-// Shrink reads the projection's input (hidden_size for qkv and gate_up). Tensor
-// parallelism divides what vLLM shards: the column-parallel outputs (qkv, gate_up)
-// and the row-parallel inputs (o_proj, down_proj); KV heads fewer than --tp are
-// replicated, one per rank. For a mixture-of-experts model only the attention
-// projections are swept: the experts' LoRA path (fused MoE LoRA) is not covered.
+// Gated delta-net linear attention (Qwen3.5/3.6; vLLM's GatedDeltaNetAttention with
+// LoRA, which keeps in_proj_qkv and in_proj_z apart instead of fusing in_proj_qkvz):
+//   in_proj_qkv  3 unequal slices: key, key, value (heads x head_dim each)
+//   in_proj_z    1 slice of value;  in_proj_ba  2 slices of value heads (b and a)
+//   out_proj     expand into hidden_size; shrink from value
+// Dense MLP, and a MoE model's shared expert (shared_expert.*):
+//   gate_up_proj expand into 2 slices of intermediate_size; down_proj back to hidden
+// Routed experts (experts.*): vLLM's fused-MoE LoRA kernels, gate_up (w13) and down
+//   (w2) over each token's top-k experts. loraprobe has no fused-MoE kernel yet, so a
+//   plan lists them as not swept (Plan::not_swept) instead of leaving them out silently.
+//
+// Tensor parallelism divides what vLLM shards: column-parallel outputs (qkv, z, ba,
+// gate_up, the experts' intermediate) and row-parallel inputs (o_proj, out_proj,
+// down_proj); KV heads fewer than --tp are replicated, one per rank.
 
 #include <cstdint>
 #include <optional>
@@ -19,22 +29,57 @@
 
 namespace lp::plan {
 
+struct AttentionShape {
+  std::int64_t num_attention_heads = 0;
+  std::int64_t num_key_value_heads = 0;
+  std::int64_t head_dim = 0;
+  bool output_gate = false;  ///< attn_output_gate: the query slice also carries the gate
+};
+
+/// Gated delta-net layers (config.json linear_num_key_heads, ...).
+struct LinearAttentionShape {
+  std::int64_t num_key_heads = 0;
+  std::int64_t num_value_heads = 0;
+  std::int64_t key_head_dim = 0;
+  std::int64_t value_head_dim = 0;
+};
+
+struct MoeShape {
+  std::int64_t num_experts = 0;
+  std::int64_t num_experts_per_tok = 0;
+  std::int64_t moe_intermediate_size = 0;
+  std::optional<std::int64_t> shared_expert_intermediate_size;  ///< when the model has a shared expert
+};
+
 struct ModelPreset {
   std::string name;
   std::string source;  ///< which model's config.json, which keys
   std::int64_t hidden_size = 0;
-  std::int64_t intermediate_size = 0;
-  std::int64_t num_attention_heads = 0;
-  std::int64_t num_key_value_heads = 0;
-  std::int64_t head_dim = 0;
-  bool moe = false;
+  AttentionShape attention;
+  std::optional<LinearAttentionShape> linear_attention;
+  std::optional<std::int64_t> intermediate_size;  ///< a dense MLP's; nullopt for a MoE model
+  std::optional<MoeShape> moe;
+
+  [[nodiscard]] bool is_moe() const noexcept { return moe.has_value(); }
 };
+
+/// Which kernels vLLM runs for a projection's LoRA.
+enum class LoraKernel {
+  expand_shrink,  ///< lora_shrink then lora_expand (what loraprobe sweeps)
+  fused_moe,      ///< the fused-MoE LoRA kernels over the routed experts (not in loraprobe's sets yet)
+};
+
+std::string_view to_string(LoraKernel kernel);
 
 /// One LoRA-wrapped projection, per tensor-parallel rank.
 struct Projection {
-  std::string name;                 ///< "qkv_proj", "o_proj", "gate_up_proj", "down_proj"
-  std::vector<std::int64_t> out;    ///< expand: the width of each slice
-  std::int64_t in = 0;              ///< shrink: the input's width (hidden for shrink)
+  std::string name;                 ///< vLLM's module name: "qkv_proj", "in_proj_ba", "shared_expert.down_proj", ...
+  std::string layer;                ///< "attention", "linear_attention", "mlp", "shared_expert", "experts"
+  LoraKernel kernel = LoraKernel::expand_shrink;
+  std::vector<std::int64_t> out;    ///< expand: the width of each slice (N)
+  std::int64_t in = 0;              ///< shrink: the input's width (K)
+  std::int64_t num_experts = 0;     ///< fused_moe: experts, and each token's top_k
+  std::int64_t top_k = 0;
 };
 
 /// The embedded presets, in file order. Throws lp::InputError on a malformed file

@@ -388,6 +388,14 @@ json canonical_axes(const Case& c) {
 
 }  // namespace
 
+json not_swept_json(const Plan& plan) {
+  json out = json::array();
+  for (const NotSwept& n : plan.not_swept) {
+    out.push_back({{"projection", n.projection}, {"why", n.why}});
+  }
+  return out;
+}
+
 std::string case_id(const Case& c) { return sha256_hex(canonical_axes(c).dump()).substr(0, 12); }
 
 void keep_only(Plan& plan, const std::vector<std::string>& ids) {
@@ -427,11 +435,18 @@ namespace {
 /// shape (its input, one output per slice); the other axes multiply as usual. One
 /// shape that two projections share (o_proj's and down_proj's expand) is one case,
 /// labelled with both.
+constexpr const char* k_no_fused_moe =
+    "vLLM runs the routed experts' LoRA through its fused-MoE LoRA kernels, which loraprobe does not embed yet";
+
 Plan expand_model_plan(const SweepConfig& config, const std::vector<std::string>& available) {
   const ModelChoice& m = *config.model.value;
   Plan out;
   std::map<std::string, std::size_t> at;  // id -> index in out
   for (const Projection& p : projections(find_model(m.name), m.tp)) {
+    if (p.kernel == LoraKernel::fused_moe) {
+      out.not_swept.push_back({p.name, k_no_fused_moe});
+      continue;
+    }
     for (const char* op : {"expand", "shrink"}) {
       const std::vector<AxisValue>& ops = config.values(AxisId::op);
       if (std::find(ops.begin(), ops.end(), AxisValue::from_json(op)) == ops.end()) {

@@ -73,6 +73,12 @@ struct Dropped {
   std::size_t count = 0;
 };
 
+/// --model: a projection of the model that the plan does not cover, and why.
+struct NotSwept {
+  std::string projection;  ///< "experts.gate_up_proj"
+  std::string why;
+};
+
 /// The expanded sweep.
 struct Plan {
   /// A deque: it grows by blocks, so a plan near the case cap is never copied whole
@@ -82,6 +88,9 @@ struct Plan {
   std::vector<Dropped> not_applicable;     ///< combinations that make no sense (reason, count)
   std::vector<std::size_t> excluded_by_rule;  ///< per config exclude rule
   std::size_t duplicates = 0;              ///< combinations equal to an earlier case after resolving "vllm"
+  /// --model: the projections no case covers (a MoE model's routed experts), so that a
+  /// clean run never reads as "the whole model is clean".
+  std::vector<NotSwept> not_swept;
 };
 
 /// Largest cartesian product and plan accepted (lp::UsageError beyond).
@@ -112,6 +121,10 @@ void keep_only(Plan& plan, const std::vector<std::string>& ids);
 /// A case's id: 12 hex digits of the sha256 of its canonical axes (not its
 /// projection or tuned labels). What expand_plan gives every case.
 std::string case_id(const Case& c);
+
+/// Plan::not_swept as JSON: [{"projection", "why"}] (the dry run's and the report's
+/// meta.plan.not_swept).
+nlohmann::json not_swept_json(const Plan& plan);
 
 /// The case as JSON: {"index", "id", "axes"}.
 nlohmann::json case_to_json(const Case& c);

@@ -25,7 +25,7 @@ json kernel_sets_record(const kernels::KernelSets& sets, const std::vector<std::
 
 json meta_record(const plan::SweepConfig& config, const plan::Plan& plan, const std::vector<std::string>& argv,
                  const json& kernel_sets) {
-  return {{"tool", "loraprobe"},
+  json out = {{"tool", "loraprobe"},
           {"version", k_version},
           {"git_sha", k_git_sha},
           {"argv", argv},
@@ -37,6 +37,10 @@ json meta_record(const plan::SweepConfig& config, const plan::Plan& plan, const 
           {"kernel_sets", kernel_sets},
           {"plan", {{"cases", plan.cases.size()}, {"combinations", plan.combinations},
                     {"excluded_by_rule", plan.excluded_by_rule}, {"duplicates", plan.duplicates}}}};
+  if (!plan.not_swept.empty()) {
+    out["plan"]["not_swept"] = plan::not_swept_json(plan);
+  }
+  return out;
 }
 
 json environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu, bool allow_jit_cache,

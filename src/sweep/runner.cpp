@@ -73,6 +73,9 @@ class Sweep {
     m_phases.journal = seconds_since(t);
     fmt::print(stderr, "sweep: {} cases ({} already journaled), report {}, journal {}\n", m_plan.cases.size(),
                resumed.cases.size(), m_out, m_journal_path);
+    for (const plan::NotSwept& n : m_plan.not_swept) {
+      fmt::print(stderr, "sweep: not swept: {}: {}\n", n.projection, n.why);
+    }
     Sinks sinks;
     sinks.push(std::make_unique<ProgressSink>(m_entries.size(), m_request.progress, m_request.fail_on));
     sinks.push(std::make_unique<ReportSink>(m_report));

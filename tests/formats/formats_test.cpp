@@ -10,6 +10,7 @@
 #include "formats/html.hpp"
 #include "formats/junit.hpp"
 #include "formats/markdown.hpp"
+#include "formats/summary.hpp"
 #include "formats/view.hpp"
 #include "model/metrics_json.hpp"
 #include "report/compact.hpp"
@@ -127,6 +128,27 @@ TEST(Markdown, AMapTooBigForAnIssueIsCutAndSaysSo) {
   EXPECT_NE(md.find("**Cut at 63 KB**"), std::string::npos);
   // Small enough: not cut.
   EXPECT_EQ(markdown_of(many_latent_rows(20)).find("Cut at"), std::string::npos);
+}
+
+TEST(View, AModelSweepSaysWhatItDidNotSweepInEveryFormat) {
+  // sweep --model of a MoE preset records the routed experts in meta.plan.not_swept.
+  Document doc = seed();
+  doc.json["meta"]["plan"]["not_swept"] = json::parse(
+      R"([{"projection": "experts.gate_up_proj", "why": "no <fused> kernel"},
+          {"projection": "experts.down_proj", "why": "no <fused> kernel"}])");
+  const std::string sentence =
+      "Not swept: experts.gate_up_proj, experts.down_proj (no <fused> kernel); this report says nothing about them.";
+  EXPECT_EQ(view_of(doc).not_swept, sentence);
+  EXPECT_NE(summary_of(doc).find(sentence), std::string::npos);
+  const std::string md = markdown_of(doc);
+  // Right under the headline and the counts, escaped for Markdown.
+  EXPECT_LT(md.find("Not swept: experts.gate\\_up\\_proj"), md.find("## Environment")) << md.substr(0, 600);
+  EXPECT_NE(html_of(doc).find("<p class=\"note\">Not swept: experts.gate_up_proj, experts.down_proj (no &lt;fused&gt; "
+                              "kernel)"),
+            std::string::npos);
+  // Without the key: no sentence.
+  EXPECT_EQ(view_of(seed()).not_swept, "");
+  EXPECT_EQ(markdown_of(seed()).find("Not swept"), std::string::npos);
 }
 
 TEST(Junit, ACaseWhoseTimesWereLostStillGetsItsTestCase) {

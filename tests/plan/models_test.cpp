@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -44,13 +45,99 @@ TEST(Models, ShapesAreTheModelsOwnNumbers) {
     EXPECT_EQ(q["gate_up_proj"].out, (Sizes{12288, 12288})) << name;
     EXPECT_EQ(q["down_proj"].in, 12288) << name;
   }
-  // Qwen/Qwen3-30B-A3B: hidden 2048 but 32 x 128 query width; 4 KV heads; the experts are not covered.
+  // Qwen/Qwen3-30B-A3B: hidden 2048 but 32 x 128 query width; 4 KV heads; 128 experts of 768, no shared expert.
   auto moe = by_name("qwen3-30b-a3b", 1);
-  ASSERT_EQ(moe.size(), 2U);
+  ASSERT_EQ(moe.size(), 4U);
+  EXPECT_EQ(moe["experts.gate_up_proj"].kernel, LoraKernel::fused_moe);
+  EXPECT_EQ(moe["experts.gate_up_proj"].out, (Sizes{768, 768}));
+  EXPECT_EQ(moe["experts.down_proj"].in, 768);
+  EXPECT_EQ(moe["experts.down_proj"].num_experts, 128);
+  EXPECT_EQ(moe["experts.down_proj"].top_k, 8);
   EXPECT_EQ(moe["qkv_proj"].out, (Sizes{4096, 512, 512}));
   EXPECT_EQ(moe["qkv_proj"].in, 2048);
   EXPECT_EQ(moe["o_proj"].out, (Sizes{2048}));
   EXPECT_EQ(moe["o_proj"].in, 4096);
+}
+
+TEST(Models, TheHybridQwenModelsHaveEveryProjectionVllmWraps) {
+  // Qwen/Qwen3.6-35B-A3B text_config: hidden 2048; 16 heads x 256 with an output gate, 2 KV heads;
+  // delta-net 16 key heads and 32 value heads of 128; 256 experts (top 8) of 512, a shared expert of 512.
+  for (const std::int64_t tp : {1, 2, 4}) {
+    auto q = by_name("qwen3.6-35b-a3b", tp);
+    ASSERT_EQ(q.size(), 10U) << tp;
+    const std::int64_t kv = 2 >= tp ? 2 / tp : 1;  // 2 KV heads over 4 ranks: one replicated head each
+    EXPECT_EQ(q["qkv_proj"].out, (Sizes{16 / tp * 256 * 2, kv * 256, kv * 256})) << tp;  // query and gate
+    EXPECT_EQ(q["qkv_proj"].in, 2048);
+    EXPECT_EQ(q["o_proj"].out, (Sizes{2048}));
+    EXPECT_EQ(q["o_proj"].in, 16 / tp * 256) << tp;  // the gate does not reach o_proj
+    // in_proj_qkv: key, key, value, unequal: each slice has its own width.
+    EXPECT_EQ(q["in_proj_qkv"].out, (Sizes{2048 / tp, 2048 / tp, 4096 / tp})) << tp;
+    EXPECT_EQ(q["in_proj_qkv"].layer, "linear_attention");
+    EXPECT_EQ(q["in_proj_z"].out, (Sizes{4096 / tp})) << tp;
+    EXPECT_EQ(q["in_proj_ba"].out, (Sizes{32 / tp, 32 / tp})) << tp;  // narrower than any block_n
+    EXPECT_EQ(q["in_proj_ba"].in, 2048);
+    EXPECT_EQ(q["out_proj"].out, (Sizes{2048}));  // the layer of the report's first NaN: a single-slice expand
+    EXPECT_EQ(q["out_proj"].in, 4096 / tp) << tp;
+    EXPECT_EQ(q["shared_expert.gate_up_proj"].out, (Sizes{512 / tp, 512 / tp})) << tp;
+    EXPECT_EQ(q["shared_expert.down_proj"].in, 512 / tp) << tp;
+    EXPECT_EQ(q["shared_expert.down_proj"].kernel, LoraKernel::expand_shrink);
+    EXPECT_EQ(q["experts.gate_up_proj"].out, (Sizes{512 / tp, 512 / tp})) << tp;
+    EXPECT_EQ(q["experts.gate_up_proj"].kernel, LoraKernel::fused_moe);
+    EXPECT_EQ(q["experts.down_proj"].num_experts, 256);
+  }
+  // Qwen/Qwen3.5-9B: a dense hybrid. hidden 4096, intermediate 12288; 16 heads x 256 gated, 4 KV heads.
+  auto d = by_name("qwen3.5-9b", 2);
+  ASSERT_EQ(d.size(), 8U);
+  EXPECT_EQ(d["qkv_proj"].out, (Sizes{4096, 512, 512}));
+  EXPECT_EQ(d["in_proj_qkv"].out, (Sizes{1024, 1024, 2048}));
+  EXPECT_EQ(d["in_proj_ba"].out, (Sizes{16, 16}));
+  EXPECT_EQ(d["gate_up_proj"].out, (Sizes{6144, 6144}));
+  EXPECT_EQ(d["down_proj"].in, 6144);
+  EXPECT_EQ(d.count("experts.down_proj"), 0U);
+  // 32 value heads do not divide by 64 ranks; 16 query heads already stop at 32.
+  try {
+    (void)projections(find_model("qwen3.6-35b-a3b"), 32);
+    FAIL() << "16 heads do not divide by 32";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--model qwen3.6-35b-a3b --tp 32: num_attention_heads (16) does not divide by 32");
+  }
+  // The new dense presets add widths the others lack.
+  EXPECT_EQ(by_name("llama-3.3-70b", 1)["gate_up_proj"].out, (Sizes{28672, 28672}));
+  EXPECT_EQ(by_name("gemma-3-27b", 1)["qkv_proj"].out, (Sizes{4096, 2048, 2048}));
+  EXPECT_EQ(by_name("gemma-3-27b", 1)["o_proj"].out, (Sizes{5376}));
+}
+
+TEST(Models, AMoePlanSaysWhichProjectionsItDoesNotSweep) {
+  const SweepConfig config = parse_config(
+      R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"triton": ["3.6.0"], "op": ["expand"],
+          "rank": [64], "tokens": [256], "input_dtype": ["fp32"], "weight_dtype": ["bf16"], "add_inputs": [true],
+          "block_n": ["vllm"], "num_stages": ["vllm"], "compiler": ["prebuilt"]}})",
+      "m.json");
+  const Plan p = expand_plan(config, {"3.6.0"});
+  std::set<std::string> projections;
+  for (const Case& c : p.cases) {
+    projections.insert(c.projection);
+  }
+  // out_proj and shared_expert.down_proj both expand into 2048: one case, labelled with both.
+  EXPECT_EQ(projections, (std::set<std::string>{"qkv_proj", "o_proj,out_proj,shared_expert.down_proj", "in_proj_qkv",
+                                                "in_proj_z", "in_proj_ba", "shared_expert.gate_up_proj"}));
+  ASSERT_EQ(p.not_swept.size(), 2U);
+  EXPECT_EQ(p.not_swept[0].projection, "experts.gate_up_proj");
+  EXPECT_EQ(p.not_swept[1].projection, "experts.down_proj");
+  EXPECT_EQ(p.not_swept[0].why,
+            "vLLM runs the routed experts' LoRA through its fused-MoE LoRA kernels, which loraprobe does not embed yet");
+  EXPECT_EQ(not_swept_json(p).dump(), nlohmann::json::parse(R"([{"projection": "experts.gate_up_proj", "why": ")" +
+                                                            p.not_swept[0].why + R"("}, {"projection":
+                                                            "experts.down_proj", "why": ")" +
+                                                            p.not_swept[0].why + R"("}])")
+                                          .dump());
+  // A dense model leaves nothing out.
+  const SweepConfig dense = parse_config(
+      R"({"name": "m", "model": "qwen3.5-9b", "axes": {"triton": ["3.6.0"], "op": ["expand"], "rank": [64],
+          "tokens": [256], "input_dtype": ["fp32"], "weight_dtype": ["bf16"], "add_inputs": [true],
+          "block_n": ["vllm"], "num_stages": ["vllm"], "compiler": ["prebuilt"]}})",
+      "m.json");
+  EXPECT_TRUE(expand_plan(dense, {"3.6.0"}).not_swept.empty());
 }
 
 TEST(Models, TensorParallelismShardsWhatVllmShards) {
@@ -73,8 +160,9 @@ TEST(Models, TensorParallelismShardsWhatVllmShards) {
     (void)find_model("llama-9");
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(), "--model llama-9: no such preset (there are llama-3.1-8b, qwen3-8b, qwen3-vl-8b, "
-                           "qwen3-30b-a3b; loraprobe list --models)");
+    EXPECT_STREQ(e.what(), "--model llama-9: no such preset (there are llama-3.1-8b, llama-3.3-70b, "
+                           "qwen3-8b, qwen3-vl-8b, qwen3-30b-a3b, qwen3.5-9b, qwen3.6-35b-a3b, gemma-3-27b; loraprobe "
+                           "list --models)");
   }
 }
 
@@ -121,8 +209,9 @@ TEST(Models, BadModelSettingsNameTheFileAndKey) {
     }
     return std::string("parsed");
   };
-  EXPECT_EQ(message(R"("gpt-5")"), "m.json:/model: --model gpt-5: no such preset (there are llama-3.1-8b, qwen3-8b, "
-                                   "qwen3-vl-8b, qwen3-30b-a3b; loraprobe list --models)");
+  EXPECT_EQ(message(R"("gpt-5")"), "m.json:/model: --model gpt-5: no such preset (there are llama-3.1-8b, llama-3.3-70b, "
+                                   "qwen3-8b, qwen3-vl-8b, qwen3-30b-a3b, qwen3.5-9b, qwen3.6-35b-a3b, gemma-3-27b; "
+                                   "loraprobe list --models)");
   EXPECT_EQ(message(R"({"name": "qwen3-8b", "tp": 0})"), "m.json:/model/tp: expected a whole number in [1, 64], got 0");
   EXPECT_EQ(message(R"({"name": "qwen3-8b", "pp": 2})"), "m.json:/model/pp: unknown key \"pp\" (name, tp)");
   EXPECT_EQ(message(R"({"name": "qwen3-30b-a3b", "tp": 64})"),
