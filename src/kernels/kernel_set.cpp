@@ -85,6 +85,9 @@ json variant_field(const Variant& v, const std::string& key) {
   if (key == "entry") {
     return v.entry;
   }
+  if (key == "num_ctas" && !v.axes.contains("num_ctas")) {
+    return 1;  // Triton's default: the generator never sets another, so a manifest need not say it
+  }
   return v.axes.value(key);
 }
 

@@ -651,6 +651,9 @@ json SweepConfig::to_json() const {
                            {"gpu", vllm_configs.value->gpu},
                            {"origin", vllm_configs.origin.describe()}};
   }
+  if (vllm_batch_invariant.value) {
+    out["vllm_batch_invariant"] = {{"value", true}, {"origin", vllm_batch_invariant.origin.describe()}};
+  }
   if (model.value) {
     out["model"] = {{"name", model.value->name}, {"tp", model.value->tp}, {"origin", model.origin.describe()}};
   }
@@ -724,6 +727,9 @@ void apply_flags(SweepConfig& config, const FlagOverrides& flags) {
                            {Origin::Kind::flag, "--vllm-configs"}};
   } else if (flags.vllm_gpu) {
     throw UsageError("--vllm-gpu: goes with --vllm-configs DIR");
+  }
+  if (flags.vllm_batch_invariant) {
+    config.vllm_batch_invariant = {true, {Origin::Kind::flag, "--vllm-batch-invariant"}};
   }
   if (flags.repeats) {
     if (*flags.repeats < 1 || *flags.repeats > k_max_repeats) {

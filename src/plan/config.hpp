@@ -78,6 +78,9 @@ struct SweepConfig {
   Setting<std::optional<ModelChoice>> model;
   /// vLLM's tuned config files: they decide the "vllm" knobs of every case.
   Setting<std::optional<VllmConfigs>> vllm_configs;
+  /// VLLM_BATCH_INVARIANT=1 (--vllm-batch-invariant): vLLM skips the tuned files and its
+  /// default shrink has split_k 1.
+  Setting<bool> vllm_batch_invariant;
   /// Run the known remedies of every LATENT or FAIL configuration as neighbour cases
   /// (sweep/remedies.hpp); on in the seed and upgrade-gate configs.
   Setting<bool> remedies;
@@ -136,6 +139,7 @@ struct FlagOverrides {
   std::optional<std::int64_t> tp;                    ///< --tp N (with --model, or the config's model)
   std::optional<std::string> vllm_configs;           ///< --vllm-configs DIR
   std::optional<std::string> vllm_gpu;               ///< --vllm-gpu NAME
+  bool vllm_batch_invariant = false;                 ///< --vllm-batch-invariant
   std::optional<bool> remedies;                      ///< --remedies / --no-remedies
 };
 

@@ -36,6 +36,13 @@ json knobs_json(const KernelKnobs& k, bool with_split_k) {
   if (with_split_k) {
     j["split_k"] = k.split_k;
   }
+  // Only when not vLLM's default: every case id of a plan without tuned files stays.
+  if (k.num_ctas != 1) {
+    j["num_ctas"] = k.num_ctas;
+  }
+  if (with_split_k && k.group_size_m != vllm_defaults().shrink_group_size_m) {
+    j["group_size_m"] = k.group_size_m;
+  }
   return j;
 }
 
@@ -118,9 +125,13 @@ KernelKnobs vllm_expand_defaults(int num_slices) {
   return num_slices > 1 ? d.expand_more_slices : d.expand_one_slice;
 }
 
-KernelKnobs vllm_shrink_defaults(std::int64_t tokens) {
+KernelKnobs vllm_shrink_defaults(std::int64_t tokens, bool batch_invariant) {
   const VllmDefaults& d = vllm_defaults();
-  return tokens < d.shrink_small_batch_below ? d.shrink_small_batch : d.shrink_large_batch;
+  KernelKnobs k = tokens < d.shrink_small_batch_below ? d.shrink_small_batch : d.shrink_large_batch;
+  if (batch_invariant) {
+    k.split_k = 1;
+  }
+  return k;
 }
 
 json case_to_json(const Case& c) { return {{"index", c.index}, {"id", c.id}, {"axes", c.axes().to_json()}}; }
@@ -189,7 +200,7 @@ std::vector<std::vector<json>> axis_lists(const SweepConfig& config, const std::
 /// The case of one combination (`v` gives each axis's value), or nullopt with
 /// `why` saying why the combination is not a LoRA configuration.
 template <class Pick>
-std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs* tuned) {
+std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs* tuned, bool batch_invariant) {
   Case c;
   c.op = *parse_op(v(AxisId::op).template get<std::string>());
   c.tokens = v(AxisId::tokens).template get<std::int64_t>();
@@ -230,13 +241,19 @@ std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs*
   }
 
   KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
-  KernelKnobs s_def = vllm_shrink_defaults(c.tokens);
-  if (tuned != nullptr && c.op != Op::lora_linear) {
+  KernelKnobs s_def = vllm_shrink_defaults(c.tokens, batch_invariant);
+  if (tuned != nullptr && batch_invariant && c.op != Op::lora_linear) {
+    c.tuned = "vLLM defaults (VLLM_BATCH_INVARIANT skips the tuned files)";
+  } else if (tuned != nullptr && c.op != Op::lora_linear) {
     // What vLLM launches with these files: the knobs "vllm" stands for.
     const std::int64_t width = *std::max_element(c.hidden.begin(), c.hidden.end());
     const std::optional<TunedChoice> t =
         c.op == Op::shrink ? tuned->shrink(c.num_loras, c.num_slices, c.tokens, c.hidden[0], c.rank)
                            : tuned->expand(c.add_inputs, c.num_loras, c.num_slices, c.tokens, c.rank, width);
+    if (t && !t->vllm_error.empty()) {
+      why = t->vllm_error;
+      return std::nullopt;
+    }
     if (t) {
       (c.op == Op::shrink ? s_def : e_def) = t->knobs;
       c.tuned = t->describe();
@@ -251,12 +268,15 @@ std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs*
                   resolve(v(AxisId::num_stages), s_def.num_stages), resolve(v(AxisId::split_k), s_def.split_k),
                   false};
     k.even_k = c.hidden[0] % (static_cast<std::int64_t>(k.block_k) * k.split_k) == 0;
+    k.num_ctas = s_def.num_ctas;  // not axes: what vLLM's defaults or the tuned entry say
+    k.group_size_m = s_def.group_size_m;
     c.shrink = k;
   } else {
     KernelKnobs k{resolve(v(AxisId::block_m), e_def.block_m),     resolve(v(AxisId::block_n), e_def.block_n),
                   resolve(v(AxisId::block_k), e_def.block_k),     resolve(v(AxisId::num_warps), e_def.num_warps),
                   resolve(v(AxisId::num_stages), e_def.num_stages), 1, false};
     k.even_k = c.rank % k.block_k == 0;
+    k.num_ctas = e_def.num_ctas;
     c.expand = k;
     if (c.op == Op::lora_linear) {
       KernelKnobs s = s_def;
@@ -511,7 +531,7 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
     }
     auto v = [&](AxisId id) -> const json& { return lists[static_cast<std::size_t>(id)][at[static_cast<std::size_t>(id)]]; };
     std::string why;
-    std::optional<Case> c = case_of(v, why, tuned ? &*tuned : nullptr);
+    std::optional<Case> c = case_of(v, why, tuned ? &*tuned : nullptr, config.vllm_batch_invariant.value);
     if (!c) {
       count_reason(plan.not_applicable, why);
       continue;

@@ -28,6 +28,11 @@ struct KernelKnobs {
   int num_stages = 0;
   int split_k = 1;      ///< shrink only; 1 for expand
   bool even_k = false;  ///< K is a multiple of BLOCK_K (times SPLIT_K for shrink): no masked tail
+  /// The launch's num_ctas: vLLM passes a tuned file's to the launch. Every embedded
+  /// variant is built with Triton's default, 1; another value finds no variant.
+  int num_ctas = 1;
+  /// Shrink only: GROUP_SIZE_M (vLLM's default 8, or a tuned file's); 0 for expand.
+  int group_size_m = 0;
   bool operator==(const KernelKnobs&) const = default;
 };
 
@@ -100,8 +105,9 @@ inline constexpr std::size_t k_max_combinations = 5'000'000;
 /// 4 warps, 2 stages; block_n 64 when num_slices > 1).
 KernelKnobs vllm_expand_defaults(int num_slices);
 /// vLLM's default shrink knobs for `tokens` (configs/vllm/defaults.json: block_k 256 and
-/// split_k 64 below 128 tokens, else 32 and 8; block_m 32, block_n 16, 4 warps, 2 stages).
-KernelKnobs vllm_shrink_defaults(std::int64_t tokens);
+/// split_k 64 below 128 tokens, else 32 and 8; block_m 32, block_n 16, 4 warps, 2 stages,
+/// group_size_m 8). `batch_invariant` (VLLM_BATCH_INVARIANT): split_k 1, as vLLM forces it.
+KernelKnobs vllm_shrink_defaults(std::int64_t tokens, bool batch_invariant = false);
 
 /// The `triton` axis of `config` resolved against the kernel sets of the run
 /// (`available`, in order): "all" becomes every one of them, duplicates go. A version

@@ -4,8 +4,10 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "plan/vllm_defaults.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/json_bounded.hpp"
@@ -34,14 +36,22 @@ KernelKnobs leaf_knobs(const nlohmann::ordered_json& node, const std::string& fi
   if (shrink) {
     keys.push_back("split_k");
   }
+  auto check = [&](const char* key) {
+    const auto& v = node[key];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > 1024) {
+      throw InputError(file, ptr + "/" + key, fmt::format("expected a whole number in [1, 1024], got {}", v.dump()));
+    }
+  };
   for (const char* key : keys) {
-    const auto it = node.find(key);
-    if (it == node.end()) {
+    if (node.find(key) == node.end()) {
       throw InputError(file, ptr, fmt::format("missing \"{}\"", key));
     }
-    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > 1024) {
-      throw InputError(file, ptr + "/" + key, fmt::format("expected a whole number in [1, 1024], got {}", it->dump()));
-    }
+    check(key);
+  }
+  // vLLM's shrink reads config.get("group_size_m", 8); the expand has no such knob.
+  const bool has_group = shrink && node.find("group_size_m") != node.end();
+  if (has_group) {
+    check("group_size_m");
   }
   KernelKnobs k;
   k.block_m = node["block_m"].get<int>();
@@ -50,6 +60,8 @@ KernelKnobs leaf_knobs(const nlohmann::ordered_json& node, const std::string& fi
   k.num_warps = node["num_warps"].get<int>();
   k.num_stages = node["num_stages"].get<int>();
   k.split_k = shrink ? node["split_k"].get<int>() : 1;
+  k.num_ctas = node["num_ctas"].get<int>();
+  k.group_size_m = !shrink ? 0 : has_group ? node["group_size_m"].get<int>() : vllm_defaults().shrink_group_size_m;
   return k;
 }
 
@@ -150,13 +162,25 @@ std::optional<TunedChoice> TunedConfigs::lookup(const std::string& name, const s
   }
   TunedChoice c;
   c.file = name;
-  for (const std::int64_t want : wanted) {
+  for (std::size_t depth = 0; depth < wanted.size(); ++depth) {
+    const std::int64_t want = wanted[depth];
     const std::string exact = std::to_string(want);
     const Level::Entry* chosen = nullptr;
     for (const Level::Entry& e : level->entries) {
       if (e.key == exact) {
         chosen = &e;
       }
+    }
+    if (chosen == nullptr && depth == 1) {
+      // vLLM indexes num_slices with config_data[str(num_slices)]: no nearest key.
+      std::vector<std::string> there;
+      for (const Level::Entry& e : level->entries) {
+        there.push_back(e.key);
+      }
+      c.vllm_error = fmt::format("vLLM raises KeyError: '{}' here: {} has no num_slices key \"{}\" (it has {}); vLLM "
+                                 "indexes num_slices exactly",
+                                 exact, c.describe(), exact, fmt::join(there, ", "));
+      return c;
     }
     if (chosen == nullptr) {
       // Closest by |key - wanted|; the first such key in file order on a tie.
@@ -182,12 +206,12 @@ std::optional<TunedChoice> TunedConfigs::lookup(const std::string& name, const s
 std::optional<TunedChoice> TunedConfigs::expand(bool add_inputs, std::int64_t max_loras, std::int64_t num_slices,
                                                 std::int64_t m, std::int64_t rank, std::int64_t width) const {
   return lookup(fmt::format("{}_EXPAND_{}.json", m_prefix, add_inputs ? "TRUE" : "FALSE"),
-                {max_loras, num_slices, m, rank, width});
+                {max_loras + 1, num_slices, m, rank, width});
 }
 
 std::optional<TunedChoice> TunedConfigs::shrink(std::int64_t max_loras, std::int64_t num_slices, std::int64_t m,
                                                 std::int64_t width, std::int64_t rank) const {
-  return lookup(fmt::format("{}_SHRINK.json", m_prefix), {max_loras, num_slices, m, width, rank});
+  return lookup(fmt::format("{}_SHRINK.json", m_prefix), {max_loras + 1, num_slices, m, width, rank});
 }
 
 }  // namespace lp::plan

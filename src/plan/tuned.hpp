@@ -4,11 +4,15 @@
 // `<GPU>_SHRINK.json`, where <GPU> is torch.cuda.get_device_name() with spaces and
 // dashes made underscores. Each nests [max_loras][num_slices][m][k][n] down to a leaf
 // of block_m, block_n, block_k, num_warps, num_ctas, num_stages (and split_k for
-// shrink); m is the token count; expand has k = rank and n = the output width (the
-// widest slice), shrink k = the input width and n = rank. At every level the exact
-// key wins, else the key numerically closest to the wanted value; among equally
-// close keys the first in the file, as Python's min() over a dict's keys picks.
-// A file that is not there means vLLM's built-in defaults for that op.
+// shrink, with an optional group_size_m, 8 when absent); m is the token count; expand
+// has k = rank and n = the output width (the widest slice), shrink k = the input width
+// and n = rank. max_loras is the size of vLLM's lora_ids, the engine's max_loras + 1.
+// num_slices is indexed exactly: vLLM raises KeyError when the key is missing. On
+// every other level the exact key wins, else the key numerically closest to the
+// wanted value; among equally close keys the first in the file, as Python's min()
+// over a dict's keys picks. A file that is not there means vLLM's built-in defaults
+// for that op. (vllm/runtime/modeling/lora/ops/triton_ops/utils.py,
+// get_lora_op_configs; lora_expand_op.py and lora_shrink_op.py for MAX_LORAS.)
 
 #include <cstdint>
 #include <optional>
@@ -26,6 +30,9 @@ namespace lp::plan {
 /// What a lookup chose, and where from.
 struct TunedChoice {
   KernelKnobs knobs;
+  /// Set when vLLM itself would fail on this lookup (a num_slices key the file lacks):
+  /// what vLLM raises and why; knobs are then not set.
+  std::string vllm_error;
   std::string file;                ///< the file's name in the folder
   std::vector<std::string> keys;   ///< the key taken at each level, max_loras first
   [[nodiscard]] std::string describe() const;  ///< "NVIDIA_H200_SHRINK.json[1][1][256][4096][64]"
@@ -42,7 +49,8 @@ class TunedConfigs {
   static std::string file_prefix(const std::string& gpu);
 
   /// vLLM's choice for expand (add_inputs picks the file) or shrink; nullopt when the
-  /// op's file is not in the folder (vLLM then uses its defaults).
+  /// op's file is not in the folder (vLLM then uses its defaults). `max_loras` is the
+  /// engine's (the lookup key is max_loras + 1, as vLLM's lora_ids holds).
   [[nodiscard]] std::optional<TunedChoice> expand(bool add_inputs, std::int64_t max_loras, std::int64_t num_slices,
                                                   std::int64_t m, std::int64_t rank, std::int64_t width) const;
   [[nodiscard]] std::optional<TunedChoice> shrink(std::int64_t max_loras, std::int64_t num_slices, std::int64_t m,

@@ -52,6 +52,8 @@ VllmDefaults parse_vllm_defaults(std::string_view text, const std::string& file)
   d.shrink_small_batch = knobs(shrink.at("small_batch"), true);
   d.shrink_large_batch = knobs(shrink.at("large_batch"), true);
   d.shrink_group_size_m = positive(shrink.at("group_size_m"));
+  d.shrink_small_batch.group_size_m = d.shrink_group_size_m;
+  d.shrink_large_batch.group_size_m = d.shrink_group_size_m;
   const JsonIn matrix = doc.at("ptxas_matrix");
   const json& common = matrix.at("common").object();
   d.matrix_common = AxisValues::from_json(common);

@@ -16,7 +16,7 @@ nlohmann::json wanted_expand_axes(const plan::Case& c) {
   const bool same_stride =
       std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) == c.hidden.end();
   const DType input = c.op == Op::lora_linear ? DType::f32 : c.input_dtype;
-  return {{"op", "expand"},
+  nlohmann::json wanted = {{"op", "expand"},
           {"input_dtype", dtype_name(input)},
           {"weight_dtype", dtype_name(c.weight_dtype)},
           {"block_m", k.block_m},
@@ -28,13 +28,17 @@ nlohmann::json wanted_expand_axes(const plan::Case& c) {
           {"add_inputs", c.add_inputs},
           {"num_slices", c.num_slices},
           {"same_stride", same_stride}};
+  if (k.num_ctas != 1) {
+    wanted["num_ctas"] = k.num_ctas;  // a tuned file's: no embedded variant has it, and the lookup says so
+  }
+  return wanted;
 }
 
 nlohmann::json wanted_shrink_axes(const plan::Case& c) {
   const plan::KernelKnobs& k = *c.shrink;
   // shrink reads x in the weight dtype (lora_linear's x too).
   const std::string dtype(dtype_name(c.weight_dtype));
-  return {{"op", "shrink"},
+  nlohmann::json wanted = {{"op", "shrink"},
           {"input_dtype", dtype},
           {"weight_dtype", dtype},
           {"block_m", k.block_m},
@@ -45,7 +49,11 @@ nlohmann::json wanted_shrink_axes(const plan::Case& c) {
           {"even_k", k.even_k},
           {"split_k", k.split_k},
           {"num_slices", c.num_slices},
-          {"group_size_m", plan::vllm_defaults().shrink_group_size_m}};
+          {"group_size_m", k.group_size_m}};
+  if (k.num_ctas != 1) {
+    wanted["num_ctas"] = k.num_ctas;
+  }
+  return wanted;
 }
 
 PlannedVariants planned_variants(const plan::Plan& plan, const kernels::KernelSets& sets) {

@@ -235,6 +235,19 @@ TEST(KernelSet, MissingVariantNamesTheNearestValues) {
             "expand-fp32-bf16-m64n64k32-w4s1-evenk-add-s1)");
 }
 
+TEST(KernelSet, ATunedNumCtasFindsNoVariantAndSaysSo) {
+  // vLLM passes a tuned file's num_ctas to the launch; every embedded variant is built with Triton's 1.
+  plan::Case c = case_from(std::string(plan::embedded_config("seed-48590.json")), 256);
+  c.expand->num_ctas = 2;
+  const Lookup l = set().lookup(sweep::wanted_expand_axes(c));
+  EXPECT_EQ(l.variant, nullptr);
+  EXPECT_EQ(l.problem,
+            "no expand variant with num_ctas=2 in the kernel set (nearest: num_ctas=1, e.g. "
+            "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1)");
+  c.expand->num_ctas = 1;
+  EXPECT_NE(set().lookup(sweep::wanted_expand_axes(c)).variant, nullptr);
+}
+
 TEST(KernelSet, FilterMatchesAxesAndRejectsUnknownKeys) {
   const auto hazardous = set().filter(parse_filter("op=expand,block_n=128,num_stages=2,input_dtype=fp32,role=kernel"));
   EXPECT_FALSE(hazardous.empty());

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "plan/config.hpp"
 #include "plan/plan.hpp"
@@ -75,6 +76,85 @@ TEST(Tuned, ThePlanTakesTheKnobsVllmWouldLaunch) {
                      "noadd 16 bn32 ns2 NVIDIA_H200_EXPAND_FALSE.json[1][1][64][64][4096]",
                      "noadd 256 bn32 ns2 NVIDIA_H200_EXPAND_FALSE.json[1][1][64][64][4096]",
                      "noadd 2048 bn128 ns1 NVIDIA_H200_EXPAND_FALSE.json[1][1][1024][64][4096]"}));
+}
+
+TEST(Tuned, KeysAreReadExactlyAsVllmReadsThem) {
+  const TempDir dir_holder("lp-tuned-test-");
+  const std::string dir = dir_holder.path();
+  auto leaf = [](int block_n) {
+    return R"({"block_m": 64, "block_n": )" + std::to_string(block_n) +
+           R"(, "block_k": 32, "num_warps": 4, "num_ctas": 1, "num_stages": 2})";
+  };
+  // max_loras keys 1 and 2; num_slices 1 only.
+  write_file_atomic(dir + "/G_EXPAND_TRUE.json", R"({"1": {"1": {"256": {"64": {"4096": )" + leaf(32) +
+                                                     R"(}}}}, "2": {"1": {"256": {"64": {"4096": )" + leaf(128) +
+                                                     "}}}}}");
+  const TunedConfigs t = TunedConfigs::load(dir, "G");
+  // vLLM looks max_loras up as lora_ids.size(0), the engine's max_loras + 1: one adapter reads key "2".
+  EXPECT_EQ(t.expand(true, 1, 1, 256, 64, 4096)->describe(), "G_EXPAND_TRUE.json[2][1][256][64][4096]");
+  EXPECT_EQ(t.expand(true, 1, 1, 256, 64, 4096)->knobs.block_n, 128);
+  // num_slices has no nearest key: vLLM's config_data[str(num_slices)] raises.
+  const std::optional<TunedChoice> missing = t.expand(true, 1, 3, 256, 64, 4096);
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->vllm_error, "vLLM raises KeyError: '3' here: G_EXPAND_TRUE.json[2] has no num_slices key \"3\" "
+                                 "(it has 1); vLLM indexes num_slices exactly");
+  // The plan records that combination as not applicable, with vLLM's error, and goes on.
+  SweepConfig config = parse_config(
+      R"({"name": "t", "axes": {"triton": ["3.6.0"], "op": ["expand"], "input_dtype": ["fp32"], "weight_dtype": ["bf16"],
+          "num_slices": [1, 3], "hidden": [4096], "rank": [64], "add_inputs": [true], "tokens": [256],
+          "compiler": ["prebuilt"]}})",
+      "t.json");
+  FlagOverrides flags;
+  flags.vllm_configs = dir;
+  flags.vllm_gpu = "G";
+  apply_flags(config, flags);
+  Plan p = expand_plan(config, {"3.6.0"});
+  ASSERT_EQ(p.cases.size(), 1U);
+  EXPECT_EQ(p.cases[0].num_slices, 1);
+  ASSERT_EQ(p.not_applicable.size(), 1U);
+  EXPECT_EQ(p.not_applicable[0].reason, missing->vllm_error);
+  // --vllm-batch-invariant: vLLM skips the files (VLLM_BATCH_INVARIANT) and its default shrink has split_k 1.
+  flags = {};
+  flags.vllm_batch_invariant = true;
+  apply_flags(config, flags);
+  p = expand_plan(config, {"3.6.0"});
+  // The 3-slice combination the file cannot serve is a case again: vLLM never reads the file.
+  ASSERT_EQ(p.cases.size(), 2U);
+  EXPECT_EQ(p.cases[1].expand->block_n, 64);  // vLLM's default for 3 slices
+  EXPECT_EQ(p.cases[0].axes().text("tuned"), "vLLM defaults (VLLM_BATCH_INVARIANT skips the tuned files)");
+  EXPECT_NE(config.to_json().dump().find(R"("vllm_batch_invariant":{"origin":"flag --vllm-batch-invariant","value":true})"),
+            std::string::npos);
+  EXPECT_EQ(vllm_shrink_defaults(16, true).split_k, 1);
+  EXPECT_EQ(vllm_shrink_defaults(16, false).split_k, 64);
+}
+
+TEST(Tuned, NumCtasAndGroupSizeMGoWithTheCase) {
+  const TempDir dir_holder("lp-tuned-test-");
+  const std::string dir = dir_holder.path();
+  write_file_atomic(dir + "/G_EXPAND_TRUE.json", R"({"2": {"1": {"256": {"64": {"4096": {"block_m": 64,
+    "block_n": 128, "block_k": 32, "num_warps": 4, "num_ctas": 2, "num_stages": 2}}}}}})");
+  write_file_atomic(dir + "/G_SHRINK.json", R"({"2": {"1": {"256": {"4096": {"64": {"block_m": 32,
+    "block_n": 16, "block_k": 32, "num_warps": 4, "num_ctas": 1, "num_stages": 2, "split_k": 8,
+    "group_size_m": 4}}}}}})");
+  SweepConfig config = parse_config(
+      R"({"name": "t", "axes": {"triton": ["3.6.0"], "op": ["expand", "shrink"], "input_dtype": ["bf16"],
+          "weight_dtype": ["bf16"], "num_slices": [1], "hidden": [4096], "rank": [64], "add_inputs": [true],
+          "tokens": [256], "compiler": ["prebuilt"]}})",
+      "t.json");
+  FlagOverrides flags;
+  flags.vllm_configs = dir;
+  flags.vllm_gpu = "G";
+  apply_flags(config, flags);
+  const Plan p = expand_plan(config, {"3.6.0"});
+  ASSERT_EQ(p.cases.size(), 2U);
+  // vLLM passes num_ctas to the launch: the case asks for it (and no embedded variant has it; see kernels_test).
+  EXPECT_EQ(p.cases[0].expand->num_ctas, 2);
+  EXPECT_EQ(p.cases[0].axes().integer("num_ctas"), 2);
+  // The shrink's GROUP_SIZE_M is the file's.
+  EXPECT_EQ(p.cases[1].shrink->group_size_m, 4);
+  EXPECT_EQ(p.cases[1].axes().integer("group_size_m"), 4);
+  // vLLM's defaults add neither key, so a plan without tuned files keeps its case ids.
+  EXPECT_FALSE(vllm_shrink_defaults(256).group_size_m != 8);
 }
 
 TEST(Tuned, BadFilesNameTheFileAndThePointer) {

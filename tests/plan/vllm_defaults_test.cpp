@@ -18,13 +18,13 @@ namespace {
 
 TEST(VllmDefaults, TheBuiltInFileHoldsVllmsNumbers) {
   const VllmDefaults& d = vllm_defaults();
-  // block_m, block_n, block_k, num_warps, num_stages, split_k
+  // block_m, block_n, block_k, num_warps, num_stages, split_k, even_k, num_ctas, group_size_m
   EXPECT_EQ(d.expand_one_slice, (KernelKnobs{64, 128, 32, 4, 2, 1, false}));
   EXPECT_EQ(d.expand_more_slices, (KernelKnobs{64, 64, 32, 4, 2, 1, false}));
   EXPECT_EQ(d.expand_block_k_newer, 16);
   EXPECT_EQ(d.shrink_small_batch_below, 128);
-  EXPECT_EQ(d.shrink_small_batch, (KernelKnobs{32, 16, 256, 4, 2, 64, false}));
-  EXPECT_EQ(d.shrink_large_batch, (KernelKnobs{32, 16, 32, 4, 2, 8, false}));
+  EXPECT_EQ(d.shrink_small_batch, (KernelKnobs{32, 16, 256, 4, 2, 64, false, 1, 8}));
+  EXPECT_EQ(d.shrink_large_batch, (KernelKnobs{32, 16, 32, 4, 2, 8, false, 1, 8}));
   EXPECT_EQ(d.shrink_group_size_m, 8);
 }
 
