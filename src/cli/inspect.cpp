@@ -27,6 +27,7 @@
 #include "formats/outputs.hpp"
 #include "inspect/document.hpp"
 #include "inspect/inspector.hpp"
+#include "cli/plan_options.hpp"
 #include "inspect/matrix.hpp"
 #include "inspect/work.hpp"
 #include "plan/config.hpp"
@@ -64,9 +65,7 @@ struct InspectOptions {
   bool trust_cache = false;
   std::size_t verify_cache = 0;
   bool no_skip = false;
-  std::string config_path;
-  std::string vllm_configs;  ///< with --config: vLLM's tuned config folder
-  std::string vllm_gpu;
+  PlanOptions plan;  ///< --config and the axis, --model and --vllm-* flags over it, as sweep takes them
   bool hazards_only = false;
   std::string junit;     ///< also write JUnit XML here
   std::string markdown;  ///< also Markdown
@@ -168,29 +167,25 @@ inspect::InspectRequest request_of(const InspectOptions& o) {
   r.matrix = o.matrix;
   r.matrix_dir = o.matrix_dir;
   r.kernel_sets_named = !o.kernels.kernel_dirs.empty() || !o.kernels.tritons.empty();
-  if (!o.matrix && o.config_path.empty() && !o.paths.empty()) {
+  if (!o.matrix && !o.plan.given() && !o.paths.empty()) {
     return r;  // files: no kernel set
   }
-  if (!o.config_path.empty() && !o.matrix) {
+  if (o.plan.given() && !o.matrix) {
     if (!o.paths.empty() || !o.filter.empty()) {
-      throw UsageError("--config picks the variants a sweep of that config loads; it takes no files or --filter");
+      throw UsageError("--config and the plan's flags (--model, --tokens, ...) pick the variants a sweep loads; they "
+                       "take no files or --filter");
     }
-    plan::SweepConfig config = plan::load_config_file(o.config_path);
-    plan::FlagOverrides flags;
+    PlanOptions plan_options = o.plan;
     if (!o.kernels.tritons.empty()) {
-      flags.axes[plan::AxisId::triton] = o.kernels.tritons;
+      plan_options.flags.axes[plan::AxisId::triton] = o.kernels.tritons;
     }
-    if (!o.vllm_configs.empty()) {
-      flags.vllm_configs = o.vllm_configs;
-    }
-    if (!o.vllm_gpu.empty()) {
-      flags.vllm_gpu = o.vllm_gpu;
-    }
-    plan::apply_flags(config, flags);
-    print_notes(config.notes);
+    const plan::SweepConfig config = plan_options.resolve();
     r.sets = o.kernels.load();
-    const sweep::PlannedVariants planned =
-        sweep::planned_variants(plan::expand_plan(config, r.sets->versions()), *r.sets);
+    const plan::Plan plan = plan::expand_plan(config, r.sets->versions());
+    for (const plan::NotSwept& n : plan.not_swept) {
+      fmt::print(stderr, "inspect: not inspected: {}: {}\n", n.projection, n.why);
+    }
+    const sweep::PlannedVariants planned = sweep::planned_variants(plan, *r.sets);
     for (const std::string& line : planned.unavailable) {
       fmt::print(stderr, "inspect: {} (a sweep records those cases as skipped)\n", line);
     }
@@ -198,7 +193,7 @@ inspect::InspectRequest request_of(const InspectOptions& o) {
       r.config_variants.push_back({set, variant});
     }
     r.config_compilers = planned.compilers;
-    r.config_path = o.config_path;
+    r.config_path = config.source;
     return r;
   }
   r.sets = o.kernels.load();
@@ -305,15 +300,9 @@ Command add_inspect_command(CLI::App& app) {
       ->check(CLI::Range(0U, k_max_jobs));
   sub->add_flag("--json", o->json, "Print JSON (configs/schema/inspect.schema.json) instead of a table");
   sub->add_flag("--list-checks", o->list_checks, "Print the check table (id, description) and exit");
-  sub->add_option("--vllm-configs", o->vllm_configs,
-                  "With --config: vLLM's tuned LoRA config folder; the variants are those vLLM launches with it")
-      ->check(non_empty());
-  sub->add_option("--vllm-gpu", o->vllm_gpu, "The GPU name of the tuned files (default: an NVIDIA H100 80GB HBM3)")
-      ->check(non_empty());
-  sub->add_option("-c,--config", o->config_path,
-                  "Inspect what a sweep of this config loads (its cases' variants in every Triton set it names, under "
-                  "its compilers, or --compilers, and --ptxas), without a GPU")
-      ->check(non_empty());
+  // The plan's flags, as sweep takes them; --triton and --compiler are bound above (they also pick sets and
+  // compilers without a plan).
+  add_plan_options(*sub, o->plan, {plan::AxisId::triton, plan::AxisId::compiler});
   sub->add_flag("--no-skip", o->no_skip,
                 "Disassemble every cubin, also those whose PTX has no wgmma.mma_async (which cannot have a finding "
                 "and are otherwise reported clean without nvdisasm)");
@@ -350,6 +339,7 @@ Command add_inspect_command(CLI::App& app) {
       "  loraprobe inspect --triton 3.8.0 --filter op=expand,input_dtype=fp32,block_n=128 --ptxas 13.3\n"
       "  loraprobe inspect --ptxas-matrix=/opt/ptxas --filter op=expand,input_dtype=fp32,block_n=128\n"
       "  loraprobe inspect --config configs/seed-48590.json --ptxas toolkit  # what the seed sweep loads, every Triton\n"
+      "  loraprobe inspect --model qwen3.6-35b-a3b --rank 64 --tokens 256   # what sweep plans with the same flags\n"
       "  loraprobe inspect --list-checks\n"
       "Reports are cached under $XDG_CACHE_HOME/loraprobe (else ~/.cache/loraprobe) by cubin, nvdisasm and\n"
       "analysis version; --no-cache bypasses it.\n"

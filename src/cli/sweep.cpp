@@ -10,6 +10,7 @@
 #include "formats/document.hpp"
 #include "formats/outputs.hpp"
 #include "cli/compiler_flags.hpp"
+#include "cli/plan_options.hpp"
 #include "cli/plan_table.hpp"
 #include "cli/validators.hpp"
 #include "compile/toolchain.hpp"
@@ -30,8 +31,7 @@ namespace {
 
 /// Everything `loraprobe sweep` takes; JSON config and flags fill the same struct.
 struct SweepOptions {
-  std::string config_path;
-  plan::FlagOverrides flags;  ///< the axis flags, --ptxas, --repeats, --seed: applied by plan::apply_flags
+  PlanOptions plan;  ///< --config and the flags over it (shared with inspect), --ptxas, --repeats, --seed
   bool dry_run = false;
   bool json = false;
   bool show_config = false;
@@ -60,53 +60,15 @@ struct SweepOptions {
 };
 
 void add_options(CLI::App& sub, SweepOptions& o) {
-  sub.add_option("-c,--config", o.config_path,
-                 "Sweep config (JSON, configs/schema/config.schema.json); default: the embedded configs/default.json")
-      ->check(non_empty());
-  for (const plan::AxisInfo& axis : plan::axis_table()) {
-    const plan::AxisId id = axis.id;
-    auto* opt = sub.add_option_function<std::vector<std::string>>(
-        std::string(axis.flag), [&o, id](const std::vector<std::string>& v) { o.flags.axes[id] = v; },
-        fmt::format("Override axis {}: {}", axis.key, axis.description));
-    opt->group("Axes (replace the config's values; lists '256,384', ranges '16..8192*2' or '16..128+16')");
-    opt->allow_extra_args(false);
-    if (axis.kind == plan::AxisKind::compiler) {
-      opt->take_all();
-    }
-    if (!axis.old_flag.empty()) {
-      const std::string old_flag(axis.old_flag);
-      const std::string new_flag(axis.flag);
-      sub.add_option_function<std::vector<std::string>>(
-             old_flag,
-             [&o, id, old_flag, new_flag](const std::vector<std::string>& v) {
-               print_notes({fmt::format("{}: write {} ({} is deprecated)", old_flag, new_flag, old_flag)});
-               o.flags.axes[id] = v;
-             },
-             "Deprecated spelling of " + new_flag)
-          ->allow_extra_args(false)
-          ->group("");
-    }
-  }
-  sub.add_option("--repeats", o.flags.repeats, "Runs per case (fresh poison each time)");
-  sub.add_option("--seed", o.flags.seed, "Seed of all generated inputs: a whole number from 0 to 2^64-1");
-  sub.add_option("--model", o.flags.model,
-                 "Sweep a model's LoRA projections (attention, linear attention, MLP, shared expert; loraprobe list --models) "
-                 "instead of the num_slices and hidden axes");
-  sub.add_option("--tp", o.flags.tp, "With --model: tensor parallelism, dividing the sizes vLLM shards");
+  add_plan_options(sub, o.plan);
+  sub.add_option("--repeats", o.plan.flags.repeats, "Runs per case (fresh poison each time)");
+  sub.add_option("--seed", o.plan.flags.seed, "Seed of all generated inputs: a whole number from 0 to 2^64-1");
   // A callback, not a variable: the config's own "remedies" stands unless a flag is given.
   sub.add_flag_function(
-      "--remedies,!--no-remedies", [&o](std::int64_t count) { o.flags.remedies = count > 0; },
+      "--remedies,!--no-remedies", [&o](std::int64_t count) { o.plan.flags.remedies = count > 0; },
                "Also run the known remedies of every LATENT or FAIL configuration (block_n 32, num_stages 1, bf16 "
                "input, the newest Triton set, with a 13.3+ ptxas when the run has one) and report their cost in "
                "kernel time; on in the seed and upgrade-gate configs");
-  sub.add_option("--vllm-configs", o.flags.vllm_configs,
-                 "vLLM's tuned LoRA config folder (VLLM_TUNED_CONFIG_FOLDER): every \"vllm\" knob is what vLLM "
-                 "launches with these files, and each case names the entry that chose it")
-      ->check(non_empty());
-  sub.add_option("--vllm-gpu", o.flags.vllm_gpu,
-                 "The GPU name of the tuned files (NVIDIA H200 reads NVIDIA_H200_*.json); default: the GPU present, "
-                 "or an NVIDIA H100 80GB HBM3 for a dry run")
-      ->check(non_empty());
   sub.add_flag("--dry-run", o.dry_run, "Print the plan (case count and table) without running anything");
   sub.add_flag("--json", o.json, "With --dry-run or --show-config: print JSON instead of a table");
   sub.add_flag("--show-config", o.show_config, "Print every setting with its origin (default, file, flag)");
@@ -178,16 +140,9 @@ void add_options(CLI::App& sub, SweepOptions& o) {
       ->check(non_empty())
       ->excludes("--device");
   run->add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
-  add_ptxas_flag(sub, o.flags.ptxas);
+  add_ptxas_flag(sub, o.plan.flags.ptxas);
   // Tests only: replace a case's expand kernel by a kernel that misbehaves on purpose.
   sub.add_option("--test-hook", o.test_hooks, "INDEX=trap|spin|oob_write|skip_tile")->group("");
-}
-
-plan::SweepConfig resolve_config(const SweepOptions& o) {
-  plan::SweepConfig config = o.config_path.empty() ? plan::load_default_config() : plan::load_config_file(o.config_path);
-  plan::apply_flags(config, o.flags);
-  print_notes(config.notes);
-  return config;
 }
 
 sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> argv) {
@@ -303,7 +258,7 @@ void write_other_outputs(const SweepOptions& o, const sweep::SweepRequest& reque
 
 int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   std::vector<std::string> recorded_argv = argv;
-  if (!o.resume.empty() && o.config_path.empty() && o.flags.axes.empty()) {
+  if (!o.resume.empty() && !o.plan.given()) {
     const std::string out = o.out;
     o = options_from_journal(o.resume);
     if (!out.empty()) {
@@ -311,7 +266,7 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
     }
     recorded_argv = report::read_journal(o.resume).header.value("argv", argv);
   }
-  const plan::SweepConfig config = resolve_config(o);
+  const plan::SweepConfig config = o.plan.resolve();
   if (o.show_config) {
     fmt::print("{}", o.json ? config.to_json().dump(2) + "\n" : plan::format_config(config));
     if (!o.dry_run) {

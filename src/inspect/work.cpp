@@ -238,7 +238,7 @@ Work plan_config(const InspectRequest& r) {
   } else {
     for (const Compiler& c : r.config_compilers) {
       if (c.kind == CompilerKind::driver) {
-        fmt::print(stderr, "inspect: --config {}: compiler driver left out (the driver's JIT needs a GPU; a sweep "
+        fmt::print(stderr, "inspect: the plan of {}: compiler driver left out (the driver's JIT needs a GPU; a sweep "
                            "inspects what it built)\n",
                    r.config_path.value_or(""));
         continue;
@@ -250,7 +250,8 @@ Work plan_config(const InspectRequest& r) {
     add_unique(w.compilers, ptxas_compiler(spec, false));
   }
   if (w.variants.empty() || w.compilers.empty()) {
-    throw UsageError(fmt::format("--config {}: its plan loads no variant this can inspect", r.config_path.value_or("")));
+    throw UsageError(fmt::format("the plan of {} (and the flags) loads no variant this can inspect",
+                                 r.config_path.value_or("")));
   }
   w.items = variant_items(w.variants, w.compilers);
   return w;

@@ -1,0 +1,69 @@
+#include "cli/plan_options.hpp"
+
+#include <fmt/format.h>
+
+#include "cli/app.hpp"
+#include "cli/validators.hpp"
+
+namespace lp::cli {
+
+bool PlanOptions::given() const {
+  return !config_path.empty() || !flags.axes.empty() || flags.model || flags.tp || flags.vllm_configs ||
+         flags.vllm_gpu || flags.vllm_batch_invariant;
+}
+
+plan::SweepConfig PlanOptions::resolve() const {
+  plan::SweepConfig config = config_path.empty() ? plan::load_default_config() : plan::load_config_file(config_path);
+  plan::apply_flags(config, flags);
+  print_notes(config.notes);
+  return config;
+}
+
+void add_plan_options(CLI::App& sub, PlanOptions& o, const std::set<plan::AxisId>& bound_elsewhere) {
+  sub.add_option("-c,--config", o.config_path,
+                 "Sweep config (JSON, configs/schema/config.schema.json); default: the embedded configs/default.json")
+      ->check(non_empty());
+  for (const plan::AxisInfo& axis : plan::axis_table()) {
+    const plan::AxisId id = axis.id;
+    if (bound_elsewhere.count(id) > 0) {
+      continue;
+    }
+    auto* opt = sub.add_option_function<std::vector<std::string>>(
+        std::string(axis.flag), [&o, id](const std::vector<std::string>& v) { o.flags.axes[id] = v; },
+        fmt::format("Override axis {}: {}", axis.key, axis.description));
+    opt->group("Axes (replace the config's values; lists '256,384', ranges '16..8192*2' or '16..128+16')");
+    opt->allow_extra_args(false);
+    if (axis.kind == plan::AxisKind::compiler) {
+      opt->take_all();
+    }
+    if (!axis.old_flag.empty()) {
+      const std::string old_flag(axis.old_flag);
+      const std::string new_flag(axis.flag);
+      sub.add_option_function<std::vector<std::string>>(
+             old_flag,
+             [&o, id, old_flag, new_flag](const std::vector<std::string>& v) {
+               print_notes({fmt::format("{}: write {} ({} is deprecated)", old_flag, new_flag, old_flag)});
+               o.flags.axes[id] = v;
+             },
+             "Deprecated spelling of " + new_flag)
+          ->allow_extra_args(false)
+          ->group("");
+    }
+  }
+  sub.add_option("--model", o.flags.model,
+                 "A model's LoRA projections (attention, linear attention, MLP, shared expert; loraprobe list "
+                 "--models) instead of the num_slices and hidden axes");
+  sub.add_option("--tp", o.flags.tp, "With --model: tensor parallelism, dividing the sizes vLLM shards");
+  sub.add_option("--vllm-configs", o.flags.vllm_configs,
+                 "vLLM's tuned LoRA config folder (VLLM_TUNED_CONFIG_FOLDER): every \"vllm\" knob is what vLLM "
+                 "launches with these files, and each case names the entry that chose it")
+      ->check(non_empty());
+  sub.add_option("--vllm-gpu", o.flags.vllm_gpu,
+                 "The GPU name of the tuned files (NVIDIA H200 reads NVIDIA_H200_*.json); default: the GPU present, "
+                 "or an NVIDIA H100 80GB HBM3 without a GPU")
+      ->check(non_empty());
+  sub.add_flag("--vllm-batch-invariant", o.flags.vllm_batch_invariant,
+               "As vLLM with VLLM_BATCH_INVARIANT=1: the tuned files are skipped and the default shrink has split_k 1");
+}
+
+}  // namespace lp::cli
