@@ -49,12 +49,8 @@ void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Pl
 }
 
 void print_plan_json(std::FILE* file, const plan::SweepConfig& config, const plan::Plan& p) {
-  json not_applicable = json::array();
-  for (const plan::Dropped& d : p.not_applicable) {
-    not_applicable.push_back({{"reason", d.reason}, {"count", d.count}});
-  }
   json head = {{"config", config.to_json()},       {"count", p.cases.size()},
-               {"combinations", p.combinations},   {"not_applicable", std::move(not_applicable)},
+               {"combinations", p.combinations},   {"not_applicable", plan::not_applicable_json(p)},
                {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates}};
   if (!p.not_swept.empty()) {
     head["not_swept"] = plan::not_swept_json(p);

@@ -408,6 +408,14 @@ json canonical_axes(const Case& c) {
 
 }  // namespace
 
+json not_applicable_json(const Plan& plan) {
+  json out = json::array();
+  for (const Dropped& d : plan.not_applicable) {
+    out.push_back({{"reason", d.reason}, {"count", d.count}});
+  }
+  return out;
+}
+
 json not_swept_json(const Plan& plan) {
   json out = json::array();
   for (const NotSwept& n : plan.not_swept) {

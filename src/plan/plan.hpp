@@ -128,6 +128,10 @@ void keep_only(Plan& plan, const std::vector<std::string>& ids);
 /// projection or tuned labels). What expand_plan gives every case.
 std::string case_id(const Case& c);
 
+/// Plan::not_applicable as JSON: [{"reason", "count"}] (the dry run's and the report's
+/// meta.plan.not_applicable).
+nlohmann::json not_applicable_json(const Plan& plan);
+
 /// Plan::not_swept as JSON: [{"projection", "why"}] (the dry run's and the report's
 /// meta.plan.not_swept).
 nlohmann::json not_swept_json(const Plan& plan);

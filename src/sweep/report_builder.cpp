@@ -37,6 +37,11 @@ json meta_record(const plan::SweepConfig& config, const plan::Plan& plan, const 
           {"kernel_sets", kernel_sets},
           {"plan", {{"cases", plan.cases.size()}, {"combinations", plan.combinations},
                     {"excluded_by_rule", plan.excluded_by_rule}, {"duplicates", plan.duplicates}}}};
+  if (!plan.not_applicable.empty()) {
+    // Why combinations are not cases: among them what vLLM itself would refuse (a tuned
+    // file without the num_slices key), so a report says it and not only the dry run.
+    out["plan"]["not_applicable"] = plan::not_applicable_json(plan);
+  }
   if (!plan.not_swept.empty()) {
     out["plan"]["not_swept"] = plan::not_swept_json(plan);
   }
