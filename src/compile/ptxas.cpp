@@ -47,6 +47,7 @@ PtxasOutput compile_with_ptxas(const PtxasInfo& ptxas, std::string_view ptx, con
     // A PTX ISA newer than this ptxas takes (Triton 3.9 writes .version 9.4; ptxas 13.0
     // takes up to 9.0) is refused, never rewritten: say so first.
     std::string why;
+    std::string incompatible;
     if (const std::size_t at = log.find("Unsupported .version "); at != std::string::npos) {
       const std::size_t end = log.find_first_of(";\n", at);
       const std::string version = log.substr(at + 21, end == std::string::npos ? std::string::npos : end - at - 21);
@@ -56,9 +57,14 @@ PtxasOutput compile_with_ptxas(const PtxasInfo& ptxas, std::string_view ptx, con
       why = fmt::format("the PTX is .version {}, newer than ptxas {} accepts (up to {}); a newer ptxas is needed "
                         "(loraprobe never rewrites the PTX). ",
                         version, ptxas.version, current);
+      incompatible = fmt::format("the PTX is .version {}; ptxas {} reads up to {}", version, ptxas.version, current);
     }
-    throw Error(fmt::format("ptxas {} ({}) failed on {}: {}{}: {}", ptxas.version, ptxas.path, name, why,
-                            r.describe(), log.substr(0, 4000)));
+    const std::string what = fmt::format("ptxas {} ({}) failed on {}: {}{}: {}", ptxas.version, ptxas.path, name, why,
+                                         r.describe(), log.substr(0, 4000));
+    if (!incompatible.empty() && r.exit_code > 0) {
+      throw IncompatiblePtx(what, incompatible);
+    }
+    throw Error(what);
   }
   // A "ptxas" that exits 0 without writing a cubin (/bin/true) is an error of this
   // compile, named by the user's input and the compiler, not by our temporary path.

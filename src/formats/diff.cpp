@@ -126,8 +126,8 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
   const auto news = index(b, nullptr);
   Diff d;
   json& j = d.json;
-  for (const char* key : {"newly_failing", "newly_latent", "fixed", "other_changes", "deviations", "only_old",
-                          "only_new"}) {
+  for (const char* key : {"newly_failing", "newly_latent", "newly_incompatible", "fixed", "now_compilable",
+                          "other_changes", "deviations", "only_old", "only_new"}) {
     j[key] = json::array();
   }
   std::size_t matched = 0;
@@ -143,7 +143,13 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
     const std::string vn(report::to_string(n.verdict));
     const json change = {{"old", ref(*o)}, {"new", ref(n)}};
     if (vo != vn) {
-      if (failing().count(vn) > 0 && failing().count(vo) == 0) {
+      if (n.verdict == report::Verdict::incompatible && o->verdict != report::Verdict::skipped &&
+          failing().count(vo) == 0) {
+        // PASS or LATENT before, and now the compiler cannot read the PTX: the upgrade broke the pairing.
+        j["newly_incompatible"].push_back(change);
+      } else if (o->verdict == report::Verdict::incompatible && n.verdict == report::Verdict::pass) {
+        j["now_compilable"].push_back(change);  // judged again: the verdict itself is in the new report
+      } else if (failing().count(vn) > 0 && failing().count(vo) == 0) {
         j["newly_failing"].push_back(change);
       } else if (vn == "LATENT" && vo != "LATENT" && failing().count(vo) == 0) {
         j["newly_latent"].push_back(change);
@@ -174,7 +180,8 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
   }
   j["matched"] = matched;
   j["environment"] = environment_differences(a.json, b.json);
-  d.regressed = !j["newly_failing"].empty() || (options.latent_fails && !j["newly_latent"].empty());
+  d.regressed = !j["newly_failing"].empty() || !j["newly_incompatible"].empty() ||
+                (options.latent_fails && !j["newly_latent"].empty());
   j["regressed"] = d.regressed;
   j["old"] = a.path;
   j["new"] = b.path;
@@ -218,7 +225,9 @@ std::string Diff::text() const {
   };
   list("newly_failing", "newly failing (FAIL, fault, timeout, compile_error)");
   list("newly_latent", "newly LATENT");
+  list("newly_incompatible", "newly incompatible (the compiler no longer reads the PTX)");
   list("fixed", "fixed (now PASS)");
+  list("now_compilable", "now compilable (incompatible before)");
   list("other_changes", "other verdict changes");
   list("deviations", fmt::format("deviations that moved by more than {} of the tolerance", k_deviation_change).c_str());
   list("only_old", "only in the old report");

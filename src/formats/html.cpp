@@ -32,7 +32,7 @@ table.map th { font-weight: 600; text-align: center; } table.map .label { width:
 details { margin: 4px 0 8px; } summary { cursor: pointer; color: #57606a; }
 table.map td.cell { width: 34px; text-align: center; border: 1px solid #fff; }
 td.P { background: #2da44e; color: #fff; } td.L { background: #d4a72c; color: #000; } td.F { background: #cf222e; color: #fff; }
-td.f, td.t, td.c, td.i { background: #8250df; color: #fff; } td.s { background: #afb8c1; } td.dot { background: #f6f8fa; }
+td.f, td.t, td.c, td.i { background: #8250df; color: #fff; } td.s, td.x { background: #afb8c1; } td.dot { background: #f6f8fa; }
 .legend span { display: inline-block; padding: 1px 8px; margin-right: 6px; border-radius: 3px; font-size: 12px; }
 pre { background: #f6f8fa; padding: 8px 12px; overflow-x: auto; font: 12px/1.5 ui-monospace, SFMono-Regular, Menlo, monospace; }
 pre.wrap { white-space: pre-wrap; word-break: break-all; } pre mark { background: #ffd8d3; } pre .mma { background: #ddf4ff; } pre .wait { background: #fff1c2; }
@@ -56,7 +56,7 @@ std::string legend() {
   return "<p class=\"legend\"><span class=\"cell P\" style=\"background:#2da44e;color:#fff\">P PASS</span>"
          "<span style=\"background:#d4a72c\">L LATENT</span><span style=\"background:#cf222e;color:#fff\">F FAIL</span>"
          "<span style=\"background:#8250df;color:#fff\">f t c i fault, timeout, compile_error, incomplete</span>"
-         "<span style=\"background:#afb8c1\">s skipped</span><span style=\"background:#f6f8fa\">. not planned</span>"
+         "<span style=\"background:#afb8c1\">s x skipped, incompatible</span><span style=\"background:#f6f8fa\">. not planned</span>"
          "</p>\n";
 }
 

@@ -345,6 +345,11 @@ ReportView view_of(const Document& doc) {
   const std::size_t fails = counts["FAIL"] + counts["fault"] + counts["timeout"] + counts["compile_error"];
   if (v.outcome == "invalid_controls") {
     v.headline = "INVALID: the controls did not behave, so no case is judged.";
+  } else if (v.outcome == "nothing_compatible") {
+    v.headline = fmt::format(
+        "INCOMPATIBLE: none of the {} case(s) could compile: each kernel's PTX is newer than its compiler reads, so "
+        "this run judged nothing.",
+        counts["incompatible"]);
   } else if (counts["FAIL"] > 0) {
     v.headline = fmt::format("FAIL: wrong numbers in {} case(s).", counts["FAIL"]);
   } else if (fails > 0) {

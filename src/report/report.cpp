@@ -173,6 +173,9 @@ Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>&
   if (!controls_valid) {
     s.outcome = Outcome::invalid_controls;
     s.exit_code = 3;
+  } else if (const auto x = s.counts.find(Verdict::incompatible); x != s.counts.end() && x->second == cases.size()) {
+    s.outcome = Outcome::nothing_compatible;
+    s.exit_code = 3;
   } else if (s.first_failure) {
     s.outcome = Outcome::failures;
     s.exit_code = 1;
@@ -215,6 +218,9 @@ json Report::to_json() const {
       break;
     case Outcome::interrupted:
       outcome = "interrupted";
+      break;
+    case Outcome::nothing_compatible:
+      outcome = "nothing_compatible";
       break;
   }
   json case_list = json::array();

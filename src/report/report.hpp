@@ -75,7 +75,9 @@ struct CaseRecord {
 };
 
 /// Why the sweep's exit code is what it is.
-enum class Outcome { clean, failures, invalid_controls, interrupted };
+/// nothing_compatible: every case was incompatible (exit 3), so a gate pinned to one
+/// Triton and one ptxas that cannot read its PTX never passes on nothing.
+enum class Outcome { clean, failures, invalid_controls, interrupted, nothing_compatible };
 
 /// Counts and the failures worth reading first.
 struct Summary {

@@ -12,8 +12,9 @@
 namespace lp::report {
 
 namespace {
-constexpr std::array k_all = {Verdict::pass,  Verdict::fail,    Verdict::latent,        Verdict::incomplete,
-                              Verdict::fault, Verdict::timeout, Verdict::compile_error, Verdict::skipped};
+constexpr std::array k_all = {Verdict::pass,    Verdict::fail,          Verdict::latent,  Verdict::incomplete,
+                              Verdict::fault,   Verdict::timeout,       Verdict::compile_error, Verdict::skipped,
+                              Verdict::incompatible};
 }  // namespace
 
 std::string_view to_string(Verdict verdict) {
@@ -34,6 +35,8 @@ std::string_view to_string(Verdict verdict) {
       return "compile_error";
     case Verdict::skipped:
       return "skipped";
+    case Verdict::incompatible:
+      return "incompatible";
   }
   return "?";
 }
@@ -56,6 +59,8 @@ char verdict_letter(Verdict verdict) {
       return 'c';
     case Verdict::skipped:
       return 's';
+    case Verdict::incompatible:
+      return 'x';
   }
   return '?';
 }

@@ -20,11 +20,15 @@ enum class Verdict {
   timeout,        ///< the case exceeded --case-timeout and was killed
   compile_error,  ///< the compile path could not build the variant
   skipped,        ///< not run, with a reason (no variant, specialisation, memory, no GPU)
+  /// Not run: the PTX's .version is newer than the compiler reads (Triton 3.9's 9.4 under
+  /// ptxas 13.0). A pairing no stack has, so not a failure; since report schema 4.2.0.
+  incompatible,
 };
 
-/// "PASS", "FAIL", "LATENT", "incomplete", "fault", "timeout", "compile_error", "skipped".
+/// "PASS", "FAIL", "LATENT", "incomplete", "fault", "timeout", "compile_error", "skipped",
+/// "incompatible".
 std::string_view to_string(Verdict verdict);
-/// One letter for the verdict table: P F L i f t c s.
+/// One letter for the verdict table: P F L i f t c s x.
 char verdict_letter(Verdict verdict);
 /// Parses a verdict, case-insensitively ("latent" and "LATENT" both work).
 std::optional<Verdict> parse_verdict(std::string_view text);

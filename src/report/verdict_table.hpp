@@ -30,9 +30,9 @@ VerdictMap verdict_map(const std::vector<CaseRecord>& cases);
 /// The legend of the letters.
 inline constexpr const char* k_verdict_legend =
     "P PASS  F FAIL  L LATENT (static hazard, not observed)  i incomplete  f fault  t timeout  c compile_error  "
-    "s skipped";
+    "s skipped  x incompatible";
 
-/// Rows in first-seen plan order, token columns ascending; P F L i f t c s (see
+/// Rows in first-seen plan order, token columns ascending; P F L i f t c s x (see
 /// report::verdict_letter), '.' where the plan has no such case, ' ' not run.
 std::string format_verdict_table(const std::vector<CaseRecord>& cases);
 

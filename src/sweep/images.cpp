@@ -197,8 +197,15 @@ void ImageSet::compile_images(const kernels::KernelSets& sets, std::size_t threa
         }
         const compile::PtxasInfo& ptxas = m_ptxas.at(pkey);
         const std::vector<std::string>& options = set.manifest().ptxas_options;
-        const compile::PtxasOutput out =
-            compile::compile_with_ptxas(ptxas, image.amplify > 0 ? *image.ptx : set.contents(*v->ptx), v->id, options);
+        const compile::PtxasOutput out = [&] {
+          try {
+            return compile::compile_with_ptxas(ptxas, image.amplify > 0 ? *image.ptx : set.contents(*v->ptx), v->id,
+                                               options);
+          } catch (const compile::IncompatiblePtx& e) {
+            image.incompatible = e.reason();  // and error_of records the whole message as the error
+            throw;
+          }
+        }();
         image.cubin = out.cubin;
         BuildRecord built;
         built.kind = compile::CompilerKind::ptxas;

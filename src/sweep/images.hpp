@@ -60,6 +60,9 @@ struct Image {
   std::optional<Amplification> amplification;  ///< amplify > 0, once the PTX was amplified
   std::string cubin;     ///< the SASS that runs; empty until built
   std::string error;     ///< why it could not be built (the cases get compile_error)
+  /// Set with error when the compiler cannot read the PTX's ISA version at all (the
+  /// cases get incompatible, with this as the reason): "the PTX is .version 9.4; ...".
+  std::string incompatible;
   std::optional<BuildRecord> compile;  ///< how it was built, once it was
   std::optional<int> findings;  ///< static hazards, once inspected
   nlohmann::json sass;          ///< the analysis report, or null

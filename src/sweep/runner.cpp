@@ -627,6 +627,10 @@ class Sweep {
     }
     for (const std::string& key : e.image_keys) {
       const Image& image = m_images.at(key);
+      if (!image.incompatible.empty()) {
+        return not_run(e, Verdict::incompatible,
+                       fmt::format("{}: {} (a pairing that cannot compile, not a failure)", key, image.incompatible));
+      }
       if (!image.error.empty()) {
         return not_run(e, Verdict::compile_error, fmt::format("{}: {}", key, image.error));
       }

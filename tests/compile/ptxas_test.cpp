@@ -46,6 +46,37 @@ TEST(Ptxas, APathWithSpacesAndShellMetacharactersJustWorks) {
   EXPECT_FALSE(fs::exists("lp-ptxas-pwned"));
 }
 
+TEST(Ptxas, APtxIsaNewerThanThePtxasReadsIsIncompatibleNotAnError) {
+  const std::optional<std::string> root = tools::toolkit_root();
+  if (!root) {
+    GTEST_SKIP() << "skipped: no CUDA toolkit ptxas";
+  }
+  // The fixture with a PTX ISA version no ptxas reads, as Triton 3.9's 9.4 is to ptxas 13.0.
+  std::string ptx = read_file(k_ptx);
+  const std::size_t at = ptx.find(".version ");
+  ASSERT_NE(at, std::string::npos);
+  ptx.replace(at, ptx.find('\n', at) - at, ".version 99.9");
+  const PtxasInfo info = resolve_ptxas(*root + "/bin/ptxas");
+  try {
+    (void)compile_with_ptxas(info, ptx, "fixture");
+    FAIL() << "ptxas compiled .version 99.9";
+  } catch (const IncompatiblePtx& e) {
+    EXPECT_EQ(e.reason().rfind("the PTX is .version 99.9; ptxas " + info.version + " reads up to ", 0), 0U)
+        << e.reason();
+    EXPECT_NE(std::string(e.what()).find("a newer ptxas is needed"), std::string::npos) << e.what();
+  }
+  // Any other refusal stays an error of the compile.
+  std::string broken = read_file(k_ptx);
+  broken.replace(broken.find(".entry"), 6, ".entry_not_a_directive");
+  try {
+    (void)compile_with_ptxas(info, broken, "fixture");
+    FAIL() << "ptxas compiled a broken PTX";
+  } catch (const IncompatiblePtx& e) {
+    FAIL() << "a syntax error is not an incompatible pairing: " << e.what();
+  } catch (const Error&) {
+  }
+}
+
 TEST(Ptxas, TritonIsTheBundledPtxasOfTheSetFoundBySha256) {
   const std::optional<std::string> root = tools::toolkit_root();
   if (!root) {

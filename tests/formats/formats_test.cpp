@@ -246,6 +246,49 @@ TEST(Diff, AmplifiedCasesAreConfigurationsOfTheirOwnWithTheirLabel) {
   EXPECT_EQ(d.json["matched"], before.cases.size());
 }
 
+TEST(Diff, IncompatibleIsARegressionFromPassAndNowCompilableBackToPass) {
+  const Document seed_report = read_document(std::string(LP_SOURCE_DIR) + "/tests/report/fixtures/seed-h200-3.0.0.json");
+  std::size_t pass = 0;
+  while (seed_report.cases[pass].verdict != report::Verdict::pass) {
+    ++pass;
+  }
+  Document broken = seed_report;
+  broken.cases[pass].verdict = report::Verdict::incompatible;
+  broken.cases[pass].reason = "the PTX is .version 9.4; ptxas 13.0.88 reads up to 9.0";
+  const Diff upgrade = diff_reports(seed_report, broken, {});
+  EXPECT_TRUE(upgrade.regressed);
+  ASSERT_EQ(upgrade.json["newly_incompatible"].size(), 1U) << upgrade.json.dump();
+  EXPECT_TRUE(upgrade.json["newly_failing"].empty());
+  EXPECT_NE(upgrade.text().find("newly incompatible (the compiler no longer reads the PTX): 1\n  PASS -> "
+                                "incompatible"),
+            std::string::npos)
+      << upgrade.text();
+  const Diff fixed = diff_reports(broken, seed_report, {});
+  EXPECT_FALSE(fixed.regressed);
+  ASSERT_EQ(fixed.json["now_compilable"].size(), 1U) << fixed.json.dump();
+  EXPECT_TRUE(fixed.json["other_changes"].empty());
+}
+
+TEST(View, EveryCaseIncompatibleSaysTheRunJudgedNothing) {
+  Document doc = many_latent_rows(3);
+  for (report::CaseRecord& c : doc.cases) {
+    c.verdict = report::Verdict::incompatible;
+    c.reason = "3.9.0/v|ptxas=13.0: the PTX is .version 9.4; ptxas 13.0.88 reads up to 9.0";
+    c.metrics.reset();
+    c.timing.reset();
+  }
+  doc.json["summary"]["counts"] = {{"incompatible", doc.cases.size()}};
+  doc.json["summary"]["outcome"] = "nothing_compatible";
+  doc.json["summary"]["exit_code"] = 3;
+  const ReportView v = view_of(doc);
+  EXPECT_EQ(v.headline.rfind("INCOMPATIBLE: none of the ", 0), 0U) << v.headline;
+  // JUnit: not run, not failed.
+  const std::string xml = junit_of(doc);
+  EXPECT_EQ(xml.find("<failure"), std::string::npos);
+  EXPECT_EQ(xml.find("<error"), std::string::npos);
+  EXPECT_NE(xml.find("<skipped"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace lp::formats
 

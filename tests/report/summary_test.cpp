@@ -61,6 +61,35 @@ TEST(Summary, InvalidControlsExitThreeWhateverTheCases) {
   EXPECT_EQ(s.outcome, Outcome::invalid_controls);
 }
 
+TEST(Summary, IncompatibleIsNeverAFailureButAllIncompatibleExitsThree) {
+  // Triton 3.9.0's PTX under ptxas 13.0: a pairing no stack has. Not the first failure.
+  const std::vector<CaseRecord> mixed = {record(0, 16, 64, Verdict::incompatible), record(1, 32, 64, Verdict::pass),
+                                         record(2, 64, 64, Verdict::latent)};
+  Summary s = summarize(mixed, default_fail_on(), true);
+  EXPECT_EQ(s.exit_code, 0);
+  EXPECT_EQ(s.outcome, Outcome::clean);
+  EXPECT_FALSE(s.first_failure.has_value());
+  EXPECT_EQ(s.counts.at(Verdict::incompatible), 1U);
+  EXPECT_EQ(counts_text(s.counts), "1 PASS, 1 LATENT, 1 incompatible");
+  // Every case incompatible: the run judged nothing, and a gate must not go green on it.
+  const std::vector<CaseRecord> none = {record(0, 16, 64, Verdict::incompatible),
+                                        record(1, 32, 64, Verdict::incompatible)};
+  s = summarize(none, default_fail_on(), true);
+  EXPECT_EQ(s.exit_code, 3);
+  EXPECT_EQ(s.outcome, Outcome::nothing_compatible);
+  Report r;
+  r.cases = none;
+  EXPECT_EQ(r.to_json()["summary"]["outcome"], "nothing_compatible");
+  // A skipped case among them is not "something compatible" either way: it was not judged, but it
+  // compiled or never needed to; the run is then clean, as any run that skipped what it could not run.
+  EXPECT_EQ(summarize({record(0, 16, 64, Verdict::incompatible), record(1, 16, 64, Verdict::skipped)},
+                      default_fail_on(), true)
+                .exit_code,
+            0);
+  // Invalid controls still win.
+  EXPECT_EQ(summarize(none, default_fail_on(), false).outcome, Outcome::invalid_controls);
+}
+
 TEST(CaseRecord, RuleOfThreeBoundOnlyWithoutFailures) {
   CaseRecord clean = record(0, 16, 64, Verdict::latent);
   clean.runs = 100;
@@ -73,9 +102,10 @@ TEST(CaseRecord, RuleOfThreeBoundOnlyWithoutFailures) {
 
 TEST(Verdict, SpellingsRoundTrip) {
   for (Verdict v : {Verdict::pass, Verdict::fail, Verdict::latent, Verdict::incomplete, Verdict::fault, Verdict::timeout,
-                    Verdict::compile_error, Verdict::skipped}) {
+                    Verdict::compile_error, Verdict::skipped, Verdict::incompatible}) {
     EXPECT_EQ(parse_verdict(to_string(v)), v);
   }
+  EXPECT_EQ(verdict_letter(Verdict::incompatible), 'x');
   EXPECT_EQ(parse_verdict("latent"), Verdict::latent);
   EXPECT_FALSE(parse_verdict("maybe").has_value());
 }

@@ -25,6 +25,7 @@
 #include "formats/markdown.hpp"
 #include "formats/merge.hpp"
 #include "util/error.hpp"
+#include "tools/tools.hpp"
 #include "util/files.hpp"
 
 namespace lp::sweep {
@@ -511,6 +512,42 @@ TEST_F(RunnerWithFakeWorker, AmplifiedCasesAreJudgedOnTheirAmplifiedSassBesideTh
   const std::string md = formats::markdown_of(formats::read_document(r.out));
   EXPECT_EQ(md.rfind("# loraprobe: FAIL under amplification (2 queued wgmma pairs): wrong numbers in 1 case(s).", 0), 0U)
       << md.substr(0, 300);
+}
+
+TEST_F(RunnerWithFakeWorker, APairingThatCannotCompileIsIncompatibleAndAllOfThemExitThree) {
+  // Triton 3.9.0's PTX is .version 9.4; the toolkit's ptxas 13.0 reads up to 9.0.
+  if (!tools::toolkit_root()) {
+    GTEST_SKIP() << "skipped: no CUDA toolkit ptxas";
+  }
+  auto config_with = [&](const char* compilers) {
+    write_file_atomic(m_dir.path() + "/incompatible.json",
+                      fmt::format(R"({{"name": "x", "axes": {{"triton": ["3.9.0"], "op": ["expand"],
+                        "input_dtype": ["bf16"], "weight_dtype": ["bf16"], "num_slices": [1], "hidden": [4096],
+                        "rank": [64], "add_inputs": [true], "block_m": [64], "block_n": [32], "block_k": [32],
+                        "num_warps": [4], "num_stages": [2], "compiler": {}, "tokens": [16, 32]}}}})",
+                                  compilers));
+    return plan::load_config_file(m_dir.path() + "/incompatible.json");
+  };
+  write_file_atomic(m_dir.path() + "/clean.json", json{{"by_index", json::object()}}.dump());  // every run clean
+  ::setenv("LP_FAKE_WORKER_SCRIPT", (m_dir.path() + "/clean.json").c_str(), 1);
+  SweepRequest r = request();
+  r.force = true;
+  const SweepOutcome none = run_sweep(config_with(R"(["ptxas=toolkit"])"), r);
+  EXPECT_EQ(none.exit_code, 3);  // nothing could be judged: a gate must not pass on it
+  json report = formats::full_json(formats::read_document(none.report_path));
+  EXPECT_EQ(report["summary"]["outcome"], "nothing_compatible");
+  EXPECT_EQ(report["summary"]["counts"], json({{"incompatible", 2}}));
+  EXPECT_TRUE(report["summary"]["first_failure"].is_null());
+  const std::string reason = report["cases"][0]["reason"];
+  EXPECT_NE(reason.find(": the PTX is .version 9.4; ptxas 13.0"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("(a pairing that cannot compile, not a failure)"), std::string::npos) << reason;
+  // Beside a pairing that compiles, it is counted and is no failure.
+  const SweepOutcome mixed = run_sweep(config_with(R"(["prebuilt", "ptxas=toolkit"])"), r);
+  EXPECT_EQ(mixed.exit_code, 0);
+  report = formats::full_json(formats::read_document(mixed.report_path));
+  EXPECT_EQ(report["summary"]["outcome"], "clean");
+  EXPECT_EQ(report["summary"]["counts"]["incompatible"], 2);
+  EXPECT_EQ(report["summary"]["counts"]["PASS"], 2);
 }
 
 TEST_F(RunnerWithFakeWorker, AWorkerStoppedByCtrlCIsAnInterruptNotAFault) {
