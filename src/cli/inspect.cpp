@@ -131,10 +131,14 @@ std::string summary_line(const inspect::Work& w, const inspect::InspectTotals& t
                                   unattributed > 0 ? fmt::format(", without PTX to tell: {}", unattributed) : "");
   const std::string skipped =
       t.skipped == 0 ? std::string() : fmt::format(" ({} without wgmma in their PTX, not disassembled)", t.skipped);
-  return fmt::format("inspect: {} cubin(s) ({}): {} with a hazard ({} findings{}), {} clean{}, {} error(s); nvdisasm {} "
-                     "({}); {}; {:.1f} s with -j {}\n",
-                     t.items, what, t.hazard, t.findings, made_by, t.clean, skipped, t.error, tool.version, tool.origin,
-                     cache_text, seconds, jobs);
+  const std::string incompatible =
+      t.incompatible == 0 ? std::string()
+                          : fmt::format(", {} incompatible (the compiler cannot read the PTX; not failures)",
+                                        t.incompatible);
+  return fmt::format("inspect: {} cubin(s) ({}): {} with a hazard ({} findings{}), {} clean{}, {} error(s){}; nvdisasm "
+                     "{} ({}); {}; {:.1f} s with -j {}\n",
+                     t.items, what, t.hazard, t.findings, made_by, t.clean, skipped, t.error, incompatible,
+                     tool.version, tool.origin, cache_text, seconds, jobs);
 }
 
 /// After Ctrl-C or SIGTERM: what was kept and how to go on, and the exit code
@@ -257,8 +261,8 @@ int run_inspect(const InspectOptions& o) {
       fmt::print("== Triton {} ==\n{}\n", m.triton_version, m.format());
     }
     for (const inspect::InspectResult& r : results) {
-      if (r.status == inspect::StaticOutcome::error) {
-        fmt::print("error: {} ({}): {}\n", r.name, r.compiler, r.error.substr(0, r.error.find('\n')));
+      if (r.status == inspect::StaticOutcome::error || r.status == inspect::StaticOutcome::incompatible) {
+        fmt::print("{}: {} ({}): {}\n", to_string(r.status), r.name, r.compiler, r.error.substr(0, r.error.find('\n')));
       }
     }
   } else {
@@ -344,7 +348,8 @@ Command add_inspect_command(CLI::App& app) {
       "Reports are cached under $XDG_CACHE_HOME/loraprobe (else ~/.cache/loraprobe) by cubin, nvdisasm and\n"
       "analysis version; --no-cache bypasses it.\n"
       "Exit codes: 0 no hazard, 1 a hazard (or a cubin that could not be built or analysed), 2 bad input (also a\n"
-      "corrupt --kernel-dir set), 3 no nvdisasm, 4 internal error (a bug: please report it).");
+      "corrupt --kernel-dir set), 3 no nvdisasm, or every cubin incompatible (its compiler cannot read the PTX),\n"
+      "4 internal error (a bug: please report it).");
   return {sub, [o] { return run_inspect(*o); }};
 }
 

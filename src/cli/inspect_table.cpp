@@ -83,9 +83,11 @@ std::string format_inspect_table(const std::vector<inspect::InspectResult>& resu
       continue;
     }
     out += triton_cell(r.triton);
-    if (r.status == inspect::StaticOutcome::error) {
+    if (r.status == inspect::StaticOutcome::error || r.status == inspect::StaticOutcome::incompatible) {
       out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width,
-                         r.compiler, compiler_width, "-", "-", "-", "-", "-", "-", "-", short_error(r.error));
+                         r.compiler, compiler_width, "-", "-", "-", "-", "-", "-", "-",
+                         r.status == inspect::StaticOutcome::incompatible ? "incompatible: " + r.error
+                                                                          : short_error(r.error));
       continue;
     }
     if (!r.skipped.empty()) {

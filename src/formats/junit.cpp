@@ -188,6 +188,9 @@ std::vector<Suite> inspect_suites(const json& doc) {
       t.kind = "error";
       t.message = text(item, "error").substr(0, text(item, "error").find('\n'));
       t.body = text(item, "error");
+    } else if (status == "incompatible") {
+      t.kind = "skipped";  // the compiler cannot read this PTX: not run, not failed
+      t.message = "incompatible: " + text(item, "error");
     }
     by_key[key].cases.push_back(std::move(t));
   }

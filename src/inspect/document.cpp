@@ -24,6 +24,9 @@ InspectTotals total(const std::vector<InspectResult>& results) {
       case StaticOutcome::error:
         ++t.error;
         break;
+      case StaticOutcome::incompatible:
+        ++t.incompatible;
+        break;
     }
     t.findings += r.finding_count;
     t.made_by_ptx += r.attribution == "ptx" ? 1 : 0;
@@ -64,6 +67,7 @@ json inspect_document(const Work& w, const std::vector<InspectResult>& results,
                 {"clean", totals.clean},
                 {"hazard", totals.hazard},
                 {"error", totals.error},
+                {"incompatible", totals.incompatible},
                 {"findings", totals.findings},
                 {"exit_code", totals.exit_code()}}}};
   for (const kernels::KernelSet* set : w.sets) {

@@ -23,8 +23,15 @@ struct InspectTotals {
   std::size_t made_by_ptx = 0;    ///< hazardous items whose PTX breaks the rule
   std::size_t made_by_ptxas = 0;  ///< hazardous items whose PTX is clean
   std::size_t skipped = 0;        ///< clean without nvdisasm: their PTX has no wgmma.mma_async
-  /// 1 when an item has a hazard or could not be analysed, else 0.
-  [[nodiscard]] int exit_code() const noexcept { return hazard + error > 0 ? 1 : 0; }
+  std::size_t incompatible = 0;   ///< the compiler cannot read the PTX's ISA version: not analysed, not failed
+  /// 1 when an item has a hazard or could not be analysed; 3 when every item was
+  /// incompatible (nothing was inspected); else 0.
+  [[nodiscard]] int exit_code() const noexcept {
+    if (hazard + error > 0) {
+      return 1;
+    }
+    return items > 0 && incompatible == items ? 3 : 0;
+  }
 };
 
 /// Adds up `results`.

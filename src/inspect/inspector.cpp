@@ -83,6 +83,8 @@ std::string_view to_string(StaticOutcome status) noexcept {
       return "hazard";
     case StaticOutcome::error:
       return "error";
+    case StaticOutcome::incompatible:
+      return "incompatible";
   }
   return "error";
 }
@@ -314,6 +316,12 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
   compile::PtxasOutput out;
   try {
     out = compile::compile_with_ptxas(ptxas, *item.ptx->ptx, item.name, item.ptx->options);
+  } catch (const compile::IncompatiblePtx& e) {
+    Outcome outcome;
+    outcome.status = StaticOutcome::incompatible;
+    outcome.error = e.reason() + " (a pairing that cannot compile, not a failure)";
+    outcome.compile = nlohmann::json{{"error", e.what()}, {"cached", false}};
+    return done(std::move(outcome));
   } catch (const lp::Error& e) {
     Outcome outcome;
     outcome.error = e.what();

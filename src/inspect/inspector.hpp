@@ -67,9 +67,12 @@ enum class StaticOutcome {
   clean,   ///< analysed, no finding
   hazard,  ///< analysed, at least one finding
   error,   ///< not analysed: ptxas or nvdisasm failed, or the input is no cubin
+  /// Not analysed: the compiler cannot read the PTX's ISA version (Triton 3.9's 9.4 under
+  /// ptxas 13.0), a pairing no stack has; error holds the reason. Not a failure.
+  incompatible,
 };
 
-/// "clean", "hazard", "error".
+/// "clean", "hazard", "error", "incompatible".
 std::string_view to_string(StaticOutcome status) noexcept;
 
 /// The result for one item, in the order of the items given.

@@ -204,7 +204,7 @@ PtxasMatrix build_matrix(const std::vector<const kernels::Variant*>& variants, s
         cell.status = "missing";
       } else {
         cell.status = std::string(to_string(it->second->status));
-        if (it->second->status != StaticOutcome::error) {
+        if (it->second->status != StaticOutcome::error && it->second->status != StaticOutcome::incompatible) {
           cell.findings = it->second->finding_count;
           cell.cubin_sha256 = it->second->sass.value("cubin_sha256", std::string());
           cell.attribution = it->second->attribution;
@@ -269,8 +269,11 @@ std::string PtxasMatrix::format() const {
   for (const MatrixRow& row : rows) {
     std::string line = label_cells([&](std::size_t i) { return plan::format_cell(row.variant->axes, labels[i].first); }) + "|";
     for (const MatrixCell& cell : row.cells) {
-      line += fmt::format(" {:>{}}", cell.findings ? std::to_string(*cell.findings)
-                                                   : (cell.status == "missing" ? std::string("-") : std::string("err")),
+      line += fmt::format(" {:>{}}",
+                          cell.findings                    ? std::to_string(*cell.findings)
+                          : cell.status == "missing"      ? std::string("-")
+                          : cell.status == "incompatible" ? std::string("x")
+                                                           : std::string("err"),
                           cell_width);
     }
     for (const plan::MatrixAnswer& target : plan::vllm_defaults().matrix_answers) {

@@ -474,6 +474,37 @@ TEST_F(InspectCli, ThePlanFlagsAskTheStaticQuestionAsSweepPlansIt) {
   EXPECT_NE(both.err.find("take no files or --filter"), std::string::npos) << both.err;
 }
 
+TEST_F(InspectCli, APairingThatCannotCompileIsIncompatibleNotAnError) {
+  // Triton 3.9.0's PTX is .version 9.4; the toolkit's ptxas 13.0 reads up to 9.0.
+  LP_REQUIRE_NVDISASM(tool);
+  if (!fs::exists("/usr/local/cuda/bin/ptxas")) {
+    GTEST_SKIP() << "skipped: no CUDA toolkit ptxas";
+  }
+  const std::string filter = "--filter=op=expand,block_n=128,num_stages=2,input_dtype=fp32,num_slices=1,"
+                             "add_inputs=true,even_k=true,block_m=64,block_k=32,num_warps=4,role=kernel";
+  const ProcessResult only = loraprobe({"inspect", "--triton", "3.9.0", filter, "--compiler", "ptxas=toolkit", "--json"});
+  EXPECT_EQ(only.exit_code, 3) << only.err;  // nothing could be inspected: no gate passes on it
+  expect_valid(only.out, "incompatible");
+  const nlohmann::json doc = nlohmann::json::parse(only.out);
+  ASSERT_EQ(doc.at("items").size(), 1U);
+  EXPECT_EQ(doc["items"][0]["status"], "incompatible");
+  EXPECT_EQ(doc["items"][0]["error"].get<std::string>().rfind("the PTX is .version 9.4; ptxas 13.0", 0), 0U)
+      << doc["items"][0]["error"];
+  EXPECT_EQ(doc["summary"]["incompatible"], 1);
+  EXPECT_EQ(doc["summary"]["error"], 0);
+  // Beside a compiler that reads it, it is counted and fails nothing.
+  const std::string junit = m_scratch.path() + "/incompatible.xml";
+  const ProcessResult both = loraprobe(
+      {"inspect", "--triton", "3.9.0", filter, "--compiler", "prebuilt,ptxas=toolkit", "--junit", junit});
+  EXPECT_EQ(both.exit_code, 0) << both.out << both.err;
+  EXPECT_NE(both.out.find("0 error(s), 1 incompatible (the compiler cannot read the PTX; not failures)"),
+            std::string::npos)
+      << both.out;
+  const std::string xml = read_file(junit);
+  EXPECT_NE(xml.find("<skipped message=\"incompatible: the PTX is .version 9.4"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<error"), std::string::npos) << xml;
+}
+
 TEST_F(InspectCli, PtxasMatrixOfOneVersion) {
   LP_REQUIRE_NVDISASM(tool);
   const auto ptxas = test::some_ptxas();

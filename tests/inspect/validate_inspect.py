@@ -26,7 +26,9 @@ def invariants(doc, name):
         errors.append(f"{name}: summary.items is {summary['items']} for {len(items)} items")
     if summary["findings"] != sum(item["finding_count"] for item in items):
         errors.append(f"{name}: summary.findings does not add up")
-    if summary["exit_code"] != (1 if summary["hazard"] + summary["error"] > 0 else 0):
+    all_incompatible = len(items) > 0 and summary.get("incompatible", 0) == len(items)
+    expected_exit = 1 if summary["hazard"] + summary["error"] > 0 else 3 if all_incompatible else 0
+    if summary["exit_code"] != expected_exit:
         errors.append(f"{name}: summary.exit_code {summary['exit_code']} does not follow the counts")
     labels = {c["name"] for c in doc["compilers"]}
     for i, item in enumerate(items):
