@@ -28,6 +28,7 @@
 #include "inspect/document.hpp"
 #include "inspect/inspector.hpp"
 #include "cli/plan_options.hpp"
+#include "formats/stack_matrix.hpp"
 #include "inspect/matrix.hpp"
 #include "inspect/work.hpp"
 #include "plan/config.hpp"
@@ -245,11 +246,11 @@ int run_inspect(const InspectOptions& o) {
     fmt::print(stderr, "inspect: second signal: no partial output written\n");
     return 128 + interrupted_by;
   }
+  const inspect::RunInfo run{command_line(), started_at, report::utc_now_iso8601(), wall_ms, interrupted_by,
+                             cache_root};
+  const formats::Document doc{formats::DocumentKind::inspect, "(this inspect run)",
+                              inspect::inspect_document(w, results, matrices, inspector, run), {}};
   if (o.json || outputs.any()) {
-    const inspect::RunInfo run{command_line(), started_at, report::utc_now_iso8601(), wall_ms, interrupted_by,
-                               cache_root};
-    formats::Document doc{formats::DocumentKind::inspect, "(this inspect run)",
-                          inspect::inspect_document(w, results, matrices, inspector, run), {}};
     formats::write_outputs(doc, outputs);
     if (o.json) {
       fmt::print("{}\n", doc.json.dump(2));
@@ -270,6 +271,13 @@ int run_inspect(const InspectOptions& o) {
   }
   fmt::print("{}", summary_line(w, totals, tool, inspector.cache_stats(), cache_root.has_value(), wall_ms / 1000.0,
                                 inspector.options().jobs));
+  if (!o.matrix) {
+    // The answer last: the kernel sets' pairings of Triton and compiler, as a sweep report opens with them.
+    if (const formats::StackMatrix m = formats::stack_matrix(doc); !m.empty() && m.rows.size() * m.labels.size() > 1) {
+      fmt::print("is my stack fixed? (Triton set x compiler, statically; a sweep on a GPU adds what runs show)\n{}",
+                 m.text());
+    }
+  }
   return verified_exit(finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code()));
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/stack_matrix.hpp"
 #include "formats/view.hpp"
 #include "util/escape.hpp"
 
@@ -165,6 +166,43 @@ std::string page(const std::string& title, const std::string& body) {
                      esc(title), k_style, body);
 }
 
+/// The stack matrix as the first heat map: a cell per (Triton set, compiler), coloured as
+/// the verdict map's letters are, the answer above it and the remedies under it.
+std::string stack_html(const StackMatrix& m) {
+  if (m.empty()) {
+    return "";
+  }
+  std::string out = fmt::format("<h2 id=\"stack\">Is my stack fixed?</h2>\n<p>{}</p>\n<table class=\"map\"><tr><th "
+                                "class=\"label\">Triton</th>",
+                                esc(m.answer));
+  for (const std::string& label : m.labels) {
+    out += "<th>" + esc(label) + "</th>";
+  }
+  out += "</tr>\n";
+  for (const StackRow& row : m.rows) {
+    out += "<tr><td class=\"label\">" +
+           esc(row.own_ptxas.empty() ? row.triton : row.triton + " (own ptxas " + row.own_ptxas + ")") + "</td>";
+    for (const StackCell& cell : row.cells) {
+      const char* cls = cell.outcome == StackOutcome::fail           ? "F"
+                        : cell.outcome == StackOutcome::error        ? "f"
+                        : cell.outcome == StackOutcome::hazard       ? "L"
+                        : cell.outcome == StackOutcome::clean        ? "P"
+                        : cell.outcome == StackOutcome::incompatible ? "x"
+                                                                     : "s";
+      out += fmt::format("<td class=\"{}\" title=\"{} case(s)\">{}</td>", cls, cell.cases, esc(cell.text()));
+    }
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+  std::string remedies;
+  for (const StackRow& row : m.rows) {
+    if (!row.remedy.empty()) {
+      remedies += "<li>Triton " + esc(row.triton) + ": " + esc(row.remedy) + "</li>\n";
+    }
+  }
+  return remedies.empty() ? out : out + "<ul>\n" + remedies + "</ul>\n";
+}
+
 std::string report_html(const Document& doc) {
   const ReportView v = view_of(doc);
   std::string body = fmt::format("<h1>loraprobe sweep</h1>\n<p class=\"outcome {}\">{}</p>\n<p>{}; exit code {} ({}).</p>\n",
@@ -173,6 +211,7 @@ std::string report_html(const Document& doc) {
   if (!v.not_swept.empty()) {
     body += fmt::format("<p class=\"note\">{}</p>\n", esc(v.not_swept));
   }
+  body += stack_html(stack_matrix(doc));
   body += "<h2 id=\"environment\">Environment</h2>\n" + env_table(v.environment);
   body += fmt::format("<h2>Command</h2>\n<pre class=\"wrap\">{}</pre>\n", esc(v.command.empty() ? "(not recorded)" : v.command));
   body += "<h2 id=\"map\">Verdict map</h2>\n<p class=\"note\">One row per configuration, one column per token count; hover a "

@@ -1,5 +1,7 @@
 #include "formats/markdown.hpp"
 
+#include "formats/stack_matrix.hpp"
+
 #include <map>
 
 #include <fmt/format.h>
@@ -172,6 +174,37 @@ std::string meaning_section(const ReportView& v) {
   return out;
 }
 
+/// "Is my stack fixed?": the stack matrix as a table, its answer and each hazardous row's remedy.
+std::string stack_section(const StackMatrix& m) {
+  if (m.empty()) {
+    return "";
+  }
+  std::string out = "## Is my stack fixed?\n\n" + md(m.answer) + "\n\n| Triton |";
+  std::string rule = "|---|";
+  for (const std::string& label : m.labels) {
+    out += " " + md(label) + " |";
+    rule += "---|";
+  }
+  out += "\n" + rule + "\n";
+  for (const StackRow& row : m.rows) {
+    out += "| " + md(row.own_ptxas.empty() ? row.triton : row.triton + " (own ptxas " + row.own_ptxas + ")") + " |";
+    for (const StackCell& cell : row.cells) {
+      const std::string t = md(cell.text());
+      out += " " + (cell.outcome == StackOutcome::fail || cell.outcome == StackOutcome::hazard ? "**" + t + "**" : t) +
+             " |";
+    }
+    out += "\n";
+  }
+  out += "\nEach cell is the worst outcome this run saw for that pairing; a hazard says whose fault it is (the "
+         "PTX: no ptxas fixes it; ptxas: a newer ptxas does).\n";
+  for (const StackRow& row : m.rows) {
+    if (!row.remedy.empty()) {
+      out += "- Triton " + md(row.triton) + ": " + md(row.remedy) + "\n";
+    }
+  }
+  return out + "\n";
+}
+
 std::string report_markdown(const Document& doc) {
   const ReportView v = view_of(doc);
   std::string out = fmt::format("# loraprobe: {}\n\n{}; exit code {} ({}).\n\n", md(v.headline), md(v.counts),
@@ -179,6 +212,7 @@ std::string report_markdown(const Document& doc) {
   if (!v.not_swept.empty()) {
     out += md(v.not_swept) + "\n\n";
   }
+  out += stack_section(stack_matrix(doc));
   out += "## Environment\n\n" + table(v.environment) + "\n";
   out += "## Command\n\n" + escape::markdown_fence(v.command.empty() ? "(not recorded)" : v.command, "sh") + "\n";
   out += verdict_map_section(v.map);

@@ -8,6 +8,7 @@
 #include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
 #include "tools/tools.hpp"
+#include "formats/stack_matrix.hpp"
 #include "formats/view.hpp"
 #include "util/escape.hpp"
 
@@ -51,6 +52,16 @@ std::string report_summary(const Document& doc) {
   const std::string argv = command_text(member(meta, "argv"));
   std::string out = fmt::format("loraprobe {} (git {}) sweep, report schema {}\n", text_of(meta, "version"),
                                 text_of(meta, "git_sha"), text_of(r, "schema_version"));
+  // The answer first: with this Triton and this ptxas, is it fixed?
+  if (const StackMatrix m = stack_matrix(doc); !m.empty()) {
+    out += "is my stack fixed? (Triton set x compiler; each cell the worst this run saw)\n";
+    const std::string text = m.text();  // escaped for a terminal
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t end = text.find('\n', at);
+      out += "  " + text.substr(at, end - at) + "\n";
+      at = end + 1;
+    }
+  }
   out += fmt::format("command: {}\n", argv.empty() ? "?" : argv);
   out += gpu.is_object()
              ? fmt::format("GPU: {} (sm {}), driver {}, CUDA runtime {}, cuBLAS {}\n", text_of(gpu, "name"),

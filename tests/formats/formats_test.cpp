@@ -10,6 +10,7 @@
 #include "formats/html.hpp"
 #include "formats/junit.hpp"
 #include "formats/markdown.hpp"
+#include "formats/stack_matrix.hpp"
 #include "formats/summary.hpp"
 #include "formats/view.hpp"
 #include "model/metrics_json.hpp"
@@ -149,6 +150,68 @@ TEST(View, AModelSweepSaysWhatItDidNotSweepInEveryFormat) {
   // Without the key: no sentence.
   EXPECT_EQ(view_of(seed()).not_swept, "");
   EXPECT_EQ(markdown_of(seed()).find("Not swept"), std::string::npos);
+}
+
+TEST(StackMatrix, TheSeedReportAnswersWhichStackIsFixedAndWhoseFaultTheRestIs) {
+  const StackMatrix m = stack_matrix(seed());
+  ASSERT_EQ(m.rows.size(), 4U);
+  EXPECT_EQ(m.compilers, std::vector<std::string>{"prebuilt"});
+  EXPECT_EQ(m.labels, std::vector<std::string>{"Triton's own ptxas"});
+  std::vector<std::string> cells;
+  for (const StackRow& row : m.rows) {
+    cells.push_back(row.triton + " " + row.own_ptxas + ": " + row.cells[0].text());
+  }
+  EXPECT_EQ(cells, (std::vector<std::string>{"3.6.0 12.8.93: hazard (PTX)", "3.7.1 12.8.93: hazard (PTX)",
+                                             "3.8.0 12.9.86: hazard (ptxas)", "3.9.0 13.4.59: clean"}));
+  EXPECT_EQ(m.answer,
+            "Fixed: Triton 3.9.0 with its own ptxas 13.4.59. Hazardous: Triton 3.6.0 with its own ptxas 12.8.93 (the "
+            "PTX: no ptxas fixes it); Triton 3.7.1 with its own ptxas 12.8.93 (the PTX: no ptxas fixes it); Triton "
+            "3.8.0 with its own ptxas 12.9.86 (ptxas: a newer ptxas fixes it).");
+  // A 3.0.0 report has no remedies block: the rows say how to measure them.
+  EXPECT_EQ(m.rows[0].remedy, "no remedy measured: run the sweep with --remedies to measure them");
+  EXPECT_TRUE(m.rows[3].remedy.empty());
+  // First in the Markdown after the outcome, and first in the summary after its title.
+  const std::string md = markdown_of(seed());
+  EXPECT_LT(md.find("## Is my stack fixed?"), md.find("## Environment"));
+  EXPECT_NE(md.find("| 3.8.0 (own ptxas 12.9.86) | **hazard (ptxas)** |"), std::string::npos) << md.substr(0, 1500);
+  const std::string summary = summary_of(seed());
+  EXPECT_EQ(summary.find("is my stack fixed?"), summary.find('\n') + 1) << summary.substr(0, 400);
+  EXPECT_NE(html_of(seed()).find("<td class=\"L\" title=\"20 case(s)\">hazard (PTX)</td>"), std::string::npos);
+}
+
+TEST(StackMatrix, CleanFailingAndIncompatibleRuns) {
+  auto with = [](std::vector<std::pair<report::Verdict, std::string>> cells) {
+    Document doc = many_latent_rows(1);
+    doc.cases.resize(cells.size());
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      doc.cases[i].verdict = cells[i].first;
+      doc.cases[i].axes.set("compiler", cells[i].second);
+      doc.cases[i].attribution = "ptx";
+    }
+    return stack_matrix(doc);
+  };
+  // Everything clean: one sentence, no hazard, no remedy line.
+  StackMatrix m = with({{report::Verdict::pass, "prebuilt"}, {report::Verdict::pass, "prebuilt"}});
+  EXPECT_EQ(m.answer, "Fixed: Triton 3.6.0 with its own ptxas.");
+  EXPECT_TRUE(m.rows[0].remedy.empty());
+  // A FAIL leads, and is the cell whatever else the pairing saw.
+  m = with({{report::Verdict::latent, "prebuilt"}, {report::Verdict::fail, "prebuilt"},
+            {report::Verdict::pass, "ptxas=13.3"}});
+  EXPECT_EQ(m.rows[0].cells[0].text(), "FAIL");
+  EXPECT_EQ(m.rows[0].cells[1].text(), "clean");
+  EXPECT_EQ(m.answer.rfind("Wrong or no results: Triton 3.6.0 with its own ptxas (FAIL). Fixed: Triton 3.6.0 with "
+                           "ptxas=13.3.",
+                           0),
+            0U)
+      << m.answer;
+  // Every case incompatible: nothing is fixed, nothing is hazardous.
+  m = with({{report::Verdict::incompatible, "ptxas=toolkit"}, {report::Verdict::incompatible, "ptxas=toolkit"}});
+  EXPECT_EQ(m.rows[0].cells[0].text(), "incompatible");
+  EXPECT_EQ(m.answer, "Fixed: no pairing this run covered.");
+  // An inspect document of files has no Triton set: no matrix.
+  Document files{DocumentKind::inspect, "i.json", json{{"items", json::array({{{"triton", nullptr}, {"status", "hazard"}}})}},
+                 {}};
+  EXPECT_TRUE(stack_matrix(files).empty());
 }
 
 TEST(Junit, ACaseWhoseTimesWereLostStillGetsItsTestCase) {
