@@ -212,7 +212,26 @@ std::string report_html(const Document& doc) {
     body += fmt::format("<p class=\"note\">{}</p>\n", esc(v.not_swept));
   }
   body += stack_html(stack_matrix(doc));
-  body += "<h2 id=\"environment\">Environment</h2>\n" + env_table(v.environment);
+  // The compilers as a table of their own: as one cell they were a paragraph of ~900 characters.
+  std::vector<EnvRow> environment;
+  for (const EnvRow& row : v.environment) {
+    if (row.label != "Compilers" || v.compilers.empty()) {
+      environment.push_back(row);
+    }
+  }
+  body += "<h2 id=\"environment\">Environment</h2>\n" + env_table(environment);
+  if (!v.compilers.empty()) {
+    body += "<h3>Compilers</h3>\n<table class=\"env\"><tr><th>Triton set</th><th>compiler</th><th>ptxas</th>"
+            "<th>sha256</th><th>options</th></tr>\n";
+    for (const std::vector<std::string>& row : v.compilers) {
+      body += "<tr>";
+      for (const std::string& cell : row) {
+        body += "<td>" + esc(cell) + "</td>";
+      }
+      body += "</tr>\n";
+    }
+    body += "</table>\n";
+  }
   body += fmt::format("<h2>Command</h2>\n<pre class=\"wrap\">{}</pre>\n", esc(v.command.empty() ? "(not recorded)" : v.command));
   body += "<h2 id=\"map\">Verdict map</h2>\n<p class=\"note\">One row per configuration, one column per token count; hover a "
           "cell for the case and its worst deviation over tolerance.</p>\n" +

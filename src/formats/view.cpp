@@ -330,6 +330,12 @@ ReportView view_of(const Document& doc) {
   const json& r = doc.json;
   ReportView v;
   v.environment = environment_rows(r);
+  for (const json& c : member(member(r, "environment"), "compilers")) {
+    const bool unavailable = member(c, "error").is_string();
+    v.compilers.push_back({text(c, "triton", "any"), text(c, "name", "?"), version_of(c, "version"),
+                           short_sha(member(c, "ptxas"), "sha256"),
+                           unavailable ? "unavailable: " + text(c, "error") : joined(member(c, "options"))});
+  }
   v.command = command_text(member(member(r, "meta"), "argv"));
   const json& summary = member(r, "summary");
   const std::vector<report::CaseRecord>& records = doc.cases;

@@ -68,6 +68,9 @@ struct MeasuredRemedies {
 struct ReportView {
   std::string headline;                 ///< one sentence: the outcome
   std::vector<EnvRow> environment;
+  /// environment.compilers, one row each: Triton set, compiler, ptxas version, sha256
+  /// (12 digits), options or why it was unavailable.
+  std::vector<std::vector<std::string>> compilers;
   std::string command;
   std::string counts;                   ///< "540 LATENT, 4740 PASS of 5280 planned"
   /// --model: what no case covered ("Not swept: experts.gate_up_proj, ... (why)."), or "".

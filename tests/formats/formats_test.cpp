@@ -244,6 +244,11 @@ TEST(Html, SelfContainedWithHoverTipsAndMarkedLines) {
   EXPECT_NE(html.find("<h2 id=\"margin\">Margin of the clean cases</h2>"), std::string::npos);
   EXPECT_NE(html.find("50 PASS case(s) with a measured deviation"), std::string::npos);
   EXPECT_EQ(count(html, "<td class=\"cell L\""), 30U);
+  // The compilers are a table of their own, one row each, not one cell of the environment.
+  EXPECT_EQ(html.find("<tr><td>Compilers</td>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>3.8.0</td><td>prebuilt</td><td>12.9.86</td><td>983b0e928385</td><td>-lineinfo -v "
+                      "--regAllocOptLevel=2 --gpu-name=sm_90a</td></tr>"),
+            std::string::npos);
 }
 
 TEST(Html, MarginBinsAreExactThenTenthsOfTheTolerance) {
