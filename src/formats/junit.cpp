@@ -1,5 +1,7 @@
 #include "formats/junit.hpp"
 
+#include "formats/stack_matrix.hpp"
+
 #include <algorithm>
 #include <map>
 #include <vector>
@@ -31,8 +33,25 @@ struct TestCase {
 
 struct Suite {
   std::string name;
+  std::vector<std::pair<std::string, std::string>> properties;  ///< <properties>: the stack matrix's say
   std::vector<TestCase> cases;
 };
+
+/// Each suite of a (Triton set, compiler) gets its stack-matrix cell and the matrix's
+/// answer as properties, so a CI system shows "is it fixed?" beside the test counts.
+void add_stack_properties(std::vector<Suite>& suites, const std::vector<std::pair<std::string, std::string>>& keys,
+                          const StackMatrix& m) {
+  for (std::size_t s = 0; s < suites.size(); ++s) {
+    for (const StackRow& row : m.rows) {
+      for (std::size_t i = 0; i < m.compilers.size(); ++i) {
+        if (row.triton == keys[s].first && m.compilers[i] == keys[s].second) {
+          suites[s].properties.push_back({"loraprobe.stack", row.cells[i].text()});
+        }
+      }
+    }
+    suites[s].properties.push_back({"loraprobe.answer", m.answer});
+  }
+}
 
 std::string write(const std::vector<Suite>& suites, const std::string& name) {
   std::size_t tests = 0;
@@ -70,9 +89,17 @@ std::string write(const std::vector<Suite>& suites, const std::string& name) {
       }
       cases += "    </testcase>\n";
     }
+    std::string properties;
+    if (!s.properties.empty()) {
+      properties = "    <properties>\n";
+      for (const auto& [key, value] : s.properties) {
+        properties += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", escape::xml(key), escape::xml(value));
+      }
+      properties += "    </properties>\n";
+    }
     body += fmt::format(R"(  <testsuite name="{}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{:.6f}">)"
-                        "\n{}  </testsuite>\n",
-                        escape::xml(s.name), s.cases.size(), f, e, k, t, cases);
+                        "\n{}{}  </testsuite>\n",
+                        escape::xml(s.name), s.cases.size(), f, e, k, t, properties, cases);
     tests += s.cases.size();
     failures += f;
     errors += e;
@@ -98,6 +125,7 @@ std::vector<Suite> report_suites(const Document& doc, bool latent_fails) {
   }
   std::map<std::string, Suite> by_key;
   std::vector<std::string> order;  // suites in first-seen plan order
+  std::vector<std::pair<std::string, std::string>> pairs;  // each suite's (Triton set, compiler)
   for (const report::CaseRecord& c : doc.cases) {
     const AxisValues& axes = c.axes;
     const auto axis = [&](const char* name) { return axes.text(name).value_or(""); };
@@ -105,6 +133,7 @@ std::vector<Suite> report_suites(const Document& doc, bool latent_fails) {
         fmt::format("{}.{}.{}", axis("triton").empty() ? "?" : axis("triton"), axis("op"), axis("compiler"));
     if (by_key.count(key) == 0) {
       order.push_back(key);
+      pairs.push_back({axis("triton"), axis("compiler")});
       by_key[key].name = fmt::format("loraprobe {} {} Triton {}", axis("op"), axis("compiler"), axis("triton"));
     }
     TestCase t;
@@ -148,6 +177,7 @@ std::vector<Suite> report_suites(const Document& doc, bool latent_fails) {
   for (const std::string& key : order) {
     suites.push_back(std::move(by_key[key]));
   }
+  add_stack_properties(suites, pairs, stack_matrix(doc));
   return suites;
 }
 

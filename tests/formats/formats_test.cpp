@@ -177,6 +177,12 @@ TEST(StackMatrix, TheSeedReportAnswersWhichStackIsFixedAndWhoseFaultTheRestIs) {
   const std::string summary = summary_of(seed());
   EXPECT_EQ(summary.find("is my stack fixed?"), summary.find('\n') + 1) << summary.substr(0, 400);
   EXPECT_NE(html_of(seed()).find("<td class=\"L\" title=\"20 case(s)\">hazard (PTX)</td>"), std::string::npos);
+  // JUnit: each suite of a (Triton set, compiler) carries its cell and the answer as properties.
+  const std::string xml = junit_of(seed());
+  EXPECT_NE(xml.find("Triton 3.8.0\" tests=\"20\""), std::string::npos) << xml.substr(0, 600);
+  EXPECT_NE(xml.find("<property name=\"loraprobe.stack\" value=\"hazard (ptxas)\"/>"), std::string::npos);
+  EXPECT_EQ(count(xml, "<property name=\"loraprobe.answer\" value=\"Fixed: Triton 3.9.0 with its own ptxas 13.4.59."),
+            4U);
 }
 
 TEST(StackMatrix, CleanFailingAndIncompatibleRuns) {
