@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <map>
 
 #include "cli/app.hpp"
@@ -9,6 +10,7 @@
 #include "plan/shard.hpp"
 #include "formats/document.hpp"
 #include "formats/outputs.hpp"
+#include "formats/stack_matrix.hpp"
 #include "cli/compiler_flags.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/plan_table.hpp"
@@ -233,13 +235,34 @@ SweepOptions options_from_journal(const std::string& journal) {
 /// The outputs besides the report and the journal, each from the report as written (so
 /// they say what it says): JUnit, Markdown and HTML (of a partial report too), and the
 /// repro bundles of a finished run, as `loraprobe repro` makes them.
+/// Reports up to this size are read back at the end of a sweep to print the stack
+/// matrix; reading costs several times the file, so a larger one only says where it is.
+constexpr std::uintmax_t k_max_matrix_report_bytes = std::uintmax_t{64} << 20;
+
+/// The answer a sweep ends with: the stack matrix of its report (formats/stack_matrix.hpp).
+void print_stack_matrix(const formats::Document& doc) {
+  if (const formats::StackMatrix m = formats::stack_matrix(doc); !m.empty()) {
+    fmt::print("is my stack fixed? (Triton set x compiler; each cell the worst this run saw)\n{}", m.text());
+  }
+}
+
 void write_other_outputs(const SweepOptions& o, const sweep::SweepRequest& request,
                          const sweep::SweepOutcome& outcome) {
   const formats::ExtraOutputs outputs{o.junit, o.markdown, o.html, request.fail_on.count(report::Verdict::latent) > 0};
-  if (!outputs.any() && (o.save_repro.empty() || outcome.interrupted_by != 0)) {
+  std::error_code ec;
+  const std::uintmax_t bytes = std::filesystem::file_size(outcome.report_path, ec);
+  const bool matrix = outcome.interrupted_by == 0 && !ec;
+  if (matrix && bytes > k_max_matrix_report_bytes) {
+    fmt::print("is my stack fixed? loraprobe report {} opens with the answer\n", outcome.report_path);
+  }
+  const bool print_matrix = matrix && bytes <= k_max_matrix_report_bytes;
+  if (!outputs.any() && !print_matrix && (o.save_repro.empty() || outcome.interrupted_by != 0)) {
     return;
   }
   const formats::Document doc = formats::read_document(outcome.report_path);
+  if (print_matrix) {
+    print_stack_matrix(doc);
+  }
   if (outputs.any()) {
     formats::write_outputs(doc, outputs);
   }
