@@ -126,13 +126,13 @@ JournalContents read_journal(const std::string& path) {
     if (type == "controls") {
       require(path, number, entry, "controls", json::value_t::object, "an object");
       contents.controls = entry.at("controls");
-    } else if (type == "case") {
+    } else if (type == "case" || type == "remedy") {
       require(path, number, entry, "record", json::value_t::object, "an object");
       try {
         CaseRecord record = CaseRecord::from_json(JsonIn(entry["record"], path, "/record"));
-        contents.cases[record.id] = std::move(record);
+        (type == "case" ? contents.cases : contents.remedies)[record.id] = std::move(record);
       } catch (const InputError& e) {  // a missing, mistyped or out-of-range field
-        bad_line(path, number, fmt::format("the case record is malformed: {}: {}", e.pointer(), e.message()));
+        bad_line(path, number, fmt::format("the {} record is malformed: {}: {}", type, e.pointer(), e.message()));
       }
     } else {
       bad_line(path, number, fmt::format("unknown entry type \"{}\"", type));

@@ -27,6 +27,8 @@ struct JournalContents {
   nlohmann::json header;                                    ///< the first line
   std::optional<nlohmann::json> controls;                   ///< the controls' outcome, when recorded
   std::map<std::string, CaseRecord> cases;          ///< by case id
+  /// sweep --remedies: the neighbour cases already measured, by case id ("remedy" lines).
+  std::map<std::string, CaseRecord> remedies;
 };
 
 /// Reads a journal. A truncated last line (the process died mid-write) is ignored;

@@ -99,6 +99,7 @@ class Sweep {
   struct Resumed {
     std::map<std::string, CaseRecord> cases;
     std::optional<json> controls;
+    std::map<std::string, CaseRecord> remedies;  ///< sweep --remedies: neighbours already measured
   };
   /// How the controls and cases ended: the signal that stopped them (0: none) and how
   /// many cases were handed to the sinks by then.
@@ -162,6 +163,7 @@ class Sweep {
     }
     r.cases = std::move(previous.cases);
     r.controls = previous.controls;
+    r.remedies = std::move(previous.remedies);
     return r;
   }
 
@@ -211,7 +213,7 @@ class Sweep {
   Stopped run_guarded(report::Journal& journal, CaseSink& sinks, const Resumed& resumed) {
     Stopped stopped;
     try {
-      inspect_and_run(journal, sinks, resumed.cases, resumed.controls, stopped.finished);
+      inspect_and_run(journal, sinks, resumed, stopped.finished);
     } catch (const Interrupted& e) {
       stopped.by = e.signal();
       m_report.stop(fmt::format("{} after {} of {} cases", signal_name(stopped.by), stopped.finished, m_entries.size()),
@@ -295,8 +297,9 @@ class Sweep {
 
   /// The controls and the cases, each finished case handed to
   /// `sinks` and counted in `finished`; lp::Interrupted (Ctrl-C, SIGTERM) propagates out of it.
-  void inspect_and_run(report::Journal& journal, CaseSink& sinks, const std::map<std::string, CaseRecord>& done,
-                       const std::optional<json>& done_controls, std::size_t& finished) {
+  void inspect_and_run(report::Journal& journal, CaseSink& sinks, const Resumed& resumed, std::size_t& finished) {
+    const std::map<std::string, CaseRecord>& done = resumed.cases;
+    const std::optional<json>& done_controls = resumed.controls;
     // The cases' time counts whether they all ran or a signal stopped them.
     struct CasesTimer {
       Phases& phases;
@@ -329,7 +332,7 @@ class Sweep {
     record_controls(journal);  // when no case was recorded
     await_inspection();
     if (m_config.remedies.value && !m_report.stopped) {
-      run_remedies();
+      run_remedies(journal, resumed.remedies);
     }
   }
 
@@ -404,7 +407,7 @@ class Sweep {
 
   /// sweep --remedies: the known remedies of each hazardous configuration as
   /// neighbour cases, built, inspected and run like the plan's (sweep/remedies.hpp).
-  void run_remedies() {
+  void run_remedies(report::Journal& journal, const std::map<std::string, CaseRecord>& measured) {
     std::map<std::string, const plan::Case*> by_id;
     for (const plan::Case& c : m_plan.cases) {
       by_id[c.id] = &c;
@@ -428,8 +431,8 @@ class Sweep {
     std::size_t next_index = m_remedy_base;
     std::map<std::string, std::size_t> index_of_id;  // one run per distinct neighbour
     for (const RemedyCase& rc : rp.remedies) {
-      if (rc.existing || index_of_id.count(rc.neighbour.id) > 0) {
-        continue;
+      if (rc.existing || index_of_id.count(rc.neighbour.id) > 0 || measured.count(rc.neighbour.id) > 0) {
+        continue;  // the plan's own case, a neighbour met before, or one a resumed journal measured
       }
       plan::Case c = rc.neighbour;
       c.index = next_index++;
@@ -458,16 +461,24 @@ class Sweep {
     };
     callbacks.done = [&](std::size_t task, const CaseRecord& record) {
       ran[task] = final_record(entries[task], record, results_of[task]);
+      journal.append("remedy", {{"record", ran[task].to_json()}});  // --resume measures it only once
       return true;
     };
     run_on_devices(m_slots, entries.size(), callbacks);
     std::vector<CaseRecord> results;
     for (const RemedyCase& rc : rp.remedies) {
-      results.push_back(rc.existing ? m_report.cases[*rc.existing] : ran[index_of_id.at(rc.neighbour.id)]);
+      if (rc.existing) {
+        results.push_back(m_report.cases[*rc.existing]);
+      } else if (const auto it = measured.find(rc.neighbour.id); it != measured.end()) {
+        results.push_back(it->second);
+      } else {
+        results.push_back(ran[index_of_id.at(rc.neighbour.id)]);
+      }
     }
     m_report.remedies = remedies_record(rp, results);
-    fmt::print(stderr, "sweep: remedies: {} neighbour case(s) of {} hazardous case(s), {} run now\n",
-               rp.remedies.size(), rp.hazards.size(), entries.size());
+    fmt::print(stderr, "sweep: remedies: {} neighbour case(s) of {} hazardous case(s), {} run now{}\n",
+               rp.remedies.size(), rp.hazards.size(), entries.size(),
+               measured.empty() ? std::string() : fmt::format(" ({} measured before, from the journal)", measured.size()));
   }
 
   /// The cases over the GPUs' workers (device_pool.hpp): each finished case is

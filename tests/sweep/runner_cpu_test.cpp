@@ -444,6 +444,27 @@ TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
   const std::string xml = formats::junit_of(formats::read_document(r.out));
   EXPECT_NE(xml.find("<system-out>remedies measured in this run:\n  block_n 32: PASS, static clean, "), std::string::npos)
       << xml;
+  // The remedies are journaled like cases: --resume measures none of them again.
+  const std::string journal = r.out.substr(0, r.out.size() - 5) + ".jsonl";
+  std::size_t remedy_lines = 0;
+  for (const std::string& line : lines_of(journal)) {
+    remedy_lines += line.rfind(R"({"record":)", 0) == 0 && line.find(R"("type":"remedy")") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_GE(remedy_lines, 3U);  // num_stages 1, bf16 input, Triton 3.9.0 of the FAIL at least
+  const auto runs = [&] {
+    std::size_t n = 0;
+    for (const std::string& line : lines_of(m_dir.path() + "/worker.log")) {
+      n += line.rfind("run ", 0) == 0 ? 1 : 0;
+    }
+    return n;
+  };
+  const std::size_t before = runs();
+  SweepRequest resumed = r;
+  resumed.resume = journal;
+  EXPECT_EQ(run_sweep(plan::load_config_file(m_dir.path() + "/remedies.json"), resumed).exit_code, 1);
+  EXPECT_EQ(runs(), before) << "a resumed sweep ran a case or a remedy again";
+  const json again = formats::full_json(formats::read_document(r.out));
+  EXPECT_EQ(again["remedies"]["hazards"], report["remedies"]["hazards"]);
 }
 
 TEST_F(RunnerWithFakeWorker, AmplifiedCasesAreJudgedOnTheirAmplifiedSassBesideTheAmplifiedControls) {
