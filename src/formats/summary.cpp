@@ -129,15 +129,15 @@ std::string report_summary(const Document& doc) {
   out += case_line("first failure", member(s, "first_failure"), cases);
   out += case_line("minimal failure", member(s, "minimal_failure"), cases);
   out += case_line("first latent", member(s, "first_latent"), cases);
-  for (const json& h : member(member(r, "remedies"), "hazards")) {
-    std::string line;
-    for (const json& x : member(h, "remedies")) {
-      const json& cost = member(x, "cost");
-      line += fmt::format("{}{} {}{}", line.empty() ? "" : "; ", text_of(x, "remedy"), text_of(x, "verdict"),
-                          cost.is_number() ? fmt::format(" {:.2g}x", cost.get<double>()) : std::string());
+  // Each row's cheapest clean remedy is in the stack matrix above; every remedy of every
+  // hazardous case would not fit a screen (the Markdown, HTML and JUnit list them).
+  if (const json& hazards = member(member(r, "remedies"), "hazards"); hazards.is_array() && !hazards.empty()) {
+    std::size_t measured = 0;
+    for (const json& h : hazards) {
+      measured += member(h, "remedies").size();
     }
-    out += fmt::format("remedies of case {} ({}, {} tokens): {}\n", text_of(h, "case"), text_of(h, "configuration"),
-                       integer(h, "tokens"), line.empty() ? "none applies" : line);
+    out += fmt::format("remedies: {} measured for {} hazardous case(s); each one: loraprobe report --format md\n",
+                       measured, hazards.size());
   }
   out += fmt::format("exit code {} ({})\n", integer(s, "exit_code", -1), text_of(s, "outcome"));
   return out;
@@ -174,9 +174,39 @@ std::string inspect_summary(const json& d) {
 
 }  // namespace
 
+namespace {
+
+/// Lines longer than a terminal's `width` broken at spaces, continued with an indent:
+/// the summary is one screen, not one line of 350 columns. The command line is left whole.
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    end = end == std::string::npos ? text.size() : end;
+    std::string line = text.substr(at, end - at);
+    const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    const std::string continuation(indent + 4, ' ');
+    // The command stays one line: copied, it must run as recorded.
+    while (line.size() > width && line.rfind("command: ", 0) != 0) {
+      const std::size_t cut = line.rfind(' ', width);
+      if (cut == std::string::npos || cut <= continuation.size()) {
+        break;  // one word longer than the line: left whole
+      }
+      out += line.substr(0, cut) + "\n";
+      line = continuation + line.substr(cut + 1);
+    }
+    out += line + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string summary_of(const Document& doc) {
   // A summary goes to a terminal: whatever a document holds is shown, never obeyed.
-  return escape::terminal(doc.kind == DocumentKind::inspect ? inspect_summary(doc.json) : report_summary(doc));
+  return wrapped(escape::terminal(doc.kind == DocumentKind::inspect ? inspect_summary(doc.json) : report_summary(doc)),
+                 k_summary_width);
 }
 
 }  // namespace lp::formats

@@ -176,6 +176,15 @@ TEST(StackMatrix, TheSeedReportAnswersWhichStackIsFixedAndWhoseFaultTheRestIs) {
   EXPECT_NE(md.find("| 3.8.0 (own ptxas 12.9.86) | **hazard (ptxas)** |"), std::string::npos) << md.substr(0, 1500);
   const std::string summary = summary_of(seed());
   EXPECT_EQ(summary.find("is my stack fixed?"), summary.find('\n') + 1) << summary.substr(0, 400);
+  // One screen: no line past k_summary_width but the command, which must stay copyable.
+  std::size_t lines = 0;
+  for (std::size_t at = 0; at < summary.size(); ++lines) {
+    const std::size_t end = summary.find('\n', at);
+    const std::string line = summary.substr(at, end - at);
+    EXPECT_TRUE(line.size() <= k_summary_width || line.rfind("command: ", 0) == 0) << line;
+    at = end + 1;
+  }
+  EXPECT_LE(lines, 40U) << summary;
   EXPECT_NE(html_of(seed()).find("<td class=\"L\" title=\"20 case(s)\">hazard (PTX)</td>"), std::string::npos);
   // JUnit: each suite of a (Triton set, compiler) carries its cell and the answer as properties.
   const std::string xml = junit_of(seed());
