@@ -773,6 +773,24 @@ std::string format_config(const SweepConfig& config) {
   }
   out += fmt::format("{:<14} {:<{}} {}\n", "exclude", fmt::format("{} rule{}", config.exclude.value.size(), config.exclude.value.size() == 1 ? "" : "s"),
                      k_values_width, config.exclude.origin.describe());
+  // The settings besides the axes that change what runs: every one, set or not.
+  out += fmt::format("{:<14} {:<{}} {}\n", "remedies", config.remedies.value ? "on" : "off", k_values_width,
+                     config.remedies.origin.describe());
+  out += fmt::format("{:<14} {:<{}} {}\n", "model",
+                     config.model.value ? shorten(fmt::format("{} tp {}", config.model.value->name, config.model.value->tp))
+                                        : std::string("none (the num_slices and hidden axes)"),
+                     k_values_width, config.model.origin.describe());
+  out += fmt::format("{:<14} {:<{}} {}\n", "vllm_configs",
+                     config.vllm_configs.value
+                         ? shorten(fmt::format("{} (GPU {})", config.vllm_configs.value->dir,
+                                               config.vllm_configs.value->gpu.empty() ? "present"
+                                                                                      : config.vllm_configs.value->gpu))
+                         : std::string("none (vLLM's defaults)"),
+                     k_values_width, config.vllm_configs.origin.describe());
+  if (config.vllm_batch_invariant.value) {
+    out += fmt::format("{:<14} {:<{}} {}\n", "batch_invariant", "on (VLLM_BATCH_INVARIANT)", k_values_width,
+                       config.vllm_batch_invariant.origin.describe());
+  }
   return out;
 }
 

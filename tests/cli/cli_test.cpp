@@ -305,6 +305,17 @@ TEST(Cli, FlagsOverrideTheConfigAndShowTheirOrigin) {
   EXPECT_EQ(config["axes"]["split_k"]["origin"], "default");
 }
 
+TEST(Cli, TheConfigTableShowsEverySettingThatChangesWhatRuns) {
+  const ProcessResult r = loraprobe({"sweep", "--show-config", "--config", LP_SOURCE_DIR "/configs/seed-48590.json",
+                                     "--model", "qwen3-8b", "--tp", "2", "--vllm-batch-invariant"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nremedies       on "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nmodel          qwen3-8b tp 2 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("flag --model\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nvllm_configs   none (vLLM's defaults) "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nbatch_invariant on (VLLM_BATCH_INVARIANT)"), std::string::npos) << r.out;
+}
+
 TEST(Cli, TheOldRanksFlagStillWorksWithANote) {
   const ProcessResult r = loraprobe({"sweep", "--show-config", "--json", "--ranks", "16,32"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
