@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The checks that need a Hopper GPU, in one go (what a developer runs on an H100/H200
 # box before calling a GPU feature done). Each step runs even when an earlier one
-# failed; the last lines are a summary. Logs and reports go to OUT (default ./gpu-acceptance).
+# failed; the last lines are a summary, and the script exits 1 when any step did not
+# exit 0 (every step's expected code). Logs and reports go to OUT (default ./gpu-acceptance).
 #   scripts/gpu_acceptance.sh [BUILD_DIR]
 # Steps: environment, GPU test binaries, the seed-48590 and default sweeps over every
 # embedded Triton set under every compile path (prebuilt, driver, toolkit ptxas, and each
@@ -13,6 +14,7 @@ out="${OUT:-$repo/gpu-acceptance}"
 mkdir -p "$out"
 lp="$build/loraprobe"
 summary=()
+failed=()
 
 step() {  # step NAME TIMEOUT_S COMMAND...
   local name="$1" limit="$2"; shift 2
@@ -22,6 +24,9 @@ step() {  # step NAME TIMEOUT_S COMMAND...
   local rc=$?
   tail -n 25 "$out/$name.log"
   summary+=("$(printf '%-28s rc=%-3s %4ss' "$name" "$rc" "$((SECONDS - start))")")
+  # Every step here exits 0 when all is well: the sweeps fail only on FAIL, fault, timeout or
+  # compile_error (a LATENT case and an incompatible pairing are not failures).
+  [ "$rc" -eq 0 ] || failed+=("$name")
 }
 
 step env 60 "$lp" env
@@ -46,3 +51,8 @@ fi
 tar -C "$out" -czf "$out/../acceptance-logs.tgz" . 2>/dev/null
 echo "=== summary"
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "FAILED: ${failed[*]}" | tee -a "$out/summary.txt"
+  exit 1
+fi
+echo "all ${#summary[@]} steps passed" | tee -a "$out/summary.txt"

@@ -212,6 +212,11 @@ std::string report_html(const Document& doc) {
     body += fmt::format("<p class=\"note\">{}</p>\n", esc(v.not_swept));
   }
   body += stack_html(stack_matrix(doc));
+  if (!v.excerpts.empty()) {
+    // The proof right under the answer: the first hazardous variant's SASS, the pending
+    // wgmma and the instruction that overwrites its A registers (all of them are below).
+    body += "<h3>The hazard in the SASS that ran (first hazardous variant)</h3>\n" + excerpt_html(v.excerpts.front());
+  }
   // The compilers as a table of their own: as one cell they were a paragraph of ~900 characters.
   std::vector<EnvRow> environment;
   for (const EnvRow& row : v.environment) {

@@ -51,8 +51,9 @@ const report::CaseRecord& find_case(const formats::Document& report, const std::
       return c;
     }
   }
-  throw UsageError(fmt::format("{}: no case {} (loraprobe report {} lists the cases to read first)", report.path, id,
-                               report.path));
+  // The summary names only the first cases; the full JSON names every one.
+  throw UsageError(fmt::format("{}: no case {} ({} cases; every id: loraprobe report {} --format json --detail full)",
+                               report.path, id, report.cases.size(), report.path));
 }
 
 /// The variants entry of (variant, Triton, compiler, amplify): what ran, with its cubin's sha256.

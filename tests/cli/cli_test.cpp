@@ -543,8 +543,8 @@ TEST(Cli, ReproBundlesACaseOfAReportWithoutAGpu) {
   // A case the report does not have.
   r = loraprobe({"repro", report, "0123456789ab", "--out", dir + "-none"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "loraprobe: " + report + ": no case 0123456789ab (loraprobe report " + report +
-                       " lists the cases to read first)\n");
+  EXPECT_EQ(r.err, "loraprobe: " + report + ": no case 0123456789ab (80 cases; every id: loraprobe report " + report +
+                       " --format json --detail full)\n");
 }
 
 TEST(Cli, ReproOfAnAmplifiedCaseBundlesTheAmplifiedPtxAndItsCubin) {
