@@ -258,7 +258,7 @@ std::string PtxasMatrix::format() const {
     }
     return s;
   };
-  std::string out = "ptxas version matrix: wgmma hazard findings per cubin (0 = clean SASS, err = not analysed)\n";
+  std::string out = "ptxas version matrix: wgmma hazard findings per cubin (0 = clean SASS, x = incompatible: this ptxas cannot read the PTX, err = not analysed)\n";
   std::string head1 = label_cells([&](std::size_t i) { return labels[i].second; }) + "|";
   std::string head2 = label_cells([](std::size_t) { return std::string(); }) + "|";
   for (const MatrixColumn& c : columns) {
