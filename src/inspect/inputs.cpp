@@ -159,4 +159,17 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths) {
   return out;
 }
 
+std::optional<std::string> sibling_ptx(const std::string& cubin_path) {
+  const fs::path ptx = fs::path(cubin_path).replace_extension(".ptx");
+  std::error_code ec;
+  if (ptx == fs::path(cubin_path) || !fs::is_regular_file(ptx, ec)) {
+    return std::nullopt;
+  }
+  std::string contents = read_file(ptx.string(), k_max_input_bytes);
+  if (classify_input(contents) == InputKind::ptx) {
+    return contents;
+  }
+  return std::nullopt;
+}
+
 }  // namespace lp::inspect

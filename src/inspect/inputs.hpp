@@ -38,4 +38,10 @@ std::optional<InputKind> classify_input(std::string_view bytes);
 ///   "<path>: no *.ptx or *.cubin files in this folder"
 std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths);
 
+/// The PTX beside a cubin named on its own: <stem>.ptx in the same folder, when that
+/// file exists and holds PTX (a repro bundle's kernel.ptx, a Triton cache entry's).
+/// nullopt when there is none or it holds no PTX; lp::UsageError "<path>: cannot read:
+/// ..." when it is there but cannot be read (as a named input would be).
+std::optional<std::string> sibling_ptx(const std::string& cubin_path);
+
 }  // namespace lp::inspect

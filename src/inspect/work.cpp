@@ -299,9 +299,15 @@ Work plan_files(const InspectRequest& r) {
   }
   for (const InputFile& f : w.files) {
     if (f.kind == InputKind::cubin) {
-      const auto sibling = ptx_by_stem.find(std::filesystem::path(f.path).replace_extension().string());
-      w.items.push_back({f.path, std::nullopt, "file", f.contents, std::nullopt,
-                         sibling == ptx_by_stem.end() ? nullptr : sibling->second, ""});
+      std::shared_ptr<const std::string> ptx;
+      if (const auto sibling = ptx_by_stem.find(std::filesystem::path(f.path).replace_extension().string());
+          sibling != ptx_by_stem.end()) {
+        ptx = sibling->second;
+      } else if (std::optional<std::string> beside = sibling_ptx(f.path)) {
+        // A cubin named alone (a repro bundle's kernel.cubin) with its PTX beside it.
+        ptx = std::make_shared<const std::string>(std::move(*beside));
+      }
+      w.items.push_back({f.path, std::nullopt, "file", f.contents, std::nullopt, ptx, ""});
       continue;
     }
     const auto text = std::make_shared<const std::string>(f.contents);

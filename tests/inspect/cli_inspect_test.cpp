@@ -164,6 +164,12 @@ TEST_F(InspectCli, ACubinWithItsPtxBesideItSaysWhoMadeTheHazard) {
   expect_valid(r.out, "files");
   const ProcessResult table = loraprobe({"inspect", lonely});
   EXPECT_NE(table.out.find("without PTX to tell: 1"), std::string::npos) << table.out;
+  // Named alone, a cubin with its PTX beside it (a repro bundle's kernel.cubin) is told too.
+  const ProcessResult alone = loraprobe({"inspect", "--json", cubin});
+  EXPECT_EQ(alone.exit_code, 1) << alone.err;
+  const nlohmann::json one = nlohmann::json::parse(alone.out);
+  ASSERT_EQ(one.at("items").size(), 1U);
+  EXPECT_EQ(one["items"][0]["attribution"], "ptx") << one["items"][0].dump();
 }
 
 TEST_F(InspectCli, CleanFilterExitsZero) {
