@@ -30,7 +30,8 @@ run: how to read it: "made_by ptx" (Triton 3.6, 3.7): the PTX itself writes the 
 run:   pending wgmma, so no ptxas can be relied on; the fix is Triton >= 3.8. "made_by ptxas" (3.8):
 run:   the PTX is clean and this ptxas folds the copies back; ptxas >= 13.3 is clean. 0 findings:
 run:   this stack is fixed for the configuration (3.9 with its bundled 13.4 ptxas; block_n 32
-run:   everywhere). An error row under ptxas=toolkit for 3.9: its PTX .version 9.4 needs ptxas >= 13.4.
+run:   everywhere). "incompatible" under ptxas=toolkit for 3.9: its PTX .version 9.4 needs a newer ptxas
+run:   (no stack pairs them; not a failure). The matrix at the end says it all in one table.
 run: covered: 2 configurations x 4 Triton sets x 2 compilers. Not covered here: the rest of each set
 run:   ('build/loraprobe inspect', every variant; minutes on 2 cores, then cached), other ptxas
 run:   versions ('build/loraprobe inspect --ptxas-matrix'), and the numbers, which need the GPU sweep.
