@@ -38,6 +38,7 @@
 #include "sass/checks.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/files.hpp"
 #include "util/interrupt.hpp"
 
@@ -263,14 +264,16 @@ int run_inspect(const InspectOptions& o) {
     }
     for (const inspect::InspectResult& r : results) {
       if (r.status == inspect::StaticOutcome::error || r.status == inspect::StaticOutcome::incompatible) {
-        fmt::print("{}: {} ({}): {}\n", to_string(r.status), r.name, r.compiler, r.error.substr(0, r.error.find('\n')));
+        fmt::print("{}", escape::terminal(fmt::format("{}: {} ({}): {}\n", to_string(r.status), r.name, r.compiler,
+                                                      r.error.substr(0, r.error.find('\n')))));
       }
     }
   } else {
-    fmt::print("{}", format_inspect_table(results, o.hazards_only));
+    // File names, compiler labels and ptxas's words come from the user's files and tools: shown, never obeyed.
+    fmt::print("{}", escape::terminal(format_inspect_table(results, o.hazards_only)));
   }
-  fmt::print("{}", summary_line(w, totals, tool, inspector.cache_stats(), cache_root.has_value(), wall_ms / 1000.0,
-                                inspector.options().jobs));
+  fmt::print("{}", escape::terminal(summary_line(w, totals, tool, inspector.cache_stats(), cache_root.has_value(),
+                                                 wall_ms / 1000.0, inspector.options().jobs)));
   if (!o.matrix) {
     // The answer last: the kernel sets' pairings of Triton and compiler, as a sweep report opens with them.
     if (const formats::StackMatrix m = formats::stack_matrix(doc); !m.empty() && m.rows.size() * m.labels.size() > 1) {

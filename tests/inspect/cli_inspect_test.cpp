@@ -164,6 +164,11 @@ TEST_F(InspectCli, ACubinWithItsPtxBesideItSaysWhoMadeTheHazard) {
   expect_valid(r.out, "files");
   const ProcessResult table = loraprobe({"inspect", lonely});
   EXPECT_NE(table.out.find("without PTX to tell: 1"), std::string::npos) << table.out;
+  // A file name is shown, never obeyed by the terminal.
+  const std::string evil = m_scratch.write("evil\x1b[2J.cubin", fixture(k_hazard_id + ".cubin"));
+  const ProcessResult shown = loraprobe({"inspect", evil});
+  EXPECT_EQ(shown.out.find('\x1b'), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("evil\\x1b[2J.cubin"), std::string::npos) << shown.out;
   // Named alone, a cubin with its PTX beside it (a repro bundle's kernel.cubin) is told too.
   const ProcessResult alone = loraprobe({"inspect", "--json", cubin});
   EXPECT_EQ(alone.exit_code, 1) << alone.err;
