@@ -14,6 +14,7 @@
 #include "plan/axes.hpp"
 #include "report/compact.hpp"
 #include "report/report.hpp"
+#include "tools/tools.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/release.hpp"
@@ -304,6 +305,12 @@ bool boolean(const json& j, const char* key, bool fallback) {
 std::string text(const json& j, const char* key, const char* fallback) {
   const json& v = member(j, key);
   return v.is_string() ? v.get<std::string>() : std::string(fallback);
+}
+
+std::string version_of(const json& j, const char* key) {
+  const std::string v = text(j, key);
+  const std::optional<tools::ToolVersion> parsed = tools::parse_tool_version(v);
+  return parsed ? parsed->version : v;
 }
 
 std::string real_text(double value) {

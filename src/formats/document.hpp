@@ -54,6 +54,10 @@ bool boolean(const nlohmann::json& j, const char* key, bool fallback);
 /// j[key] when it is a string, else `fallback`.
 std::string text(const nlohmann::json& j, const char* key, const char* fallback = "");
 
+/// j[key] as a tool's version: "12.8.93" from ptxas's words ("Cuda compilation tools,
+/// release 12.8, V12.8.93", as 2.x and 3.0 reports kept them), the text otherwise.
+std::string version_of(const nlohmann::json& j, const char* key);
+
 /// A real in %.3g form, NaN as "nan" (reports write every NaN so).
 std::string real_text(double value);
 

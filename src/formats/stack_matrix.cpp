@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "report/verdict.hpp"
-#include "tools/tools.hpp"
 #include "util/escape.hpp"
 
 namespace lp::formats {
@@ -56,13 +55,7 @@ StackOutcome outcome_of(Verdict v) {
 std::string compiler_version(const json& compilers, const std::string& name, const std::string& triton) {
   for (const json& c : compilers) {
     if (text(c, "name") == name && (triton.empty() || text(c, "triton") == triton)) {
-      // 3.0.0 reports kept ptxas's own words ("Cuda compilation tools, release 12.8, V12.8.93").
-      std::string words = text(member(c, "ptxas"), "version");
-      if (words.empty()) {
-        words = text(c, "version");
-      }
-      const std::optional<tools::ToolVersion> parsed = tools::parse_tool_version(words);
-      return parsed ? parsed->version : words;
+      return version_of(c, "version");
     }
   }
   return "";

@@ -7,7 +7,6 @@
 
 #include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
-#include "tools/tools.hpp"
 #include "formats/stack_matrix.hpp"
 #include "formats/view.hpp"
 #include "util/escape.hpp"
@@ -77,8 +76,7 @@ std::string report_summary(const Document& doc) {
     std::string label = text_of(c, "name");
     if (c.contains("version") && c["version"].is_string()) {
       // Reports before 3.0 recorded a prebuilt compiler's version in ptxas's own words.
-      const std::optional<tools::ToolVersion> v = tools::parse_tool_version(c["version"].get<std::string>());
-      label += " " + (v ? v->version : c["version"].get<std::string>());
+      label += " " + version_of(c, "version");
     }
     compilers[label] = true;
   }

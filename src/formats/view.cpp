@@ -11,7 +11,6 @@
 
 #include "model/symptom.hpp"
 #include "report/report.hpp"
-#include "tools/tools.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 
@@ -24,13 +23,6 @@ namespace {
 std::string short_sha(const json& j, const char* key) {
   const std::string sha = text(j, key);
   return sha.size() > 12 ? sha.substr(0, 12) : sha;
-}
-
-/// "12.8.93" from "Cuda compilation tools, release 12.8, V12.8.93"; the text otherwise.
-std::string version_of(const json& j, const char* key) {
-  const std::string v = text(j, key);
-  const std::optional<tools::ToolVersion> parsed = tools::parse_tool_version(v);
-  return parsed ? parsed->version : v;
 }
 
 std::string joined(const json& list, const char* sep = " ") {
