@@ -194,4 +194,21 @@ json remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecor
   return {{"hazards", std::move(out)}, {"notes", plan.notes}};
 }
 
+std::vector<report::CaseRecord> remedy_results(const RemedyPlan& plan, const std::vector<report::CaseRecord>& cases,
+                                               const std::map<std::string, report::CaseRecord>& measured,
+                                               const std::vector<report::CaseRecord>& ran,
+                                               const std::map<std::string, std::size_t>& index_of_id) {
+  std::vector<report::CaseRecord> out;
+  for (const RemedyCase& rc : plan.remedies) {
+    if (rc.existing) {
+      out.push_back(cases[*rc.existing]);
+    } else if (const auto it = measured.find(rc.neighbour.id); it != measured.end()) {
+      out.push_back(it->second);
+    } else {
+      out.push_back(ran[index_of_id.at(rc.neighbour.id)]);
+    }
+  }
+  return out;
+}
+
 }  // namespace lp::sweep

@@ -46,6 +46,13 @@ RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
                          const std::map<std::string, const plan::Case*>& cases, const std::vector<std::string>& tritons,
                          const std::string& ptxas_13_3);
 
+/// Each remedy's record, in plan.remedies' order: the plan's own case (`cases`), one a
+/// resumed journal measured (`measured`, by id), or one run now (`ran`, at index_of_id).
+std::vector<report::CaseRecord> remedy_results(const RemedyPlan& plan, const std::vector<report::CaseRecord>& cases,
+                                               const std::map<std::string, report::CaseRecord>& measured,
+                                               const std::vector<report::CaseRecord>& ran,
+                                               const std::map<std::string, std::size_t>& index_of_id);
+
 /// The report's remedies block: per hazardous case, each remedy's verdict, static
 /// findings and kernel time against the hazardous case's ("cost").
 nlohmann::json remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecord>& results);

@@ -465,17 +465,7 @@ class Sweep {
       return true;
     };
     run_on_devices(m_slots, entries.size(), callbacks);
-    std::vector<CaseRecord> results;
-    for (const RemedyCase& rc : rp.remedies) {
-      if (rc.existing) {
-        results.push_back(m_report.cases[*rc.existing]);
-      } else if (const auto it = measured.find(rc.neighbour.id); it != measured.end()) {
-        results.push_back(it->second);
-      } else {
-        results.push_back(ran[index_of_id.at(rc.neighbour.id)]);
-      }
-    }
-    m_report.remedies = remedies_record(rp, results);
+    m_report.remedies = remedies_record(rp, remedy_results(rp, m_report.cases, measured, ran, index_of_id));
     fmt::print(stderr, "sweep: remedies: {} neighbour case(s) of {} hazardous case(s), {} run now{}\n",
                rp.remedies.size(), rp.hazards.size(), entries.size(),
                measured.empty() ? std::string() : fmt::format(" ({} measured before, from the journal)", measured.size()));
