@@ -29,6 +29,8 @@ RUNTIME_QUANTITIES = {
     "max_hidden_size": "max over slices of H_s (expand's N)",
     "num_slices": "S, the number of slices (equals SLICE_NUM)",
     "num_lora_ids": "J, the length of lora_ids",
+    "padded_pairs": "fused_moe: EM, the length of each LoRA's row of sorted_token_ids (its pairs sorted by expert, "
+                    "every expert's run padded to BLOCK_M)",
 }
 
 INDEX_ARRAYS = ("token_indices_sorted_by_lora_ids", "num_tokens_per_lora", "lora_token_start_loc", "lora_ids")
@@ -100,12 +102,74 @@ def shrink_arguments(v: Variant) -> list:
     return [(name, ty, spec) for name, (ty, spec) in args]
 
 
+_I32_ANY = ("i32", UNSPECIALIZED)
+
+
+def fused_moe_arguments(v: Variant) -> list:
+    """_fused_moe_lora_one_shot_kernel. The weights of every slice are passed as a
+    device array of their uint64 addresses (vLLM's _get_ptr), the routing as int32
+    tensors; the innermost strides are 1. Counts that vary with the batch
+    (num_valid_tokens, the sorted rows' strides) and max_loras (1 for most users,
+    which Triton's JIT would fold to a constant) stay unspecialised so one binary
+    serves every batch and adapter count; top_k_num is 8, never a multiple of 16."""
+    args = [
+        ("x_ptr", _ptr(v.input_dtype)),
+        ("A_ptrs", _ptr("u64")),
+        ("B_ptrs", _ptr("u64")),
+        ("out_ptr", _ptr(v.weight_dtype)),
+        ("topk_weights_ptr", _ptr("fp32")),
+        ("sorted_token_ids_ptr", _ptr("i32")),
+        ("expert_ids_ptr", _ptr("i32")),
+        ("num_tokens_post_padded_ptr", _ptr("i32")),
+        ("token_lora_mapping_ptr", _ptr("i32")),
+        ("lora_ids_ptr", _ptr("i32")),
+        ("adapter_enabled_ptr", _ptr("i32")),
+        ("N", _I32_D16),
+        ("K", _I32_D16),
+        ("num_valid_tokens", _I32_ANY),
+        ("top_k_num", _I32_ANY),
+        ("max_loras", _I32_ANY),
+        ("stride_xm", _I32_D16),
+        ("stride_xk", _ONE),
+        ("stride_A_lora", _I32_D16),
+        ("stride_A_expert", _I32_D16),
+        ("stride_A_r", _I32_D16),
+        ("stride_A_k", _ONE),
+        ("stride_B_lora", _I32_D16),
+        ("stride_B_expert", _I32_D16),
+        ("stride_B_n", _I32_D16),
+        ("stride_B_r", _ONE),
+        ("stride_om", _I32_D16),
+        ("stride_on", _ONE),
+        ("stride_tl_", _I32_ANY),
+        ("stride_el", _I32_ANY),
+        ("slice_n_offset", _I32_D16),
+    ]
+    return [(name, ty, spec) for name, (ty, spec) in args]
+
+
 def arguments(v: Variant) -> list:
+    if v.op == "fused_moe":
+        return fused_moe_arguments(v)
     return expand_arguments(v) if v.op == "expand" else shrink_arguments(v)
 
 
 def kernel_constexprs(v: Variant) -> dict:
     """The tl.constexpr parameters of the kernel, by name."""
+    if v.op == "fused_moe":
+        return {
+            "token_mapping_factor": v.top_k,
+            "naive_block_assignment": False,
+            "MUL_ROUTED_WEIGHT": v.mul_routed_weight,
+            "BLOCK_M": v.block_m,
+            "BLOCK_R": v.block_r,
+            "actual_rank": v.rank,
+            "NPID_FACTOR": v.npid_factor,
+            "BLOCK_N": v.block_n,
+            "BLOCK_K": v.block_k,
+            "EVEN_K": v.even_k,
+            "ADD_INPUTS": v.add_inputs,
+        }
     if v.op == "shrink":
         return {
             "BLOCK_M": v.block_m,
@@ -138,6 +202,8 @@ def kernel_source(v: Variant) -> tuple:
         return ("test_hooks", "_lora_expand_test_hook_kernel")
     if v.op == "expand":
         return ("lora_expand", "_lora_expand_kernel")
+    if v.op == "fused_moe":
+        return ("fused_moe_lora", "_fused_moe_lora_one_shot_kernel")
     return ("lora_shrink", "_lora_shrink_kernel")
 
 
@@ -181,6 +247,9 @@ def grid(v: Variant) -> list:
     """Three dimensions, each a product of factors: an integer, a runtime
     quantity name, or "cdiv:<quantity>:<constexpr>" = ceil(quantity / value
     of that constexpr)."""
+    if v.op == "fused_moe":
+        # vLLM: (cdiv(EM, BLOCK_M) * NPID_FACTOR, num_slices, active LoRAs).
+        return [["cdiv:padded_pairs:BLOCK_M", v.npid_factor], ["num_slices"], ["num_lora_ids"]]
     if v.op == "expand":
         x = ["cdiv:num_tokens:BLOCK_M", "cdiv:max_hidden_size:BLOCK_N"]
     else:

@@ -23,11 +23,17 @@ TEST_HOOKS = {"test_skip_tile": 1, "test_trap": 2, "test_spin": 3, "test_oob_wri
 # Flat axes, in manifest order. None where an axis does not apply to the op.
 AXES = ("input_dtype", "weight_dtype", "block_m", "block_n", "block_k", "num_warps", "num_stages", "even_k",
         "add_inputs", "num_slices", "same_stride", "split_k", "group_size_m")
+# The fused-MoE kernel's own axes, after AXES in its manifest entries (expand and
+# shrink entries do not have them): the LoRA rank (its actual_rank constexpr), the
+# routed pairs per token its x rows are shared by (token_mapping_factor: top_k for
+# gate/up, 1 for down), whether it multiplies by the routing weight, and how many
+# programs share one M block's N columns (NPID_FACTOR).
+MOE_AXES = ("rank", "top_k", "mul_routed_weight", "npid_factor")
 
 
 @dataclass(frozen=True)
 class Variant:
-    op: str  # "expand" | "shrink"
+    op: str  # "expand" | "shrink" | "fused_moe"
     input_dtype: str
     weight_dtype: str
     block_m: int
@@ -41,6 +47,10 @@ class Variant:
     same_stride: Optional[bool] = None  # expand only (shrink slices always share strides)
     split_k: Optional[int] = None  # shrink only
     group_size_m: Optional[int] = None  # shrink only
+    rank: Optional[int] = None  # fused_moe only, and MOE_AXES below
+    top_k: Optional[int] = None
+    mul_routed_weight: Optional[bool] = None
+    npid_factor: Optional[int] = None
     role: str = "kernel"
     sources: tuple = field(default=(), compare=False)  # which matrix rows asked for it
 
@@ -53,6 +63,10 @@ class Variant:
                      f"s{self.num_slices}"]
             if self.num_slices > 1:
                 parts.append("samestride" if self.same_stride else "perslice")
+        elif self.op == "fused_moe":
+            parts = ["fusedmoe", self.weight_dtype, f"r{self.rank}", f"topk{self.top_k}",
+                     "routedw" if self.mul_routed_weight else "noroutedw", tiles, f"p{self.npid_factor}", k,
+                     "add" if self.add_inputs else "noadd"]
         else:
             parts = ["shrink", self.input_dtype, tiles, f"sk{self.split_k}", f"g{self.group_size_m}", k,
                      f"s{self.num_slices}"]
@@ -68,7 +82,14 @@ class Variant:
         return "-".join(parts)
 
     def axes(self) -> dict:
-        return {name: getattr(self, name) for name in AXES}
+        names = AXES + MOE_AXES if self.op == "fused_moe" else AXES
+        return {name: getattr(self, name) for name in names}
+
+    @property
+    def block_r(self) -> int:
+        """fused_moe's BLOCK_R: the rank padded to a power of two, at least 16
+        (vLLM's `max(triton.next_power_of_2(rank), 16)`)."""
+        return max(16, 1 << (self.rank - 1).bit_length())
 
     @property
     def cast_type(self) -> bool:
@@ -86,6 +107,14 @@ def _expand(input_dtype, weight_dtype, bm, bn, bk, nw, ns, even_k, add, slices=1
 def _shrink(dtype, bm, bn, bk, nw, ns, even_k, split_k, slices=1, group_size_m=None, source=""):
     return Variant("shrink", dtype, dtype, bm, bn, bk, nw, ns, even_k, slices, split_k=split_k,
                    group_size_m=SHRINK_GROUP_SIZE_M if group_size_m is None else group_size_m, sources=(source, ))
+
+
+def _fused_moe(dtype, rank, proj, bm, bn, bk, nw, ns, npid, even_k=True, add=True, source=""):
+    # proj "w13" (gate/up: x has a row per token, shared by its top_k pairs) or
+    # "w2" (down: x has a row per pair, scaled by its routing weight).
+    top_k = MOE_TOP_K if proj == "w13" else 1
+    return Variant("fused_moe", dtype, dtype, bm, bn, bk, nw, ns, even_k, None, add_inputs=add, rank=rank,
+                   top_k=top_k, mul_routed_weight=proj == "w2", npid_factor=npid, sources=(source, ))
 
 
 EXPAND_DTYPES = [(i, w) for i in ("fp32", "bf16", "fp16") for w in ("bf16", "fp16")]
@@ -116,6 +145,14 @@ SHRINK_DEFAULTS = {
     f"batch>={_SHRINK['small_batch_below']}": dict(bk=_SHRINK["large_batch"]["block_k"], sk=_SHRINK["large_batch"]["split_k"]),
 }
 SHRINK_GROUP_SIZE_M = _SHRINK["group_size_m"]
+# Fused-MoE LoRA fast path: block_n 128, 3 stages, 4 warps (8 when NPID_FACTOR > 1),
+# block_k 128 (64 for a narrow K with few pairs per expert), block_m the MoE
+# layer's (64 by default, 16 for small batches in vLLM's default MoE configs).
+FUSED_MOE = VLLM_DEFAULTS["fused_moe"]
+# The gate/up kernel's token_mapping_factor is top_k, a constexpr: the sets carry
+# top_k 8 (Qwen3.5/3.6-35B-A3B, Qwen3-30B-A3B: num_experts_per_tok 8).
+MOE_TOP_K = 8
+MOE_RANKS = (16, 32, 64, 128)
 
 
 def build_matrix() -> list:
@@ -154,6 +191,24 @@ def build_matrix() -> list:
         rows.append(_shrink(dt, 32, 16, cfg["bk"], 4, 2, True, cfg["sk"], slices,
                             source=f"shrink-default-{name}-multi-slice"))
 
+    # Fused-MoE LoRA as vLLM's fast path launches it, for gate/up and down, every
+    # rank it takes, block_m 16 and 64, one program per M block or two or four
+    # sharing its N columns (2: the down projection of a 128-expert model at a few
+    # hundred tokens); then one axis at a time around rank 64, block_m 64.
+    f = FUSED_MOE
+    for proj, rank, bm, npid in product(("w13", "w2"), MOE_RANKS, (16, f["block_m"]), (1, 2, 4)):
+        nw = f["num_warps"] if npid == 1 else f["num_warps_split_n"]
+        rows.append(_fused_moe("bf16", rank, proj, bm, f["block_n"], f["block_k_wide"], nw, f["num_stages"], npid,
+                               source="fused-moe-fast-path"))
+    for proj in ("w13", "w2"):
+        base = dict(dtype="bf16", rank=64, proj=proj, bm=f["block_m"], bn=f["block_n"], bk=f["block_k_wide"],
+                    nw=f["num_warps"], ns=f["num_stages"], npid=1)
+        neighbours = [dict(bk=f["block_k_narrow"]), dict(ns=2), dict(ns=4), dict(bn=64), dict(bn=256), dict(bm=32),
+                      dict(bm=128), dict(dtype="fp16"), dict(add=False), dict(even_k=False),
+                      dict(npid=f["max_npid_factor"], nw=f["num_warps_split_n"])]
+        for change in neighbours:
+            rows.append(_fused_moe(**{**base, **change}, source="fused-moe-neighbours"))
+
     # Controls and test hooks, all at the default expand config.
     rows.append(_expand("fp32", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, True,
                         role="positive_control", source="positive-control"))
@@ -186,7 +241,7 @@ MATRICES = ("full", "upgrade")
 
 
 def in_upgrade_matrix(v: Variant) -> bool:
-    """Whether the "upgrade" matrix keeps v: bf16 weights; expand with fp32 or
+    """Whether the "upgrade" matrix keeps v: bf16 weights; every fused-MoE row; expand with fp32 or
     bf16 input at block_m 64, 4 warps, block_k 32 (16 at block_n 128), block_n
     32..256, 1-3 stages, and the multi-slice defaults (2 and 3 slices, block_n
     64, block_k 16 or 32, 2 stages); shrink at block_m 32 with
@@ -194,6 +249,8 @@ def in_upgrade_matrix(v: Variant) -> bool:
     hook."""
     if v.role != "kernel":
         return True
+    if v.op == "fused_moe":
+        return v.weight_dtype == "bf16"
     if v.weight_dtype != "bf16" or v.num_warps != 4:
         return False
     if v.op == "expand":
@@ -236,8 +293,9 @@ def parse_filter(text: str) -> list:
             raise ValueError(f"empty term in filter {text!r}")
         if "=" in raw:
             key, value = (s.strip() for s in raw.split("=", 1))
-            if key not in AXES + ("id", "op", "role"):
-                raise ValueError(f"unknown filter key {key!r}; keys: {', '.join(AXES + ('id', 'op', 'role'))}")
+            keys = AXES + MOE_AXES + ("id", "op", "role")
+            if key not in keys:
+                raise ValueError(f"unknown filter key {key!r}; keys: {', '.join(keys)}")
             terms.append((key, value))
         else:
             terms.append((None, raw))

@@ -24,6 +24,19 @@ const std::vector<std::string_view>& shrink_arguments() {
   return args;
 }
 
+const std::vector<std::string_view>& fused_moe_arguments() {
+  static const std::vector<std::string_view> args = {
+      "x_ptr",          "A_ptrs",          "B_ptrs",           "out_ptr",
+      "topk_weights_ptr", "sorted_token_ids_ptr", "expert_ids_ptr", "num_tokens_post_padded_ptr",
+      "token_lora_mapping_ptr", "lora_ids_ptr", "adapter_enabled_ptr", "N",
+      "K",              "num_valid_tokens", "top_k_num",        "max_loras",
+      "stride_xm",      "stride_xk",       "stride_A_lora",    "stride_A_expert",
+      "stride_A_r",     "stride_A_k",      "stride_B_lora",    "stride_B_expert",
+      "stride_B_n",     "stride_B_r",      "stride_om",        "stride_on",
+      "stride_tl_",     "stride_el",       "slice_n_offset"};
+  return args;
+}
+
 const std::vector<std::string_view>& kernel_arguments(std::string_view op) {
   static const std::vector<std::string_view> none;
   if (op == "expand") {
@@ -31,6 +44,9 @@ const std::vector<std::string_view>& kernel_arguments(std::string_view op) {
   }
   if (op == "shrink") {
     return shrink_arguments();
+  }
+  if (op == "fused_moe") {
+    return fused_moe_arguments();
   }
   return none;
 }

@@ -13,7 +13,9 @@ namespace lp::kernels {
 const std::vector<std::string_view>& expand_arguments();
 /// Runtime arguments of _lora_shrink_kernel.
 const std::vector<std::string_view>& shrink_arguments();
-/// The list for an op name ("expand", "shrink"); empty for an unknown op.
+/// Runtime arguments of _fused_moe_lora_one_shot_kernel (kernels/triton/fused_moe_lora.py).
+const std::vector<std::string_view>& fused_moe_arguments();
+/// The list for an op name ("expand", "shrink", "fused_moe"); empty for an unknown op.
 const std::vector<std::string_view>& kernel_arguments(std::string_view op);
 
 /// The two trailing .u64 parameters Triton 3.6 appends to every kernel.

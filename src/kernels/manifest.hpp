@@ -73,7 +73,7 @@ using GridDim = std::vector<AxisValue>;
 /// One variant of the kernel set.
 struct Variant {
   std::string id;
-  std::string op;      ///< "expand" or "shrink"
+  std::string op;      ///< "expand", "shrink" or "fused_moe"
   std::string role;    ///< kernel, positive_control, negative_control, test_*
   std::string status;  ///< "ok" or "rejected"
   std::string reason;  ///< why it was rejected; empty when ok

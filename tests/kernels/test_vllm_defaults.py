@@ -57,6 +57,20 @@ def main(argv):
         wanted.append(("shrink", {"input_dtype": "bf16", "weight_dtype": "bf16", "group_size_m": shrink["group_size_m"],
                                   **{k: cfg[k] for k in ("block_m", "block_n", "block_k", "num_warps", "num_stages",
                                                          "split_k")}}))
+    # The fused-MoE fast path: gate/up and down at every rank it takes, NPID_FACTOR 1
+    # (4 warps) and above (8 warps), block_k 128, at its default block_m.
+    f = d["fused_moe"]
+    if variants.FUSED_MOE is not f and variants.FUSED_MOE != f:
+        errors.append("variants.FUSED_MOE is not configs/vllm/defaults.json's fused_moe")
+    for rank in variants.MOE_RANKS:
+        if rank > f["max_rank"]:
+            errors.append(f"variants.MOE_RANKS has rank {rank}, over the fast path's max_rank {f['max_rank']}")
+        for routed, npid in itertools.product((False, True), (1, 2)):
+            wanted.append(("fused_moe", {"weight_dtype": "bf16", "rank": rank, "mul_routed_weight": routed,
+                                         "top_k": 1 if routed else variants.MOE_TOP_K, "block_m": f["block_m"],
+                                         "block_n": f["block_n"], "block_k": f["block_k_wide"],
+                                         "num_stages": f["num_stages"], "npid_factor": npid,
+                                         "num_warps": f["num_warps"] if npid == 1 else f["num_warps_split_n"]}))
     matrix = d["ptxas_matrix"]
     matrix_rows = []
     for group in matrix["rows"]:
