@@ -7,36 +7,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "model/splitmix.hpp"
 #include "util/error.hpp"
 
 namespace lp {
 namespace {
-
-// SplitMix64 (Steele, Lea, Flood 2014): tiny, well mixed, and fully specified here,
-// unlike std::mt19937 + std::uniform_int_distribution whose output may differ
-// between standard libraries.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : m_state(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (m_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Unbiased draw in [0, bound) by rejection (bound > 0).
-  std::uint64_t below(std::uint64_t bound) {
-    const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % bound;
-    std::uint64_t x = next();
-    while (x >= limit) {
-      x = next();
-    }
-    return x % bound;
-  }
-
- private:
-  std::uint64_t m_state;
-};
 
 // Keeps the mapping's stream apart from anything else seeded with the same seed.
 constexpr std::uint64_t k_mapping_stream = 0x6C6F72612D6D6170ull;  // "lora-map"
@@ -55,12 +30,14 @@ std::string_view op_name(Op op) noexcept {
       return "shrink";
     case Op::lora_linear:
       return "lora_linear";
+    case Op::fused_moe:
+      return "fused_moe";
   }
   return "?";
 }
 
 std::optional<Op> parse_op(std::string_view name) noexcept {
-  for (const Op op : {Op::expand, Op::shrink, Op::lora_linear}) {
+  for (const Op op : {Op::expand, Op::shrink, Op::lora_linear, Op::fused_moe}) {
     if (name == op_name(op)) {
       return op;
     }
@@ -91,7 +68,10 @@ std::string Problem::describe() const {
   if (add_inputs) {
     text += " add_inputs";
   }
-  if (op != Op::expand) {
+  if (op == Op::fused_moe) {
+    text += fmt::format(" E={} top_k={}{} block_m={}", moe.num_experts, moe.top_k,
+                        moe.mul_routed_weight ? " routed_weight" : "", moe.block_m);
+  } else if (op != Op::expand) {
     text += fmt::format(" scale={} split_k={}", scale, split_k);
   }
   text += fmt::format(" seed={}", seed);
@@ -142,6 +122,30 @@ void validate(const Problem& p) {
     if (p.split_k < 1) {
       fail(fmt::format("split_k {} is below 1", p.split_k));
     }
+  }
+  if (p.op == Op::fused_moe) {
+    const ExpertRouting& m = p.moe;
+    if (m.num_experts < 1 || m.top_k < 1 || m.top_k > m.num_experts) {
+      fail(fmt::format("{} experts with top_k {}: need 1 <= top_k <= experts", m.num_experts, m.top_k));
+    }
+    if (m.block_m < 1) {
+      fail(fmt::format("routing block_m {} is not positive", m.block_m));
+    }
+    if (p.num_tokens > std::numeric_limits<std::int32_t>::max() / m.top_k) {
+      fail(fmt::format("{} tokens x top_k {} routed pairs do not fit the int32 index tensors", p.num_tokens, m.top_k));
+    }
+    if (p.scale != 1.0f || p.split_k != 1 || p.amplify_pairs != 0) {
+      fail("scale, split_k and amplify_pairs are not fused_moe's (its kernel has neither)");
+    }
+    for (std::size_t s = 1; s < p.slice_hidden.size(); ++s) {
+      if (p.slice_hidden[s] != p.slice_hidden[0]) {
+        fail(fmt::format("slice_hidden[{}] = {} differs from slice_hidden[0] = {}: the fused-MoE slices are one "
+                         "stacked weight each, of one width N",
+                         s, p.slice_hidden[s], p.slice_hidden[0]));
+      }
+    }
+  } else if (p.moe != ExpertRouting{}) {
+    fail("experts and top_k given, but only fused_moe routes tokens to experts");
   }
   if (p.amplify_pairs < 0 || (p.op == Op::shrink && p.amplify_pairs != 0)) {
     fail(fmt::format("amplify_pairs {} given, but only an expand kernel is amplified, by 0 or more pairs",

@@ -19,9 +19,27 @@ enum class Op : std::uint8_t {
   expand,       ///< buf [S,T,R] (dtype I) -> y [T,H_tot] (dtype W)
   shrink,       ///< x [T,H] (dtype X) -> buf [S,T,R] fp32, times scale
   lora_linear,  ///< shrink then expand with I = fp32: the path on which vLLM hits the bug
+  /// vLLM's fused-MoE LoRA in one launch (docs/problem.md "Fused-MoE LoRA"): for each
+  /// routed pair p = t * top_k + j, out[p, s*N + n] (+)= round_W(w_p * round_W(x A^T) B^T)
+  /// with the pair's expert's A and B; x [T or T*top_k, K] W -> out [T*top_k, S*N] W.
+  fused_moe,
 };
 
-/// "expand", "shrink", "lora_linear".
+/// The routing of a fused_moe problem (Problem::moe; zero for the other ops).
+struct ExpertRouting {
+  std::int32_t num_experts = 0;     ///< E
+  std::int32_t top_k = 0;           ///< experts per token
+  /// The down projection: x has one row per pair and each pair's result is scaled by
+  /// its routing weight (MUL_ROUTED_WEIGHT); otherwise (gate/up) x has one row per
+  /// token, shared by its top_k pairs, and no weight.
+  bool mul_routed_weight = false;
+  /// The block size vLLM's moe_lora_align_block_size pads each expert's pairs to, which
+  /// must be the kernel's BLOCK_M.
+  std::int32_t block_m = 0;
+  bool operator==(const ExpertRouting&) const = default;
+};
+
+/// "expand", "shrink", "lora_linear", "fused_moe".
 std::string_view op_name(Op op) noexcept;
 /// Inverse of op_name; nullopt for anything else.
 std::optional<Op> parse_op(std::string_view name) noexcept;
@@ -49,12 +67,19 @@ struct Problem {
   /// before each of its register-A wgmmas, 0 for none. Only the tolerance reads it.
   std::int32_t amplify_pairs = 0;
   std::vector<std::int32_t> lora_of;       ///< T entries in {-1, 0..L-1}; -1 = no LoRA
+  /// fused_moe: the experts and how tokens are routed to them. slice_hidden is then
+  /// N per slice (all equal), hidden_in is K, and input_dtype equals weight_dtype.
+  ExpertRouting moe;
 
   [[nodiscard]] std::int64_t num_slices() const noexcept { return static_cast<std::int64_t>(slice_hidden.size()); }
   /// H_tot = sum of H_s.
   [[nodiscard]] std::int64_t hidden_total() const noexcept;
   /// off_s = sum_{j<s} H_j (size S).
   [[nodiscard]] std::vector<std::int64_t> slice_offsets() const;
+  /// Rows of the output: T, or T * top_k routed pairs for fused_moe.
+  [[nodiscard]] std::int64_t output_rows() const noexcept { return op == Op::fused_moe ? num_tokens * moe.top_k : num_tokens; }
+  /// Rows of x: T, or one per pair for fused_moe's down projection.
+  [[nodiscard]] std::int64_t x_rows() const noexcept { return op == Op::fused_moe && moe.mul_routed_weight ? output_rows() : num_tokens; }
   /// The dtype of what the op writes: fp32 for shrink, W otherwise.
   [[nodiscard]] DType output_dtype() const noexcept { return op == Op::shrink ? DType::f32 : weight_dtype; }
   /// The dtype expand casts its A operand from: I for expand, fp32 for lora_linear.

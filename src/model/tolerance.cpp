@@ -104,8 +104,10 @@ Tolerance tolerance_for(const Problem& p) {
   // expand and lora_linear: y in W, K = R.
   double a_max = act_max;    // bound on the expand's A operand
   double a_rms = act_rms;
-  if (p.op == Op::lora_linear) {
-    // buf comes out of the shrink: a random-sign sum of hidden_in terms.
+  if (p.op == Op::lora_linear || p.op == Op::fused_moe) {
+    // buf comes out of the shrink: a random-sign sum of hidden_in terms. fused_moe's
+    // rank tile is the same (cast to W before its expand); its routing weights, in
+    // [1/16, 1], only scale the result down, so the lora_linear terms bound it.
     const double buf_sigma = std::sqrt(static_cast<double>(p.hidden_in)) * act_rms * w_rms * scale;
     a_max = k_sigmas * buf_sigma;
     a_rms = buf_sigma;

@@ -16,6 +16,8 @@
 //     sigma_acc = sqrt(R) * rms(buf) * rms(B) ("add_inputs_rounding");
 //  4. lora_linear: the two shrinks differ (1.), so cast_W(buf) may round an element
 //     differently: one ulp of a 4-sigma buf times the largest weight ("buf_cast_flip");
+//     fused_moe rounds its rank tile to W the same way and gets the same terms (its
+//     routing weights are at most 1);
 //  5. shrink SPLIT_K > 1: atomics add the partial sums in any order:
 //     (SPLIT_K - 1) * 2^-24 * sum|terms| ("split_k").
 //  6. an amplified expand (problem.amplify_pairs = D > 0, src/ptx/amplify.hpp): D pairs

@@ -110,6 +110,15 @@ const AxisInfo* find_axis(std::string_view key, bool* deprecated) {
   return nullptr;
 }
 
+std::optional<std::string> check_sweep_value(const AxisInfo& axis, const nlohmann::json& value) {
+  if (axis.id == AxisId::op && value.is_string() && value.get<std::string>() == "fused_moe") {
+    // Its cases need experts, top_k and the projection's K, which only a model has.
+    return "fused_moe cases come from a MoE model: --model qwen3.6-35b-a3b (or another preset with a moe block; "
+           "loraprobe list --models) plans the routed experts' fused-MoE kernel with the expand op";
+  }
+  return check_value(axis, value);
+}
+
 std::optional<std::string> check_value(const AxisInfo& axis, const nlohmann::json& value) {
   switch (axis.kind) {
     case AxisKind::integer:
@@ -201,6 +210,15 @@ std::string row_label(const AxisValues& axes) {
     label += " " + axis_text(axes, "weight_dtype");
   }
   label += fmt::format(" r{} h{}", axis_text(axes, "rank"), axis_text(axes, "hidden"));
+  if (axes.contains("num_experts")) {
+    // fused_moe: K, the experts and top_k, "rw" for the routing weight (the down
+    // projection), and NPID_FACTOR when it splits N.
+    label += fmt::format(" k{} e{}x{}{}", axis_text(axes, "hidden_in"), axis_text(axes, "num_experts"),
+                         axis_text(axes, "top_k"), axes.boolean("mul_routed_weight").value_or(false) ? " rw" : "");
+    if (axes.integer("npid_factor").value_or(1) > 1) {
+      label += " p" + axis_text(axes, "npid_factor");
+    }
+  }
   if (axes.integer("num_loras").value_or(1) > 1) {
     label += fmt::format(" L{}", axis_text(axes, "num_loras"));
   }

@@ -88,6 +88,10 @@ std::optional<std::int64_t> as_int64(const nlohmann::json& value);
 /// Checks one already-expanded value (no ranges) of `axis`; returns the message
 /// naming the value when it is invalid, nullopt when valid.
 std::optional<std::string> check_value(const AxisInfo& axis, const nlohmann::json& value);
+/// check_value for a value a sweep is asked to run (a config's or a flag's axis list),
+/// which also refuses op fused_moe: its cases need a model's experts (--model). A
+/// report's cases and exclude rules may name it.
+std::optional<std::string> check_sweep_value(const AxisInfo& axis, const nlohmann::json& value);
 
 /// Spells a value as the CLI and tables print it (4096/1024/1024 for per-slice hidden).
 std::string format_value(const nlohmann::json& value);

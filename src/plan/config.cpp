@@ -240,7 +240,7 @@ std::vector<json> parse_axis_values(const AxisInfo& axis, const json& node, cons
     if (!allow_vllm && value.is_string() && value.get<std::string>() == k_vllm_default) {
       throw InputError(file, where, "\"vllm\" cannot be matched here: name the resolved value");
     }
-    if (auto bad = check_value(axis, value)) {
+    if (auto bad = allow_vllm ? check_sweep_value(axis, value) : check_value(axis, value)) {
       throw InputError(file, where, *bad);
     }
     if (std::find(values.begin(), values.end(), value) != values.end()) {
@@ -531,7 +531,7 @@ std::vector<AxisValue> parse_flag_values(const AxisInfo& axis, std::string_view 
   };
   std::vector<json> values;
   auto push = [&](json value) {
-    if (auto bad = check_value(axis, value)) {
+    if (auto bad = check_sweep_value(axis, value)) {
       throw fail(*bad);
     }
     if (std::find(values.begin(), values.end(), value) != values.end()) {

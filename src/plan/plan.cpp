@@ -389,8 +389,16 @@ json canonical_axes(const Case& c) {
                {"weight_dtype", dtype_name(c.weight_dtype)},
                {"compiler", c.compiler.to_string()},
                {"triton", c.triton}};
-  if (c.op != Op::lora_linear) {
+  if (c.op != Op::lora_linear && c.op != Op::fused_moe) {
     axes["input_dtype"] = dtype_name(c.input_dtype);
+  }
+  if (c.fused_moe) {
+    const FusedMoeCase& f = *c.fused_moe;
+    axes["hidden_in"] = f.hidden_in;
+    axes["num_experts"] = f.num_experts;
+    axes["top_k"] = f.top_k;
+    axes["mul_routed_weight"] = f.mul_routed_weight;
+    axes["npid_factor"] = f.npid_factor;
   }
   if (c.amplify > 0) {
     axes["amplify"] = c.amplify;
@@ -463,29 +471,89 @@ namespace {
 /// shape (its input, one output per slice); the other axes multiply as usual. One
 /// shape that two projections share (o_proj's and down_proj's expand) is one case,
 /// labelled with both.
-constexpr const char* k_no_fused_moe =
-    "vLLM runs the routed experts' LoRA through its fused-MoE LoRA kernels, which loraprobe does not embed yet";
+/// The routed experts' LoRA as vLLM's fused-MoE fast path runs it: one case per
+/// shape of the expand sub-plan (tokens, rank, adapters, dtypes, add_inputs, Triton,
+/// compiler, amplify), with the fast path's hard-coded knobs. Returns why a shape has
+/// no fused case (the naive routing of decode batches, a rank over the fast path's
+/// limit) through `why`, else the case.
+std::optional<Case> fused_moe_case(const Case& shape, const Projection& p, std::string& why) {
+  const FusedMoeDefaults& f = vllm_defaults().fused_moe;
+  if (shape.rank > f.max_rank) {
+    why = fmt::format("vLLM's fused-MoE LoRA fast path takes rank <= {} (it asserts)", f.max_rank);
+    return std::nullopt;
+  }
+  // vLLM routes a batch with tokens x top_k x 8 <= experts x adapters through the naive
+  // block assignment (decode), mostly to its GEMV kernel, which has no tl.dot.
+  if (shape.tokens * p.top_k * 8 <= p.num_experts * shape.num_loras) {
+    why = "vLLM's fused-MoE LoRA takes the naive block assignment for so few tokens per expert (decode), which "
+          "loraprobe's sets do not carry";
+    return std::nullopt;
+  }
+  Case c = shape;
+  c.op = Op::fused_moe;
+  c.hidden = p.out;
+  c.num_slices = static_cast<int>(p.out.size());
+  c.input_dtype = c.weight_dtype;
+  c.shrink.reset();
+  c.tuned.clear();
+  const FusedMoeLaunch launch =
+      vllm_fused_moe_launch(c.tokens, p.top_k, p.num_experts, p.in, p.out.at(0), c.num_slices, c.num_loras,
+                            k_fused_moe_planned_sms);
+  c.expand = launch.knobs;
+  c.fused_moe = FusedMoeCase{p.in, static_cast<int>(p.num_experts), static_cast<int>(p.top_k),
+                             p.name == "experts.down_proj", launch.npid_factor};
+  c.id = case_id(c);
+  return c;
+}
 
 Plan expand_model_plan(const SweepConfig& config, const std::vector<std::string>& available) {
   const ModelChoice& m = *config.model.value;
   Plan out;
   std::map<std::string, std::size_t> at;  // id -> index in out
   for (const Projection& p : projections(find_model(m.name), m.tp)) {
-    if (p.kernel == LoraKernel::fused_moe) {
-      out.not_swept.push_back({p.name, k_no_fused_moe});
+    const bool fused = p.kernel == LoraKernel::fused_moe;
+    const std::vector<AxisValue>& ops = config.values(AxisId::op);
+    if (fused && std::find(ops.begin(), ops.end(), AxisValue::from_json("expand")) == ops.end()) {
+      out.not_swept.push_back({p.name, "vLLM runs the routed experts' LoRA as one fused-MoE kernel (shrink and expand "
+                                       "in one launch), which the plan includes with --op expand"});
       continue;
     }
     for (const char* op : {"expand", "shrink"}) {
-      const std::vector<AxisValue>& ops = config.values(AxisId::op);
       if (std::find(ops.begin(), ops.end(), AxisValue::from_json(op)) == ops.end()) {
         continue;
+      }
+      if (fused && op != std::string("expand")) {
+        continue;  // the fused kernel is the projection's shrink and expand in one: planned once
       }
       SweepConfig sub = config;
       sub.model.value.reset();
       sub.axes[AxisId::op].value = {AxisValue::from_json(op)};
       sub.axes[AxisId::num_slices].value = {AxisValue::from_json(p.out.size())};
       sub.axes[AxisId::hidden].value = {AxisValue::from_json(op == std::string("expand") ? json(p.out) : json(p.in))};
+      if (fused) {
+        // The fast path's knobs are hard-coded (vllm_fused_moe_launch), its input is x in
+        // the weight dtype: the sub-plan only supplies the other axes' product.
+        for (AxisId knob : {AxisId::block_m, AxisId::block_n, AxisId::block_k, AxisId::num_warps,
+                            AxisId::num_stages, AxisId::split_k}) {
+          sub.axes[knob].value = {AxisValue::from_json("vllm")};
+        }
+        sub.axes[AxisId::input_dtype].value = {AxisValue::from_json("bf16")};
+        sub.vllm_configs.value.reset();
+      }
       Plan part = expand_plan(sub, available);
+      if (fused) {
+        std::deque<Case> converted;
+        for (const Case& shape : part.cases) {
+          std::string why;
+          std::optional<Case> c = fused_moe_case(shape, p, why);
+          if (!c) {
+            count_reason(out.not_applicable, why);
+            continue;
+          }
+          converted.push_back(std::move(*c));
+        }
+        part.cases = std::move(converted);
+      }
       out.combinations += part.combinations;
       out.duplicates += part.duplicates;
       for (const Dropped& d : part.not_applicable) {

@@ -36,6 +36,16 @@ struct KernelKnobs {
   bool operator==(const KernelKnobs&) const = default;
 };
 
+/// What a fused_moe case routes, beyond the expand-like fields (hidden is N per slice).
+struct FusedMoeCase {
+  std::int64_t hidden_in = 0;      ///< K, the width of x
+  int num_experts = 0;
+  int top_k = 0;
+  bool mul_routed_weight = false;  ///< the down projection: a row of x per pair, scaled by its weight
+  int npid_factor = 1;             ///< the kernel's NPID_FACTOR (vllm_fused_moe_launch)
+  bool operator==(const FusedMoeCase&) const = default;
+};
+
 /// One point of the sweep.
 struct Case {
   std::size_t index = 0;  ///< position in plan order
@@ -48,8 +58,9 @@ struct Case {
   int num_loras = 1;
   DType input_dtype = DType::f32;  ///< expand: buf; shrink: x; lora_linear: x (= weight dtype)
   DType weight_dtype = DType::bf16;
-  bool add_inputs = false;            ///< expand and lora_linear
-  std::optional<KernelKnobs> expand;  ///< expand and lora_linear
+  bool add_inputs = false;            ///< expand, lora_linear and fused_moe
+  /// expand and lora_linear; for fused_moe, its one kernel's (it ends in the expand)
+  std::optional<KernelKnobs> expand;
   std::optional<KernelKnobs> shrink;  ///< shrink and lora_linear
   compile::Compiler compiler;
   /// Dependent wgmma pairs queued before each register-A wgmma of the expand kernel
@@ -67,6 +78,8 @@ struct Case {
   /// --vllm-configs: the tuned-config entry that chose the knobs, or why none did; in
   /// axes() but not in the id.
   std::string tuned;
+  /// fused_moe only: the routing and NPID_FACTOR.
+  std::optional<FusedMoeCase> fused_moe;
 
   /// The canonical axis values: what the id hashes and reports print.
   [[nodiscard]] AxisValues axes() const;

@@ -54,6 +54,19 @@ VllmDefaults parse_vllm_defaults(std::string_view text, const std::string& file)
   d.shrink_group_size_m = positive(shrink.at("group_size_m"));
   d.shrink_small_batch.group_size_m = d.shrink_group_size_m;
   d.shrink_large_batch.group_size_m = d.shrink_group_size_m;
+  const JsonIn moe = doc.at("fused_moe");
+  FusedMoeDefaults& f = d.fused_moe;
+  f.block_m = positive(moe.at("block_m"));
+  f.block_n = positive(moe.at("block_n"));
+  f.num_stages = positive(moe.at("num_stages"));
+  f.num_warps = positive(moe.at("num_warps"));
+  f.num_warps_split_n = positive(moe.at("num_warps_split_n"));
+  f.block_k_wide = positive(moe.at("block_k_wide"));
+  f.block_k_narrow = positive(moe.at("block_k_narrow"));
+  f.wide_block_k_from_k = positive(moe.at("wide_block_k_from_k"));
+  f.wide_block_k_from_pairs_per_expert = positive(moe.at("wide_block_k_from_pairs_per_expert"));
+  f.max_rank = positive(moe.at("max_rank"));
+  f.max_npid_factor = positive(moe.at("max_npid_factor"));
   const JsonIn matrix = doc.at("ptxas_matrix");
   const json& common = matrix.at("common").object();
   d.matrix_common = AxisValues::from_json(common);
@@ -96,6 +109,39 @@ VllmDefaults parse_vllm_defaults(std::string_view text, const std::string& file)
 const VllmDefaults& vllm_defaults() {
   static const VllmDefaults d = parse_vllm_defaults(vllm_defaults_text(), "<embedded>/configs/vllm/defaults.json");
   return d;
+}
+
+FusedMoeLaunch vllm_fused_moe_launch(std::int64_t tokens, std::int64_t top_k, std::int64_t experts, std::int64_t k,
+                                     std::int64_t n, std::int64_t slices, std::int64_t loras, std::int64_t sms) {
+  const FusedMoeDefaults& f = vllm_defaults().fused_moe;
+  FusedMoeLaunch launch;
+  KernelKnobs& knobs = launch.knobs;
+  knobs.block_m = f.block_m;
+  knobs.block_n = f.block_n;
+  knobs.num_stages = f.num_stages;
+  const std::int64_t pairs = tokens * top_k;
+  const bool wide = k >= f.wide_block_k_from_k ||
+                    static_cast<double>(pairs) / static_cast<double>(std::max<std::int64_t>(experts, 1)) >=
+                        static_cast<double>(f.wide_block_k_from_pairs_per_expert);
+  knobs.block_k = wide ? f.block_k_wide : f.block_k_narrow;
+  knobs.even_k = k % knobs.block_k == 0;
+  // vLLM's moe_lora_align_block_size: EM = pairs + experts (block_m - 1), or
+  // pairs x block_m when there are fewer pairs than experts; M blocks = cdiv(EM, block_m).
+  const std::int64_t padded = pairs < experts ? pairs * f.block_m : pairs + experts * (f.block_m - 1);
+  const std::int64_t m_blocks = (padded + f.block_m - 1) / f.block_m;
+  const std::int64_t base = std::max<std::int64_t>(m_blocks * slices * loras, 1);
+  const double shrink_ratio = static_cast<double>(k) / static_cast<double>(std::max<std::int64_t>(k + n, 1));
+  const std::int64_t by_budget = std::max<std::int64_t>(1, static_cast<std::int64_t>(1.5 / std::max(shrink_ratio, 1e-3)) + 1);
+  std::int64_t npid = 1;
+  if (base < 3 * sms / 2) {
+    const std::int64_t by_occupancy =
+        std::clamp<std::int64_t>((2 * sms + base - 1) / base, 1, f.max_npid_factor);
+    npid = std::min(by_occupancy, by_budget);
+  }
+  npid = std::max<std::int64_t>(1, std::min(npid, std::max<std::int64_t>(1, n / 128)));
+  launch.npid_factor = static_cast<int>(npid);
+  knobs.num_warps = npid > 1 ? f.num_warps_split_n : f.num_warps;
+  return launch;
 }
 
 }  // namespace lp::plan

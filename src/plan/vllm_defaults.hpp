@@ -24,6 +24,34 @@ struct MatrixAnswer {
   std::map<std::string, std::vector<AxisValue>> match;  ///< axis -> the values a variant may have (block_k, num_slices, block_n, num_stages)
 };
 
+/// vLLM's fused-MoE LoRA fast path (_run_fused_moe_lora_one_shot): hard-coded knobs,
+/// no tuned file. block_m is the MoE layer's routing block (64 by default).
+struct FusedMoeDefaults {
+  int block_m = 0;
+  int block_n = 0;
+  int num_stages = 0;
+  int num_warps = 0;          ///< NPID_FACTOR 1
+  int num_warps_split_n = 0;  ///< NPID_FACTOR > 1
+  int block_k_wide = 0;
+  int block_k_narrow = 0;
+  std::int64_t wide_block_k_from_k = 0;               ///< K at or above this: block_k_wide
+  std::int64_t wide_block_k_from_pairs_per_expert = 0;  ///< else: wide when pairs / experts reach this
+  int max_rank = 0;
+  int max_npid_factor = 0;
+};
+
+/// The fast path's launch for one case: the kernel's knobs and its NPID_FACTOR.
+struct FusedMoeLaunch {
+  KernelKnobs knobs;
+  int npid_factor = 1;
+};
+
+/// The SM count loraprobe plans NPID_FACTOR for (H100 SXM and H200: 132). vLLM reads
+/// the GPU's; NPID_FACTOR only grows past 1 when fewer M blocks than 1.5x the SMs
+/// are launched, which a model with many experts never has (the padded routing
+/// alone gives experts x (block_m - 1) / block_m blocks).
+inline constexpr std::int64_t k_fused_moe_planned_sms = 132;
+
 struct VllmDefaults {
   KernelKnobs expand_one_slice;    ///< one output slice
   KernelKnobs expand_more_slices;  ///< 2 or 3 slices (merged projections)
@@ -32,6 +60,7 @@ struct VllmDefaults {
   KernelKnobs shrink_small_batch;
   KernelKnobs shrink_large_batch;
   int shrink_group_size_m = 0;
+  FusedMoeDefaults fused_moe;
   AxisValues matrix_common;              ///< axes every default matrix row has
   std::vector<AxisValues> matrix_rows;   ///< the default rows, each axis list expanded
   std::vector<MatrixAnswer> matrix_answers;
@@ -40,6 +69,14 @@ struct VllmDefaults {
 /// The built-in file, parsed once. A malformed file is a broken build: lp::Error
 /// naming the key (tests/plan/vllm_defaults_test.cpp parses it).
 const VllmDefaults& vllm_defaults();
+
+/// What vLLM's fused-MoE fast path launches for `tokens` tokens routed to `top_k` of
+/// `experts` experts, reading K = `k` into `slices` slices of N = `n` for `loras`
+/// active adapters, on a GPU of `sms` SMs: block_k by K (or pairs per expert),
+/// NPID_FACTOR by how far the grid is from 2x the SMs, capped by the shrink it
+/// repeats and by N / 128, and 8 warps when NPID_FACTOR > 1.
+FusedMoeLaunch vllm_fused_moe_launch(std::int64_t tokens, std::int64_t top_k, std::int64_t experts, std::int64_t k,
+                                     std::int64_t n, std::int64_t slices, std::int64_t loras, std::int64_t sms);
 
 /// The text of configs/vllm/defaults.json as built in.
 std::string_view vllm_defaults_text();

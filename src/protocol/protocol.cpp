@@ -167,6 +167,10 @@ json to_json(const Job& job) {
             {"seed", p.seed},
             {"split_k", p.split_k},
             {"amplify_pairs", p.amplify_pairs},
+            {"moe", {{"num_experts", p.moe.num_experts},
+                     {"top_k", p.moe.top_k},
+                     {"mul_routed_weight", p.moe.mul_routed_weight},
+                     {"block_m", p.moe.block_m}}},
             {"block_m", job.block_m},
             {"block_n", job.block_n},
             {"repeats", job.repeats},
@@ -200,6 +204,11 @@ Job job_from_json(const json& j) {
     p.seed = j.at("seed").get<std::uint64_t>();
     p.split_k = j.at("split_k").get<std::int32_t>();
     p.amplify_pairs = j.at("amplify_pairs").get<std::int32_t>();
+    const json& moe = j.at("moe");
+    p.moe.num_experts = moe.at("num_experts").get<std::int32_t>();
+    p.moe.top_k = moe.at("top_k").get<std::int32_t>();
+    p.moe.mul_routed_weight = moe.at("mul_routed_weight").get<bool>();
+    p.moe.block_m = moe.at("block_m").get<std::int32_t>();
     job.block_m = j.at("block_m").get<std::int64_t>();
     job.block_n = j.at("block_n").get<std::int64_t>();
     job.repeats = j.at("repeats").get<int>();

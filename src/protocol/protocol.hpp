@@ -60,7 +60,7 @@ struct Job {
   Problem problem;        ///< sizes, dtypes, seed; lora_of is rebuilt from the seed by the worker
   std::int64_t block_m = 64;  ///< tile shape for counting failing tiles
   std::int64_t block_n = 128;
-  std::optional<ImageRef> expand;  ///< the expand kernel (expand, lora_linear)
+  std::optional<ImageRef> expand;  ///< the kernel that writes y: the expand kernel (expand, lora_linear), fused_moe's one
   std::optional<ImageRef> shrink;  ///< the shrink kernel (shrink, lora_linear)
   int repeats = 1;
   std::optional<double> atol;  ///< config overrides of the computed tolerance

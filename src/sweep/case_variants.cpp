@@ -13,6 +13,22 @@ using nlohmann::json;
 
 nlohmann::json wanted_expand_axes(const plan::Case& c) {
   const plan::KernelKnobs& k = *c.expand;
+  if (c.fused_moe) {
+    const plan::FusedMoeCase& f = *c.fused_moe;
+    return {{"op", "fused_moe"},
+            {"weight_dtype", dtype_name(c.weight_dtype)},
+            {"block_m", k.block_m},
+            {"block_n", k.block_n},
+            {"block_k", k.block_k},
+            {"num_warps", k.num_warps},
+            {"num_stages", k.num_stages},
+            {"even_k", k.even_k},
+            {"add_inputs", c.add_inputs},
+            {"rank", c.rank},
+            {"top_k", f.mul_routed_weight ? 1 : f.top_k},
+            {"mul_routed_weight", f.mul_routed_weight},
+            {"npid_factor", f.npid_factor}};
+  }
   const bool same_stride =
       std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) == c.hidden.end();
   const DType input = c.op == Op::lora_linear ? DType::f32 : c.input_dtype;

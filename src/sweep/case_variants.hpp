@@ -10,9 +10,9 @@
 
 namespace lp::sweep {
 
-/// The manifest axes (plus "op") of the expand kernel a case launches: for expand
-/// and for the second half of lora_linear (whose expand input is fp32).
-/// Precondition: c.expand is set.
+/// The manifest axes (plus "op") of the kernel that writes a case's y: the expand for
+/// expand and for the second half of lora_linear (whose expand input is fp32), the
+/// fused-MoE kernel for fused_moe. Precondition: c.expand is set.
 nlohmann::json wanted_expand_axes(const plan::Case& c);
 
 /// The manifest axes (plus "op") of the shrink kernel a case launches: for shrink and

@@ -57,6 +57,10 @@ const DeviceBuffer& CaseBuffers::output(const Problem& problem) const noexcept {
 
 DeviceBuffer& CaseBuffers::output(const Problem& problem) noexcept { return problem.op == Op::shrink ? buf : y; }
 
+const DeviceBuffer& CaseBuffers::row_lora(const Problem& problem) const noexcept {
+  return problem.op == Op::fused_moe ? pair_lora : lora_of;
+}
+
 CaseBuffers make_case_buffers(const Problem& problem, const LoraMetadata& metadata, const Stream& stream) {
   validate(problem);
   const LoraMetadata expected = build_lora_metadata(problem.lora_of, problem.num_loras);
@@ -73,6 +77,40 @@ CaseBuffers make_case_buffers(const Problem& problem, const LoraMetadata& metada
   const std::uint64_t seed = problem.seed;
   CaseBuffers b;
 
+  if (problem.op == Op::fused_moe) {
+    // docs/problem.md "Fused-MoE LoRA": the same generated ranges as lora_linear.
+    const std::int64_t e = problem.moe.num_experts;
+    const std::int64_t k = problem.hidden_in;
+    const std::int64_t n = problem.slice_hidden.at(0);
+    const std::int64_t rows = problem.output_rows();
+    b.x = DeviceBuffer(elements({problem.x_rows(), k}) * dtype_size(w), stream);
+    fill_generated(b.x, w, k_activation_range, seed, tensor_id::x, stream);
+    for (std::int64_t s = 0; s < s_count; ++s) {
+      b.lora_a.emplace_back(elements({l, e, r, k}) * dtype_size(w), stream);
+      fill_generated(b.lora_a.back(), w, k_weight_range, seed, tensor_id::lora_a(s), stream);
+      b.lora_b.emplace_back(elements({l, e, n, r}) * dtype_size(w), stream);
+      fill_generated(b.lora_b.back(), w, k_weight_range, seed, tensor_id::lora_b(s), stream);
+    }
+    b.y = DeviceBuffer(elements({rows, s_count * n}) * dtype_size(w), stream);
+    if (problem.add_inputs) {
+      b.y_in = DeviceBuffer(b.y.bytes(), stream);
+      fill_generated(b.y_in, w, k_activation_range, seed, tensor_id::y_in, stream);
+    }
+    b.reference = DeviceBuffer(b.y.bytes(), stream);
+    b.routing = make_moe_routing(problem);
+    b.topk_weights = upload(std::span<const float>(b.routing.topk_weights), stream);
+    b.sorted_token_ids = upload_ints(b.routing.sorted_token_ids, stream);
+    b.expert_ids = upload_ints(b.routing.expert_ids, stream);
+    b.num_tokens_post_padded = upload_ints(b.routing.num_tokens_post_padded, stream);
+    b.adapter_enabled = upload_ints(std::vector<std::int32_t>(static_cast<std::size_t>(l) + 1, 1), stream);
+    b.pair_lora = upload_ints(b.routing.pair_lora, stream);
+    if (!b.routing.group_pairs.empty()) {
+      b.group_pairs = upload_ints(b.routing.group_pairs, stream);
+    }
+    b.lora_of = upload_ints(problem.lora_of, stream);
+    b.lora_ids = upload_ints(metadata.lora_ids, stream);
+    return b;
+  }
   if (problem.op != Op::expand) {
     const DType x_type = problem.input_dtype;
     b.x = DeviceBuffer(elements({t, problem.hidden_in}) * dtype_size(x_type), stream);

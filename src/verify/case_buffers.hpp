@@ -7,6 +7,7 @@
 
 #include "cuda/memory.hpp"
 #include "cuda/stream.hpp"
+#include "model/moe_routing.hpp"
 #include "model/problem.hpp"
 
 namespace lp {
@@ -25,6 +26,8 @@ enum class OutputInit : std::uint8_t {
 [[nodiscard]] bool unwritten_measurable(const Problem& problem) noexcept;
 
 /// Every device tensor of one case. Buffers an op does not use are empty.
+/// fused_moe: x is [x_rows, K], lora_a per slice [L, E, R, K], lora_b per slice
+/// [L, E, N, R], y_in / y / reference [T * top_k, S * N], and the routing below.
 struct CaseBuffers {
   DeviceBuffer x;                     ///< [T, H_in] X (shrink, lora_linear)
   std::vector<DeviceBuffer> lora_a;   ///< per slice [L, R, H_in] X (shrink, lora_linear)
@@ -41,10 +44,22 @@ struct CaseBuffers {
   DeviceBuffer num_tokens_per_lora;   ///< [J]
   DeviceBuffer lora_token_start_loc;  ///< [J + 1]
   DeviceBuffer token_indices_sorted_by_lora_ids;  ///< [T]
+  // fused_moe's routing (model/moe_routing.hpp): the host copy the device tensors
+  // were uploaded from (the reference walks its groups), then the tensors.
+  MoeRouting routing;
+  DeviceBuffer topk_weights;            ///< [T * top_k] fp32
+  DeviceBuffer sorted_token_ids;        ///< [L, EM] int32
+  DeviceBuffer expert_ids;              ///< [L, EM / block_m] int32
+  DeviceBuffer num_tokens_post_padded;  ///< [L] int32
+  DeviceBuffer adapter_enabled;         ///< [L + 1] int32, all 1
+  DeviceBuffer pair_lora;               ///< [T * top_k] int32: the adapter of each output row
+  DeviceBuffer group_pairs;             ///< routing.group_pairs, for the reference
 
   /// The tensor the comparison checks: buf for shrink, y otherwise.
   [[nodiscard]] const DeviceBuffer& output(const Problem& problem) const noexcept;
   [[nodiscard]] DeviceBuffer& output(const Problem& problem) noexcept;
+  /// The adapter of each row of output(): lora_of, or pair_lora for fused_moe.
+  [[nodiscard]] const DeviceBuffer& row_lora(const Problem& problem) const noexcept;
 };
 
 /// Allocates every tensor of `problem`, uploads the mapping metadata and generates

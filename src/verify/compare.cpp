@@ -49,7 +49,8 @@ CompareLayout CompareLayout::for_problem(const Problem& problem) {
   if (problem.op == Op::shrink) {
     return shrink_output(problem.num_slices(), problem.num_tokens, problem.rank);
   }
-  return expand_output(problem.num_tokens, problem.slice_hidden);
+  // fused_moe's out [T * top_k, S * N] is laid out like y, one row per routed pair.
+  return expand_output(problem.output_rows(), problem.slice_hidden);
 }
 
 std::int64_t CompareLayout::total_elements() const noexcept {

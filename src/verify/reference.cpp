@@ -17,6 +17,7 @@ namespace {
 
 using reference_detail::finish_expand;
 using reference_detail::gather_rows;
+using reference_detail::scale_rows;
 using reference_detail::scatter_rows_f32;
 
 int as_int(std::int64_t value, const char* what) {
@@ -85,14 +86,32 @@ struct Workspace {
   DeviceBuffer cast;          // [S, T, R] W: cast_W of expand's input (when I != W)
   DeviceBuffer gathered_a;    // [largest group, R] W (expand)
   DeviceBuffer expand_acc;    // [largest group, widest slice] fp32 (expand)
+  DeviceBuffer shrink_w;      // [largest group, R] W: fused_moe's rank tile, rounded
 };
 
-Workspace make_workspace(const Problem& p, const LoraMetadata& m, const Stream& stream) {
+std::int64_t largest_group(const MoeRouting& routing) {
+  std::int64_t largest = 0;
+  for (const MoeRouting::Group& g : routing.groups) {
+    largest = std::max(largest, g.count);
+  }
+  return largest;
+}
+
+Workspace make_workspace(const Problem& p, const LoraMetadata& m, const CaseBuffers& buffers, const Stream& stream) {
   Workspace w;
   const std::int64_t largest = largest_group(m);
   const auto sizes = [](std::int64_t a, std::int64_t b, std::size_t element) {
     return static_cast<std::size_t>(a * b) * element;
   };
+  if (p.op == Op::fused_moe) {
+    const std::int64_t pairs = largest_group(buffers.routing);
+    const DType w_type = p.weight_dtype;
+    w.gathered_x = DeviceBuffer(sizes(pairs, p.hidden_in, dtype_size(w_type)), stream);
+    w.shrink_acc = DeviceBuffer(sizes(pairs, p.rank, sizeof(float)), stream);
+    w.shrink_w = DeviceBuffer(sizes(pairs, p.rank, dtype_size(w_type)), stream);
+    w.expand_acc = DeviceBuffer(sizes(pairs, p.slice_hidden.at(0), sizeof(float)), stream);
+    return w;
+  }
   if (p.op != Op::expand) {
     w.gathered_x = DeviceBuffer(sizes(largest, p.hidden_in, dtype_size(p.input_dtype)), stream);
     w.shrink_acc = DeviceBuffer(sizes(largest, p.rank, sizeof(float)), stream);
@@ -170,6 +189,40 @@ void reference_expand(const Problem& p, const LoraMetadata& m, const CaseBuffers
   }
 }
 
+// fused_moe (docs/problem.md "Fused-MoE LoRA"), one (adapter, expert) group at a time:
+// gather its pairs' x rows, tmp = x A_e^T in fp32, round tmp to W (the kernel's
+// rank tile), acc = tmp B_e^T in fp32, times the routing weight (down), then the
+// expand's finishing into the pairs' output rows.
+void reference_fused_moe(const Problem& p, const CaseBuffers& b, Workspace& w, const Stream& stream,
+                         const CublasHandle& cublas) {
+  const DType w_type = p.weight_dtype;
+  const std::int64_t r = p.rank;
+  const std::int64_t k = p.hidden_in;
+  const std::int64_t n = p.slice_hidden.at(0);
+  const std::int64_t e = p.moe.num_experts;
+  const std::int64_t row_divisor = p.moe.mul_routed_weight ? 1 : p.moe.top_k;
+  const std::int64_t row_stride = p.num_slices() * n;
+  for (const MoeRouting::Group& g : b.routing.groups) {
+    const std::int32_t* pairs = typed<const std::int32_t>(b.group_pairs) + g.begin;
+    gather_rows(b.x.raw(), w_type, k, pairs, g.count, k, w.gathered_x.raw(), stream, row_divisor);
+    const std::int64_t weights = static_cast<std::int64_t>(g.lora) * e + g.expert;  // [L, E] index
+    for (std::int64_t s = 0; s < p.num_slices(); ++s) {
+      const auto slice = static_cast<std::size_t>(s);
+      const void* a_weights = element_at(b.lora_a[slice], static_cast<std::size_t>(weights * r * k), w_type);
+      gemm_abt(cublas, g.count, r, k, w_type, w.gathered_x.raw(), a_weights, 1.0f, typed<float>(w.shrink_acc));
+      convert_on_device(w.shrink_acc.raw(), DType::f32, w.shrink_w.raw(), w_type,
+                        static_cast<std::size_t>(g.count * r), stream);
+      const void* b_weights = element_at(b.lora_b[slice], static_cast<std::size_t>(weights * n * r), w_type);
+      gemm_abt(cublas, g.count, n, r, w_type, w.shrink_w.raw(), b_weights, 1.0f, typed<float>(w.expand_acc));
+      if (p.moe.mul_routed_weight) {
+        scale_rows(typed<float>(w.expand_acc), g.count, n, pairs, typed<const float>(b.topk_weights), stream);
+      }
+      finish_expand(typed<float>(w.expand_acc), g.count, n, pairs, w_type, p.add_inputs, b.y_in.raw(),
+                    b.reference.raw(), row_stride, s * n, stream);
+    }
+  }
+}
+
 // The reference starts as the output does before a launch, so rows of tokens
 // without a LoRA compare against exactly that.
 void init_reference(const Problem& p, CaseBuffers& b, const Stream& stream) {
@@ -199,7 +252,7 @@ void enqueue_reference(const Problem& problem, const LoraMetadata& metadata, Cas
     throw Error("compute_reference: the cuBLAS handle is bound to another stream");
   }
   // Stream-ordered: freed after the work queued here, however this returns.
-  Workspace workspace = make_workspace(problem, metadata, stream);
+  Workspace workspace = make_workspace(problem, metadata, buffers, stream);
   span.time(stream, [&] {
     init_reference(problem, buffers, stream);
     switch (problem.op) {
@@ -209,6 +262,9 @@ void enqueue_reference(const Problem& problem, const LoraMetadata& metadata, Cas
       case Op::expand:
         reference_expand(problem, metadata, buffers, workspace, buffers.buf.raw(), problem.input_dtype,
                          buffers.reference, stream, cublas);
+        break;
+      case Op::fused_moe:
+        reference_fused_moe(problem, buffers, workspace, stream, cublas);
         break;
       case Op::lora_linear:
         // Rows of tokens without a LoRA stay unset in the intermediate: the expand never reads them.

@@ -7,6 +7,9 @@
 //                y = round_W(acc), or round_W(round_W(acc) + y_in) with ADD_INPUTS;
 //   shrink:      buf = scale * acc in fp32 (alpha = scale), no further rounding;
 //   lora_linear: the shrink above into an fp32 buf, then the expand with I = fp32.
+//   fused_moe:   per (adapter, expert) group of routed pairs instead of per LoRA: the
+//                shrink, its result rounded to W, the expand, times the routing weight
+//                for the down projection, then the expand's finishing into the pairs' rows.
 // Rows of tokens without a LoRA hold exactly what the output held before the
 // launch (poison, y_in or zero: reset_output()), so any write there shows.
 

@@ -17,13 +17,13 @@ unsigned blocks_for(std::int64_t count) {
 }
 
 __global__ void gather_rows_kernel(const void* src, DType t, std::int64_t src_stride, const std::int32_t* rows,
-                                   std::int64_t n_rows, std::int64_t width, void* dst) {
+                                   std::int64_t row_divisor, std::int64_t n_rows, std::int64_t width, void* dst) {
   const std::int64_t count = n_rows * width;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
     const std::int64_t row = i / width;
     const std::int64_t col = i - row * width;
-    const auto from = static_cast<std::size_t>(rows[row] * src_stride + col);
+    const auto from = static_cast<std::size_t>(rows[row] / row_divisor * src_stride + col);
     store_bits(t, dst, static_cast<std::size_t>(i), load_bits(t, src, from));
   }
 }
@@ -47,6 +47,15 @@ __global__ void finish_expand_kernel(const float* acc, std::int64_t n_rows, std:
   }
 }
 
+__global__ void scale_rows_kernel(float* acc, std::int64_t n_rows, std::int64_t width, const std::int32_t* rows,
+                                  const float* weights) {
+  const std::int64_t count = n_rows * width;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    acc[i] *= weights[rows[i / width]];
+  }
+}
+
 __global__ void scatter_rows_kernel(const float* acc, std::int64_t n_rows, std::int64_t width,
                                     const std::int32_t* rows, float* out) {
   const std::int64_t count = n_rows * width;
@@ -61,12 +70,12 @@ __global__ void scatter_rows_kernel(const float* acc, std::int64_t n_rows, std::
 }  // namespace
 
 void gather_rows(const void* src, DType t, std::int64_t src_stride, const std::int32_t* rows, std::int64_t n_rows,
-                 std::int64_t width, void* dst, const Stream& stream) {
+                 std::int64_t width, void* dst, const Stream& stream, std::int64_t row_divisor) {
   if (n_rows * width == 0) {
     return;
   }
-  gather_rows_kernel<<<blocks_for(n_rows * width), k_threads, 0, stream.runtime()>>>(src, t, src_stride, rows, n_rows,
-                                                                                      width, dst);
+  gather_rows_kernel<<<blocks_for(n_rows * width), k_threads, 0, stream.runtime()>>>(src, t, src_stride, rows,
+                                                                                      row_divisor, n_rows, width, dst);
   LP_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -78,6 +87,15 @@ void finish_expand(const float* acc, std::int64_t n_rows, std::int64_t width, co
   }
   finish_expand_kernel<<<blocks_for(n_rows * width), k_threads, 0, stream.runtime()>>>(
       acc, n_rows, width, rows, w, add_inputs, y_in, y, row_stride, offset);
+  LP_CUDA_CHECK(cudaGetLastError());
+}
+
+void scale_rows(float* acc, std::int64_t n_rows, std::int64_t width, const std::int32_t* rows, const float* weights,
+                const Stream& stream) {
+  if (n_rows * width == 0) {
+    return;
+  }
+  scale_rows_kernel<<<blocks_for(n_rows * width), k_threads, 0, stream.runtime()>>>(acc, n_rows, width, rows, weights);
   LP_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -11,10 +11,16 @@
 
 namespace lp::reference_detail {
 
-/// dst[i, :] = src[rows[i], :] for i < n_rows: `width` elements of `t` per row,
-/// rows of src `src_stride` elements apart, dst dense. `rows` is a device int32 array.
+/// dst[i, :] = src[rows[i] / row_divisor, :] for i < n_rows: `width` elements of `t`
+/// per row, rows of src `src_stride` elements apart, dst dense. `rows` is a device
+/// int32 array (fused_moe's gate/up reads x row pair / top_k: row_divisor top_k).
 void gather_rows(const void* src, DType t, std::int64_t src_stride, const std::int32_t* rows, std::int64_t n_rows,
-                 std::int64_t width, void* dst, const Stream& stream);
+                 std::int64_t width, void* dst, const Stream& stream, std::int64_t row_divisor = 1);
+
+/// acc[i, :] *= weights[rows[i]] for i < n_rows (fp32, `width` per row): fused_moe's
+/// MUL_ROUTED_WEIGHT, before the output rounding as in the kernel.
+void scale_rows(float* acc, std::int64_t n_rows, std::int64_t width, const std::int32_t* rows, const float* weights,
+                const Stream& stream);
 
 /// For i < n_rows, n < width, t = rows[i]:
 ///   y[t, offset + n] = round_W(acc[i, n])                         (no ADD_INPUTS)

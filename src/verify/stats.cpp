@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/moe_routing.hpp"
 #include "util/error.hpp"
 
 namespace lp {
@@ -32,6 +33,17 @@ std::uint64_t compulsory_bytes(const Problem& p, const LoraMetadata& metadata) {
   const auto h_tot = static_cast<std::uint64_t>(p.hidden_total());
   const std::uint64_t w = dtype_size(p.weight_dtype);
 
+  if (p.op == Op::fused_moe) {
+    // x rows of live pairs' tokens (or pairs), A and B of the (adapter, expert) groups
+    // in use, the live pairs' output rows written (and read back with ADD_INPUTS).
+    const MoeRouting routing = make_moe_routing(p);
+    const auto pairs = static_cast<std::uint64_t>(routing.live_pairs());
+    const auto groups = static_cast<std::uint64_t>(routing.groups.size());
+    const auto k = static_cast<std::uint64_t>(p.hidden_in);
+    const std::uint64_t x_rows = p.moe.mul_routed_weight ? pairs : live;
+    return x_rows * k * w + slices * groups * rank * (k + h_tot / slices) * w +
+           pairs * h_tot * w * (p.add_inputs ? 2 : 1);
+  }
   std::uint64_t shrink = 0;
   if (p.op != Op::expand) {
     const auto h_in = static_cast<std::uint64_t>(p.hidden_in);

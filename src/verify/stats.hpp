@@ -29,7 +29,8 @@ struct FailureRate {
 /// Compulsory DRAM traffic of one launch of `problem`'s kernel(s), in bytes: every
 /// element the op must read or write counted once (buf / x rows of live tokens, the
 /// weights of the LoRAs in use, y rows written and, with ADD_INPUTS, read; for
-/// lora_linear both kernels including the buf round trip). Re-reads (x per slice,
+/// lora_linear both kernels including the buf round trip; for fused_moe the x rows,
+/// the A and B of each (adapter, expert) group in use, and the live pairs' rows). Re-reads (x per slice,
 /// weights per token tile) and the int32 metadata are not counted, so the achieved
 /// bandwidth is a lower bound on what the kernel really moved.
 [[nodiscard]] std::uint64_t compulsory_bytes(const Problem& problem, const LoraMetadata& metadata);

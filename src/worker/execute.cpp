@@ -80,6 +80,14 @@ std::uint64_t estimate_device_bytes(const Problem& p) {
   }
   const std::uint64_t h_in = u(p.hidden_in);
   std::uint64_t bytes = 0;
+  if (p.op == Op::fused_moe) {
+    const std::uint64_t E = u(p.moe.num_experts);
+    const std::uint64_t P = mul({T, u(p.moe.top_k)});
+    const std::uint64_t padded = sum({P, mul({E, u(p.moe.block_m)})});
+    bytes = sum({mul({u(p.x_rows()), h_in, w}), mul({S, L, E, R, h_in, w}), mul({S, L, E, h_tot / std::max<std::uint64_t>(S, 1), R, w}),
+                 mul({3, P, h_tot, w}), mul({L, padded, 8}), mul({P, 12})});  // x, A, B, y/y_in/reference, routing
+    return sum({mul({2, bytes}), std::uint64_t{64} << 20});
+  }
   if (p.op != Op::expand) {
     bytes = sum({bytes, mul({T, h_in, w}), mul({S, L, R, h_in, w})});  // x, A
   }
@@ -225,12 +233,18 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     // the work is handed on to the caller, an exception still leaves none of it queued.
     r.buffers = make_case_buffers(problem, *r.metadata, stream);
     StreamDrain drain(stream);
-    if (problem.op != Op::expand) {
+    if (problem.op == Op::fused_moe) {
+      // Its one kernel travels in the expand slot: it is the kernel that writes y.
+      const LoadedImage& image = image_for(images, job.expand, "fused_moe");
+      r.kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::fused_moe, problem,
+                                                                     *r.metadata, *r.buffers, stream)});
+    }
+    if (problem.op == Op::shrink || problem.op == Op::lora_linear) {
       const LoadedImage& image = image_for(images, job.shrink, "shrink");
       r.kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::shrink, problem,
                                                                      *r.metadata, *r.buffers, stream)});
     }
-    if (problem.op != Op::shrink) {
+    if (problem.op == Op::expand || problem.op == Op::lora_linear) {
       const LoadedImage& image = image_for(images, job.expand, "expand");
       r.kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::expand, problem,
                                                                      *r.metadata, *r.buffers, stream)});
@@ -254,7 +268,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
           k.launch->launch(k.image->function, stream);
         }
       });
-      r.comparisons->enqueue(r.buffers->output(problem), r.buffers->reference, r.buffers->lora_of);
+      r.comparisons->enqueue(r.buffers->output(problem), r.buffers->reference, r.buffers->row_lora(problem));
     }
     if (readback.bytes() < r.comparisons->readback_bytes()) {
       // Freeing the smaller one may wait for the device: rare (a few KiB hold 100 repeats).

@@ -76,10 +76,80 @@ class Arguments {
     if (name == "M") {
       return Integer{T};
     }
+    if (m_role == KernelRole::fused_moe) {
+      return fused_moe_value(name, R, S);
+    }
     return m_role == KernelRole::expand ? expand_value(name, pointer_form, T, R, S) : shrink_value(name, pointer_form, T, R, S);
   }
 
  private:
+  // _fused_moe_lora_one_shot_kernel's arguments as vLLM's _run_fused_moe_lora_one_shot
+  // passes them: x [x_rows, K], A_s [L, E, R, K], B_s [L, E, N, R], out [T * top_k, S * N].
+  Value fused_moe_value(const std::string& name, std::int64_t R, std::int64_t S) const {
+    const std::int64_t K = m_p.hidden_in;
+    const std::int64_t N = m_p.slice_hidden.at(0);
+    const std::int64_t E = m_p.moe.num_experts;
+    const MoeRouting& routing = m_b.routing;
+    const auto addresses = [](const std::vector<DeviceBuffer>& slices) {
+      U64Array a;
+      for (const DeviceBuffer& b : slices) {
+        a.values.push_back(b.get());
+      }
+      return a;
+    };
+    const std::pair<const char*, const DeviceBuffer*> index_arrays[] = {
+        {"sorted_token_ids_ptr", &m_b.sorted_token_ids}, {"expert_ids_ptr", &m_b.expert_ids},
+        {"num_tokens_post_padded_ptr", &m_b.num_tokens_post_padded}, {"token_lora_mapping_ptr", &m_b.lora_of},
+        {"lora_ids_ptr", &m_b.lora_ids}, {"adapter_enabled_ptr", &m_b.adapter_enabled}};
+    for (const auto& [array, buffer] : index_arrays) {
+      if (name == array) {
+        return Pointer{buffer->get(), DType::f32};  // int32: the launcher checks index arrays by name, not dtype
+      }
+    }
+    const std::pair<const char*, std::int64_t> integers[] = {
+        {"N", N},
+        {"K", K},
+        {"num_valid_tokens", m_p.output_rows()},
+        {"top_k_num", m_p.moe.top_k},
+        {"max_loras", m_p.num_loras},
+        {"stride_xm", K},
+        {"stride_xk", 1},
+        {"stride_A_lora", E * R * K},
+        {"stride_A_expert", R * K},
+        {"stride_A_r", K},
+        {"stride_A_k", 1},
+        {"stride_B_lora", E * N * R},
+        {"stride_B_expert", N * R},
+        {"stride_B_n", R},
+        {"stride_B_r", 1},
+        {"stride_om", S * N},
+        {"stride_on", 1},
+        {"stride_tl_", routing.padded_pairs},
+        {"stride_el", routing.padded_pairs / m_p.moe.block_m},
+        {"slice_n_offset", N}};
+    for (const auto& [integer, value] : integers) {
+      if (name == integer) {
+        return Integer{value};
+      }
+    }
+    if (name == "x_ptr") {
+      return Pointer{m_b.x.get(), m_p.weight_dtype};
+    }
+    if (name == "A_ptrs") {
+      return addresses(m_b.lora_a);
+    }
+    if (name == "B_ptrs") {
+      return addresses(m_b.lora_b);
+    }
+    if (name == "out_ptr") {
+      return Pointer{m_b.y.get(), m_p.weight_dtype};
+    }
+    if (name == "topk_weights_ptr") {
+      return Pointer{m_b.topk_weights.get(), DType::f32};
+    }
+    throw AbiViolation(fmt::format("fused_moe argument {} has no value in loraprobe's launcher", name));
+  }
+
   Value expand_value(const std::string& name, bool pointer_form, std::int64_t T, std::int64_t R, std::int64_t S) const {
     const auto& H = m_p.slice_hidden;
     const std::int64_t max_h = *std::max_element(H.begin(), H.end());
@@ -203,7 +273,13 @@ class Arguments {
   CaseBuffers& m_b;
 };
 
-std::int64_t grid_quantity(const std::string& name, const Problem& p, const LoraMetadata& m) {
+std::int64_t grid_quantity(const std::string& name, const Problem& p, const LoraMetadata& m, const CaseBuffers& b) {
+  if (name == "padded_pairs") {
+    if (p.op != Op::fused_moe) {
+      throw AbiViolation(fmt::format("grid quantity \"padded_pairs\" needs a fused_moe case, not {}", op_name(p.op)));
+    }
+    return b.routing.padded_pairs;
+  }
   if (name == "num_tokens") {
     return p.num_tokens;
   }
@@ -225,7 +301,8 @@ std::int64_t grid_quantity(const std::string& name, const Problem& p, const Lora
   throw AbiViolation(fmt::format("grid quantity \"{}\" is not one loraprobe knows", name));
 }
 
-std::int64_t grid_factor(const AxisValue& factor, const kernels::Variant& v, const Problem& p, const LoraMetadata& m) {
+std::int64_t grid_factor(const AxisValue& factor, const kernels::Variant& v, const Problem& p, const LoraMetadata& m,
+                         const CaseBuffers& b) {
   if (const std::optional<std::int64_t> n = factor.integer()) {
     return *n;
   }
@@ -241,16 +318,53 @@ std::int64_t grid_factor(const AxisValue& factor, const kernels::Variant& v, con
                                      text));
     }
     const std::int64_t d = *divisor;
-    return (grid_quantity(quantity, p, m) + d - 1) / d;
+    return (grid_quantity(quantity, p, m, b) + d - 1) / d;
   }
-  return grid_quantity(text, p, m);
+  return grid_quantity(text, p, m, b);
 }
 
 std::int64_t constexpr_int(const kernels::Variant& v, const char* name, std::int64_t fallback) {
   return v.constexprs.integer(name).value_or(fallback);
 }
 
+// The fused-MoE kernel's constexprs against the case: the rank, the routing's block
+// size, the x rows per pair and the routing weight are all compiled in.
+void check_fused_moe_constexprs(const kernels::Variant& v, const Problem& p) {
+  const auto want = [&](const char* name, std::int64_t value) {
+    const std::optional<std::int64_t> got = v.constexprs.integer(name);
+    if (!got || *got != value) {
+      throw AbiViolation(fmt::format("variant {} has {}={} but the case needs {}", v.id, name,
+                                     got ? std::to_string(*got) : "none", value));
+    }
+  };
+  const auto want_flag = [&](const char* name, bool value) {
+    const std::optional<bool> got = v.constexprs.boolean(name);
+    if (!got || *got != value) {
+      throw AbiViolation(fmt::format("variant {} has {}={} but the case needs {}", v.id, name,
+                                     got ? (*got ? "true" : "false") : "none", value));
+    }
+  };
+  want("actual_rank", p.rank);
+  want("BLOCK_M", p.moe.block_m);
+  want("token_mapping_factor", p.moe.mul_routed_weight ? 1 : p.moe.top_k);
+  want_flag("MUL_ROUTED_WEIGHT", p.moe.mul_routed_weight);
+  want_flag("ADD_INPUTS", p.add_inputs);
+  want_flag("naive_block_assignment", false);
+  const std::int64_t block_k = constexpr_int(v, "BLOCK_K", 1);
+  if (v.constexprs.boolean("EVEN_K").value_or(false) && p.hidden_in % block_k != 0) {
+    throw AbiViolation(fmt::format("variant {} assumes EVEN_K but K={} is not a multiple of BLOCK_K={}", v.id,
+                                   p.hidden_in, block_k));
+  }
+}
+
 void check_constexprs(const kernels::Variant& v, KernelRole role, const Problem& p) {
+  if ((role == KernelRole::fused_moe) != (p.op == Op::fused_moe)) {
+    throw AbiViolation(fmt::format("variant {} ({}) cannot run a {} case", v.id, v.op, op_name(p.op)));
+  }
+  if (role == KernelRole::fused_moe) {
+    check_fused_moe_constexprs(v, p);
+    return;
+  }
   const std::int64_t slices = constexpr_int(v, "SLICE_NUM", 1);
   if (slices != p.num_slices()) {
     throw AbiViolation(fmt::format("variant {} is built for SLICE_NUM={} but the case has {} slices", v.id, slices,
@@ -306,7 +420,7 @@ PreparedLaunch::PreparedLaunch(const kernels::Variant& v, KernelRole role, const
   for (std::size_t d = 0; d < 3; ++d) {
     std::int64_t extent = 1;
     for (const AxisValue& factor : v.grid[d]) {
-      extent *= grid_factor(factor, v, problem, metadata);
+      extent *= grid_factor(factor, v, problem, metadata, buffers);
     }
     const std::int64_t limit = d == 0 ? std::numeric_limits<std::int32_t>::max() : 65535;
     if (extent < 1 || extent > limit) {

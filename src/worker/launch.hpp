@@ -19,8 +19,9 @@
 
 namespace lp::worker {
 
-/// Which kernel of a case a launch is: lora_linear launches both.
-enum class KernelRole { expand, shrink };
+/// Which kernel of a case a launch is: lora_linear launches both; fused_moe launches
+/// its one kernel.
+enum class KernelRole { expand, shrink, fused_moe };
 
 /// A case that must not be launched with a variant: the argument and the reason.
 class AbiViolation : public Error {

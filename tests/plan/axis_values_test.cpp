@@ -82,6 +82,12 @@ TEST(AxisValues, TheLabelsReadThem) {
   EXPECT_EQ(plan::format_cell(axes, "even_k"), "y");
   EXPECT_EQ(plan::format_cell(axes, "split_k"), "-");
   EXPECT_EQ(plan::axis_text(axes, "split_k"), "?");
+  // A fused-MoE case names its K, experts x top_k, the routing weight and a split N.
+  const AxisValues moe = AxisValues::from_json(json::parse(
+      R"({"triton": "3.6.0", "op": "fused_moe", "weight_dtype": "bf16", "rank": 64, "hidden": [2048], "hidden_in": 768,
+          "num_experts": 128, "top_k": 8, "mul_routed_weight": true, "npid_factor": 2, "block_m": 64, "block_n": 128,
+          "block_k": 128, "num_warps": 8, "num_stages": 3, "add_inputs": true, "compiler": "prebuilt"})"));
+  EXPECT_EQ(plan::row_label(moe), "t3.6.0 fused_moe bf16 r64 h2048 k768 e128x8 rw p2 m64n128k128 w8s3 add prebuilt");
 }
 
 }  // namespace

@@ -107,29 +107,61 @@ TEST(Models, TheHybridQwenModelsHaveEveryProjectionVllmWraps) {
   EXPECT_EQ(by_name("gemma-3-27b", 1)["o_proj"].out, (Sizes{5376}));
 }
 
-TEST(Models, AMoePlanSaysWhichProjectionsItDoesNotSweep) {
+TEST(Models, AMoePlanSweepsTheRoutedExpertsAsFusedMoeCases) {
+  const std::string axes = R"("triton": ["3.6.0"], "rank": [64], "tokens": [256, 4], "input_dtype": ["fp32"],
+          "weight_dtype": ["bf16"], "add_inputs": [true], "block_n": ["vllm"], "num_stages": ["vllm"],
+          "compiler": ["prebuilt"])";
   const SweepConfig config = parse_config(
-      R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"triton": ["3.6.0"], "op": ["expand"],
-          "rank": [64], "tokens": [256], "input_dtype": ["fp32"], "weight_dtype": ["bf16"], "add_inputs": [true],
-          "block_n": ["vllm"], "num_stages": ["vllm"], "compiler": ["prebuilt"]}})",
-      "m.json");
+      R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"op": ["expand"], )" + axes + "}}", "m.json");
   const Plan p = expand_plan(config, {"3.6.0"});
   std::set<std::string> projections;
+  std::map<std::string, const Case*> fused;
   for (const Case& c : p.cases) {
     projections.insert(c.projection);
+    if (c.op == Op::fused_moe) {
+      fused[c.projection] = &c;
+    }
   }
   // out_proj and shared_expert.down_proj both expand into 2048: one case, labelled with both.
   EXPECT_EQ(projections, (std::set<std::string>{"qkv_proj", "o_proj,out_proj,shared_expert.down_proj", "in_proj_qkv",
-                                                "in_proj_z", "in_proj_ba", "shared_expert.gate_up_proj"}));
-  ASSERT_EQ(p.not_swept.size(), 2U);
-  EXPECT_EQ(p.not_swept[0].projection, "experts.gate_up_proj");
-  EXPECT_EQ(p.not_swept[1].projection, "experts.down_proj");
-  EXPECT_EQ(p.not_swept[0].why,
-            "vLLM runs the routed experts' LoRA through its fused-MoE LoRA kernels, which loraprobe does not embed yet");
-  EXPECT_EQ(not_swept_json(p).dump(), nlohmann::json::parse(R"([{"projection": "experts.gate_up_proj", "why": ")" +
-                                                            p.not_swept[0].why + R"("}, {"projection":
+                                                "in_proj_z", "in_proj_ba", "shared_expert.gate_up_proj",
+                                                "experts.gate_up_proj", "experts.down_proj"}));
+  EXPECT_TRUE(p.not_swept.empty());
+  // The routed experts, as vLLM's fast path launches them (configs/vllm/defaults.json
+  // "fused_moe"): 256 experts, top-8, gate/up 2 x 512 from K 2048, down 2048 from K 512
+  // with the routing weights; block_k 128 (K >= 256), 4 warps, 3 stages, NPID_FACTOR 1.
+  ASSERT_EQ(fused.size(), 2U);
+  const Case& up = *fused.at("experts.gate_up_proj");
+  EXPECT_EQ(up.hidden, (Sizes{512, 512}));
+  ASSERT_TRUE(up.fused_moe);
+  EXPECT_EQ(*up.fused_moe, (FusedMoeCase{2048, 256, 8, false, 1}));
+  EXPECT_EQ(up.input_dtype, DType::bf16);
+  EXPECT_FALSE(up.shrink);
+  ASSERT_TRUE(up.expand);
+  EXPECT_EQ(*up.expand, (KernelKnobs{64, 128, 128, 4, 3, 1, true}));
+  const Case& down = *fused.at("experts.down_proj");
+  EXPECT_EQ(down.hidden, (Sizes{2048}));
+  EXPECT_EQ(*down.fused_moe, (FusedMoeCase{512, 256, 8, true, 1}));
+  EXPECT_EQ(down.axes().boolean("mul_routed_weight"), std::optional<bool>(true));
+  // 4 tokens x top-8 x 8 <= 256 experts: vLLM's naive routing (decode), not in the sets.
+  EXPECT_EQ(fused.at("experts.down_proj")->tokens, 256);
+  bool naive_reason = false;
+  for (const Dropped& d : p.not_applicable) {
+    naive_reason |= d.reason.find("naive block assignment") != std::string::npos && d.count == 2;
+  }
+  EXPECT_TRUE(naive_reason) << not_applicable_json(p).dump();
+  // Without the expand op the experts are named as not swept, never silently left out.
+  const SweepConfig shrink_only = parse_config(
+      R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"op": ["shrink"], )" + axes + "}}", "m.json");
+  const Plan s = expand_plan(shrink_only, {"3.6.0"});
+  ASSERT_EQ(s.not_swept.size(), 2U);
+  EXPECT_EQ(s.not_swept[0].projection, "experts.gate_up_proj");
+  EXPECT_EQ(s.not_swept[1].projection, "experts.down_proj");
+  EXPECT_NE(s.not_swept[0].why.find("with --op expand"), std::string::npos) << s.not_swept[0].why;
+  EXPECT_EQ(not_swept_json(s).dump(), nlohmann::json::parse(R"([{"projection": "experts.gate_up_proj", "why": ")" +
+                                                            s.not_swept[0].why + R"("}, {"projection":
                                                             "experts.down_proj", "why": ")" +
-                                                            p.not_swept[0].why + R"("}])")
+                                                            s.not_swept[0].why + R"("}])")
                                           .dump());
   // A dense model leaves nothing out.
   const SweepConfig dense = parse_config(

@@ -81,6 +81,32 @@ TEST(VllmDefaults, ThePtxasMatrixAnswersAreTheDefaultsAndItsRowsHoldThem) {
   EXPECT_EQ(d.matrix_rows[0].integer("block_m"), d.expand_one_slice.block_m);  // the common axes reach every row
 }
 
+TEST(VllmDefaults, TheFusedMoeFastPathIsVllmsArithmetic) {
+  const FusedMoeDefaults& f = vllm_defaults().fused_moe;
+  EXPECT_EQ(f.block_n, 128);
+  EXPECT_EQ(f.num_stages, 3);
+  EXPECT_EQ(f.max_npid_factor, 16);
+  // Qwen3.6-35B-A3B gate/up at 4096 tokens: 256 experts pad the routing to >= 252 M
+  // blocks, past 1.5 x 132 SMs, so one program per block, 4 warps; K 2048 >= 256: block_k 128.
+  FusedMoeLaunch up = vllm_fused_moe_launch(4096, 8, 256, 2048, 512, 2, 1, 132);
+  EXPECT_EQ(up.npid_factor, 1);
+  EXPECT_EQ(up.knobs, (KernelKnobs{64, 128, 128, 4, 3, 1, true}));
+  // Qwen3-30B-A3B down at 256 tokens: 2048 pairs + 128 x 63 padding = 158 blocks < 198:
+  // cdiv(264, 158) = 2 programs per block (the shrink budget allows 6, N / 128 16), 8 warps.
+  FusedMoeLaunch down = vllm_fused_moe_launch(256, 8, 128, 768, 2048, 1, 1, 132);
+  EXPECT_EQ(down.npid_factor, 2);
+  EXPECT_EQ(down.knobs.num_warps, 8);
+  // Few experts, few tokens: capped at 16, then by N / 128.
+  EXPECT_EQ(vllm_fused_moe_launch(16, 2, 8, 4096, 4096, 1, 1, 132).npid_factor, 4)
+      << "the shrink budget: K / (K + N) = 0.5 allows int(1.5 / 0.5) + 1 = 4, occupancy wants 16, N / 128 = 32";
+  EXPECT_EQ(vllm_fused_moe_launch(16, 2, 8, 128, 256, 1, 1, 132).npid_factor, 2) << "N / 128 = 2";
+  // A narrow K with few pairs per expert takes block_k 64; K not a multiple of it is masked.
+  const FusedMoeLaunch narrow = vllm_fused_moe_launch(64, 2, 64, 192, 1024, 1, 1, 132);
+  EXPECT_EQ(narrow.knobs.block_k, 64);
+  EXPECT_TRUE(narrow.knobs.even_k);
+  EXPECT_FALSE(vllm_fused_moe_launch(64, 2, 64, 200, 1024, 1, 1, 132).knobs.even_k);
+}
+
 TEST(VllmDefaults, AMalformedFileNamesTheKey) {
   try {
     (void)parse_vllm_defaults(R"({"expand": {"one_slice": {"block_m": 64}}})", "d.json");

@@ -315,5 +315,41 @@ TEST_F(SweepOnGpu, ACaseBreakingTheVariantsSpecialisationIsRefusedWithTheReason)
   }
 }
 
+TEST_F(SweepOnGpu, FusedMoeCasesOfTheReportedModelPassWithMarginAndWriteEveryLiveElement) {
+  // The routed experts of Qwen3.6-35B-A3B: gate/up (2 slices, K 2048, top_k 8) and down
+  // (1 slice, K 512, routing weights), at 2 adapters so some pairs have none.
+  const std::vector<std::string> fused = {"--model", "qwen3.6-35b-a3b", "--op", "expand", "--rank", "64",
+                                          "--tokens", "1024", "--num-loras", "2", "--input-dtype", "bf16",
+                                          "--block-n", "vllm", "--num-stages", "vllm", "--no-controls",
+                                          "--triton", "3.6.0"};
+  for (const char* add : {"true", "false"}) {
+    SCOPED_TRACE(std::string("add_inputs ") + add);
+    std::vector<std::string> args = fused;
+    args.insert(args.end(), {"--add-inputs", add});
+    const auto [r, report] = sweep(std::string("fused-") + add, args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    int seen = 0;
+    for (const json& c : report["cases"]) {
+      if (c["axes"]["op"] != "fused_moe") {
+        continue;
+      }
+      ++seen;
+      EXPECT_EQ(c["verdict"], "PASS") << c.dump();
+      EXPECT_EQ(c["static_findings"], 0) << c.dump();
+      EXPECT_LE(c["metrics"]["worst_dev_over_tolerance"].get<double>(), 0.5) << c.dump();
+      EXPECT_EQ(c["metrics"]["nan"], 0);
+      EXPECT_EQ(c["metrics"]["untouched_rows_written"], 0) << c.dump();
+      EXPECT_GT(c["metrics"]["elements"].get<std::uint64_t>(), 0U);
+      if (std::string(add) == "false") {
+        // The output started as poison: every live element was written by the kernel,
+        // and with the value the reference wrote (a reference that skipped an element
+        // would still hold the poison there, and mismatch).
+        EXPECT_EQ(c["metrics"]["unwritten"], 0) << c.dump();
+      }
+    }
+    EXPECT_EQ(seen, 2) << "gate_up and down";
+  }
+}
+
 }  // namespace
 }  // namespace lp
