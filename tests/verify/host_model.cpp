@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "model/moe_routing.hpp"
 #include "verify/case_buffers.hpp"
 #include "verify/inputs.hpp"
 #include "verify/poison.hpp"
@@ -120,6 +121,66 @@ std::uint32_t pre_launch_bits(const Problem& p, const HostInputs& in, std::size_
   return 0;
 }
 
+// fused_moe (docs/problem.md): per routed pair of a token with an adapter, the shrink
+// with the pair's expert's A, rounded to W, the expand with its B, times the routing
+// weight (down), then the expand's finishing; other rows hold the pre-launch state.
+std::vector<std::byte> fused_moe_output(const Problem& p, const HostInputs& in, Accumulation acc) {
+  const MoeRouting routing = make_moe_routing(p);
+  const DType w = p.weight_dtype;
+  const std::int64_t r_count = p.rank;
+  const std::int64_t k_count = p.hidden_in;
+  const std::int64_t n_count = p.slice_hidden.at(0);
+  const std::int64_t e_count = p.moe.num_experts;
+  const std::int64_t row = p.num_slices() * n_count;
+  const std::int64_t factor = p.moe.mul_routed_weight ? 1 : p.moe.top_k;
+  const Accumulation shrink_acc = acc == Accumulation::fp32_amplified ? Accumulation::fp32_blocked : acc;
+  std::vector<std::byte> out(static_cast<std::size_t>(p.output_rows() * row) * dtype_size(w));
+  std::vector<float> tmp(static_cast<std::size_t>(r_count));
+  for (std::int64_t pair = 0; pair < p.output_rows(); ++pair) {
+    const std::int32_t lora = routing.pair_lora[static_cast<std::size_t>(pair)];
+    const std::int64_t weights = lora * e_count + routing.topk_ids[static_cast<std::size_t>(pair)];
+    const std::int64_t x_row = pair / factor;
+    for (std::int64_t s = 0; s < p.num_slices(); ++s) {
+      const auto& a_bits = in.lora_a[static_cast<std::size_t>(s)];
+      const auto& b_bits = in.lora_b[static_cast<std::size_t>(s)];
+      if (lora >= 0) {
+        for (std::int64_t r = 0; r < r_count; ++r) {
+          const double sum = dot(
+              k_count, [&](std::int64_t k) { return bits_to_float(w, in.x[static_cast<std::size_t>(x_row * k_count + k)]); },
+              [&](std::int64_t k) {
+                return bits_to_float(w, a_bits[static_cast<std::size_t>((weights * r_count + r) * k_count + k)]);
+              },
+              shrink_acc);
+          tmp[static_cast<std::size_t>(r)] = round_to(w, to_f32(sum));
+        }
+      }
+      for (std::int64_t n = 0; n < n_count; ++n) {
+        const auto at = static_cast<std::size_t>(pair * row + s * n_count + n);
+        if (lora < 0) {
+          put(w, out, at, pre_launch_bits(p, in, at));
+          continue;
+        }
+        const double sum = dot(
+            r_count, [&](std::int64_t r) { return tmp[static_cast<std::size_t>(r)]; },
+            [&](std::int64_t r) {
+              return bits_to_float(w, b_bits[static_cast<std::size_t>((weights * n_count + n) * r_count + r)]);
+            },
+            shrink_acc);
+        float value = to_f32(sum);
+        if (p.moe.mul_routed_weight) {
+          value *= routing.topk_weights[static_cast<std::size_t>(pair)];
+        }
+        std::uint32_t bits = float_to_bits(w, value);
+        if (p.add_inputs) {
+          bits = float_to_bits(w, bits_to_float(w, bits) + bits_to_float(w, in.y_in[at]));
+        }
+        put(w, out, at, bits);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 HostInputs generate_host_inputs(const Problem& p) {
@@ -128,6 +189,24 @@ HostInputs generate_host_inputs(const Problem& p) {
   const auto r = static_cast<std::size_t>(p.rank);
   const auto l = static_cast<std::size_t>(p.num_loras);
   const auto s_count = static_cast<std::size_t>(p.num_slices());
+  if (p.op == Op::fused_moe) {
+    // The device layout (case_buffers.cpp): x [x_rows, K], A [L, E, R, K], B [L, E, N, R].
+    const auto e = static_cast<std::size_t>(p.moe.num_experts);
+    const auto k = static_cast<std::size_t>(p.hidden_in);
+    const auto n = static_cast<std::size_t>(p.slice_hidden.at(0));
+    const DType w = p.weight_dtype;
+    in.x = generate(w, k_activation_range, p.seed, tensor_id::x, static_cast<std::size_t>(p.x_rows()) * k);
+    for (std::size_t s = 0; s < s_count; ++s) {
+      const auto slice = static_cast<std::int64_t>(s);
+      in.lora_a.push_back(generate(w, k_weight_range, p.seed, tensor_id::lora_a(slice), l * e * r * k));
+      in.lora_b.push_back(generate(w, k_weight_range, p.seed, tensor_id::lora_b(slice), l * e * n * r));
+    }
+    if (p.add_inputs) {
+      in.y_in = generate(w, k_activation_range, p.seed, tensor_id::y_in,
+                         static_cast<std::size_t>(p.output_rows()) * s_count * n);
+    }
+    return in;
+  }
   if (p.op != Op::expand) {
     const auto h = static_cast<std::size_t>(p.hidden_in);
     in.x = generate(p.input_dtype, k_activation_range, p.seed, tensor_id::x, t * h);
@@ -157,6 +236,9 @@ std::vector<std::byte> host_output(const Problem& p, const HostInputs& in, Accum
   const std::int64_t t_count = p.num_tokens;
   const std::int64_t r_count = p.rank;
   const Accumulation shrink_acc = acc == Accumulation::fp32_amplified ? Accumulation::fp32_blocked : acc;
+  if (p.op == Op::fused_moe) {
+    return fused_moe_output(p, in, acc);
+  }
   if (p.op == Op::shrink) {
     const std::vector<float> buf = shrink(p, in, shrink_acc);
     std::vector<std::byte> out(buf.size() * sizeof(float));
@@ -205,6 +287,10 @@ std::vector<std::byte> host_output(const Problem& p, const HostInputs& in, Accum
     }
   }
   return out;
+}
+
+std::vector<std::int32_t> row_lora(const Problem& problem) {
+  return problem.op == Op::fused_moe ? make_moe_routing(problem).pair_lora : problem.lora_of;
 }
 
 }  // namespace lp::test

@@ -26,6 +26,7 @@ enum class Accumulation {
 };
 
 /// Inputs as raw bits (half types in the low 16 bits), generated like the device does.
+/// fused_moe: x [x_rows, K], lora_a [L, E, R, K], lora_b [L, E, N, R], y_in [T * top_k, S * N].
 struct HostInputs {
   std::vector<std::uint32_t> x;                   ///< [T, H_in]
   std::vector<std::vector<std::uint32_t>> lora_a; ///< per slice [L, R, H_in]
@@ -41,5 +42,9 @@ HostInputs generate_host_inputs(const Problem& problem);
 /// device output; rows of tokens without LoRA hold the pre-launch state (poison,
 /// y_in or zero), like CaseBuffers::reference.
 std::vector<std::byte> host_output(const Problem& problem, const HostInputs& inputs, Accumulation accumulation);
+
+/// The adapter of each output row, as the comparison takes it: lora_of, or for
+/// fused_moe the routing's pair_lora.
+std::vector<std::int32_t> row_lora(const Problem& problem);
 
 }  // namespace lp::test

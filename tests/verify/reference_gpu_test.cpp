@@ -1,6 +1,7 @@
 // The cuBLAS reference against a host float64 reference (host_model.cpp) on small
 // shapes covering every path: CAST, ADD_INPUTS, unequal slices, tokens without
-// LoRA, shrink with scale and SPLIT_K, lora_linear.
+// LoRA, shrink with scale and SPLIT_K, lora_linear, fused_moe (gate/up with
+// adapters and tokens without one, down with routing weights).
 
 #include <gtest/gtest.h>
 
@@ -50,7 +51,8 @@ TEST_P(ReferenceVsFloat64, AgreesWithinToleranceWithMargin) {
   spec.rtol = tol.rtol;
   spec.tile = TileShape{16, 32};
   spec.unwritten_measurable = unwritten_measurable(p);
-  const CompareMetrics metrics = compare_on_host(CompareLayout::for_problem(p), spec, cublas_ref, host_ref, p.lora_of);
+  const CompareMetrics metrics =
+      compare_on_host(CompareLayout::for_problem(p), spec, cublas_ref, host_ref, row_lora(p));
   std::printf("%s: cuBLAS reference %.3f ms; vs float64: %s\n", p.describe().c_str(), ms, metrics.summary().c_str());
   EXPECT_TRUE(metrics.passed()) << p.describe() << ": " << metrics.summary() << "; " << tol.describe();
   EXPECT_LE(metrics.worst_dev_over_tolerance, 0.5) << p.describe() << ": " << metrics.summary() << "; " << tol.describe();
@@ -80,7 +82,11 @@ INSTANTIATE_TEST_SUITE_P(
                                                   1.0f, 4)},
         ReferenceCase{"lora_linear_bf16_slices_add_inputs",
                       with(make_problem(Op::lora_linear, DType::bf16, 60, 16, {128, 64}, 256, 2, true, 29), 0.25f, 1)},
-        ReferenceCase{"lora_linear_fp16", make_problem(Op::lora_linear, DType::f16, 37, 32, {96}, 512, 1, false, 30)}),
+        ReferenceCase{"lora_linear_fp16", make_problem(Op::lora_linear, DType::f16, 37, 32, {96}, 512, 1, false, 30)},
+        ReferenceCase{"fused_moe_gate_up_3_adapters_add_inputs",
+                      make_fused_problem(DType::bf16, 50, 3, 8, 2, 16, 256, 64, 2, false, true, 31)},
+        ReferenceCase{"fused_moe_down_routed_fp16",
+                      make_fused_problem(DType::f16, 40, 1, 16, 4, 32, 128, 96, 1, true, false, 32)}),
     [](const testing::TestParamInfo<ReferenceCase>& param_info) { return param_info.param.name; });
 
 TEST_F(VerifyGpu, ReferenceRejectsAHandleOnAnotherStream) {

@@ -29,4 +29,25 @@ inline Problem make_problem(Op op, DType w, std::int64_t tokens, std::int64_t ra
   return p;
 }
 
+/// A fused_moe problem: `tokens` routed to `top_k` of `experts` experts (routing block
+/// 16), K = `k` into `slices` slices of N = `n`; `routed` is the down projection.
+inline Problem make_fused_problem(DType w, std::int64_t tokens, std::int32_t loras, std::int32_t experts,
+                                  std::int32_t top_k, std::int64_t rank, std::int64_t k, std::int64_t n, int slices,
+                                  bool routed, bool add_inputs, std::uint64_t seed) {
+  Problem p;
+  p.op = Op::fused_moe;
+  p.num_tokens = tokens;
+  p.rank = rank;
+  p.slice_hidden.assign(static_cast<std::size_t>(slices), n);
+  p.hidden_in = k;
+  p.num_loras = loras;
+  p.input_dtype = w;
+  p.weight_dtype = w;
+  p.add_inputs = add_inputs;
+  p.seed = seed;
+  p.moe = ExpertRouting{experts, top_k, routed, 16};
+  p.lora_of = make_token_mapping(tokens, loras, seed);
+  return p;
+}
+
 }  // namespace lp::test

@@ -156,7 +156,7 @@ TEST_P(AccumulationOrder, CleanResultsPassWithMargin) {
   for (const test::Accumulation order :
        {test::Accumulation::fp32_forward, test::Accumulation::fp32_reverse, test::Accumulation::fp32_blocked}) {
     const std::vector<std::byte> other = test::host_output(p, inputs, order);
-    const CompareMetrics m = compare_on_host(layout, spec, other, reference, p.lora_of);
+    const CompareMetrics m = compare_on_host(layout, spec, other, reference, test::row_lora(p));
     EXPECT_TRUE(m.passed()) << p.describe() << ": " << m.summary();
     EXPECT_LE(m.worst_dev_over_tolerance, 0.5) << p.describe() << ": " << m.summary() << "; " << tol.describe();
     worst = std::max(worst, m.worst_dev_over_tolerance);
@@ -171,7 +171,11 @@ INSTANTIATE_TEST_SUITE_P(
                     OrderCase{"expand_fp16_r256_add", make_problem(Op::expand, DType::f16, 48, 256, {96}, 0, 2, true, 3)},
                     OrderCase{"shrink_bf16_h4096", make_problem(Op::shrink, DType::bf16, 16, 16, {4096, 4096}, 4096, 2, false, 4)},
                     OrderCase{"linear_bf16", make_problem(Op::lora_linear, DType::bf16, 24, 32, {256, 64}, 1024, 2, true, 5)},
-                    OrderCase{"linear_fp16", make_problem(Op::lora_linear, DType::f16, 24, 64, {128}, 2048, 1, false, 6)}),
+                    OrderCase{"linear_fp16", make_problem(Op::lora_linear, DType::f16, 24, 64, {128}, 2048, 1, false, 6)},
+                    OrderCase{"fused_moe_gate_up_bf16",
+                              test::make_fused_problem(DType::bf16, 24, 2, 8, 2, 64, 2048, 128, 2, false, true, 7)},
+                    OrderCase{"fused_moe_down_fp16",
+                              test::make_fused_problem(DType::f16, 16, 1, 8, 4, 32, 512, 256, 1, true, false, 8)}),
     [](const testing::TestParamInfo<OrderCase>& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
