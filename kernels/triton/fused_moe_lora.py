@@ -162,3 +162,141 @@ def _fused_moe_lora_one_shot_kernel(
             tl.store(dst, before + acc.to(out_ptr.dtype.element_ty), mask=keep)
         else:
             tl.store(dst, acc.to(out_ptr.dtype.element_ty), mask=keep)
+
+
+@triton.jit
+def _fused_moe_lora_kernel(
+    a_ptr,
+    a_desc,
+    b_ptr,
+    b_desc,
+    c_ptr,
+    topk_weights_ptr,
+    sorted_token_ids_ptr,
+    expert_ids_ptr,
+    num_tokens_post_padded_ptr,
+    token_lora_mapping_ptr,
+    N,
+    K,
+    EM,
+    num_valid_tokens,
+    num_experts,
+    top_k_num,
+    lora_ids,
+    adapter_enabled,
+    max_loras,
+    stride_am,
+    stride_ak,
+    stride_bl,
+    stride_be,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    stride_tl,
+    stride_el,
+    slice_a_size,
+    slice_c_size,
+    num_slice_a: tl.constexpr,
+    num_slice_c: tl.constexpr,
+    token_mapping_factor: tl.constexpr,
+    naive_block_assignment: tl.constexpr,
+    MUL_ROUTED_WEIGHT: tl.constexpr,
+    ADD_INPUTS: tl.constexpr,
+    USE_B_L2_CACHE: tl.constexpr,
+    BLOCK_SIZE_M: tl.constexpr,
+    BLOCK_SIZE_N: tl.constexpr,
+    BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr,
+    SPLIT_K: tl.constexpr,
+    USE_GDC: tl.constexpr,
+    launch_pdl: tl.constexpr,
+    IS_PRIMARY: tl.constexpr,
+    USE_TMA: tl.constexpr,
+    sort_c: tl.constexpr,
+):
+    """vLLM's two-kernel fused-MoE LoRA (`_fused_moe_lora_kernel`, the path of fully
+    sharded adapters, where an all-reduce or all-gather sits between the two
+    launches): one kernel, launched as the shrink (x -> the rank cache, sorted rows
+    when sort_c) and then as the expand (the cache -> out, ADD_INPUTS). Both
+    operands are cast to bf16 before `tl.dot`, a no-op for bf16 models and a
+    conversion in registers for fp16 ones. loraprobe builds it without TMA, GDC
+    and the naive assignment (the static asserts say so)."""
+    tl.static_assert(not naive_block_assignment, "loraprobe builds the sorted routing only")
+    tl.static_assert(not USE_TMA and not USE_GDC, "loraprobe builds the pointer path without GDC")
+    program = tl.program_id(axis=0)
+    slice_id = tl.program_id(axis=1)
+    lora_idx = tl.program_id(axis=2)
+    k_trips = tl.cdiv(K, BLOCK_SIZE_K * SPLIT_K)
+
+    # Split index fastest, then the grouped (GROUP_SIZE_M) M x N swizzle.
+    split = program % SPLIT_K
+    tile = program // SPLIT_K
+    m_tiles = tl.cdiv(EM, BLOCK_SIZE_M)
+    n_tiles = tl.cdiv(N, BLOCK_SIZE_N)
+    in_group = GROUP_SIZE_M * n_tiles
+    first_m = (tile // in_group) * GROUP_SIZE_M
+    group_rows = min(m_tiles - first_m, GROUP_SIZE_M)
+    pid_m = first_m + ((tile % in_group) % group_rows)
+    pid_n = (tile % in_group) // group_rows
+
+    lora_id = tl.load(lora_ids + lora_idx)
+    if lora_id == -1:
+        return
+    if tl.load(adapter_enabled + lora_id) == 0:
+        return
+    if lora_id >= max_loras:
+        return
+    if pid_m * BLOCK_SIZE_M >= tl.load(num_tokens_post_padded_ptr + lora_id):
+        return
+    block_of = lora_id * stride_el + pid_m
+    expert_id = tl.load(expert_ids_ptr + block_of, block_of < max_loras * stride_el, -1)
+    if expert_id == -1:
+        return
+
+    rows = tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
+    slot = stride_tl * lora_id + pid_m * BLOCK_SIZE_M + rows
+    pair = tl.load(sorted_token_ids_ptr + slot, slot < max_loras * stride_tl, 0)
+    live = pair < num_valid_tokens
+
+    a_base = a_ptr + (slice_id % num_slice_a) * slice_a_size
+    b_base = tl.load(b_ptr + slice_id).to(tl.pointer_type(c_ptr.dtype.element_ty))
+    c_base = c_ptr + (slice_id % num_slice_c) * slice_c_size
+
+    k = split * BLOCK_SIZE_K + tl.arange(0, BLOCK_SIZE_K)
+    n = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int32)
+    a_tile = a_base + (pair[:, None] // token_mapping_factor * stride_am + k[None, :] * stride_ak)
+    b_tile = b_base + lora_id * stride_bl + expert_id * stride_be + k[:, None] * stride_bk + n[None, :] * stride_bn
+
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for trip in range(0, k_trips):
+        k_left = K - trip * (BLOCK_SIZE_K * SPLIT_K)
+        # The weights first (prefetched), then the activations, as vLLM does.
+        b_mask = (k[:, None] < k_left) & (n[None, :] < N)
+        if USE_B_L2_CACHE:
+            b = tl.load(b_tile, mask=b_mask, other=0.0, cache_modifier=".ca")
+        else:
+            b = tl.load(b_tile, mask=b_mask, other=0.0)
+        b_tile += BLOCK_SIZE_K * SPLIT_K * stride_bk
+        a = tl.load(a_tile, mask=live[:, None] & (k[None, :] < k_left), other=0.0)
+        a_tile += BLOCK_SIZE_K * SPLIT_K * stride_ak
+        acc += tl.dot(a.to(tl.bfloat16), b.to(tl.bfloat16))
+
+    if MUL_ROUTED_WEIGHT:
+        routed = tl.load(topk_weights_ptr + pair, mask=live, other=0.0)
+        acc = acc * routed[:, None]
+    result = acc.to(c_ptr.dtype.element_ty)
+    if sort_c:
+        dst = c_base + lora_id * EM * stride_cm + stride_cm * (pid_m * BLOCK_SIZE_M + rows)[:, None] + \
+            stride_cn * n[None, :]
+    else:
+        dst = c_base + stride_cm * pair[:, None] + stride_cn * n[None, :]
+    keep = live[:, None] & (n[None, :] < N)
+    if SPLIT_K == 1:
+        if ADD_INPUTS:
+            before = tl.load(dst, mask=keep, other=0.0)
+            tl.store(dst, before + result, mask=keep)
+        else:
+            tl.store(dst, result, mask=keep)
+    else:
+        tl.atomic_add(dst, result, mask=keep, sem="relaxed")

@@ -148,7 +148,68 @@ def fused_moe_arguments(v: Variant) -> list:
     return [(name, ty, spec) for name, (ty, spec) in args]
 
 
+def sharded_moe_arguments(v: Variant) -> list:
+    """_fused_moe_lora_kernel, launched as the shrink (a = x, b = A, c = the rank
+    cache) or the expand (a = the cache, b = B, c = out). a_desc and b_desc are None
+    (no TMA): Triton makes them constexprs, absent from the PTX (NONE_ARGUMENTS).
+    vLLM's do_not_specialize list (num_valid_tokens, EM, the sorted rows' strides,
+    the slice sizes) stays unspecialised, as do num_experts, top_k_num and
+    max_loras; the weights' and the output's innermost strides are 1."""
+    args = [
+        ("a_ptr", _ptr(v.input_dtype)),
+        ("b_ptr", _ptr("u64")),
+        ("c_ptr", _ptr(v.weight_dtype)),
+        ("topk_weights_ptr", _ptr("fp32")),
+        ("sorted_token_ids_ptr", _ptr("i32")),
+        ("expert_ids_ptr", _ptr("i32")),
+        ("num_tokens_post_padded_ptr", _ptr("i32")),
+        ("token_lora_mapping_ptr", _ptr("i32")),
+        ("N", _I32_D16),
+        ("K", _I32_D16),
+        ("EM", _I32_ANY),
+        ("num_valid_tokens", _I32_ANY),
+        ("num_experts", _I32_ANY),
+        ("top_k_num", _I32_ANY),
+        ("lora_ids", _ptr("i32")),
+        ("adapter_enabled", _ptr("i32")),
+        ("max_loras", _I32_ANY),
+        ("stride_am", _I32_D16),
+        ("stride_ak", _ONE),
+        ("stride_bl", _I32_D16),
+        ("stride_be", _I32_D16),
+        ("stride_bk", _ONE),
+        ("stride_bn", _I32_D16),
+        ("stride_cm", _I32_D16),
+        ("stride_cn", _ONE),
+        ("stride_tl", _I32_ANY),
+        ("stride_el", _I32_ANY),
+        ("slice_a_size", _I32_ANY),
+        ("slice_c_size", _I32_ANY),
+    ]
+    return [(name, ty, spec) for name, (ty, spec) in args]
+
+
+# Arguments passed as None, which Triton compiles in as constexprs, by kernel op: each
+# with the runtime argument it follows in the signature.
+_DESCRIPTORS = (("a_desc", "a_ptr"), ("b_desc", "b_ptr"))
+NONE_ARGUMENTS = {"fused_moe_shrink": _DESCRIPTORS, "fused_moe_expand": _DESCRIPTORS}
+
+
+def signature_names(v: Variant) -> list:
+    """Every parameter of the kernel in signature order: the runtime arguments with
+    the None ones in their places, then the constexprs."""
+    after = {previous: name for name, previous in NONE_ARGUMENTS.get(v.op, ())}
+    names = []
+    for name, _, _ in arguments(v):
+        names.append(name)
+        if name in after:
+            names.append(after[name])
+    return names + list(kernel_constexprs(v))
+
+
 def arguments(v: Variant) -> list:
+    if v.op in ("fused_moe_shrink", "fused_moe_expand"):
+        return sharded_moe_arguments(v)
     if v.op == "fused_moe":
         return fused_moe_arguments(v)
     return expand_arguments(v) if v.op == "expand" else shrink_arguments(v)
@@ -156,6 +217,27 @@ def arguments(v: Variant) -> list:
 
 def kernel_constexprs(v: Variant) -> dict:
     """The tl.constexpr parameters of the kernel, by name."""
+    if v.op in ("fused_moe_shrink", "fused_moe_expand"):
+        shrink = v.op == "fused_moe_shrink"
+        return {
+            "num_slice_a": 1 if shrink else v.num_slices,
+            "num_slice_c": v.num_slices,
+            "token_mapping_factor": v.top_k,
+            "naive_block_assignment": False,
+            "MUL_ROUTED_WEIGHT": bool(v.mul_routed_weight),
+            "ADD_INPUTS": not shrink,
+            "USE_B_L2_CACHE": True,
+            "BLOCK_SIZE_M": v.block_m,
+            "BLOCK_SIZE_N": v.block_n,
+            "BLOCK_SIZE_K": v.block_k,
+            "GROUP_SIZE_M": v.group_size_m,
+            "SPLIT_K": v.split_k,
+            "USE_GDC": False,
+            "launch_pdl": False,
+            "IS_PRIMARY": shrink,
+            "USE_TMA": False,
+            "sort_c": False,
+        }
     if v.op == "fused_moe":
         return {
             "token_mapping_factor": v.top_k,
@@ -204,6 +286,8 @@ def kernel_source(v: Variant) -> tuple:
         return ("lora_expand", "_lora_expand_kernel")
     if v.op == "fused_moe":
         return ("fused_moe_lora", "_fused_moe_lora_one_shot_kernel")
+    if v.op in ("fused_moe_shrink", "fused_moe_expand"):
+        return ("fused_moe_lora", "_fused_moe_lora_kernel")
     return ("lora_shrink", "_lora_shrink_kernel")
 
 
@@ -212,12 +296,19 @@ def compile_inputs(v: Variant, arg_names: list) -> tuple:
     exactly what Triton's JIT would build for this specialisation."""
     args = arguments(v)
     ce = kernel_constexprs(v)
-    runtime_names = [a[0] for a in args]
-    expected = runtime_names + list(ce)
+    none_args = [name for name, _ in NONE_ARGUMENTS.get(v.op, ())]
+    expected = signature_names(v)
     if list(arg_names) != expected:
         raise ValueError(f"kernel signature {list(arg_names)} does not match the ABI table {expected}")
+    declared = expected[:len(expected) - len(ce)]
+    by_name = {name: (ty, spec) for name, ty, spec in args}
     signature, constexprs, attrs = {}, {}, {}
-    for index, (name, ty, spec) in enumerate(args):
+    for index, name in enumerate(declared):
+        if name in none_args:
+            signature[name] = "constexpr"
+            constexprs[name] = None
+            continue
+        ty, spec = by_name[name]
         signature[name] = ty
         if spec == EQUAL_TO_1:
             constexprs[name] = 1
@@ -250,6 +341,12 @@ def grid(v: Variant) -> list:
     if v.op == "fused_moe":
         # vLLM: (cdiv(EM, BLOCK_M) * NPID_FACTOR, num_slices, active LoRAs).
         return [["cdiv:padded_pairs:BLOCK_M", v.npid_factor], ["num_slices"], ["num_lora_ids"]]
+    if v.op in ("fused_moe_shrink", "fused_moe_expand"):
+        # vLLM: (SPLIT_K * cdiv(EM, BLOCK_SIZE_M) * cdiv(N, BLOCK_SIZE_N), num_slices, active LoRAs);
+        # N is the rank for the shrink, the slice width for the expand.
+        n = "rank" if v.op == "fused_moe_shrink" else "max_hidden_size"
+        return [[v.split_k, "cdiv:padded_pairs:BLOCK_SIZE_M", f"cdiv:{n}:BLOCK_SIZE_N"], ["num_slices"],
+                ["num_lora_ids"]]
     if v.op == "expand":
         x = ["cdiv:num_tokens:BLOCK_M", "cdiv:max_hidden_size:BLOCK_N"]
     else:

@@ -127,8 +127,7 @@ def decompress_pack(stored: bytes) -> bytes:
 
 def variant_entry(v: Variant, result: dict, ptxas_version: str, files: dict) -> dict:
     module, function = abi.kernel_source(v)
-    names = [a[0] for a in abi.arguments(v)] + list(abi.kernel_constexprs(v))
-    _, constexprs, _ = abi.compile_inputs(v, names)
+    _, constexprs, _ = abi.compile_inputs(v, abi.signature_names(v))
     entry = {
         "id": v.id,
         "op": v.op,

@@ -29,11 +29,15 @@ AXES = ("input_dtype", "weight_dtype", "block_m", "block_n", "block_k", "num_war
 # gate/up, 1 for down), whether it multiplies by the routing weight, and how many
 # programs share one M block's N columns (NPID_FACTOR).
 MOE_AXES = ("rank", "top_k", "mul_routed_weight", "npid_factor")
+# vLLM's two-kernel fused-MoE LoRA (fully sharded adapters): one kernel launched as
+# the shrink and then as the expand. Its rank is a runtime size, its K always masked.
+SHARDED_MOE_OPS = ("fused_moe_shrink", "fused_moe_expand")
+MOE_OPS = ("fused_moe", ) + SHARDED_MOE_OPS
 
 
 @dataclass(frozen=True)
 class Variant:
-    op: str  # "expand" | "shrink" | "fused_moe"
+    op: str  # "expand" | "shrink" | "fused_moe" | "fused_moe_shrink" | "fused_moe_expand"
     input_dtype: str
     weight_dtype: str
     block_m: int
@@ -67,6 +71,10 @@ class Variant:
             parts = ["fusedmoe", self.weight_dtype, f"r{self.rank}", f"topk{self.top_k}",
                      "routedw" if self.mul_routed_weight else "noroutedw", tiles, f"p{self.npid_factor}", k,
                      "add" if self.add_inputs else "noadd"]
+        elif self.op in SHARDED_MOE_OPS:
+            parts = ["fusedmoe2", self.op.rsplit("_", 1)[1], self.weight_dtype, f"topk{self.top_k}",
+                     "routedw" if self.mul_routed_weight else "noroutedw", f"s{self.num_slices}", tiles,
+                     f"sk{self.split_k}", f"g{self.group_size_m}"]
         else:
             parts = ["shrink", self.input_dtype, tiles, f"sk{self.split_k}", f"g{self.group_size_m}", k,
                      f"s{self.num_slices}"]
@@ -82,7 +90,7 @@ class Variant:
         return "-".join(parts)
 
     def axes(self) -> dict:
-        names = AXES + MOE_AXES if self.op == "fused_moe" else AXES
+        names = AXES + MOE_AXES if self.op in MOE_OPS else AXES
         return {name: getattr(self, name) for name in names}
 
     @property
@@ -115,6 +123,19 @@ def _fused_moe(dtype, rank, proj, bm, bn, bk, nw, ns, npid, even_k=True, add=Tru
     top_k = MOE_TOP_K if proj == "w13" else 1
     return Variant("fused_moe", dtype, dtype, bm, bn, bk, nw, ns, even_k, None, add_inputs=add, rank=rank,
                    top_k=top_k, mul_routed_weight=proj == "w2", npid_factor=npid, sources=(source, ))
+
+
+def _sharded_moe(op, dtype, proj, bm, bn, bk, nw, ns, split_k=1, source=""):
+    # proj as _fused_moe's. The shrink writes the rank cache (x rows shared by a token's
+    # pairs for gate/up); the expand reads it (one row per pair), adds into out, and
+    # applies the routing weight for down.
+    slices = 2 if proj == "w13" else 1
+    routed = proj == "w2"
+    shrink = op == "fused_moe_shrink"
+    return Variant(op, dtype, dtype, bm, bn, bk, nw, ns, False, slices, add_inputs=None if shrink else True,
+                   split_k=split_k, group_size_m=SHARDED_MOE["group_size_m"],
+                   top_k=(1 if routed else MOE_TOP_K) if shrink else 1, mul_routed_weight=routed and not shrink,
+                   sources=(source, ))
 
 
 EXPAND_DTYPES = [(i, w) for i in ("fp32", "bf16", "fp16") for w in ("bf16", "fp16")]
@@ -153,6 +174,11 @@ FUSED_MOE = VLLM_DEFAULTS["fused_moe"]
 # top_k 8 (Qwen3.5/3.6-35B-A3B, Qwen3-30B-A3B: num_experts_per_tok 8).
 MOE_TOP_K = 8
 MOE_RANKS = (16, 32, 64, 128)
+# The two-kernel path's knobs: the MoE layer's config (vLLM's default bf16 config:
+# block_m 64, block_n 64, block_k 32, group_size_m 8, 4 warps, 3 stages), with the
+# shrink's block_n min(64, next_pow2(rank)) and the expand's block_k
+# max(16, min(32, next_pow2(rank))) (try_get_optimal_moe_lora_config).
+SHARDED_MOE = FUSED_MOE["sharded"]
 
 
 def build_matrix() -> list:
@@ -209,6 +235,15 @@ def build_matrix() -> list:
         for change in neighbours:
             rows.append(_fused_moe(**{**base, **change}, source="fused-moe-neighbours"))
 
+    # The two-kernel path: shrink and expand, gate/up and down, bf16 and fp16 (whose
+    # cast to bf16 before tl.dot happens in registers), rank 16 and 64, 2 and 3 stages.
+    sh = SHARDED_MOE
+    for dtype, proj, rank, ns in product(("bf16", "fp16"), ("w13", "w2"), (16, 64), (2, 3)):
+        rows.append(_sharded_moe("fused_moe_shrink", dtype, proj, sh["block_m"], min(sh["block_n"], rank),
+                                 sh["block_k"], sh["num_warps"], ns, source="fused-moe-sharded"))
+        rows.append(_sharded_moe("fused_moe_expand", dtype, proj, sh["block_m"], sh["block_n"],
+                                 max(16, min(sh["block_k"], rank)), sh["num_warps"], ns, source="fused-moe-sharded"))
+
     # Controls and test hooks, all at the default expand config.
     rows.append(_expand("fp32", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, True,
                         role="positive_control", source="positive-control"))
@@ -251,6 +286,8 @@ def in_upgrade_matrix(v: Variant) -> bool:
         return True
     if v.op == "fused_moe":
         return v.weight_dtype == "bf16"
+    if v.op in SHARDED_MOE_OPS:
+        return True  # fp16 is the case that casts in registers
     if v.weight_dtype != "bf16" or v.num_warps != 4:
         return False
     if v.op == "expand":

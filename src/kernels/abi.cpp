@@ -37,6 +37,17 @@ const std::vector<std::string_view>& fused_moe_arguments() {
   return args;
 }
 
+const std::vector<std::string_view>& sharded_moe_arguments() {
+  static const std::vector<std::string_view> args = {
+      "a_ptr",        "b_ptr",           "c_ptr",          "topk_weights_ptr", "sorted_token_ids_ptr",
+      "expert_ids_ptr", "num_tokens_post_padded_ptr", "token_lora_mapping_ptr", "N", "K",
+      "EM",           "num_valid_tokens", "num_experts",    "top_k_num",        "lora_ids",
+      "adapter_enabled", "max_loras",    "stride_am",      "stride_ak",        "stride_bl",
+      "stride_be",    "stride_bk",       "stride_bn",      "stride_cm",        "stride_cn",
+      "stride_tl",    "stride_el",       "slice_a_size",   "slice_c_size"};
+  return args;
+}
+
 const std::vector<std::string_view>& kernel_arguments(std::string_view op) {
   static const std::vector<std::string_view> none;
   if (op == "expand") {
@@ -47,6 +58,9 @@ const std::vector<std::string_view>& kernel_arguments(std::string_view op) {
   }
   if (op == "fused_moe") {
     return fused_moe_arguments();
+  }
+  if (op == "fused_moe_shrink" || op == "fused_moe_expand") {
+    return sharded_moe_arguments();
   }
   return none;
 }

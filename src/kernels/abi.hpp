@@ -15,7 +15,12 @@ const std::vector<std::string_view>& expand_arguments();
 const std::vector<std::string_view>& shrink_arguments();
 /// Runtime arguments of _fused_moe_lora_one_shot_kernel (kernels/triton/fused_moe_lora.py).
 const std::vector<std::string_view>& fused_moe_arguments();
-/// The list for an op name ("expand", "shrink", "fused_moe"); empty for an unknown op.
+/// Runtime arguments of _fused_moe_lora_kernel (the two-kernel path, launched as
+/// fused_moe_shrink and fused_moe_expand), without a_desc and b_desc, which are None
+/// and compiled in.
+const std::vector<std::string_view>& sharded_moe_arguments();
+/// The list for an op name ("expand", "shrink", "fused_moe", "fused_moe_shrink",
+/// "fused_moe_expand"); empty for an unknown op.
 const std::vector<std::string_view>& kernel_arguments(std::string_view op);
 
 /// The two trailing .u64 parameters Triton 3.6 appends to every kernel.

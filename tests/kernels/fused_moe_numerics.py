@@ -157,6 +157,97 @@ def run_case(case, torch, kernel, rng, sabotage=False):
     return not problems
 
 
+SHARDED_CASES = [
+    # name, tokens, experts, top_k, loras, rank, K, N, slices, proj, block_n (shrink), block_k (expand), stages, dtype
+    ("two-kernel-w13-bf16", 200, 16, 8, 2, 64, 1024, 256, 2, "w13", 64, 32, 3, "bf16"),
+    ("two-kernel-w2-fp16", 150, 8, 4, 1, 16, 256, 512, 1, "w2", 16, 16, 2, "fp16"),
+]
+
+
+def run_sharded_case(case, torch, kernel, rng):
+    """vLLM's two-kernel path (fully sharded adapters): the shrink into a W rank cache,
+    then the expand adding into out. Both launches cast their operands to bf16 before
+    tl.dot, so the reference rounds x, A, the cache and B to bf16 first (an fp16
+    model loses 3 mantissa bits there)."""
+    (name, T, E, top_k, L, R, K, N, S, proj, bn_shrink, bk_expand, ns, dt) = case
+    eps = 2.0**-8 if dt == "bf16" else 2.0**-11
+    torch_dtype = torch.bfloat16 if dt == "bf16" else torch.float16
+    routed = proj == "w2"
+    factor = 1 if routed else top_k
+    pairs = T * top_k
+    bm = 64
+    lora_of = np.array([(t % (L + 1)) - 1 if L > 1 else 0 for t in range(T)], dtype=np.int32)
+    rng.shuffle(lora_of)
+    topk_ids = np.stack([rng.choice(E, size=top_k, replace=False) for _ in range(T)]).astype(np.int32)
+    topk_w = rng.uniform(0.05, 1.0, size=(T, top_k)).astype(np.float32)
+    x = round_to(rng.uniform(-1, 1, size=(pairs if routed else T, K)), dt)
+    A = [round_to(rng.uniform(-1, 1, size=(L, E, R, K)) / np.sqrt(K), dt) for _ in range(S)]
+    B = [round_to(rng.uniform(-1, 1, size=(L, E, N, R)) / np.sqrt(R), dt) for _ in range(S)]
+    before = round_to(rng.uniform(-4, 4, size=(pairs, S * N)), dt)
+    sorted_ids, expert_ids, post_padded = align(topk_ids, lora_of, L, E, bm, top_k)
+    EM = sorted_ids.shape[1]
+
+    ref = before.copy()
+    bound = np.zeros_like(before)
+    bf = lambda a: round_to(a, "bf16").astype(np.float64)  # noqa: E731
+    for p in range(pairs):
+        lora = lora_of[p // top_k]
+        if lora < 0:
+            continue
+        e = topk_ids[p // top_k, p % top_k]
+        w = topk_w[p // top_k, p % top_k] if routed else 1.0
+        for s in range(S):
+            tmp = round_to(bf(A[s][lora, e]) @ bf(x[p // factor]), dt)
+            acc = (bf(B[s][lora, e]) @ bf(tmp)) * w
+            cols = slice(s * N, (s + 1) * N)
+            ref[p, cols] = round_to(round_to(acc, dt) + before[p, cols], dt)
+            spread = (np.abs(bf(B[s][lora, e])) @ np.abs(bf(tmp))) * abs(w)
+            bound[p, cols] = 4 * 2.0**-8 * spread + 2 * eps * (np.abs(ref[p, cols]) + np.abs(acc)) + 1e-6
+
+    dev = torch.device("cuda")
+    as_dev = lambda a, ty: torch.from_numpy(np.ascontiguousarray(a)).to(dev).to(ty)  # noqa: E731
+    i32 = lambda a: as_dev(a, torch.int32)  # noqa: E731
+    x_d = as_dev(x, torch_dtype)
+    A_d = [as_dev(a, torch_dtype) for a in A]
+    B_d = [as_dev(b, torch_dtype) for b in B]
+    out_d = as_dev(before, torch_dtype)
+    cache = torch.zeros((S, pairs, R), dtype=torch_dtype, device=dev)
+    A_ptrs = torch.tensor([a.data_ptr() for a in A_d], dtype=torch.uint64, device=dev)
+    B_ptrs = torch.tensor([b.data_ptr() for b in B_d], dtype=torch.uint64, device=dev)
+    common = dict(naive_block_assignment=False, USE_B_L2_CACHE=True, BLOCK_SIZE_M=bm, GROUP_SIZE_M=8, SPLIT_K=1,
+                  USE_GDC=False, launch_pdl=False, USE_TMA=False, sort_c=False, num_warps=4, num_stages=ns)
+    routing = (as_dev(topk_w, torch.float32), i32(sorted_ids), i32(expert_ids), i32(post_padded), i32(lora_of))
+    kernel[(-(-EM // bm) * -(-R // bn_shrink), S, L)](
+        x_d, None, A_ptrs, None, cache, *routing, R, K, EM, pairs, E, top_k, i32(np.arange(L)), i32(np.ones(L + 1)), L,
+        x_d.stride(0), x_d.stride(1), A_d[0].stride(0), A_d[0].stride(1), A_d[0].stride(3), A_d[0].stride(2),
+        cache.stride(-2), cache.stride(-1), EM, expert_ids.shape[1], x_d.numel(), cache.numel() // S,
+        num_slice_a=1, num_slice_c=S, token_mapping_factor=factor, MUL_ROUTED_WEIGHT=False, ADD_INPUTS=False,
+        BLOCK_SIZE_N=bn_shrink, BLOCK_SIZE_K=32, IS_PRIMARY=True, **common)
+    flat = cache.view(-1, R)
+    kernel[(-(-EM // bm) * -(-N // 64), S, L)](
+        flat, None, B_ptrs, None, out_d, *routing, N, R, EM, pairs, E, top_k, i32(np.arange(L)), i32(np.ones(L + 1)),
+        L, flat.stride(0), flat.stride(1), B_d[0].stride(0), B_d[0].stride(1), B_d[0].stride(3), B_d[0].stride(2),
+        out_d.stride(0), out_d.stride(1), EM, expert_ids.shape[1], flat.numel() // S, N,
+        num_slice_a=S, num_slice_c=S, token_mapping_factor=1, MUL_ROUTED_WEIGHT=routed, ADD_INPUTS=True,
+        BLOCK_SIZE_N=64, BLOCK_SIZE_K=bk_expand, IS_PRIMARY=False, **common)
+    torch.cuda.synchronize()
+    got = out_d.float().cpu().numpy()
+    held = as_dev(before, torch_dtype).float().cpu().numpy()
+    live = np.repeat(lora_of >= 0, top_k)
+    problems = []
+    if (~np.isfinite(got[live])).any():
+        problems.append(f"{int((~np.isfinite(got[live])).sum())} NaN/Inf in written rows")
+    over = np.abs(got[live] - ref[live]) > bound[live]
+    if over.any():
+        problems.append(f"{int(over.sum())} elements over the bound")
+    if not (got[~live].view(np.uint32) == held[~live].view(np.uint32)).all():
+        problems.append("rows without an adapter changed")
+    worst = float(np.max(np.abs(got[live] - ref[live]) / np.maximum(bound[live], 1e-30))) if live.any() else 0.0
+    print(f"{'FAIL' if problems else 'ok  '} {name}: {int(live.sum())} live pairs of {pairs}, max |diff|/bound "
+          f"{worst:.3f}" + ("; " + "; ".join(problems) if problems else ""))
+    return not problems
+
+
 def main(argv):
     try:
         import torch
@@ -168,11 +259,13 @@ def main(argv):
         return 0
     sys.path.insert(0, argv[0] + "/kernels/triton")
     import triton
+    from fused_moe_lora import _fused_moe_lora_kernel as two_kernel
     from fused_moe_lora import _fused_moe_lora_one_shot_kernel as kernel
     print(f"Triton {triton.__version__}, {torch.cuda.get_device_name()}")
     rng = np.random.default_rng(20261204)
     results = [run_case(case, torch, kernel, rng) for case in CASES]
-    print(f"{sum(results)} of {len(results)} cases pass")
+    results += [run_sharded_case(case, torch, two_kernel, rng) for case in SHARDED_CASES]
+    print(f"{sum(results)} of {len(results)} cases pass (one-shot and two-kernel)")
     # The check must be able to fail: the down projection launched without its
     # routing weights has to be caught.
     caught = not run_case(CASES[1], torch, kernel, rng, sabotage=True)

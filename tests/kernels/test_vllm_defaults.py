@@ -71,6 +71,17 @@ def main(argv):
                                          "block_n": f["block_n"], "block_k": f["block_k_wide"],
                                          "num_stages": f["num_stages"], "npid_factor": npid,
                                          "num_warps": f["num_warps"] if npid == 1 else f["num_warps_split_n"]}))
+    # The two-kernel path (fully sharded adapters) at the MoE layer's default config, in
+    # both dtypes: fp16 is the one that casts to bf16 in registers before tl.dot.
+    sh = f["sharded"]
+    if variants.SHARDED_MOE != sh:
+        errors.append("variants.SHARDED_MOE is not configs/vllm/defaults.json's fused_moe.sharded")
+    for dtype, rank in itertools.product(("bf16", "fp16"), (16, 64)):
+        common = {"weight_dtype": dtype, "block_m": sh["block_m"], "num_warps": sh["num_warps"],
+                  "num_stages": sh["num_stages"], "group_size_m": sh["group_size_m"]}
+        wanted.append(("fused_moe_shrink", {**common, "block_n": min(sh["block_n"], rank), "block_k": sh["block_k"]}))
+        wanted.append(("fused_moe_expand", {**common, "block_n": sh["block_n"],
+                                            "block_k": max(16, min(sh["block_k"], rank))}))
     matrix = d["ptxas_matrix"]
     matrix_rows = []
     for group in matrix["rows"]:
