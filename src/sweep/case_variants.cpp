@@ -11,39 +11,40 @@ namespace lp::sweep {
 
 using nlohmann::json;
 
-nlohmann::json wanted_expand_axes(const plan::Case& c) {
-  const plan::KernelKnobs& k = *c.expand;
-  if (c.fused_moe) {
-    const plan::FusedMoeCase& f = *c.fused_moe;
-    return {{"op", "fused_moe"},
-            {"weight_dtype", dtype_name(c.weight_dtype)},
-            {"block_m", k.block_m},
-            {"block_n", k.block_n},
-            {"block_k", k.block_k},
-            {"num_warps", k.num_warps},
-            {"num_stages", k.num_stages},
-            {"even_k", k.even_k},
-            {"add_inputs", c.add_inputs},
-            {"rank", c.rank},
-            {"top_k", f.mul_routed_weight ? 1 : f.top_k},
-            {"mul_routed_weight", f.mul_routed_weight},
-            {"npid_factor", f.npid_factor}};
-  }
-  const bool same_stride =
-      std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) == c.hidden.end();
-  const DType input = c.op == Op::lora_linear ? DType::f32 : c.input_dtype;
-  nlohmann::json wanted = {{"op", "expand"},
+namespace {
+
+/// The manifest axes of a kernel's tile and pipeline, the same for every op.
+nlohmann::json tile_axes(std::string_view op, DType input, DType weight, const plan::KernelKnobs& k) {
+  return {{"op", op},
           {"input_dtype", dtype_name(input)},
-          {"weight_dtype", dtype_name(c.weight_dtype)},
+          {"weight_dtype", dtype_name(weight)},
           {"block_m", k.block_m},
           {"block_n", k.block_n},
           {"block_k", k.block_k},
           {"num_warps", k.num_warps},
           {"num_stages", k.num_stages},
-          {"even_k", k.even_k},
-          {"add_inputs", c.add_inputs},
-          {"num_slices", c.num_slices},
-          {"same_stride", same_stride}};
+          {"even_k", k.even_k}};
+}
+
+}  // namespace
+
+nlohmann::json wanted_expand_axes(const plan::Case& c) {
+  const plan::KernelKnobs& k = *c.expand;
+  if (c.fused_moe) {
+    const plan::FusedMoeCase& f = *c.fused_moe;
+    nlohmann::json wanted = tile_axes("fused_moe", c.weight_dtype, c.weight_dtype, k);
+    wanted.update({{"add_inputs", c.add_inputs},
+                   {"rank", c.rank},
+                   {"top_k", f.mul_routed_weight ? 1 : f.top_k},
+                   {"mul_routed_weight", f.mul_routed_weight},
+                   {"npid_factor", f.npid_factor}});
+    return wanted;
+  }
+  const bool same_stride =
+      std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) == c.hidden.end();
+  const DType input = c.op == Op::lora_linear ? DType::f32 : c.input_dtype;
+  nlohmann::json wanted = tile_axes("expand", input, c.weight_dtype, k);
+  wanted.update({{"add_inputs", c.add_inputs}, {"num_slices", c.num_slices}, {"same_stride", same_stride}});
   if (k.num_ctas != 1) {
     wanted["num_ctas"] = k.num_ctas;  // a tuned file's: no embedded variant has it, and the lookup says so
   }
@@ -53,19 +54,8 @@ nlohmann::json wanted_expand_axes(const plan::Case& c) {
 nlohmann::json wanted_shrink_axes(const plan::Case& c) {
   const plan::KernelKnobs& k = *c.shrink;
   // shrink reads x in the weight dtype (lora_linear's x too).
-  const std::string dtype(dtype_name(c.weight_dtype));
-  nlohmann::json wanted = {{"op", "shrink"},
-          {"input_dtype", dtype},
-          {"weight_dtype", dtype},
-          {"block_m", k.block_m},
-          {"block_n", k.block_n},
-          {"block_k", k.block_k},
-          {"num_warps", k.num_warps},
-          {"num_stages", k.num_stages},
-          {"even_k", k.even_k},
-          {"split_k", k.split_k},
-          {"num_slices", c.num_slices},
-          {"group_size_m", k.group_size_m}};
+  nlohmann::json wanted = tile_axes("shrink", c.weight_dtype, c.weight_dtype, k);
+  wanted.update({{"split_k", k.split_k}, {"num_slices", c.num_slices}, {"group_size_m", k.group_size_m}});
   if (k.num_ctas != 1) {
     wanted["num_ctas"] = k.num_ctas;
   }
