@@ -243,7 +243,7 @@ std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs*
   KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
   KernelKnobs s_def = vllm_shrink_defaults(c.tokens, batch_invariant);
   if (tuned != nullptr && batch_invariant && c.op != Op::lora_linear) {
-    c.tuned = "vLLM defaults (VLLM_BATCH_INVARIANT skips the tuned files)";
+    c.set_tuned("vLLM defaults (VLLM_BATCH_INVARIANT skips the tuned files)");
   } else if (tuned != nullptr && c.op != Op::lora_linear) {
     // What vLLM launches with these files: the knobs "vllm" stands for.
     const std::int64_t width = *std::max_element(c.hidden.begin(), c.hidden.end());
@@ -256,10 +256,10 @@ std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs*
     }
     if (t) {
       (c.op == Op::shrink ? s_def : e_def) = t->knobs;
-      c.tuned = t->describe();
+      c.set_tuned(t->describe());
     } else {
-      c.tuned = fmt::format("vLLM defaults (no {}_{}.json)", tuned->prefix(),
-                            c.op == Op::shrink ? "SHRINK" : c.add_inputs ? "EXPAND_TRUE" : "EXPAND_FALSE");
+      c.set_tuned(fmt::format("vLLM defaults (no {}_{}.json)", tuned->prefix(),
+                              c.op == Op::shrink ? "SHRINK" : c.add_inputs ? "EXPAND_TRUE" : "EXPAND_FALSE"));
     }
   }
   if (c.op == Op::shrink) {
@@ -392,8 +392,8 @@ json canonical_axes(const Case& c) {
   if (c.op != Op::lora_linear && c.op != Op::fused_moe) {
     axes["input_dtype"] = dtype_name(c.input_dtype);
   }
-  if (c.fused_moe) {
-    const FusedMoeCase& f = *c.fused_moe;
+  if (const FusedMoeCase* fused = c.fused_moe()) {
+    const FusedMoeCase& f = *fused;
     axes["hidden_in"] = f.hidden_in;
     axes["num_experts"] = f.num_experts;
     axes["top_k"] = f.top_k;
@@ -455,14 +455,35 @@ AxisValues Case::axes() const {
     return *own_axes;
   }
   AxisValues a = AxisValues::from_json(canonical_axes(*this));
-  if (!projection.empty()) {
-    a.set("projection", projection);
+  if (!projection().empty()) {
+    a.set("projection", projection());
   }
-  if (!tuned.empty()) {
-    a.set("tuned", tuned);
+  if (!tuned().empty()) {
+    a.set("tuned", tuned());
   }
   return a;
 }
+
+namespace {
+const std::string k_no_text;
+}  // namespace
+
+const std::string& Case::projection() const noexcept { return m_extras ? m_extras->projection : k_no_text; }
+const std::string& Case::tuned() const noexcept { return m_extras ? m_extras->tuned : k_no_text; }
+const FusedMoeCase* Case::fused_moe() const noexcept {
+  return m_extras && m_extras->fused_moe ? &*m_extras->fused_moe : nullptr;
+}
+
+Case::Extras& Case::extras() {
+  // Copy on write: cases copied from one another (a plan's sub-plans, remedies) share it.
+  auto own = m_extras ? std::make_shared<Extras>(*m_extras) : std::make_shared<Extras>();
+  m_extras = own;
+  return *own;
+}
+
+void Case::set_projection(std::string projection) { extras().projection = std::move(projection); }
+void Case::set_tuned(std::string tuned) { extras().tuned = std::move(tuned); }
+void Case::set_fused_moe(std::optional<FusedMoeCase> fused) { extras().fused_moe = std::move(fused); }
 
 namespace {
 
@@ -495,13 +516,13 @@ std::optional<Case> fused_moe_case(const Case& shape, const Projection& p, std::
   c.num_slices = static_cast<int>(p.out.size());
   c.input_dtype = c.weight_dtype;
   c.shrink.reset();
-  c.tuned.clear();
+  c.set_tuned("");
   const FusedMoeLaunch launch =
       vllm_fused_moe_launch(c.tokens, p.top_k, p.num_experts, p.in, p.out.at(0), c.num_slices, c.num_loras,
                             k_fused_moe_planned_sms);
   c.expand = launch.knobs;
-  c.fused_moe = FusedMoeCase{p.in, static_cast<int>(p.num_experts), static_cast<int>(p.top_k),
-                             p.name == "experts.down_proj", launch.npid_factor};
+  c.set_fused_moe(FusedMoeCase{p.in, static_cast<int>(p.num_experts), static_cast<int>(p.top_k),
+                               p.name == "experts.down_proj", launch.npid_factor});
   c.id = case_id(c);
   return c;
 }
@@ -565,10 +586,11 @@ Plan expand_model_plan(const SweepConfig& config, const std::vector<std::string>
       }
       for (Case& c : part.cases) {
         if (const auto it = at.find(c.id); it != at.end()) {
-          out.cases[it->second].projection += "," + p.name;
+          Case& shared = out.cases[it->second];
+          shared.set_projection(shared.projection() + "," + p.name);
           continue;
         }
-        c.projection = p.name;
+        c.set_projection(p.name);
         c.index = out.cases.size();
         at.emplace(c.id, c.index);
         out.cases.push_back(std::move(c));

@@ -73,16 +73,30 @@ struct Case {
   /// this pointer is all a planned case pays: scripts/bench/plan_memory.sh).
   std::shared_ptr<const AxisValues> own_axes;
   /// --model: the projections this shape is ("qkv_proj", "o_proj,down_proj"); in axes()
-  /// but not in the id, which is the kernel problem's alone.
-  std::string projection;
+  /// but not in the id, which is the kernel problem's alone. Empty without --model.
+  [[nodiscard]] const std::string& projection() const noexcept;
+  void set_projection(std::string projection);
   /// --vllm-configs: the tuned-config entry that chose the knobs, or why none did; in
-  /// axes() but not in the id.
-  std::string tuned;
-  /// fused_moe only: the routing and NPID_FACTOR.
-  std::optional<FusedMoeCase> fused_moe;
+  /// axes() but not in the id. Empty without --vllm-configs.
+  [[nodiscard]] const std::string& tuned() const noexcept;
+  void set_tuned(std::string tuned);
+  /// fused_moe only: the routing and NPID_FACTOR; nullptr for the other ops.
+  [[nodiscard]] const FusedMoeCase* fused_moe() const noexcept;
+  void set_fused_moe(std::optional<FusedMoeCase> fused);
 
   /// The canonical axis values: what the id hashes and reports print.
   [[nodiscard]] AxisValues axes() const;
+
+ private:
+  /// What few cases have, in one shared block copied on write, so a case of a plan of
+  /// millions pays one pointer for all three (scripts/bench/plan_memory.sh).
+  struct Extras {
+    std::string projection;
+    std::string tuned;
+    std::optional<FusedMoeCase> fused_moe;
+  };
+  Extras& extras();
+  std::shared_ptr<const Extras> m_extras;
 };
 
 /// Why combinations of the cartesian product did not become cases.

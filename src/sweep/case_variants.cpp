@@ -30,8 +30,8 @@ nlohmann::json tile_axes(std::string_view op, DType input, DType weight, const p
 
 nlohmann::json wanted_expand_axes(const plan::Case& c) {
   const plan::KernelKnobs& k = *c.expand;
-  if (c.fused_moe) {
-    const plan::FusedMoeCase& f = *c.fused_moe;
+  if (const plan::FusedMoeCase* fused = c.fused_moe()) {
+    const plan::FusedMoeCase& f = *fused;
     nlohmann::json wanted = tile_axes("fused_moe", c.weight_dtype, c.weight_dtype, k);
     wanted.update({{"add_inputs", c.add_inputs},
                    {"rank", c.rank},

@@ -55,11 +55,11 @@ Problem problem_of(const plan::Case& c, std::uint64_t seed) {
   p.scale = c.op == Op::expand ? 1.0F : k_shrink_scale;
   p.seed = seed;
   p.split_k = c.shrink ? c.shrink->split_k : 1;
-  if (c.fused_moe) {
-    p.hidden_in = c.fused_moe->hidden_in;
+  if (const plan::FusedMoeCase* fused = c.fused_moe()) {
+    p.hidden_in = fused->hidden_in;
     p.input_dtype = c.weight_dtype;
     p.scale = 1.0F;
-    p.moe = ExpertRouting{c.fused_moe->num_experts, c.fused_moe->top_k, c.fused_moe->mul_routed_weight,
+    p.moe = ExpertRouting{fused->num_experts, fused->top_k, fused->mul_routed_weight,
                           c.expand->block_m};
   }
   return p;

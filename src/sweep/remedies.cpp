@@ -24,14 +24,14 @@ struct Rule {
 std::vector<Rule> rules(const std::vector<std::string>& tritons, const std::string& ptxas_13_3) {
   std::vector<Rule> out;
   out.push_back({"block_n 32", "the field workaround (vLLM PR #48638)", [](plan::Case& c) {
-                   if (!c.expand || c.fused_moe || c.expand->block_n == 32) {
+                   if (!c.expand || c.fused_moe() || c.expand->block_n == 32) {
                      return false;
                    }
                    c.expand->block_n = 32;
                    return true;
                  }});
   out.push_back({"num_stages 1", "no software pipelining, so no MMA in flight across loop trips", [](plan::Case& c) {
-                   if (!c.expand || c.fused_moe || c.expand->num_stages == 1) {
+                   if (!c.expand || c.fused_moe() || c.expand->num_stages == 1) {
                      return false;
                    }
                    c.expand->num_stages = 1;

@@ -117,9 +117,9 @@ TEST(Models, AMoePlanSweepsTheRoutedExpertsAsFusedMoeCases) {
   std::set<std::string> projections;
   std::map<std::string, const Case*> fused;
   for (const Case& c : p.cases) {
-    projections.insert(c.projection);
+    projections.insert(c.projection());
     if (c.op == Op::fused_moe) {
-      fused[c.projection] = &c;
+      fused[c.projection()] = &c;
     }
   }
   // out_proj and shared_expert.down_proj both expand into 2048: one case, labelled with both.
@@ -133,15 +133,15 @@ TEST(Models, AMoePlanSweepsTheRoutedExpertsAsFusedMoeCases) {
   ASSERT_EQ(fused.size(), 2U);
   const Case& up = *fused.at("experts.gate_up_proj");
   EXPECT_EQ(up.hidden, (Sizes{512, 512}));
-  ASSERT_TRUE(up.fused_moe);
-  EXPECT_EQ(*up.fused_moe, (FusedMoeCase{2048, 256, 8, false, 1}));
+  ASSERT_TRUE(up.fused_moe());
+  EXPECT_EQ(*up.fused_moe(), (FusedMoeCase{2048, 256, 8, false, 1}));
   EXPECT_EQ(up.input_dtype, DType::bf16);
   EXPECT_FALSE(up.shrink);
   ASSERT_TRUE(up.expand);
   EXPECT_EQ(*up.expand, (KernelKnobs{64, 128, 128, 4, 3, 1, true}));
   const Case& down = *fused.at("experts.down_proj");
   EXPECT_EQ(down.hidden, (Sizes{2048}));
-  EXPECT_EQ(*down.fused_moe, (FusedMoeCase{512, 256, 8, true, 1}));
+  EXPECT_EQ(*down.fused_moe(), (FusedMoeCase{512, 256, 8, true, 1}));
   EXPECT_EQ(down.axes().boolean("mul_routed_weight"), std::optional<bool>(true));
   // 4 tokens x top-8 x 8 <= 256 experts: vLLM's naive routing (decode), not in the sets.
   EXPECT_EQ(fused.at("experts.down_proj")->tokens, 256);
@@ -227,7 +227,7 @@ TEST(Models, ThePlanSweepsEachProjectionOnce) {
   ASSERT_EQ(q.cases.size(), 1U);
   bool found = false;
   for (const Case& c : p.cases) {
-    found = found || (c.id == q.cases.front().id && c.projection == "o_proj,down_proj");
+    found = found || (c.id == q.cases.front().id && c.projection() == "o_proj,down_proj");
   }
   EXPECT_TRUE(found);
 }
