@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "model/moe_routing.hpp"
 #include "util/error.hpp"
 
 namespace lp {
@@ -25,7 +24,7 @@ double rule_of_three_upper_bound(std::uint64_t runs) {
   return std::min(1.0, 3.0 / static_cast<double>(runs));
 }
 
-std::uint64_t compulsory_bytes(const Problem& p, const LoraMetadata& metadata) {
+std::uint64_t compulsory_bytes(const Problem& p, const LoraMetadata& metadata, const MoeRouting* given) {
   const auto live = static_cast<std::uint64_t>(metadata.live_tokens());
   const auto used = static_cast<std::uint64_t>(metadata.used_loras());
   const auto slices = static_cast<std::uint64_t>(p.num_slices());
@@ -36,7 +35,8 @@ std::uint64_t compulsory_bytes(const Problem& p, const LoraMetadata& metadata) {
   if (p.op == Op::fused_moe) {
     // x rows of live pairs' tokens (or pairs), A and B of the (adapter, expert) groups
     // in use, the live pairs' output rows written (and read back with ADD_INPUTS).
-    const MoeRouting routing = make_moe_routing(p);
+    const MoeRouting built = given != nullptr ? MoeRouting{} : make_moe_routing(p);
+    const MoeRouting& routing = given != nullptr ? *given : built;
     const auto pairs = static_cast<std::uint64_t>(routing.live_pairs());
     const auto groups = static_cast<std::uint64_t>(routing.groups.size());
     const auto k = static_cast<std::uint64_t>(p.hidden_in);

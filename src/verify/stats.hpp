@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "model/metrics.hpp"
+#include "model/moe_routing.hpp"
 #include "model/problem.hpp"
 
 namespace lp {
@@ -32,7 +33,9 @@ struct FailureRate {
 /// lora_linear both kernels including the buf round trip; for fused_moe the x rows,
 /// the A and B of each (adapter, expert) group in use, and the live pairs' rows). Re-reads (x per slice,
 /// weights per token tile) and the int32 metadata are not counted, so the achieved
-/// bandwidth is a lower bound on what the kernel really moved.
-[[nodiscard]] std::uint64_t compulsory_bytes(const Problem& problem, const LoraMetadata& metadata);
+/// bandwidth is a lower bound on what the kernel really moved. A fused_moe problem's
+/// routing is `routing` when given (a case's buffers hold it), else built again.
+[[nodiscard]] std::uint64_t compulsory_bytes(const Problem& problem, const LoraMetadata& metadata,
+                                             const MoeRouting* routing = nullptr);
 
 }  // namespace lp

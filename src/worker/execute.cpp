@@ -187,7 +187,7 @@ JobResult result_of(const RunningJob& r, const std::vector<CompareMetrics>& comp
     timing.kernel_ms = kernel_ms.empty() ? 0.0 : kernel_ms[kernel_ms.size() / 2];
     timing.reference_ms = r.reference_span.ms();
   }
-  timing.bytes = compulsory_bytes(r.problem, *r.metadata);
+  timing.bytes = compulsory_bytes(r.problem, *r.metadata, &r.buffers->routing);
   const LaunchConfig& config = r.kernels.back().launch->config();
   timing.grid = {static_cast<std::int64_t>(config.grid[0]), static_cast<std::int64_t>(config.grid[1]),
                  static_cast<std::int64_t>(config.grid[2])};

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "test_problems.hpp"
 #include "util/error.hpp"
 
 namespace lp {
@@ -61,6 +62,17 @@ TEST(CompulsoryBytes, Expand) {
   EXPECT_EQ(compulsory_bytes(p, m), 384u + 6144u + 576u);
   p.add_inputs = true;
   EXPECT_EQ(compulsory_bytes(p, m), 384u + 6144u + 576u + 576u);
+}
+
+TEST(CompulsoryBytes, FusedMoeCountsEachExpertGroupsWeightsOnce) {
+  // 2 tokens, each routed to the one expert: 2 pairs, 1 (adapter, expert) group.
+  const Problem p = test::make_fused_problem(DType::bf16, 2, 1, 1, 1, 16, 16, 32, 1, false, false, 3);
+  const LoraMetadata m = build_lora_metadata(p.lora_of, p.num_loras);
+  // x: 2 rows x 16 x 2 B = 64; A and B of the group: 16 x (16 + 32) x 2 B = 1536;
+  // out: 2 pairs x 32 x 2 B = 128.
+  EXPECT_EQ(compulsory_bytes(p, m), 64u + 1536u + 128u);
+  const MoeRouting routing = make_moe_routing(p);
+  EXPECT_EQ(compulsory_bytes(p, m, &routing), 64u + 1536u + 128u) << "the case's own routing, not built again";
 }
 
 TEST(CompulsoryBytes, ShrinkAndLoraLinear) {
