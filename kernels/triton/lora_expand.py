@@ -9,6 +9,13 @@ dot): the Hopper miscompile we hunt is made by ptxas from exactly this shape,
 so a "cleaner" kernel would not reproduce it. Argument names match vLLM's so
 that a manifest entry can be read side by side with vLLM's launch code.
 
+`USE_GDC` and `launch_pdl` are vLLM's dual-stream switches
+(`VLLM_LORA_ENABLE_DUAL_STREAM` on sm_90): with USE_GDC every trip of the
+k-loop waits for the previous grid (`griddepcontrol.wait`) after loading its
+weight tile and before loading its activation tile, as vLLM's `mm_k` does, and
+the launch carries programmatic stream serialization. `launch_pdl` changes no
+code; vLLM passes it so that Triton's launcher sets that attribute.
+
 `RAW_A_BITS` is not in vLLM: it turns this kernel into the positive control
 (see `_raw_bits_as_bf16_pairs`). It is False in every other variant.
 """
@@ -47,6 +54,7 @@ def _expand_mm_k(
     EVEN_K: tl.constexpr,
     CAST_TYPE: tl.constexpr,
     RAW_A_BITS: tl.constexpr,
+    USE_GDC: tl.constexpr,
     b_dtype: tl.constexpr,
 ):
     # vLLM's mm_k with SPLIT_K = 1 (expand never splits K: K is the rank).
@@ -59,6 +67,10 @@ def _expand_mm_k(
         if EVEN_K:
             # Weights first, then activations, the order vLLM uses.
             tile_b = tl.load(b_ptr)
+            if USE_GDC:
+                # The activations are the previous grid's output; the weights
+                # above are not, so vLLM prefetches them before the wait.
+                tl.extra.cuda.gdc_wait()
             if RAW_A_BITS:
                 tile_a = _raw_bits_as_bf16_pairs(a_row_ptr + k_start * ak_stride, ak_stride, BLOCK_K)
             else:
@@ -70,6 +82,8 @@ def _expand_mm_k(
             if k_start + BLOCK_K <= K:
                 # Whole block inside K: no masks, same as the EVEN_K body.
                 tile_b = tl.load(b_ptr)
+                if USE_GDC:
+                    tl.extra.cuda.gdc_wait()
                 tile_a = tl.load(a_ptr)
                 if CAST_TYPE:
                     tile_a = tile_a.to(b_dtype)
@@ -78,6 +92,8 @@ def _expand_mm_k(
                 # The last, partial block: zero-fill past K on both operands.
                 in_k = k_start + tl.arange(0, BLOCK_K) < K
                 tile_b = tl.load(b_ptr, mask=in_k[:, None], other=0.0)
+                if USE_GDC:
+                    tl.extra.cuda.gdc_wait()
                 tile_a = tl.load(a_ptr, mask=in_k[None, :], other=0.0)
                 if CAST_TYPE:
                     tile_a = tile_a.to(b_dtype)
@@ -117,6 +133,7 @@ def do_expand_kernel(
     CAST_TYPE: tl.constexpr,
     ADD_INPUTS: tl.constexpr,
     RAW_A_BITS: tl.constexpr,
+    USE_GDC: tl.constexpr,
 ):
     # With SAME_STRIDE the ls_d*_ptr arguments are the strides themselves;
     # otherwise they point at one int64 stride per slice.
@@ -150,7 +167,7 @@ def do_expand_kernel(
              rbn[None, :] * b_d1_stride)
 
     acc = _expand_mm_k(a_ptr, b_ptr, a_row_ptr, input_d2_stride, b_d2_stride, K, BLOCK_M, BLOCK_N, BLOCK_K,
-                       EVEN_K, CAST_TYPE, RAW_A_BITS, slice_lora_ptr.dtype.element_ty)
+                       EVEN_K, CAST_TYPE, RAW_A_BITS, USE_GDC, slice_lora_ptr.dtype.element_ty)
 
     tile_c = acc.to(slice_lora_ptr.dtype.element_ty)
     if SLICE_NUM == 1:
@@ -199,6 +216,8 @@ def _lora_expand_kernel(
     CAST_TYPE: tl.constexpr,
     SLICE_NUM: tl.constexpr,
     SAME_STRIDE: tl.constexpr,
+    USE_GDC: tl.constexpr,
+    launch_pdl: tl.constexpr,
     RAW_A_BITS: tl.constexpr,
 ):
     # Axis 0 enumerates (M tile, N tile) pairs with M fastest, axis 1 the slice,
@@ -238,4 +257,4 @@ def _lora_expand_kernel(
     do_expand_kernel(pid_n, lora_id, slice_id, input_ptr, lora_ptr, out_ptr, curr_N, K, cta_m_len, ram,
                      slice_start_loc, input_d0_stride, input_d1_stride, input_d2_stride, ls_d0_ptr, ls_d1_ptr,
                      ls_d2_ptr, output_d0_stride, output_d1_stride, BLOCK_M, BLOCK_N, BLOCK_K, SAME_STRIDE,
-                     SLICE_NUM, EVEN_K, CAST_TYPE, ADD_INPUTS, RAW_A_BITS)
+                     SLICE_NUM, EVEN_K, CAST_TYPE, ADD_INPUTS, RAW_A_BITS, USE_GDC)

@@ -6,10 +6,27 @@ Structure follows vLLM's `_lora_shrink_kernel` / `do_shrink_kernel`: the same
 grid decomposition (split-K index fastest, then a GROUP_SIZE_M swizzle of the
 M/N tiles), token gather, early exits and split-K write-back with atomics, so
 that its code generation matches what vLLM ships. Argument names are vLLM's.
+
+`USE_GDC` and `launch_pdl` are vLLM's dual-stream switches: with USE_GDC the
+shrink signals `griddepcontrol.launch_dependents` once its k-loop is done and
+before it writes buf, so the expand launched after it with programmatic
+dependent launch may start early and must wait before it reads buf. The
+shrink itself never waits (vLLM passes USE_GDC=False to its `mm_k`).
+
+`TAIL_NS` is not in vLLM and is 0 in every kernel variant. Above 0, every
+program spins that many nanoseconds of %globaltimer between the signal and its
+store: the producer of loraprobe's dual-stream chain, whose long tail gives an
+expand that reads buf before its wait the time to see buf still unwritten.
 """
 
 import triton
 import triton.language as tl
+
+
+@triton.jit
+def _global_time_ns():
+    # %globaltimer, in nanoseconds. Impure, so each read is a new read.
+    return tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
 
 
 @triton.jit
@@ -83,6 +100,8 @@ def do_shrink_kernel(
     EVEN_K: tl.constexpr,
     SPLIT_K: tl.constexpr,
     SLICE_NUM: tl.constexpr,
+    USE_GDC: tl.constexpr,
+    TAIL_NS: tl.constexpr,
 ):
     if SLICE_NUM == 1:
         slice_lora_ptr = lora_ptr
@@ -103,6 +122,13 @@ def do_shrink_kernel(
 
     acc = _shrink_mm_k(a_ptr, b_ptr, input_d1_stride, lora_d2_stride, K, base_k, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K,
                        SPLIT_K)
+    if USE_GDC:
+        # The dependent grid may launch once every program got here (or exited).
+        tl.extra.cuda.gdc_launch_dependents()
+    if TAIL_NS > 0:
+        start = _global_time_ns()
+        while _global_time_ns() - start < TAIL_NS:
+            pass
 
     offset_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offset_cm = tl.arange(0, BLOCK_M)
@@ -145,6 +171,9 @@ def _lora_shrink_kernel(
     SPLIT_K: tl.constexpr,
     GROUP_SIZE_M: tl.constexpr,
     SLICE_NUM: tl.constexpr,
+    USE_GDC: tl.constexpr,
+    launch_pdl: tl.constexpr,
+    TAIL_NS: tl.constexpr,
 ):
     cta_n_num = tl.cdiv(N, BLOCK_N)
     cta_m_num = tl.cdiv(M, BLOCK_M)
@@ -184,4 +213,4 @@ def _lora_shrink_kernel(
     do_shrink_kernel(pid_n, pid_sk, slice_id, lora_id, input_ptr, lora_ptr, out_ptr, N, K, cta_m_len, ram,
                      input_d0_stride, input_d1_stride, lora_d0_stride, lora_d1_stride, lora_d2_stride,
                      output_d0_stride, output_d1_stride, output_d2_stride, scaling, BLOCK_M, BLOCK_N, BLOCK_K,
-                     EVEN_K, SPLIT_K, SLICE_NUM)
+                     EVEN_K, SPLIT_K, SLICE_NUM, USE_GDC, TAIL_NS)

@@ -81,4 +81,4 @@ def _lora_expand_test_hook_kernel(
                         lora_token_start_loc, lora_ids, slice_start_loc, input_d0_stride, input_d1_stride,
                         input_d2_stride, ls_d0_ptr, ls_d1_ptr, ls_d2_ptr, output_d0_stride, output_d1_stride,
                         output_hs_ptr, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K, ADD_INPUTS, CAST_TYPE, SLICE_NUM,
-                        SAME_STRIDE, RAW_A_BITS)
+                        SAME_STRIDE, False, False, RAW_A_BITS)

@@ -261,6 +261,9 @@ def kernel_constexprs(v: Variant) -> dict:
             "SPLIT_K": v.split_k,
             "GROUP_SIZE_M": v.group_size_m,
             "SLICE_NUM": v.num_slices,
+            "USE_GDC": bool(v.gdc),
+            "launch_pdl": bool(v.gdc),
+            "TAIL_NS": v.tail_ns or 0,
         }
     ce = {
         "BLOCK_M": v.block_m,
@@ -271,8 +274,11 @@ def kernel_constexprs(v: Variant) -> dict:
         "CAST_TYPE": v.cast_type,
         "SLICE_NUM": v.num_slices,
         "SAME_STRIDE": v.same_stride,
-        "RAW_A_BITS": v.role == "positive_control",
     }
+    if v.role not in TEST_HOOKS:
+        # The test hooks' kernel calls the expand with both off.
+        ce.update({"USE_GDC": bool(v.gdc), "launch_pdl": bool(v.gdc)})
+    ce["RAW_A_BITS"] = v.role == "positive_control"
     if v.role in TEST_HOOKS:
         ce["HOOK"] = TEST_HOOKS[v.role]
     return ce

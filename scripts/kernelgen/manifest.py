@@ -13,7 +13,7 @@ import os
 
 from . import abi
 from .build import MAX_SHARED_BYTES, TARGET, ptx_entry
-from .variants import Variant
+from .variants import PRODUCED, Variant
 
 # Format 3: the manifest is stored xz-compressed (the JSON of the full set is
 # larger than its pack) and records the ptxas options Triton ran.
@@ -144,6 +144,10 @@ def variant_entry(v: Variant, result: dict, ptxas_version: str, files: dict) -> 
         "grid": abi.grid(v),
         "block": [v.num_warps * 32, 1, 1],
     }
+    if v.op in PRODUCED:
+        # The PDL contract: parameters the previous grid writes, which must not be read
+        # before griddepcontrol.wait (loraprobe's gdc-early-read check).
+        entry["produced"] = PRODUCED[v.op]
     if result["status"] != "ok":
         return entry
     md = result["metadata"]
@@ -320,6 +324,8 @@ def verify(out_dir: str, variants_by_id: dict, arg_names_of) -> list:
             continue
         if entry.get("axes") != v.axes() or entry.get("op") != v.op or entry.get("role") != v.role:
             problems.append(f"{vid}: axes/op/role differ from the matrix")
+        if entry.get("produced") != PRODUCED.get(v.op):
+            problems.append(f"{vid}: produced {entry.get('produced')} != {PRODUCED.get(v.op)}")
         try:
             _, constexprs, _ = abi.compile_inputs(v, arg_names_of(v))
         except ValueError as exc:

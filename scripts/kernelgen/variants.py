@@ -33,6 +33,18 @@ MOE_AXES = ("rank", "top_k", "mul_routed_weight", "npid_factor")
 # the shrink and then as the expand. Its rank is a runtime size, its K always masked.
 SHARDED_MOE_OPS = ("fused_moe_shrink", "fused_moe_expand")
 MOE_OPS = ("fused_moe", ) + SHARDED_MOE_OPS
+# Expand and shrink's dual-stream axes, after AXES in their manifest entries: vLLM's
+# USE_GDC (and launch_pdl, always equal to it), and the shrink's TAIL_NS (loraprobe's
+# slow-tail producer for the PDL chain; null for the expand).
+PDL_AXES = ("gdc", "tail_ns")
+# The spin between the shrink's launch_dependents and its store in the chain's producer
+# variants: long against an expand's start-up (a few microseconds on an H200), short
+# against a sweep.
+CHAIN_TAIL_NS = 100_000
+# Parameters a kernel reads that the previous grid of vLLM's dual-stream chain writes:
+# the expand reads the shrink's rank buffer; the shrink reads x, which nothing in its
+# launch chain produces (vLLM's shrink never waits).
+PRODUCED = {"expand": ["input_ptr"], "shrink": []}
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,8 @@ class Variant:
     top_k: Optional[int] = None
     mul_routed_weight: Optional[bool] = None
     npid_factor: Optional[int] = None
+    gdc: Optional[bool] = None  # expand and shrink: USE_GDC and launch_pdl
+    tail_ns: Optional[int] = None  # shrink: TAIL_NS
     role: str = "kernel"
     sources: tuple = field(default=(), compare=False)  # which matrix rows asked for it
 
@@ -78,6 +92,10 @@ class Variant:
         else:
             parts = ["shrink", self.input_dtype, tiles, f"sk{self.split_k}", f"g{self.group_size_m}", k,
                      f"s{self.num_slices}"]
+        if self.gdc:
+            parts.append("gdc")
+        if self.tail_ns:
+            parts.append(f"tail{self.tail_ns // 1000}us")
         suffix = {
             "positive_control": "rawbits",
             "test_skip_tile": "hook-skiptile",
@@ -90,7 +108,7 @@ class Variant:
         return "-".join(parts)
 
     def axes(self) -> dict:
-        names = AXES + MOE_AXES if self.op in MOE_OPS else AXES
+        names = AXES + MOE_AXES if self.op in MOE_OPS else AXES + PDL_AXES
         return {name: getattr(self, name) for name in names}
 
     @property
@@ -107,14 +125,16 @@ class Variant:
 
 
 def _expand(input_dtype, weight_dtype, bm, bn, bk, nw, ns, even_k, add, slices=1, same=True, role="kernel",
-            source=""):
+            gdc=False, source=""):
     return Variant("expand", input_dtype, weight_dtype, bm, bn, bk, nw, ns, even_k, slices, add_inputs=add,
-                   same_stride=same, role=role, sources=(source, ))
+                   same_stride=same, gdc=gdc, role=role, sources=(source, ))
 
 
-def _shrink(dtype, bm, bn, bk, nw, ns, even_k, split_k, slices=1, group_size_m=None, source=""):
+def _shrink(dtype, bm, bn, bk, nw, ns, even_k, split_k, slices=1, group_size_m=None, gdc=False, tail_ns=0,
+            source=""):
     return Variant("shrink", dtype, dtype, bm, bn, bk, nw, ns, even_k, slices, split_k=split_k,
-                   group_size_m=SHRINK_GROUP_SIZE_M if group_size_m is None else group_size_m, sources=(source, ))
+                   group_size_m=SHRINK_GROUP_SIZE_M if group_size_m is None else group_size_m, gdc=gdc,
+                   tail_ns=tail_ns, sources=(source, ))
 
 
 def _fused_moe(dtype, rank, proj, bm, bn, bk, nw, ns, npid, even_k=True, add=True, source=""):
@@ -217,6 +237,25 @@ def build_matrix() -> list:
         rows.append(_shrink(dt, 32, 16, cfg["bk"], 4, 2, True, cfg["sk"], slices,
                             source=f"shrink-default-{name}-multi-slice"))
 
+    # vLLM's dual-stream path (VLLM_LORA_ENABLE_DUAL_STREAM on sm_90): USE_GDC and
+    # launch_pdl on, the expand without ADD_INPUTS (its tuned file is _EXPAND_FALSE), at
+    # vLLM's one- and multi-slice defaults (both block_k of the one-slice default), with
+    # the remedies measured beside them: 1 stage, and block_n 32 for the register hazard.
+    # The shrink at its two default regimes, as the chain's producer (with and without
+    # loraprobe's slow tail).
+    for (i, w), bk, ns in product([("fp32", "bf16"), ("fp32", "fp16"), ("bf16", "bf16")], (d["bk"], EXPAND_BLOCK_K_NEWER),
+                                  (1, d["ns"])):
+        rows.append(_expand(i, w, d["bm"], d["bn"], bk, d["nw"], ns, True, False, gdc=True, source="expand-dual-stream"))
+    for (i, w) in [("fp32", "bf16"), ("bf16", "bf16")]:
+        rows.append(_expand(i, w, d["bm"], 32, d["bk"], d["nw"], d["ns"], True, False, gdc=True,
+                            source="expand-dual-stream"))
+    for slices, same, (i, w), ns in product((2, 3), TRUE_FALSE, [("fp32", "bf16"), ("bf16", "bf16")], (1, m["ns"])):
+        rows.append(_expand(i, w, m["bm"], m["bn"], EXPAND_BLOCK_K_NEWER, m["nw"], ns, True, False, slices, same,
+                            gdc=True, source="expand-dual-stream"))
+    for (name, cfg), dt, slices, tail in product(SHRINK_DEFAULTS.items(), ("bf16", "fp16"), (1, 2, 3), (0, CHAIN_TAIL_NS)):
+        rows.append(_shrink(dt, 32, 16, cfg["bk"], 4, 2, True, cfg["sk"], slices, gdc=True, tail_ns=tail,
+                            source=f"shrink-dual-stream-{name}"))
+
     # Fused-MoE LoRA as vLLM's fast path launches it, for gate/up and down, every
     # rank it takes, block_m 16 and 64, one program per M block or two or four
     # sharing its N columns (2: the down projection of a 128-expert model at a few
@@ -276,7 +315,8 @@ MATRICES = ("full", "upgrade")
 
 
 def in_upgrade_matrix(v: Variant) -> bool:
-    """Whether the "upgrade" matrix keeps v: bf16 weights; every fused-MoE row; expand with fp32 or
+    """Whether the "upgrade" matrix keeps v: bf16 weights; every fused-MoE row; the dual-stream
+    (gdc) rows; expand with fp32 or
     bf16 input at block_m 64, 4 warps, block_k 32 (16 at block_n 128), block_n
     32..256, 1-3 stages, and the multi-slice defaults (2 and 3 slices, block_n
     64, block_k 16 or 32, 2 stages); shrink at block_m 32 with
@@ -284,6 +324,8 @@ def in_upgrade_matrix(v: Variant) -> bool:
     hook."""
     if v.role != "kernel":
         return True
+    if v.gdc:
+        return v.weight_dtype == "bf16"  # the dual-stream rows
     if v.op == "fused_moe":
         return v.weight_dtype == "bf16"
     if v.op in SHARDED_MOE_OPS:
@@ -330,7 +372,7 @@ def parse_filter(text: str) -> list:
             raise ValueError(f"empty term in filter {text!r}")
         if "=" in raw:
             key, value = (s.strip() for s in raw.split("=", 1))
-            keys = AXES + MOE_AXES + ("id", "op", "role")
+            keys = AXES + MOE_AXES + PDL_AXES + ("id", "op", "role")
             if key not in keys:
                 raise ValueError(f"unknown filter key {key!r}; keys: {', '.join(keys)}")
             terms.append((key, value))

@@ -1,5 +1,6 @@
 #include "kernels/manifest.hpp"
 
+#include <algorithm>
 #include <regex>
 
 #include <fmt/format.h>
@@ -61,6 +62,14 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
   out.role = v.at("role").string();
   out.status = v.at("status").string();
   out.axes = AxisValues::from_json(v.at("axes").object());
+  if ((out.op == "expand" || out.op == "shrink") && !out.axes.contains("gdc")) {
+    // A set made before the dual-stream variants: every kernel in it is USE_GDC=False.
+    out.axes.set("gdc", AxisValue::from_json(false));
+    out.axes.set("tail_ns", AxisValue::from_json(out.op == "shrink" ? nlohmann::json(0) : nlohmann::json()));
+  }
+  if (const auto produced = v.find("produced")) {
+    out.produced = produced->strings();
+  }
   if (out.status != "ok") {
     if (out.status != "rejected") {
       v.at("status").fail(fmt::format("unknown status \"{}\" (ok, rejected)", out.status));
@@ -109,6 +118,11 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
     }
     out.params.push_back(std::move(p));
   }
+  for (const std::string& name : out.produced) {
+    if (std::none_of(out.params.begin(), out.params.end(), [&](const Param& p) { return p.name == name; })) {
+      v.at("produced").fail(fmt::format("\"{}\" is not a parameter of {}", name, out.id));
+    }
+  }
   out.shared_bytes = v.at("shared_bytes").integer(0);
   out.global_scratch_size = v.at("global_scratch_size").integer(0);
   out.global_scratch_align = v.at("global_scratch_align").integer(0);
@@ -125,6 +139,18 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
 }
 
 }  // namespace
+
+std::map<int, std::string> Variant::produced_ordinals() const {
+  std::map<int, std::string> out;
+  for (const std::string& name : produced) {
+    for (const Param& p : params) {
+      if (p.name == name) {
+        out[p.index] = name;
+      }
+    }
+  }
+  return out;
+}
 
 json Variant::summary_json() const {
   json j = {{"id", id}, {"op", op}, {"role", role}, {"status", status}, {"axes", axes.to_json()}};

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +87,9 @@ struct Variant {
   std::array<int, 3> block{0, 1, 1};
   std::string entry;
   std::vector<Param> params;
+  /// The PDL contract (expand and shrink): parameters the previous grid of vLLM's
+  /// dual-stream chain writes, which must not be read before griddepcontrol.wait.
+  std::vector<std::string> produced;
   std::int64_t shared_bytes = 0;
   std::int64_t global_scratch_size = 0;
   std::int64_t global_scratch_align = 1;
@@ -97,6 +101,8 @@ struct Variant {
   std::optional<FileRef> cubin;
 
   [[nodiscard]] bool ok() const { return status == "ok"; }
+  /// `produced` by PTX parameter ordinal (the params' index) -> name.
+  [[nodiscard]] std::map<int, std::string> produced_ordinals() const;
   /// The fields `list --json` prints.
   [[nodiscard]] nlohmann::json summary_json() const;
 };

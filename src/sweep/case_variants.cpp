@@ -44,7 +44,10 @@ nlohmann::json wanted_expand_axes(const plan::Case& c) {
       std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) == c.hidden.end();
   const DType input = c.op == Op::lora_linear ? DType::f32 : c.input_dtype;
   nlohmann::json wanted = tile_axes("expand", input, c.weight_dtype, k);
-  wanted.update({{"add_inputs", c.add_inputs}, {"num_slices", c.num_slices}, {"same_stride", same_stride}});
+  wanted.update({{"add_inputs", c.add_inputs},
+                 {"num_slices", c.num_slices},
+                 {"same_stride", same_stride},
+                 {"gdc", false}});
   if (k.num_ctas != 1) {
     wanted["num_ctas"] = k.num_ctas;  // a tuned file's: no embedded variant has it, and the lookup says so
   }
@@ -55,7 +58,11 @@ nlohmann::json wanted_shrink_axes(const plan::Case& c) {
   const plan::KernelKnobs& k = *c.shrink;
   // shrink reads x in the weight dtype (lora_linear's x too).
   nlohmann::json wanted = tile_axes("shrink", c.weight_dtype, c.weight_dtype, k);
-  wanted.update({{"split_k", k.split_k}, {"num_slices", c.num_slices}, {"group_size_m", k.group_size_m}});
+  wanted.update({{"split_k", k.split_k},
+                 {"num_slices", c.num_slices},
+                 {"group_size_m", k.group_size_m},
+                 {"gdc", false},
+                 {"tail_ns", 0}});
   if (k.num_ctas != 1) {
     wanted["num_ctas"] = k.num_ctas;
   }
