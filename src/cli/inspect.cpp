@@ -54,6 +54,7 @@ struct InspectOptions {
   KernelSetOptions kernels;
   std::vector<std::string> paths;
   std::string filter;
+  std::vector<std::string> produced;   ///< --produced
   std::vector<std::string> ptxas;
   std::vector<std::string> compilers;  ///< --compiler (and the deprecated --compilers)
   std::optional<std::string> nvdisasm;
@@ -93,7 +94,7 @@ inspect::ProgressFunction progress_printer() {
 }
 
 std::string list_checks_text() {
-  std::size_t width = 2;
+  std::size_t width = sass::k_early_read_id.size();
   for (const sass::Check& c : sass::all_checks()) {
     width = std::max(width, c.id.size());
   }
@@ -101,6 +102,7 @@ std::string list_checks_text() {
   for (const sass::Check& c : sass::all_checks()) {
     out += fmt::format("{:<{}}  {}\n", c.id, width, c.description);
   }
+  out += fmt::format("{:<{}}  {}\n", sass::k_early_read_id, width, sass::k_early_read_description);
   return out;
 }
 
@@ -126,20 +128,33 @@ std::string summary_line(const inspect::Work& w, const inspect::InspectTotals& t
                                                                    cache.first_write_error)
                                                      : std::string());
   // Who made the hazards, when there are some: the PTX (fix Triton) or ptxas (a newer ptxas fixes it).
-  const std::size_t unattributed = t.hazard - std::min(t.hazard, t.made_by_ptx + t.made_by_ptxas);
+  const std::size_t wgmma_hazards = t.made_by_ptx + t.made_by_ptxas;
+  const std::size_t unattributed = t.findings == 0 ? 0 : t.hazard - std::min(t.hazard, wgmma_hazards + t.with_early_reads);
   const std::string made_by =
-      t.hazard == 0 ? std::string()
-                    : fmt::format("; made by the PTX: {}, by ptxas: {}{}", t.made_by_ptx, t.made_by_ptxas,
-                                  unattributed > 0 ? fmt::format(", without PTX to tell: {}", unattributed) : "");
+      t.findings == 0 ? std::string()
+                      : fmt::format("; made by the PTX: {}, by ptxas: {}{}", t.made_by_ptx, t.made_by_ptxas,
+                                    unattributed > 0 ? fmt::format(", without PTX to tell: {}", unattributed) : "");
+  // The dual-stream hazard (triton #11905), its own count: which cubins read a produced buffer before their wait.
+  const std::string early =
+      (t.early_reads == 0 ? std::string()
+                          : fmt::format(", {} with gdc-early-read ({} loads before griddepcontrol.wait; made by the "
+                                        "PTX: {}, by ptxas: {})",
+                                        t.with_early_reads, t.early_reads, t.early_by_ptx, t.early_by_ptxas)) +
+      (t.early_not_checked == 0
+               ? std::string()
+               : fmt::format(", {} waiting kernel(s) not checked for gdc-early-read (no produced parameters known: "
+                             "give --produced)",
+                             t.early_not_checked));
   const std::string skipped =
-      t.skipped == 0 ? std::string() : fmt::format(" ({} without wgmma in their PTX, not disassembled)", t.skipped);
+      t.skipped == 0 ? std::string()
+                     : fmt::format(" ({} without wgmma or griddepcontrol.wait in their PTX, not disassembled)", t.skipped);
   const std::string incompatible =
       t.incompatible == 0 ? std::string()
                           : fmt::format(", {} incompatible (the compiler cannot read the PTX; not failures)",
                                         t.incompatible);
-  return fmt::format("inspect: {} cubin(s) ({}): {} with a hazard ({} findings{}), {} clean{}, {} error(s){}; nvdisasm "
-                     "{} ({}); {}; {:.1f} s with -j {}\n",
-                     t.items, what, t.hazard, t.findings, made_by, t.clean, skipped, t.error, incompatible,
+  return fmt::format("inspect: {} cubin(s) ({}): {} with a hazard ({} findings{}){}, {} clean{}, {} error(s){}; "
+                     "nvdisasm {} ({}); {}; {:.1f} s with -j {}\n",
+                     t.items, what, t.hazard, t.findings, made_by, early, t.clean, skipped, t.error, incompatible,
                      tool.version, tool.origin, cache_text, seconds, jobs);
 }
 
@@ -168,6 +183,11 @@ inspect::InspectRequest request_of(const InspectOptions& o) {
   inspect::InspectRequest r;
   r.paths = o.paths;
   r.filter = o.filter;
+  r.produced = o.produced;
+  if (!o.produced.empty() && o.paths.empty()) {
+    throw UsageError("--produced names the parameters of your own kernels; a kernel set's manifest records its "
+                     "variants' own (give files or folders, or leave --produced out)");
+  }
   r.compilers = o.compilers;
   r.ptxas = o.ptxas;
   r.matrix = o.matrix;
@@ -220,7 +240,7 @@ int run_inspect(const InspectOptions& o) {
   search.path = o.nvdisasm;
   const sass::Nvdisasm tool = sass::find_nvdisasm(search);
   std::optional<std::string> cache_root = o.no_cache ? std::nullopt : inspect::default_cache_root();
-  inspect::InspectorOptions options{tool, {o.checks}, o.jobs, cache_root, progress_printer(), !o.no_skip};
+  inspect::InspectorOptions options{tool, {o.checks, {}}, o.jobs, cache_root, progress_printer(), !o.no_skip};
   options.verify_compile_hits = !o.trust_cache;
   options.verify_sample = o.verify_cache;
   const inspect::Inspector inspector(std::move(options));
@@ -298,6 +318,12 @@ Command add_inspect_command(CLI::App& app) {
   sub->add_option("--filter", o->filter,
                   "Only variants whose fields equal every key=value, as 'loraprobe list --filter' (op, role, id, "
                   "or an axis)");
+  sub->add_option("--produced", o->produced,
+                  "Files: the parameters (names, or ordinals from 0) that the previous grid of a programmatic "
+                  "dependent launch writes, for the gdc-early-read check (default: the names of the .ttir beside "
+                  "each file, for a kernel named like one of the kernel sets': _lora_expand_kernel reads input_ptr)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   add_compiler_flags(*sub, o->compilers, o->ptxas,
                      "default: prebuilt and, when there is a CUDA toolkit, ptxas=toolkit; driver needs a GPU");
   sub->add_option("--nvdisasm", o->nvdisasm, "Use this nvdisasm (default: CUDA toolkit, .tools, then Triton's)")

@@ -46,6 +46,16 @@ RowFigures figures(const json& sass) {
                                     first.value("over_back_edge", false) ? ", over the back-edge" : "");
     }
   }
+  // An early read is named when there is no wgmma finding to show.
+  for (const json& kernel : sass.value("kernels", json::array())) {
+    const json& early = kernel.value("early_reads", json::array());
+    if (f.first_finding.empty() && !early.empty()) {
+      const json& first = early.front();
+      f.first_finding = fmt::format("{} {}  (reads {} before {} {})", first.value("address", ""),
+                                    first.value("instruction", ""), first.value("param", ""),
+                                    first.at("wait").value("instruction", ""), first.at("wait").value("address", ""));
+    }
+  }
   return f;
 }
 
@@ -75,25 +85,25 @@ std::string format_inspect_table(const std::vector<inspect::InspectResult>& resu
     return with_triton ? fmt::format("{:<7} ", t.empty() ? "-" : t) : std::string();
   };
   std::string out = triton_cell("triton");
-  out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", "variant / file",
-                                name_width, "compiler", compiler_width, "findings", "made_by", "hgmma", "a_reg",
-                                "inflight", "regs", "local", "first finding");
+  out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>11} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", "variant / file",
+                     name_width, "compiler", compiler_width, "findings", "made_by", "early_reads", "hgmma", "a_reg",
+                     "inflight", "regs", "local", "first finding");
   for (const inspect::InspectResult& r : results) {
     if (hazards_only && r.status == inspect::StaticOutcome::clean) {
       continue;
     }
     out += triton_cell(r.triton);
     if (r.status == inspect::StaticOutcome::error || r.status == inspect::StaticOutcome::incompatible) {
-      out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width,
-                         r.compiler, compiler_width, "-", "-", "-", "-", "-", "-", "-",
+      out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>11} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width,
+                         r.compiler, compiler_width, "-", "-", "-", "-", "-", "-", "-", "-",
                          r.status == inspect::StaticOutcome::incompatible ? "incompatible: " + r.error
                                                                           : short_error(r.error));
       continue;
     }
     if (!r.skipped.empty()) {
-      out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width,
-                         r.compiler, compiler_width, 0, "-", 0, "-", "-", "-", "-",
-                         "not disassembled: no wgmma.mma_async in the PTX");
+      out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>11} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width,
+                         r.compiler, compiler_width, 0, "-", 0, 0, "-", "-", "-", "-",
+                         "not disassembled: no wgmma.mma_async or griddepcontrol.wait in the PTX");
       continue;
     }
     const RowFigures f = figures(r.sass);
@@ -103,8 +113,15 @@ std::string format_inspect_table(const std::vector<inspect::InspectResult>& resu
                                   : fmt::format("{}B", f.frame_bytes);
     // Who made the hazard: the PTX or ptxas; "-" for clean SASS, "?" without the PTX.
     const std::string made_by = r.attribution.empty() ? "?" : r.attribution == "none" ? "-" : r.attribution;
-    out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width, r.compiler,
-                       compiler_width, r.finding_count, made_by, f.wgmma, f.a_from_registers ? "yes" : "no", f.in_flight,
+    // gdc-early-read: the count, and who made it when there are some ("4 ptx").
+    const std::string early =
+        !r.early_read_not_checked.empty() ? "unchecked"
+        : r.early_read_count == 0         ? "0"
+                                          : fmt::format("{} {}", r.early_read_count,
+                                                        r.early_read_attribution.empty() ? "?" : r.early_read_attribution);
+    out += fmt::format("{:<{}} {:<{}} {:>8} {:>7} {:>11} {:>5} {:>5} {:>8} {:>4} {:>9}  {}\n", r.name, name_width,
+                       r.compiler, compiler_width, r.finding_count, made_by, early, f.wgmma,
+                       f.a_from_registers ? "yes" : "no", f.in_flight,
                        f.registers ? std::to_string(*f.registers) : std::string("-"), local,
                        f.first_finding.empty() ? "-" : f.first_finding);
   }

@@ -115,8 +115,22 @@ std::string heat_map(const report::VerdictMap& map) {
 }
 
 std::string excerpt_html(const Excerpt& e) {
-  std::string out = fmt::format("<h3><code>{}</code>, Triton {}, {}: {} finding(s)</h3>\n<p>Made by: {}.</p>\n<pre>",
+  std::string out = fmt::format("<h3><code>{}</code>, Triton {}, {}: {} finding(s)</h3>\n<p>Made by: {}.</p>\n",
                                 esc(e.variant), esc(e.triton), esc(e.compiler), e.findings, esc(e.attribution_text));
+  if (e.early_reads > 0) {
+    // The dual-stream hazard, its own check and its own lines.
+    out += fmt::format("<p>gdc-early-read: {} load(s) of a buffer the previous grid produces, before "
+                       "<code>griddepcontrol.wait</code> (made by: {}).</p>\n<pre>",
+                       e.early_reads, esc(e.early_attribution.empty() ? "not analysed" : e.early_attribution));
+    for (const std::string& l : e.early_lines) {
+      out += "<mark>" + esc(l) + "</mark>\n";
+    }
+    out += "</pre>\n";
+  }
+  if (e.findings == 0 && e.early_reads > 0) {
+    return out;
+  }
+  out += "<pre>";
   std::size_t width = 0;
   for (const ExcerptLine& l : e.lines) {
     width = std::max(width, l.instruction.size());
@@ -308,8 +322,10 @@ std::string report_html(const Document& doc) {
 
 std::string inspect_html(const Document& doc) {
   const json& s = member(doc.json, "summary");
-  std::string body = fmt::format("<h1>loraprobe inspect</h1>\n<p>{} cubins, {} with a hazard, {} findings; exit code {}.</p>\n",
-                                 integer(s, "items"), integer(s, "hazard"), integer(s, "findings"), integer(s, "exit_code", -1));
+  std::string body = fmt::format(
+      "<h1>loraprobe inspect</h1>\n<p>{} cubins, {} with a hazard, {} findings, {} gdc-early-read; exit code {}.</p>\n",
+      integer(s, "items"), integer(s, "hazard"), integer(s, "findings"), integer(s, "early_reads"),
+      integer(s, "exit_code", -1));
   for (const json& item : member(doc.json, "items")) {
     if (text(item, "status") != "hazard") {
       continue;

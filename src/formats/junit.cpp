@@ -205,10 +205,22 @@ std::vector<Suite> inspect_suites(const json& doc) {
                               text(item, "attribution").empty()
                                   ? std::string()
                                   : fmt::format("; made by the {}", text(item, "attribution")));
+      if (integer(item, "early_read_count") > 0) {
+        t.message += fmt::format("; {} gdc-early-read finding(s) (loads of a produced buffer before "
+                                 "griddepcontrol.wait){}",
+                                 integer(item, "early_read_count"),
+                                 text(item, "early_read_attribution").empty()
+                                     ? std::string()
+                                     : fmt::format("; made by the {}", text(item, "early_read_attribution")));
+      }
       const json& sass = member(item, "sass");
       if (sass.is_object()) {
         for (const json& kernel : member(sass, "kernels")) {
           for (const json& f : member(kernel, "findings")) {
+            t.body += f.dump() + "\n";
+            break;
+          }
+          for (const json& f : member(kernel, "early_reads")) {
             t.body += f.dump() + "\n";
             break;
           }

@@ -96,6 +96,20 @@ std::string notable_section(const std::vector<NotableCase>& notable) {
 std::string excerpt_block(const Excerpt& e) {
   std::string out = fmt::format("#### {} (Triton {}, {}): {} finding(s)\n\nMade by: {}.\n\n", code(e.variant),
                                 md(e.triton), md(e.compiler), e.findings, md(e.attribution_text));
+  if (e.early_reads > 0) {
+    // The dual-stream hazard, its own check and its own lines.
+    std::string loads;
+    for (const std::string& l : e.early_lines) {
+      loads += l + "\n";
+    }
+    out += fmt::format("gdc-early-read: {} load(s) of a buffer the previous grid produces, before "
+                       "`griddepcontrol.wait` (made by: {}).\n\n",
+                       e.early_reads, md(e.early_attribution.empty() ? "not analysed" : e.early_attribution)) +
+           escape::markdown_fence(loads) + "\n";
+  }
+  if (e.findings == 0 && e.early_reads > 0) {
+    return out;
+  }
   std::string block;
   std::size_t width = 0;
   for (const ExcerptLine& l : e.lines) {
@@ -226,8 +240,11 @@ std::string report_markdown(const Document& doc) {
 std::string inspect_markdown(const Document& doc) {
   const json& d = doc.json;
   const json& s = member(d, "summary");
-  std::string out = fmt::format("# loraprobe inspect: {} cubins, {} with a hazard, {} findings\n\n",
-                                integer(s, "items"), integer(s, "hazard"), integer(s, "findings"));
+  std::string out = fmt::format("# loraprobe inspect: {} cubins, {} with a hazard, {} findings{}\n\n",
+                                integer(s, "items"), integer(s, "hazard"), integer(s, "findings"),
+                                integer(s, "early_reads") > 0
+                                    ? fmt::format(", {} gdc-early-read", integer(s, "early_reads"))
+                                    : std::string());
   const std::string argv = command_text(member(member(d, "meta"), "argv"));
   out += escape::markdown_fence(argv.empty() ? "(not recorded)" : argv, "sh") + "\n";
   const json& nvdisasm = member(d, "nvdisasm");
@@ -244,12 +261,13 @@ std::string inspect_markdown(const Document& doc) {
       out += excerpt_block(e);
       ++drawn;
     } else {
-      rest += fmt::format("| {} | {} | {} | {} | {} |\n", code(e.variant), md(e.triton), md(e.compiler), e.findings,
-                          md(e.attribution_text));
+      rest += fmt::format("| {} | {} | {} | {} | {} | {} |\n", code(e.variant), md(e.triton), md(e.compiler),
+                          e.findings, md(e.attribution_text), e.early_reads);
     }
   }
   if (!rest.empty()) {
-    out += "| cubin | Triton | compiler | findings | made by |\n|---|---|---|--:|---|\n" + rest + "\n";
+    out += "| cubin | Triton | compiler | findings | made by | gdc-early-read |\n|---|---|---|--:|---|--:|\n" + rest +
+           "\n";
   }
   return out;
 }

@@ -146,8 +146,9 @@ std::string inspect_summary(const json& d) {
   std::string out = fmt::format("loraprobe {} (git {}) inspect ({}), schema {}\n", text_of(meta, "version"),
                                 text_of(meta, "git_sha"), text_of(d, "mode"), text_of(d, "schema_version"));
   const json& s = member(d, "summary");
-  out += fmt::format("cubins: {} ({} with a hazard, {} clean, {} error(s)); {} findings\n", integer(s, "items"),
-                     integer(s, "hazard"), integer(s, "clean"), integer(s, "error"), integer(s, "findings"));
+  out += fmt::format("cubins: {} ({} with a hazard, {} clean, {} error(s)); {} findings; {} gdc-early-read\n",
+                     integer(s, "items"), integer(s, "hazard"), integer(s, "clean"), integer(s, "error"),
+                     integer(s, "findings"), integer(s, "early_reads"));
   std::size_t listed = 0;
   std::size_t hazards = 0;
   for (const json& item : member(d, "items")) {
@@ -158,9 +159,15 @@ std::string inspect_summary(const json& d) {
     if (listed < 10) {
       ++listed;
       const std::string triton = text_of(item, "triton", "");
-      out += fmt::format("  hazard: {}{} ({}): {} finding(s){}\n", triton.empty() ? "" : "Triton " + triton + " ",
+      out += fmt::format("  hazard: {}{} ({}): {} finding(s){}{}\n", triton.empty() ? "" : "Triton " + triton + " ",
                          text_of(item, "name"), text_of(item, "compiler"), integer(item, "finding_count"),
-                         text_of(item, "attribution", "").empty() ? "" : ", made by the " + text_of(item, "attribution"));
+                         text_of(item, "attribution", "").empty() || text_of(item, "attribution") == "none"
+                             ? ""
+                             : ", made by the " + text_of(item, "attribution"),
+                         integer(item, "early_read_count") == 0
+                             ? std::string()
+                             : fmt::format("; {} gdc-early-read, made by the {}", integer(item, "early_read_count"),
+                                           text_of(item, "early_read_attribution", "?")));
     }
   }
   if (hazards > listed) {

@@ -279,6 +279,17 @@ Excerpt excerpt_of_item(const json& item) {
   e.attribution = text(item, "attribution");
   e.attribution_text = e.attribution.empty() ? "not analysed" : e.attribution;
   e.lines = excerpt_lines_of(member(item, "sass"));
+  e.early_reads = static_cast<int>(integer(item, "early_read_count"));
+  e.early_attribution = text(item, "early_read_attribution");
+  for (const json& kernel : member(member(item, "sass"), "kernels")) {
+    for (const json& r : member(kernel, "early_reads")) {
+      const std::string address = text(r, "address", "0x?");
+      e.early_lines.push_back(fmt::format("/*{}*/ {}  // reads {} before {} at {}", address.substr(2),
+                                          text(r, "instruction", "?"), text(r, "param", "?"),
+                                          text(member(r, "wait"), "instruction", "?"),
+                                          text(member(r, "wait"), "address", "?")));
+    }
+  }
   return e;
 }
 

@@ -45,6 +45,11 @@ struct Excerpt {
   std::string attribution;  ///< ptx, ptxas, none, or "" when not analysed
   std::string attribution_text;
   std::vector<ExcerptLine> lines;
+  /// gdc-early-read (inspect items): the count, who made it, and one line per load:
+  /// "/*1800*/ LDGSTS.E.BYPASS.128 [R5+0x4000], desc[UR12][R18.64], P2  // reads input_ptr before ACQBULK at 0x22e0".
+  int early_reads = 0;
+  std::string early_attribution;
+  std::vector<std::string> early_lines;
 };
 
 /// A known remedy, judged by the neighbours of the hazardous cases that this run

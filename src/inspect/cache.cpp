@@ -124,12 +124,15 @@ std::string analysis_fingerprint(const sass::AnalysisOptions& options) {
   for (const sass::Check& check : sass::all_checks()) {
     text += fmt::format("check {}: {}\n", check.id, check.description);
   }
+  text += fmt::format("check {}: {}\n", sass::k_early_read_id, sass::k_early_read_description);
   text += "selected:";
   if (options.checks.empty()) {
     text += " all";
   }
   for (const std::string& id : options.checks) {
-    (void)sass::require_check(id);
+    if (id != sass::k_early_read_id) {
+      (void)sass::require_check(id);
+    }
     text += " " + id;
   }
   return sha256_hex(text);

@@ -31,6 +31,11 @@ InspectTotals total(const std::vector<InspectResult>& results) {
     t.findings += r.finding_count;
     t.made_by_ptx += r.attribution == "ptx" ? 1 : 0;
     t.made_by_ptxas += r.attribution == "ptxas" ? 1 : 0;
+    t.early_reads += r.early_read_count;
+    t.with_early_reads += r.early_read_count > 0 ? 1 : 0;
+    t.early_by_ptx += r.early_read_attribution == "ptx" ? 1 : 0;
+    t.early_by_ptxas += r.early_read_attribution == "ptxas" ? 1 : 0;
+    t.early_not_checked += r.early_read_not_checked.empty() ? 0 : 1;
   }
   return t;
 }
@@ -69,6 +74,7 @@ json inspect_document(const Work& w, const std::vector<InspectResult>& results,
                 {"error", totals.error},
                 {"incompatible", totals.incompatible},
                 {"findings", totals.findings},
+                {"early_reads", totals.early_reads},
                 {"exit_code", totals.exit_code()}}}};
   for (const kernels::KernelSet* set : w.sets) {
     doc["kernel_sets"].push_back({{"origin", set->origin()},

@@ -19,7 +19,12 @@ struct InspectTotals {
   std::size_t clean = 0;
   std::size_t hazard = 0;
   std::size_t error = 0;
-  std::size_t findings = 0;
+  std::size_t findings = 0;       ///< wgmma hazard findings
+  std::size_t early_reads = 0;    ///< gdc-early-read findings
+  std::size_t with_early_reads = 0;     ///< items with a gdc-early-read finding
+  std::size_t early_by_ptx = 0;   ///< of which the PTX already reads before its wait
+  std::size_t early_by_ptxas = 0; ///< of which only the SASS does
+  std::size_t early_not_checked = 0;  ///< items whose PTX waits but whose produced parameters are unknown
   std::size_t made_by_ptx = 0;    ///< hazardous items whose PTX breaks the rule
   std::size_t made_by_ptxas = 0;  ///< hazardous items whose PTX is clean
   std::size_t skipped = 0;        ///< clean without nvdisasm: their PTX has no wgmma.mma_async

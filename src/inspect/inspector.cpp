@@ -30,6 +30,7 @@ using Clock = std::chrono::steady_clock;
 struct Inspector::Outcome {
   StaticOutcome status = StaticOutcome::error;
   std::size_t finding_count = 0;
+  std::size_t early_read_count = 0;
   nlohmann::json sass;
   nlohmann::json compile;
   std::string error;
@@ -40,14 +41,30 @@ struct Inspector::Outcome {
 
 namespace {
 
-/// Why a cubin built from `ptx` needs no SASS analysis, or "": both findings are about
-/// a wgmma.mma_async (its A registers, its accumulator), and ptxas makes no HGMMA from a
-/// PTX that has none. A text that only mentions it in a comment is analysed (the safe side).
+/// Why a cubin built from `ptx` needs no SASS analysis, or "": the wgmma findings are
+/// about a wgmma.mma_async (its A registers, its accumulator), and ptxas makes no HGMMA
+/// from a PTX that has none; gdc-early-read looks only at kernels that wait, and ptxas
+/// makes no ACQBULK from a PTX without griddepcontrol.wait. A text that only mentions
+/// either in a comment is analysed (the safe side).
 std::string skip_reason(const std::shared_ptr<const std::string>& ptx, bool enabled) {
-  if (!enabled || !ptx || ptx->find("wgmma.mma_async") != std::string::npos) {
+  if (!enabled || !ptx || ptx->find("wgmma.mma_async") != std::string::npos ||
+      ptx->find("griddepcontrol.wait") != std::string::npos) {
     return {};
   }
-  return "the PTX has no wgmma.mma_async, so the SASS has no HGMMA for either finding";
+  return "the PTX has no wgmma.mma_async and no griddepcontrol.wait, so the SASS has nothing any check looks at";
+}
+
+/// The produced parameters as text, for keys: "0=input_ptr,3=x".
+std::string produced_text(const std::map<int, std::string>& produced) {
+  std::string out;
+  for (const auto& [ordinal, name] : produced) {
+    out += (out.empty() ? "" : ",") + std::to_string(ordinal) + "=" + name;
+  }
+  return out;
+}
+
+StaticOutcome outcome_of(std::size_t findings, std::size_t early_reads) {
+  return findings + early_reads > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
 }
 
 }  // namespace
@@ -68,6 +85,7 @@ struct Inspector::Pending {
   const std::string* given = nullptr;      ///< else the item's own bytes
   std::string cubin_sha256;
   std::string name;
+  std::map<int, std::string> produced;  ///< the item's (InspectItem::produced)
   nlohmann::json compile;      ///< the compile record (PTX inputs), else null
   nlohmann::json recheck;      ///< a cached report this analysis re-checks (verify_sample), else null
   double ms = 0.0;             ///< time spent before disassembling
@@ -96,6 +114,7 @@ nlohmann::json InspectResult::to_json() const {
                         {"compiler", compiler},
                         {"status", to_string(status)},
                         {"finding_count", finding_count},
+                        {"early_read_count", early_read_count},
                         {"cached", cached},
                         {"error", error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error)},
                         {"skipped", skipped.empty() ? nlohmann::json(nullptr) : nlohmann::json(skipped)},
@@ -103,7 +122,13 @@ nlohmann::json InspectResult::to_json() const {
                         {"compile", compile},
                         {"sass", sass},
                         {"ptx", ptx},
-                        {"attribution", attribution.empty() ? nlohmann::json(nullptr) : nlohmann::json(attribution)}};
+                        {"attribution", attribution.empty() ? nlohmann::json(nullptr) : nlohmann::json(attribution)},
+                        {"early_read_attribution", early_read_attribution.empty()
+                                                       ? nlohmann::json(nullptr)
+                                                       : nlohmann::json(early_read_attribution)},
+                        {"early_read_not_checked", early_read_not_checked.empty()
+                                                       ? nlohmann::json(nullptr)
+                                                       : nlohmann::json(early_read_not_checked)}};
 }
 
 nlohmann::json CacheStats::to_json(const std::optional<std::string>& root) const {
@@ -172,11 +197,16 @@ void Inspector::note_write(const std::optional<std::string>& failure) const {
   }
 }
 
-std::optional<Inspector::Outcome> Inspector::cached_report(const std::string& cubin_sha256) const {
+std::string Inspector::fingerprint_for(const std::map<int, std::string>& produced) const {
+  return produced.empty() ? m_fingerprint : sha256_hex(m_fingerprint + "\nproduced " + produced_text(produced));
+}
+
+std::optional<Inspector::Outcome> Inspector::cached_report(const std::string& cubin_sha256,
+                                                           const std::map<int, std::string>& produced) const {
   if (!m_cache) {
     return std::nullopt;
   }
-  const std::string key = sass_cache_key(cubin_sha256, m_options.nvdisasm.sha256, m_fingerprint);
+  const std::string key = sass_cache_key(cubin_sha256, m_options.nvdisasm.sha256, fingerprint_for(produced));
   ResultCache::Loaded hit = m_cache->load("sass", key, cubin_sha256);
   if (hit.rejected) {
     ++m_rejected;  // a miss: the fresh report overwrites it
@@ -186,7 +216,8 @@ std::optional<Inspector::Outcome> Inspector::cached_report(const std::string& cu
   }
   Outcome outcome;
   outcome.finding_count = hit.payload->at("finding_count").get<std::size_t>();
-  outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
+  outcome.early_read_count = hit.payload->at("early_read_count").get<std::size_t>();
+  outcome.status = outcome_of(outcome.finding_count, outcome.early_read_count);
   outcome.sass = std::move(*hit.payload);
   outcome.cached = true;
   return outcome;
@@ -203,9 +234,12 @@ void Inspector::compare_with_cache(const Pending& pending, const nlohmann::json&
   ++m_verified;
   // What decides a verdict: the findings per kernel and their count (timings differ).
   auto decisive = [](const nlohmann::json& report) {
-    nlohmann::json out = {{"finding_count", report.at("finding_count")}, {"kernels", nlohmann::json::array()}};
+    nlohmann::json out = {{"finding_count", report.at("finding_count")},
+                          {"early_read_count", report.at("early_read_count")},
+                          {"kernels", nlohmann::json::array()}};
     for (const nlohmann::json& k : report.at("kernels")) {
-      out["kernels"].push_back({{"name", k.at("name")}, {"findings", k.at("findings")}});
+      out["kernels"].push_back(
+          {{"name", k.at("name")}, {"findings", k.at("findings")}, {"early_reads", k.at("early_reads")}});
     }
     return out;
   };
@@ -235,12 +269,14 @@ Inspector::Outcome Inspector::finish(const Pending& pending, const sass::CubinOu
       compare_with_cache(pending, nlohmann::json::parse(text));
     }
     if (m_cache) {
-      const std::string key = sass_cache_key(pending.cubin_sha256, m_options.nvdisasm.sha256, m_fingerprint);
+      const std::string key =
+          sass_cache_key(pending.cubin_sha256, m_options.nvdisasm.sha256, fingerprint_for(pending.produced));
       note_write(m_cache->store("sass", key, nlohmann::json::parse(text)));
     }
     outcome.sass = nlohmann::json::parse(text);
     outcome.finding_count = analysed.report->finding_count();
-    outcome.status = outcome.finding_count > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
+    outcome.early_read_count = analysed.report->early_read_count();
+    outcome.status = outcome_of(outcome.finding_count, outcome.early_read_count);
     outcome.ms = analysed.report->disassemble_ms + analysed.report->analysis_ms;
   }
   if (!pending.compile.is_null()) {
@@ -255,13 +291,14 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
   const auto start = Clock::now();
   Pending p;
   p.name = item.name;
+  p.produced = item.produced;
   auto done = [&](Outcome outcome) {
     outcome.ms = ms_since(start);
     p.outcome = std::move(outcome);
     return std::move(p);
   };
   auto to_disassemble = [&](const std::string* given, const std::string& cubin_sha256) {
-    std::optional<Outcome> hit = cached_report(cubin_sha256);
+    std::optional<Outcome> hit = cached_report(cubin_sha256, item.produced);
     if (hit && take_verification()) {
       // --verify-cache: analysed again, and compared with what the cache said.
       p.recheck = std::move(hit->sass);
@@ -301,7 +338,8 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
     }
     if (record.payload) {
       // The compile is known; only a cached report saves running ptxas again.
-      if (std::optional<Outcome> hit = cached_report(record.payload->at("cubin_sha256").get<std::string>())) {
+      if (std::optional<Outcome> hit =
+              cached_report(record.payload->at("cubin_sha256").get<std::string>(), item.produced)) {
         ++m_compile_hits;
         ++m_sass_hits;
         hit->compile = std::move(*record.payload);
@@ -353,7 +391,11 @@ InspectResult Inspector::inspect(const InspectItem& item) const { return inspect
 
 std::string Inspector::memo_key(const InspectItem& item, std::string& input_sha256) {
   input_sha256 = item.ptx ? sha256_hex(*item.ptx->ptx) : sha256_hex(item.cubin);
-  return item.ptx ? "ptx:" + input_sha256 + ":" + item.ptx->ptxas.sha256 : "cubin:" + input_sha256;
+  std::string key = item.ptx ? "ptx:" + input_sha256 + ":" + item.ptx->ptxas.sha256 : "cubin:" + input_sha256;
+  if (!item.produced.empty()) {
+    key += "|" + produced_text(item.produced);
+  }
+  return key;
 }
 
 InspectResult Inspector::result_of(const InspectItem& item, const Outcome& outcome, bool first) const {
@@ -364,6 +406,8 @@ InspectResult Inspector::result_of(const InspectItem& item, const Outcome& outco
   result.compiler = item.compiler;
   result.status = outcome.status;
   result.finding_count = outcome.finding_count;
+  result.early_read_count = outcome.early_read_count;
+  result.early_read_not_checked = item.produced_not_checked;
   result.sass = outcome.sass;
   result.compile = outcome.compile;
   if (item.ptx && result.compile.is_object()) {
@@ -375,18 +419,22 @@ InspectResult Inspector::result_of(const InspectItem& item, const Outcome& outco
   result.cached = outcome.cached;
   const std::shared_ptr<const std::string> ptx = item.ptx ? item.ptx->ptx : item.source_ptx;
   if (ptx) {
-    result.ptx = check_ptx(*ptx, item.name);
-    if (result.status != StaticOutcome::error && result.ptx.contains("finding_count")) {
+    result.ptx = check_ptx(*ptx, item.name, item.produced);
+    if (result.status != StaticOutcome::error && result.status != StaticOutcome::incompatible &&
+        result.ptx.contains("finding_count")) {
       result.attribution =
           ptx::attribution(result.ptx.at("finding_count").get<std::size_t>(), result.finding_count);
+      result.early_read_attribution =
+          ptx::attribution(result.ptx.at("early_read_count").get<std::size_t>(), result.early_read_count);
     }
   }
   result.ms = first ? outcome.ms : 0.0;
   return result;
 }
 
-nlohmann::json Inspector::check_ptx(const std::string& ptx, const std::string& name) const {
-  const std::string key = sha256_hex(ptx);
+nlohmann::json Inspector::check_ptx(const std::string& ptx, const std::string& name,
+                                    const std::map<int, std::string>& produced) const {
+  const std::string key = sha256_hex(ptx) + "|" + produced_text(produced);
   {
     std::lock_guard lock(m_memo->mutex);
     if (auto it = m_memo->ptx_reports.find(key); it != m_memo->ptx_reports.end()) {
@@ -397,7 +445,7 @@ nlohmann::json Inspector::check_ptx(const std::string& ptx, const std::string& n
   // threads may both compute one PTX; they get the same answer.
   nlohmann::json report;
   try {
-    report = ptx::analyze_ptx(ptx, name);
+    report = ptx::analyze_ptx(ptx, name, produced);
   } catch (const Error& e) {
     report = {{"error", e.what()}};
   }
@@ -439,9 +487,10 @@ std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>
   std::vector<std::size_t> batch_index(todo.size(), 0);
   for (std::size_t t = 0; t < todo.size(); ++t) {
     if (!pending[t].outcome && m_interrupted_by == 0 && !pending[t].cubin_sha256.empty()) {
-      const auto [it, added] = batch_of.emplace(pending[t].cubin_sha256, batch.size());
+      const auto [it, added] =
+          batch_of.emplace(pending[t].cubin_sha256 + "|" + produced_text(pending[t].produced), batch.size());
       if (added) {
-        batch.push_back({pending[t].cubin(), pending[t].name});
+        batch.push_back({pending[t].cubin(), pending[t].name, pending[t].produced});
       }
       batch_index[t] = it->second;
     }

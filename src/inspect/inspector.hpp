@@ -59,6 +59,13 @@ struct InspectItem {
   /// need none: that PTX is checked.
   std::shared_ptr<const std::string> source_ptx;
   std::string triton;  ///< the Triton version of the variant's kernel set; empty for a user's file
+  /// The gdc-early-read contract: parameter ordinal -> name of the parameters the
+  /// previous grid writes (a kernel-set variant's manifest `produced`, or --produced).
+  /// Empty: that check has nothing to look for.
+  std::map<int, std::string> produced;
+  /// Why gdc-early-read cannot run on this item although its PTX waits (no contract,
+  /// no parameter names: inspect/produced.hpp); empty otherwise.
+  std::string produced_not_checked;
 };
 
 /// What the static analysis of one item found (a case's outcome is its verdict,
@@ -81,8 +88,10 @@ struct InspectResult {
   std::optional<std::string> variant;
   std::string triton;  ///< the item's Triton set; empty for a user's file
   std::string compiler;
+  /// hazard when either count below is above 0.
   StaticOutcome status = StaticOutcome::error;
-  std::size_t finding_count = 0;
+  std::size_t finding_count = 0;     ///< wgmma hazard findings in the SASS
+  std::size_t early_read_count = 0;  ///< gdc-early-read findings in the SASS
   /// sass::CubinReport as JSON (analyze.hpp's to_json); null for an error.
   nlohmann::json sass;
   /// For PTX inputs: {ptxas: PtxasInfo, cubin_sha256, cubin_bytes, ms, log, cached};
@@ -94,13 +103,17 @@ struct InspectResult {
   /// Who made the hazard: "ptx", "ptxas" or "none" (ptx::attribution); empty when
   /// the SASS or the PTX could not be analysed.
   std::string attribution;
+  /// Who made the early reads, by the same rule from the PTX's and the SASS's
+  /// gdc-early-read counts; empty as `attribution`.
+  std::string early_read_attribution;
+  std::string early_read_not_checked;  ///< InspectItem::produced_not_checked
   std::string error;  ///< why, for status error; empty otherwise
   std::string skipped;  ///< why nvdisasm did not run (no wgmma.mma_async in the PTX); `sass` is then null
   bool cached = false;  ///< `sass` was read from the disk cache, not computed
   double ms = 0.0;      ///< wall time spent on this input (0 for a repeat)
 
-  /// {name, variant, triton, compiler, status, finding_count, cached, error, compile, sass,
-  /// ptx, attribution}:
+  /// {name, variant, triton, compiler, status, finding_count, early_read_count, cached,
+  /// error, compile, sass, ptx, attribution, early_read_attribution, early_read_not_checked}:
   /// the `items` entries of configs/schema/inspect.schema.json.
   [[nodiscard]] nlohmann::json to_json() const;
 };
@@ -117,8 +130,9 @@ struct InspectorOptions {
   unsigned jobs = 0;                ///< items worked on at once; 0: hardware concurrency
   std::optional<std::string> cache_root;  ///< nullopt: no disk cache (--no-cache)
   ProgressFunction progress;        ///< optional
-  /// Skip nvdisasm for a cubin whose PTX is known and has no wgmma.mma_async: it cannot
-  /// have either finding (the result is clean, with `skipped` saying why). Sound, and
+  /// Skip nvdisasm for a cubin whose PTX is known and has neither wgmma.mma_async nor
+  /// griddepcontrol.wait: it cannot have any finding (the result is clean, with
+  /// `skipped` saying why). Sound, and
   /// checked over every embedded set by tests/inspect (--no-skip runs them in full).
   bool skip_without_wgmma = true;
   /// The cache is not trusted with what a PTX compiles to: ptxas runs again and the
@@ -186,12 +200,16 @@ class Inspector {
   struct Memo;
   struct Pending;
 
-  /// The memo key of `item` ("cubin:<sha256>" or "ptx:<sha256>:<ptxas sha256>"); sets `input_sha256`.
+  /// The memo key of `item` ("cubin:<sha256>" or "ptx:<sha256>:<ptxas sha256>", then
+  /// "|<produced>" when it has produced parameters); sets `input_sha256`.
   static std::string memo_key(const InspectItem& item, std::string& input_sha256);
   /// inspect_all's first phase for one input: everything before nvdisasm.
   [[nodiscard]] Pending prepare(const InspectItem& item, const std::string& input_sha256) const;
   /// The disk cache's report of a cubin, if it has a whole one.
-  [[nodiscard]] std::optional<Outcome> cached_report(const std::string& cubin_sha256) const;
+  [[nodiscard]] std::optional<Outcome> cached_report(const std::string& cubin_sha256,
+                                                     const std::map<int, std::string>& produced) const;
+  /// The analysis fingerprint of a report with these produced parameters (the cache key's).
+  [[nodiscard]] std::string fingerprint_for(const std::map<int, std::string>& produced) const;
   /// One of the verify_sample re-analyses, if any is left (never more than asked, whatever the threads).
   [[nodiscard]] bool take_verification() const;
   /// Compares a fresh report with the cached one it re-checks (verify_sample).
@@ -205,7 +223,8 @@ class Inspector {
   template <class Fn>
   void run_pool(std::size_t count, Fn&& fn) const;
   /// The PTX check of `ptx`, once per distinct text (JSON as InspectResult::ptx).
-  [[nodiscard]] nlohmann::json check_ptx(const std::string& ptx, const std::string& name) const;
+  [[nodiscard]] nlohmann::json check_ptx(const std::string& ptx, const std::string& name,
+                                         const std::map<int, std::string>& produced) const;
   void note_write(const std::optional<std::string>& failure) const;
 
   mutable std::atomic<int> m_interrupted_by{0};  ///< the signal that stopped inspect_all, or 0

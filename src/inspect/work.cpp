@@ -1,5 +1,7 @@
 #include "inspect/work.hpp"
 
+#include "inspect/produced.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -133,7 +135,7 @@ std::vector<InspectItem> variant_items(const std::vector<SetVariant>& variants,
     };
     const auto ptx = std::make_shared<const std::string>(contents(*v->ptx));
     for (const RunCompiler& c : compilers) {
-      InspectItem item{v->id, v->id, c.label, {}, std::nullopt, ptx, set->triton()};
+      InspectItem item{v->id, v->id, c.label, {}, std::nullopt, ptx, set->triton(), v->produced_ordinals(), {}};
       if (c.compiler.kind == CompilerKind::prebuilt) {
         item.cubin = contents(*v->cubin);
       } else {
@@ -297,6 +299,15 @@ Work plan_files(const InspectRequest& r) {
           std::make_shared<const std::string>(f.contents);
     }
   }
+  // The gdc-early-read contract of each file's kernel; the embedded manifests are read
+  // only when some PTX waits (the contract of a kernel named like one of ours).
+  std::shared_ptr<const kernels::KernelSets> contracts = r.sets;
+  auto produced_of = [&](const std::string& path, const std::string* ptx) {
+    if (!contracts && ptx != nullptr && ptx->find("griddepcontrol.wait") != std::string::npos) {
+      contracts = std::make_shared<const kernels::KernelSets>(kernels::KernelSets::load());
+    }
+    return contracts ? produced_for_file(path, ptx, r.produced, *contracts) : ProducedParams{};
+  };
   for (const InputFile& f : w.files) {
     if (f.kind == InputKind::cubin) {
       std::shared_ptr<const std::string> ptx;
@@ -307,12 +318,16 @@ Work plan_files(const InspectRequest& r) {
         // A cubin named alone (a repro bundle's kernel.cubin) with its PTX beside it.
         ptx = std::make_shared<const std::string>(std::move(*beside));
       }
-      w.items.push_back({f.path, std::nullopt, "file", f.contents, std::nullopt, ptx, ""});
+      ProducedParams produced = produced_of(f.path, ptx.get());
+      w.items.push_back({f.path, std::nullopt, "file", f.contents, std::nullopt, ptx, "", std::move(produced.produced),
+                         std::move(produced.not_checked)});
       continue;
     }
     const auto text = std::make_shared<const std::string>(f.contents);
+    const ProducedParams produced = produced_of(f.path, text.get());
     for (const RunCompiler& c : ptxas) {
-      w.items.push_back({f.path, std::nullopt, c.label, {}, PtxInput{text, *c.ptxas}, nullptr, ""});
+      w.items.push_back({f.path, std::nullopt, c.label, {}, PtxInput{text, *c.ptxas}, nullptr, "", produced.produced,
+                         produced.not_checked});
     }
   }
   return w;

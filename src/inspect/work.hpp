@@ -45,6 +45,7 @@ struct InspectRequest {
   bool kernel_sets_named = false;      ///< --kernel-dir or --triton was given (refused with files)
   std::vector<std::string> paths;      ///< the user's files and folders: files mode
   std::string filter;                  ///< --filter
+  std::vector<std::string> produced;   ///< --produced (files only): names or ordinals (inspect/produced.hpp)
   std::vector<std::string> compilers;  ///< --compiler: replaces the default compilers
   std::vector<std::string> ptxas;      ///< --ptxas: adds ptxas=SPEC
   bool matrix = false;                 ///< --ptxas-matrix

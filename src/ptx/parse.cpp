@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "sass/instruction.hpp"
 
@@ -262,6 +263,79 @@ std::vector<std::string> split_operands(std::string_view s) {
 
 std::vector<Function> parse_functions(std::string_view text, std::string_view source) {
   return split_functions(clean(text), source);
+}
+
+std::string base_of(std::string_view opcode) { return std::string(opcode.substr(0, opcode.find('.'))); }
+
+std::vector<std::string> registers_in(std::string_view operand) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < operand.size(); ++i) {
+    if (operand[i] != '%') {
+      continue;
+    }
+    std::size_t j = i + 1;
+    while (j < operand.size() && (std::isalnum(static_cast<unsigned char>(operand[j])) || operand[j] == '_' ||
+                                  operand[j] == '$')) {
+      ++j;
+    }
+    if (j > i + 1) {
+      out.emplace_back(operand.substr(i, j - i));
+    }
+    i = j - 1;
+  }
+  return out;
+}
+
+bool writes_first_operand(const Statement& st) {
+  // Instructions whose first operand is read, not written (or that write no register).
+  static const std::set<std::string> k_none = {"bar",   "barrier", "bra",      "brx",        "call",     "ret",
+                                               "exit",  "trap",    "brkpt",    "membar",     "fence",    "st",
+                                               "red",   "cp",      "prefetch", "prefetchu",  "stmatrix", "nanosleep",
+                                               "setmaxnreg", "griddepcontrol", "pmevent", "wgmma", "discard",
+                                               "applypriority", "multimem"};
+  if (st.operands.empty() || k_none.count(base_of(st.opcode)) > 0) {
+    return false;
+  }
+  const std::string& first = st.operands[0];
+  return !first.empty() && (first[0] == '%' || first[0] == '{');
+}
+
+sass::KernelListing control_flow_listing(const Function& f) {
+  sass::KernelListing k;
+  k.name = f.name;
+  for (std::size_t i = 0; i < f.body.size(); ++i) {
+    const Statement& st = f.body[i];
+    sass::Instruction insn;
+    insn.address = i * sass::k_instruction_bytes;
+    insn.line = st.line;
+    insn.text = st.text;
+    for (const std::string& label : st.labels) {
+      k.labels[label] = insn.address;
+    }
+    if (st.guard) {
+      insn.guard = sass::Guard{sass::Register{sass::RegisterFile::predicate, 0}, st.guard_negated};
+    }
+    const std::string base = base_of(st.opcode);
+    if (base == "bra" && !st.operands.empty()) {
+      insn.base = "BRA";
+      sass::Operand target;
+      target.kind = sass::OperandKind::target;
+      target.label = st.operands.back();
+      insn.operands.push_back(target);
+    } else if (base == "brx") {
+      insn.base = "BRX";
+    } else if (base == "ret" || base == "exit" || base == "trap") {
+      insn.base = "EXIT";
+    } else {
+      insn.base = "NOP";
+    }
+    insn.opcode = insn.base;
+    k.instructions.push_back(std::move(insn));
+  }
+  for (const std::string& label : f.trailing_labels) {
+    k.labels[label] = f.body.size() * sass::k_instruction_bytes;
+  }
+  return k;
 }
 
 }  // namespace lp::ptx

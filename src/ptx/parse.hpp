@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sass/listing.hpp"
+
 namespace lp::ptx {
 
 /// One PTX instruction of a function body.
@@ -41,6 +43,24 @@ struct Function {
 /// lp::sass::ListingError ("<source>:<line>: <message>") for text that has no
 /// function body or an unbalanced brace.
 std::vector<Function> parse_functions(std::string_view text, std::string_view source);
+
+/// The function's control flow in the listing form the SASS graph builder
+/// (sass::ControlFlowGraph) reads: statement i is instruction i at address 16*i;
+/// `bra` is BRA to its label, `brx` BRX, `ret`/`exit`/`trap` EXIT, anything else a
+/// NOP; a guard is a (never constant) predicate, so a guarded branch falls through.
+sass::KernelListing control_flow_listing(const Function& f);
+
+/// The opcode up to its first dot: "ld" of "ld.global.v4.b32".
+std::string base_of(std::string_view opcode);
+
+/// True when the statement writes the register(s) of its first operand: not for
+/// stores, branches, barriers, fences, `cp.*`, `red`, `wgmma.*` (whose accumulator
+/// the hazard check reads itself), `griddepcontrol`..., nor when that operand is not
+/// a register or `{...}` vector.
+bool writes_first_operand(const Statement& st);
+
+/// The register names in an operand, in order ("%tid.x" gives "%tid").
+std::vector<std::string> registers_in(std::string_view operand);
 
 /// An operand list split at the commas outside (), [] and {}, each whitespace-collapsed.
 std::vector<std::string> split_operands(std::string_view s);

@@ -11,6 +11,7 @@
 
 #include "ptx/parse.hpp"
 #include "sass/cfg.hpp"
+#include "sass/early_read.hpp"
 #include "sass/instruction.hpp"
 #include "sass/scoreboard.hpp"
 
@@ -56,26 +57,6 @@ class RegisterIds {
   std::map<int, std::string> m_names;
 };
 
-/// The register names in an operand, in order (%tid.x counts as %tid).
-std::vector<std::string> registers_in(std::string_view operand) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < operand.size(); ++i) {
-    if (operand[i] != '%') {
-      continue;
-    }
-    std::size_t j = i + 1;
-    while (j < operand.size() && (std::isalnum(static_cast<unsigned char>(operand[j])) || operand[j] == '_' ||
-                                  operand[j] == '$')) {
-      ++j;
-    }
-    if (j > i + 1) {
-      out.emplace_back(operand.substr(i, j - i));
-    }
-    i = j - 1;
-  }
-  return out;
-}
-
 std::vector<GprRange> canonical(std::vector<int> ids) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -89,20 +70,6 @@ std::vector<GprRange> canonical(std::vector<int> ids) {
   }
   return out;
 }
-
-std::string base_of(const std::string& opcode) { return opcode.substr(0, opcode.find('.')); }
-
-/// Instructions whose first operand is read, not written (or that write no register).
-bool writes_no_register(const std::string& base) {
-  static const std::set<std::string> k_none = {"bar",   "barrier", "bra",      "brx",        "call",     "ret",
-                                               "exit",  "trap",    "brkpt",    "membar",     "fence",    "st",
-                                               "red",   "cp",      "prefetch", "prefetchu",  "stmatrix", "nanosleep",
-                                               "setmaxnreg", "griddepcontrol", "pmevent", "wgmma", "discard",
-                                               "applypriority", "multimem"};
-  return k_none.count(base) > 0;
-}
-
-bool is_register_operand(const std::string& op) { return !op.empty() && (op[0] == '%' || op[0] == '{'); }
 
 sass::ScoreboardOp op_of(const Statement& st, RegisterIds& ids, std::string_view source) {
   sass::ScoreboardOp op;
@@ -147,53 +114,13 @@ sass::ScoreboardOp op_of(const Statement& st, RegisterIds& ids, std::string_view
     op.wait = std::stoi(st.operands[0]);
   } else {
     for (std::size_t i = 0; i < st.operands.size(); ++i) {
-      const bool dest = i == 0 && !writes_no_register(base) && is_register_operand(st.operands[0]);
+      const bool dest = i == 0 && writes_first_operand(st);
       add(dest ? writes : reads, st.operands[i]);
     }
   }
   op.effects.reads = canonical(reads);
   op.effects.writes = canonical(writes);
   return op;
-}
-
-/// The function's control flow in the listing form the SASS graph builder reads:
-/// `bra` is BRA to its label, `ret`/`exit`/`trap` are EXIT, guards are predicates.
-sass::KernelListing skeleton(const Function& f, RegisterIds& ids) {
-  sass::KernelListing k;
-  k.name = f.name;
-  for (std::size_t i = 0; i < f.body.size(); ++i) {
-    const Statement& st = f.body[i];
-    sass::Instruction insn;
-    insn.address = i * 16;
-    insn.line = st.line;
-    insn.text = st.text;
-    for (const std::string& label : st.labels) {
-      k.labels[label] = insn.address;
-    }
-    if (st.guard) {
-      insn.guard = sass::Guard{sass::Register{sass::RegisterFile::predicate, ids.id(*st.guard) & 0xFFFFF}, st.guard_negated};
-    }
-    const std::string base = base_of(st.opcode);
-    if (base == "bra" && !st.operands.empty()) {
-      insn.base = "BRA";
-      sass::Operand target;
-      target.kind = sass::OperandKind::target;
-      target.label = st.operands.back();
-      insn.operands.push_back(target);
-    } else if (base == "brx") {
-      insn.base = "BRX";
-    } else if (base == "ret" || base == "exit" || base == "trap") {
-      insn.base = "EXIT";
-    } else {
-      insn.base = "NOP";
-    }
-    insn.opcode = insn.base;
-    k.instructions.push_back(std::move(insn));
-  }
-  for (const std::string& label : f.trailing_labels) {
-    k.labels[label] = f.body.size() * 16;
-  }
-  return k;
 }
 
 }  // namespace
@@ -206,7 +133,15 @@ std::size_t PtxReport::finding_count() const noexcept {
   return n;
 }
 
-PtxReport analyze_ptx(std::string_view text, std::string_view source) {
+std::size_t PtxReport::early_read_count() const noexcept {
+  std::size_t n = 0;
+  for (const auto& f : functions) {
+    n += f.early_reads.size();
+  }
+  return n;
+}
+
+PtxReport analyze_ptx(std::string_view text, std::string_view source, const ProducedParams& produced) {
   PtxReport report;
   for (const Function& f : parse_functions(text, source)) {
     RegisterIds ids;
@@ -216,7 +151,7 @@ PtxReport analyze_ptx(std::string_view text, std::string_view source) {
       ops.push_back(op_of(st, ids, source));
       lines.push_back(st.line);
     }
-    const sass::KernelListing k = skeleton(f, ids);
+    const sass::KernelListing k = control_flow_listing(f);
     const sass::ControlFlowGraph cfg = sass::ControlFlowGraph::build(k, source);
     const sass::ScoreboardResult sb = sass::run_scoreboard(ops, cfg, f.name, lines);
     PtxFunctionReport fr;
@@ -240,6 +175,9 @@ PtxReport analyze_ptx(std::string_view text, std::string_view source) {
       finding.over_back_edge = c.over_back_edge;
       fr.findings.push_back(std::move(finding));
     }
+    EarlyReadScan early = find_early_reads(f, produced, source);
+    fr.gdc_waits = early.waits;
+    fr.early_reads = std::move(early.findings);
     report.functions.push_back(std::move(fr));
   }
   return report;
@@ -263,18 +201,30 @@ void to_json(nlohmann::json& j, const PtxFinding& f) {
        {"over_back_edge", f.over_back_edge}};
 }
 
+void to_json(nlohmann::json& j, const EarlyRead& f) {
+  j = {{"check", sass::k_early_read_id},
+       {"function", f.function},
+       {"line", f.line},
+       {"instruction", f.instruction},
+       {"param", f.param},
+       {"wait", f.wait_line == 0 ? nlohmann::json()
+                                 : nlohmann::json{{"line", f.wait_line}, {"instruction", f.wait_instruction}}}};
+}
+
 void to_json(nlohmann::json& j, const PtxFunctionReport& f) {
   j = {{"name", f.name},
        {"stats",
         {{"instructions", f.instructions},
          {"wgmma", f.wgmma},
          {"wgmma_register_a", f.wgmma_register_a},
-         {"max_groups_in_flight", f.max_groups_in_flight}}},
-       {"findings", f.findings}};
+         {"max_groups_in_flight", f.max_groups_in_flight},
+         {"gdc_waits", f.gdc_waits}}},
+       {"findings", f.findings},
+       {"early_reads", f.early_reads}};
 }
 
 void to_json(nlohmann::json& j, const PtxReport& r) {
-  j = {{"finding_count", r.finding_count()}, {"functions", r.functions}};
+  j = {{"finding_count", r.finding_count()}, {"early_read_count", r.early_read_count()}, {"functions", r.functions}};
 }
 
 }  // namespace lp::ptx

@@ -23,6 +23,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "ptx/early_read.hpp"
+
 namespace lp::ptx {
 
 /// One offending (instruction, pending wgmma) pair.
@@ -45,19 +47,26 @@ struct PtxFunctionReport {
   std::size_t wgmma = 0;             ///< wgmma.mma_async instructions
   std::size_t wgmma_register_a = 0;  ///< of which read A from registers
   int max_groups_in_flight = 0;
+  std::size_t gdc_waits = 0;           ///< griddepcontrol.wait statements
   std::vector<PtxFinding> findings;
+  std::vector<EarlyRead> early_reads;  ///< gdc-early-read (early_read.hpp)
 };
 
 /// The analysis of one PTX module.
 struct PtxReport {
   std::vector<PtxFunctionReport> functions;
+  /// wgmma hazard findings (wgmma-a-reg-reuse, wgmma-acc-in-flight).
   [[nodiscard]] std::size_t finding_count() const noexcept;
+  /// gdc-early-read findings.
+  [[nodiscard]] std::size_t early_read_count() const noexcept;
 };
 
-/// Analyses PTX text; `source` names it in errors. Throws lp::sass::ListingError
+/// Analyses PTX text; `source` names it in errors. `produced`: the parameters the
+/// previous grid writes, for the gdc-early-read pass of every function (empty: that
+/// pass finds nothing). Throws lp::sass::ListingError
 /// ("<source>:<line>: <message>") for PTX it cannot read (no function body, an
 /// unbalanced brace, a branch to a missing label, an undecodable wgmma).
-PtxReport analyze_ptx(std::string_view text, std::string_view source);
+PtxReport analyze_ptx(std::string_view text, std::string_view source, const ProducedParams& produced = {});
 
 /// Who is at fault for a kernel's hazard, from its PTX and SASS finding counts:
 /// "ptx" (the PTX breaks the rule: fix the PTX producer), "ptxas" (the PTX is
@@ -65,10 +74,13 @@ PtxReport analyze_ptx(std::string_view text, std::string_view source);
 std::string attribution(std::size_t ptx_findings, std::size_t sass_findings);
 
 /// JSON forms: PtxFinding {check, function, line, instruction, access, registers,
-/// wgmma: {line, instruction}, over_back_edge}; PtxFunctionReport {name, stats:
-/// {instructions, wgmma, wgmma_register_a, max_groups_in_flight}, findings};
-/// PtxReport {finding_count, functions}.
+/// wgmma: {line, instruction}, over_back_edge}; EarlyRead {check: "gdc-early-read",
+/// function, line, instruction, param, wait: {line, instruction} or null};
+/// PtxFunctionReport {name, stats: {instructions, wgmma, wgmma_register_a,
+/// max_groups_in_flight, gdc_waits}, findings, early_reads}; PtxReport
+/// {finding_count, early_read_count, functions}.
 void to_json(nlohmann::json& j, const PtxFinding& f);
+void to_json(nlohmann::json& j, const EarlyRead& f);
 void to_json(nlohmann::json& j, const PtxFunctionReport& f);
 void to_json(nlohmann::json& j, const PtxReport& r);
 

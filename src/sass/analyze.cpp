@@ -24,13 +24,16 @@ std::vector<const Check*> selected_checks(const AnalysisOptions& options) {
     return out;
   }
   for (const auto& id : options.checks) {
-    out.push_back(&require_check(id));
+    if (id != k_early_read_id) {
+      out.push_back(&require_check(id));
+    }
   }
   return out;
 }
 
 KernelReport analyze_kernel(const KernelListing& kernel, const std::vector<const Check*>& checks,
-                            std::string_view source) {
+                            std::string_view source, const AnalysisOptions& options,
+                            const std::map<std::string, ParamLayout>& layouts) {
   const ControlFlowGraph cfg = ControlFlowGraph::build(kernel, source);
   const ScoreboardResult scoreboard = analyze_scoreboard(kernel, cfg, source);
   KernelReport report;
@@ -50,6 +53,13 @@ KernelReport analyze_kernel(const KernelListing& kernel, const std::vector<const
   for (const Check* c : checks) {
     c->run(ctx, report.findings);
   }
+  static const ParamLayout k_no_layout;
+  const auto layout = layouts.find(kernel.name);
+  const bool run = layout != layouts.end() && early_reads_selected(options.checks);
+  EarlyReadScan early = find_early_reads(kernel, cfg, run ? layout->second : k_no_layout,
+                                         run ? options.produced : std::map<int, std::string>{});
+  s.gdc_waits = early.waits;
+  report.early_reads = std::move(early.findings);
   return report;
 }
 
@@ -63,13 +73,22 @@ std::size_t ListingReport::finding_count() const noexcept {
   return n;
 }
 
+std::size_t ListingReport::early_read_count() const noexcept {
+  std::size_t n = 0;
+  for (const auto& k : kernels) {
+    n += k.early_reads.size();
+  }
+  return n;
+}
+
 std::string format_address(std::uint64_t address) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%04llx", static_cast<unsigned long long>(address));
   return buf;
 }
 
-ListingReport analyze_parsed(const Listing& listing, const AnalysisOptions& options, std::string_view source) {
+ListingReport analyze_parsed(const Listing& listing, const AnalysisOptions& options, std::string_view source,
+                             const std::map<std::string, ParamLayout>& layouts) {
   const auto start = Clock::now();
   const auto checks = selected_checks(options);
   ListingReport report;
@@ -77,8 +96,11 @@ ListingReport analyze_parsed(const Listing& listing, const AnalysisOptions& opti
   for (const Check* c : checks) {
     report.checks.emplace_back(c->id);
   }
+  if (early_reads_selected(options.checks)) {
+    report.checks.emplace_back(k_early_read_id);
+  }
   for (const auto& kernel : listing.kernels) {
-    report.kernels.push_back(analyze_kernel(kernel, checks, source));
+    report.kernels.push_back(analyze_kernel(kernel, checks, source, options, layouts));
   }
   report.analysis_ms = ms_since(start);
   return report;
@@ -101,7 +123,7 @@ CubinReport report_of(std::string_view cubin, Disassembly& d, double disassemble
                       const AnalysisOptions& options, std::string_view name, std::string input) {
   const auto analysis_start = Clock::now();
   CubinReport report;
-  static_cast<ListingReport&>(report) = analyze_parsed(d.listing, options, name);
+  static_cast<ListingReport&>(report) = analyze_parsed(d.listing, options, name, read_param_layouts(cubin));
   const auto resources = read_function_resources(cubin);
   for (auto& k : report.kernels) {
     if (auto it = resources.find(k.name); it != resources.end()) {
@@ -157,7 +179,11 @@ std::vector<CubinOutcome> analyze_cubins(const std::vector<BatchInput>& cubins, 
       return;
     }
     try {
-      o.report = report_of(elf[k].cubin, *d.disassembly, d.ms, tool, options, elf[k].name, d.input);
+      AnalysisOptions own = options;
+      if (elf[k].produced) {
+        own.produced = *elf[k].produced;
+      }
+      o.report = report_of(elf[k].cubin, *d.disassembly, d.ms, tool, own, elf[k].name, d.input);
     } catch (const Error& e) {
       o.error = e.what();
     }
@@ -184,6 +210,15 @@ void to_json(nlohmann::json& j, const Finding& f) {
                                                    {"instruction", f.wait_instruction}}}};
 }
 
+void to_json(nlohmann::json& j, const EarlyRead& f) {
+  j = nlohmann::json{{"check", "gdc-early-read"},
+                     {"kernel", f.kernel},
+                     {"address", format_address(f.address)},
+                     {"instruction", f.instruction},
+                     {"param", f.param},
+                     {"wait", {{"address", format_address(f.wait_address)}, {"instruction", f.wait_instruction}}}};
+}
+
 void to_json(nlohmann::json& j, const KernelStats& s) {
   auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   j = nlohmann::json{{"instructions", s.instructions},
@@ -197,17 +232,19 @@ void to_json(nlohmann::json& j, const KernelStats& s) {
                      {"local_stores", s.local_stores},
                      {"registers", opt(s.registers)},
                      {"frame_bytes", opt(s.frame_bytes)},
-                     {"min_stack_bytes", opt(s.min_stack_bytes)}};
+                     {"min_stack_bytes", opt(s.min_stack_bytes)},
+                     {"gdc_waits", s.gdc_waits}};
 }
 
 void to_json(nlohmann::json& j, const KernelReport& k) {
-  j = nlohmann::json{{"name", k.name}, {"stats", k.stats}, {"findings", k.findings}};
+  j = nlohmann::json{{"name", k.name}, {"stats", k.stats}, {"findings", k.findings}, {"early_reads", k.early_reads}};
 }
 
 void to_json(nlohmann::json& j, const ListingReport& r) {
   j = nlohmann::json{{"arch", r.arch},
                      {"checks", r.checks},
                      {"finding_count", r.finding_count()},
+                     {"early_read_count", r.early_read_count()},
                      {"analysis_ms", r.analysis_ms},
                      {"kernels", r.kernels}};
 }
@@ -288,7 +325,19 @@ KernelStats stats_of(const nlohmann::json& j) {
   s.registers = optional_of<int>(j.at("registers"));
   s.frame_bytes = optional_of<std::uint32_t>(j.at("frame_bytes"));
   s.min_stack_bytes = optional_of<std::uint32_t>(j.at("min_stack_bytes"));
+  s.gdc_waits = j.at("gdc_waits").get<std::size_t>();
   return s;
+}
+
+EarlyRead early_read_of(const nlohmann::json& j) {
+  EarlyRead f;
+  f.kernel = j.at("kernel").get<std::string>();
+  f.address = address_of(j.at("address"));
+  f.instruction = j.at("instruction").get<std::string>();
+  f.param = j.at("param").get<std::string>();
+  f.wait_address = address_of(j.at("wait").at("address"));
+  f.wait_instruction = j.at("wait").at("instruction").get<std::string>();
+  return f;
 }
 
 }  // namespace
@@ -305,6 +354,9 @@ std::optional<CubinReport> cubin_report_from_json(const nlohmann::json& j) {
       kernel.stats = stats_of(k.at("stats"));
       for (const nlohmann::json& f : k.at("findings")) {
         kernel.findings.push_back(finding_of(f));
+      }
+      for (const nlohmann::json& f : k.at("early_reads")) {
+        kernel.early_reads.push_back(early_read_of(f));
       }
       r.kernels.push_back(std::move(kernel));
     }

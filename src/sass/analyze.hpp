@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,8 @@
 
 #include "sass/batch.hpp"
 #include "sass/checks.hpp"
+#include "sass/cubin.hpp"
+#include "sass/early_read.hpp"
 #include "sass/nvdisasm.hpp"
 
 namespace lp::sass {
@@ -27,12 +30,17 @@ namespace lp::sass {
 /// control-flow graph, the scoreboard model, the checks and the JSON forms below.
 /// Bump it with any change that can change a report, so that caches keyed by it
 /// (lp_inspect keeps reports on disk) never serve a report this build would not write.
-inline constexpr int k_analysis_version = 3;  // 2: findings name the wait they pass; 3: labels no block starts
+inline constexpr int k_analysis_version = 4;  // 2: findings name the wait they pass; 3: labels no block starts;
+                                              // 4: gdc-early-read
 
 /// Which checks to run.
 struct AnalysisOptions {
   /// Check ids (checks.hpp); empty runs every check. An unknown id is a UsageError.
   std::vector<std::string> checks;
+  /// The gdc-early-read pass (early_read.hpp): parameter ordinal -> name of the
+  /// parameters the previous grid writes, for every function of a cubin (a listing
+  /// alone has no parameter layout, so the pass finds nothing there). Empty: none.
+  std::map<int, std::string> produced;
 };
 
 /// Per-function figures, whether or not anything was found.
@@ -48,6 +56,7 @@ struct KernelStats {
   std::optional<int> registers;           ///< per thread (cubins only)
   std::optional<std::uint32_t> frame_bytes;      ///< local memory per thread (cubins only)
   std::optional<std::uint32_t> min_stack_bytes;  ///< (cubins only)
+  std::size_t gdc_waits = 0;              ///< ACQBULK (griddepcontrol.wait) instructions
   /// True when some MMA takes its A operand from registers (the hazardous form).
   [[nodiscard]] bool a_from_registers() const noexcept { return wgmma_register_a > 0; }
 };
@@ -57,6 +66,7 @@ struct KernelReport {
   std::string name;
   KernelStats stats;
   std::vector<Finding> findings;  ///< ordered by check, then address
+  std::vector<EarlyRead> early_reads;  ///< gdc-early-read, by address
 };
 
 /// The result for one listing.
@@ -65,8 +75,10 @@ struct ListingReport {
   std::vector<std::string> checks;  ///< ids that ran
   std::vector<KernelReport> kernels;
   double analysis_ms = 0;           ///< parsing + graph + checks, wall clock
-  /// Findings over all functions.
+  /// wgmma hazard findings (the checks table) over all functions.
   [[nodiscard]] std::size_t finding_count() const noexcept;
+  /// gdc-early-read findings over all functions.
+  [[nodiscard]] std::size_t early_read_count() const noexcept;
 };
 
 /// The result for one cubin: the listing report plus how it was disassembled.
@@ -89,7 +101,9 @@ ListingReport analyze_listing(std::string_view text, const AnalysisOptions& opti
                               std::string_view source = "<listing>");
 
 /// Analyses an already parsed listing (what analyze_listing and analyze_cubin share).
-ListingReport analyze_parsed(const Listing& listing, const AnalysisOptions& options, std::string_view source);
+/// `layouts`: each function's parameter layout (from its cubin), for gdc-early-read.
+ListingReport analyze_parsed(const Listing& listing, const AnalysisOptions& options, std::string_view source,
+                             const std::map<std::string, ParamLayout>& layouts = {});
 
 /// Disassembles `cubin` with `tool` and analyses it; adds registers and local
 /// memory from the ELF. `name` names the cubin in errors. Throws lp::Error when
@@ -117,13 +131,18 @@ std::string format_address(std::uint64_t address);
 /// Finding: {check, kernel, address: "0x2340", instruction, access: "write"|"read",
 ///           registers: ["R88", ...], wgmma: {address, instruction}, over_back_edge}.
 void to_json(nlohmann::json& j, const Finding& f);
+/// EarlyRead: {check: "gdc-early-read", kernel, address, instruction, param,
+///            wait: {address, instruction}}.
+void to_json(nlohmann::json& j, const EarlyRead& f);
 /// KernelStats: {instructions, basic_blocks, back_edges, wgmma, wgmma_register_a,
 ///   a_from_registers, max_groups_in_flight, local_loads, local_stores,
-///   registers, frame_bytes, min_stack_bytes} (the last three null for a listing).
+///   registers, frame_bytes, min_stack_bytes, gdc_waits} (registers, frame_bytes and
+///   min_stack_bytes null for a listing).
 void to_json(nlohmann::json& j, const KernelStats& s);
-/// KernelReport: {name, stats, findings: [...]}.
+/// KernelReport: {name, stats, findings: [...], early_reads: [...]}.
 void to_json(nlohmann::json& j, const KernelReport& k);
-/// ListingReport: {arch, checks: [ids], finding_count, analysis_ms, kernels: [...]}.
+/// ListingReport: {arch, checks: [ids], finding_count, early_read_count, analysis_ms,
+/// kernels: [...]}.
 void to_json(nlohmann::json& j, const ListingReport& r);
 /// Nvdisasm: {path, origin, version, sha256}.
 void to_json(nlohmann::json& j, const Nvdisasm& d);

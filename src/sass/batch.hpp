@@ -18,6 +18,7 @@
 //   }
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,9 @@ namespace lp::sass {
 struct BatchInput {
   std::string_view cubin;  ///< ELF bytes; must outlive the call
   std::string name;        ///< names it in errors
+  /// analyze_cubins: this cubin's produced parameters (AnalysisOptions::produced),
+  /// over the options' when set.
+  std::optional<std::map<int, std::string>> produced;
 };
 
 /// How one cubin was disassembled.

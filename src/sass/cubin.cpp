@@ -16,6 +16,8 @@ constexpr std::uint8_t k_eiattr_frame_size = 0x11;
 constexpr std::uint8_t k_eiattr_min_stack_size = 0x12;
 constexpr std::uint8_t k_eiattr_regcount = 0x2f;
 constexpr std::uint8_t k_eifmt_sval = 0x04;  // u16 size, then that many bytes
+constexpr std::uint8_t k_eiattr_param_cbank = 0x0a;
+constexpr std::uint8_t k_eiattr_kparam_info = 0x17;
 
 /// Bounds-checked little-endian reads from the file image.
 class Reader {
@@ -252,6 +254,52 @@ std::map<std::string, FunctionResources> read_function_resources(std::string_vie
         }
       }
       p += 4 + size;
+    }
+  }
+  return out;
+}
+
+std::optional<int> ParamLayout::ordinal_at(std::uint32_t at) const {
+  for (const Param& p : params) {
+    if (at >= bank_offset + p.offset && at < bank_offset + p.offset + p.bytes) {
+      return p.ordinal;
+    }
+  }
+  return std::nullopt;
+}
+
+std::map<std::string, ParamLayout> read_param_layouts(std::string_view bytes) {
+  if (!looks_like_elf(bytes) || bytes.size() < 64 || bytes[4] != 2 || bytes[5] != 1) {
+    throw lp::Error("cubin: not a 64-bit little-endian ELF file");
+  }
+  const Reader r(bytes);
+  std::map<std::string, ParamLayout> out;
+  const std::string prefix = ".nv.info.";
+  for (const Section& info : read_sections(r)) {
+    if (info.name.size() <= prefix.size() || info.name.compare(0, prefix.size(), prefix) != 0) {
+      continue;
+    }
+    ParamLayout layout;
+    bool has_bank = false;
+    for (std::uint64_t p = info.offset; p + 4 <= info.offset + info.size;) {
+      const auto format = r.at<std::uint8_t>(p);
+      const auto attribute = r.at<std::uint8_t>(p + 1);
+      if (format != k_eifmt_sval) {
+        p += 4;
+        continue;
+      }
+      const auto size = r.at<std::uint16_t>(p + 2);
+      if (attribute == k_eiattr_param_cbank && size >= 8) {
+        layout.bank_offset = r.at<std::uint16_t>(p + 8);
+        has_bank = true;
+      } else if (attribute == k_eiattr_kparam_info && size >= 12) {
+        const auto flags = r.at<std::uint32_t>(p + 12);
+        layout.params.push_back({r.at<std::uint16_t>(p + 8), r.at<std::uint16_t>(p + 10), (flags >> 18) & 0x3fffU});
+      }
+      p += 4 + size;
+    }
+    if (has_bank) {
+      out[info.name.substr(prefix.size())] = std::move(layout);
     }
   }
   return out;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lp::sass {
 
@@ -21,6 +22,26 @@ struct FunctionResources {
   std::optional<std::uint32_t> frame_bytes;     ///< local memory frame per thread
   std::optional<std::uint32_t> min_stack_bytes; ///< stack per thread
 };
+
+/// Where a kernel's parameters lie in constant bank 0, from its `.nv.info.<name>`
+/// section: EIATTR_PARAM_CBANK (0x0a: the bank offset of the first parameter, 0x210
+/// on sm_90) and one EIATTR_KPARAM_INFO (0x17) per parameter (ordinal, offset from
+/// that base, size in bytes).
+struct ParamLayout {
+  std::uint32_t bank_offset = 0;
+  struct Param {
+    int ordinal = 0;
+    std::uint32_t offset = 0;  ///< from bank_offset
+    std::uint32_t bytes = 0;
+  };
+  std::vector<Param> params;  ///< in the order ptxas wrote them
+  /// The ordinal of the parameter holding bank-0 byte `at` (c[0x0][at]), if any.
+  [[nodiscard]] std::optional<int> ordinal_at(std::uint32_t at) const;
+};
+
+/// Function name -> parameter layout, for every function with a `.nv.info.<name>`
+/// section that has EIATTR_PARAM_CBANK. Throws lp::Error as read_function_resources.
+std::map<std::string, ParamLayout> read_param_layouts(std::string_view bytes);
 
 /// True when `bytes` starts like an ELF file (a cubin rather than PTX or text).
 bool looks_like_elf(std::string_view bytes) noexcept;

@@ -141,6 +141,7 @@ void ImageSet::read_ptx(const kernels::KernelSets& sets, std::size_t threads, co
     const kernels::KernelSet& set = sets.at(image.triton);
     const kernels::Variant* v = set.find(image.variant_id);
     if (v != nullptr && v->ok()) {
+      image.produced = v->produced_ordinals();
       try {
         std::string ptx = set.contents(*v->ptx);
         if (image.amplify > 0) {
@@ -311,7 +312,8 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   std::vector<inspect::InspectItem> items;
   for (const Image* image : todo) {
     items.push_back(
-        {image->key, image->variant_id, image->compiler.to_string(), image->cubin, std::nullopt, image->ptx, image->triton});
+        {image->key, image->variant_id, image->compiler.to_string(), image->cubin, std::nullopt, image->ptx, image->triton,
+         image->produced, {}});
   }
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(items);
   m_inspection_cache = inspector.cache_stats().to_json(inspect::default_cache_root());

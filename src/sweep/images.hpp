@@ -68,6 +68,7 @@ struct Image {
   nlohmann::json sass;          ///< the analysis report, or null
   std::string sass_error;       ///< why it could not be inspected
   std::shared_ptr<const std::string> ptx;  ///< the variant's PTX, for the PTX check
+  std::map<int, std::string> produced;     ///< the variant's produced parameters, for gdc-early-read
   std::optional<int> ptx_findings;         ///< the PTX check's findings, once inspected
   std::string attribution;                 ///< "ptx", "ptxas", "none"; empty until known
 };

@@ -54,7 +54,7 @@ TEST(BatchEquivalence, EachEmbeddedCubinGivesTheReportOfItsElf) {
   ASSERT_GE(cubins.size(), 90U);
   std::vector<sass::BatchInput> inputs;
   for (std::size_t i = 0; i < cubins.size(); ++i) {
-    inputs.push_back({cubins[i], names[i]});
+    inputs.push_back({cubins[i], names[i], std::nullopt});
   }
   const std::vector<sass::CubinOutcome> batched = sass::analyze_cubins(inputs, *tool, {}, 0);
   sass::Nvdisasm text = *tool;  // the ELF as text: the listing with labels

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/kernel_sets.hpp"
 #include "test_support.hpp"
 #include "util/files.hpp"
 #include "util/subprocess.hpp"
@@ -90,6 +91,7 @@ TEST_F(InspectCli, ListChecksNeedsNoTools) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("id ", 0), 0U) << r.out;
   EXPECT_NE(r.out.find("\nwgmma-a-reg-reuse "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\ngdc-early-read "), std::string::npos) << r.out;
 }
 
 TEST_F(InspectCli, HelpShowsExamples) {
@@ -578,6 +580,64 @@ TEST_F(InspectCli, PtxasMatrixOfOneVersion) {
                            "here: first clean with ptxas 13.3.73)\n"),
             std::string::npos)
       << fixed.out;
+}
+
+TEST_F(InspectCli, ATritonCacheOfTheDualStreamExpandShowsItsEarlyReadAndProducedMovesIt) {
+  // A Triton cache entry as vLLM's dual-stream expand leaves one (cubin, PTX and the
+  // .ttir naming the parameters), made from the embedded Triton 3.6.0 variant.
+  LP_REQUIRE_NVDISASM(tool);
+  const kernels::KernelSets sets = kernels::KernelSets::load();
+  const kernels::KernelSet& set = sets.at("3.6.0");
+  // block_k 16: no wgmma finding, so the table's first finding is the early read.
+  const kernels::Variant* v = set.find("expand-fp32-bf16-m64n128k16-w4s2-evenk-noadd-s1-gdc");
+  ASSERT_NE(v, nullptr);
+  const std::string dir = m_scratch.path() + "/triton-cache/EXPAND";
+  fs::create_directories(dir);
+  std::string ttir = "module {\n  tt.func public @_lora_expand_kernel(";
+  for (const kernels::Param& p : v->params) {
+    if (p.type != "global_scratch" && p.type != "profile_scratch") {
+      ttir += fmt::format("{}%{}: i32 loc(\"{}\"(#loc))", p.index == 0 ? "" : ", ", p.name, p.name);
+    }
+  }
+  ttir += ") attributes {noinline = false} {\n";
+  std::ofstream(dir + "/_lora_expand_kernel.ttir") << ttir;
+  std::ofstream(dir + "/_lora_expand_kernel.cubin", std::ios::binary) << set.contents(*v->cubin);
+  std::ofstream(dir + "/_lora_expand_kernel.ptx", std::ios::binary) << set.contents(*v->ptx);
+
+  // Which reads count: the embedded contract (input_ptr), then --produced lora_ptr.
+  for (const std::string param : {"input_ptr", "lora_ptr"}) {
+    // The cubin as it is ("file"), and its PTX compiled by the toolkit's ptxas.
+    std::vector<std::string> args = {"inspect", m_scratch.path() + "/triton-cache", "--json"};
+    if (param != "input_ptr") {
+      args.insert(args.end(), {"--produced", param});
+    }
+    const ProcessResult r = loraprobe(args);
+    ASSERT_EQ(r.exit_code, 1) << r.err;
+    expect_valid(r.out, "early-read-" + param);
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    const nlohmann::json& items = doc.at("items");
+    const auto file = std::find_if(items.begin(), items.end(), [](const nlohmann::json& i) { return i.at("compiler") == "file"; });
+    ASSERT_NE(file, items.end()) << r.out;
+    const nlohmann::json& item = *file;
+    ASSERT_GE(item.at("early_read_count").get<int>(), 1) << param;
+    // Triton 3.6.0's PTX already loads before its wait: the PTX is at fault.
+    EXPECT_EQ(item.at("early_read_attribution"), "ptx") << param;
+    for (const nlohmann::json& k : item.at("sass").at("kernels")) {
+      for (const nlohmann::json& e : k.at("early_reads")) {
+        EXPECT_EQ(e.at("param"), param) << e.dump();
+        EXPECT_EQ(e.at("wait").at("instruction"), "ACQBULK") << e.dump();
+      }
+    }
+    EXPECT_GE(doc.at("summary").at("early_reads").get<int>(), item.at("early_read_count").get<int>());
+  }
+  const ProcessResult table = loraprobe({"inspect", m_scratch.path() + "/triton-cache"});
+  EXPECT_NE(table.out.find(" with gdc-early-read ("), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("(reads input_ptr before ACQBULK 0x"), std::string::npos) << table.out;
+
+  const ProcessResult no_files = loraprobe({"inspect", "--produced", "input_ptr"});
+  EXPECT_EQ(no_files.exit_code, 2) << no_files.err;
+  EXPECT_NE(no_files.err.find("--produced names the parameters of your own kernels"), std::string::npos)
+      << no_files.err;
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ using test::k_clean_id;
 using test::k_hazard_id;
 
 InspectItem cubin_item(const std::string& id, const std::string& compiler = "prebuilt") {
-  return {id, id, compiler, fixture(id + ".cubin"), std::nullopt, nullptr, ""};
+  return {id, id, compiler, fixture(id + ".cubin"), std::nullopt, nullptr, "", {}, {}};
 }
 
 /// Options without the designated-initializer form, which -Wextra flags for every
@@ -129,7 +129,7 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
   }
   const TempDir cache("lp-inspect-cache-");
   const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
-  const InspectItem a{k_hazard_id, k_hazard_id, "ptxas=" + ptxas->spec, {}, PtxInput{ptx, *ptxas}, nullptr, ""};
+  const InspectItem a{k_hazard_id, k_hazard_id, "ptxas=" + ptxas->spec, {}, PtxInput{ptx, *ptxas}, nullptr, "", {}, {}};
   InspectItem b = a;
   b.compiler = "ptxas=same-binary-other-label";
   {
@@ -268,7 +268,8 @@ TEST(Cache, VerifyCacheCatchesAForgedButWholeEntry) {
 TEST(Inspector, ErrorsAreRecordedPerItemAndOrderIsKept) {
   LP_REQUIRE_NVDISASM(tool);
   const Inspector inspector(options(*tool, 3));
-  std::vector<InspectItem> items = {cubin_item(k_clean_id), {"junk", std::nullopt, "file", "not an ELF file", {}, nullptr, ""},
+  std::vector<InspectItem> items = {cubin_item(k_clean_id),
+                                    {"junk", std::nullopt, "file", "not an ELF file", {}, nullptr, "", {}, {}},
                                     cubin_item(k_hazard_id), cubin_item(k_clean_id, "again")};
   std::size_t calls = 0;
   const std::vector<InspectResult> r = inspector.inspect_all(items);
@@ -294,12 +295,14 @@ TEST(Inspector, ACubinWhosePtxHasNoWgmmaIsCleanWithoutNvdisasm) {
   broken.version = "none";
   broken.sha256 = "0";
   const auto no_wgmma = std::make_shared<const std::string>(".version 8.7\n.target sm_90a\n// mma.sync only\n");
-  InspectItem item{k_hazard_id, k_hazard_id, "prebuilt", fixture(k_hazard_id + ".cubin"), std::nullopt, no_wgmma, ""};
+  InspectItem item{k_hazard_id, k_hazard_id, "prebuilt", fixture(k_hazard_id + ".cubin"), std::nullopt, no_wgmma, "",
+                   {}, {}};
   const InspectResult skipped = Inspector(options(broken)).inspect_all({item}).front();
   EXPECT_EQ(skipped.status, StaticOutcome::clean);
   EXPECT_EQ(skipped.finding_count, 0U);
   EXPECT_TRUE(skipped.sass.is_null());
-  EXPECT_EQ(skipped.skipped, "the PTX has no wgmma.mma_async, so the SASS has no HGMMA for either finding");
+  EXPECT_EQ(skipped.skipped,
+            "the PTX has no wgmma.mma_async and no griddepcontrol.wait, so the SASS has nothing any check looks at");
   EXPECT_EQ(skipped.to_json()["skipped"], skipped.skipped);
   InspectorOptions full = options(broken);
   full.skip_without_wgmma = false;
@@ -312,8 +315,9 @@ TEST(Inspector, ACubinWhosePtxHasNoWgmmaIsCleanWithoutNvdisasm) {
 }
 
 TEST(Inspector, SkippingIsSoundOverEveryEmbeddedSet) {
-  // Every prebuilt cubin whose PTX has no wgmma.mma_async, disassembled and analysed in
-  // full: none has a finding, so the skip changes no answer (392 cubins, about a minute).
+  // Every prebuilt cubin whose PTX has neither wgmma.mma_async nor griddepcontrol.wait,
+  // disassembled and analysed in full with its produced parameters: none has a finding of
+  // either kind, so the skip changes no answer (about 400 cubins, about a minute).
   LP_REQUIRE_NVDISASM(tool);
   const kernels::KernelSets sets = kernels::KernelSets::load();
   std::vector<InspectItem> items;
@@ -323,8 +327,9 @@ TEST(Inspector, SkippingIsSoundOverEveryEmbeddedSet) {
         continue;
       }
       auto ptx = std::make_shared<const std::string>(set.contents(*v.ptx));
-      if (ptx->find("wgmma.mma_async") == std::string::npos) {
-        items.push_back({v.id, v.id, "prebuilt", set.contents(*v.cubin), std::nullopt, std::move(ptx), set.triton()});
+      if (ptx->find("wgmma.mma_async") == std::string::npos && ptx->find("griddepcontrol.wait") == std::string::npos) {
+        items.push_back({v.id, v.id, "prebuilt", set.contents(*v.cubin), std::nullopt, std::move(ptx), set.triton(),
+                         v.produced_ordinals(), {}});
       }
     }
   }
@@ -335,6 +340,7 @@ TEST(Inspector, SkippingIsSoundOverEveryEmbeddedSet) {
   for (const InspectResult& r : Inspector(full).inspect_all(items)) {
     EXPECT_EQ(r.status, StaticOutcome::clean) << r.triton << " " << r.name << ": " << r.error;
     EXPECT_EQ(r.finding_count, 0U) << r.triton << " " << r.name;
+    EXPECT_EQ(r.early_read_count, 0U) << r.triton << " " << r.name;
     analysed += r.sass.is_object() ? 1 : 0;
   }
   EXPECT_EQ(analysed, items.size());

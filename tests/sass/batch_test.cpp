@@ -187,7 +187,7 @@ TEST(DisassembleBatch, EachCubinGivesTheReportItsElfGives) {
     cubins.push_back(fixture(id));
   }
   for (std::size_t i = 0; i < cubins.size(); ++i) {
-    inputs.push_back({cubins[i], k_fixtures[i]});
+    inputs.push_back({cubins[i], k_fixtures[i], {}});
   }
   // One run for all four (one job), compared with each cubin's own ELF as text (labels).
   const std::vector<CubinOutcome> batched = analyze_cubins(inputs, *tool, {}, 1);
@@ -209,9 +209,9 @@ TEST(DisassembleBatch, ACubinsListingDoesNotDependOnItsNeighbours) {
   const std::string a = fixture(k_fixtures[0]);
   const std::string b = fixture(k_fixtures[3]);
   const std::string c = fixture(k_fixtures[2]);
-  const auto first = disassemble_batch(*tool, {{a, "a"}, {b, "b"}, {c, "c"}}, 1);
-  const auto second = disassemble_batch(*tool, {{c, "c"}, {a, "a"}}, 1);
-  const auto alone = disassemble_batch(*tool, {{a, "a"}}, 1);
+  const auto first = disassemble_batch(*tool, {{a, "a", {}}, {b, "b", {}}, {c, "c", {}}}, 1);
+  const auto second = disassemble_batch(*tool, {{c, "c", {}}, {a, "a", {}}}, 1);
+  const auto alone = disassemble_batch(*tool, {{a, "a", {}}}, 1);
   ASSERT_TRUE(first[0].disassembly && first[2].disassembly && second[0].disassembly && second[1].disassembly &&
               alone[0].disassembly);
   auto texts = [](const Disassembly& d) {
@@ -233,7 +233,7 @@ TEST(DisassembleBatch, WhatCannotBeBatchedIsReadFromItsElfAndAFailureIsItsOwn) {
   std::string relocated = good;
   *section_field(relocated, ".rela.text._lora_expand_kernel", 32) = 24;
   const std::string broken = std::string("\x7f" "ELF", 4) + std::string(60, '\0');
-  const auto out = disassemble_batch(*tool, {{good, "good"}, {relocated, "relocated"}, {broken, "broken"}}, 2);
+  const auto out = disassemble_batch(*tool, {{good, "good", {}}, {relocated, "relocated", {}}, {broken, "broken", {}}}, 2);
   ASSERT_EQ(out.size(), 3U);
   EXPECT_EQ(out[0].input, "code");
   ASSERT_TRUE(out[0].disassembly);

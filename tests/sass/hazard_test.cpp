@@ -268,11 +268,11 @@ TEST(Checks, TableSelectionAndUnknownIds) {
   EXPECT_EQ(all_checks()[0].id, "wgmma-a-reg-reuse");
   EXPECT_NE(find_check("wgmma-acc-in-flight"), nullptr);
   EXPECT_EQ(find_check("nope"), nullptr);
-  AnalysisOptions only_a{{"wgmma-a-reg-reuse"}};
+  AnalysisOptions only_a{{"wgmma-a-reg-reuse"}, {}};
   ListingReport r = analyze_listing(k_design_listing, only_a, "synthetic");
   EXPECT_EQ(r.checks, std::vector<std::string>{"wgmma-a-reg-reuse"});
   EXPECT_EQ(r.finding_count(), 4u);
-  AnalysisOptions bad{{"wgmma-typo"}};
+  AnalysisOptions bad{{"wgmma-typo"}, {}};
   EXPECT_THROW((void)analyze_listing(k_design_listing, bad, "synthetic"), lp::UsageError);
 }
 
@@ -280,7 +280,9 @@ TEST(Report, JsonShape) {
   ListingReport r = analyze_listing(k_design_listing, {}, "synthetic");
   nlohmann::json j = r;
   EXPECT_EQ(j["finding_count"], 4);
-  EXPECT_EQ(j["checks"], nlohmann::json({"wgmma-a-reg-reuse", "wgmma-acc-in-flight"}));
+  EXPECT_EQ(j["checks"], nlohmann::json({"wgmma-a-reg-reuse", "wgmma-acc-in-flight", "gdc-early-read"}));
+  EXPECT_EQ(j["early_read_count"], 0);  // a listing has no parameter layout
+  EXPECT_EQ(j["kernels"][0]["early_reads"], nlohmann::json::array());
   const auto& f = j["kernels"][0]["findings"][0];
   EXPECT_EQ(f, nlohmann::json::parse(R"({
     "check": "wgmma-a-reg-reuse", "kernel": "design", "address": "0x0010",
