@@ -9,7 +9,7 @@ namespace lp::cli {
 
 bool PlanOptions::given() const {
   return !config_path.empty() || !flags.axes.empty() || flags.model || flags.tp || flags.vllm_configs ||
-         flags.vllm_gpu || flags.vllm_batch_invariant;
+         flags.vllm_gpu || flags.vllm_batch_invariant || flags.vllm_dual_stream;
 }
 
 plan::SweepConfig PlanOptions::resolve() const {
@@ -64,6 +64,10 @@ void add_plan_options(CLI::App& sub, PlanOptions& o, const std::set<plan::AxisId
       ->check(non_empty());
   sub.add_flag("--vllm-batch-invariant", o.flags.vllm_batch_invariant,
                "As vLLM with VLLM_BATCH_INVARIANT=1: the tuned files are skipped and the default shrink has split_k 1");
+  sub.add_flag("--vllm-dual-stream", o.flags.vllm_dual_stream,
+               "As vLLM with VLLM_LORA_ENABLE_DUAL_STREAM=1 on sm_90: each LoRA layer's shrink then expand as one "
+               "chain (op lora_linear, gdc true, add_inputs false), the expand launched with programmatic dependent "
+               "launch");
 }
 
 }  // namespace lp::cli

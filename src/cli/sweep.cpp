@@ -22,6 +22,7 @@
 #include "plan/plan.hpp"
 #include "report/verdict.hpp"
 #include "report/journal.hpp"
+#include "sweep/entries.hpp"
 #include "sweep/runner.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
@@ -144,7 +145,7 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   run->add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
   add_ptxas_flag(sub, o.plan.flags.ptxas);
   // Tests only: replace a case's expand kernel by a kernel that misbehaves on purpose.
-  sub.add_option("--test-hook", o.test_hooks, "INDEX=trap|spin|oob_write|skip_tile")->group("");
+  sub.add_option("--test-hook", o.test_hooks, "INDEX=trap|spin|oob_write|skip_tile|pdl_no_wait")->group("");
 }
 
 sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> argv) {
@@ -181,11 +182,13 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
   r.device = o.device;
   for (const std::string& hook : o.test_hooks) {
     const std::size_t eq = hook.find('=');
-    const std::string role = eq == std::string::npos ? "" : "test_" + hook.substr(eq + 1);
+    const std::string name = eq == std::string::npos ? "" : hook.substr(eq + 1);
+    // pdl_no_wait is a launch, not a kernel role: plan_entries knows it by its name.
+    const std::string role = name == sweep::k_hook_pdl_no_wait ? name : "test_" + name;
     const std::optional<std::size_t> index =
         eq == std::string::npos ? std::nullopt : parse_number<std::size_t>(std::string_view(hook).substr(0, eq));
     if (!index || role == "test_") {
-      throw UsageError(fmt::format("--test-hook {}: expected INDEX=trap|spin|oob_write|skip_tile", hook));
+      throw UsageError(fmt::format("--test-hook {}: expected INDEX=trap|spin|oob_write|skip_tile|pdl_no_wait", hook));
     }
     r.test_hooks[*index] = role;
   }

@@ -42,6 +42,7 @@ namespace lp {
   X(cuFuncGetAttribute)          \
   X(cuFuncSetAttribute)          \
   X(cuLaunchKernel)              \
+  X(cuLaunchKernelEx)            \
   X(cuLinkCreate)                \
   X(cuLinkAddData)               \
   X(cuLinkComplete)              \

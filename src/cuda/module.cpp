@@ -61,6 +61,24 @@ void launch_kernel(CUfunction function, const LaunchConfig& config, void** args,
                                       config.block[1], config.block[2], config.shared_bytes, stream, args, nullptr));
 }
 
+void launch_kernel_programmatic(CUfunction function, const LaunchConfig& config, void** args, CUstream stream) {
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig launch{};
+  launch.gridDimX = config.grid[0];
+  launch.gridDimY = config.grid[1];
+  launch.gridDimZ = config.grid[2];
+  launch.blockDimX = config.block[0];
+  launch.blockDimY = config.block[1];
+  launch.blockDimZ = config.block[2];
+  launch.sharedMemBytes = config.shared_bytes;
+  launch.hStream = stream;
+  launch.attrs = &attribute;
+  launch.numAttrs = 1;
+  LP_CU_CHECK(driver().cuLaunchKernelEx(&launch, function, args, nullptr));
+}
+
 void set_max_dynamic_shared(CUfunction function, int bytes) {
   LP_CU_CHECK(driver().cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
 }

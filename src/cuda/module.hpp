@@ -50,6 +50,14 @@ struct LaunchConfig {
 /// the kernel surface at the next synchronisation).
 void launch_kernel(CUfunction function, const LaunchConfig& config, void** args, CUstream stream);
 
+/// launch_kernel with programmatic dependent launch, as Triton's launcher does for a
+/// kernel built with launch_pdl=True: cuLaunchKernelEx with the launch attribute
+/// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION set, so the kernel may start
+/// once every program of the previous kernel on `stream` has run
+/// griddepcontrol.launch_dependents (or exited), before that kernel has finished; only
+/// its griddepcontrol.wait orders its reads after the previous kernel's writes.
+void launch_kernel_programmatic(CUfunction function, const LaunchConfig& config, void** args, CUstream stream);
+
 /// Allows `function` up to `bytes` of dynamic shared memory
 /// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), needed above 48 KiB. Throws lp::CudaError.
 void set_max_dynamic_shared(CUfunction function, int bytes);

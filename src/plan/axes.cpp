@@ -35,6 +35,9 @@ const std::vector<AxisInfo> k_axes = {
      "adapters in the batch; above 1 tokens are shuffled over adapters, some with none (-1)"},
     {AxisId::add_inputs, "add_inputs", "--add-inputs", AxisKind::boolean, 0, 0, false, false,
      "expand adds into the base layer output (ADD_INPUTS)"},
+    {AxisId::gdc, "gdc", "--gdc", AxisKind::boolean, 0, 0, false, false,
+     "lora_linear: vLLM's dual-stream chain (VLLM_LORA_ENABLE_DUAL_STREAM): shrink and expand with USE_GDC, the "
+     "expand launched with programmatic dependent launch after a shrink whose tail is slowed down"},
     {AxisId::block_m, "block_m", "--block-m", AxisKind::integer, 16, 256, true, true, "BLOCK_M tile rows"},
     {AxisId::block_n, "block_n", "--block-n", AxisKind::integer, 16, 256, true, true, "BLOCK_N tile columns"},
     {AxisId::block_k, "block_k", "--block-k", AxisKind::integer, 16, 256, true, true, "BLOCK_K reduction step"},

@@ -30,6 +30,7 @@ enum class AxisId {
   rank,
   num_loras,
   add_inputs,
+  gdc,
   block_m,
   block_n,
   block_k,

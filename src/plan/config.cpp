@@ -315,6 +315,7 @@ SweepConfig builtin_config() {
   c.axes[AxisId::rank] = builtin_axis({64});
   c.axes[AxisId::num_loras] = builtin_axis({1});
   c.axes[AxisId::add_inputs] = builtin_axis({true});
+  c.axes[AxisId::gdc] = builtin_axis({false});
   for (AxisId id : {AxisId::block_m, AxisId::block_n, AxisId::block_k, AxisId::num_warps, AxisId::num_stages,
                     AxisId::split_k}) {
     c.axes[id] = builtin_axis({vllm});
@@ -730,6 +731,19 @@ void apply_flags(SweepConfig& config, const FlagOverrides& flags) {
   }
   if (flags.vllm_batch_invariant) {
     config.vllm_batch_invariant = {true, {Origin::Kind::flag, "--vllm-batch-invariant"}};
+  }
+  if (flags.vllm_dual_stream) {
+    // VLLM_LORA_ENABLE_DUAL_STREAM on sm_90: every LoRA layer's shrink and expand as one
+    // chain, both with USE_GDC, the expand with launch_pdl and without ADD_INPUTS.
+    for (const auto id : {AxisId::op, AxisId::gdc, AxisId::add_inputs}) {
+      if (flags.axes.count(id) > 0) {
+        throw UsageError(fmt::format("--vllm-dual-stream sets {} itself; leave {} out", axis_info(id).key,
+                                     axis_info(id).flag));
+      }
+    }
+    override_axis(config, AxisId::op, {AxisValue::from_json("lora_linear")}, "--vllm-dual-stream");
+    override_axis(config, AxisId::gdc, {AxisValue::from_json(true)}, "--vllm-dual-stream");
+    override_axis(config, AxisId::add_inputs, {AxisValue::from_json(false)}, "--vllm-dual-stream");
   }
   if (flags.repeats) {
     if (*flags.repeats < 1 || *flags.repeats > k_max_repeats) {

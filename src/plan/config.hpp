@@ -140,6 +140,8 @@ struct FlagOverrides {
   std::optional<std::string> vllm_configs;           ///< --vllm-configs DIR
   std::optional<std::string> vllm_gpu;               ///< --vllm-gpu NAME
   bool vllm_batch_invariant = false;                 ///< --vllm-batch-invariant
+  /// --vllm-dual-stream: op lora_linear, gdc true, add_inputs false (over those axes).
+  bool vllm_dual_stream = false;
   std::optional<bool> remedies;                      ///< --remedies / --no-remedies
 };
 

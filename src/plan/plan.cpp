@@ -94,6 +94,8 @@ json case_axis_value(const Case& c, AxisId id) {
       return c.num_loras;
     case AxisId::add_inputs:
       return c.op == Op::shrink ? json() : json(c.add_inputs);
+    case AxisId::gdc:
+      return c.op == Op::lora_linear ? json(c.gdc) : json();
     case AxisId::block_m:
       return knobs->block_m;
     case AxisId::block_n:
@@ -210,6 +212,15 @@ std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs*
   c.weight_dtype = *parse_dtype(v(AxisId::weight_dtype).template get<std::string>());
   c.input_dtype = *parse_dtype(v(AxisId::input_dtype).template get<std::string>());
   c.add_inputs = v(AxisId::add_inputs).template get<bool>();
+  c.gdc = v(AxisId::gdc).template get<bool>();
+  if (c.gdc && c.op != Op::lora_linear) {
+    why = "gdc is vLLM's dual-stream chain, a shrink then a dependent expand: op lora_linear";
+    return std::nullopt;
+  }
+  if (c.gdc && c.add_inputs) {
+    why = "vLLM's dual-stream expand never adds into y (its tuned file is _EXPAND_FALSE): gdc needs add_inputs false";
+    return std::nullopt;
+  }
   c.compiler = *compile::Compiler::parse(v(AxisId::compiler).template get<std::string>());
   c.amplify = v(AxisId::amplify).template get<int>();
   c.triton = v(AxisId::triton).template get<std::string>();
@@ -405,6 +416,9 @@ json canonical_axes(const Case& c) {
   }
   if (c.op != Op::shrink) {
     axes["add_inputs"] = c.add_inputs;
+  }
+  if (c.gdc) {
+    axes["gdc"] = true;  // only when on: every case without it keeps the id it always had
   }
   const KernelKnobs& main_knobs = c.expand ? *c.expand : *c.shrink;
   axes.update(knobs_json(main_knobs, c.op == Op::shrink));

@@ -59,6 +59,9 @@ struct Case {
   DType input_dtype = DType::f32;  ///< expand: buf; shrink: x; lora_linear: x (= weight dtype)
   DType weight_dtype = DType::bf16;
   bool add_inputs = false;            ///< expand, lora_linear and fused_moe
+  /// lora_linear: vLLM's dual-stream chain (USE_GDC, the expand launched with
+  /// programmatic dependent launch after a slow-tailed shrink); in the axes only when on.
+  bool gdc = false;
   /// expand and lora_linear; for fused_moe, its one kernel's (it ends in the expand)
   std::optional<KernelKnobs> expand;
   std::optional<KernelKnobs> shrink;  ///< shrink and lora_linear

@@ -173,6 +173,7 @@ json to_json(const Job& job) {
                      {"block_m", p.moe.block_m}}},
             {"block_m", job.block_m},
             {"block_n", job.block_n},
+            {"pdl", job.pdl},
             {"repeats", job.repeats},
             {"atol", job.atol ? json(*job.atol) : json()},
             {"rtol", job.rtol ? json(*job.rtol) : json()},
@@ -212,6 +213,7 @@ Job job_from_json(const json& j) {
     job.block_m = j.at("block_m").get<std::int64_t>();
     job.block_n = j.at("block_n").get<std::int64_t>();
     job.repeats = j.at("repeats").get<int>();
+    job.pdl = j.at("pdl").get<bool>();
     job.atol = optional_from<double>(j, "atol");
     job.rtol = optional_from<double>(j, "rtol");
     if (!j.at("expand").is_null()) {

@@ -62,6 +62,9 @@ struct Job {
   std::int64_t block_n = 128;
   std::optional<ImageRef> expand;  ///< the kernel that writes y: the expand kernel (expand, lora_linear), fused_moe's one
   std::optional<ImageRef> shrink;  ///< the shrink kernel (shrink, lora_linear)
+  /// lora_linear: launch the expand with programmatic dependent launch after the shrink
+  /// (vLLM's dual-stream chain, launch_pdl=True), on the one stream.
+  bool pdl = false;
   int repeats = 1;
   std::optional<double> atol;  ///< config overrides of the computed tolerance
   std::optional<double> rtol;

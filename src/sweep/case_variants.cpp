@@ -47,7 +47,7 @@ nlohmann::json wanted_expand_axes(const plan::Case& c) {
   wanted.update({{"add_inputs", c.add_inputs},
                  {"num_slices", c.num_slices},
                  {"same_stride", same_stride},
-                 {"gdc", false}});
+                 {"gdc", c.gdc}});
   if (k.num_ctas != 1) {
     wanted["num_ctas"] = k.num_ctas;  // a tuned file's: no embedded variant has it, and the lookup says so
   }
@@ -61,8 +61,8 @@ nlohmann::json wanted_shrink_axes(const plan::Case& c) {
   wanted.update({{"split_k", k.split_k},
                  {"num_slices", c.num_slices},
                  {"group_size_m", k.group_size_m},
-                 {"gdc", false},
-                 {"tail_ns", 0}});
+                 {"gdc", c.gdc},
+                 {"tail_ns", c.gdc ? k_chain_tail_ns : 0}});
   if (k.num_ctas != 1) {
     wanted["num_ctas"] = k.num_ctas;
   }

@@ -2,6 +2,8 @@
 // Which variant of the kernel set a planned case needs: the bridge between the
 // sweep's axes (plan::Case) and the manifest's axes.
 
+#include <cstdint>
+
 #include <nlohmann/json_fwd.hpp>
 
 #include "compile/compiler.hpp"
@@ -9,6 +11,13 @@
 #include "plan/plan.hpp"
 
 namespace lp::sweep {
+
+/// The TAIL_NS of the shrink a gdc case (vLLM's dual-stream chain) launches: 100 us of
+/// spinning between its launch_dependents and its store, against an expand's start-up
+/// of a few microseconds, so that an expand reading the buffer before its wait reads
+/// it unwritten. The sets' producer variants carry it (scripts/kernelgen/variants.py
+/// CHAIN_TAIL_NS; a test checks every set has them).
+inline constexpr std::int64_t k_chain_tail_ns = 100'000;
 
 /// The manifest axes (plus "op") of the kernel that writes a case's y: the expand for
 /// expand and for the second half of lora_linear (whose expand input is fp32), the

@@ -77,6 +77,7 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
     e.job.case_id = c.id;
     e.job.problem = problem_of(c, case_seed(config.seed.value, c.id));
     e.job.repeats = static_cast<int>(config.repeats.value);
+    e.job.pdl = c.gdc;
     const plan::KernelKnobs& tile = c.expand ? *c.expand : *c.shrink;
     e.job.block_m = tile.block_m;
     e.job.block_n = tile.block_n;
@@ -106,7 +107,25 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
       use(wanted_expand_axes(c), e.job.expand, c.amplify);
       e.amplify = c.amplify;
     }
-    if (const auto hook = test_hooks.find(c.index); hook != test_hooks.end() && e.skip_reason.empty()) {
+    const auto hook = test_hooks.find(c.index);
+    if (hook != test_hooks.end() && hook->second == k_hook_pdl_no_wait && e.skip_reason.empty()) {
+      // The dual-stream chain without its wait: the gdc-off expand of the same config,
+      // still launched with programmatic dependent launch, reads the buffer whenever it starts.
+      if (!c.gdc) {
+        throw UsageError(fmt::format("--test-hook {}={}: case {} is not a dual-stream (gdc) case", c.index,
+                                     hook->second, c.index));
+      }
+      nlohmann::json wanted = wanted_expand_axes(c);
+      wanted["gdc"] = false;
+      const kernels::Lookup found = set.lookup(wanted);
+      if (found.variant == nullptr) {
+        throw UsageError(fmt::format("--test-hook {}={}: {}", c.index, hook->second, found.problem));
+      }
+      const std::string key = images.add(c.triton, found.variant->id, c.compiler, e.amplify);
+      e.job.expand = ImageRef{key, c.triton, found.variant->id, c.compiler};
+      e.image_keys.back() = key;
+      labels.back() = found.variant->id + " (launched with PDL: no wait)";
+    } else if (hook != test_hooks.end() && e.skip_reason.empty()) {
       const kernels::Variant* v = set.with_role(hook->second);
       if (v == nullptr) {
         throw UsageError(fmt::format("--test-hook {}={}: the kernel set of Triton {} has no variant of role {}",
@@ -400,6 +419,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   }
   c.amplification = amplified;
   int findings = 0;
+  int early_reads = 0;
   bool inspected = true;
   std::string not_inspected;
   std::set<std::string> made_by;  // of the case's images (lora_linear has two)
@@ -407,6 +427,8 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
     const Image& image = images->at(key);
     if (image.findings) {
       findings += *image.findings;
+      // The dual-stream chain's own hazard: only a case launched with PDL can show it.
+      early_reads += e.job.pdl ? image.early_reads : 0;
     } else {
       inspected = false;
       not_inspected = image.sass_error;
@@ -414,7 +436,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
     made_by.insert(image.attribution);
   }
   if (inspected) {
-    c.static_findings = findings;
+    c.static_findings = findings + early_reads;
   }
   if (!made_by.empty() && made_by.count("") == 0) {
     c.attribution = made_by.count("ptx") > 0 ? "ptx" : made_by.count("ptxas") > 0 ? "ptxas" : "none";
@@ -432,6 +454,16 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   }
   if (amplified && amplified->sites == 0) {
     c.reason += fmt::format("{}amplify {}: {}", c.reason.empty() ? "" : "; ", amplified->pairs, amplified->void_reason);
+  }
+  if (e.job.pdl) {
+    c.reason += fmt::format("{}dual-stream chain: the expand launched with programmatic dependent launch after a "
+                            "shrink whose tail spins {} us after launch_dependents{}",
+                            c.reason.empty() ? "" : "; ", k_chain_tail_ns / 1000,
+                            early_reads == 0
+                                ? std::string("; gdc-early-read: none")
+                                : fmt::format("; gdc-early-read: {} of the static findings are loads of the shrink's "
+                                              "buffer before griddepcontrol.wait (triton-lang/triton #11905)",
+                                              early_reads));
   }
   return c;
 }

@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/kernel_sets.hpp"
 #include "plan/plan.hpp"
 #include "protocol/protocol.hpp"
 #include "report/report.hpp"
+#include "sweep/case_variants.hpp"
 #include "sweep/images.hpp"
 
 namespace lp::sweep {
@@ -35,10 +37,15 @@ std::uint64_t case_seed(std::uint64_t config_seed, const std::string& id);
 /// The host model of a planned case, with its seed.
 Problem problem_of(const plan::Case& c, std::uint64_t seed);
 
+/// The --test-hook role that runs a gdc case's expand without its wait (the gdc-off
+/// variant of the same config, still launched with programmatic dependent launch).
+inline constexpr std::string_view k_hook_pdl_no_wait = "pdl_no_wait";
+
 /// One entry per case of `plan`, in plan order: the variant(s) each needs, looked
 /// up in its Triton's set and registered in `images`. `test_hooks` (plan index ->
-/// role) replaces a case's expand kernel by a kernel that misbehaves on purpose;
-/// lp::UsageError when a set has no variant of that role.
+/// role) replaces a case's expand kernel by a kernel that misbehaves on purpose
+/// (k_hook_pdl_no_wait: a gdc case's expand without its wait); lp::UsageError when a
+/// set has no variant of that role.
 std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig& config,
                                 const kernels::KernelSets& sets, ImageSet& images,
                                 const std::map<std::size_t, std::string>& test_hooks);

@@ -65,6 +65,7 @@ struct Image {
   std::string incompatible;
   std::optional<BuildRecord> compile;  ///< how it was built, once it was
   std::optional<int> findings;  ///< static hazards, once inspected
+  int early_reads = 0;          ///< gdc-early-read findings, once inspected (sass/early_read.hpp)
   nlohmann::json sass;          ///< the analysis report, or null
   std::string sass_error;       ///< why it could not be inspected
   std::shared_ptr<const std::string> ptx;  ///< the variant's PTX, for the PTX check

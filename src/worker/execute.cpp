@@ -264,8 +264,10 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     for (GpuSpan& run : r.runs) {
       reset_output(problem, *r.buffers, stream);
       run.time(stream, [&] {
-        for (RunningJob::Kernel& k : r.kernels) {
-          k.launch->launch(k.image->function, stream);
+        for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+          // The dual-stream chain: the expand (the last kernel) may start while the shrink runs.
+          const bool programmatic = job.pdl && i + 1 == r.kernels.size() && i > 0;
+          r.kernels[i].launch->launch(r.kernels[i].image->function, stream, programmatic);
         }
       });
       r.comparisons->enqueue(r.buffers->output(problem), r.buffers->reference, r.buffers->row_lora(problem));

@@ -500,11 +500,15 @@ PreparedLaunch::PreparedLaunch(const kernels::Variant& v, KernelRole role, const
   }
 }
 
-void PreparedLaunch::launch(CUfunction fn, const Stream& stream) {
+void PreparedLaunch::launch(CUfunction fn, const Stream& stream, bool programmatic) {
   if (m_config.shared_bytes > 48 * 1024) {
     set_max_dynamic_shared(fn, static_cast<int>(m_config.shared_bytes));
   }
-  launch_kernel(fn, m_config, m_args.data(), stream.get());
+  if (programmatic) {
+    launch_kernel_programmatic(fn, m_config, m_args.data(), stream.get());
+  } else {
+    launch_kernel(fn, m_config, m_args.data(), stream.get());
+  }
 }
 
 }  // namespace lp::worker

@@ -41,8 +41,9 @@ class PreparedLaunch {
   PreparedLaunch(const kernels::Variant& variant, KernelRole role, const Problem& problem,
                  const LoraMetadata& metadata, CaseBuffers& buffers, const Stream& stream);
 
-  /// Launches on `stream` (asynchronous) with function `fn` from the variant's module.
-  void launch(CUfunction fn, const Stream& stream);
+  /// Launches on `stream` (asynchronous) with function `fn` from the variant's module;
+  /// `programmatic`: with programmatic dependent launch (launch_kernel_programmatic).
+  void launch(CUfunction fn, const Stream& stream, bool programmatic = false);
 
   /// Grid, block and dynamic shared memory.
   [[nodiscard]] const LaunchConfig& config() const noexcept { return m_config; }

@@ -152,7 +152,7 @@ TEST(Cli, EveryDocumentedExitCodeIsWhatMainReturns) {
   // A mistyped test hook is bad input, not a bug.
   const ProcessResult hook = loraprobe({"sweep", "--dry-run", "--test-hook", "x=trap"});
   EXPECT_EQ(hook.exit_code, 2) << hook.err;
-  EXPECT_EQ(hook.err, "loraprobe: --test-hook x=trap: expected INDEX=trap|spin|oob_write|skip_tile\n");
+  EXPECT_EQ(hook.err, "loraprobe: --test-hook x=trap: expected INDEX=trap|spin|oob_write|skip_tile|pdl_no_wait\n");
   // The old hidden __raise subcommand is gone from the product: it is not a subcommand.
   const ProcessResult raise = loraprobe({"__raise", "usage"});
   EXPECT_EQ(raise.exit_code, 2);

@@ -13,7 +13,9 @@ has run N jobs.)
   hang   never answers (the parent's --case-timeout kills it)
   sigint killed by SIGINT without answering (a terminal's Ctrl-C reaches the group)
 A job whose expand kernel is the positive control (a "-rawbits" variant) fails, as
-on a GPU. Every start and every job is appended to the log, one line each.
+on a GPU. Every start and every job is appended to the log, one line each ("run I
+ACTION device D", with " pdl expand=VARIANT" before " device" for a job the parent
+asks to launch with programmatic dependent launch).
 """
 import json
 import os
@@ -81,7 +83,9 @@ for line in sys.stdin:
             action = script.get("by_index", {}).get(str(job["index"]), "pass")
         if expand.get("variant", "").endswith("-rawbits"):
             action = "fail"
-        log(f"run {job['index']} {action} device {device}")
+        # A dual-stream job says so, with the expand it launches with programmatic dependent launch.
+        pdl = f" pdl expand={expand.get('variant', '?')}" if job["pdl"] else ""
+        log(f"run {job['index']} {action}{pdl} device {device}")
         if action == "hang":
             time.sleep(3600)
         if action == "die":

@@ -19,6 +19,7 @@
 #include "plan/config.hpp"
 #include "report/journal.hpp"
 #include "sass/nvdisasm.hpp"
+#include "sweep/entries.hpp"
 #include "sweep/runner.hpp"
 #include "formats/document.hpp"
 #include "formats/junit.hpp"
@@ -465,6 +466,58 @@ TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
   EXPECT_EQ(runs(), before) << "a resumed sweep ran a case or a remedy again";
   const json again = formats::full_json(formats::read_document(r.out));
   EXPECT_EQ(again["remedies"]["hazards"], report["remedies"]["hazards"]);
+}
+
+TEST_F(RunnerWithFakeWorker, DualStreamCasesAskForProgrammaticDependentLaunchOfTheirGdcExpand) {
+  // vLLM's dual-stream chain (--vllm-dual-stream): the job carries the launch attribute,
+  // with the USE_GDC expand after the slow-tailed producer; the test hook swaps in the
+  // expand without its wait and keeps the attribute.
+  write_file_atomic(m_dir.path() + "/dual.json", R"({
+    "name": "dual-stream",
+    "axes": {"triton": ["3.6.0"], "op": ["lora_linear"], "weight_dtype": ["bf16"], "num_slices": [1],
+             "hidden": [4096], "rank": [64], "num_loras": [1], "add_inputs": [false], "gdc": [true],
+             "block_m": [64], "block_n": [128], "block_k": [32], "num_warps": [4], "num_stages": [2],
+             "compiler": ["prebuilt"], "tokens": [256]},
+    "repeats": 1, "seed": 48590})");
+  // Every job passes: the controls come right after the one case.
+  write_file_atomic(m_dir.path() + "/script.json", json{{"log", m_dir.path() + "/worker.log"}}.dump());
+  SweepRequest r = request();
+  r.out = m_dir.path() + "/dual-report.json";
+  r.test_hooks[0] = std::string(k_hook_pdl_no_wait);
+  run_sweep(plan::load_config_file(m_dir.path() + "/dual.json"), r);
+  const json report = formats::full_json(formats::read_document(r.out));
+  std::vector<std::string> runs;
+  for (const std::string& line : lines_of(m_dir.path() + "/worker.log")) {
+    if (line.rfind("run 0 ", 0) == 0) {
+      runs.push_back(line);
+    }
+  }
+  ASSERT_EQ(runs.size(), 1U) << report["cases"].dump();
+  EXPECT_EQ(runs[0], "run 0 pass pdl expand=expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1 device 0");
+  const json& c = report["cases"][0];
+  EXPECT_EQ(c["axes"]["gdc"], true) << c.dump();
+  EXPECT_NE(c["variant"].get<std::string>().find("shrink-bf16-m32n16k32-w4s2-sk8-g8-evenk-s1-gdc-tail100us+"),
+            std::string::npos)
+      << c.dump();
+  EXPECT_NE(c["variant"].get<std::string>().find("(launched with PDL: no wait)"), std::string::npos) << c.dump();
+  EXPECT_NE(c["reason"].get<std::string>().find("dual-stream chain: the expand launched with programmatic dependent "
+                                                "launch after a shrink whose tail spins 100 us"),
+            std::string::npos)
+      << c.dump();
+
+  // Without the hook: the gdc expand itself.
+  SweepRequest plain = request();
+  plain.out = m_dir.path() + "/dual-plain.json";
+  std::filesystem::remove(m_dir.path() + "/worker.log");
+  run_sweep(plan::load_config_file(m_dir.path() + "/dual.json"), plain);
+  runs.clear();
+  for (const std::string& line : lines_of(m_dir.path() + "/worker.log")) {
+    if (line.rfind("run 0 ", 0) == 0) {
+      runs.push_back(line);
+    }
+  }
+  ASSERT_EQ(runs.size(), 1U);
+  EXPECT_EQ(runs[0], "run 0 pass pdl expand=expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1-gdc device 0");
 }
 
 TEST_F(RunnerWithFakeWorker, AmplifiedCasesAreJudgedOnTheirAmplifiedSassBesideTheAmplifiedControls) {

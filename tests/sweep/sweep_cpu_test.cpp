@@ -12,6 +12,7 @@
 #include "compile/ptxas.hpp"
 #include "sass/analyze.hpp"
 #include "kernels/kernel_sets.hpp"
+#include "sweep/case_variants.hpp"
 #include "sweep/decide.hpp"
 #include "sweep/images.hpp"
 #include "sweep/phases.hpp"
@@ -224,6 +225,7 @@ TEST(Job, RoundTripsThroughJson) {
   job.problem.split_k = 8;
   job.problem.amplify_pairs = 4;
   job.repeats = 5;
+  job.pdl = true;
   job.atol = 1e-3;
   job.expand = ImageRef{"3.6.0/e|prebuilt", "3.6.0", "e", compile::Compiler::prebuilt()};
   job.shrink = ImageRef{"3.6.0/s|ptxas=13.0", "3.6.0", "s", compile::Compiler::with_ptxas("13.0")};
@@ -233,6 +235,28 @@ TEST(Job, RoundTripsThroughJson) {
   EXPECT_FALSE(back.rtol.has_value());
   EXPECT_THROW(job_from_json(nlohmann::json{{"index", 1}}), Error);
   EXPECT_EQ(back.problem.amplify_pairs, 4);
+  EXPECT_TRUE(back.pdl);
+  EXPECT_EQ(to_json(job).at("pdl"), true);
+}
+
+TEST(DualStream, EverySetHasTheChainsProducerAndItsGdcExpand) {
+  // A gdc case asks its set for the shrink with TAIL_NS = k_chain_tail_ns and the USE_GDC
+  // expand: scripts/kernelgen/variants.py must keep building them (CHAIN_TAIL_NS).
+  const kernels::KernelSets sets = kernels::KernelSets::load();
+  for (const kernels::KernelSet& set : sets.all()) {
+    std::size_t producers = 0;
+    std::size_t expands = 0;
+    for (const kernels::Variant& v : set.variants()) {
+      if (v.ok() && v.axes.boolean("gdc").value_or(false)) {
+        producers += v.op == "shrink" && v.axes.integer("tail_ns") == k_chain_tail_ns ? 1 : 0;
+        expands += v.op == "expand" ? 1 : 0;
+        EXPECT_EQ(v.constexprs.boolean("USE_GDC"), true) << v.id;
+        EXPECT_EQ(v.constexprs.boolean("launch_pdl"), true) << v.id;
+      }
+    }
+    EXPECT_GE(producers, 6U) << set.triton();  // both shrink defaults x 1-3 slices, bf16
+    EXPECT_GE(expands, 20U) << set.triton();
+  }
 }
 
 TEST(Job, ALoadItemCarriesTheAmplifiedPtxForTheDriversJit) {

@@ -195,6 +195,33 @@ TEST_F(SweepOnGpu, UnwrittenOutputIsCaught) {
   EXPECT_GE(c["metrics"]["failing_tiles"].get<std::uint64_t>(), 1U);
 }
 
+TEST_F(SweepOnGpu, TheDualStreamChainWithoutItsWaitReadsTheUnwrittenBufferAndOneStageIsRight) {
+  // vLLM's dual-stream chain: the USE_GDC expand launched with programmatic dependent
+  // launch after a shrink whose tail spins 100 us between launch_dependents and its
+  // (split-K, atomic) store into a zeroed buffer. Without the wait (the test hook runs
+  // the gdc-off expand with the same launch) the expand reads the buffer unwritten and
+  // its output is wrong; at 1 stage every load follows the wait and the chain is right.
+  const std::vector<std::string> dual = {"--vllm-dual-stream", "--weight-dtype", "bf16", "--rank", "64", "--hidden",
+                                         "4096", "--num-slices", "1", "--num-loras", "1", "--tokens", "256",
+                                         "--block-n", "128", "--block-k", "32", "--no-controls", "--triton",
+                                         "3.6.0"};
+  std::vector<std::string> args = dual;
+  args.insert(args.end(), {"--num-stages", "2", "--test-hook", "0=pdl_no_wait"});
+  const auto [r, report] = sweep("pdl-no-wait", args);
+  ASSERT_EQ(report["cases"].size(), 1U) << r.err;
+  const json& c = report["cases"][0];
+  EXPECT_EQ(c["verdict"], "FAIL") << c.dump();
+  EXPECT_NE(c["reason"].get<std::string>().find("dual-stream chain"), std::string::npos) << c.dump();
+  EXPECT_NE(c["variant"].get<std::string>().find("(launched with PDL: no wait)"), std::string::npos) << c.dump();
+
+  args = dual;
+  args.insert(args.end(), {"--num-stages", "1"});
+  const auto [r1, one_stage] = sweep("pdl-one-stage", args);
+  ASSERT_EQ(one_stage["cases"].size(), 1U) << r1.err;
+  EXPECT_EQ(one_stage["cases"][0]["verdict"], "PASS") << one_stage["cases"][0].dump();
+  EXPECT_EQ(one_stage["cases"][0]["static_findings"], 0) << one_stage["cases"][0].dump();
+}
+
 /// Verdict and max deviation of every case, by id.
 std::map<std::string, std::pair<std::string, json>> outcomes(const json& report) {
   std::map<std::string, std::pair<std::string, json>> out;
