@@ -37,6 +37,15 @@ std::vector<Rule> rules(const std::vector<std::string>& tritons, const std::stri
                    c.expand->num_stages = 1;
                    return true;
                  }});
+  out.push_back({"gdc off", "vLLM without dual-stream LoRA: no programmatic dependent launch, so the expand starts "
+                            "after the shrink has finished (the dual-stream hazard, triton #11905, cannot happen)",
+                 [](plan::Case& c) {
+                   if (!c.gdc) {
+                     return false;
+                   }
+                   c.gdc = false;
+                   return true;
+                 }});
   out.push_back({"bf16 input", "a bf16 shrink buffer, so the expand reads bf16 from shared memory (vLLM PR #47869)",
                  [](plan::Case& c) {
                    if (c.op != Op::expand || c.input_dtype == DType::bf16) {

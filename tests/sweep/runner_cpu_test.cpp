@@ -518,6 +518,29 @@ TEST_F(RunnerWithFakeWorker, DualStreamCasesAskForProgrammaticDependentLaunchOfT
   }
   ASSERT_EQ(runs.size(), 1U);
   EXPECT_EQ(runs[0], "run 0 pass pdl expand=expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1-gdc device 0");
+
+  // A failing chain's remedies include the path without dual-stream LoRA, measured.
+  write_file_atomic(m_dir.path() + "/script.json",
+                    json{{"by_index", {{"0", "fail"}}}, {"log", m_dir.path() + "/worker.log"}}.dump());
+  json config = json::parse(read_file(m_dir.path() + "/dual.json", 1 << 20));
+  config["remedies"] = true;
+  write_file_atomic(m_dir.path() + "/dual-remedies.json", config.dump());
+  SweepRequest remedied = request();
+  remedied.out = m_dir.path() + "/dual-remedies-report.json";
+  remedied.controls = false;
+  run_sweep(plan::load_config_file(m_dir.path() + "/dual-remedies.json"), remedied);
+  const json with_remedies = formats::full_json(formats::read_document(remedied.out));
+  ASSERT_EQ(with_remedies["remedies"]["hazards"].size(), 1U) << with_remedies["remedies"].dump();
+  std::map<std::string, json> by_name;
+  for (const json& x : with_remedies["remedies"]["hazards"][0]["remedies"]) {
+    by_name[x["remedy"]] = x;
+  }
+  ASSERT_TRUE(by_name.count("gdc off")) << with_remedies["remedies"].dump();
+  // It ran (the fake worker passes it); with nvdisasm its SASS has the block_n 128 wgmma
+  // hazard, which no dual-stream switch removes: LATENT, else PASS.
+  EXPECT_EQ(by_name["gdc off"]["in_plan"], false);
+  EXPECT_NE(by_name["gdc off"]["verdict"], "FAIL");
+  EXPECT_TRUE(by_name.count("num_stages 1"));
 }
 
 TEST_F(RunnerWithFakeWorker, AmplifiedCasesAreJudgedOnTheirAmplifiedSassBesideTheAmplifiedControls) {
