@@ -253,25 +253,41 @@ std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs*
 
   KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
   KernelKnobs s_def = vllm_shrink_defaults(c.tokens, batch_invariant);
-  if (tuned != nullptr && batch_invariant && c.op != Op::lora_linear) {
+  if (tuned != nullptr && batch_invariant) {
     c.set_tuned("vLLM defaults (VLLM_BATCH_INVARIANT skips the tuned files)");
-  } else if (tuned != nullptr && c.op != Op::lora_linear) {
-    // What vLLM launches with these files: the knobs "vllm" stands for.
+  } else if (tuned != nullptr) {
+    // What vLLM launches with these files: the knobs "vllm" stands for. lora_linear
+    // reads both files, as vLLM's shrink and expand each do (the dual-stream expand,
+    // without ADD_INPUTS, reads _EXPAND_FALSE).
     const std::int64_t width = *std::max_element(c.hidden.begin(), c.hidden.end());
-    const std::optional<TunedChoice> t =
-        c.op == Op::shrink ? tuned->shrink(c.num_loras, c.num_slices, c.tokens, c.hidden[0], c.rank)
-                           : tuned->expand(c.add_inputs, c.num_loras, c.num_slices, c.tokens, c.rank, width);
-    if (t && !t->vllm_error.empty()) {
-      why = t->vllm_error;
+    std::vector<std::string> described;
+    auto take = [&](const std::optional<TunedChoice>& t, KernelKnobs& knobs, const char* file) {
+      if (t && !t->vllm_error.empty()) {
+        why = t->vllm_error;
+        return false;
+      }
+      if (t) {
+        knobs = t->knobs;
+        described.push_back(t->describe());
+      } else {
+        described.push_back(fmt::format("vLLM defaults (no {}_{}.json)", tuned->prefix(), file));
+      }
+      return true;
+    };
+    if ((c.op == Op::shrink || c.op == Op::lora_linear) &&
+        !take(tuned->shrink(c.num_loras, c.num_slices, c.tokens, c.hidden[0], c.rank), s_def, "SHRINK")) {
       return std::nullopt;
     }
-    if (t) {
-      (c.op == Op::shrink ? s_def : e_def) = t->knobs;
-      c.set_tuned(t->describe());
-    } else {
-      c.set_tuned(fmt::format("vLLM defaults (no {}_{}.json)", tuned->prefix(),
-                              c.op == Op::shrink ? "SHRINK" : c.add_inputs ? "EXPAND_TRUE" : "EXPAND_FALSE"));
+    if ((c.op == Op::expand || c.op == Op::lora_linear) &&
+        !take(tuned->expand(c.add_inputs, c.num_loras, c.num_slices, c.tokens, c.rank, width), e_def,
+              c.add_inputs ? "EXPAND_TRUE" : "EXPAND_FALSE")) {
+      return std::nullopt;
     }
+    std::string text;
+    for (const std::string& d : described) {
+      text += (text.empty() ? "" : "; ") + d;
+    }
+    c.set_tuned(std::move(text));
   }
   if (c.op == Op::shrink) {
     KernelKnobs k{resolve(v(AxisId::block_m), s_def.block_m),     resolve(v(AxisId::block_n), s_def.block_n),

@@ -78,6 +78,37 @@ TEST(Tuned, ThePlanTakesTheKnobsVllmWouldLaunch) {
                      "noadd 2048 bn128 ns1 NVIDIA_H200_EXPAND_FALSE.json[1][1][1024][64][4096]"}));
 }
 
+TEST(Tuned, DualStreamReadsExpandFalseForTheExpandAndShrinkForTheShrink) {
+  // VLLM_LORA_ENABLE_DUAL_STREAM: the chain's expand never adds into y, so it reads
+  // _EXPAND_FALSE, whatever the config's add_inputs said; the shrink reads _SHRINK.
+  SweepConfig config = parse_config(
+      R"({"name": "t", "axes": {"triton": ["3.6.0"], "weight_dtype": ["bf16"], "num_slices": [1], "hidden": [4096],
+          "rank": [64], "add_inputs": [true], "tokens": [16, 2048], "block_m": ["vllm"], "block_n": ["vllm"],
+          "block_k": ["vllm"], "num_warps": ["vllm"], "num_stages": ["vllm"], "split_k": ["vllm"],
+          "compiler": ["prebuilt"]}})",
+      "t.json");
+  FlagOverrides flags;
+  flags.vllm_configs = k_fixtures;
+  flags.vllm_gpu = "NVIDIA H200";
+  flags.vllm_dual_stream = true;
+  apply_flags(config, flags);
+  const Plan p = expand_plan(config, {"3.6.0"});
+  ASSERT_EQ(p.cases.size(), 2U);
+  for (const Case& c : p.cases) {
+    EXPECT_EQ(c.op, Op::lora_linear);
+    EXPECT_TRUE(c.gdc);
+    EXPECT_FALSE(c.add_inputs);
+    const std::string tuned = c.axes().text("tuned").value_or("");
+    EXPECT_EQ(tuned.rfind("NVIDIA_H200_SHRINK.json[1][1][", 0), 0U) << tuned;
+    EXPECT_NE(tuned.find("; NVIDIA_H200_EXPAND_FALSE.json[1][1]["), std::string::npos) << tuned;
+  }
+  EXPECT_EQ(p.cases[1].expand->num_stages, 1);  // the fixture's EXPAND_FALSE entry from 1024 tokens on
+  // It sets op, gdc and add_inputs itself: naming one of them too is a contradiction.
+  FlagOverrides both = flags;
+  both.axes[AxisId::op] = {"expand"};
+  EXPECT_THROW(apply_flags(config, both), UsageError);
+}
+
 TEST(Tuned, KeysAreReadExactlyAsVllmReadsThem) {
   const TempDir dir_holder("lp-tuned-test-");
   const std::string dir = dir_holder.path();
