@@ -569,18 +569,27 @@ Plan expand_model_plan(const SweepConfig& config, const std::vector<std::string>
                                        "in one launch), which the plan includes with --op expand"});
       continue;
     }
-    for (const char* op : {"expand", "shrink"}) {
+    for (const char* op : {"expand", "shrink", "lora_linear"}) {
       if (std::find(ops.begin(), ops.end(), AxisValue::from_json(op)) == ops.end()) {
         continue;
       }
       if (fused && op != std::string("expand")) {
         continue;  // the fused kernel is the projection's shrink and expand in one: planned once
       }
+      const bool chain = op == std::string("lora_linear");
+      if (chain && std::any_of(p.out.begin(), p.out.end(), [&](std::int64_t n) { return n != p.in; })) {
+        // The chain's host model has one width for x and every slice of y (docs/problem.md).
+        out.not_swept.push_back({p.name, "the shrink->expand chain (op lora_linear, --vllm-dual-stream) is modelled "
+                                         "for projections whose input and output widths are equal; sweep this one's "
+                                         "expand and shrink apart (--op expand,shrink)"});
+        continue;
+      }
       SweepConfig sub = config;
       sub.model.value.reset();
       sub.axes[AxisId::op].value = {AxisValue::from_json(op)};
       sub.axes[AxisId::num_slices].value = {AxisValue::from_json(p.out.size())};
-      sub.axes[AxisId::hidden].value = {AxisValue::from_json(op == std::string("expand") ? json(p.out) : json(p.in))};
+      sub.axes[AxisId::hidden].value = {
+          AxisValue::from_json(op == std::string("expand") || chain ? json(p.out) : json(p.in))};
       if (fused) {
         // The fast path's knobs are hard-coded (vllm_fused_moe_launch), its input is x in
         // the weight dtype: the sub-plan only supplies the other axes' product.

@@ -420,6 +420,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   c.amplification = amplified;
   int findings = 0;
   int early_reads = 0;
+  std::string early_made_by;  // of the expand that reads early
   bool inspected = true;
   std::string not_inspected;
   std::set<std::string> made_by;  // of the case's images (lora_linear has two)
@@ -429,6 +430,9 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
       findings += *image.findings;
       // The dual-stream chain's own hazard: only a case launched with PDL can show it.
       early_reads += e.job.pdl ? image.early_reads : 0;
+      if (e.job.pdl && image.early_reads > 0) {
+        early_made_by = image.early_read_attribution;
+      }
     } else {
       inspected = false;
       not_inspected = image.sass_error;
@@ -462,8 +466,13 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
                             early_reads == 0
                                 ? std::string("; gdc-early-read: none")
                                 : fmt::format("; gdc-early-read: {} of the static findings are loads of the shrink's "
-                                              "buffer before griddepcontrol.wait (triton-lang/triton #11905)",
-                                              early_reads));
+                                              "buffer before griddepcontrol.wait (triton-lang/triton #11905){}",
+                                              early_reads,
+                                              early_made_by == "ptx"
+                                                  ? ", already in the PTX: Triton's pipeliner issues them in the loop "
+                                                    "prologue"
+                                              : early_made_by == "ptxas" ? ", made by ptxas (the PTX waits first)"
+                                                                         : ""));
   }
   return c;
 }

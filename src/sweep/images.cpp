@@ -328,6 +328,7 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
     }
     todo[i]->findings = static_cast<int>(r.finding_count);
     todo[i]->early_reads = static_cast<int>(r.early_read_count);
+    todo[i]->early_read_attribution = r.early_read_attribution;
     todo[i]->sass = r.sass;
     if (r.ptx.contains("finding_count")) {
       todo[i]->ptx_findings = r.ptx.at("finding_count").get<int>();

@@ -66,6 +66,7 @@ struct Image {
   std::optional<BuildRecord> compile;  ///< how it was built, once it was
   std::optional<int> findings;  ///< static hazards, once inspected
   int early_reads = 0;          ///< gdc-early-read findings, once inspected (sass/early_read.hpp)
+  std::string early_read_attribution;  ///< who made them: "ptx", "ptxas", "none"; empty until known
   nlohmann::json sass;          ///< the analysis report, or null
   std::string sass_error;       ///< why it could not be inspected
   std::shared_ptr<const std::string> ptx;  ///< the variant's PTX, for the PTX check

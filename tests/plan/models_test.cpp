@@ -107,6 +107,31 @@ TEST(Models, TheHybridQwenModelsHaveEveryProjectionVllmWraps) {
   EXPECT_EQ(by_name("gemma-3-27b", 1)["o_proj"].out, (Sizes{5376}));
 }
 
+TEST(Models, TheDualStreamChainCoversTheSquareProjectionsAndNamesTheOthers) {
+  // --model with --vllm-dual-stream: the chain's host model has one width for x and y,
+  // so Qwen3-8B's o_proj (4096 -> 4096) is a lora_linear gdc case; qkv_proj, gate_up_proj
+  // and down_proj are not swept, each with the reason.
+  SweepConfig config = parse_config(
+      R"({"name": "m", "model": {"name": "qwen3-8b"}, "axes": {"triton": ["3.6.0"], "rank": [64], "tokens": [256],
+          "weight_dtype": ["bf16"], "block_n": ["vllm"], "num_stages": ["vllm"], "compiler": ["prebuilt"]}})",
+      "m.json");
+  FlagOverrides flags;
+  flags.vllm_dual_stream = true;
+  apply_flags(config, flags);
+  const Plan p = expand_plan(config, {"3.6.0"});
+  ASSERT_EQ(p.cases.size(), 1U);
+  EXPECT_EQ(p.cases[0].op, Op::lora_linear);
+  EXPECT_TRUE(p.cases[0].gdc);
+  EXPECT_EQ(p.cases[0].projection(), "o_proj");
+  EXPECT_EQ(p.cases[0].hidden, (std::vector<std::int64_t>{4096}));
+  std::set<std::string> not_swept;
+  for (const NotSwept& n : p.not_swept) {
+    not_swept.insert(n.projection);
+    EXPECT_NE(n.why.find("input and output widths are equal"), std::string::npos) << n.why;
+  }
+  EXPECT_EQ(not_swept, (std::set<std::string>{"qkv_proj", "gate_up_proj", "down_proj"}));
+}
+
 TEST(Models, AMoePlanSweepsTheRoutedExpertsAsFusedMoeCases) {
   const std::string axes = R"("triton": ["3.6.0"], "rank": [64], "tokens": [256, 4], "input_dtype": ["fp32"],
           "weight_dtype": ["bf16"], "add_inputs": [true], "block_n": ["vllm"], "num_stages": ["vllm"],
