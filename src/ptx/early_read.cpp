@@ -1,12 +1,12 @@
 #include "ptx/early_read.hpp"
 
-#include <bit>
 #include <cctype>
 #include <cstdint>
 #include <deque>
 #include <set>
 
 #include "sass/cfg.hpp"
+#include "sass/early_read.hpp"
 
 namespace lp::ptx {
 namespace {
@@ -14,16 +14,11 @@ namespace {
 /// Bit i stands for the i-th produced parameter (by ordinal); at most 64 are told apart.
 using ParamBits = std::uint64_t;
 
+/// The produced parameters of a PTX function, found by their names (`<fn>_param_N`).
 class Produced {
  public:
-  Produced(const std::string& function, const ProducedParams& produced) : m_prefix(function + "_param_") {
-    for (const auto& [ordinal, name] : produced) {
-      if (m_ordinals.size() < 64) {
-        m_ordinals.push_back(ordinal);
-        m_names.push_back(name);
-      }
-    }
-  }
+  Produced(const std::string& function, const ProducedParams& produced)
+      : m_prefix(function + "_param_"), m_set(produced) {}
 
   /// The produced parameters an operand names directly (`[fn_param_0]`, `fn_param_0+8`).
   [[nodiscard]] ParamBits named_in(std::string_view operand) const {
@@ -44,26 +39,17 @@ class Produced {
       if (digits == 0 || (end < operand.size() && std::isdigit(static_cast<unsigned char>(operand[end])))) {
         continue;
       }
-      for (std::size_t i = 0; i < m_ordinals.size(); ++i) {
-        if (m_ordinals[i] == ordinal) {
-          bits |= ParamBits{1} << i;
-        }
-      }
+      bits |= m_set.bit_of(ordinal);
     }
     return bits;
   }
 
-  /// The name of the lowest parameter in `bits`.
-  [[nodiscard]] const std::string& first_name(ParamBits bits) const {
-    return m_names[static_cast<std::size_t>(std::countr_zero(bits))];
-  }
-
-  [[nodiscard]] bool empty() const { return m_ordinals.empty(); }
+  [[nodiscard]] const std::string& first_name(ParamBits bits) const { return m_set.first_name(bits); }
+  [[nodiscard]] bool empty() const { return m_set.empty(); }
 
  private:
   std::string m_prefix;
-  std::vector<int> m_ordinals;
-  std::vector<std::string> m_names;
+  sass::ProducedSet m_set;
 };
 
 bool has_modifier(std::string_view opcode, std::string_view modifier) {

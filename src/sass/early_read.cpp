@@ -21,37 +21,23 @@ constexpr int k_uniform = 64;
 /// Per register (R0..R255, then UR0..UR63): the produced parameters its value derives from.
 using RegisterParams = std::vector<ParamBits>;
 
+/// The produced parameters of a cubin's function, found by their constant-bank offsets.
 class Produced {
  public:
-  Produced(const ParamLayout& layout, const std::map<int, std::string>& produced) : m_layout(layout) {
-    for (const auto& [ordinal, name] : produced) {
-      if (m_ordinals.size() < 64) {
-        m_ordinals.push_back(ordinal);
-        m_names.push_back(name);
-      }
-    }
-  }
-  [[nodiscard]] bool empty() const { return m_ordinals.empty(); }
+  Produced(const ParamLayout& layout, const std::map<int, std::string>& produced) : m_layout(layout), m_set(produced) {}
+  [[nodiscard]] bool empty() const { return m_set.empty(); }
 
   /// The produced parameter holding c[0x0][at].
   [[nodiscard]] ParamBits at_bank_offset(std::uint32_t at) const {
     const std::optional<int> ordinal = m_layout.ordinal_at(at);
-    for (std::size_t i = 0; ordinal && i < m_ordinals.size(); ++i) {
-      if (m_ordinals[i] == *ordinal) {
-        return ParamBits{1} << i;
-      }
-    }
-    return 0;
+    return ordinal ? m_set.bit_of(*ordinal) : 0;
   }
 
-  [[nodiscard]] const std::string& first_name(ParamBits bits) const {
-    return m_names[static_cast<std::size_t>(std::countr_zero(bits))];
-  }
+  [[nodiscard]] const std::string& first_name(ParamBits bits) const { return m_set.first_name(bits); }
 
  private:
   const ParamLayout& m_layout;
-  std::vector<int> m_ordinals;
-  std::vector<std::string> m_names;
+  ProducedSet m_set;
 };
 
 /// The offset of every `c[0x0][0x...]` with an immediate offset in `text`.
@@ -226,6 +212,28 @@ void transfer(const Instruction& insn, RegisterParams& s, const Produced& produc
 }
 
 }  // namespace
+
+ProducedSet::ProducedSet(const std::map<int, std::string>& produced) {
+  for (const auto& [ordinal, name] : produced) {
+    if (m_ordinals.size() < 64) {
+      m_ordinals.push_back(ordinal);
+      m_names.push_back(name);
+    }
+  }
+}
+
+std::uint64_t ProducedSet::bit_of(int ordinal) const noexcept {
+  for (std::size_t i = 0; i < m_ordinals.size(); ++i) {
+    if (m_ordinals[i] == ordinal) {
+      return std::uint64_t{1} << i;
+    }
+  }
+  return 0;
+}
+
+const std::string& ProducedSet::first_name(std::uint64_t bits) const {
+  return m_names.at(static_cast<std::size_t>(std::countr_zero(bits)));
+}
 
 bool early_reads_selected(const std::vector<std::string>& checks) {
   return checks.empty() || std::find(checks.begin(), checks.end(), k_early_read_id) != checks.end();

@@ -37,6 +37,23 @@ inline constexpr std::string_view k_early_read_description =
     "not passed the acquire of griddepcontrol.wait (ACQBULK): with programmatic dependent launch it may read the "
     "buffer before the producer has written it (triton-lang/triton #11905)";
 
+/// The produced parameters as bits of a set (at most 64 are told apart), for the PTX
+/// and the SASS pass alike: bit i is the i-th by ordinal.
+class ProducedSet {
+ public:
+  /// `produced`: parameter ordinal -> the name a report shows.
+  explicit ProducedSet(const std::map<int, std::string>& produced);
+  [[nodiscard]] bool empty() const noexcept { return m_ordinals.empty(); }
+  /// The bit of parameter `ordinal`; 0 when it is not produced.
+  [[nodiscard]] std::uint64_t bit_of(int ordinal) const noexcept;
+  /// The name of the lowest parameter in `bits` (not 0).
+  [[nodiscard]] const std::string& first_name(std::uint64_t bits) const;
+
+ private:
+  std::vector<int> m_ordinals;
+  std::vector<std::string> m_names;
+};
+
 /// True when `checks` (AnalysisOptions::checks) selects it: empty (all) or naming it.
 bool early_reads_selected(const std::vector<std::string>& checks);
 

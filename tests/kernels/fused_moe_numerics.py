@@ -21,6 +21,7 @@ rounding of the stored value.
                                      # prints "skipped: no GPU" without one
 """
 
+import os
 import sys
 
 import numpy as np
@@ -249,13 +250,10 @@ def run_sharded_case(case, torch, kernel, rng):
 
 
 def main(argv):
-    try:
-        import torch
-    except ImportError:
-        print("skipped: no GPU (torch is not installed)")
-        return 0
-    if not torch.cuda.is_available():
-        print("skipped: no GPU")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from gpu_torch import torch_with_gpu
+    torch = torch_with_gpu()
+    if torch is None:
         return 0
     sys.path.insert(0, argv[0] + "/kernels/triton")
     import triton

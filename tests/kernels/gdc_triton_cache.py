@@ -44,13 +44,10 @@ def early_reads(item):
 def main(argv):
     if len(argv) < 2:
         raise SystemExit(__doc__)
-    try:
-        import torch
-    except ImportError:
-        print("skipped: no GPU (torch is not installed)")
-        return 0
-    if not torch.cuda.is_available():
-        print("skipped: no GPU")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from gpu_torch import torch_with_gpu
+    torch = torch_with_gpu()
+    if torch is None:
         return 0
     repo, loraprobe = argv[0], argv[1]
     cache = argv[2] if len(argv) > 2 else tempfile.mkdtemp(prefix="lp-gdc-cache-")
