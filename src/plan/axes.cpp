@@ -179,7 +179,10 @@ std::string format_value(const nlohmann::json& value) {
   if (value.is_array()) {
     std::string out;
     for (const auto& item : value) {
-      out += (out.empty() ? "" : "/") + format_value(item);
+      if (!out.empty()) {
+        out += '/';
+      }
+      out += format_value(item);
     }
     return out;
   }
@@ -205,12 +208,12 @@ std::string axis_text(const AxisValues& axes, std::string_view key) {
 std::string row_label(const AxisValues& axes) {
   // Triton first: the same configuration under two Tritons is two rows, and the
   // question a row answers is "this stack, this config".
-  std::string label = axes.contains("triton") ? "t" + axis_text(axes, "triton") + " " : std::string();
+  std::string label = axes.contains("triton") ? fmt::format("t{} ", axis_text(axes, "triton")) : std::string();
   label += axis_text(axes, "op");
   if (axes.contains("input_dtype")) {
     label += fmt::format(" {}>{}", axis_text(axes, "input_dtype"), axis_text(axes, "weight_dtype"));
   } else {
-    label += " " + axis_text(axes, "weight_dtype");
+    label += fmt::format(" {}", axis_text(axes, "weight_dtype"));
   }
   label += fmt::format(" r{} h{}", axis_text(axes, "rank"), axis_text(axes, "hidden"));
   if (axes.contains("num_experts")) {
@@ -219,7 +222,7 @@ std::string row_label(const AxisValues& axes) {
     label += fmt::format(" k{} e{}x{}{}", axis_text(axes, "hidden_in"), axis_text(axes, "num_experts"),
                          axis_text(axes, "top_k"), axes.boolean("mul_routed_weight").value_or(false) ? " rw" : "");
     if (axes.integer("npid_factor").value_or(1) > 1) {
-      label += " p" + axis_text(axes, "npid_factor");
+      label += fmt::format(" p{}", axis_text(axes, "npid_factor"));
     }
   }
   if (axes.integer("num_loras").value_or(1) > 1) {
@@ -228,14 +231,17 @@ std::string row_label(const AxisValues& axes) {
   label += fmt::format(" m{}n{}k{} w{}s{}", axis_text(axes, "block_m"), axis_text(axes, "block_n"), axis_text(axes, "block_k"),
                        axis_text(axes, "num_warps"), axis_text(axes, "num_stages"));
   if (axes.contains("split_k")) {
-    label += " sk" + axis_text(axes, "split_k");
+    label += fmt::format(" sk{}", axis_text(axes, "split_k"));
   }
   if (axes.contains("add_inputs")) {
     label += axes.boolean("add_inputs").value_or(false) ? " add" : " noadd";
   }
-  label += " " + axis_text(axes, "compiler");
+  if (axes.boolean("gdc").value_or(false)) {
+    label += " gdc";  // vLLM's dual-stream chain: not the same row as the plain one
+  }
+  label += fmt::format(" {}", axis_text(axes, "compiler"));
   if (axes.contains("amplify")) {
-    label += " amp" + axis_text(axes, "amplify");  // D queued wgmma pairs (src/ptx/amplify.hpp)
+    label += fmt::format(" amp{}", axis_text(axes, "amplify"));  // D queued wgmma pairs (src/ptx/amplify.hpp)
   }
   return label;
 }

@@ -164,7 +164,8 @@ std::int64_t integer_field(const json& object, std::string_view key, const std::
   return *v;
 }
 
-/// Expands a range object {"from", "to", "mul"|"step"} of an integer axis.
+}  // namespace
+
 std::vector<json> expand_range(const AxisInfo& axis, const json& range, const std::string& file,
                                const std::string& ptr) {
   if (axis.kind != AxisKind::integer) {
@@ -206,6 +207,8 @@ std::vector<json> expand_range(const AxisInfo& axis, const json& range, const st
   }
   return values;
 }
+
+namespace {
 
 /// The values of one axis as written in a file: a list, a range, or one value.
 std::vector<json> parse_axis_values(const AxisInfo& axis, const json& node, const std::string& file,
@@ -572,7 +575,10 @@ std::string format_config(const SweepConfig& config) {
     const auto& setting = config.axes.at(axis.id);
     std::string joined;
     for (const AxisValue& v : setting.value) {
-      joined += (joined.empty() ? "" : ",") + format_value(v.to_json());
+      if (!joined.empty()) {
+        joined += ',';
+      }
+      joined += format_value(v.to_json());
     }
     if (setting.value.size() > 4) {
       joined = fmt::format("{} ({} values)", joined, setting.value.size());

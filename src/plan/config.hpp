@@ -145,6 +145,12 @@ struct FlagOverrides {
   std::optional<bool> remedies;                      ///< --remedies / --no-remedies
 };
 
+/// Expands a range object {"from", "to", "mul"|"step"} of an integer axis into its
+/// values (a config file's range, and a flag's FROM..TO*MUL made into one). Throws
+/// lp::InputError naming `file` and `ptr` for a malformed range or one too long.
+std::vector<nlohmann::json> expand_range(const AxisInfo& axis, const nlohmann::json& range, const std::string& file,
+                                         const std::string& ptr);
+
 /// Applies `flags` to `config`: each axis flag replaces the axis (a value given twice
 /// is an error), --ptxas adds to the compilers, --repeats and --seed replace theirs.
 /// Throws lp::UsageError naming the flag and the value.

@@ -88,6 +88,15 @@ TEST(AxisValues, TheLabelsReadThem) {
           "num_experts": 128, "top_k": 8, "mul_routed_weight": true, "npid_factor": 2, "block_m": 64, "block_n": 128,
           "block_k": 128, "num_warps": 8, "num_stages": 3, "add_inputs": true, "compiler": "prebuilt"})"));
   EXPECT_EQ(plan::row_label(moe), "t3.6.0 fused_moe bf16 r64 h2048 k768 e128x8 rw p2 m64n128k128 w8s3 add prebuilt");
+  // vLLM's dual-stream chain is its own row beside the plain chain of the same config.
+  const AxisValues chain = AxisValues::from_json(json::parse(
+      R"({"triton": "3.6.0", "op": "lora_linear", "weight_dtype": "bf16", "rank": 64, "hidden": [4096], "block_m": 64,
+          "block_n": 128, "block_k": 32, "num_warps": 4, "num_stages": 2, "split_k": 8, "add_inputs": false,
+          "compiler": "prebuilt"})"));
+  AxisValues dual = chain;
+  dual.set("gdc", true);
+  EXPECT_EQ(plan::row_label(chain), "t3.6.0 lora_linear bf16 r64 h4096 m64n128k32 w4s2 sk8 noadd prebuilt");
+  EXPECT_EQ(plan::row_label(dual), "t3.6.0 lora_linear bf16 r64 h4096 m64n128k32 w4s2 sk8 noadd gdc prebuilt");
 }
 
 }  // namespace
