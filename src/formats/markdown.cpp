@@ -103,8 +103,8 @@ std::string excerpt_block(const Excerpt& e) {
       loads += l + "\n";
     }
     out += fmt::format("gdc-early-read: {} load(s) of a buffer the previous grid produces, before "
-                       "`griddepcontrol.wait` (made by: {}).\n\n",
-                       e.early_reads, md(e.early_attribution.empty() ? "not analysed" : e.early_attribution)) +
+                       "`griddepcontrol.wait`{}.\n\n",
+                       e.early_reads, e.early_attribution.empty() ? "" : " (made by: " + md(e.early_attribution) + ")") +
            escape::markdown_fence(loads) + "\n";
   }
   if (e.findings == 0 && e.early_reads > 0) {

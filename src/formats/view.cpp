@@ -270,6 +270,19 @@ std::vector<EnvRow> case_numbers(const report::CaseRecord& c) {
   return rows;
 }
 
+std::vector<std::string> early_read_lines_of(const json& sass) {
+  std::vector<std::string> lines;
+  for (const json& kernel : member(sass, "kernels")) {
+    for (const json& r : member(kernel, "early_reads")) {
+      const std::string address = text(r, "address", "0x?");
+      lines.push_back(fmt::format("/*{}*/ {}  // reads {} before {} at {}", address.substr(2),
+                                  text(r, "instruction", "?"), text(r, "param", "?"),
+                                  text(member(r, "wait"), "instruction", "?"), text(member(r, "wait"), "address", "?")));
+    }
+  }
+  return lines;
+}
+
 Excerpt excerpt_of_item(const json& item) {
   Excerpt e;
   e.variant = text(item, "name", "?");
@@ -279,17 +292,9 @@ Excerpt excerpt_of_item(const json& item) {
   e.attribution = text(item, "attribution");
   e.attribution_text = e.attribution.empty() ? "not analysed" : e.attribution;
   e.lines = excerpt_lines_of(member(item, "sass"));
+  e.early_lines = early_read_lines_of(member(item, "sass"));
   e.early_reads = static_cast<int>(integer(item, "early_read_count"));
   e.early_attribution = text(item, "early_read_attribution");
-  for (const json& kernel : member(member(item, "sass"), "kernels")) {
-    for (const json& r : member(kernel, "early_reads")) {
-      const std::string address = text(r, "address", "0x?");
-      e.early_lines.push_back(fmt::format("/*{}*/ {}  // reads {} before {} at {}", address.substr(2),
-                                          text(r, "instruction", "?"), text(r, "param", "?"),
-                                          text(member(r, "wait"), "instruction", "?"),
-                                          text(member(r, "wait"), "address", "?")));
-    }
-  }
   return e;
 }
 
@@ -429,6 +434,9 @@ ReportView view_of(const Document& doc) {
                              ? std::string(e.attribution.empty() ? "not analysed" : "no hazard")
                              : strip_note(report::attribution_note(e.attribution));
     e.lines = excerpt_lines_of(member(variant, "sass"));
+    // A dual-stream variant's early reads (its cases count them among their static findings).
+    e.early_lines = early_read_lines_of(member(variant, "sass"));
+    e.early_reads = static_cast<int>(e.early_lines.size());
     const std::string stack = fmt::format("Triton {} under {}", e.triton, e.compiler);
     if (by_stack.count(stack) == 0) {
       stack_order.push_back(stack);

@@ -106,6 +106,10 @@ std::string not_swept_sentence(const nlohmann::json& not_swept);
 /// in-flight MMA, the MMA, the wait it passes, the instructions that touch it.
 std::vector<ExcerptLine> excerpt_lines_of(const nlohmann::json& sass);
 
+/// One line per gdc-early-read finding of a sass record: the load, the parameter it
+/// reads, the wait it precedes.
+std::vector<std::string> early_read_lines_of(const nlohmann::json& sass);
+
 /// The excerpt of one hazardous cubin of an inspect document (its items[]), lines included.
 Excerpt excerpt_of_item(const nlohmann::json& item);
 
