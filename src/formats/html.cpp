@@ -121,7 +121,7 @@ std::string excerpt_html(const Excerpt& e) {
     // The dual-stream hazard, its own check and its own lines.
     out += fmt::format("<p>gdc-early-read: {} load(s) of a buffer the previous grid produces, before "
                        "<code>griddepcontrol.wait</code>{}.</p>\n<pre>",
-                       e.early_reads, e.early_attribution.empty() ? "" : " (made by: " + esc(e.early_attribution) + ")");
+                       e.early_reads, e.early_attribution.empty() ? std::string() : fmt::format(" (made by: {})", esc(e.early_attribution)));
     for (const std::string& l : e.early_lines) {
       out += "<mark>" + esc(l) + "</mark>\n";
     }

@@ -104,7 +104,7 @@ std::string excerpt_block(const Excerpt& e) {
     }
     out += fmt::format("gdc-early-read: {} load(s) of a buffer the previous grid produces, before "
                        "`griddepcontrol.wait`{}.\n\n",
-                       e.early_reads, e.early_attribution.empty() ? "" : " (made by: " + md(e.early_attribution) + ")") +
+                       e.early_reads, e.early_attribution.empty() ? std::string() : fmt::format(" (made by: {})", md(e.early_attribution))) +
            escape::markdown_fence(loads) + "\n";
   }
   if (e.findings == 0 && e.early_reads > 0) {
@@ -196,7 +196,7 @@ std::string stack_section(const StackMatrix& m) {
   std::string out = "## Is my stack fixed?\n\n" + md(m.answer) + "\n\n| Triton |";
   std::string rule = "|---|";
   for (const std::string& label : m.labels) {
-    out += " " + md(label) + " |";
+    out += fmt::format(" {} |", md(label));
     rule += "---|";
   }
   out += "\n" + rule + "\n";

@@ -76,7 +76,7 @@ std::string report_summary(const Document& doc) {
     std::string label = text_of(c, "name");
     if (c.contains("version") && c["version"].is_string()) {
       // Reports before 3.0 recorded a prebuilt compiler's version in ptxas's own words.
-      label += " " + version_of(c, "version");
+      label += fmt::format(" {}", version_of(c, "version"));
     }
     compilers[label] = true;
   }
@@ -162,8 +162,8 @@ std::string inspect_summary(const json& d) {
       out += fmt::format("  hazard: {}{} ({}): {} finding(s){}{}\n", triton.empty() ? "" : "Triton " + triton + " ",
                          text_of(item, "name"), text_of(item, "compiler"), integer(item, "finding_count"),
                          text_of(item, "attribution", "").empty() || text_of(item, "attribution") == "none"
-                             ? ""
-                             : ", made by the " + text_of(item, "attribution"),
+                             ? std::string()
+                             : fmt::format(", made by the {}", text_of(item, "attribution")),
                          integer(item, "early_read_count") == 0
                              ? std::string()
                              : fmt::format("; {} gdc-early-read, made by the {}", integer(item, "early_read_count"),

@@ -78,7 +78,7 @@ std::string hash_parts(std::initializer_list<std::string_view> parts) {
 /// Unlike util's write_file_atomic this does not fsync: a cache entry lost in a
 /// crash is only a miss, and thousands of fsyncs would cost more than they save.
 std::optional<std::string> write_entry(const fs::path& path, const std::string& contents) {
-  std::string tmpl = (path.parent_path() / ("." + path.filename().string() + ".XXXXXX")).string();
+  std::string tmpl = (path.parent_path() / fmt::format(".{}.XXXXXX", path.filename().string())).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) {
     return fmt::format("{}: cannot create a temporary file: {}", path.string(), std::strerror(errno));
@@ -133,7 +133,7 @@ std::string analysis_fingerprint(const sass::AnalysisOptions& options) {
     if (id != sass::k_early_read_id) {
       (void)sass::require_check(id);
     }
-    text += " " + id;
+    text += fmt::format(" {}", id);
   }
   return sha256_hex(text);
 }

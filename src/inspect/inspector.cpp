@@ -58,7 +58,7 @@ std::string skip_reason(const std::shared_ptr<const std::string>& ptx, bool enab
 std::string produced_text(const std::map<int, std::string>& produced) {
   std::string out;
   for (const auto& [ordinal, name] : produced) {
-    out += (out.empty() ? "" : ",") + std::to_string(ordinal) + "=" + name;
+    out += fmt::format("{}{}={}", out.empty() ? "" : ",", ordinal, name);
   }
   return out;
 }
