@@ -49,8 +49,13 @@ def main(argv):
     torch = torch_with_gpu()
     if torch is None:
         return 0
-    repo, loraprobe = argv[0], argv[1]
-    cache = argv[2] if len(argv) > 2 else tempfile.mkdtemp(prefix="lp-gdc-cache-")
+    if len(argv) > 2:
+        return run(torch, argv[0], argv[1], argv[2])
+    with tempfile.TemporaryDirectory(prefix="lp-gdc-cache-") as cache:  # nothing left behind in /tmp
+        return run(torch, argv[0], argv[1], cache)
+
+
+def run(torch, repo, loraprobe, cache):
     os.environ["TRITON_CACHE_DIR"] = cache
     sys.path.insert(0, repo + "/kernels/triton")
     import triton
