@@ -37,23 +37,6 @@ constexpr StickyCode k_sticky_codes[] = {
     {CUDA_ERROR_EXTERNAL_DEVICE, "CUDA_ERROR_EXTERNAL_DEVICE"},
 };
 
-// StickyCudaError carries a CUresult for runtime errors too, by numeric value; that
-// is only right while the two enums agree on every sticky code.
-static_assert(static_cast<int>(cudaErrorECCUncorrectable) == CUDA_ERROR_ECC_UNCORRECTABLE);
-static_assert(static_cast<int>(cudaErrorContained) == CUDA_ERROR_CONTAINED);
-static_assert(static_cast<int>(cudaErrorIllegalAddress) == CUDA_ERROR_ILLEGAL_ADDRESS);
-static_assert(static_cast<int>(cudaErrorLaunchTimeout) == CUDA_ERROR_LAUNCH_TIMEOUT);
-static_assert(static_cast<int>(cudaErrorAssert) == CUDA_ERROR_ASSERT);
-static_assert(static_cast<int>(cudaErrorHardwareStackError) == CUDA_ERROR_HARDWARE_STACK_ERROR);
-static_assert(static_cast<int>(cudaErrorIllegalInstruction) == CUDA_ERROR_ILLEGAL_INSTRUCTION);
-static_assert(static_cast<int>(cudaErrorMisalignedAddress) == CUDA_ERROR_MISALIGNED_ADDRESS);
-static_assert(static_cast<int>(cudaErrorInvalidAddressSpace) == CUDA_ERROR_INVALID_ADDRESS_SPACE);
-static_assert(static_cast<int>(cudaErrorInvalidPc) == CUDA_ERROR_INVALID_PC);
-static_assert(static_cast<int>(cudaErrorLaunchFailure) == CUDA_ERROR_LAUNCH_FAILED);
-static_assert(static_cast<int>(cudaErrorTensorMemoryLeak) == CUDA_ERROR_TENSOR_MEMORY_LEAK);
-static_assert(static_cast<int>(cudaErrorMpsClientTerminated) == CUDA_ERROR_MPS_CLIENT_TERMINATED);
-static_assert(static_cast<int>(cudaErrorExternalDevice) == CUDA_ERROR_EXTERNAL_DEVICE);
-
 // __FILE__ is absolute; keep it from the last "src/" or "tests/" on, which is
 // unambiguous inside the repository and short in a one-line message.
 std::string_view short_file(const char* file) {
@@ -71,16 +54,6 @@ std::string message(const char* api, const std::string& name, const std::string&
                     const char* file, int line) {
   return fmt::format("{}:{}: {} call failed with {}{} in `{}`", short_file(file), line, api, name,
                      text.empty() ? std::string() : " (" + text + ")", call);
-}
-
-std::string cuda_error_name(cudaError_t error) {
-  const char* name = cudaGetErrorName(error);
-  return name != nullptr ? name : fmt::format("cudaError_t {}", static_cast<int>(error));
-}
-
-std::string cuda_error_string(cudaError_t error) {
-  const char* text = cudaGetErrorString(error);
-  return text != nullptr ? text : "";
 }
 
 // A status comes from a cuBLAS call, so cuBLAS is loaded already; if it cannot be
@@ -112,8 +85,6 @@ void log_line(const std::string& what) noexcept {
 }  // namespace
 
 bool is_sticky(CUresult result) noexcept { return sticky_error_name(result) != nullptr; }
-
-bool is_sticky(cudaError_t error) noexcept { return is_sticky(static_cast<CUresult>(error)); }
 
 const char* sticky_error_name(CUresult result) noexcept {
   for (const StickyCode& code : k_sticky_codes) {
@@ -166,18 +137,6 @@ void throw_cu_error(CUresult result, const char* call, const char* file, int lin
   throw CudaError(CudaApi::driver, static_cast<int>(result), name, what);
 }
 
-void throw_cuda_error(cudaError_t error, const char* call, const char* file, int line) {
-  // Reset the runtime's last-error slot (a no-op for sticky errors, which stay).
-  static_cast<void>(cudaGetLastError());
-  const std::string name = cuda_error_name(error);
-  const std::string what = message("CUDA runtime", name, cuda_error_string(error), call, file, line);
-  if (is_sticky(error)) {
-    const auto result = static_cast<CUresult>(error);
-    throw StickyCudaError(CudaApi::runtime, result, sticky_error_name(result), what);
-  }
-  throw CudaError(CudaApi::runtime, static_cast<int>(error), name, what);
-}
-
 void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
   const std::string name = cublas_status_name(status);
   throw CudaError(CudaApi::cublas, static_cast<int>(status), name,
@@ -189,15 +148,6 @@ void log_cu_error(CUresult result, const char* call, const char* file, int line)
     log_line(message("CUDA driver", cu_result_name(result), cu_result_string(result), call, file, line));
   } catch (...) {
     // Formatting itself failed (out of memory): a destructor has nothing left to report with.
-  }
-}
-
-void log_cuda_error(cudaError_t error, const char* call, const char* file, int line) noexcept {
-  try {
-    static_cast<void>(cudaGetLastError());
-    log_line(message("CUDA runtime", cuda_error_name(error), cuda_error_string(error), call, file, line));
-  } catch (...) {
-    // As above: out of memory while formatting.
   }
 }
 

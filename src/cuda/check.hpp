@@ -1,5 +1,5 @@
 #pragma once
-// Error checking for every CUDA driver, runtime and cuBLAS call (after nvbench's
+// Error checking for every CUDA driver and cuBLAS call (after nvbench's
 // NVBENCH_CUDA_CALL): a failed call throws with file:line, the error's name and
 // string, and the text of the call. Sticky errors (the context is dead: illegal
 // address, trap, misaligned access, launch failure...) throw StickyCudaError so a
@@ -9,7 +9,6 @@
 
 #include <cublas_api.h>
 #include <cuda.h>
-#include <cuda_runtime_api.h>
 
 #include <string>
 
@@ -18,18 +17,18 @@
 namespace lp {
 
 /// Which CUDA library a failed call belongs to.
-enum class CudaApi { driver, runtime, cublas };
+enum class CudaApi { driver, cublas };
 
-/// A failed CUDA driver, runtime or cuBLAS call. Recorded against the case that
+/// A failed CUDA driver or cuBLAS call. Recorded against the case that
 /// made it (an lp::Error); what() is the full one-line message.
 class CudaError : public Error {
  public:
   /// api: the library; code: its numeric status; name: e.g. "CUDA_ERROR_OUT_OF_MEMORY",
-  /// "cudaErrorInvalidValue", "CUBLAS_STATUS_NOT_SUPPORTED"; what: the full message.
+  /// "CUBLAS_STATUS_NOT_SUPPORTED"; what: the full message.
   CudaError(CudaApi api, int code, std::string name, const std::string& what)
       : Error(what), m_api(api), m_code(code), m_name(std::move(name)) {}
   [[nodiscard]] CudaApi api() const noexcept { return m_api; }
-  /// The numeric CUresult / cudaError_t / cublasStatus_t.
+  /// The numeric CUresult / cublasStatus_t.
   [[nodiscard]] int code() const noexcept { return m_code; }
   /// The symbolic name of code().
   [[nodiscard]] const std::string& name() const noexcept { return m_name; }
@@ -42,15 +41,13 @@ class CudaError : public Error {
 
 /// A sticky error: the context (and with it every buffer, module and stream made
 /// in it) is unusable and the process must be restarted to use this GPU again.
-/// Carries the driver's CUresult even when the runtime reported it (the runtime
-/// codes of sticky errors equal the driver's, checked at compile time).
 class StickyCudaError : public CudaError {
  public:
   StickyCudaError(CudaApi api, CUresult result, std::string name, const std::string& what)
       : CudaError(api, static_cast<int>(result), std::move(name), what), m_result(result) {}
   /// The driver error code, e.g. CUDA_ERROR_ILLEGAL_ADDRESS.
   [[nodiscard]] CUresult result() const noexcept { return m_result; }
-  /// The driver name of result(), e.g. "CUDA_ERROR_ILLEGAL_ADDRESS" (also for runtime errors).
+  /// The driver name of result(), e.g. "CUDA_ERROR_ILLEGAL_ADDRESS".
   [[nodiscard]] const std::string& cu_name() const noexcept { return name(); }
   /// What a sweep records as the case's reason: "fault: CUDA_ERROR_ILLEGAL_ADDRESS".
   [[nodiscard]] std::string fault_reason() const { return "fault: " + name(); }
@@ -63,9 +60,6 @@ class StickyCudaError : public CudaError {
 /// (cuda.h: "the process must be terminated and relaunched"), plus device-side
 /// assert and uncorrectable ECC, which also poison the context.
 [[nodiscard]] bool is_sticky(CUresult result) noexcept;
-
-/// The runtime twin of is_sticky(CUresult); same codes.
-[[nodiscard]] bool is_sticky(cudaError_t error) noexcept;
 
 /// "CUDA_ERROR_ILLEGAL_ADDRESS" for a sticky code, from our own table (usable
 /// without a loaded driver); nullptr for a code that is not sticky.
@@ -82,10 +76,8 @@ namespace detail {
 
 // The out-of-line halves of the macros below: build the message and throw (or log).
 [[noreturn]] void throw_cu_error(CUresult result, const char* call, const char* file, int line);
-[[noreturn]] void throw_cuda_error(cudaError_t error, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line);
 void log_cu_error(CUresult result, const char* call, const char* file, int line) noexcept;
-void log_cuda_error(cudaError_t error, const char* call, const char* file, int line) noexcept;
 void log_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) noexcept;
 
 }  // namespace detail
@@ -99,16 +91,6 @@ void log_cublas_error(cublasStatus_t status, const char* call, const char* file,
     if (lp_cu_result_ != CUDA_SUCCESS) {                                    \
       ::lp::detail::throw_cu_error(lp_cu_result_, #call, __FILE__, __LINE__); \
     }                                                                       \
-  } while (false)
-
-/// Runtime API twin of LP_CU_CHECK. Also clears the runtime's last-error slot, so a
-/// non-sticky failure is not reported again by the next cudaGetLastError().
-#define LP_CUDA_CHECK(call)                                                     \
-  do {                                                                          \
-    const cudaError_t lp_cuda_error_ = (call);                                  \
-    if (lp_cuda_error_ != cudaSuccess) {                                        \
-      ::lp::detail::throw_cuda_error(lp_cuda_error_, #call, __FILE__, __LINE__); \
-    }                                                                           \
   } while (false)
 
 /// cuBLAS twin of LP_CU_CHECK: throws lp::CudaError with the cublasStatus_t name.
@@ -127,14 +109,6 @@ void log_cublas_error(cublasStatus_t status, const char* call, const char* file,
     if (lp_cu_result_ != CUDA_SUCCESS) {                                    \
       ::lp::detail::log_cu_error(lp_cu_result_, #call, __FILE__, __LINE__); \
     }                                                                       \
-  } while (false)
-
-#define LP_CUDA_CHECK_NOEXCEPT(call)                                            \
-  do {                                                                          \
-    const cudaError_t lp_cuda_error_ = (call);                                  \
-    if (lp_cuda_error_ != cudaSuccess) {                                        \
-      ::lp::detail::log_cuda_error(lp_cuda_error_, #call, __FILE__, __LINE__);   \
-    }                                                                           \
   } while (false)
 
 #define LP_CUBLAS_CHECK_NOEXCEPT(call)                                               \

@@ -1,7 +1,7 @@
 #pragma once
 // The device's primary context, retained for the lifetime of the object. The
-// primary context is the one the runtime (our .cu kernels) and cuBLAS use, so
-// driver-loaded modules, runtime launches and cuBLAS all share buffers and streams.
+// primary context is the one cuBLAS uses, so driver-loaded modules and cuBLAS
+// share buffers and streams.
 
 #include <cuda.h>
 

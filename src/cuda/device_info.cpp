@@ -1,7 +1,6 @@
 #include "cuda/device_info.hpp"
 
 #include <cuda.h>
-#include <cuda_runtime_api.h>
 
 #include <array>
 #include <fstream>
@@ -77,7 +76,6 @@ DeviceInfo query_device_info(int ordinal) {
 
   LP_CU_CHECK(drv.cuDriverGetVersion(&info.driver_version));
   info.kernel_driver = kernel_driver_version();
-  LP_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
   info.cublas_version = cublas_library_version();
   return info;
 }

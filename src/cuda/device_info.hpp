@@ -23,7 +23,10 @@ struct DeviceInfo {
   bool ecc_enabled = false;
   int driver_version = 0;            ///< CUDA version the driver supports, 13000 = 13.0
   std::string kernel_driver;         ///< "580.159" from /proc/driver/nvidia/version, "" when unreadable
-  int runtime_version = 0;           ///< cudart linked into this binary, 13000 = 13.0
+  /// The CUDA version loraprobe's own kernels and driver calls were built for (cuda.h's
+  /// CUDA_VERSION, 13000 = 13.0): no CUDA runtime is linked. Reports keep the key
+  /// runtime_version for it.
+  int runtime_version = CUDA_VERSION;
   std::string cublas_version;        ///< libcublas loaded at run time, "13.0.0"
   /// Peak DRAM bandwidth in GB/s from the clocks and bus width (2 transfers per clock).
   [[nodiscard]] double peak_bandwidth_gbps() const noexcept {

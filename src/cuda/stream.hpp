@@ -1,11 +1,9 @@
 #pragma once
 #include <utility>
-// Streams and timing events. A CUstream is also a cudaStream_t, so the same stream
-// orders driver launches (Triton kernels), runtime launches (our .cu kernels) and
-// cuBLAS calls.
+// Streams and timing events. A CUstream is also the cudaStream_t cuBLAS takes, so
+// the same stream orders the Triton kernels, our own (src/verify) and cuBLAS calls.
 
 #include <cuda.h>
-#include <cuda_runtime_api.h>
 
 namespace lp {
 
@@ -26,8 +24,6 @@ class Stream {
   void synchronize() const;
 
   [[nodiscard]] CUstream get() const noexcept { return m_stream; }
-  /// The same stream for runtime launches and cuBLAS.
-  [[nodiscard]] cudaStream_t runtime() const noexcept { return reinterpret_cast<cudaStream_t>(m_stream); }
 
  private:
   CUstream m_stream = nullptr;

@@ -257,7 +257,7 @@ void QueuedComparisons::enqueue(const DeviceBuffer& actual, const DeviceBuffer& 
   device_launch::compare(k, rule, actual.raw(), expected.raw(), static_cast<const std::int32_t*>(lora_of.raw()),
                          static_cast<unsigned*>(m_tile_failed.raw()),
                          static_cast<MetricsBlock*>(m_blocks.raw()) + m_count,
-                         static_cast<unsigned long long>(m_layout.total_elements()), m_stream.runtime());
+                         static_cast<unsigned long long>(m_layout.total_elements()), m_stream.get());
   ++m_count;
 }
 

@@ -1,10 +1,10 @@
 #pragma once
-// The raw launchers of src/verify's .cu files. They check only the launch itself
-// (LP_CUDA_CHECK on cudaGetLastError); argument checking with readable messages is
-// done by the public wrappers in the .cpp files, because nvcc cannot compile fmt's
-// compile-time format strings. Internal to src/verify.
+// The host side of device_kernels.cu: launchers of its input and comparison kernels
+// (reference_kernels.hpp declares the rest). They check only the launch itself;
+// argument checking with readable messages is done by the public wrappers in the
+// .cpp files. Internal to src/verify.
 
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -18,16 +18,16 @@ namespace lp::device_launch {
 
 /// dst[i] = generated_bits(t, range, seed, tensor, i) for i < count.
 void fill_generated(void* dst, DType t, std::size_t count, ValueRange range, std::uint64_t seed,
-                    std::uint32_t tensor, cudaStream_t stream);
+                    std::uint32_t tensor, CUstream stream);
 
 /// dst[i] = round_to(to, src[i]) for i < count.
-void convert(const void* src, DType from, void* dst, DType to, std::size_t count, cudaStream_t stream);
+void convert(const void* src, DType from, void* dst, DType to, std::size_t count, CUstream stream);
 
 /// Runs the comparison kernel over `count` elements and then fetches the first bad
 /// element's bits into *out (which must hold compare_detail::empty_block() and
 /// `tile_failed` zeros beforehand).
 void compare(const compare_detail::KernelLayout& layout, const compare_detail::ElementRule& rule, const void* actual,
              const void* expected, const std::int32_t* lora_of, unsigned* tile_failed,
-             compare_detail::MetricsBlock* out, unsigned long long count, cudaStream_t stream);
+             compare_detail::MetricsBlock* out, unsigned long long count, CUstream stream);
 
 }  // namespace lp::device_launch

@@ -26,11 +26,11 @@ void fill_generated(const DeviceBuffer& dst, DType t, ValueRange range, std::uin
     throw Error(fmt::format("fill_generated: {} bytes is not a whole number of {} elements", dst.bytes(),
                             dtype_name(t)));
   }
-  device_launch::fill_generated(dst.raw(), t, dst.bytes() / dtype_size(t), range, seed, tensor, stream.runtime());
+  device_launch::fill_generated(dst.raw(), t, dst.bytes() / dtype_size(t), range, seed, tensor, stream.get());
 }
 
 void convert_on_device(const void* src, DType from, void* dst, DType to, std::size_t count, const Stream& stream) {
-  device_launch::convert(src, from, dst, to, count, stream.runtime());
+  device_launch::convert(src, from, dst, to, count, stream.get());
 }
 
 }  // namespace lp

@@ -248,7 +248,7 @@ void init_reference(const Problem& p, CaseBuffers& b, const Stream& stream) {
 void enqueue_reference(const Problem& problem, const LoraMetadata& metadata, CaseBuffers& buffers,
                        const CublasHandle& cublas, const Stream& stream, GpuSpan& span) {
   validate(problem);
-  if (cublas.stream() != stream.runtime()) {
+  if (cublas.stream() != stream.get()) {
     throw Error("compute_reference: the cuBLAS handle is bound to another stream");
   }
   // Stream-ordered: freed after the work queued here, however this returns.

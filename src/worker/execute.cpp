@@ -143,8 +143,7 @@ std::optional<JobResult> judged(const Job& job, Body&& body) {
     result.outcome = RunOutcome::refused;
     result.reason = e.what();
   } catch (const CudaError& e) {
-    const bool sticky = (e.api() == CudaApi::driver && is_sticky(static_cast<CUresult>(e.code()))) ||
-                        (e.api() == CudaApi::runtime && is_sticky(static_cast<cudaError_t>(e.code())));
+    const bool sticky = e.api() == CudaApi::driver && is_sticky(static_cast<CUresult>(e.code()));
     if (sticky) {
       throw StickyCudaError(e.api(), static_cast<CUresult>(e.code()), e.name(), e.what());
     }

@@ -142,7 +142,7 @@ TEST_F(CudaGpu, LinkerErrorCarriesThePtxasLog) {
 TEST_F(CudaGpu, CublasHandleIsBoundToTheStream) {
   const Stream stream;
   const CublasHandle handle(stream);
-  EXPECT_EQ(handle.stream(), stream.runtime());
+  EXPECT_EQ(handle.stream(), stream.get());
   cublasMath_t mode{};
   LP_CUBLAS_CHECK(cublasGetMathMode(handle.get(), &mode));
   EXPECT_EQ(mode & 0xF, CUBLAS_PEDANTIC_MATH);

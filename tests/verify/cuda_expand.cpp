@@ -72,7 +72,7 @@ void launch_cuda_expand(const Problem& problem, const LoraMetadata& metadata, Ca
     throw Error(fmt::format("CUDA expand grid {}x{}x{} exceeds the launch limits", grid_x, grid_y, grid_z));
   }
   device_launch::cuda_expand(p, static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y),
-                             static_cast<unsigned>(grid_z), stream.runtime());
+                             static_cast<unsigned>(grid_z), stream.get());
 }
 
 }  // namespace lp

@@ -1,7 +1,9 @@
 // Device side of cuda_expand.hpp: the kernel and its raw launcher.
 
-#include "cuda/check.hpp"
+#include <string>
+
 #include "cuda_expand_launch.hpp"
+#include "util/error.hpp"
 
 namespace lp::device_launch {
 namespace {
@@ -64,7 +66,11 @@ __global__ void cuda_expand_kernel(ExpandParams p) {
 
 void cuda_expand(const ExpandParams& params, unsigned grid_x, unsigned grid_y, unsigned grid_z, cudaStream_t stream) {
   cuda_expand_kernel<<<dim3(grid_x, grid_y, grid_z), k_threads, 0, stream>>>(params);
-  LP_CUDA_CHECK(cudaGetLastError());
+  // The only runtime launch left (the tool itself launches through the driver).
+  const cudaError_t error = cudaGetLastError();
+  if (error != cudaSuccess) {
+    throw Error(std::string("CUDA expand launch failed: ") + cudaGetErrorName(error));
+  }
 }
 
 }  // namespace lp::device_launch

@@ -1,0 +1,168 @@
+// Host side of device_kernels.cu: the embedded fatbin, loaded once per process as a
+// context-independent library (cuLibraryLoadData: the driver loads it into each
+// context that launches one of its kernels, so a context made later, or a primary
+// context retained again, never sees a stale handle), and one launcher per kernel.
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cuda/check.hpp"
+#include "cuda/driver.hpp"
+#include "cuda/module.hpp"
+#include "util/error.hpp"
+#include "verify/device_launchers.hpp"
+#include "verify/reference_kernels.hpp"
+
+// verify_kernels.S (generated): the fatbin nvcc made of device_kernels.cu.
+extern "C" const unsigned char lp_verify_fatbin_begin[];
+
+namespace lp {
+namespace {
+
+constexpr unsigned k_threads = 256;
+
+// The kernels of device_kernels.cu, by their extern "C" names.
+struct VerifyKernels {
+  CUkernel fill_generated = nullptr;
+  CUkernel convert = nullptr;
+  CUkernel gather_rows = nullptr;
+  CUkernel finish_expand = nullptr;
+  CUkernel scale_rows = nullptr;
+  CUkernel scatter_rows_f32 = nullptr;
+  CUkernel compare = nullptr;
+  CUkernel compare_finish = nullptr;
+};
+
+VerifyKernels load_kernels() {
+  const DriverApi& drv = driver();
+  // Never unloaded: the kernels may be launched until the process ends.
+  CUlibrary library = nullptr;
+  LP_CU_CHECK(drv.cuLibraryLoadData(&library, lp_verify_fatbin_begin, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  auto kernel = [&](const char* name) {
+    CUkernel k = nullptr;
+    const CUresult result = drv.cuLibraryGetKernel(&k, library, name);
+    if (result != CUDA_SUCCESS) {
+      throw Error(fmt::format("the embedded verify kernels have no kernel {} (CUresult {})", name,
+                              static_cast<int>(result)));
+    }
+    return k;
+  };
+  VerifyKernels k;
+  k.fill_generated = kernel("lp_fill_generated");
+  k.convert = kernel("lp_convert");
+  k.gather_rows = kernel("lp_gather_rows");
+  k.finish_expand = kernel("lp_finish_expand");
+  k.scale_rows = kernel("lp_scale_rows");
+  k.scatter_rows_f32 = kernel("lp_scatter_rows_f32");
+  k.compare = kernel("lp_compare");
+  k.compare_finish = kernel("lp_compare_finish");
+  return k;
+}
+
+const VerifyKernels& kernels() {
+  static std::once_flag once;
+  static VerifyKernels loaded;
+  std::call_once(once, [] { loaded = load_kernels(); });
+  return loaded;
+}
+
+// Enough blocks to fill an H200 several times over (at most `cap`); the grid-stride
+// loops do the rest.
+unsigned blocks_for(std::uint64_t count, std::uint64_t cap) {
+  const std::uint64_t wanted = (count + k_threads - 1) / k_threads;
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(wanted, 1, cap));
+}
+
+// A CUkernel launches like a CUfunction in the current context (CUDA 12.0+).
+// Each argument must have its kernel parameter's exact type: the driver copies
+// sizeof(parameter) bytes from each pointer.
+template <typename... Args>
+void launch(CUkernel kernel, unsigned blocks, unsigned threads, CUstream stream, const Args&... args) {
+  void* params[] = {const_cast<void*>(static_cast<const void*>(&args))...};
+  LaunchConfig config;
+  config.grid[0] = blocks;
+  config.block[0] = threads;
+  launch_kernel(reinterpret_cast<CUfunction>(kernel), config, params, stream);
+}
+
+}  // namespace
+
+namespace device_launch {
+
+void fill_generated(void* dst, DType t, std::size_t count, ValueRange range, std::uint64_t seed,
+                    std::uint32_t tensor, CUstream stream) {
+  if (count == 0) {
+    return;
+  }
+  launch(kernels().fill_generated, blocks_for(count, 4096), k_threads, stream, dst, t, count, range, seed, tensor);
+}
+
+void convert(const void* src, DType from, void* dst, DType to, std::size_t count, CUstream stream) {
+  if (count == 0) {
+    return;
+  }
+  launch(kernels().convert, blocks_for(count, 4096), k_threads, stream, src, from, dst, to, count);
+}
+
+void compare(const compare_detail::KernelLayout& layout, const compare_detail::ElementRule& rule, const void* actual,
+             const void* expected, const std::int32_t* lora_of, unsigned* tile_failed,
+             compare_detail::MetricsBlock* out, unsigned long long count, CUstream stream) {
+  if (count == 0) {
+    return;
+  }
+  if (layout.row_stride <= 0 || count % static_cast<unsigned long long>(layout.row_stride) != 0) {
+    throw Error("compare: the output is not a whole number of rows");
+  }
+  // One row per block at a time.
+  const auto blocks = static_cast<unsigned>(
+      std::clamp<unsigned long long>(count / static_cast<unsigned long long>(layout.row_stride), 1, 16384));
+  launch(kernels().compare, blocks, k_threads, stream, layout, rule, actual, expected, lora_of, tile_failed, out, count);
+  launch(kernels().compare_finish, 1, 1, stream, layout, rule.dtype, actual, expected, lora_of, out);
+}
+
+}  // namespace device_launch
+
+namespace reference_detail {
+
+void gather_rows(const void* src, DType t, std::int64_t src_stride, const std::int32_t* rows, std::int64_t n_rows,
+                 std::int64_t width, void* dst, const Stream& stream, std::int64_t row_divisor) {
+  if (n_rows * width == 0) {
+    return;
+  }
+  launch(kernels().gather_rows, blocks_for(static_cast<std::uint64_t>(n_rows * width), 8192), k_threads,
+         stream.get(), src, t, src_stride, rows, row_divisor, n_rows, width, dst);
+}
+
+void finish_expand(const float* acc, std::int64_t n_rows, std::int64_t width, const std::int32_t* rows, DType w,
+                   bool add_inputs, const void* y_in, void* y, std::int64_t row_stride, std::int64_t offset,
+                   const Stream& stream) {
+  if (n_rows * width == 0) {
+    return;
+  }
+  launch(kernels().finish_expand, blocks_for(static_cast<std::uint64_t>(n_rows * width), 8192), k_threads,
+         stream.get(), acc, n_rows, width, rows, w, add_inputs, y_in, y, row_stride, offset);
+}
+
+void scale_rows(float* acc, std::int64_t n_rows, std::int64_t width, const std::int32_t* rows, const float* weights,
+                const Stream& stream) {
+  if (n_rows * width == 0) {
+    return;
+  }
+  launch(kernels().scale_rows, blocks_for(static_cast<std::uint64_t>(n_rows * width), 8192), k_threads,
+         stream.get(), acc, n_rows, width, rows, weights);
+}
+
+void scatter_rows_f32(const float* acc, std::int64_t n_rows, std::int64_t width, const std::int32_t* rows, float* out,
+                      const Stream& stream) {
+  if (n_rows * width == 0) {
+    return;
+  }
+  launch(kernels().scatter_rows_f32, blocks_for(static_cast<std::uint64_t>(n_rows * width), 8192), k_threads,
+         stream.get(), acc, n_rows, width, rows, out);
+}
+
+}  // namespace reference_detail
+}  // namespace lp
