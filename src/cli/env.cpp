@@ -7,6 +7,7 @@
 #include "cli/validators.hpp"
 #include "compile/toolchain.hpp"
 #include "cuda/context.hpp"
+#include "cuda/cublas.hpp"
 #include "cuda/device_info.hpp"
 #include "cuda/driver.hpp"
 #include "kernels/kernel_sets.hpp"
@@ -58,6 +59,10 @@ nlohmann::json collect(const EnvOptions& o) {
       !why.empty()) {
     env["kernel_sets"] = {{"error", why}};
   }
+  // cuBLAS is found without a GPU (a dlopen): say which file the reference would use.
+  if (const std::string why = error_of([&] { env["cublas"] = {{"path", cublas_api().library}}; }); !why.empty()) {
+    env["cublas"] = {{"error", why}};
+  }
   // The GPU part: the same record a sweep's worker sends. This process may touch
   // CUDA: env runs no kernels, so a fault cannot hide behind it.
   if (const std::string why = error_of([&] {
@@ -84,8 +89,11 @@ void print_text(const nlohmann::json& env) {
   fmt::print("host: {} ({} {}, {} cpus)\n", host["hostname"].get<std::string>(), host["os"].get<std::string>(),
              host["kernel"].get<std::string>(), host["cpus"].get<unsigned>());
   const auto& tk = env["toolkit"];
-  fmt::print("CUDA toolkit: {} at {} (built against CUDA {})\n", tk["version"].is_null() ? "none" : tk["version"].get<std::string>(),
-             tk["root"].is_null() ? "-" : tk["root"].get<std::string>(), tk["build_version"].get<std::string>());
+  fmt::print("CUDA toolkit: {} at {}{} (built against CUDA {})\n",
+             tk["version"].is_null() ? "none" : tk["version"].get<std::string>(),
+             tk["root"].is_null() ? "-" : tk["root"].get<std::string>(),
+             tk["origin"].is_null() ? "" : fmt::format(" (from {})", tk["origin"].get<std::string>()),
+             tk["build_version"].get<std::string>());
   fmt::print("ptxas binaries found: {}\n", env["ptxas"].size());
   for (const auto& p : env["ptxas"]) {
     fmt::print("  {:<10} {:<10} {}\n", p["spec"].get<std::string>(),
@@ -96,6 +104,11 @@ void print_text(const nlohmann::json& env) {
   } else {
     fmt::print("nvdisasm: {} {} ({})\n", env["nvdisasm"]["version"].get<std::string>(),
                env["nvdisasm"]["path"].get<std::string>(), env["nvdisasm"]["origin"].get<std::string>());
+  }
+  if (env["cublas"].contains("error")) {
+    fmt::print("cuBLAS: none ({})\n", env["cublas"]["error"].get<std::string>());
+  } else {
+    fmt::print("cuBLAS: {}\n", env["cublas"]["path"].get<std::string>());
   }
   if (env["kernel_sets"].is_object()) {
     fmt::print("kernel sets: {}\n", env["kernel_sets"]["error"].get<std::string>());
@@ -113,7 +126,7 @@ void print_text(const nlohmann::json& env) {
   fmt::print("GPU {}: {} (compute capability {}, {} SMs, {} MiB), {}\n", g["ordinal"].get<int>(), g["name"].get<std::string>(),
              g["compute_capability"].get<std::string>(), g["sm_count"].get<int>(),
              g["total_memory_bytes"].get<std::uint64_t>() >> 20, g["uuid"].get<std::string>());
-  fmt::print("driver {} (CUDA {}), runtime {}, cuBLAS {}, JIT cache {}, module loading {}\n",
+  fmt::print("driver {} (CUDA {}), built for CUDA {}, cuBLAS {}, JIT cache {}, module loading {}\n",
              g["driver_version"].get<std::string>(), g["driver_cuda_version"].get<std::string>(),
              g["runtime_version"].get<std::string>(), g["cublas_version"].get<std::string>(),
              g["jit_cache_disabled"].get<bool>() ? "disabled" : "allowed", g["module_loading"].get<std::string>());

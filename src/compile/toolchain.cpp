@@ -89,8 +89,10 @@ json PtxasInfo::to_json() const {
 
 json toolkit_record() {
   json record = {{"build_version", fmt::format("{}.{}", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10)}};
-  const std::optional<std::string> root = tools::toolkit_root();
+  const std::optional<tools::ToolRoot> location = tools::toolkit_location();
+  const std::optional<std::string> root = location ? std::optional<std::string>(location->root) : std::nullopt;
   record["root"] = root ? json(*root) : json();
+  record["origin"] = location ? json(location->origin) : json();
   record["version"] = nullptr;
   if (root) {
     const fs::path version_json = fs::path(*root) / "version.json";
@@ -132,7 +134,8 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
   if (spec == "toolkit") {
     const std::optional<std::string> root = tools::toolkit_root();
     if (!root) {
-      throw EnvironmentError("ptxas=toolkit: no CUDA toolkit found ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda)");
+      throw EnvironmentError("ptxas=toolkit: no CUDA toolkit found ($CUDA_HOME, $CUDA_PATH, a Python environment's "
+                             "nvidia-cuda-nvcc wheel, /usr/local/cuda); pip install nvidia-cuda-nvcc");
     }
     return describe_found_ptxas(spec, *root + "/bin/ptxas");
   }

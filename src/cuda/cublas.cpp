@@ -8,8 +8,11 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cuda/check.hpp"
+#include "cuda/driver.hpp"
+#include "tools/tools.hpp"
 #include "util/error.hpp"
 
 namespace lp {
@@ -33,20 +36,46 @@ CublasState& cublas_state() {
 #define LP_CUBLAS_SYMBOL_IMPL(name) #name
 #define LP_CUBLAS_SYMBOL(name) LP_CUBLAS_SYMBOL_IMPL(name)
 
-void load(CublasState& s) {
-  const std::string soname = fmt::format("libcublas.so.{}", CUBLAS_VER_MAJOR);
-  // RTLD_NODELETE: handles and streams may outlive any notion of unloading. The
-  // library path's (LD_LIBRARY_PATH, ld.so.cache) first, then the toolkit's that
-  // loraprobe was built with.
-  void* handle = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (handle == nullptr) {
-    const std::string built_with = std::string(LP_CUDA_LIBRARY_DIR) + "/" + soname;
-    handle = dlopen(built_with.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (handle == nullptr) {
-      const char* error = dlerror();
-      throw EnvironmentError(fmt::format("cannot load cuBLAS ({}, nor {}), which the reference needs: {}", soname,
-                                         built_with, error != nullptr ? error : "unknown dlopen error"));
+// Where cuBLAS may be, in order: the library path's (LD_LIBRARY_PATH, ld.so.cache),
+// the toolkit's that loraprobe was built with, then the nvidia-cublas wheel of the
+// Python environment loraprobe was installed in (nvidia/cu13/lib, nvidia/cublas/lib).
+// Each place is asked for the major loraprobe was built with first, then 12: every
+// entry point used here has had the same signature since cuBLAS 12, and a vLLM
+// environment of torch for CUDA 12 has only libcublas.so.12.
+std::vector<std::string> cublas_candidates() {
+  std::vector<std::string> sonames = {fmt::format("libcublas.so.{}", CUBLAS_VER_MAJOR)};
+  if (CUBLAS_VER_MAJOR != 12) {
+    sonames.emplace_back("libcublas.so.12");
+  }
+  std::vector<std::string> candidates;
+  for (const std::string& soname : sonames) {
+    candidates.push_back(soname);
+    candidates.push_back(std::string(LP_CUDA_LIBRARY_DIR) + "/" + soname);
+    for (const tools::ToolRoot& root : tools::python_nvidia_roots("lib/" + soname)) {
+      candidates.push_back(root.root + "/lib/" + soname);
     }
+  }
+  return candidates;
+}
+
+void load(CublasState& s) {
+  // RTLD_NODELETE: handles and streams may outlive any notion of unloading.
+  void* handle = nullptr;
+  std::string soname;
+  std::vector<std::string> errors;
+  for (const std::string& candidate : cublas_candidates()) {
+    handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (handle != nullptr) {
+      soname = candidate;
+      break;
+    }
+    const char* error = dlerror();
+    errors.push_back(error != nullptr ? error : candidate + ": unknown dlopen error");
+  }
+  if (handle == nullptr) {
+    throw EnvironmentError(fmt::format("cannot load cuBLAS, which the reference needs (pip install nvidia-cublas, "
+                                       "or put the toolkit's lib64 on LD_LIBRARY_PATH): {}",
+                                       fmt::join(errors, "; ")));
   }
   auto resolve = [&](const char* symbol) {
     void* address = dlsym(handle, symbol);
@@ -69,7 +98,7 @@ void load(CublasState& s) {
   LP_CUBLAS_RESOLVE(get_status_name, cublasGetStatusName)
   LP_CUBLAS_RESOLVE(get_status_string, cublasGetStatusString)
 #undef LP_CUBLAS_RESOLVE
-  s.api.library = soname;
+  s.api.library = loaded_library_path(handle, soname);
 }
 
 }  // namespace
@@ -98,7 +127,7 @@ const CublasApi& cublas_api() {
 
 const CublasApi* cublas_api_if_loaded() noexcept { return cublas_state().loaded.load(); }
 
-CublasHandle::CublasHandle(const Stream& stream) : m_stream(stream.runtime()) {
+CublasHandle::CublasHandle(const Stream& stream) : m_stream(stream.get()) {
   const CublasApi& api = cublas_api();
   LP_CUBLAS_CHECK(api.create(&m_handle));
   try {

@@ -44,27 +44,13 @@ std::string env_or_empty(const char* name) {
   return v == nullptr ? std::string() : std::string(v);
 }
 
-// The real file behind the handle (libcuda.so.1 is normally a symlink to
-// libcuda.so.<driver version>), for the report.
-std::string loaded_path(void* handle) {
-  link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) {
-    return "libcuda.so.1";
-  }
-  char resolved[PATH_MAX];
-  if (realpath(map->l_name, resolved) != nullptr) {
-    return resolved;
-  }
-  return map->l_name;
-}
-
 // Everything that can fail, in order; throws EnvironmentError with the reason.
 DriverStatus load_and_init(DriverState& s, bool allow_jit_cache) {
   if (!allow_jit_cache) {
     // Read by cuInit; overriding a user's CUDA_CACHE_DISABLE=0 is the point.
     setenv("CUDA_CACHE_DISABLE", "1", 1);
   }
-  // RTLD_NODELETE: cudart and cuBLAS hold the same library; never unload it under them.
+  // RTLD_NODELETE: cuBLAS holds the same library; never unload it under it.
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char* why = dlerror();
@@ -77,7 +63,7 @@ DriverStatus load_and_init(DriverState& s, bool allow_jit_cache) {
     if (symbol == nullptr) {                                                                    \
       throw EnvironmentError(fmt::format("the CUDA driver {} has no entry point {}: it is older " \
                                          "than the CUDA {}.{} headers loraprobe was built with",  \
-                                         loaded_path(handle), LP_DRIVER_SYMBOL(name),           \
+                                         loaded_library_path(handle, "libcuda.so.1"), LP_DRIVER_SYMBOL(name),           \
                                          CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10));       \
     }                                                                                           \
     s.api.name = reinterpret_cast<decltype(s.api.name)>(symbol);                                \
@@ -86,7 +72,7 @@ DriverStatus load_and_init(DriverState& s, bool allow_jit_cache) {
 #undef LP_DRIVER_RESOLVE
 
   DriverStatus status;
-  status.library = loaded_path(handle);
+  status.library = loaded_library_path(handle, "libcuda.so.1");
   status.jit_cache_allowed = allow_jit_cache;
   status.cache_disable_env = env_or_empty("CUDA_CACHE_DISABLE");
   status.module_loading_env = env_or_empty("CUDA_MODULE_LOADING");
@@ -118,6 +104,19 @@ DriverStatus load_and_init(DriverState& s, bool allow_jit_cache) {
 }
 
 }  // namespace
+
+std::string loaded_library_path(void* handle, const std::string& fallback) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) {
+    return fallback;
+  }
+  char resolved[PATH_MAX];
+  if (realpath(map->l_name, resolved) != nullptr) {
+    return resolved;
+  }
+  return map->l_name;
+}
+
 
 const DriverStatus& init_driver(bool allow_jit_cache) {
   DriverState& s = state();

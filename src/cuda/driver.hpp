@@ -4,7 +4,7 @@
 // there, so nothing links libcuda: init_driver() dlopens libcuda.so.1 and resolves
 // the entry points below by the names cuda.h maps them to (cuMemAlloc ->
 // cuMemAlloc_v2), so the function types and symbols always agree with the header
-// we compiled against. The runtime (cudart_static) loads the same library itself.
+// we compiled against.
 //
 // Use: `const DriverApi& drv = driver(); LP_CU_CHECK(drv.cuMemAlloc(&ptr, bytes));`
 
@@ -13,6 +13,10 @@
 #include <string>
 
 namespace lp {
+
+/// The real file behind a dlopen handle (libcuda.so.1 is normally a symlink to
+/// libcuda.so.<driver version>), for the report; `fallback` when unknown.
+std::string loaded_library_path(void* handle, const std::string& fallback);
 
 // Every driver entry point loraprobe uses. Member names are the C API's names
 // (after cuda.h's versioning macros), so `drv.cuLinkCreate(...)` reads like the
@@ -39,6 +43,8 @@ namespace lp {
   X(cuModuleLoadData)            \
   X(cuModuleUnload)              \
   X(cuModuleGetFunction)         \
+  X(cuLibraryLoadData)           \
+  X(cuLibraryGetKernel)          \
   X(cuFuncGetAttribute)          \
   X(cuFuncSetAttribute)          \
   X(cuLaunchKernel)              \

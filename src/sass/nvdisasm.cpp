@@ -83,6 +83,10 @@ Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
   if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
     candidates.emplace_back(std::string(home) + "/bin/nvdisasm", "CUDA_HOME");
   }
+  // The nvidia-cuda-nvdisasm wheel of the Python environment loraprobe was installed in.
+  for (const tools::ToolRoot& root : tools::python_nvidia_roots("bin/nvdisasm")) {
+    candidates.emplace_back(root.root + "/bin/nvdisasm", root.origin);
+  }
   candidates.emplace_back("/usr/local/cuda/bin/nvdisasm", "/usr/local/cuda");
   const std::string tools = search.tools_dir.empty() ? default_tools_dir() : search.tools_dir;
   candidates.emplace_back(tools + "/nvdisasm/nvdisasm", "tools_dir");

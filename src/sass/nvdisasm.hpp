@@ -36,7 +36,7 @@ struct NvdisasmSearch {
 /// An nvdisasm that was found and answered --version.
 struct Nvdisasm {
   std::string path;
-  std::string origin;        ///< "option", "CUDA_HOME", "/usr/local/cuda", "tools_dir", "triton"
+  std::string origin;        ///< "option", "CUDA_HOME", "python env <site-packages>", "/usr/local/cuda", "tools_dir", "triton"
   std::string version;       ///< "12.8.55"
   std::string version_line;  ///< "Cuda compilation tools, release 12.8, V12.8.55"
   std::string sha256;        ///< of the binary, for the report's environment block

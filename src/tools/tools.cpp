@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -44,22 +45,131 @@ bool is_executable_file(const std::string& path) {
   return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
 }
 
-std::optional<std::string> toolkit_root() {
-  std::vector<std::string> candidates;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (auto v = env(var)) {
-      candidates.push_back(*v);
+std::vector<std::string> site_dirs_of_prefix(const std::string& prefix_text) {
+  const fs::path prefix(prefix_text);
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const char* lib : {"lib", "lib64"}) {
+    const fs::path dir = prefix / lib;
+    if (!fs::is_directory(dir, ec)) {
+      continue;
+    }
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (!entry.path().filename().string().starts_with("python3")) {
+        continue;
+      }
+      for (const char* sub : {"site-packages", "dist-packages"}) {
+        if (fs::is_directory(entry.path() / sub, ec)) {
+          found.push_back((entry.path() / sub).string());
+        }
+      }
     }
   }
-  candidates.emplace_back("/usr/local/cuda");
-  for (const std::string& root : candidates) {
-    if (is_executable_file(root + "/bin/ptxas")) {
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+namespace {
+
+std::vector<std::string> site_dirs_of_python3() {
+  std::vector<std::string> found;
+  try {
+    ProcessOptions opts;
+    opts.timeout = std::chrono::seconds(60);
+    const ProcessResult r = run_process({"python3", "-c",
+                                         "import site\n"
+                                         "for d in site.getsitepackages() + [site.getusersitepackages()]: print(d)\n"},
+                                        opts);
+    if (r.ok()) {
+      for (const std::string_view line : split(r.out, '\n')) {
+        if (!trim(line).empty()) {
+          found.emplace_back(trim(line));
+        }
+      }
+    }
+  } catch (const lp::Error&) {
+    // No python3: no environment of its to look in.
+  }
+  return found;
+}
+
+}  // namespace
+
+const std::vector<std::string>& python_site_dirs() {
+  static const std::vector<std::string> dirs = [] {
+    std::vector<std::string> candidates;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+      candidates = site_dirs_of_prefix(exe.parent_path().parent_path().string());
+    }
+    for (std::string& dir : site_dirs_of_python3()) {
+      candidates.push_back(std::move(dir));
+    }
+    std::vector<std::string> unique;
+    std::set<std::string> seen;
+    for (const std::string& dir : candidates) {
+      std::error_code dir_ec;
+      const fs::path canonical = fs::canonical(dir, dir_ec);
+      if (!dir_ec && fs::is_directory(canonical, dir_ec) && seen.insert(canonical.string()).second) {
+        unique.push_back(canonical.string());
+      }
+    }
+    return unique;
+  }();
+  return dirs;
+}
+
+std::vector<ToolRoot> python_nvidia_roots(std::string_view relative) {
+  return nvidia_roots_in(python_site_dirs(), relative);
+}
+
+std::vector<ToolRoot> nvidia_roots_in(const std::vector<std::string>& sites, std::string_view relative) {
+  std::vector<ToolRoot> found;
+  for (const std::string& site : sites) {
+    const fs::path nvidia = fs::path(site) / "nvidia";
+    std::error_code ec;
+    if (!fs::is_directory(nvidia, ec)) {
+      continue;
+    }
+    std::vector<fs::path> packages;
+    for (const auto& entry : fs::directory_iterator(nvidia, ec)) {
+      if (fs::is_regular_file(entry.path() / relative, ec)) {
+        packages.push_back(entry.path());
+      }
+    }
+    std::sort(packages.begin(), packages.end());
+    for (const fs::path& package : packages) {
+      found.push_back({package.string(), "python env " + site});
+    }
+  }
+  return found;
+}
+
+std::optional<ToolRoot> toolkit_location() {
+  std::vector<ToolRoot> candidates;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (auto v = env(var)) {
+      candidates.push_back({*v, var});
+    }
+  }
+  for (ToolRoot& root : python_nvidia_roots("bin/ptxas")) {
+    candidates.push_back(std::move(root));
+  }
+  candidates.push_back({"/usr/local/cuda", "/usr/local/cuda"});
+  for (const ToolRoot& candidate : candidates) {
+    if (is_executable_file(candidate.root + "/bin/ptxas")) {
       std::error_code ec;
-      const fs::path canonical = fs::canonical(root, ec);
-      return ec ? root : canonical.string();
+      const fs::path canonical = fs::canonical(candidate.root, ec);
+      return ToolRoot{ec ? candidate.root : canonical.string(), candidate.origin};
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string> toolkit_root() {
+  std::optional<ToolRoot> location = toolkit_location();
+  return location ? std::optional<std::string>(std::move(location->root)) : std::nullopt;
 }
 
 std::string triton_package_dir(const std::string& python) {

@@ -1,7 +1,8 @@
 #pragma once
 // Where the NVIDIA command-line tools live and what they say of themselves:
-// the CUDA toolkit, the project-local .tools/ folder that scripts/install_tools.sh
-// fills from PyPI, and Triton's bundled binaries. Shared by compile/ (ptxas) and
+// the CUDA toolkit, the nvidia-* wheels of a Python environment (nvidia/*/bin, what
+// `pip install loraprobe[ptxas]` brings), the project-local .tools/ folder that
+// scripts/install_tools.sh fills from PyPI, and Triton's bundled binaries. Shared by compile/ (ptxas) and
 // sass/ (nvdisasm), so both look in the same places in the same order.
 
 #include <optional>
@@ -17,8 +18,34 @@ namespace lp::tools {
 /// (baked in at build time: the folder scripts/install_tools.sh fills).
 std::string tools_dir();
 
-/// The CUDA toolkit root: $CUDA_HOME, $CUDA_PATH, then /usr/local/cuda, the first that
-/// has bin/ptxas; nullopt when none does.
+/// A folder holding CUDA tools, and where it was found.
+struct ToolRoot {
+  std::string root;    ///< has bin/ptxas (or bin/nvdisasm)
+  std::string origin;  ///< "CUDA_HOME", "CUDA_PATH", "python env <site-packages>", "/usr/local/cuda"
+};
+
+/// The site-packages folders of the Python environments loraprobe belongs to, in
+/// search order: the one holding this executable (pip puts it in <prefix>/bin), then
+/// those of the python3 on PATH (site.getsitepackages(), then the user's). Existing
+/// folders only, each once; asked once per process.
+const std::vector<std::string>& python_site_dirs();
+
+/// <prefix>/lib*/python3*/{site,dist}-packages, sorted: the folders of the environment
+/// whose bin/ holds an executable at <prefix>/bin.
+std::vector<std::string> site_dirs_of_prefix(const std::string& prefix);
+
+/// The roots <site>/nvidia/<package> (nvidia/cu13, nvidia/cuda_nvcc, ...) whose
+/// `relative` file exists ("bin/ptxas", "lib/libcublas.so.13"), in `sites` order, then
+/// by name; origin "python env <site>".
+std::vector<ToolRoot> nvidia_roots_in(const std::vector<std::string>& sites, std::string_view relative);
+/// nvidia_roots_in(python_site_dirs(), relative).
+std::vector<ToolRoot> python_nvidia_roots(std::string_view relative);
+
+/// The CUDA toolkit whose ptxas `--ptxas toolkit` means, the first with bin/ptxas of:
+/// $CUDA_HOME, $CUDA_PATH, a Python environment's nvidia-cuda-nvcc wheel
+/// (python_nvidia_roots), /usr/local/cuda. nullopt when none has one.
+std::optional<ToolRoot> toolkit_location();
+/// toolkit_location()'s root.
 std::optional<std::string> toolkit_root();
 
 /// The folder of the triton package the interpreter `python` imports ("" when none),

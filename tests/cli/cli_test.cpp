@@ -473,7 +473,7 @@ TEST(Cli, ReportAndDiffReadAnOlderSchemaReportAndRefuseWhatIsNone) {
   r = loraprobe({"report", three, "--format", "json", "-o", compact});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json rewritten = nlohmann::json::parse(read_file(compact));
-  EXPECT_EQ(rewritten["schema_version"], "4.2.0");
+  EXPECT_EQ(rewritten["schema_version"], "4.3.0");
   EXPECT_EQ(rewritten["meta"]["detail"], "compact");
   EXPECT_EQ(rewritten["cases"]["rows"].size(), 80U);
   r = loraprobe({"diff", three, compact});
@@ -582,7 +582,7 @@ TEST(Cli, MergeRefusesReportsThatAreNotShards) {
   const std::string three = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
   ProcessResult r = loraprobe({"merge", three, "-o", scratch().path() + "/merged.json"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "loraprobe: " + three + ":/schema_version: report 3.0.0: shards are reports of schema 4.2.0 "
+  EXPECT_EQ(r.err, "loraprobe: " + three + ":/schema_version: report 3.0.0: shards are reports of schema 4.3.0 "
                    "(sweep --shard)\n");
   const std::string four = scratch().path() + "/seed-4.json";
   ASSERT_EQ(loraprobe({"report", three, "--format", "json", "-o", four}).exit_code, 0);
