@@ -26,6 +26,12 @@ struct SpawnRequest {
 };
 
 /// Starts the child; throws lp::Error "cannot run '<program>': <reason>".
+/// posix_spawn, except for a working_directory on a glibc older than 2.29, which has
+/// no posix_spawn_file_actions_addchdir_np (the pip wheel runs on glibc 2.28): then
+/// fork, the same setup and chdir in the child, and execve.
 pid_t spawn_process(const SpawnRequest& request);
+
+/// spawn_process's fork path, whatever the glibc: for its tests.
+pid_t spawn_process_forked(const SpawnRequest& request);
 
 }  // namespace lp
