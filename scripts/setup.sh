@@ -10,20 +10,23 @@
 # The CUDA toolkit (nvcc, ptxas, cuBLAS) is expected at $CUDA_HOME or /usr/local/cuda.
 set -euo pipefail
 #   --tool-only: build the loraprobe executable alone (scripts/run.sh), not the tests.
+#   --packages-only: install the Debian packages and stop (scripts/build_wheel.sh).
 with_browser=0
+packages_only=0
 targets=()
 for arg in "$@"; do
   case "$arg" in
     --with-browser) with_browser=1 ;;
     --tool-only) targets=(--target loraprobe) ;;
-    *) echo "setup: unknown option $arg (known: --with-browser, --tool-only)" >&2; exit 2 ;;
+    --packages-only) packages_only=1 ;;
+    *) echo "setup: unknown option $arg (known: --with-browser, --tool-only, --packages-only)" >&2; exit 2 ;;
   esac
 done
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${LORAPROBE_BUILD_DIR:-$repo/build}"
 
 apt_packages=(g++ cmake ninja-build python3 python3-pip libcli11-dev libfmt-dev nlohmann-json3-dev
-              libgtest-dev libssl-dev liblzma-dev clang libclang-rt-14-dev)
+              libgtest-dev libssl-dev liblzma-dev clang libclang-rt-14-dev python3-venv)
 ((with_browser)) && apt_packages+=(chromium fonts-dejavu-core shellcheck)
 missing=()
 for p in "${apt_packages[@]}"; do
@@ -36,6 +39,7 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+((packages_only)) && exit 0
 
 python_missing=()
 python3 -c 'import jsonschema' 2>/dev/null || python_missing+=("jsonschema>=4.18")

@@ -16,3 +16,9 @@ phase "ctest"
 # pass, so the same commit gives the same result every run.
 "$repo/scripts/fuzz.sh"
 phase "fuzzing (build and gate)"
+# The pip wheel (docs/install.md): built for manylinux_2_28 with zig's clang, then
+# installed with its dependencies into a fresh virtual environment and held to the
+# source build's answers (tests/wheel/install_test.sh).
+wheel="$("$repo/scripts/build_wheel.sh" | tail -n 1)"
+"$repo/tests/wheel/install_test.sh" "$wheel" "${LORAPROBE_BUILD_DIR:-$repo/build}/loraprobe"
+phase "wheel (build and install test)"

@@ -16,8 +16,8 @@
 #include "util/text.hpp"
 #include "util/subprocess.hpp"
 
-#ifndef LP_PROJECT_DIR
-#error "LP_PROJECT_DIR must name the source tree (set by src/tools/CMakeLists.txt)"
+#ifndef LP_TOOLS_DIR_DEFAULT
+#error "LP_TOOLS_DIR_DEFAULT must be defined (src/tools/CMakeLists.txt)"
 #endif
 
 namespace lp::tools {
@@ -37,7 +37,15 @@ std::string tools_dir() {
   if (auto dir = env("LP_TOOLS_DIR")) {
     return *dir;
   }
-  return std::string(LP_PROJECT_DIR) + "/.tools";
+  if (const std::string_view baked = LP_TOOLS_DIR_DEFAULT; !baked.empty()) {
+    return std::string(baked);
+  }
+  // A build without a source tree (the wheel): <prefix>/share/loraprobe/tools of the
+  // environment whose bin/ holds this executable.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path prefix = ec ? fs::path("/usr/local") : exe.parent_path().parent_path();
+  return (prefix / "share" / "loraprobe" / "tools").string();
 }
 
 bool is_executable_file(const std::string& path) {

@@ -15,7 +15,8 @@
 namespace lp::tools {
 
 /// The project tools folder: $LP_TOOLS_DIR when set, else "<source tree>/.tools"
-/// (baked in at build time: the folder scripts/install_tools.sh fills).
+/// (baked in at build time: the folder scripts/install_tools.sh fills); a build
+/// without a source tree (the pip wheel) says <prefix>/share/loraprobe/tools.
 std::string tools_dir();
 
 /// A folder holding CUDA tools, and where it was found.
