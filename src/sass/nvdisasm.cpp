@@ -109,7 +109,8 @@ Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
       }
       looked += ", " + path;
     } else {
-      looked += ", Triton's (" + search.python + " finds no triton package)";
+      looked += ", Triton's (" + (search.python.empty() ? tools::python_interpreter() : search.python) +
+                " finds no triton package)";
     }
   }
   throw lp::EnvironmentError("no nvdisasm found (looked at " + looked +

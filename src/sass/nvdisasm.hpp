@@ -30,7 +30,7 @@ struct NvdisasmSearch {
   std::optional<std::string> path;  ///< explicit choice (`--nvdisasm PATH`)
   std::string tools_dir;             ///< project tools folder; empty: default_tools_dir()
   bool use_triton = true;            ///< fall back to Triton's bundled nvdisasm
-  std::string python = "python3";    ///< interpreter asked where triton lives
+  std::string python;                ///< interpreter asked where triton lives; empty: tools::python_interpreter()
 };
 
 /// An nvdisasm that was found and answered --version.

@@ -180,7 +180,17 @@ std::optional<std::string> toolkit_root() {
   return location ? std::optional<std::string>(std::move(location->root)) : std::nullopt;
 }
 
-std::string triton_package_dir(const std::string& python) {
+std::string python_interpreter() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && is_executable_file((exe.parent_path() / "python3").string())) {
+    return (exe.parent_path() / "python3").string();
+  }
+  return "python3";
+}
+
+std::string triton_package_dir(const std::string& python_or_default) {
+  const std::string python = python_or_default.empty() ? python_interpreter() : python_or_default;
   static std::mutex mutex;
   static std::map<std::string, std::string> cache;
   std::lock_guard lock(mutex);

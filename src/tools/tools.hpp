@@ -49,9 +49,15 @@ std::optional<ToolRoot> toolkit_location();
 /// toolkit_location()'s root.
 std::optional<std::string> toolkit_root();
 
-/// The folder of the triton package the interpreter `python` imports ("" when none),
-/// found without importing triton, asked once per interpreter per process.
-std::string triton_package_dir(const std::string& python = "python3");
+/// The Python whose Triton loraprobe uses: the python3 beside this executable when
+/// there is one (pip put loraprobe in that environment's bin/, with its Triton, even
+/// when the environment is not activated), else the python3 on PATH.
+std::string python_interpreter();
+
+/// The folder of the triton package the interpreter `python` imports ("" when none;
+/// an empty `python` is python_interpreter()), found without importing triton,
+/// asked once per interpreter per process.
+std::string triton_package_dir(const std::string& python = "");
 
 /// What `<tool> --version` printed, parsed.
 struct ToolVersion {
