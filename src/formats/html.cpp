@@ -30,6 +30,7 @@ table { border-collapse: collapse; } td, th { padding: 2px 8px; text-align: left
 table.env td:first-child { font-weight: 600; white-space: nowrap; }
 table.map { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; }
 table.map th { font-weight: 600; text-align: center; } table.map .label { width: 520px; text-align: left; }
+table.stack .label { width: auto; padding-right: 24px; } table.stack td, table.stack th { padding: 3px 12px; }
 details { margin: 4px 0 8px; } summary { cursor: pointer; color: #57606a; }
 table.map td.cell { width: 34px; text-align: center; border: 1px solid #fff; }
 td.P { background: #2da44e; color: #fff; } td.L { background: #d4a72c; color: #000; } td.F { background: #cf222e; color: #fff; }
@@ -186,7 +187,7 @@ std::string stack_html(const StackMatrix& m) {
   if (m.empty()) {
     return "";
   }
-  std::string out = fmt::format("<h2 id=\"stack\">Is my stack fixed?</h2>\n<p>{}</p>\n<table class=\"map\"><tr><th "
+  std::string out = fmt::format("<h2 id=\"stack\">Is my stack fixed?</h2>\n<p>{}</p>\n<table class=\"map stack\"><tr><th "
                                 "class=\"label\">Triton</th>",
                                 esc(m.answer));
   for (const std::string& label : m.labels) {

@@ -63,7 +63,7 @@ std::string report_summary(const Document& doc) {
   }
   out += fmt::format("command: {}\n", argv.empty() ? "?" : argv);
   out += gpu.is_object()
-             ? fmt::format("GPU: {} (sm {}), driver {}, CUDA runtime {}, cuBLAS {}\n", text_of(gpu, "name"),
+             ? fmt::format("GPU: {} (sm {}), driver {}, loraprobe built with CUDA {}, cuBLAS {}\n", text_of(gpu, "name"),
                            text_of(gpu, "compute_capability"), text_of(gpu, "driver_version"),
                            text_of(gpu, "runtime_version"), text_of(gpu, "cublas_version"))
              : std::string("GPU: none recorded\n");

@@ -53,7 +53,7 @@ std::vector<EnvRow> environment_rows(const json& r) {
                                        uuid.empty() ? "n/a" : sha256_hex(uuid).substr(0, 12))});
     rows.push_back({"Driver", fmt::format("{} (CUDA {})", text(gpu, "driver_version", "?"),
                                           text(gpu, "driver_cuda_version", "?"))});
-    rows.push_back({"CUDA runtime", text(gpu, "runtime_version", "?")});
+    rows.push_back({"CUDA (loraprobe built with)", text(gpu, "runtime_version", "?")});
     rows.push_back({"cuBLAS", text(gpu, "cublas_version", "?")});
   } else {
     rows.push_back({"GPU", "none: " + text(env, "no_gpu_reason", "not recorded")});

@@ -3,7 +3,9 @@
 report, checked twice: the file is self-contained (nothing is fetched: no src, href,
 url() or @import pointing anywhere), and a real headless browser (Debian chromium)
 renders it into a screenshot whose pixels hold the heat map's colours: PASS green
-and, where the report has such cases, LATENT amber and FAIL red.
+and, where the report has such cases, LATENT amber and FAIL red; and in the DOM the
+browser built, the first table of a report with cases is the stack matrix (the
+answer to "is my stack fixed?" comes first).
 
     check_html.py LORAPROBE OUTDIR REPORT.json...
 
@@ -117,6 +119,12 @@ def main(argv):
         if r.returncode != 0 or not os.path.exists(shot):
             errors.append(f"{page}: {browser} exited {r.returncode}: {r.stderr.strip()[-300:]}")
             continue
+        dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                              "file://" + os.path.abspath(page)], capture_output=True, text=True, timeout=120).stdout
+        first_table = re.search(r"<table\b[^>]*>", dom)
+        if verdicts and (first_table is None or "stack" not in first_table.group(0).split("class=", 1)[-1]):
+            errors.append(f"{page}: the first table the browser built is "
+                          f"{first_table.group(0) if first_table else 'none'}, not the stack matrix")
         width, height, counts = colour_counts(shot)
         print(f"{os.path.basename(shot)}: {width}x{height}, pixels of the verdict colours {counts}")
         if (width, height) != (1400, 1600):
