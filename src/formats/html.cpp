@@ -99,15 +99,16 @@ std::string heat_map(const report::VerdictMap& map) {
   for (const std::string& group : groups) {
     const auto& [other, pass] = rows[group];
     out += fmt::format("<h3>{}</h3>\n", esc(group));
-    if (!other.empty()) {
-      out += map_table(map, other);
+    // One table, so one header row, per group; only a folded block of PASS rows has its own.
+    const bool fold = pass.size() > k_unfolded_pass_rows;
+    std::vector<const report::MapRow*> drawn = other;
+    if (!fold) {
+      drawn.insert(drawn.end(), pass.begin(), pass.end());
     }
-    if (pass.empty()) {
-      continue;
+    if (!drawn.empty()) {
+      out += map_table(map, drawn);
     }
-    if (pass.size() <= k_unfolded_pass_rows) {
-      out += map_table(map, pass);
-    } else {
+    if (fold) {
       out += fmt::format("<details><summary>{} configuration(s) PASS at every token count</summary>\n{}</details>\n",
                          pass.size(), map_table(map, pass));
     }

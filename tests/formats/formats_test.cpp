@@ -293,6 +293,11 @@ TEST(Html, SelfContainedWithHoverTipsAndMarkedLines) {
   EXPECT_NE(html.find("<tr><td>3.8.0</td><td>prebuilt</td><td>12.9.86</td><td>983b0e928385</td><td>-lineinfo -v "
                       "--regAllocOptLevel=2 --gpu-name=sm_90a</td></tr>"),
             std::string::npos);
+  // One header row per group of the verdict map: the seed report's four Triton groups
+  // each hold a LATENT (or PASS) row and the PASS row of block_n 32 (issue 33 saw the
+  // header repeated above every row).
+  EXPECT_EQ(count(html, "<h3>Triton "), 4U);
+  EXPECT_EQ(count(html, "<th class=\"label\">configuration</th>"), 4U);
 }
 
 TEST(Html, MarginBinsAreExactThenTenthsOfTheTolerance) {
