@@ -16,6 +16,8 @@ wheel="$(realpath "$1")"
 source_build="$(realpath "$2")"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 nvcc_pin="${LP_WHEEL_TEST_NVCC:-13.0.88}"
+# Pinned as scripts/install_tools.sh pins it: the same commit tests against the same tools.
+nvdisasm_pin="$(sed -n 's/^nvdisasm_version="\(.*\)"$/\1/p' "$repo/scripts/install_tools.sh")"
 work="$(mktemp -d "${TMPDIR:-/tmp}/lp-wheel-test-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "wheel test: FAIL: $*" >&2; exit 1; }
@@ -24,7 +26,7 @@ say() { echo "wheel test: $*"; }
 python3 -m venv "$work/venv"
 # The venv's python3 is what `pip install` would use; quiet, but errors show.
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  "${wheel}[ptxas]" "nvidia-cuda-nvcc==$nvcc_pin"
+  "${wheel}[ptxas]" "nvidia-cuda-nvcc==$nvcc_pin" "nvidia-cuda-nvdisasm==$nvdisasm_pin"
 installed="$work/venv/bin/loraprobe"
 [[ -x "$installed" ]] || fail "pip did not put loraprobe in the environment's bin/"
 
