@@ -24,7 +24,10 @@ rounding of the stored value.
 import os
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # a CPU machine without the GPU stack: main() says "skipped: no GPU" first
+    np = None
 
 CASES = [
     # name, tokens, experts, top_k, loras, rank, K, N, slices, proj, block_m, block_n, block_k, npid, warps, stages,
@@ -255,6 +258,9 @@ def main(argv):
     torch = torch_with_gpu()
     if torch is None:
         return 0
+    if np is None:
+        print("FAIL: a GPU and torch but no NumPy, which this check needs")
+        return 1
     sys.path.insert(0, argv[0] + "/kernels/triton")
     import triton
     from fused_moe_lora import _fused_moe_lora_kernel as two_kernel
