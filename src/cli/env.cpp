@@ -52,7 +52,7 @@ nlohmann::json collect(const EnvOptions& o) {
       env["kernel_sets"].push_back({{"origin", set.origin()},
                                     {"variants", set.variants().size()},
                                     {"triton_version", set.triton()},
-                                    {"ptxas", set.manifest().ptxas},
+                                    {"ptxas", set.manifest().ptxas_json()},
                                     {"ptxas_options", set.manifest().ptxas_options}});
     }
       });

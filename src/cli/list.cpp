@@ -102,7 +102,7 @@ int run_list(const ListOptions& o) {
       out["kernel_sets"].push_back({{"origin", set->origin()},
                                     {"triton_version", set->triton()},
                                     {"variants", set->variants().size()},
-                                    {"ptxas", set->manifest().ptxas}});
+                                    {"ptxas", set->manifest().ptxas_json()}});
     }
     for (const auto& [set, v] : rows) {
       nlohmann::json j = v->summary_json();
@@ -131,7 +131,7 @@ int run_list(const ListOptions& o) {
   fmt::print("{} variants ({} rejected)", rows.size(), rejected);
   for (const kernels::KernelSet* set : sets) {
     fmt::print("{} {} (Triton {}, {})", set == sets.front() ? " in" : ";", set->origin(), set->triton(),
-               set->manifest().ptxas.value("version", std::string("?")));
+               set->manifest().ptxas.version.empty() ? std::string("?") : set->manifest().ptxas.version);
   }
   fmt::print("\n");
   return 0;

@@ -1,6 +1,8 @@
 #pragma once
 // What the report's environment block says about the GPU and the CUDA stack.
 
+#include <cuda.h>
+
 #include <cstdint>
 #include <string>
 

@@ -79,7 +79,7 @@ json inspect_document(const Work& w, const std::vector<InspectResult>& results,
   for (const kernels::KernelSet* set : w.sets) {
     doc["kernel_sets"].push_back({{"origin", set->origin()},
                                   {"triton_version", set->triton()},
-                                  {"ptxas", set->manifest().ptxas},
+                                  {"ptxas", set->manifest().ptxas_json()},
                                   {"ptxas_options", set->manifest().ptxas_options}});
   }
   for (const PtxasMatrix& m : matrices) {

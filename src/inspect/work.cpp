@@ -80,15 +80,9 @@ std::vector<RunCompiler> parse_compilers(const std::vector<std::string>& entries
 }
 
 /// The bundled ptxas of `set`'s Triton, as its manifest records it.
-/// `record[key]` when it is a string, else "" (a manifest may write null).
-std::string text_of(const json& record, const char* key) {
-  const auto it = record.find(key);
-  return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 compile::BundledPtxas bundled_of(const kernels::KernelSet& set) {
-  return {set.triton(), text_of(set.manifest().ptxas, "path_hint"), text_of(set.manifest().ptxas, "sha256"),
-          text_of(set.manifest().ptxas, "version")};
+  const kernels::PtxasRecord& p = set.manifest().ptxas;
+  return {set.triton(), p.path_hint, p.sha256, p.version};
 }
 
 /// The ok variants of `sets` that match --filter; a `triton=V` term selects sets.
@@ -153,7 +147,7 @@ std::vector<InspectItem> variant_items(const std::vector<SetVariant>& variants,
 
 /// "12.8.93" out of the manifest's "Cuda compilation tools, release 12.8, V12.8.93".
 std::string prebuilt_version(const kernels::KernelSet& set) {
-  const auto parsed = tools::parse_tool_version(set.manifest().ptxas.value("version", std::string()));
+  const auto parsed = tools::parse_tool_version(set.manifest().ptxas.version);
   return parsed ? parsed->version : std::string("?");
 }
 
@@ -423,7 +417,7 @@ json compiler_records(const Work& w) {
       compile::PtxasInfo bundled;
       bundled.spec = "triton";
       bundled.version = prebuilt_version(*set);
-      bundled.sha256 = text_of(set->manifest().ptxas, "sha256");
+      bundled.sha256 = set->manifest().ptxas.sha256;
       r.ptxas = bundled;
       r.version = bundled.version;
       r.options = set->manifest().ptxas_options;

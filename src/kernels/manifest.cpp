@@ -4,6 +4,7 @@
 #include <regex>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 #include "util/json_bounded.hpp"
@@ -152,6 +153,20 @@ std::map<int, std::string> Variant::produced_ordinals() const {
   return out;
 }
 
+json Manifest::ptxas_json() const {
+  json out = json::object();
+  if (format_version >= 3) {
+    out["options"] = ptxas_options;
+  }
+  for (auto [key, value] : {std::pair{"path_hint", &ptxas.path_hint}, std::pair{"sha256", &ptxas.sha256},
+                            std::pair{"version", &ptxas.version}}) {
+    if (!value->empty()) {
+      out[key] = *value;
+    }
+  }
+  return out;
+}
+
 json Variant::summary_json() const {
   json j = {{"id", id}, {"op", op}, {"role", role}, {"status", status}, {"axes", axes.to_json()}};
   if (ok()) {
@@ -202,7 +217,16 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
     doc.at("triton_version").fail(fmt::format("\"{}\" is not a version such as 3.8.0", m.triton_version));
   }
   const JsonIn ptxas = doc.at("ptxas");
-  m.ptxas = ptxas.object();
+  (void)ptxas.object();
+  // Format 3 requires all three (kernels/manifest.schema.json); a format 2 set may lack some.
+  for (auto [key, field] : {std::pair{"path_hint", &m.ptxas.path_hint}, std::pair{"sha256", &m.ptxas.sha256},
+                            std::pair{"version", &m.ptxas.version}}) {
+    if (m.format_version >= 3) {
+      *field = ptxas.at(key).string();
+    } else if (const std::optional<JsonIn> value = ptxas.find(key)) {
+      *field = value->string();
+    }
+  }
   if (m.format_version >= 3) {
     const std::vector<JsonIn> options = ptxas.at("options").items();
     for (std::size_t i = 0; i < options.size(); ++i) {
@@ -216,7 +240,7 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   } else {
     m.ptxas_options = triton_make_cubin_options(m.triton_version);
   }
-  m.target = doc.at("target").json();
+  (void)doc.at("target").object();  // the target block (sm_90, CUDA) is the generator's; only its shape is checked
   m.pack = read_pack(doc);
   for (const JsonIn& v : doc.at("variants").items()) {
     m.variants.push_back(parse_variant(v, m.pack));

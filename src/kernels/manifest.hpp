@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "model/axis_values.hpp"
 
@@ -107,21 +107,31 @@ struct Variant {
   [[nodiscard]] nlohmann::json summary_json() const;
 };
 
+/// The ptxas Triton compiled the set's cubins with, as the manifest records it.
+struct PtxasRecord {
+  std::string path_hint;  ///< inside Triton's wheel: "triton/backends/nvidia/bin/ptxas"
+  std::string sha256;     ///< of the binary
+  std::string version;    ///< its own words: "Cuda compilation tools, release 12.8, V12.8.93"
+};
+
 /// The parsed manifest.
 struct Manifest {
   std::string source;  ///< "<embedded>/kernels/manifest.json" or the path read
   int format_version = 0;
   std::string generated_by;
   std::string triton_version;
-  nlohmann::json ptxas;
+  PtxasRecord ptxas;
   /// The options Triton ran its ptxas with for this set (from ptxas.options; for a
   /// format 2 manifest, Triton's make_cubin options of its version: -lineinfo -v
   /// --gpu-name=sm_90a, plus --regAllocOptLevel=2 from Triton 3.7 on). A `ptxas=`
   /// compiler of a case of this set uses the same ones.
   std::vector<std::string> ptxas_options;
-  nlohmann::json target;
   PackRef pack;
   std::vector<Variant> variants;  ///< sorted by id
+
+  /// The manifest's ptxas block as reports, env and list print it: path_hint, sha256,
+  /// version, and (format 3 on) the options.
+  [[nodiscard]] nlohmann::json ptxas_json() const;
 };
 
 /// Limits on manifest files, as on configs.

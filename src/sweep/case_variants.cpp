@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "plan/vllm_defaults.hpp"
 

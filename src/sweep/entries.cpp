@@ -267,13 +267,12 @@ namespace {
 /// with `note` saying why the control did not run.
 std::optional<compile::Compiler> control_compiler(const kernels::KernelSet& set, const std::string& role,
                                                   std::string& note) {
-  const nlohmann::json& p = set.manifest().ptxas;
+  const kernels::PtxasRecord& p = set.manifest().ptxas;
   try {
-    (void)compile::resolve_bundled_ptxas(
-        {set.triton(), p.value("path_hint", ""), p.value("sha256", ""), p.value("version", "")});
+    (void)compile::resolve_bundled_ptxas({set.triton(), p.path_hint, p.sha256, p.version});
     return compile::Compiler::prebuilt();
   } catch (const EnvironmentError& e) {  // not installed here: what resolve_bundled_ptxas says
-    const std::optional<tools::ToolVersion> bundled = tools::parse_tool_version(p.value("version", ""));
+    const std::optional<tools::ToolVersion> bundled = tools::parse_tool_version(p.version);
     const std::optional<Release> floor = bundled ? parse_release(bundled->version) : std::nullopt;
     std::optional<compile::PtxasInfo> newest;
     for (const compile::PtxasInfo& info : compile::discover_ptxas()) {

@@ -121,9 +121,9 @@ void ImageSet::resolve_compilers(const kernels::KernelSets& sets) {
     // A ptxas that is not here fails the images that need it, not the run.
     const std::string why_not = error_of([&] {
       m_ptxas.emplace(pkey, pkey.rfind("triton@", 0) == 0
-                                ? compile::resolve_bundled_ptxas({set.triton(), set.manifest().ptxas.value("path_hint", ""),
-                                                                  set.manifest().ptxas.value("sha256", ""),
-                                                                  set.manifest().ptxas.value("version", "")})
+                                ? compile::resolve_bundled_ptxas({set.triton(), set.manifest().ptxas.path_hint,
+                                                                  set.manifest().ptxas.sha256,
+                                                                  set.manifest().ptxas.version})
                                 : compile::resolve_ptxas(image.compiler.ptxas));
     });
     if (!why_not.empty()) {
@@ -187,7 +187,7 @@ void ImageSet::compile_images(const kernels::KernelSets& sets, std::size_t threa
           built.kind = compile::CompilerKind::prebuilt;
           built.tool = fmt::format("Triton {}'s bundled ptxas", set.triton());
           built.version = v->ptxas_version;
-          built.sha256 = set.manifest().ptxas.value("sha256", "");
+          built.sha256 = set.manifest().ptxas.sha256;
           built.options = set.manifest().ptxas_options;
           image.compile = std::move(built);
           return;

@@ -17,7 +17,7 @@ json kernel_sets_record(const kernels::KernelSets& sets, const std::vector<std::
     out.push_back({{"triton_version", triton},
                    {"origin", set.origin()},
                    {"variants", set.variants().size()},
-                   {"ptxas", set.manifest().ptxas},
+                   {"ptxas", set.manifest().ptxas_json()},
                    {"ptxas_options", set.manifest().ptxas_options}});
   }
   return out;

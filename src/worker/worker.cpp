@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"

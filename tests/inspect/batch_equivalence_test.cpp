@@ -9,6 +9,8 @@
 
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
 #include "kernels/kernel_sets.hpp"
 #include "sass/analyze.hpp"
 #include "test_support.hpp"

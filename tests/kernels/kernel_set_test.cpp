@@ -9,6 +9,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "kernels/abi.hpp"
 #include "sweep/case_variants.hpp"
@@ -318,8 +319,8 @@ TEST(KernelSet, EverySetRecordsItsTritonItsOptionsAndTheControls) {
     EXPECT_NE(s.find("expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1"), nullptr) << s.triton();
   }
   // Triton 3.9 runs ptxas-blackwell, a CUDA 13 ptxas, for sm_90; 3.8 its CUDA 12 one.
-  EXPECT_EQ(sets().at("3.9.0").manifest().ptxas.value("path_hint", ""), "triton/backends/nvidia/bin/ptxas-blackwell");
-  EXPECT_EQ(sets().at("3.8.0").manifest().ptxas.value("path_hint", ""), "triton/backends/nvidia/bin/ptxas");
+  EXPECT_EQ(sets().at("3.9.0").manifest().ptxas.path_hint, "triton/backends/nvidia/bin/ptxas-blackwell");
+  EXPECT_EQ(sets().at("3.8.0").manifest().ptxas.path_hint, "triton/backends/nvidia/bin/ptxas");
 }
 
 TEST(KernelSet, LaunchAbiIsReadPerSet) {

@@ -69,7 +69,7 @@ TEST(KernelSetOnDevice, EveryCubinAndPtxLoadsAndEveryEntryResolves) {
     fmt::print("kernel set {}: {} ok variants; {} cubins loaded, {} PTX JIT-loaded, {} PTX newer than the driver's "
                "JIT; every entry resolved; Triton {}, {}; {:.1f} s\n",
                set.origin(), ok.size(), cubins.load(), ptxs.load(), ptx_too_new.load(), set.triton(),
-               set.manifest().ptxas.value("version", std::string("?")), seconds);
+               set.manifest().ptxas.version, seconds);
     for (std::size_t i = 0; i < std::min<std::size_t>(failures.size(), 20); ++i) {
       ADD_FAILURE() << failures[i];
     }
