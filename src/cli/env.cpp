@@ -1,6 +1,8 @@
 // loraprobe env: the environment record a report carries, without running a sweep.
 // Without a GPU it reports what it can and exits 0.
 
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -15,6 +17,7 @@
 #include "sass/nvdisasm.hpp"
 #include "worker/worker.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "version.hpp"
 
 namespace lp::cli {
@@ -82,54 +85,59 @@ nlohmann::json collect(const EnvOptions& o) {
   return env;
 }
 
-void print_text(const nlohmann::json& env) {
-  fmt::print("loraprobe {} (git {})\n", env["loraprobe"]["version"].get<std::string>(),
+/// The text form of env; paths and messages come from the machine, so the caller
+/// escapes it for the terminal.
+std::string env_text(const nlohmann::json& env) {
+  std::string out;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "loraprobe {} (git {})\n", env["loraprobe"]["version"].get<std::string>(),
              env["loraprobe"]["git_sha"].get<std::string>());
   const auto& host = env["host"];
-  fmt::print("host: {} ({} {}, {} cpus)\n", host["hostname"].get<std::string>(), host["os"].get<std::string>(),
+  fmt::format_to(to, "host: {} ({} {}, {} cpus)\n", host["hostname"].get<std::string>(), host["os"].get<std::string>(),
              host["kernel"].get<std::string>(), host["cpus"].get<unsigned>());
   const auto& tk = env["toolkit"];
-  fmt::print("CUDA toolkit: {} at {}{} (built against CUDA {})\n",
+  fmt::format_to(to, "CUDA toolkit: {} at {}{} (built against CUDA {})\n",
              tk["version"].is_null() ? "none" : tk["version"].get<std::string>(),
              tk["root"].is_null() ? "-" : tk["root"].get<std::string>(),
              tk["origin"].is_null() ? "" : fmt::format(" (from {})", tk["origin"].get<std::string>()),
              tk["build_version"].get<std::string>());
-  fmt::print("ptxas binaries found: {}\n", env["ptxas"].size());
+  fmt::format_to(to, "ptxas binaries found: {}\n", env["ptxas"].size());
   for (const auto& p : env["ptxas"]) {
-    fmt::print("  {:<10} {:<10} {}\n", p["spec"].get<std::string>(),
+    fmt::format_to(to, "  {:<10} {:<10} {}\n", p["spec"].get<std::string>(),
                p["version"].is_null() ? "?" : p["version"].get<std::string>(), p["path"].get<std::string>());
   }
   if (env["nvdisasm"].contains("error")) {
-    fmt::print("nvdisasm: none ({})\n", env["nvdisasm"]["error"].get<std::string>());
+    fmt::format_to(to, "nvdisasm: none ({})\n", env["nvdisasm"]["error"].get<std::string>());
   } else {
-    fmt::print("nvdisasm: {} {} ({})\n", env["nvdisasm"]["version"].get<std::string>(),
+    fmt::format_to(to, "nvdisasm: {} {} ({})\n", env["nvdisasm"]["version"].get<std::string>(),
                env["nvdisasm"]["path"].get<std::string>(), env["nvdisasm"]["origin"].get<std::string>());
   }
   if (env["cublas"].contains("error")) {
-    fmt::print("cuBLAS: none ({})\n", env["cublas"]["error"].get<std::string>());
+    fmt::format_to(to, "cuBLAS: none ({})\n", env["cublas"]["error"].get<std::string>());
   } else {
-    fmt::print("cuBLAS: {}\n", env["cublas"]["path"].get<std::string>());
+    fmt::format_to(to, "cuBLAS: {}\n", env["cublas"]["path"].get<std::string>());
   }
   if (env["kernel_sets"].is_object()) {
-    fmt::print("kernel sets: {}\n", env["kernel_sets"]["error"].get<std::string>());
+    fmt::format_to(to, "kernel sets: {}\n", env["kernel_sets"]["error"].get<std::string>());
   } else {
     for (const auto& set : env["kernel_sets"]) {
-      fmt::print("kernel set: Triton {}, {} variants, bundled ptxas {}\n", set["triton_version"].get<std::string>(),
+      fmt::format_to(to, "kernel set: Triton {}, {} variants, bundled ptxas {}\n", set["triton_version"].get<std::string>(),
                  set["variants"].get<std::size_t>(), set["ptxas"].value("version", std::string("?")));
     }
   }
   if (env["gpu"].is_null()) {
-    fmt::print("GPU: {}\n", env["no_gpu_reason"].get<std::string>());
-    return;
+    fmt::format_to(to, "GPU: {}\n", env["no_gpu_reason"].get<std::string>());
+    return out;
   }
   const auto& g = env["gpu"];
-  fmt::print("GPU {}: {} (compute capability {}, {} SMs, {} MiB), {}\n", g["ordinal"].get<int>(), g["name"].get<std::string>(),
+  fmt::format_to(to, "GPU {}: {} (compute capability {}, {} SMs, {} MiB), {}\n", g["ordinal"].get<int>(), g["name"].get<std::string>(),
              g["compute_capability"].get<std::string>(), g["sm_count"].get<int>(),
              g["total_memory_bytes"].get<std::uint64_t>() >> 20, g["uuid"].get<std::string>());
-  fmt::print("driver {} (CUDA {}), built for CUDA {}, cuBLAS {}, JIT cache {}, module loading {}\n",
+  fmt::format_to(to, "driver {} (CUDA {}), built for CUDA {}, cuBLAS {}, JIT cache {}, module loading {}\n",
              g["driver_version"].get<std::string>(), g["driver_cuda_version"].get<std::string>(),
              g["runtime_version"].get<std::string>(), g["cublas_version"].get<std::string>(),
              g["jit_cache_disabled"].get<bool>() ? "disabled" : "allowed", g["module_loading"].get<std::string>());
+  return out;
 }
 
 }  // namespace
@@ -145,7 +153,7 @@ Command add_env_command(CLI::App& app) {
             if (o->json) {
               fmt::print("{}\n", env.dump(2));
             } else {
-              print_text(env);
+              fmt::print("{}", escape::terminal(env_text(env)));
             }
             return 0;
           }};

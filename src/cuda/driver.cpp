@@ -117,7 +117,6 @@ std::string loaded_library_path(void* handle, const std::string& fallback) {
   return map->l_name;
 }
 
-
 const DriverStatus& init_driver(bool allow_jit_cache) {
   DriverState& s = state();
   const std::lock_guard<std::mutex> lock(s.mutex);

@@ -27,6 +27,7 @@
 #include "sweep/send_jobs.hpp"
 #include "sweep/sinks.hpp"
 #include "sweep/worker_client.hpp"
+#include "tools/tools.hpp"
 #include "util/files.hpp"
 #include "util/error.hpp"
 #include "util/elapsed.hpp"
@@ -556,7 +557,7 @@ class Sweep {
   }
 
   void start_worker(DeviceSlot& slot, WorkerStart start = WorkerStart::wait) {
-    const std::string exe = m_request.worker_exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
+    const std::string exe = m_request.worker_exe.empty() ? tools::executable_path().value_or("/proc/self/exe")
                                                          : m_request.worker_exe;
     std::vector<std::string> argv = {exe, "__worker", "--device", std::to_string(slot.device)};
     for (const std::string& dir : m_request.kernel_dirs) {

@@ -33,6 +33,22 @@ std::optional<std::string> env(const char* name) {
 
 }  // namespace
 
+std::optional<std::string> executable_path() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::nullopt : std::optional<std::string>(exe.string());
+}
+
+namespace {
+
+/// <prefix> of the environment whose bin/ holds this executable.
+std::optional<fs::path> executable_prefix() {
+  const std::optional<std::string> exe = executable_path();
+  return exe ? std::optional<fs::path>(fs::path(*exe).parent_path().parent_path()) : std::nullopt;
+}
+
+}  // namespace
+
 std::string tools_dir() {
   if (auto dir = env("LP_TOOLS_DIR")) {
     return *dir;
@@ -42,10 +58,7 @@ std::string tools_dir() {
   }
   // A build without a source tree (the wheel): <prefix>/share/loraprobe/tools of the
   // environment whose bin/ holds this executable.
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path prefix = ec ? fs::path("/usr/local") : exe.parent_path().parent_path();
-  return (prefix / "share" / "loraprobe" / "tools").string();
+  return (executable_prefix().value_or("/usr/local") / "share" / "loraprobe" / "tools").string();
 }
 
 bool is_executable_file(const std::string& path) {
@@ -106,10 +119,8 @@ std::vector<std::string> site_dirs_of_python3() {
 const std::vector<std::string>& python_site_dirs() {
   static const std::vector<std::string> dirs = [] {
     std::vector<std::string> candidates;
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-      candidates = site_dirs_of_prefix(exe.parent_path().parent_path().string());
+    if (const std::optional<fs::path> prefix = executable_prefix()) {
+      candidates = site_dirs_of_prefix(prefix->string());
     }
     for (std::string& dir : site_dirs_of_python3()) {
       candidates.push_back(std::move(dir));
@@ -181,10 +192,11 @@ std::optional<std::string> toolkit_root() {
 }
 
 std::string python_interpreter() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && is_executable_file((exe.parent_path() / "python3").string())) {
-    return (exe.parent_path() / "python3").string();
+  if (const std::optional<std::string> exe = executable_path()) {
+    const std::string beside = (fs::path(*exe).parent_path() / "python3").string();
+    if (is_executable_file(beside)) {
+      return beside;
+    }
   }
   return "python3";
 }

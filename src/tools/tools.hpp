@@ -14,6 +14,10 @@
 
 namespace lp::tools {
 
+/// This process's executable (/proc/self/exe), nullopt when it cannot be read. Its
+/// folder's parent is the prefix of the environment pip installed it in.
+std::optional<std::string> executable_path();
+
 /// The project tools folder: $LP_TOOLS_DIR when set, else "<source tree>/.tools"
 /// (baked in at build time: the folder scripts/install_tools.sh fills); a build
 /// without a source tree (the pip wheel) says <prefix>/share/loraprobe/tools.
