@@ -50,10 +50,10 @@ void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Pl
 
 void print_plan_json(std::FILE* file, const plan::SweepConfig& config, const plan::Plan& p) {
   json head = {{"config", config.to_json()},       {"count", p.cases.size()},
-               {"combinations", p.combinations},   {"not_applicable", plan::not_applicable_json(p)},
+               {"combinations", p.combinations},   {"not_applicable", plan::not_applicable_json(p.not_applicable)},
                {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates}};
   if (!p.not_swept.empty()) {
-    head["not_swept"] = plan::not_swept_json(p);
+    head["not_swept"] = plan::not_swept_json(p.not_swept);
   }
   std::string text = head.dump(2);
   text.resize(text.size() - 2);  // drop the closing "\n}": the cases follow

@@ -155,6 +155,40 @@ std::vector<report::CaseRecord> read_cases(json&& cases, const std::string& path
   return out;
 }
 
+/// A report's meta, controls and tolerances, read typed (report/blocks.hpp), out of
+/// d.json: each field's type and range checked and named by its pointer.
+void read_report_blocks(Document& d) {
+  try {
+    const JsonIn doc(d.json, d.path);
+    const JsonIn meta = doc.at("meta");
+    d.meta = report::Meta::from_json(meta);
+    d.fail_on = report::default_fail_on();  // 2.x and 3.0 reports may not say
+    if (const auto list = meta.find("fail_on")) {
+      d.fail_on.clear();
+      for (const JsonIn& v : list->items()) {
+        const std::optional<report::Verdict> verdict = report::parse_verdict(v.string());
+        if (!verdict) {
+          v.fail(fmt::format("\"{}\" is not a verdict", v.string()));
+        }
+        d.fail_on.insert(*verdict);
+      }
+    }
+    if (const auto why = meta.find("interrupted")) {
+      d.interrupted = why->string();
+    }
+    d.controls = report::Controls::from_json(doc.at("controls"));
+    d.tolerances = report::Tolerances::from_json(doc.at("tolerances"));
+    if (const auto remedies = doc.find("remedies")) {
+      d.remedies = report::Remedies::from_json(*remedies);
+    }
+  } catch (const InputError& e) {
+    throw InputError(d.path, e.pointer(), e.message());
+  }
+  for (const char* block : {"meta", "controls", "tolerances", "remedies"}) {
+    d.json.erase(block);
+  }
+}
+
 }  // namespace
 
 Document read_document(const std::string& path) {
@@ -189,6 +223,7 @@ Document read_document(const std::string& path) {
     d.json.erase("interned");
   }
   if (d.kind == DocumentKind::report) {
+    read_report_blocks(d);
     // The converters read one shape, typed: the cases leave the JSON for doc.cases.
     json cases;
     if (const auto it = d.json.find("cases"); it != d.json.end()) {
@@ -203,6 +238,19 @@ Document read_document(const std::string& path) {
 json full_json(const Document& doc) {
   json j = doc.json;
   if (doc.kind == DocumentKind::report) {
+    json meta = doc.meta.to_json();
+    json fail_on = json::array();
+    for (const report::Verdict v : doc.fail_on) {
+      fail_on.push_back(report::to_string(v));
+    }
+    meta["fail_on"] = std::move(fail_on);
+    meta["interrupted"] = doc.interrupted ? json(*doc.interrupted) : json();
+    j["meta"] = std::move(meta);
+    j["controls"] = doc.controls.to_json();
+    j["tolerances"] = doc.tolerances.to_json();
+    if (doc.remedies) {
+      j["remedies"] = doc.remedies->to_json();
+    }
     json cases = json::array();
     for (const report::CaseRecord& c : doc.cases) {
       cases.push_back(c.to_json());
@@ -229,35 +277,20 @@ report::Report report_blocks(const Document& doc) {
                                  version, k_rewritable_major, current));
   }
   report::Report r;
-  try {
-    r.meta = doc.json.at("meta");
-    r.meta.erase("detail");
-    r.meta.erase("fail_on");
+  r.meta = doc.meta;
+  if (doc.interrupted) {
     // meta.interrupted is the Report's own (one owner, Report::stop()).
-    if (const JsonIn meta(doc.json.at("meta"), doc.path, "/meta"); const auto why = meta.find("interrupted")) {
-      if (!why->is_null()) {
-        const JsonIn summary(member(doc.json, "summary"), doc.path, "/summary");
-        const auto outcome = summary.json().is_object() ? summary.find("outcome") : std::nullopt;
-        r.stop(why->string(), outcome && outcome->string() == "interrupted");
-      }
-    }
-    r.meta.erase("interrupted");
+    const JsonIn summary(member(doc.json, "summary"), doc.path, "/summary");
+    const auto outcome = summary.json().is_object() ? summary.find("outcome") : std::nullopt;
+    r.stop(*doc.interrupted, outcome && outcome->string() == "interrupted");
+  }
+  r.controls = doc.controls;
+  r.tolerances = doc.tolerances;
+  r.fail_on = doc.fail_on;
+  r.remedies = doc.remedies;
+  try {
     r.environment = doc.json.at("environment");
-    r.tolerances = doc.json.at("tolerances");
-    r.controls = doc.json.at("controls");
     r.variants = doc.json.at("variants");
-    r.remedies = member(doc.json, "remedies");
-    r.fail_on.clear();
-    for (const json& v : member(doc.json["meta"], "fail_on")) {
-      const std::optional<report::Verdict> verdict = report::parse_verdict(v.get<std::string>());
-      if (!verdict) {
-        throw InputError(doc.path, "/meta/fail_on", v.dump() + " is not a verdict");
-      }
-      r.fail_on.insert(*verdict);
-    }
-    if (!doc.json["meta"].contains("fail_on")) {
-      r.fail_on = report::default_fail_on();
-    }
   } catch (const json::exception& e) {
     throw InputError(doc.path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
   }
@@ -318,10 +351,10 @@ std::string real_text(double value) {
   return std::isnan(value) ? std::string("nan") : fmt::format("{:.3g}", value);
 }
 
-std::string command_text(const json& argv) {
+std::string command_text(const std::vector<std::string>& argv) {
   std::string out;
-  for (const json& a : argv) {
-    out += (out.empty() ? "" : " ") + escape::shell(a.is_string() ? a.get<std::string>() : a.dump());
+  for (const std::string& a : argv) {
+    out += (out.empty() ? "" : " ") + escape::shell(a);
   }
   return out;
 }

@@ -3,6 +3,8 @@
 // (configs/schema/report.schema.json) or an inspect document (inspect.schema.json).
 
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,7 +19,17 @@ enum class DocumentKind { report, inspect };
 struct Document {
   DocumentKind kind = DocumentKind::report;
   std::string path;
-  nlohmann::json json;  ///< every block but a report's cases
+  /// An inspect document whole; of a report, the blocks not read typed below
+  /// (schema_version, environment, variants, summary).
+  nlohmann::json json;
+  /// A report's meta (detail, fail_on and interrupted are the fields below), controls
+  /// and tolerances, typed.
+  report::Meta meta;
+  report::Controls controls;
+  report::Tolerances tolerances;
+  std::optional<report::Remedies> remedies;  ///< sweep --remedies (since 4.0.0)
+  std::set<report::Verdict> fail_on;    ///< meta.fail_on (the default set when absent: 2.x)
+  std::optional<std::string> interrupted;  ///< meta.interrupted
   /// A report's cases, typed (a compact table expanded), in the file's order.
   std::vector<report::CaseRecord> cases;
 };
@@ -64,7 +76,7 @@ std::string real_text(double value);
 /// A recorded argv as one POSIX sh command line, every element quoted for sh
 /// (util/escape.hpp shell), so that copying it runs exactly that command and nothing
 /// a document smuggled into an argument; "" for none.
-std::string command_text(const nlohmann::json& argv);
+std::string command_text(const std::vector<std::string>& argv);
 
 
 }  // namespace lp::formats

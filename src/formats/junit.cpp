@@ -113,15 +113,14 @@ std::string write(const std::vector<Suite>& suites, const std::string& name) {
 }
 
 std::vector<Suite> report_suites(const Document& doc, bool latent_fails) {
-  const json& report = doc.json;
   // sweep --remedies: each hazardous case's testcase says what its remedies measured.
   std::map<std::string, std::string> remedies_of;
-  for (const json& h : member(member(report, "remedies"), "hazards")) {
+  for (const report::HazardRemedies& h : doc.remedies ? doc.remedies->hazards : std::vector<report::HazardRemedies>{}) {
     std::string text_out = "remedies measured in this run:\n";
     for (const std::string& line : remedy_lines(h)) {
       text_out += "  " + line + "\n";
     }
-    remedies_of[text(h, "case")] = text_out;
+    remedies_of[h.case_id] = text_out;
   }
   std::map<std::string, Suite> by_key;
   std::vector<std::string> order;  // suites in first-seen plan order
@@ -253,8 +252,7 @@ std::string junit_of(const Document& doc, const JunitOptions& options) {
   if (options.latent_fails) {
     latent_fails = *options.latent_fails;
   } else {
-    const json& fail_on = member(member(doc.json, "meta"), "fail_on");
-    latent_fails = std::find(fail_on.begin(), fail_on.end(), "LATENT") != fail_on.end();
+    latent_fails = doc.fail_on.count(report::Verdict::latent) > 0;
   }
   return write(report_suites(doc, latent_fails), "loraprobe sweep");
 }

@@ -245,7 +245,10 @@ std::string inspect_markdown(const Document& doc) {
                                 integer(s, "early_reads") > 0
                                     ? fmt::format(", {} gdc-early-read", integer(s, "early_reads"))
                                     : std::string());
-  const std::string argv = command_text(member(member(d, "meta"), "argv"));
+  // An inspect document's argv: read as strings by read_document's checks.
+  const json& recorded = member(member(d, "meta"), "argv");
+  const std::string argv = command_text(recorded.is_array() ? recorded.get<std::vector<std::string>>()
+                                                            : std::vector<std::string>{});
   out += escape::markdown_fence(argv.empty() ? "(not recorded)" : argv, "sh") + "\n";
   const json& nvdisasm = member(d, "nvdisasm");
   out += fmt::format("nvdisasm {} ({}); exit code {}.\n\n", md(text(nvdisasm, "version", "?")),

@@ -39,10 +39,11 @@ struct Part {
   json identity = json::object();
   json shard;
   ShardOf shard_of;
-  json meta;  ///< a report's meta; null for a journal
+  report::Meta meta;  ///< a report's (a journal has none)
+  std::set<report::Verdict> fail_on;  ///< a report's
   json environment;
-  json controls;
-  json tolerances;
+  std::optional<report::Controls> controls;  ///< a journal's, once its controls ran
+  report::Tolerances tolerances;
   json variants = json::array();
   std::vector<CaseRecord> cases;
   std::size_t planned = 0;  ///< the shard's own case count
@@ -64,17 +65,25 @@ Part read_report_part(const std::string& path) {
   Part p;
   p.path = path;
   p.pointer_prefix = "/meta";
-  p.meta = member(doc.json, "meta");
-  p.shard = member(p.meta, "shard");
+  p.meta = std::move(doc.meta);
+  p.fail_on = std::move(doc.fail_on);
+  p.shard = p.meta.shard ? p.meta.shard->to_json() : json();
+  // As a journal's header says them, to compare the two kinds of part alike.
+  const json full_meta = p.meta.to_json();
   for (const char* key : k_identity) {
-    p.identity[key] = key == std::string("schema_version") ? member(doc.json, key) : member(p.meta, key);
+    p.identity[key] = key == std::string("schema_version") ? member(doc.json, key) : member(full_meta, key);
   }
+  json fail_on = json::array();
+  for (const report::Verdict v : p.fail_on) {
+    fail_on.push_back(report::to_string(v));
+  }
+  p.identity["fail_on"] = std::move(fail_on);
   p.environment = member(doc.json, "environment");
-  p.controls = member(doc.json, "controls");
-  p.tolerances = member(doc.json, "tolerances");
+  p.controls = std::move(doc.controls);
+  p.tolerances = std::move(doc.tolerances);
   p.variants = member(doc.json, "variants");
   p.cases = std::move(doc.cases);
-  p.planned = JsonIn(doc.json, path).at("meta").at("plan").at("cases").count();
+  p.planned = p.meta.plan.cases;
   return p;
 }
 
@@ -237,57 +246,51 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
             [](const CaseRecord& a, const CaseRecord& b) { return a.index < b.index; });
   // meta: the base part's, the shard record replaced by what was merged.
   r.meta = base->meta;
-  for (const char* key : {"shard", "phases_s", "detail", "fail_on"}) {
-    r.meta.erase(key);
-  }
-  r.meta["plan"]["cases"] = plan_cases;
-  std::string started = text(base->meta, "started_at");
-  std::string finished = text(base->meta, "finished_at");
+  r.meta.shard.reset();
+  r.meta.phases_s.reset();
+  r.meta.plan.cases = plan_cases;
+  std::string started = base->meta.started_at;
+  std::string finished = base->meta.finished_at.value_or("");
   json part_list = json::array();
   bool controls_valid = true;
   for (const auto& [index, p] : by_index) {
     if (!p->journal) {
-      started = std::min(started, text(p->meta, "started_at"));
-      finished = std::max(finished, text(p->meta, "finished_at"));
+      started = std::min(started, p->meta.started_at);
+      finished = std::max(finished, p->meta.finished_at.value_or(""));
     }
-    if (p->controls.is_object() && p->controls.contains("valid") && p->controls["valid"].is_boolean()) {
-      controls_valid = controls_valid && p->controls["valid"].get<bool>();
+    if (p->controls && p->controls->valid) {
+      controls_valid = controls_valid && *p->controls->valid;
     }
     part_list.push_back({{"path", p->path},
                          {"kind", p->journal ? "journal" : "report"},
                          {"shard", p->shard},
                          {"cases", p->cases.size()},
                          {"environment", p->environment},
-                         {"controls", p->controls}});
+                         {"controls", p->controls ? p->controls->to_json() : json()}});
   }
-  r.meta["started_at"] = started;
-  r.meta["finished_at"] = finished;
+  r.meta.started_at = started;
+  r.meta.finished_at = finished;
   const bool incomplete = !missing.empty() || !short_parts.empty();
-  r.meta["merged"] = {{"parts", std::move(part_list)},
-                      {"missing_shards", missing},
-                      {"short_parts", short_parts},
-                      {"incomplete", incomplete}};
+  r.meta.merged = JsonText::of({{"parts", std::move(part_list)},
+                                {"missing_shards", missing},
+                                {"short_parts", short_parts},
+                                {"incomplete", incomplete}});
   if (incomplete) {
     r.stop(fmt::format("merged with --allow-partial: {} of {} cases, {} shard(s) missing", r.cases.size(), plan_cases,
                        missing.size()));
   }
   r.environment = base->environment;
   r.tolerances = base->tolerances;
-  r.controls = base->controls;
-  if (r.controls.is_object() && r.controls.contains("valid") && r.controls["valid"].is_boolean()) {
-    r.controls["valid"] = controls_valid;
+  r.controls = base->controls.value_or(report::Controls{});
+  if (r.controls.valid) {
+    r.controls.valid = controls_valid;
   }
   std::vector<Part> all;
   for (const auto& [index, p] : by_index) {
     all.push_back(*p);
   }
   r.variants = merged_variants(all);
-  r.fail_on.clear();
-  for (const json& v : member(base->meta, "fail_on")) {
-    if (const std::optional<report::Verdict> verdict = report::parse_verdict(v.get<std::string>())) {
-      r.fail_on.insert(*verdict);
-    }
-  }
+  r.fail_on = base->fail_on;
   return r;
 }
 

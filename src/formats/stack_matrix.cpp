@@ -71,8 +71,7 @@ struct RemedyTally {
 };
 
 std::string remedy_sentence(const Document& doc, const std::string& triton) {
-  const json& remedies = member(doc.json, "remedies");
-  if (!remedies.is_object()) {
+  if (!doc.remedies) {
     return "no remedy measured: run the sweep with --remedies to measure them";
   }
   std::map<std::string, std::string> triton_of_case;
@@ -81,23 +80,22 @@ std::string remedy_sentence(const Document& doc, const std::string& triton) {
   }
   std::map<std::string, RemedyTally> tally;
   std::vector<std::string> order;
-  for (const json& h : member(remedies, "hazards")) {
-    const auto it = triton_of_case.find(text(h, "case"));
+  for (const report::HazardRemedies& h : doc.remedies->hazards) {
+    const auto it = triton_of_case.find(h.case_id);
     if (it == triton_of_case.end() || it->second != triton) {
       continue;
     }
-    for (const json& r : member(h, "remedies")) {
-      const std::string name = text(r, "remedy");
-      if (tally.count(name) == 0) {
-        order.push_back(name);
+    for (const report::RemedyRecord& r : h.remedies) {
+      if (tally.count(r.remedy) == 0) {
+        order.push_back(r.remedy);
       }
-      RemedyTally& t = tally[name];
+      RemedyTally& t = tally[r.remedy];
       ++t.measured;
-      if (text(r, "verdict") == "PASS" && integer(r, "static_findings", -1) == 0) {
+      if (r.verdict == report::Verdict::pass && r.static_findings == 0) {
         ++t.clean;
-        if (const json& cost = member(r, "cost"); cost.is_number()) {
-          t.min_cost = std::min(t.min_cost, cost.get<double>());
-          t.max_cost = std::max(t.max_cost, cost.get<double>());
+        if (r.cost) {
+          t.min_cost = std::min(t.min_cost, *r.cost);
+          t.max_cost = std::max(t.max_cost, *r.cost);
         }
       }
     }

@@ -45,12 +45,12 @@ std::string case_line(const char* what, const json& ref, const std::vector<repor
 
 std::string report_summary(const Document& doc) {
   const json& r = doc.json;
-  const json& meta = member(r, "meta");
+  const report::Meta& meta = doc.meta;
   const json& env = member(r, "environment");
   const json& gpu = member(env, "gpu");
-  const std::string argv = command_text(member(meta, "argv"));
-  std::string out = fmt::format("loraprobe {} (git {}) sweep, report schema {}\n", text_of(meta, "version"),
-                                text_of(meta, "git_sha"), text_of(r, "schema_version"));
+  const std::string argv = command_text(meta.argv);
+  std::string out = fmt::format("loraprobe {} (git {}) sweep, report schema {}\n", escape::terminal_line(meta.version),
+                                escape::terminal_line(meta.git_sha), text_of(r, "schema_version"));
   // The answer first: with this Triton and this ptxas, is it fixed?
   if (const StackMatrix m = stack_matrix(doc); !m.empty()) {
     out += "is my stack fixed? (Triton set x compiler; each cell the worst this run saw)\n";
@@ -86,16 +86,17 @@ std::string report_summary(const Document& doc) {
   }
   out += fmt::format("Triton sets: {}; compilers: {}\n", sets.empty() ? "?" : sets,
                      compiler_list.empty() ? "?" : compiler_list);
-  const json& controls = member(r, "controls");
-  if (boolean(controls, "ran", false)) {
-    out += fmt::format("controls: {}\n", boolean(controls, "valid", false) ? "valid (positive FAIL, negative PASS in every set)"
-                                                                         : "INVALID: " + text_of(controls, "reason"));
-    const json& race = member(controls, "race");
-    if (race.is_object()) {
-      out += fmt::format("race control: {}\n", text_of(race, "summary"));
+  const report::Controls& controls = doc.controls;
+  if (controls.ran) {
+    out += fmt::format("controls: {}\n", controls.valid.value_or(false)
+                                              ? "valid (positive FAIL, negative PASS in every set)"
+                                              : "INVALID: " + escape::terminal_line(controls.reason.value_or("?")));
+    if (controls.race) {
+      out += fmt::format("race control: {}\n", escape::terminal_line(controls.race->summary));
     }
   } else {
-    out += fmt::format("controls: not run ({})\n", text_of(controls, "reason", "no reason recorded"));
+    out += fmt::format("controls: not run ({})\n",
+                       escape::terminal_line(controls.reason.value_or("no reason recorded")));
   }
   // Counts per (Triton, compiler, op), in first-seen order.
   std::vector<std::string> order;
@@ -117,11 +118,9 @@ std::string report_summary(const Document& doc) {
   for (const auto& [verdict, n] : member(s, "counts").items()) {
     all[verdict] = n.get<std::size_t>();
   }
-  out += fmt::format("cases: {} of {} planned{}\n", counts_text(all), integer(member(meta, "plan"), "cases", static_cast<std::int64_t>(cases.size())),
-                     meta.contains("interrupted") && meta["interrupted"].is_string()
-                         ? "; stopped: " + meta["interrupted"].get<std::string>()
-                         : std::string());
-  if (const std::string n = not_swept_sentence(member(member(meta, "plan"), "not_swept")); !n.empty()) {
+  out += fmt::format("cases: {} of {} planned{}\n", counts_text(all), meta.plan.cases,
+                     doc.interrupted ? "; stopped: " + escape::terminal_line(*doc.interrupted) : std::string());
+  if (const std::string n = not_swept_sentence(meta.plan.not_swept); !n.empty()) {
     out += escape::terminal_line(n) + "\n";
   }
   out += case_line("first failure", member(s, "first_failure"), cases);
@@ -129,13 +128,13 @@ std::string report_summary(const Document& doc) {
   out += case_line("first latent", member(s, "first_latent"), cases);
   // Each row's cheapest clean remedy is in the stack matrix above; every remedy of every
   // hazardous case would not fit a screen (the Markdown, HTML and JUnit list them).
-  if (const json& hazards = member(member(r, "remedies"), "hazards"); hazards.is_array() && !hazards.empty()) {
+  if (doc.remedies && !doc.remedies->hazards.empty()) {
     std::size_t measured = 0;
-    for (const json& h : hazards) {
-      measured += member(h, "remedies").size();
+    for (const report::HazardRemedies& h : doc.remedies->hazards) {
+      measured += h.remedies.size();
     }
     out += fmt::format("remedies: {} measured for {} hazardous case(s); each one: loraprobe report --format md\n",
-                       measured, hazards.size());
+                       measured, doc.remedies->hazards.size());
   }
   out += fmt::format("exit code {} ({})\n", integer(s, "exit_code", -1), text_of(s, "outcome"));
   return out;

@@ -38,8 +38,9 @@ std::string count_text(const json& j, const char* key) {
   return v.is_number_integer() ? fmt::format("{}", v.get<std::int64_t>()) : std::string("n/a");
 }
 
-std::vector<EnvRow> environment_rows(const json& r) {
-  const json& meta = member(r, "meta");
+std::vector<EnvRow> environment_rows(const Document& doc) {
+  const json& r = doc.json;
+  const report::Meta& meta = doc.meta;
   const json& env = member(r, "environment");
   const json& gpu = member(env, "gpu");
   std::vector<EnvRow> rows;
@@ -111,13 +112,11 @@ std::vector<EnvRow> environment_rows(const json& r) {
     rows.push_back({"Host", fmt::format("{} {} {}, {} CPUs", text(host, "os", "?"), text(host, "kernel", "?"),
                                         text(host, "machine", "?"), count_text(host, "cpus"))});
   }
-  rows.push_back({"loraprobe", fmt::format("{} (git {}), report schema {}", text(meta, "version", "?"),
-                                           text(meta, "git_sha", "?"), text(r, "schema_version", "?"))});
-  const json& config = member(meta, "config");
-  rows.push_back({"Config", fmt::format("{} (sha256 {}), seed {}, {} repeats", text(config, "name", "?"),
-                                        short_sha(meta, "config_sha256"), count_text(meta, "seed"),
-                                        count_text(meta, "repeats"))});
-  rows.push_back({"Ran", fmt::format("{} to {}", text(meta, "started_at", "?"), text(meta, "finished_at", "?"))});
+  rows.push_back({"loraprobe", fmt::format("{} (git {}), report schema {}", meta.version, meta.git_sha,
+                                           text(r, "schema_version", "?"))});
+  rows.push_back({"Config", fmt::format("{} (sha256 {}), seed {}, {} repeats", text(meta.config.value(), "name", "?"),
+                                        meta.config_sha256.substr(0, 12), meta.seed, meta.repeats)});
+  rows.push_back({"Ran", fmt::format("{} to {}", meta.started_at, meta.finished_at.value_or("?"))});
   return rows;
 }
 
@@ -298,31 +297,29 @@ Excerpt excerpt_of_item(const json& item) {
   return e;
 }
 
-std::vector<std::string> remedy_lines(const json& hazard) {
+std::vector<std::string> remedy_lines(const report::HazardRemedies& hazard) {
   std::vector<std::string> lines;
-  for (const json& x : member(hazard, "remedies")) {
-    const json& findings = member(x, "static_findings");
-    const std::string statics = !findings.is_number_integer() ? "not inspected"
-                                : findings.get<std::int64_t>() == 0
-                                    ? "static clean"
-                                    : fmt::format("{} static finding(s)", findings.get<std::int64_t>());
-    const json& cost = member(x, "cost");
-    lines.push_back(fmt::format("{}: {}, {}, {}{}", text(x, "remedy", "?"), text(x, "verdict", "?"), statics,
-                                cost.is_number() ? fmt::format("{:.2g}x the kernel time", cost.get<double>())
-                                                 : std::string("kernel time not measured"),
-                                text(x, "reason").empty() || text(x, "verdict") == "PASS"
+  for (const report::RemedyRecord& x : hazard.remedies) {
+    const std::string statics = !x.static_findings    ? "not inspected"
+                                : *x.static_findings == 0 ? "static clean"
+                                                          : fmt::format("{} static finding(s)", *x.static_findings);
+    const std::string reason = x.reason.value_or("");
+    lines.push_back(fmt::format("{}: {}, {}, {}{}", x.remedy, report::to_string(x.verdict), statics,
+                                x.cost ? fmt::format("{:.2g}x the kernel time", *x.cost)
+                                       : std::string("kernel time not measured"),
+                                reason.empty() || x.verdict == report::Verdict::pass
                                     ? ""
-                                    : " (" + text(x, "reason").substr(0, 160) + ")"));
+                                    : " (" + reason.substr(0, 160) + ")"));
   }
   return lines;
 }
 
-std::string not_swept_sentence(const json& not_swept) {
+std::string not_swept_sentence(const std::vector<plan::NotSwept>& not_swept) {
   std::vector<std::string> names;
   std::vector<std::string> whys;
-  for (const json& n : not_swept) {
-    names.push_back(text(n, "projection", "?"));
-    const std::string why = text(n, "why");
+  for (const plan::NotSwept& n : not_swept) {
+    names.push_back(n.projection);
+    const std::string& why = n.why;
     if (!why.empty() && std::find(whys.begin(), whys.end(), why) == whys.end()) {
       whys.push_back(why);
     }
@@ -337,14 +334,14 @@ std::string not_swept_sentence(const json& not_swept) {
 ReportView view_of(const Document& doc) {
   const json& r = doc.json;
   ReportView v;
-  v.environment = environment_rows(r);
+  v.environment = environment_rows(doc);
   for (const json& c : member(member(r, "environment"), "compilers")) {
     const bool unavailable = member(c, "error").is_string();
     v.compilers.push_back({text(c, "triton", "any"), text(c, "name", "?"), version_of(c, "version"),
                            short_sha(member(c, "ptxas"), "sha256"),
                            unavailable ? "unavailable: " + text(c, "error") : joined(member(c, "options"))});
   }
-  v.command = command_text(member(member(r, "meta"), "argv"));
+  v.command = command_text(doc.meta.argv);
   const json& summary = member(r, "summary");
   const std::vector<report::CaseRecord>& records = doc.cases;
   std::map<std::string, std::size_t> counts;
@@ -352,8 +349,8 @@ ReportView view_of(const Document& doc) {
     counts[verdict] = n.get<std::size_t>();
   }
   v.counts = report::counts_text(counts);
-  v.counts += fmt::format(" of {} planned", integer(member(member(r, "meta"), "plan"), "cases", static_cast<std::int64_t>(records.size())));
-  v.not_swept = not_swept_sentence(member(member(member(r, "meta"), "plan"), "not_swept"));
+  v.counts += fmt::format(" of {} planned", doc.meta.plan.cases);
+  v.not_swept = not_swept_sentence(doc.meta.plan.not_swept);
   v.exit_code = static_cast<int>(integer(summary, "exit_code", -1));
   v.outcome = text(summary, "outcome", "?");
   const std::size_t fails = counts["FAIL"] + counts["fault"] + counts["timeout"] + counts["compile_error"];
@@ -450,19 +447,15 @@ ReportView view_of(const Document& doc) {
                                          by_stack[stack].second));
   }
   v.remedies = measure_remedies(records);
-  const json& measured = member(r, "remedies");
-  for (const json& h : member(measured, "hazards")) {
-    MeasuredRemedies m{text(h, "configuration", "?"), integer(h, "tokens"), text(h, "case", "?"), text(h, "verdict", "?"),
-                       {}};
-    m.lines = remedy_lines(h);
-    v.measured.push_back(std::move(m));
-  }
-  for (const json& n : member(measured, "notes")) {
-    if (n.is_string()) {
-      v.remedy_notes.push_back(n.get<std::string>());
+  if (doc.remedies) {
+    for (const report::HazardRemedies& h : doc.remedies->hazards) {
+      MeasuredRemedies m{h.configuration, h.tokens, h.case_id, std::string(report::to_string(h.verdict)), {}};
+      m.lines = remedy_lines(h);
+      v.measured.push_back(std::move(m));
     }
+    v.remedy_notes = doc.remedies->notes;
   }
-  const int n = static_cast<int>(integer(member(r, "meta"), "repeats"));
+  const int n = doc.meta.repeats;
   if (n > 0) {
     v.bound = fmt::format(
         "LATENT means the SASS that ran has the hazard but none of its {} runs gave a wrong number. With 0 failures "
@@ -470,8 +463,7 @@ ReportView view_of(const Document& doc) {
         n, std::min(1.0, 3.0 / n),
         n < 30 ? ", which bounds nothing useful; --repeats 300 gives 1%" : "");
   }
-  const json& race = member(member(r, "controls"), "race");
-  v.race = race.is_object() ? text(race, "summary") : std::string();
+  v.race = doc.controls.race ? doc.controls.race->summary : std::string();
   return v;
 }
 

@@ -100,7 +100,7 @@ ReportView view_of(const Document& doc);
 
 /// A report's meta.plan.not_swept (--model: projections no case covered) as one
 /// sentence, or "" when there are none.
-std::string not_swept_sentence(const nlohmann::json& not_swept);
+std::string not_swept_sentence(const std::vector<plan::NotSwept>& not_swept);
 
 /// The race excerpt of one variant's sass record (sass::ListingReport JSON): per
 /// in-flight MMA, the MMA, the wait it passes, the instructions that touch it.
@@ -115,7 +115,7 @@ Excerpt excerpt_of_item(const nlohmann::json& item);
 
 /// The measured remedies of one hazard of a report's remedies block, one line each:
 /// "block_n 32: PASS, static clean, 2.1x the kernel time".
-std::vector<std::string> remedy_lines(const nlohmann::json& hazard);
+std::vector<std::string> remedy_lines(const report::HazardRemedies& hazard);
 
 /// A case's numbers as short "label: value" pairs (NaN/Inf counts, deviations, the
 /// first bad element with expected and actual).

@@ -446,17 +446,17 @@ json canonical_axes(const Case& c) {
 
 }  // namespace
 
-json not_applicable_json(const Plan& plan) {
+json not_applicable_json(const std::vector<Dropped>& not_applicable) {
   json out = json::array();
-  for (const Dropped& d : plan.not_applicable) {
+  for (const Dropped& d : not_applicable) {
     out.push_back({{"reason", d.reason}, {"count", d.count}});
   }
   return out;
 }
 
-json not_swept_json(const Plan& plan) {
+json not_swept_json(const std::vector<NotSwept>& not_swept) {
   json out = json::array();
-  for (const NotSwept& n : plan.not_swept) {
+  for (const NotSwept& n : not_swept) {
     out.push_back({{"projection", n.projection}, {"why", n.why}});
   }
   return out;

@@ -160,11 +160,11 @@ std::string case_id(const Case& c);
 
 /// Plan::not_applicable as JSON: [{"reason", "count"}] (the dry run's and the report's
 /// meta.plan.not_applicable).
-nlohmann::json not_applicable_json(const Plan& plan);
+nlohmann::json not_applicable_json(const std::vector<Dropped>& not_applicable);
 
 /// Plan::not_swept as JSON: [{"projection", "why"}] (the dry run's and the report's
 /// meta.plan.not_swept).
-nlohmann::json not_swept_json(const Plan& plan);
+nlohmann::json not_swept_json(const std::vector<NotSwept>& not_swept);
 
 /// The case as JSON: {"index", "id", "axes"}.
 nlohmann::json case_to_json(const Case& c);

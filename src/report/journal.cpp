@@ -125,7 +125,11 @@ JournalContents read_journal(const std::string& path) {
     }
     if (type == "controls") {
       require(path, number, entry, "controls", json::value_t::object, "an object");
-      contents.controls = entry.at("controls");
+      try {
+        contents.controls = Controls::from_json(JsonIn(entry["controls"], path, "/controls"));
+      } catch (const InputError& e) {
+        bad_line(path, number, fmt::format("the controls are malformed: {}: {}", e.pointer(), e.message()));
+      }
     } else if (type == "case" || type == "remedy") {
       require(path, number, entry, "record", json::value_t::object, "an object");
       try {

@@ -25,7 +25,7 @@ namespace lp::report {
 /// What a journal holds when it is read back.
 struct JournalContents {
   nlohmann::json header;                                    ///< the first line
-  std::optional<nlohmann::json> controls;                   ///< the controls' outcome, when recorded
+  std::optional<Controls> controls;                         ///< the controls' outcome, when recorded
   std::map<std::string, CaseRecord> cases;          ///< by case id
   /// sweep --remedies: the neighbour cases already measured, by case id ("remedy" lines).
   std::map<std::string, CaseRecord> remedies;

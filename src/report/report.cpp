@@ -15,11 +15,6 @@ namespace lp::report {
 
 using nlohmann::json;
 
-namespace {
-/// GPU ordinals (--devices).
-constexpr int k_max_device = 1023;
-}  // namespace
-
 std::string_view schema_version() { return k_report_schema_version; }
 
 std::string_view to_string(Detail detail) { return detail == Detail::compact ? "compact" : "full"; }
@@ -32,116 +27,6 @@ std::optional<Detail> parse_detail(std::string_view text) {
     return Detail::full;
   }
   return std::nullopt;
-}
-
-json AmplificationRecord::to_json() const {
-  return {{"pairs", pairs},
-          {"sites", sites},
-          {"pending_sites", pending_sites},
-          {"unamplified_findings", unamplified_findings ? json(*unamplified_findings) : json()},
-          {"serialised", serialised.empty() ? json() : json(serialised)},
-          {"void_reason", void_reason.empty() ? json() : json(void_reason)}};
-}
-
-AmplificationRecord AmplificationRecord::from_json(const JsonIn& j) {
-  AmplificationRecord a;
-  a.pairs = j.at("pairs").whole<int>(1, 64);
-  a.sites = j.at("sites").whole<std::size_t>(0, k_max_count);
-  a.pending_sites = j.at("pending_sites").whole<std::size_t>(0, a.sites);
-  if (const auto v = j.at("unamplified_findings"); !v.is_null()) {
-    a.unamplified_findings = v.whole<int>(0);
-  }
-  if (const auto v = j.find("serialised")) {
-    a.serialised = v->string();
-  }
-  if (const auto v = j.find("void_reason")) {
-    a.void_reason = v->string();
-  }
-  return a;
-}
-
-json CaseRecord::to_json() const {
-  json j = {{"index", index},
-            {"id", id},
-            {"axes", axes.to_json()},
-            {"variant", variant ? json(*variant) : json()},
-            {"verdict", to_string(verdict)},
-            {"reason", reason.empty() ? json() : json(reason)},
-            {"runs", runs},
-            {"failed_runs", failed_runs},
-            {"metrics", metrics ? json(*metrics) : json()},
-            {"timing", timing ? json(*timing) : json()},
-            {"static_findings", static_findings ? json(*static_findings) : json()},
-            {"attribution", attribution ? json(*attribution) : json()},
-            {"device", device ? json(*device) : json()}};
-  if (amplification) {
-    j["amplification"] = amplification->to_json();
-  }
-  if (runs > 0) {
-    j["failure_rate"] = static_cast<double>(failed_runs) / runs;
-    // Rule of three: with 0 failures in n runs the 95% upper bound on the rate is 3/n.
-    j["failure_rate_upper_bound"] = failed_runs == 0 ? json(3.0 / runs) : json();
-  } else {
-    j["failure_rate"] = nullptr;
-    j["failure_rate_upper_bound"] = nullptr;
-  }
-  return j;
-}
-
-CaseRecord CaseRecord::from_json(const JsonIn& j) {
-  CaseRecord c;
-  c.index = j.at("index").whole<std::size_t>(0, k_max_count);
-  c.id = j.at("id").string();
-  c.axes = AxisValues::from_json(j.at("axes").object());
-  if (const auto v = j.find("variant")) {
-    c.variant = v->string();
-  }
-  const JsonIn verdict = j.at("verdict");
-  const std::optional<Verdict> parsed = parse_verdict(verdict.string());
-  if (!parsed) {
-    verdict.fail(fmt::format("\"{}\" is not a verdict", verdict.string()));
-  }
-  c.verdict = *parsed;
-  if (const auto v = j.find("reason")) {
-    c.reason = v->string();
-  }
-  c.runs = j.at("runs").whole<int>(0);
-  c.failed_runs = j.at("failed_runs").whole<int>(0, c.runs);
-  if (const auto v = j.at("metrics"); !v.is_null()) {
-    c.metrics = metrics_from_json(v);
-  }
-  if (const auto v = j.at("timing"); !v.is_null()) {
-    c.timing = timing_from_json(v);
-  }
-  if (const auto v = j.at("static_findings"); !v.is_null()) {
-    c.static_findings = v.whole<int>(0);
-  }
-  // Journals of schema 1.0.0 have no attribution.
-  if (const auto v = j.find("attribution")) {
-    c.attribution = v->string();
-  }
-  // Reports before 4.0.0 have no device.
-  if (const auto v = j.find("device")) {
-    c.device = v->whole<int>(0, k_max_device);
-  }
-  // Since 4.1.0, and only for amplified cases.
-  if (const auto v = j.find("amplification")) {
-    c.amplification = AmplificationRecord::from_json(*v);
-  }
-  return c;
-}
-
-CaseRecord CaseRecord::from_json(const json& j) {
-  static const std::string k_no_file = "case record";
-  return from_json(JsonIn(j, k_no_file));
-}
-
-json CaseRecord::to_ref() const {
-  return {{"index", index},
-          {"id", id},
-          {"axes", axes.to_json()},
-          {"verdict", to_string(verdict)},
-          {"reason", reason.empty() ? json() : json(reason)}};
 }
 
 Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>& fail_on, bool controls_valid) {
@@ -184,8 +69,7 @@ Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>&
 }
 
 Summary Report::summary() const {
-  const bool controls_valid = !controls.value("valid", json()).is_boolean() || controls["valid"].get<bool>();
-  Summary s = summarize(cases, fail_on, controls_valid);
+  Summary s = summarize(cases, fail_on, controls.trusted());
   if (stopped_by_signal) {
     s.outcome = Outcome::interrupted;  // the exit code stays the cases' (main's is 128 + the signal)
   }
@@ -231,7 +115,7 @@ json Report::to_json() const {
       case_list.push_back(c.to_json());
     }
   }
-  json m = meta;
+  json m = meta.to_json();
   m["detail"] = to_string(detail);
   m["interrupted"] = stopped ? json(*stopped) : json();
   json fail_on_list = json::array();
@@ -247,8 +131,8 @@ json Report::to_json() const {
   json j = {{"schema_version", schema_version()},
           {"meta", std::move(m)},
           {"environment", environment},
-          {"tolerances", tolerances},
-          {"controls", controls},
+          {"tolerances", tolerances.to_json()},
+          {"controls", controls.to_json()},
           {"cases", std::move(case_list)},
           {"variants", std::move(variant_list)},
           {"summary",
@@ -261,8 +145,8 @@ json Report::to_json() const {
   if (detail == Detail::compact) {
     j["interned"] = std::move(interned);
   }
-  if (!remedies.is_null()) {
-    j["remedies"] = remedies;
+  if (remedies) {
+    j["remedies"] = remedies->to_json();
   }
   return j;
 }

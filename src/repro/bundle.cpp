@@ -70,7 +70,7 @@ const json& find_variant(const formats::Document& report, const std::string& var
 }
 
 /// A sweep config of exactly this case: every config axis pinned to the case's value.
-json case_config(const report::CaseRecord& c, const json& meta) {
+json case_config(const report::CaseRecord& c, const report::Meta& meta) {
   json axes = json::object();
   for (const plan::AxisInfo& info : plan::axis_table()) {
     if (c.axes.contains(info.key)) {
@@ -79,11 +79,11 @@ json case_config(const report::CaseRecord& c, const json& meta) {
   }
   return {{"name", "repro-" + c.id},
           {"description", fmt::format("Exactly case {} of {} (loraprobe repro): {}, {} tokens.", c.id,
-                                      text(member(meta, "config"), "name", "?"), plan::row_label(c.axes),
+                                      text(meta.config.value(), "name", "?"), plan::row_label(c.axes),
                                       c.axes.integer("tokens").value_or(0))},
           {"axes", std::move(axes)},
-          {"repeats", formats::integer(meta, "repeats", 1)},
-          {"seed", formats::integer(meta, "seed", 0)}};
+          {"repeats", meta.repeats},
+          {"seed", meta.seed}};
 }
 
 /// What each marked address is in the race.
@@ -235,7 +235,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   const report::CaseRecord& the_case = find_case(report, case_id);
   const json record = the_case.to_json();  // its full form: the bundle's case-record.json
   const AxisValues& axes = the_case.axes;
-  const json& meta = member(report.json, "meta");
+  const report::Meta& meta = report.meta;
   const std::string variant = text(record, "variant");
   if (variant.empty()) {
     throw UsageError(fmt::format("{}: case {} ran no kernel variant ({}: {})", report.path, case_id,
@@ -355,7 +355,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   const auto code = [](const std::string& s) { return escape::markdown_code(s); };
   const std::string verdict = text(record, "verdict", "?");
   const std::string attribution = text(record, "attribution");
-  const std::string source = text(member(meta, "config"), "source");
+  const std::string source = text(meta.config.value(), "source");
   std::string readme = fmt::format(
       "# loraprobe repro: case {}, {}\n\n{}, {} tokens: Triton {}'s {} under the {} compiler.\n\n"
       "Verdict: **{}**{}.\n\n",
@@ -376,7 +376,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
                                         escape::shell(source), escape::shell(case_id));
   readme += "\n## Re-run exactly this case\n\n" + escape::markdown_fence(rerun, "sh") + "\n";
   readme += fmt::format("The same id means the same shapes, inputs (seed {}) and {} repeats.\n\n",
-                        formats::integer(meta, "seed"), formats::integer(meta, "repeats"));
+                        meta.seed, meta.repeats);
   readme += "## Make the cubin again\n\n" + escape::markdown_fence(command + "\n", "sh") + "\n";
   for (const std::string& n : b.notes) {
     readme += "Note: " + md(n) + ".\n\n";
@@ -411,7 +411,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   const json& gpu = member(member(report.json, "environment"), "gpu");
   if (gpu.is_object()) {
     readme += fmt::format("Measured on {}, driver {}, with loraprobe {}{}.\n", md(text(gpu, "name", "?")),
-                          md(text(gpu, "driver_version", "?")), md(text(meta, "version", "?")),
+                          md(text(gpu, "driver_version", "?")), md(meta.version),
                           nvdisasm_line.empty() ? "" : "; SASS by " + md(nvdisasm_line));
   }
   put("README.md", readme);

@@ -6,7 +6,6 @@
 
 namespace lp::sweep {
 
-using nlohmann::json;
 using report::CaseRecord;
 using report::Verdict;
 
@@ -42,50 +41,51 @@ std::string control_problem(const AmplifiedControl& control) {
                  control.record, "PASS");
 }
 
-json controls_record(const std::vector<ControlPair>& pairs, const std::vector<AmplifiedControl>& amplified,
-                     const std::vector<std::string>& amplified_notes, json race) {
-  json per_set = json::array();
+report::Controls controls_record(const std::vector<ControlPair>& pairs, const std::vector<AmplifiedControl>& amplified,
+                                 const std::vector<std::string>& amplified_notes, report::RaceRecord race) {
+  report::Controls controls;
+  controls.ran = true;
+  controls.sets.emplace();
   std::string all_reasons;
   for (const ControlPair& pair : pairs) {
     const std::string reason = control_problem(pair);
-    json entry = {{"triton", pair.triton}, {"valid", reason.empty()},
-                  {"positive", pair.positive.to_json()}, {"negative", pair.negative.to_json()}};
+    report::SetControlsRecord entry{pair.triton, reason.empty(), pair.positive, pair.negative, std::nullopt};
     if (!reason.empty()) {
       fmt::print(stderr, "sweep: INVALID RUN: Triton {} set: {}\n", pair.triton, reason);
-      entry["reason"] = reason;
+      entry.reason = reason;
       all_reasons += fmt::format("{}Triton {}: {}", all_reasons.empty() ? "" : "; ", pair.triton, reason);
     } else {
       fmt::print(stderr, "sweep: controls of the Triton {} set behave: positive FAIL ({}), negative PASS ({})\n",
                  pair.triton, summary_of(pair.positive), summary_of(pair.negative));
     }
-    per_set.push_back(std::move(entry));
+    controls.sets->push_back(std::move(entry));
   }
-  json amplified_json = json::array();
+  std::vector<report::AmplifiedControlRecord> amplified_records;
   for (const AmplifiedControl& a : amplified) {
     const std::string reason = control_problem(a);
-    json entry = {{"triton", a.triton}, {"role", a.role}, {"pairs", a.pairs}, {"valid", reason.empty()},
-                  {"record", a.record.to_json()}};
+    report::AmplifiedControlRecord entry{a.triton, a.role, a.pairs, reason.empty(), std::nullopt, a.record};
     if (!reason.empty()) {
       fmt::print(stderr, "sweep: INVALID RUN: {}\n", reason);
-      entry["reason"] = reason;
+      entry.reason = reason;
       all_reasons += fmt::format("{}{}", all_reasons.empty() ? "" : "; ", reason);
     } else {
       fmt::print(stderr, "sweep: amplified control {} of Triton {} at {} pairs behaves: PASS ({})\n", a.role, a.triton,
                  a.pairs, summary_of(a.record));
     }
-    amplified_json.push_back(std::move(entry));
+    amplified_records.push_back(std::move(entry));
   }
   for (const std::string& note : amplified_notes) {
     fmt::print(stderr, "sweep: warning: {}\n", note);
   }
-  fmt::print(stderr, "sweep: race control: {}\n", race.value("summary", ""));
-  json controls = {{"ran", true}, {"valid", all_reasons.empty()}, {"sets", std::move(per_set)}, {"race", std::move(race)}};
+  fmt::print(stderr, "sweep: race control: {}\n", race.summary);
+  controls.valid = all_reasons.empty();
+  controls.race = std::move(race);
   if (!amplified.empty() || !amplified_notes.empty()) {
-    controls["amplified"] = std::move(amplified_json);
-    controls["amplified_notes"] = amplified_notes;
+    controls.amplified = std::move(amplified_records);
+    controls.amplified_notes = amplified_notes;
   }
   if (!all_reasons.empty()) {
-    controls["reason"] = all_reasons;
+    controls.reason = all_reasons;
   }
   return controls;
 }

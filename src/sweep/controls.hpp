@@ -15,8 +15,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "report/report.hpp"
 
 namespace lp::sweep {
@@ -46,7 +44,7 @@ std::string control_problem(const AmplifiedControl& control);
 /// `amplified_notes`: those that could not be made) and the race control's block
 /// (race_outcome): valid when every pair and every amplified control behaves. Prints
 /// one line per set, per amplified control and for the race control on stderr.
-nlohmann::json controls_record(const std::vector<ControlPair>& pairs, const std::vector<AmplifiedControl>& amplified,
-                               const std::vector<std::string>& amplified_notes, nlohmann::json race);
+report::Controls controls_record(const std::vector<ControlPair>& pairs, const std::vector<AmplifiedControl>& amplified,
+                                 const std::vector<std::string>& amplified_notes, report::RaceRecord race);
 
 }  // namespace lp::sweep

@@ -71,27 +71,31 @@ void keep_earlier_files(const SweepRequest& request, const std::string& out, con
   }
 }
 
-json journal_header(const plan::SweepConfig& config, const plan::Plan& plan, const json& meta,
-                    const SweepRequest& request, const json& shard) {
+json journal_header(const plan::SweepConfig& config, const plan::Plan& plan, const report::Meta& meta,
+                    const SweepRequest& request) {
   std::string ids;
   for (const plan::Case& c : plan.cases) {
     ids += c.id;
+  }
+  json kernel_sets = json::array();
+  for (const report::KernelSetRecord& s : meta.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
+    kernel_sets.push_back(s.to_json());
   }
   json fail_on = json::array();
   for (const report::Verdict v : request.fail_on) {
     fail_on.push_back(report::to_string(v));
   }
   return {{"schema_version", report::schema_version()},
-          {"version", meta.value("version", "")},
-          {"git_sha", meta.value("git_sha", "")},
-          {"kernel_sets", meta.value("kernel_sets", json::array())},
+          {"version", meta.version},
+          {"git_sha", meta.git_sha},
+          {"kernel_sets", kernel_sets},
           {"fail_on", fail_on},
           {"config_sha256", sha256_hex(config.to_json().dump())},
           {"plan_sha256", sha256_hex(ids)},
           {"argv", request.argv},
           {"started_at", report::utc_now_iso8601()},
           {"cases", plan.cases.size()},
-          {"shard", shard}};
+          {"shard", meta.shard ? meta.shard->to_json() : json()}};
 }
 
 void print_summary(const report::Report& report, const std::string& out) {

@@ -3,11 +3,10 @@
 #include <array>
 #include <utility>
 
-#include <nlohmann/json.hpp>
 
 namespace lp::sweep {
 
-nlohmann::json Phases::to_json() const {
+std::map<std::string, double> Phases::seconds() const {
   const std::array<std::pair<const char*, std::optional<double> Phases::*>, 16> fields = {{
       {"kernel_sets", &Phases::kernel_sets},
       {"plan", &Phases::plan},
@@ -26,7 +25,7 @@ nlohmann::json Phases::to_json() const {
       {"static_inspection", &Phases::static_inspection},
       {"static_inspection_wait", &Phases::static_inspection_wait},
   }};
-  nlohmann::json j = nlohmann::json::object();
+  std::map<std::string, double> j;
   for (const auto& [name, member] : fields) {
     if (const std::optional<double>& seconds = this->*member) {
       j[name] = *seconds;

@@ -2,9 +2,9 @@
 // Where a sweep's wall time went (the report's meta.phases_s), one field per phase: the
 // runner times each as it ends, and the report and the closing time line read them.
 
+#include <map>
 #include <optional>
-
-#include <nlohmann/json_fwd.hpp>
+#include <string>
 
 namespace lp::sweep {
 
@@ -34,7 +34,7 @@ struct Phases {
   std::optional<double> static_inspection_wait;
 
   /// meta.phases_s: each phase reached, by its member's name.
-  [[nodiscard]] nlohmann::json to_json() const;
+  [[nodiscard]] std::map<std::string, double> seconds() const;
 };
 
 }  // namespace lp::sweep

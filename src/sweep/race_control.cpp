@@ -44,36 +44,37 @@ RaceCubin inspect_race_control(RaceCubin compiled, const std::optional<std::stri
   return compiled;
 }
 
-json race_outcome(const std::string& compiler, std::optional<std::size_t> static_findings,
-                  const std::optional<RaceResult>& result, const std::string& error) {
-  json out = {{"ran", result.has_value()},
-              {"compiler", compiler},
-              {"static_findings", static_findings ? json(*static_findings) : json()},
-              {"result", result ? protocol::to_json(*result) : json()},
-              {"shows", nullptr}};
+report::RaceRecord race_outcome(const std::string& compiler, std::optional<std::size_t> static_findings,
+                                const std::optional<RaceResult>& result, const std::string& error) {
+  report::RaceRecord out;
+  out.ran = result.has_value();
+  out.compiler = compiler;
+  out.static_findings = static_findings;
+  if (result) {
+    out.result = JsonText::of(protocol::to_json(*result));
+  }
   if (!result) {
-    out["summary"] = fmt::format("the race control did not run: {}", error);
+    out.summary = fmt::format("the race control did not run: {}", error);
     return out;
   }
   if (result->unwritten > 0) {
-    out["summary"] = fmt::format("the race control left {} elements unwritten: its result says nothing",
-                                 result->unwritten);
+    out.summary = fmt::format("the race control left {} elements unwritten: its result says nothing", result->unwritten);
     return out;
   }
   if (!static_findings || *static_findings == 0) {
-    out["summary"] = fmt::format(
+    out.summary = fmt::format(
         "the race control's SASS ({}) {}: it cannot show the race here", compiler,
         static_findings ? "has no wgmma hazard (ptxas serialised its wgmma)" : "could not be inspected");
     return out;
   }
-  out["shows"] = result->late_tiles > 0;
+  out.shows = result->late_tiles > 0;
   if (result->late_tiles > 0) {
-    out["summary"] = fmt::format(
+    out.summary = fmt::format(
         "this GPU reads wgmma A registers late: {} of {} tiles ({} of {} launches) read the A written after the "
         "wgmma; the LATENT cases are a real risk here",
         result->late_tiles, result->tiles, result->launches_with_late, result->launches);
   } else {
-    out["summary"] = fmt::format(
+    out.summary = fmt::format(
         "this GPU did not read wgmma A registers late in {} tiles ({} launches) of the race control; LATENT "
         "remains a static proof without a run-time witness here",
         result->tiles, result->launches);

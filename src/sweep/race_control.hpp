@@ -19,6 +19,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "protocol/protocol.hpp"
+#include "report/blocks.hpp"
 
 namespace lp::sweep {
 
@@ -49,7 +50,7 @@ RaceCubin inspect_race_control(RaceCubin compiled, const std::optional<std::stri
 /// the GPU's answer (worker/race_kernel.hpp), or nullopt with `error` saying why not.
 /// "shows" is true when a tile read the overwritten A, false when none did, null
 /// when the control could not say (no hazard in its SASS, or no result).
-nlohmann::json race_outcome(const std::string& compiler, std::optional<std::size_t> static_findings,
-                            const std::optional<protocol::RaceResult>& result, const std::string& error);
+report::RaceRecord race_outcome(const std::string& compiler, std::optional<std::size_t> static_findings,
+                                const std::optional<protocol::RaceResult>& result, const std::string& error);
 
 }  // namespace lp::sweep

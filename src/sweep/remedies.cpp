@@ -165,42 +165,32 @@ RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
   return out;
 }
 
-json remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecord>& results) {
-  auto kernel_ms = [](const report::CaseRecord& r) -> json {
-    return r.timing && r.timing->kernel_ms ? json(*r.timing->kernel_ms) : json();
+report::Remedies remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecord>& results) {
+  auto kernel_ms = [](const report::CaseRecord& r) -> std::optional<double> {
+    return r.timing ? r.timing->kernel_ms : std::nullopt;
   };
-  json out = json::array();
+  report::Remedies out;
   for (std::size_t h = 0; h < plan.hazards.size(); ++h) {
     const report::CaseRecord& hazard = *plan.hazards[h];
-    json entry = {{"configuration", plan::row_label(hazard.axes)},
-                  {"case", hazard.id},
-                  {"tokens", hazard.axes.integer("tokens").value_or(0)},
-                  {"verdict", report::to_string(hazard.verdict)},
-                  {"kernel_ms", kernel_ms(hazard)},
-                  {"remedies", json::array()}};
+    report::HazardRemedies entry{plan::row_label(hazard.axes), hazard.id, hazard.axes.integer("tokens").value_or(0),
+                                 hazard.verdict, kernel_ms(hazard), {}};
     for (std::size_t i = 0; i < plan.remedies.size(); ++i) {
       const RemedyCase& rc = plan.remedies[i];
       if (rc.hazard != h) {
         continue;
       }
       const report::CaseRecord& r = results[i];
-      const json ms = kernel_ms(r);
-      const json base = kernel_ms(hazard);
-      entry["remedies"].push_back(
-          {{"remedy", rc.name},
-           {"why", rc.why},
-           {"case", r.id},
-           {"verdict", report::to_string(r.verdict)},
-           {"static_findings", r.static_findings ? json(*r.static_findings) : json()},
-           {"kernel_ms", ms},
-           {"cost", ms.is_number() && base.is_number() && base.get<double>() > 0 ? json(ms.get<double>() / base.get<double>())
-                                                                                : json()},
-           {"in_plan", rc.existing.has_value()},
-           {"reason", r.reason.empty() ? json() : json(r.reason)}});
+      const std::optional<double> ms = kernel_ms(r);
+      const std::optional<double> base = entry.kernel_ms;
+      entry.remedies.push_back({rc.name, rc.why, r.id, r.verdict, r.static_findings, ms,
+                                ms && base && *base > 0 ? std::optional<double>(*ms / *base) : std::nullopt,
+                                rc.existing.has_value(),
+                                r.reason.empty() ? std::nullopt : std::optional<std::string>(r.reason)});
     }
-    out.push_back(std::move(entry));
+    out.hazards.push_back(std::move(entry));
   }
-  return {{"hazards", std::move(out)}, {"notes", plan.notes}};
+  out.notes = plan.notes;
+  return out;
 }
 
 std::vector<report::CaseRecord> remedy_results(const RemedyPlan& plan, const std::vector<report::CaseRecord>& cases,

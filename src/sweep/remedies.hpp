@@ -55,6 +55,6 @@ std::vector<report::CaseRecord> remedy_results(const RemedyPlan& plan, const std
 
 /// The report's remedies block: per hazardous case, each remedy's verdict, static
 /// findings and kernel time against the hazardous case's ("cost").
-nlohmann::json remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecord>& results);
+report::Remedies remedies_record(const RemedyPlan& plan, const std::vector<report::CaseRecord>& results);
 
 }  // namespace lp::sweep

@@ -10,46 +10,47 @@ namespace lp::sweep {
 
 using nlohmann::json;
 
-json kernel_sets_record(const kernels::KernelSets& sets, const std::vector<std::string>& tritons) {
-  json out = json::array();
+std::vector<report::KernelSetRecord> kernel_sets_record(const kernels::KernelSets& sets,
+                                                        const std::vector<std::string>& tritons) {
+  std::vector<report::KernelSetRecord> out;
   for (const std::string& triton : tritons) {
     const kernels::KernelSet& set = sets.at(triton);
-    out.push_back({{"triton_version", triton},
-                   {"origin", set.origin()},
-                   {"variants", set.variants().size()},
-                   {"ptxas", set.manifest().ptxas_json()},
-                   {"ptxas_options", set.manifest().ptxas_options}});
+    out.push_back({triton, set.origin(), set.variants().size(), JsonText::of(set.manifest().ptxas_json()),
+                   set.manifest().ptxas_options});
   }
   return out;
 }
 
-json meta_record(const plan::SweepConfig& config, const plan::Plan& plan, const std::vector<std::string>& argv,
-                 const json& kernel_sets) {
-  json out = {{"tool", "loraprobe"},
-          {"version", k_version},
-          {"git_sha", k_git_sha},
-          {"argv", argv},
-          {"started_at", report::utc_now_iso8601()},
-          {"config", config.to_json()},
-          {"config_sha256", sha256_hex(config.to_json().dump())},
-          {"seed", config.seed.value},
-          {"repeats", config.repeats.value},
-          {"kernel_sets", kernel_sets},
-          {"plan", {{"cases", plan.cases.size()}, {"combinations", plan.combinations},
-                    {"excluded_by_rule", plan.excluded_by_rule}, {"duplicates", plan.duplicates}}}};
-  if (!plan.not_applicable.empty()) {
-    // Why combinations are not cases: among them what vLLM itself would refuse (a tuned
-    // file without the num_slices key), so a report says it and not only the dry run.
-    out["plan"]["not_applicable"] = plan::not_applicable_json(plan);
-  }
-  if (!plan.not_swept.empty()) {
-    out["plan"]["not_swept"] = plan::not_swept_json(plan);
-  }
-  return out;
+report::Meta meta_record(const plan::SweepConfig& config, const plan::Plan& plan, const std::vector<std::string>& argv,
+                         const std::vector<report::KernelSetRecord>& kernel_sets) {
+  report::Meta m;
+  m.version = k_version;
+  m.git_sha = k_git_sha;
+  m.argv = argv;
+  m.started_at = report::utc_now_iso8601();
+  const json resolved = config.to_json();
+  m.config = JsonText::of(resolved);
+  m.config_sha256 = sha256_hex(resolved.dump());
+  m.seed = config.seed.value;
+  m.repeats = static_cast<int>(config.repeats.value);
+  m.kernel_sets = kernel_sets;
+  m.plan.cases = plan.cases.size();
+  m.plan.combinations = plan.combinations;
+  m.plan.excluded_by_rule = plan.excluded_by_rule;
+  m.plan.duplicates = plan.duplicates;
+  // Why combinations are not cases: among them what vLLM itself would refuse (a tuned
+  // file without the num_slices key), so a report says it and not only the dry run.
+  m.plan.not_applicable = plan.not_applicable;
+  m.plan.not_swept = plan.not_swept;
+  return m;
 }
 
 json environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu, bool allow_jit_cache,
-                        const json& kernel_sets) {
+                        const std::vector<report::KernelSetRecord>& kernel_sets) {
+  json sets = json::array();
+  for (const report::KernelSetRecord& s : kernel_sets) {
+    sets.push_back(s.to_json());
+  }
   json compilers = json::array();
   for (const compile::CompilerRecord& c : images.compiler_records()) {
     compilers.push_back(c.to_json());
@@ -61,7 +62,7 @@ json environment_record(const ImageSet& images, const std::optional<protocol::Gp
           {"jit_cache_disabled", gpu ? gpu->jit_cache_disabled : !allow_jit_cache},
           {"module_loading", gpu ? gpu->module_loading : std::string()},
           {"inspection_cache", images.inspection_cache()},
-          {"kernel_sets", kernel_sets}};
+          {"kernel_sets", std::move(sets)}};
 }
 
 json variants_record(const ImageSet& images, const std::vector<report::CaseRecord>& cases,
@@ -95,29 +96,20 @@ json variants_record(const ImageSet& images, const std::vector<report::CaseRecor
   return variants;
 }
 
-json tolerance_record(const plan::SweepConfig& config) {
-  json table = json::array();
+report::Tolerances tolerance_record(const plan::SweepConfig& config) {
+  report::Tolerances t;
+  t.model =
+      "|actual - expected| <= atol + rtol * |expected|, atol and rtol computed per case from the op, output "
+      "dtype, K and ADD_INPUTS (src/model/tolerance.hpp); each case's metrics carry the atol and rtol it "
+      "was judged with; a config override replaces both for every case of that output dtype";
   for (const ToleranceRow& row : tolerance_table()) {
-    table.push_back({{"op", op_name(row.op)},
-                     {"output_dtype", dtype_name(row.output)},
-                     {"k", row.k},
-                     {"add_inputs", row.add_inputs},
-                     {"hidden_in", row.hidden_in},
-                     {"atol", row.tolerance.atol},
-                     {"rtol", row.tolerance.rtol},
-                     {"why", row.tolerance.describe()}});
+    t.table.push_back({std::string(op_name(row.op)), std::string(dtype_name(row.output)), row.k, row.add_inputs,
+                       row.hidden_in, row.tolerance.atol, row.tolerance.rtol, row.tolerance.describe()});
   }
-  json overrides = json::object();
   for (const auto& [dtype, setting] : config.tolerance) {
-    overrides[std::string(dtype_name(dtype))] = {
-        {"atol", setting.value.atol}, {"rtol", setting.value.rtol}, {"origin", setting.origin.describe()}};
+    t.overrides[std::string(dtype_name(dtype))] = {setting.value.atol, setting.value.rtol, setting.origin.describe()};
   }
-  return {{"model",
-           "|actual - expected| <= atol + rtol * |expected|, atol and rtol computed per case from the op, output "
-           "dtype, K and ADD_INPUTS (src/model/tolerance.hpp); each case's metrics carry the atol and rtol it "
-           "was judged with; a config override replaces both for every case of that output dtype"},
-          {"table", std::move(table)},
-          {"overrides", std::move(overrides)}};
+  return t;
 }
 
 }  // namespace lp::sweep

@@ -19,16 +19,17 @@
 namespace lp::sweep {
 
 /// The kernel sets the plan uses (`tritons`, in order): origin, Triton, variants, bundled ptxas.
-nlohmann::json kernel_sets_record(const kernels::KernelSets& sets, const std::vector<std::string>& tritons);
+std::vector<report::KernelSetRecord> kernel_sets_record(const kernels::KernelSets& sets,
+                                                        const std::vector<std::string>& tritons);
 
 /// meta before the run: tool, version, argv, config and its sha256, seed, repeats,
 /// kernel sets, plan counts (meta.interrupted is Report::stop()'s).
-nlohmann::json meta_record(const plan::SweepConfig& config, const plan::Plan& plan,
-                           const std::vector<std::string>& argv, const nlohmann::json& kernel_sets);
+report::Meta meta_record(const plan::SweepConfig& config, const plan::Plan& plan, const std::vector<std::string>& argv,
+                         const std::vector<report::KernelSetRecord>& kernel_sets);
 
 /// environment: host, toolkit, the compilers of `images`, the worker's GPU record.
 nlohmann::json environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu, bool allow_jit_cache,
-                                  const nlohmann::json& kernel_sets);
+                                  const std::vector<report::KernelSetRecord>& kernel_sets);
 
 /// variants: one record per image, with the verdicts of the cases that used it
 /// (`keys_by_case`: case id -> the image keys of its entry).
@@ -36,6 +37,6 @@ nlohmann::json variants_record(const ImageSet& images, const std::vector<report:
                                const std::map<std::string, std::vector<std::string>>& keys_by_case);
 
 /// tolerances: the model, the table (model/tolerance.hpp) and the config's overrides.
-nlohmann::json tolerance_record(const plan::SweepConfig& config);
+report::Tolerances tolerance_record(const plan::SweepConfig& config);
 
 }  // namespace lp::sweep

@@ -62,7 +62,7 @@ class Sweep {
       start_race_control();  // a resumed sweep may have its controls in the journal already
     }
     const std::size_t controls_index = plan_and_describe();
-    const json header = journal_header(m_config, m_plan, m_report.meta, m_request, m_shard);
+    const json header = journal_header(m_config, m_plan, m_report.meta, m_request);
     const Resumed resumed = read_resumed(header);
     make_entries(controls_index, resumed.controls.has_value());
     build_images();
@@ -91,7 +91,7 @@ class Sweep {
     record_run_blocks();
     m_phases.records = seconds_since(t);  // the variants and tolerances blocks
     m_phases.total = seconds_since(t_start);
-    m_report.meta["phases_s"] = m_phases.to_json();
+    m_report.meta.phases_s = m_phases.seconds();
     return write_report(sinks, stopped);
   }
 
@@ -99,7 +99,7 @@ class Sweep {
   /// The cases already journaled by the sweep --resume continues.
   struct Resumed {
     std::map<std::string, CaseRecord> cases;
-    std::optional<json> controls;
+    std::optional<report::Controls> controls;
     std::map<std::string, CaseRecord> remedies;  ///< sweep --remedies: neighbours already measured
   };
   /// How the controls and cases ended: the signal that stopped them (0: none) and how
@@ -134,15 +134,12 @@ class Sweep {
     m_report.fail_on = m_request.fail_on;
     m_report.detail = m_request.detail;
     if (!m_request.only_cases.empty()) {
-      m_report.meta["plan"]["only_cases"] = m_request.only_cases;
+      m_report.meta.plan.only_cases = m_request.only_cases;
     }
     if (planned.shard) {
       // What every shard of this plan shares, for `loraprobe merge` to check.
-      m_shard = {{"index", planned.shard->index},
-                 {"count", planned.shard->count},
-                 {"plan_sha256", planned.shard->plan_sha256},
-                 {"plan_cases", planned.shard->plan_cases}};
-      m_report.meta["shard"] = m_shard;
+      m_report.meta.shard = report::ShardRecord{planned.shard->index, planned.shard->count,
+                                                planned.shard->plan_sha256, planned.shard->plan_cases};
     }
     plan::require_cases(m_plan, m_config);
     return planned.next_index;
@@ -242,18 +239,17 @@ class Sweep {
     m_phases.static_inspection = m_inspection_s;
     m_phases.static_inspection_wait = m_inspection_wait_s;
     if (m_slots.size() > 1) {
-      json devices = json::array();
+      std::vector<report::DeviceRecord> devices;
       json gpus = json::array();
       for (const DeviceSlot& slot : m_slots) {
         gpus.push_back(slot.gpu ? protocol::to_json(*slot.gpu) : json());
-        devices.push_back({{"device", slot.device},
-                           {"cases", slot.cases},
-                           {"retired", slot.retired.empty() ? json() : json(slot.retired)}});
+        devices.push_back({slot.device, slot.cases,
+                           slot.retired.empty() ? std::nullopt : std::optional<std::string>(slot.retired)});
         if (!slot.retired.empty()) {
           fmt::print(stderr, "sweep: GPU {} left the rotation: {}\n", slot.device, slot.retired);
         }
       }
-      m_report.meta["devices"] = std::move(devices);
+      m_report.meta.devices = std::move(devices);
       m_report.environment["gpus"] = std::move(gpus);  // every GPU of --devices; "gpu" is the first
     }
     std::map<std::string, std::vector<std::string>> keys_by_case;
@@ -262,7 +258,7 @@ class Sweep {
     }
     m_report.variants = variants_record(m_images, m_report.cases, keys_by_case);
     m_report.tolerances = tolerance_record(m_config);
-    m_report.meta["finished_at"] = report::utc_now_iso8601();
+    m_report.meta.finished_at = report::utc_now_iso8601();
   }
 
   /// The report (partial when a signal stopped the run; none after a second signal),
@@ -300,7 +296,7 @@ class Sweep {
   /// `sinks` and counted in `finished`; lp::Interrupted (Ctrl-C, SIGTERM) propagates out of it.
   void inspect_and_run(report::Journal& journal, CaseSink& sinks, const Resumed& resumed, std::size_t& finished) {
     const std::map<std::string, CaseRecord>& done = resumed.cases;
-    const std::optional<json>& done_controls = resumed.controls;
+    const std::optional<report::Controls>& done_controls = resumed.controls;
     // The cases' time counts whether they all ran or a signal stopped them.
     struct CasesTimer {
       Phases& phases;
@@ -314,10 +310,11 @@ class Sweep {
     bool controls_valid = true;
     const auto t = std::chrono::steady_clock::now();
     if (!m_request.controls) {
-      m_report.controls = {{"ran", false}, {"valid", nullptr}, {"reason", "--no-controls"}};
+      m_report.controls = {};
+      m_report.controls.reason = "--no-controls";
     } else if (done_controls) {
       m_report.controls = *done_controls;
-      controls_valid = done_controls->value("valid", false);
+      controls_valid = done_controls->valid.value_or(false);
     } else {
       controls_valid = run_controls();
     }
@@ -692,7 +689,7 @@ class Sweep {
       amplified.push_back({a.pair.triton, a.role, a.entry.amplify, final_record(a.entry, a.pair.positive, a.positive)});
     }
     m_report.controls = controls_record(pairs, amplified, m_amplified_notes, race_record());
-    journal.append("controls", {{"controls", m_report.controls}});
+    journal.append("controls", {{"controls", m_report.controls.to_json()}});
   }
 
   /// The race control (sweep/race_control.hpp), in a thread from the start: compiled
@@ -728,7 +725,7 @@ class Sweep {
   }
 
   /// The controls.race block: the run with the inspection of its SASS (waited for).
-  json race_record() {
+  report::RaceRecord race_record() {
     const RaceCubin inspected = m_race_inspected.get();
     if (!inspected.inspect_error.empty()) {
       fmt::print(stderr, "sweep: warning: the race control's SASS could not be inspected: {}\n",
@@ -742,7 +739,6 @@ class Sweep {
   kernels::KernelSets m_sets;
   std::vector<std::string> m_tritons;  ///< the Triton sets the plan uses, in order
   plan::Plan m_plan;  ///< expanded by run() once the GPU answered
-  json m_shard;       ///< meta.shard (--shard), or null
   plan::Plan m_remedy_cases;      ///< --remedies: the neighbour cases run after the plan's
   std::size_t m_remedy_base = 0;  ///< their first index: past the plan's and the controls' 
   ImageSet m_images;

@@ -360,7 +360,13 @@ TEST(Cli, EnvReportsWhatItCanAndExitsZeroWithOrWithoutAGpu) {
 std::string report_text(const std::vector<std::tuple<std::string, int, std::string, double>>& cases,
                         const std::string& driver) {
   nlohmann::json r = {{"schema_version", "3.0.0"},
-                      {"meta", {{"tool", "loraprobe"}, {"fail_on", {"FAIL"}}}},
+                      {"meta", {{"tool", "loraprobe"}, {"version", "0.1.0"}, {"git_sha", "0123456789ab"},
+                                {"argv", {"loraprobe", "sweep"}}, {"started_at", "2026-12-01T10:00:00Z"},
+                                {"config", {{"name", "diff"}}}, {"config_sha256", std::string(64, 'a')},
+                                {"seed", 1}, {"repeats", 3}, {"plan", {{"cases", cases.size()}, {"combinations", cases.size()}}},
+                                {"fail_on", {"FAIL"}}}},
+                      {"controls", {{"ran", false}, {"valid", nullptr}}},
+                      {"tolerances", {{"model", ""}, {"table", nlohmann::json::array()}, {"overrides", nlohmann::json::object()}}},
                       {"environment", {{"gpu", {{"name", "NVIDIA H200"}, {"driver_version", driver}}}}},
                       {"cases", nlohmann::json::array()}};
   for (const auto& [compiler, tokens, verdict, dev] : cases) {

@@ -95,7 +95,6 @@ TEST(Markdown, CompactAndFullReportsReadTheSame) {
 /// A report of `rows` configurations, every one LATENT at every token count.
 Document many_latent_rows(std::size_t rows) {
   json r = {{"schema_version", "3.0.0"},
-            {"meta", {{"argv", {"loraprobe", "sweep"}}, {"repeats", 3}, {"plan", {{"cases", rows * 10}}}}},
             {"environment", json::object()},
             {"summary", {{"counts", {{"LATENT", rows * 10}}}, {"exit_code", 0}, {"outcome", "clean"}}},
             {"cases", json::array()}};
@@ -114,8 +113,13 @@ Document many_latent_rows(std::size_t rows) {
                             {"static_findings", 2}});
     }
   }
-  // As read_document leaves a report: the cases typed, out of the JSON.
-  Document doc{DocumentKind::report, "many.json", r, {}};
+  // As read_document leaves a report: meta and the cases typed, out of the JSON.
+  Document doc;
+  doc.path = "many.json";
+  doc.json = r;
+  doc.meta.argv = {"loraprobe", "sweep"};
+  doc.meta.repeats = 3;
+  doc.meta.plan.cases = rows * 10;
   for (const json& c : r["cases"]) {
     doc.cases.push_back(report::CaseRecord::from_json(c));
   }
@@ -163,9 +167,7 @@ TEST(View, AVariantsEarlyReadsAreItsOwnLinesInMarkdownAndHtml) {
 TEST(View, AModelSweepSaysWhatItDidNotSweepInEveryFormat) {
   // sweep --model of a MoE preset records the routed experts in meta.plan.not_swept.
   Document doc = seed();
-  doc.json["meta"]["plan"]["not_swept"] = json::parse(
-      R"([{"projection": "experts.gate_up_proj", "why": "no <fused> kernel"},
-          {"projection": "experts.down_proj", "why": "no <fused> kernel"}])");
+  doc.meta.plan.not_swept = {{"experts.gate_up_proj", "no <fused> kernel"}, {"experts.down_proj", "no <fused> kernel"}};
   const std::string sentence =
       "Not swept: experts.gate_up_proj, experts.down_proj (no <fused> kernel); this report says nothing about them.";
   EXPECT_EQ(view_of(doc).not_swept, sentence);
@@ -253,8 +255,10 @@ TEST(StackMatrix, CleanFailingAndIncompatibleRuns) {
   EXPECT_EQ(m.rows[0].cells[0].text(), "incompatible");
   EXPECT_EQ(m.answer, "Fixed: no pairing this run covered.");
   // An inspect document of files has no Triton set: no matrix.
-  Document files{DocumentKind::inspect, "i.json", json{{"items", json::array({{{"triton", nullptr}, {"status", "hazard"}}})}},
-                 {}};
+  Document files;
+  files.kind = DocumentKind::inspect;
+  files.path = "i.json";
+  files.json = json{{"items", json::array({{{"triton", nullptr}, {"status", "hazard"}}})}};
   EXPECT_TRUE(stack_matrix(files).empty());
 }
 
@@ -326,7 +330,10 @@ TEST(View, InspectDocumentsGetTheirHazardousCubins) {
                    {{{"name", "expand-a"}, {"status", "hazard"}, {"finding_count", 1}, {"triton", "3.6.0"},
                      {"compiler", "prebuilt"}, {"attribution", "ptx"}, {"sass", sass}},
                     {{"name", "expand-b"}, {"status", "clean"}}}}};
-  const Document doc{DocumentKind::inspect, "inspect.json", d, {}};
+  Document doc;
+  doc.kind = DocumentKind::inspect;
+  doc.path = "inspect.json";
+  doc.json = d;
   const std::string md = markdown_of(doc);
   EXPECT_NE(md.find("# loraprobe inspect: 2 cubins, 1 with a hazard, 1 findings"), std::string::npos) << md;
   EXPECT_NE(md.find("  /*0070*/ WARPGROUP.DEPBAR.LE gsb0, 0x1"), std::string::npos) << md;

@@ -174,7 +174,7 @@ TEST(Models, AMoePlanSweepsTheRoutedExpertsAsFusedMoeCases) {
   for (const Dropped& d : p.not_applicable) {
     naive_reason |= d.reason.find("naive block assignment") != std::string::npos && d.count == 2;
   }
-  EXPECT_TRUE(naive_reason) << not_applicable_json(p).dump();
+  EXPECT_TRUE(naive_reason) << not_applicable_json(p.not_applicable).dump();
   // Without the expand op the experts are named as not swept, never silently left out.
   const SweepConfig shrink_only = parse_config(
       R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"op": ["shrink"], )" + axes + "}}", "m.json");
@@ -183,7 +183,7 @@ TEST(Models, AMoePlanSweepsTheRoutedExpertsAsFusedMoeCases) {
   EXPECT_EQ(s.not_swept[0].projection, "experts.gate_up_proj");
   EXPECT_EQ(s.not_swept[1].projection, "experts.down_proj");
   EXPECT_NE(s.not_swept[0].why.find("with --op expand"), std::string::npos) << s.not_swept[0].why;
-  EXPECT_EQ(not_swept_json(s).dump(), nlohmann::json::parse(R"([{"projection": "experts.gate_up_proj", "why": ")" +
+  EXPECT_EQ(not_swept_json(s.not_swept).dump(), nlohmann::json::parse(R"([{"projection": "experts.gate_up_proj", "why": ")" +
                                                             s.not_swept[0].why + R"("}, {"projection":
                                                             "experts.down_proj", "why": ")" +
                                                             s.not_swept[0].why + R"("}])")

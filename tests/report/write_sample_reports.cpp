@@ -69,17 +69,17 @@ CaseRecord sample_case(std::size_t index, Verdict verdict) {
 
 Report base_report() {
   Report r;
-  r.meta = {{"tool", "loraprobe"},
-            {"version", "0.1.0"},
-            {"git_sha", "0123456789ab"},
-            {"argv", {"loraprobe", "sweep"}},
-            {"started_at", lp::report::utc_now_iso8601()},
-            {"finished_at", lp::report::utc_now_iso8601()},
-            {"config", {{"name", "sample"}}},
-            {"config_sha256", std::string(64, 'a')},
-            {"seed", 48590},
-            {"repeats", 5},
-            {"plan", {{"cases", 8}, {"combinations", 8}}}};
+  r.meta.version = "0.1.0";
+  r.meta.git_sha = "0123456789ab";
+  r.meta.argv = {"loraprobe", "sweep"};
+  r.meta.started_at = lp::report::utc_now_iso8601();
+  r.meta.finished_at = lp::report::utc_now_iso8601();
+  r.meta.config = lp::JsonText::of({{"name", "sample"}});
+  r.meta.config_sha256 = std::string(64, 'a');
+  r.meta.seed = 48590;
+  r.meta.repeats = 5;
+  r.meta.plan.cases = 8;
+  r.meta.plan.combinations = 8;
   // The compiler records as a sweep writes them (compile::CompilerRecord::to_json).
   nlohmann::json compilers = nlohmann::json::array();
   lp::compile::CompilerRecord prebuilt;
@@ -99,9 +99,15 @@ Report base_report() {
                    {"compilers", compilers},
                    {"gpu", nullptr},
                    {"no_gpu_reason", "sample"}};
-  r.tolerances = {{"model", "|a - e| <= atol + rtol * |e|"},
-                  {"table", {{{"op", "expand"}, {"output_dtype", "bf16"}, {"k", 64}, {"atol", 2.4e-5}, {"rtol", 0.0156}}}},
-                  {"overrides", {{"bf16", {{"atol", 0.004}, {"rtol", 0.016}, {"origin", "file sample.json"}}}}}};
+  r.tolerances.model = "|a - e| <= atol + rtol * |e|";
+  lp::report::ToleranceTableRow row;
+  row.op = "expand";
+  row.output_dtype = "bf16";
+  row.k = 64;
+  row.atol = 2.4e-5;
+  row.rtol = 0.0156;
+  r.tolerances.table = {row};
+  r.tolerances.overrides["bf16"] = {0.004, 0.016, "file sample.json"};
   return r;
 }
 
@@ -119,10 +125,9 @@ int main(int argc, char** argv) {
                     Verdict::compile_error, Verdict::skipped}) {
     all.cases.push_back(sample_case(i++, v));
   }
-  all.controls = {{"ran", true},
-                  {"valid", true},
-                  {"sets", {{{"triton", "3.6.0"}, {"valid", true}, {"positive", sample_case(100, Verdict::fail).to_json()},
-                             {"negative", sample_case(101, Verdict::pass).to_json()}}}}};
+  all.controls.ran = true;
+  all.controls.valid = true;
+  all.controls.sets = {{"3.6.0", true, sample_case(100, Verdict::fail), sample_case(101, Verdict::pass), std::nullopt}};
   all.variants = {{{"variant", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1"}, {"triton", "3.6.0"},
                    {"compiler", "prebuilt"}, {"sass", nullptr}}};
   all.write(dir + "/all-verdicts.json");
@@ -134,12 +139,11 @@ int main(int argc, char** argv) {
   clean.write(dir + "/clean.json");
 
   Report invalid = base_report();
-  invalid.controls = {{"ran", true},
-                      {"valid", false},
-                      {"sets", {{{"triton", "3.6.0"}, {"valid", false},
-                                 {"positive", sample_case(100, Verdict::pass).to_json()}, {"negative", nullptr},
-                                 {"reason", "the positive control passed"}}}},
-                      {"reason", "Triton 3.6.0: the positive control passed"}};
+  invalid.controls.ran = true;
+  invalid.controls.valid = false;
+  invalid.controls.sets = {
+      {"3.6.0", false, sample_case(100, Verdict::pass), std::nullopt, "the positive control passed"}};
+  invalid.controls.reason = "Triton 3.6.0: the positive control passed";
   invalid.write(dir + "/invalid-controls.json");
 
   Report empty = base_report();

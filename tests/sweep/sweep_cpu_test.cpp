@@ -139,27 +139,27 @@ TEST(WorkerProtocol, TheGpuRecordRoundTripsAndAMalformedOneIsABugNotAReport) {
 
 TEST(RaceControl, OutcomesArePinned) {
   const std::string c = "ptxas=toolkit (13.0.88)";
-  nlohmann::json o = race_outcome(c, 5, race_result(20), "");
+  nlohmann::json o = race_outcome(c, 5, race_result(20), "").to_json();
   EXPECT_EQ(o["shows"], true);
   EXPECT_EQ(o["summary"],
             "this GPU reads wgmma A registers late: 20 of 20 tiles (5 of 5 launches) read the A written after the "
             "wgmma; the LATENT cases are a real risk here");
-  o = race_outcome(c, 5, race_result(0), "");
+  o = race_outcome(c, 5, race_result(0), "").to_json();
   EXPECT_EQ(o["shows"], false);
   EXPECT_EQ(o["summary"],
             "this GPU did not read wgmma A registers late in 20 tiles (5 launches) of the race control; LATENT "
             "remains a static proof without a run-time witness here");
   // Without the hazard in its own SASS the control proves nothing, whatever the GPU did.
-  o = race_outcome(c, 0, race_result(0), "");
+  o = race_outcome(c, 0, race_result(0), "").to_json();
   EXPECT_TRUE(o["shows"].is_null());
   EXPECT_EQ(o["summary"], "the race control's SASS (ptxas=toolkit (13.0.88)) has no wgmma hazard (ptxas serialised "
                           "its wgmma): it cannot show the race here");
-  o = race_outcome(c, std::nullopt, race_result(3), "");
+  o = race_outcome(c, std::nullopt, race_result(3), "").to_json();
   EXPECT_TRUE(o["shows"].is_null());
-  o = race_outcome(c, 5, race_result(20, 1), "");
+  o = race_outcome(c, 5, race_result(20, 1), "").to_json();
   EXPECT_TRUE(o["shows"].is_null());
   EXPECT_EQ(o["summary"], "the race control left 1 elements unwritten: its result says nothing");
-  o = race_outcome(c, 5, std::nullopt, "exceeded --case-timeout 600 s");
+  o = race_outcome(c, 5, std::nullopt, "exceeded --case-timeout 600 s").to_json();
   EXPECT_EQ(o["ran"], false);
   EXPECT_EQ(o["summary"], "the race control did not run: exceeded --case-timeout 600 s");
 }
@@ -355,7 +355,7 @@ TEST(Journal, AppendsReadsBackAndSurvivesATornLastLine) {
   std::filesystem::remove(path);
   {
     Journal j(path, {{"config_sha256", "c"}, {"plan_sha256", "p"}});
-    j.append("controls", {{"controls", {{"valid", true}}}});
+    j.append("controls", {{"controls", {{"ran", true}, {"valid", true}}}});
     j.append("case", {{"record", record("aaaaaaaaaaaa", 256, 128, Verdict::latent).to_json()}});
   }
   {
@@ -440,12 +440,12 @@ TEST(Table, RowsPerConfigurationColumnsPerTokenCount) {
 
 TEST(Phases, APhaseTheRunReachedIsReportedByItsNameAndOneItDidNotIsAbsent) {
   Phases p;
-  using nlohmann::json;
-  EXPECT_EQ(p.to_json(), json::object());
+  using Seconds = std::map<std::string, double>;
+  EXPECT_EQ(p.seconds(), Seconds{});
   p.cases = 1.5;
   p.worker_start = 0.25;
   p.static_inspection_wait = 0.0;  // reached, waited for nothing: said, not dropped
-  EXPECT_EQ(p.to_json(), (json{{"cases", 1.5}, {"worker_start", 0.25}, {"static_inspection_wait", 0.0}}));
+  EXPECT_EQ(p.seconds(), (Seconds{{"cases", 1.5}, {"worker_start", 0.25}, {"static_inspection_wait", 0.0}}));
 }
 
 }  // namespace

@@ -1,0 +1,29 @@
+#pragma once
+// A JSON value that loraprobe carries through a typed record without interpreting it:
+// the resolved config in a report's meta, the parts of a merged report, what the race
+// control's worker measured. It is held as its compact JSON text, so that the record
+// that holds it needs no JSON library in its header, and it is written back as the
+// same value it was read as.
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace lp {
+
+class JsonText {
+ public:
+  JsonText() = default;  ///< null
+  /// The value's compact text (nlohmann's dump(): numbers as they round-trip).
+  static JsonText of(const nlohmann::json& value);
+
+  [[nodiscard]] nlohmann::json value() const;
+  [[nodiscard]] bool is_null() const noexcept { return m_text == "null"; }
+  [[nodiscard]] const std::string& text() const noexcept { return m_text; }
+  [[nodiscard]] bool operator==(const JsonText&) const = default;
+
+ private:
+  std::string m_text = "null";
+};
+
+}  // namespace lp

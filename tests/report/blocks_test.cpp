@@ -1,0 +1,153 @@
+// The typed blocks of a report (report/blocks.hpp): each reads back what it wrote, key
+// for key, including the keys written only when present; a wrong type or range is
+// named by its pointer.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/blocks.hpp"
+#include "util/error.hpp"
+
+namespace lp::report {
+namespace {
+
+using nlohmann::json;
+
+const std::string k_file = "r.json";
+
+template <class T>
+json round_trip(const json& j) {
+  return T::from_json(JsonIn(j, k_file)).to_json();
+}
+
+/// The message of the InputError reading `j` as T throws, "" when it reads.
+template <class T>
+std::string error_of(const json& j) {
+  try {
+    (void)T::from_json(JsonIn(j, k_file));
+  } catch (const InputError& e) {
+    return e.pointer() + ": " + e.message();
+  }
+  return "";
+}
+
+json meta_json() {
+  return {{"tool", "loraprobe"},
+          {"version", "0.1.0"},
+          {"git_sha", "0123456789ab"},
+          {"argv", {"loraprobe", "sweep"}},
+          {"started_at", "2026-12-01T10:00:00Z"},
+          {"finished_at", "2026-12-01T10:05:00Z"},
+          {"config", {{"name", "seed"}, {"axes", {{"tokens", {{"value", {16, 32}}, {"origin", "file"}}}}}}},
+          {"config_sha256", std::string(64, 'c')},
+          {"seed", 48590},
+          {"repeats", 5},
+          {"kernel_sets",
+           {{{"triton_version", "3.6.0"},
+             {"origin", "<embedded>/kernels/sets/triton-3.6.0"},
+             {"variants", 1593},
+             {"ptxas", {{"version", "12.8.93"}, {"sha256", std::string(64, 'a')}}},
+             {"ptxas_options", {"-lineinfo", "-v"}}}}},
+          {"plan",
+           {{"cases", 80},
+            {"combinations", 96},
+            {"excluded_by_rule", {16}},
+            {"duplicates", 0},
+            {"not_applicable", {{{"reason", "naive block assignment"}, {"count", 2}}}},
+            {"not_swept", {{{"projection", "experts.down_proj"}, {"why", "no fused kernel"}}}},
+            {"only_cases", {"9efe288f6599"}}}},
+          {"shard", {{"index", 1}, {"count", 3}, {"plan_sha256", std::string(64, 'p')}, {"plan_cases", 240}}},
+          {"devices", {{{"device", 0}, {"cases", 40}, {"retired", nullptr}}, {{"device", 1}, {"cases", 40}, {"retired", "3 faults"}}}},
+          {"merged", {{"parts", json::array()}, {"incomplete", false}}},
+          {"phases_s", {{"cases", 1.5}, {"total", 2.25}}}};
+}
+
+TEST(Blocks, MetaReadsBackEveryKeyItWrote) {
+  EXPECT_EQ(round_trip<Meta>(meta_json()), meta_json());
+  // The optional keys stay absent: a 2.x meta has no shard, devices, merged or only_cases.
+  json minimal = meta_json();
+  for (const char* key : {"finished_at", "kernel_sets", "shard", "devices", "merged", "phases_s"}) {
+    minimal.erase(key);
+  }
+  minimal["plan"] = {{"cases", 1}, {"combinations", 1}};
+  EXPECT_EQ(round_trip<Meta>(minimal), minimal);
+}
+
+TEST(Blocks, MetaRefusesAShardPastItsCountAndAMissingField) {
+  json j = meta_json();
+  j["shard"]["index"] = 3;
+  EXPECT_EQ(error_of<Meta>(j), "/shard/index: expected a whole number in [0, 2], got 3");
+  j = meta_json();
+  j.erase("config_sha256");
+  EXPECT_EQ(error_of<Meta>(j), ": missing \"config_sha256\"");
+  j = meta_json();
+  j["devices"][1]["device"] = 5000;
+  EXPECT_EQ(error_of<Meta>(j), "/devices/1/device: expected a whole number in [0, 1023], got 5000");
+}
+
+json case_json(const char* verdict) {
+  return {{"index", 0},        {"id", "9efe288f6599"}, {"axes", {{"op", "expand"}, {"tokens", 16}}},
+          {"variant", nullptr}, {"verdict", verdict},   {"reason", nullptr},
+          {"runs", 0},          {"failed_runs", 0},     {"metrics", nullptr},
+          {"timing", nullptr},  {"static_findings", 2}, {"attribution", "ptx"},
+          {"device", nullptr},  {"failure_rate", nullptr}, {"failure_rate_upper_bound", nullptr}};
+}
+
+TEST(Blocks, ControlsReadBackEveryKeyTheyWrote) {
+  const json controls = {
+      {"ran", true},
+      {"valid", false},
+      {"sets", {{{"triton", "3.6.0"}, {"valid", false}, {"positive", case_json("PASS")}, {"negative", nullptr},
+                 {"reason", "the positive control must FAIL"}}}},
+      {"race", {{"ran", true}, {"compiler", "ptxas=toolkit (13.0.88)"}, {"static_findings", 1},
+                {"result", {{"ctas", 4}, {"values", {{"64", 10}}}}}, {"shows", false}, {"summary", "no late read"}}},
+      {"amplified", {{{"triton", "3.9.0"}, {"role", "fixed_default"}, {"pairs", 2}, {"valid", true},
+                      {"record", case_json("PASS")}}}},
+      {"amplified_notes", {"no block_n 32 variant in 3.7.1"}},
+      {"reason", "Triton 3.6.0: the positive control must FAIL"}};
+  EXPECT_EQ(round_trip<Controls>(controls), controls);
+  const json not_run = {{"ran", false}, {"valid", nullptr}, {"reason", "--no-controls"}};
+  EXPECT_EQ(round_trip<Controls>(not_run), not_run);
+  EXPECT_TRUE(Controls::from_json(JsonIn(not_run, k_file)).trusted());
+  EXPECT_FALSE(Controls::from_json(JsonIn(controls, k_file)).trusted());
+}
+
+TEST(Blocks, TolerancesReadBackAndRefuseANegativeTolerance) {
+  const json t = {{"model", "|a - e| <= atol + rtol * |e|"},
+                  {"table", {{{"op", "expand"}, {"output_dtype", "bf16"}, {"k", 64}, {"add_inputs", true},
+                              {"hidden_in", 0}, {"atol", 2.4e-5}, {"rtol", 0.0156}, {"why", "bf16 rounding"}}}},
+                  {"overrides", {{"fp16", {{"atol", 0.004}, {"rtol", 0.016}, {"origin", "file seed.json"}}}}}};
+  EXPECT_EQ(round_trip<Tolerances>(t), t);
+  json bad = t;
+  bad["overrides"]["fp16"]["rtol"] = -1.0;
+  EXPECT_EQ(error_of<Tolerances>(bad), "/overrides/fp16/rtol: expected a number >= 0, got -1.0");
+}
+
+TEST(Blocks, RemediesReadBackAndNameAWrongVerdict) {
+  const json r = {
+      {"hazards",
+       {{{"configuration", "expand fp32->bf16 r16"},
+         {"case", "9efe288f6599"},
+         {"tokens", 16},
+         {"verdict", "LATENT"},
+         {"kernel_ms", 0.0086},
+         {"remedies",
+          {{{"remedy", "block_n=32"}, {"why", "no register-A wgmma in flight"}, {"case", "1b20cd989a51"},
+            {"verdict", "PASS"}, {"static_findings", 0}, {"kernel_ms", 0.0084}, {"cost", 0.97}, {"in_plan", true},
+            {"reason", nullptr}},
+           {{"remedy", "ptxas 13.3"}, {"why", "ptxas keeps the copies"}, {"case", "2c30de9b4a11"},
+            {"verdict", "compile_error"}, {"static_findings", nullptr}, {"kernel_ms", nullptr}, {"cost", nullptr},
+            {"in_plan", false}, {"reason", "ptxas=13.3: not installed"}}}}}}},
+      {"notes", {"no remedy for 3.9.0: clean"}}};
+  EXPECT_EQ(round_trip<Remedies>(r), r);
+  json bad = r;
+  bad["hazards"][0]["remedies"][1]["verdict"] = "maybe";
+  EXPECT_EQ(error_of<Remedies>(bad), "/hazards/0/remedies/1/verdict: \"maybe\" is not a verdict");
+  bad = r;
+  bad["hazards"][0]["remedies"][0]["cost"] = "cheap";
+  EXPECT_EQ(error_of<Remedies>(bad), "/hazards/0/remedies/0/cost: expected a number, got \"cheap\"");
+}
+
+}  // namespace
+}  // namespace lp::report
