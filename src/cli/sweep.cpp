@@ -216,7 +216,7 @@ void validate_tools(const plan::SweepConfig& config, const sweep::SweepRequest& 
 /// the ones in the journal's header, re-parsed.
 SweepOptions options_from_journal(const std::string& journal) {
   const report::JournalContents contents = report::read_journal(journal);
-  const std::vector<std::string> argv = contents.header.value("argv", std::vector<std::string>{});
+  const std::vector<std::string>& argv = contents.header.argv;
   if (argv.size() < 2) {
     throw InputError(journal, "/argv", "the journal does not record the command that started it");
   }
@@ -290,7 +290,9 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
     if (!out.empty()) {
       o.out = out;
     }
-    recorded_argv = report::read_journal(o.resume).header.value("argv", argv);
+    if (std::vector<std::string> journaled = report::read_journal(o.resume).header.argv; !journaled.empty()) {
+      recorded_argv = std::move(journaled);
+    }
   }
   const plan::SweepConfig config = o.plan.resolve();
   if (o.show_config) {

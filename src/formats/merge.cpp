@@ -92,9 +92,10 @@ Part read_journal_part(const std::string& path) {
   Part p;
   p.path = path;
   p.journal = true;
-  p.shard = member(j.header, "shard");
+  p.shard = j.header.shard ? j.header.shard->to_json() : json();
+  const json header = j.header.to_json();
   for (const char* key : k_identity) {
-    p.identity[key] = member(j.header, key);
+    p.identity[key] = member(header, key);
   }
   if (j.controls) {
     p.controls = *j.controls;
@@ -102,7 +103,7 @@ Part read_journal_part(const std::string& path) {
   for (auto& [id, c] : j.cases) {
     p.cases.push_back(std::move(c));
   }
-  p.planned = JsonIn(j.header, path).at("cases").count();
+  p.planned = j.header.cases;
   return p;
 }
 

@@ -32,6 +32,11 @@ constexpr std::size_t k_max_journal_line = std::size_t{16} << 20;
   throw InputError(fmt::format("{}:{}", path, number), "", message);
 }
 
+/// "<what> is malformed: <pointer>: <message>" for a record a line holds.
+std::string malformed(const std::string& what, const InputError& e) {
+  return fmt::format("{} is malformed: {}{}", what, e.pointer().empty() ? "" : e.pointer() + ": ", e.message());
+}
+
 /// Checks that `entry[key]` exists and has the JSON type `want` names.
 void require(const std::string& path, std::size_t number, const json& entry, const char* key, json::value_t want,
              const char* want_name) {
@@ -80,9 +85,57 @@ void for_each_line(const std::string& path, F&& line) {
 
 }  // namespace
 
+json JournalHeader::to_json() const {
+  json sets = json::array();
+  for (const KernelSetRecord& s : kernel_sets) {
+    sets.push_back(s.to_json());
+  }
+  return {{"schema_version", schema_version},
+          {"version", version},
+          {"git_sha", git_sha},
+          {"kernel_sets", std::move(sets)},
+          {"fail_on", fail_on},
+          {"config_sha256", config_sha256},
+          {"plan_sha256", plan_sha256},
+          {"argv", argv},
+          {"started_at", started_at},
+          {"cases", cases},
+          {"shard", shard ? shard->to_json() : json()}};
+}
+
+JournalHeader JournalHeader::from_json(const JsonIn& j) {
+  JournalHeader h;
+  const auto text = [&](const char* key) { return j.find(key) ? j.at(key).string() : std::string(); };
+  h.schema_version = text("schema_version");
+  h.version = text("version");
+  h.git_sha = text("git_sha");
+  if (const auto sets = j.find("kernel_sets")) {
+    for (const JsonIn& s : sets->items()) {
+      h.kernel_sets.push_back(KernelSetRecord::from_json(s));
+    }
+  }
+  if (const auto fail_on = j.find("fail_on")) {
+    h.fail_on = fail_on->strings();
+  }
+  h.config_sha256 = j.at("config_sha256").string();
+  h.plan_sha256 = j.at("plan_sha256").string();
+  if (const auto argv = j.find("argv")) {
+    h.argv = argv->strings();
+  }
+  h.started_at = text("started_at");
+  if (const auto cases = j.find("cases")) {
+    h.cases = cases->count();
+  }
+  if (const auto shard = j.find("shard")) {
+    h.shard = ShardRecord::from_json(*shard);
+  }
+  return h;
+}
+
 JournalContents read_journal(const std::string& path) {
   JournalContents contents;
   bool torn = false;
+  bool seen_header = false;
   for_each_line(path, [&](std::size_t number, std::string_view line, bool last_without_newline) {
     if (torn) {
       // Only the last line may be torn: a bad line followed by more is corruption.
@@ -110,17 +163,12 @@ JournalContents read_journal(const std::string& path) {
       if (type != "header") {
         bad_line(path, number, fmt::format("the first line is a \"{}\" entry, not a loraprobe journal header", type));
       }
-      require(path, number, entry, "config_sha256", json::value_t::string, "a string");
-      require(path, number, entry, "plan_sha256", json::value_t::string, "a string");
-      if (entry.contains("argv")) {
-        require(path, number, entry, "argv", json::value_t::array, "a list of strings");
-        for (const json& a : entry.at("argv")) {
-          if (!a.is_string()) {
-            bad_line(path, number, "\"argv\" holds a non-string");
-          }
-        }
+      try {
+        contents.header = JournalHeader::from_json(JsonIn(entry, path));
+      } catch (const InputError& e) {  // a missing, mistyped or out-of-range field
+        bad_line(path, number, malformed("the header", e));
       }
-      contents.header = std::move(entry);
+      seen_header = true;
       return;
     }
     if (type == "controls") {
@@ -128,7 +176,7 @@ JournalContents read_journal(const std::string& path) {
       try {
         contents.controls = Controls::from_json(JsonIn(entry["controls"], path, "/controls"));
       } catch (const InputError& e) {
-        bad_line(path, number, fmt::format("the controls are malformed: {}: {}", e.pointer(), e.message()));
+        bad_line(path, number, malformed("the controls record", e));
       }
     } else if (type == "case" || type == "remedy") {
       require(path, number, entry, "record", json::value_t::object, "an object");
@@ -136,19 +184,19 @@ JournalContents read_journal(const std::string& path) {
         CaseRecord record = CaseRecord::from_json(JsonIn(entry["record"], path, "/record"));
         (type == "case" ? contents.cases : contents.remedies)[record.id] = std::move(record);
       } catch (const InputError& e) {  // a missing, mistyped or out-of-range field
-        bad_line(path, number, fmt::format("the {} record is malformed: {}: {}", type, e.pointer(), e.message()));
+        bad_line(path, number, malformed(fmt::format("the {} record", type), e));
       }
     } else {
       bad_line(path, number, fmt::format("unknown entry type \"{}\"", type));
     }
   });
-  if (contents.header.is_null()) {
+  if (!seen_header) {
     throw InputError(path, "", "empty: no journal header (not a loraprobe journal)");
   }
   return contents;
 }
 
-Journal::Journal(const std::string& path, const json& header) : m_path(path) {
+Journal::Journal(const std::string& path, const JournalHeader& header) : m_path(path) {
   // A line torn by a crash mid-write is dropped, so appended lines start clean.
   {
     std::ifstream existing(path, std::ios::binary);
@@ -168,7 +216,7 @@ Journal::Journal(const std::string& path, const json& header) : m_path(path) {
   }
   std::fseek(m_file, 0, SEEK_END);
   if (std::ftell(m_file) == 0) {
-    json h = header;
+    json h = header.to_json();
     h["type"] = "header";
     const std::string line = h.dump() + "\n";
     std::fwrite(line.data(), 1, line.size(), m_file);
@@ -196,7 +244,13 @@ Journal::~Journal() {
   }
 }
 
-void Journal::append(const std::string& type, json fields) {
+void Journal::append_case(const CaseRecord& record) { append("case", {{"record", record.to_json()}}); }
+
+void Journal::append_remedy(const CaseRecord& record) { append("remedy", {{"record", record.to_json()}}); }
+
+void Journal::append_controls(const Controls& controls) { append("controls", {{"controls", controls.to_json()}}); }
+
+void Journal::append(const char* type, json&& fields) {
   fields["type"] = type;
   const std::string line = fields.dump() + "\n";
   const std::lock_guard lock(m_mutex);

@@ -16,15 +16,38 @@
 #include <string>
 #include <thread>
 
-#include <nlohmann/json.hpp>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "report/report.hpp"
 
 namespace lp::report {
 
+/// The journal's first line: what a --resume must match (config and plan sha256) and
+/// what the run is (versions, kernel sets, --fail-on, argv, shard), for `merge`.
+struct JournalHeader {
+  std::string schema_version;
+  std::string version;
+  std::string git_sha;
+  std::vector<KernelSetRecord> kernel_sets;
+  std::vector<std::string> fail_on;  ///< verdict names, in the report's order
+  std::string config_sha256;
+  std::string plan_sha256;  ///< of the plan's case ids, in order
+  std::vector<std::string> argv;
+  std::string started_at;
+  std::size_t cases = 0;  ///< the plan's (this shard's)
+  std::optional<ShardRecord> shard;
+
+  [[nodiscard]] nlohmann::json to_json() const;
+  /// config_sha256 and plan_sha256 are required; the rest is read when present (a
+  /// journal of schema 1.x has no kernel sets, fail_on or shard).
+  static JournalHeader from_json(const JsonIn& j);
+};
+
 /// What a journal holds when it is read back.
 struct JournalContents {
-  nlohmann::json header;                                    ///< the first line
+  JournalHeader header;                                     ///< the first line
   std::optional<Controls> controls;                         ///< the controls' outcome, when recorded
   std::map<std::string, CaseRecord> cases;          ///< by case id
   /// sweep --remedies: the neighbour cases already measured, by case id ("remedy" lines).
@@ -39,20 +62,24 @@ class Journal {
  public:
   /// Opens `path` for appending; writes `header` first when the file is new or empty
   /// (and fsyncs it). Throws lp::UsageError when it cannot be opened.
-  Journal(const std::string& path, const nlohmann::json& header);
+  Journal(const std::string& path, const JournalHeader& header);
   /// fsyncs what is still unsynced, then closes the file.
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
-  /// Appends {"type": type, ...fields} as one line and fflushes it; the syncing
-  /// thread fsyncs it soon after. Throws lp::EnvironmentError when the write, or an
-  /// earlier line's fsync, failed.
-  void append(const std::string& type, nlohmann::json fields);
+  /// Appends one line and fflushes it; the syncing thread fsyncs it soon after. Throws
+  /// lp::EnvironmentError when the write, or an earlier line's fsync, failed.
+  void append_case(const CaseRecord& record);
+  /// sweep --remedies: a neighbour case measured (--resume measures it only once).
+  void append_remedy(const CaseRecord& record);
+  void append_controls(const Controls& controls);
 
   [[nodiscard]] const std::string& path() const noexcept { return m_path; }
 
  private:
+  /// {"type": type, ...fields} as one line.
+  void append(const char* type, nlohmann::json&& fields);
   void sync_loop();
   void throw_if_sync_failed() const;
 

@@ -71,31 +71,27 @@ void keep_earlier_files(const SweepRequest& request, const std::string& out, con
   }
 }
 
-json journal_header(const plan::SweepConfig& config, const plan::Plan& plan, const report::Meta& meta,
-                    const SweepRequest& request) {
+report::JournalHeader journal_header(const plan::SweepConfig& config, const plan::Plan& plan, const report::Meta& meta,
+                                     const SweepRequest& request) {
   std::string ids;
   for (const plan::Case& c : plan.cases) {
     ids += c.id;
   }
-  json kernel_sets = json::array();
-  for (const report::KernelSetRecord& s : meta.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
-    kernel_sets.push_back(s.to_json());
-  }
-  json fail_on = json::array();
+  report::JournalHeader h;
+  h.schema_version = report::schema_version();
+  h.version = meta.version;
+  h.git_sha = meta.git_sha;
+  h.kernel_sets = meta.kernel_sets.value_or(std::vector<report::KernelSetRecord>{});
   for (const report::Verdict v : request.fail_on) {
-    fail_on.push_back(report::to_string(v));
+    h.fail_on.emplace_back(report::to_string(v));
   }
-  return {{"schema_version", report::schema_version()},
-          {"version", meta.version},
-          {"git_sha", meta.git_sha},
-          {"kernel_sets", kernel_sets},
-          {"fail_on", fail_on},
-          {"config_sha256", sha256_hex(config.to_json().dump())},
-          {"plan_sha256", sha256_hex(ids)},
-          {"argv", request.argv},
-          {"started_at", report::utc_now_iso8601()},
-          {"cases", plan.cases.size()},
-          {"shard", meta.shard ? meta.shard->to_json() : json()}};
+  h.config_sha256 = meta.config_sha256;  // sha256 of the resolved config (meta_record)
+  h.plan_sha256 = sha256_hex(ids);
+  h.argv = request.argv;
+  h.started_at = report::utc_now_iso8601();
+  h.cases = plan.cases.size();
+  h.shard = meta.shard;
+  return h;
 }
 
 void print_summary(const report::Report& report, const std::string& out) {

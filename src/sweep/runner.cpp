@@ -62,7 +62,7 @@ class Sweep {
       start_race_control();  // a resumed sweep may have its controls in the journal already
     }
     const std::size_t controls_index = plan_and_describe();
-    const json header = journal_header(m_config, m_plan, m_report.meta, m_request);
+    const report::JournalHeader header = journal_header(m_config, m_plan, m_report.meta, m_request);
     const Resumed resumed = read_resumed(header);
     make_entries(controls_index, resumed.controls.has_value());
     build_images();
@@ -146,17 +146,18 @@ class Sweep {
   }
 
   /// What the journal of --resume holds, checked to be this sweep's.
-  Resumed read_resumed(const json& header) const {
+  Resumed read_resumed(const report::JournalHeader& header) const {
     Resumed r;
     if (m_request.resume.empty()) {
       return r;
     }
     report::JournalContents previous = report::read_journal(m_request.resume);
-    for (const char* key : {"config_sha256", "plan_sha256"}) {
-      if (previous.header.value(key, json()) != header[key]) {
+    for (const auto& [what, mine, theirs] : {std::tuple("config", &header.config_sha256, &previous.header.config_sha256),
+                                             std::tuple("plan", &header.plan_sha256, &previous.header.plan_sha256)}) {
+      if (*mine != *theirs) {
         throw UsageError(fmt::format("{}: written for another {} than this sweep's; resume with the same config "
                                      "and flags",
-                                     m_request.resume, key == std::string("config_sha256") ? "config" : "plan"));
+                                     m_request.resume, what));
       }
     }
     r.cases = std::move(previous.cases);
@@ -459,7 +460,7 @@ class Sweep {
     };
     callbacks.done = [&](std::size_t task, const CaseRecord& record) {
       ran[task] = final_record(entries[task], record, results_of[task]);
-      journal.append("remedy", {{"record", ran[task].to_json()}});  // --resume measures it only once
+      journal.append_remedy(ran[task]);
       return true;
     };
     run_on_devices(m_slots, entries.size(), callbacks);
@@ -510,7 +511,7 @@ class Sweep {
       record_controls(journal);  // the controls' record comes before the first case's
       const auto start = std::chrono::steady_clock::now();
       const CaseRecord record = final_record(m_entries[todo[task]], provisional, ran[task]);
-      journal.append("case", {{"record", record.to_json()}});
+      journal.append_case(record);
       results[todo[task]] = record;
       hand_on();
       m_job_time.recording_s += seconds_since(start);
@@ -689,7 +690,7 @@ class Sweep {
       amplified.push_back({a.pair.triton, a.role, a.entry.amplify, final_record(a.entry, a.pair.positive, a.positive)});
     }
     m_report.controls = controls_record(pairs, amplified, m_amplified_notes, race_record());
-    journal.append("controls", {{"controls", m_report.controls.to_json()}});
+    journal.append_controls(m_report.controls);
   }
 
   /// The race control (sweep/race_control.hpp), in a thread from the start: compiled

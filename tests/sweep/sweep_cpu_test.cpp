@@ -353,28 +353,40 @@ report::CaseRecord record(const std::string& id, std::int64_t tokens, int block_
 TEST(Journal, AppendsReadsBackAndSurvivesATornLastLine) {
   const std::string path = (std::filesystem::temp_directory_path() / "lp-journal-test.jsonl").string();
   std::filesystem::remove(path);
+  report::JournalHeader header;
+  header.config_sha256 = "c";
+  header.plan_sha256 = "p";
+  header.argv = {"loraprobe", "sweep"};
   {
-    Journal j(path, {{"config_sha256", "c"}, {"plan_sha256", "p"}});
-    j.append("controls", {{"controls", {{"ran", true}, {"valid", true}}}});
-    j.append("case", {{"record", record("aaaaaaaaaaaa", 256, 128, Verdict::latent).to_json()}});
+    Journal j(path, header);
+    report::Controls controls;
+    controls.ran = true;
+    controls.valid = true;
+    j.append_controls(controls);
+    j.append_case(record("aaaaaaaaaaaa", 256, 128, Verdict::latent));
   }
   {
     std::ofstream torn(path, std::ios::app);
     torn << R"({"type":"case","record":{"index":)";  // killed mid-write
   }
   JournalContents c = read_journal(path);
-  EXPECT_EQ(c.header["plan_sha256"], "p");
+  EXPECT_EQ(c.header.plan_sha256, "p");
+  EXPECT_EQ(c.header.argv, header.argv);
   ASSERT_TRUE(c.controls.has_value());
+  EXPECT_EQ(c.controls->valid, true);
   ASSERT_EQ(c.cases.size(), 1U);
   EXPECT_EQ(c.cases.at("aaaaaaaaaaaa").verdict, Verdict::latent);
   {
-    // Reopening drops the torn line before appending.
-    Journal j(path, {{"ignored", true}});
-    j.append("case", {{"record", record("bbbbbbbbbbbb", 512, 128, Verdict::pass).to_json()}});
+    // Reopening drops the torn line before appending, and keeps the first header.
+    report::JournalHeader other;
+    other.config_sha256 = "other";
+    other.plan_sha256 = "other";
+    Journal j(path, other);
+    j.append_case(record("bbbbbbbbbbbb", 512, 128, Verdict::pass));
   }
   c = read_journal(path);
   EXPECT_EQ(c.cases.size(), 2U);
-  EXPECT_EQ(c.header.count("ignored"), 0U);
+  EXPECT_EQ(c.header.config_sha256, "c");
   std::filesystem::remove(path);
 }
 
@@ -400,13 +412,16 @@ TEST(Journal, EveryMalformedJournalIsFileLineMessage) {
   const TempDir dir("lp-journal-test-");
   const std::string header = R"({"type":"header","config_sha256":"c","plan_sha256":"p"})";
   EXPECT_EQ(journal_error(dir, R"({"type":"header","config_sha256":"c","plan_sha256":"p","argv":"sweep"})" "\n"),
-            ":1: \"argv\" is string, expected a list of strings");
+            ":1: the header is malformed: /argv: expected a list, got a string");
   EXPECT_EQ(journal_error(dir, header + "\n" R"({"type":"controls"})" "\n"), ":2: missing \"controls\"");
   EXPECT_EQ(journal_error(dir, "[1, 2]\n"), ":1: a journal line is a JSON object, got array");
   EXPECT_EQ(journal_error(dir, "\x7f" "ELF garbage\n"), ":1: not JSON: not a loraprobe journal");
   EXPECT_EQ(journal_error(dir, R"({"type":"case"})" "\n"),
             ":1: the first line is a \"case\" entry, not a loraprobe journal header");
-  EXPECT_EQ(journal_error(dir, R"({"type":"header","plan_sha256":"p"})" "\n"), ":1: missing \"config_sha256\"");
+  EXPECT_EQ(journal_error(dir, R"({"type":"header","plan_sha256":"p"})" "\n"),
+            ":1: the header is malformed: missing \"config_sha256\"");
+  EXPECT_EQ(journal_error(dir, header + "\n" R"({"type":"controls","controls":{"ran":true,"valid":"yes"}})" "\n"),
+            ":2: the controls record is malformed: /controls/valid: expected true or false, got \"yes\"");
   EXPECT_EQ(journal_error(dir, header + "\n" R"({"type":"case","record":{"id":5}})" "\n").rfind(
                 ":2: the case record is malformed: ", 0),
             0U);
