@@ -14,12 +14,13 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "compile/compiler.hpp"
 #include "compile/toolchain.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "protocol/protocol.hpp"
+#include "util/json_text.hpp"
 
 namespace lp::sweep {
 
@@ -67,7 +68,7 @@ struct Image {
   std::optional<int> findings;  ///< static hazards, once inspected
   int early_reads = 0;          ///< gdc-early-read findings, once inspected (sass/early_read.hpp)
   std::string early_read_attribution;  ///< who made them: "ptx", "ptxas", "none"; empty until known
-  nlohmann::json sass;          ///< the analysis report, or null
+  JsonText sass;                ///< the analysis report (sass::CubinReport as JSON), or null
   std::string sass_error;       ///< why it could not be inspected
   std::shared_ptr<const std::string> ptx;  ///< the variant's PTX, for the PTX check
   std::map<int, std::string> produced;     ///< the variant's produced parameters, for gdc-early-read
@@ -117,7 +118,7 @@ class ImageSet {
   [[nodiscard]] std::vector<compile::CompilerRecord> compiler_records() const;
   /// The static inspection's disk cache as inspect() used it (inspect::CacheStats::to_json):
   /// its root and hits; null when nothing was inspected.
-  [[nodiscard]] const nlohmann::json& inspection_cache() const { return m_inspection_cache; }
+  [[nodiscard]] const JsonText& inspection_cache() const { return m_inspection_cache; }
 
  private:
   /// Each ptxas the images need, resolved once (its --version and sha256 go into the
@@ -129,7 +130,7 @@ class ImageSet {
   void compile_images(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& todo);
 
   std::map<std::string, Image> m_images;
-  nlohmann::json m_inspection_cache;
+  JsonText m_inspection_cache;
   /// The ptxas of an image's compiler: by spec, or "triton@<version>" for ptxas=triton.
   static std::string ptxas_key(const Image& image);
   std::map<std::string, compile::PtxasInfo> m_ptxas;  ///< by ptxas_key, resolved once

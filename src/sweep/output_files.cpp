@@ -71,8 +71,7 @@ void keep_earlier_files(const SweepRequest& request, const std::string& out, con
   }
 }
 
-report::JournalHeader journal_header(const plan::SweepConfig& config, const plan::Plan& plan, const report::Meta& meta,
-                                     const SweepRequest& request) {
+report::JournalHeader journal_header(const plan::Plan& plan, const report::Meta& meta, const SweepRequest& request) {
   std::string ids;
   for (const plan::Case& c : plan.cases) {
     ids += c.id;

@@ -29,8 +29,7 @@ void keep_earlier_files(const SweepRequest& request, const std::string& out, con
 /// The journal's header: what a --resume must match (config and plan sha256) and
 /// what the run is (versions, kernel sets, --fail-on, argv, shard). `meta` is the
 /// report's meta block.
-report::JournalHeader journal_header(const plan::SweepConfig& config, const plan::Plan& plan, const report::Meta& meta,
-                                     const SweepRequest& request);
+report::JournalHeader journal_header(const plan::Plan& plan, const report::Meta& meta, const SweepRequest& request);
 
 /// The summary lines on stdout: the counts per verdict, the first and minimal
 /// failures, the first latent case, and the report's path.

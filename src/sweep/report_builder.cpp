@@ -61,7 +61,7 @@ json environment_record(const ImageSet& images, const std::optional<protocol::Gp
           {"gpu", gpu ? protocol::to_json(*gpu) : json()},
           {"jit_cache_disabled", gpu ? gpu->jit_cache_disabled : !allow_jit_cache},
           {"module_loading", gpu ? gpu->module_loading : std::string()},
-          {"inspection_cache", images.inspection_cache()},
+          {"inspection_cache", images.inspection_cache().value()},
           {"kernel_sets", std::move(sets)}};
 }
 
@@ -86,7 +86,7 @@ json variants_record(const ImageSet& images, const std::vector<report::CaseRecor
                         {"static_findings", image.findings ? json(*image.findings) : json()},
                         {"ptx_findings", image.ptx_findings ? json(*image.ptx_findings) : json()},
                         {"attribution", image.attribution.empty() ? json() : json(image.attribution)},
-                        {"sass", image.sass},
+                        {"sass", image.sass.value()},
                         {"sass_error", image.sass_error.empty() ? json() : json(image.sass_error)},
                         {"case_verdicts", verdicts_by_key[key]}});
     if (image.amplify > 0) {

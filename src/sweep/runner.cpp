@@ -62,7 +62,7 @@ class Sweep {
       start_race_control();  // a resumed sweep may have its controls in the journal already
     }
     const std::size_t controls_index = plan_and_describe();
-    const report::JournalHeader header = journal_header(m_config, m_plan, m_report.meta, m_request);
+    const report::JournalHeader header = journal_header(m_plan, m_report.meta, m_request);
     const Resumed resumed = read_resumed(header);
     make_entries(controls_index, resumed.controls.has_value());
     build_images();
