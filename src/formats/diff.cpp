@@ -78,21 +78,22 @@ std::optional<double> deviation(const report::CaseRecord& c) {
   return std::isfinite(v) ? v : std::nan("");
 }
 
-json environment_differences(const json& a, const json& b) {
+json environment_differences(const report::Environment& a, const report::Environment& b) {
   json out = json::array();
   auto compare = [&](const std::string& what, const json& x, const json& y) {
     if (x != y) {
       out.push_back({{"what", what}, {"old", x}, {"new", y}});
     }
   };
-  const json& ga = member(member(a, "environment"), "gpu");
-  const json& gb = member(member(b, "environment"), "gpu");
+  const json ga = a.gpu.value();
+  const json gb = b.gpu.value();
   for (const char* key : {"name", "driver_version", "runtime_version", "cublas_version"}) {
     compare(fmt::format("gpu.{}", key), member(ga, key), member(gb, key));
   }
-  auto compilers = [](const json& r) {
+  auto compilers = [](const report::Environment& env) {
     std::set<std::string> names;
-    for (const json& c : member(member(r, "environment"), "compilers")) {
+    for (const JsonText& record : env.compilers) {
+      const json c = record.value();
       // 2.x kept sha256 on the record and the version in ptxas's words; 3.x under ptxas, as a version.
       const std::string words = text(c, "version", "?");
       const std::optional<tools::ToolVersion> v = tools::parse_tool_version(words);
@@ -103,10 +104,10 @@ json environment_differences(const json& a, const json& b) {
     return names;
   };
   compare("compilers", json(compilers(a)), json(compilers(b)));
-  auto tritons = [](const json& r) {
+  auto tritons = [](const report::Environment& env) {
     std::set<std::string> versions;
-    for (const json& s : member(member(r, "environment"), "kernel_sets")) {
-      versions.insert(text(s, "triton_version"));
+    for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
+      versions.insert(s.triton_version);
     }
     return versions;
   };
@@ -179,7 +180,7 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
                                  a.path));
   }
   j["matched"] = matched;
-  j["environment"] = environment_differences(a.json, b.json);
+  j["environment"] = environment_differences(a.environment, b.environment);
   d.regressed = !j["newly_failing"].empty() || !j["newly_incompatible"].empty() ||
                 (options.latent_fails && !j["newly_latent"].empty());
   j["regressed"] = d.regressed;

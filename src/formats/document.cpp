@@ -178,13 +178,17 @@ void read_report_blocks(Document& d) {
     }
     d.controls = report::Controls::from_json(doc.at("controls"));
     d.tolerances = report::Tolerances::from_json(doc.at("tolerances"));
+    d.environment = report::Environment::from_json(doc.at("environment"));
+    for (const JsonIn& v : doc.at("variants").items()) {
+      d.variants.push_back(report::VariantRecord::from_json(v));
+    }
     if (const auto remedies = doc.find("remedies")) {
       d.remedies = report::Remedies::from_json(*remedies);
     }
   } catch (const InputError& e) {
     throw InputError(d.path, e.pointer(), e.message());
   }
-  for (const char* block : {"meta", "controls", "tolerances", "remedies"}) {
+  for (const char* block : {"meta", "environment", "variants", "controls", "tolerances", "remedies"}) {
     d.json.erase(block);
   }
 }
@@ -248,6 +252,12 @@ json full_json(const Document& doc) {
     j["meta"] = std::move(meta);
     j["controls"] = doc.controls.to_json();
     j["tolerances"] = doc.tolerances.to_json();
+    j["environment"] = doc.environment.to_json();
+    json variants = json::array();
+    for (const report::VariantRecord& v : doc.variants) {
+      variants.push_back(v.to_json());
+    }
+    j["variants"] = std::move(variants);
     if (doc.remedies) {
       j["remedies"] = doc.remedies->to_json();
     }
@@ -288,12 +298,8 @@ report::Report report_blocks(const Document& doc) {
   r.tolerances = doc.tolerances;
   r.fail_on = doc.fail_on;
   r.remedies = doc.remedies;
-  try {
-    r.environment = doc.json.at("environment");
-    r.variants = doc.json.at("variants");
-  } catch (const json::exception& e) {
-    throw InputError(doc.path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
-  }
+  r.environment = doc.environment;
+  r.variants = doc.variants;
   return r;
 }
 

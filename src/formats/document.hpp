@@ -20,11 +20,13 @@ struct Document {
   DocumentKind kind = DocumentKind::report;
   std::string path;
   /// An inspect document whole; of a report, the blocks not read typed below
-  /// (schema_version, environment, variants, summary).
+  /// (schema_version and the summary, which report::Report computes again).
   nlohmann::json json;
-  /// A report's meta (detail, fail_on and interrupted are the fields below), controls
-  /// and tolerances, typed.
+  /// A report's blocks, typed (report/blocks.hpp); meta's detail, fail_on and
+  /// interrupted are the fields below.
   report::Meta meta;
+  report::Environment environment;
+  std::vector<report::VariantRecord> variants;
   report::Controls controls;
   report::Tolerances tolerances;
   std::optional<report::Remedies> remedies;  ///< sweep --remedies (since 4.0.0)

@@ -41,10 +41,10 @@ struct Part {
   ShardOf shard_of;
   report::Meta meta;  ///< a report's (a journal has none)
   std::set<report::Verdict> fail_on;  ///< a report's
-  json environment;
+  report::Environment environment;
   std::optional<report::Controls> controls;  ///< a journal's, once its controls ran
   report::Tolerances tolerances;
-  json variants = json::array();
+  std::vector<report::VariantRecord> variants;
   std::vector<CaseRecord> cases;
   std::size_t planned = 0;  ///< the shard's own case count
 };
@@ -78,10 +78,10 @@ Part read_report_part(const std::string& path) {
     fail_on.push_back(report::to_string(v));
   }
   p.identity["fail_on"] = std::move(fail_on);
-  p.environment = member(doc.json, "environment");
+  p.environment = std::move(doc.environment);
   p.controls = std::move(doc.controls);
   p.tolerances = std::move(doc.tolerances);
-  p.variants = member(doc.json, "variants");
+  p.variants = std::move(doc.variants);
   p.cases = std::move(doc.cases);
   p.planned = p.meta.plan.cases;
   return p;
@@ -125,25 +125,27 @@ ShardOf read_shard(const Part& p) {
   return out;
 }
 
-/// The variants of all parts: one entry per (variant, Triton, compiler), in the order
-/// an unsharded run writes them (its images' keys), with the case verdicts summed.
-json merged_variants(const std::vector<Part>& parts) {
-  std::map<std::string, json> by_key;
+/// The variants of all parts: one entry per (variant, Triton, compiler, amplify), in the
+/// order an unsharded run writes them (its images' keys, sweep/images.hpp image_key),
+/// with the case verdicts summed.
+std::vector<report::VariantRecord> merged_variants(const std::vector<Part>& parts) {
+  std::map<std::string, report::VariantRecord> by_key;
   for (const Part& p : parts) {
-    for (const json& v : p.variants) {
-      const std::string key =
-          fmt::format("{}/{}|{}", text(v, "triton"), text(v, "variant"), text(v, "compiler"));
+    for (const report::VariantRecord& v : p.variants) {
+      const std::string key = fmt::format("{}/{}|{}{}", v.triton, v.variant, v.compiler,
+                                          v.amplify ? fmt::format("|amplify={}", *v.amplify) : std::string());
       auto [it, added] = by_key.emplace(key, v);
-      if (added) {
+      if (added || !v.case_verdicts) {
         continue;
       }
-      json& sum = it->second["case_verdicts"];
-      for (const auto& [verdict, n] : member(v, "case_verdicts").items()) {
-        sum[verdict] = integer(sum, verdict.c_str()) + (n.is_number_integer() ? n.get<std::int64_t>() : 0);
+      std::map<std::string, std::size_t>& sum = it->second.case_verdicts.emplace(it->second.case_verdicts.value_or(
+          std::map<std::string, std::size_t>{}));
+      for (const auto& [verdict, n] : *v.case_verdicts) {
+        sum[verdict] += n;
       }
     }
   }
-  json out = json::array();
+  std::vector<report::VariantRecord> out;
   for (auto& [key, v] : by_key) {
     out.push_back(std::move(v));
   }
@@ -266,7 +268,7 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
                          {"kind", p->journal ? "journal" : "report"},
                          {"shard", p->shard},
                          {"cases", p->cases.size()},
-                         {"environment", p->environment},
+                         {"environment", p->journal ? json() : p->environment.to_json()},
                          {"controls", p->controls ? p->controls->to_json() : json()}});
   }
   r.meta.started_at = started;

@@ -184,8 +184,11 @@ StackMatrix stack_matrix(const Document& doc) {
   if (seen.empty()) {
     return m;
   }
-  const json& compilers = doc.kind == DocumentKind::report ? member(member(doc.json, "environment"), "compilers")
-                                                           : member(doc.json, "compilers");
+  json report_compilers = json::array();
+  for (const JsonText& c : doc.environment.compilers) {
+    report_compilers.push_back(c.value());
+  }
+  const json& compilers = doc.kind == DocumentKind::report ? report_compilers : member(doc.json, "compilers");
   std::vector<std::string> tritons;
   for (const Observation& o : seen) {
     (void)index_of(tritons, o.triton);

@@ -46,8 +46,8 @@ std::string case_line(const char* what, const json& ref, const std::vector<repor
 std::string report_summary(const Document& doc) {
   const json& r = doc.json;
   const report::Meta& meta = doc.meta;
-  const json& env = member(r, "environment");
-  const json& gpu = member(env, "gpu");
+  const report::Environment& env = doc.environment;
+  const json gpu = env.gpu.value();
   const std::string argv = command_text(meta.argv);
   std::string out = fmt::format("loraprobe {} (git {}) sweep, report schema {}\n", escape::terminal_line(meta.version),
                                 escape::terminal_line(meta.git_sha), text_of(r, "schema_version"));
@@ -68,11 +68,12 @@ std::string report_summary(const Document& doc) {
                            text_of(gpu, "runtime_version"), text_of(gpu, "cublas_version"))
              : std::string("GPU: none recorded\n");
   std::string sets;
-  for (const json& s : member(env, "kernel_sets")) {
-    sets += (sets.empty() ? "" : ", ") + text_of(s, "triton_version");
+  for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
+    sets += (sets.empty() ? "" : ", ") + escape::terminal_line(s.triton_version);
   }
   std::map<std::string, bool> compilers;
-  for (const json& c : member(env, "compilers")) {
+  for (const JsonText& record : env.compilers) {
+    const json c = record.value();
     std::string label = text_of(c, "name");
     if (c.contains("version") && c["version"].is_string()) {
       // Reports before 3.0 recorded a prebuilt compiler's version in ptxas's own words.

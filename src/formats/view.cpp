@@ -41,8 +41,8 @@ std::string count_text(const json& j, const char* key) {
 std::vector<EnvRow> environment_rows(const Document& doc) {
   const json& r = doc.json;
   const report::Meta& meta = doc.meta;
-  const json& env = member(r, "environment");
-  const json& gpu = member(env, "gpu");
+  const report::Environment& env = doc.environment;
+  const json gpu = env.gpu.value();
   std::vector<EnvRow> rows;
   if (gpu.is_object()) {
     // The UUID names one physical board; a hash of it tells two reports' GPUs apart
@@ -57,22 +57,21 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
     rows.push_back({"CUDA (loraprobe built with)", text(gpu, "runtime_version", "?")});
     rows.push_back({"cuBLAS", text(gpu, "cublas_version", "?")});
   } else {
-    rows.push_back({"GPU", "none: " + text(env, "no_gpu_reason", "not recorded")});
+    rows.push_back({"GPU", "none: " + env.no_gpu_reason.value_or("not recorded")});
   }
-  const json& toolkit = member(env, "toolkit");
-  if (toolkit.is_object()) {
+  if (const json toolkit = env.toolkit.value(); toolkit.is_object()) {
     rows.push_back({"CUDA toolkit", fmt::format("{} ({})", text(toolkit, "version", "?"), text(toolkit, "root", "?"))});
   }
   std::string sets;
-  for (const json& s : member(env, "kernel_sets")) {
-    const json& ptxas = member(s, "ptxas");
-    sets += fmt::format("{}Triton {} ({} variants, {}; its ptxas {} {})", sets.empty() ? "" : "; ",
-                        text(s, "triton_version", "?"), count_text(s, "variants"), text(s, "origin", "?"),
-                        version_of(ptxas, "version"), short_sha(ptxas, "sha256"));
+  for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
+    const json ptxas = s.ptxas.value();
+    sets += fmt::format("{}Triton {} ({} variants, {}; its ptxas {} {})", sets.empty() ? "" : "; ", s.triton_version,
+                        s.variants, s.origin, version_of(ptxas, "version"), short_sha(ptxas, "sha256"));
   }
   rows.push_back({"Kernel sets", sets.empty() ? "not recorded" : sets});
   std::string compilers;
-  for (const json& c : member(env, "compilers")) {
+  for (const JsonText& record : env.compilers) {
+    const json c = record.value();
     const json& ptxas = member(c, "ptxas");
     std::string line = fmt::format("{} (Triton {})", text(c, "name", "?"), text(c, "triton", "any"));
     if (!member(c, "error").is_null() && member(c, "error").is_string()) {
@@ -86,8 +85,9 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
   }
   rows.push_back({"Compilers", compilers.empty() ? "not recorded" : compilers});
   std::set<std::string> disassemblers;
-  for (const json& v : member(r, "variants")) {
-    const json& d = member(member(v, "sass"), "disassembler");
+  for (const report::VariantRecord& v : doc.variants) {
+    const json sass = v.sass.value();
+    const json& d = member(sass, "disassembler");
     if (d.is_object()) {
       disassemblers.insert(fmt::format("nvdisasm {} {} ({})", text(d, "version", "?"), short_sha(d, "sha256"),
                                        text(d, "origin", "?")));
@@ -96,19 +96,17 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
   if (!disassemblers.empty()) {
     rows.push_back({"Disassembler", joined(json(disassemblers), "; ")});
   }
-  std::string caches = boolean(env, "jit_cache_disabled", true) ? "driver JIT cache off (CUDA_CACHE_DISABLE=1)"
+  std::string caches = env.jit_cache_disabled.value_or(true) ? "driver JIT cache off (CUDA_CACHE_DISABLE=1)"
                                                              : "driver JIT cache ON (--allow-jit-cache)";
-  caches += ", module loading " + text(env, "module_loading", "?");
-  const json& cache = member(env, "inspection_cache");
-  if (cache.is_object()) {
+  caches += ", module loading " + env.module_loading.value_or("?");
+  if (const json cache = env.inspection_cache.value_or(JsonText()).value(); cache.is_object()) {
     caches += boolean(cache, "enabled", false)
                   ? fmt::format(", static inspection cache {} ({} hits, {} misses)", text(cache, "root", "?"),
                                 count_text(cache, "sass_hits"), count_text(cache, "sass_misses"))
                   : ", static inspection cache off";
   }
   rows.push_back({"Caches", caches});
-  const json& host = member(env, "host");
-  if (host.is_object()) {
+  if (const json host = env.host.value(); host.is_object()) {
     rows.push_back({"Host", fmt::format("{} {} {}, {} CPUs", text(host, "os", "?"), text(host, "kernel", "?"),
                                         text(host, "machine", "?"), count_text(host, "cpus"))});
   }
@@ -335,7 +333,8 @@ ReportView view_of(const Document& doc) {
   const json& r = doc.json;
   ReportView v;
   v.environment = environment_rows(doc);
-  for (const json& c : member(member(r, "environment"), "compilers")) {
+  for (const JsonText& record : doc.environment.compilers) {
+    const json c = record.value();
     const bool unavailable = member(c, "error").is_string();
     v.compilers.push_back({text(c, "triton", "any"), text(c, "name", "?"), version_of(c, "version"),
                            short_sha(member(c, "ptxas"), "sha256"),
@@ -410,29 +409,30 @@ ReportView view_of(const Document& doc) {
   }
   std::map<std::string, std::pair<int, std::string>> by_stack;  // "Triton X, compiler" -> (variants, attribution)
   std::vector<std::string> stack_order;
-  for (const json& variant : member(r, "variants")) {
-    if (integer(variant, "static_findings") <= 0 && integer(member(variant, "case_verdicts"), "FAIL") == 0) {
+  for (const report::VariantRecord& variant : doc.variants) {
+    const std::map<std::string, std::size_t> verdicts = variant.case_verdicts.value_or(std::map<std::string, std::size_t>{});
+    if (variant.static_findings.value_or(0) <= 0 && (verdicts.count("FAIL") == 0 || verdicts.at("FAIL") == 0)) {
       continue;
     }
-    const json& verdicts = member(variant, "case_verdicts");
-    if (verdicts.is_object() && verdicts.empty()) {
+    if (variant.case_verdicts && variant.case_verdicts->empty()) {
       continue;  // no case of the plan ran it: a control's kernel (the controls block reports those)
     }
     Excerpt e;
-    e.variant = text(variant, "variant", "?");
-    e.triton = text(variant, "triton", "?");
-    e.compiler = text(variant, "compiler", "?");
-    if (integer(variant, "amplify") > 0) {
-      e.compiler += fmt::format(" amplified by {} pairs", integer(variant, "amplify"));
+    e.variant = variant.variant;
+    e.triton = variant.triton;
+    e.compiler = variant.compiler;
+    if (variant.amplify) {
+      e.compiler += fmt::format(" amplified by {} pairs", *variant.amplify);
     }
-    e.findings = static_cast<int>(integer(variant, "static_findings"));
-    e.attribution = text(variant, "attribution");
+    e.findings = variant.static_findings.value_or(0);
+    e.attribution = variant.attribution.value_or("");
     e.attribution_text = e.attribution == "none" || e.attribution.empty()
                              ? std::string(e.attribution.empty() ? "not analysed" : "no hazard")
                              : strip_note(report::attribution_note(e.attribution));
-    e.lines = excerpt_lines_of(member(variant, "sass"));
+    const json sass = variant.sass.value();
+    e.lines = excerpt_lines_of(sass);
     // A dual-stream variant's early reads (its cases count them among their static findings).
-    e.early_lines = early_read_lines_of(member(variant, "sass"));
+    e.early_lines = early_read_lines_of(sass);
     e.early_reads = static_cast<int>(e.early_lines.size());
     const std::string stack = fmt::format("Triton {} under {}", e.triton, e.compiler);
     if (by_stack.count(stack) == 0) {

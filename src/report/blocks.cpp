@@ -211,6 +211,119 @@ Meta Meta::from_json(const JsonIn& j) {
   return m;
 }
 
+json Environment::to_json() const {
+  json list = json::array();
+  for (const JsonText& c : compilers) {
+    list.push_back(c.value());
+  }
+  json j = {{"host", host.value()}, {"toolkit", toolkit.value()}, {"compilers", std::move(list)}, {"gpu", gpu.value()}};
+  if (kernel_sets) {
+    j["kernel_sets"] = list_json(*kernel_sets);
+  }
+  if (gpus) {
+    json all = json::array();
+    for (const JsonText& g : *gpus) {
+      all.push_back(g.value());
+    }
+    j["gpus"] = std::move(all);
+  }
+  if (no_gpu_reason) {
+    j["no_gpu_reason"] = *no_gpu_reason;
+  }
+  if (jit_cache_disabled) {
+    j["jit_cache_disabled"] = *jit_cache_disabled;
+  }
+  if (module_loading) {
+    j["module_loading"] = *module_loading;
+  }
+  if (inspection_cache) {
+    j["inspection_cache"] = inspection_cache->value();
+  }
+  return j;
+}
+
+Environment Environment::from_json(const JsonIn& j) {
+  Environment e;
+  e.host = JsonText::of(j.at("host").object());
+  e.toolkit = JsonText::of(j.at("toolkit").object());
+  for (const JsonIn& c : j.at("compilers").items()) {
+    e.compilers.push_back(JsonText::of(c.object()));
+  }
+  if (const auto v = j.find("kernel_sets")) {
+    e.kernel_sets = records_of<KernelSetRecord>(*v);
+  }
+  e.gpu = carried_object(j, "gpu");
+  if (const auto v = j.find("gpus")) {
+    e.gpus.emplace();
+    for (const JsonIn& g : v->items()) {
+      e.gpus->push_back(g.is_null() ? JsonText() : JsonText::of(g.object()));
+    }
+  }
+  e.no_gpu_reason = optional_string(j, "no_gpu_reason");
+  if (const auto v = j.find("jit_cache_disabled")) {
+    e.jit_cache_disabled = v->boolean();
+  }
+  e.module_loading = optional_string(j, "module_loading");
+  if (j.json().contains("inspection_cache")) {
+    e.inspection_cache = carried_object(j, "inspection_cache");
+  }
+  return e;
+}
+
+json VariantRecord::to_json() const {
+  json j = {{"variant", variant},
+            {"triton", triton},
+            {"compiler", compiler},
+            {"compile", compile.is_null() ? json::object() : compile.value()},
+            {"compile_error", text_or_null(compile_error)},
+            {"cubin_sha256", text_or_null(cubin_sha256)},
+            {"static_findings", static_findings ? json(*static_findings) : json()},
+            {"ptx_findings", ptx_findings ? json(*ptx_findings) : json()},
+            {"attribution", text_or_null(attribution)},
+            {"sass", sass.value()},
+            {"sass_error", text_or_null(sass_error)}};
+  if (case_verdicts) {
+    json verdicts = json::object();
+    for (const auto& [verdict, n] : *case_verdicts) {
+      verdicts[verdict] = n;
+    }
+    j["case_verdicts"] = std::move(verdicts);
+  }
+  if (amplify) {
+    j["amplify"] = *amplify;
+  }
+  return j;
+}
+
+VariantRecord VariantRecord::from_json(const JsonIn& j) {
+  VariantRecord v;
+  v.variant = j.at("variant").string();
+  v.triton = j.at("triton").string();
+  v.compiler = j.at("compiler").string();
+  if (const auto a = j.find("amplify")) {
+    v.amplify = a->whole<int>(1, 64);
+  }
+  v.compile = carried_object(j, "compile");
+  v.compile_error = optional_string(j, "compile_error");
+  v.cubin_sha256 = optional_string(j, "cubin_sha256");
+  if (const auto n = j.find("static_findings")) {
+    v.static_findings = n->whole<int>(0);
+  }
+  if (const auto n = j.find("ptx_findings")) {
+    v.ptx_findings = n->whole<int>(0);
+  }
+  v.attribution = optional_string(j, "attribution");
+  v.sass = carried_object(j, "sass");
+  v.sass_error = optional_string(j, "sass_error");
+  if (const auto verdicts = j.find("case_verdicts")) {
+    v.case_verdicts.emplace();
+    for (const auto& [verdict, n] : verdicts->members()) {
+      (*v.case_verdicts)[verdict] = n.count();
+    }
+  }
+  return v;
+}
+
 json RaceRecord::to_json() const {
   return {{"ran", ran},
           {"compiler", compiler},

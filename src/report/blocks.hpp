@@ -1,12 +1,16 @@
 #pragma once
 // The blocks of a report that describe the run rather than its cases, typed: meta,
-// controls and tolerances (configs/schema/report.schema.json). The sweep fills them,
+// environment, controls, tolerances, remedies and the variants
+// (configs/schema/report.schema.json). The sweep fills them,
 // a document is read into them (formats/document.hpp: every field checked for its type
 // and range and named by its JSON pointer, reports of 2.x to 4.x alike), and each is
 // written by its to_json() and read by its from_json(), both in blocks.cpp.
 //
-// Values loraprobe only carries (the resolved config, a merge's parts, the race
-// kernel's tally, a set's bundled ptxas) are JsonText: written back as they were read.
+// Values loraprobe only carries or reads as another module's record (the resolved
+// config, a merge's parts, the race kernel's tally, a set's bundled ptxas, the host and
+// toolkit records, the compiler records, the worker's GPU record, a SASS analysis) are
+// JsonText: written back as they were read. A key the sweep always writes, null or not,
+// is always written; one it writes only sometimes is written when present.
 
 #include <cstddef>
 #include <cstdint>
@@ -107,6 +111,48 @@ struct RaceRecord {
 
   [[nodiscard]] nlohmann::json to_json() const;
   static RaceRecord from_json(const JsonIn& j);
+};
+
+/// environment: where the run ran.
+struct Environment {
+  JsonText host;     ///< report/environment.hpp host_record()
+  JsonText toolkit;  ///< compile::toolkit_record()
+  std::vector<JsonText> compilers;  ///< compile::CompilerRecord, one per compiler and Triton set (2.x: older shape)
+  std::optional<std::vector<KernelSetRecord>> kernel_sets;
+  JsonText gpu;  ///< the worker's GPU record (protocol::GpuRecord), or null
+  std::optional<std::vector<JsonText>> gpus;  ///< --devices: every GPU's record, or null for one that never started
+  std::optional<std::string> no_gpu_reason;
+  std::optional<bool> jit_cache_disabled;
+  std::optional<std::string> module_loading;
+  /// The static inspection's cache (inspect::CacheStats): the sweep writes it, null when
+  /// nothing was inspected; nullopt when the report does not have the key (before 4.0.0).
+  std::optional<JsonText> inspection_cache;
+
+  [[nodiscard]] nlohmann::json to_json() const;
+  static Environment from_json(const JsonIn& j);
+};
+
+/// One image the sweep ran (variants[]): how it was built, what the static inspection
+/// found, and the verdicts of the cases that used it.
+struct VariantRecord {
+  std::string variant;
+  std::string triton;
+  std::string compiler;
+  std::optional<int> amplify;  ///< D wgmma pairs of an amplified image (written when present)
+  JsonText compile;            ///< how it was built (sweep::BuildRecord); null: written as {}
+  std::optional<std::string> compile_error;
+  std::optional<std::string> cubin_sha256;
+  std::optional<int> static_findings;
+  std::optional<int> ptx_findings;
+  std::optional<std::string> attribution;  ///< "ptx", "ptxas" or "none"
+  JsonText sass;                           ///< sass::CubinReport as JSON, or null
+  std::optional<std::string> sass_error;
+  /// Verdict name -> cases that ran the image; the sweep writes it, empty for a control's
+  /// image (no case of the plan ran it); nullopt for a record without the key.
+  std::optional<std::map<std::string, std::size_t>> case_verdicts;
+
+  [[nodiscard]] nlohmann::json to_json() const;
+  static VariantRecord from_json(const JsonIn& j);
 };
 
 /// One Triton set's control pair (controls.sets).

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "model/metrics_json.hpp"
 #include "report/compact.hpp"
@@ -123,14 +124,17 @@ json Report::to_json() const {
     fail_on_list.push_back(to_string(v));
   }
   m["fail_on"] = std::move(fail_on_list);
-  json variant_list = variants;
+  json variant_list = json::array();
+  for (const VariantRecord& v : variants) {
+    variant_list.push_back(v.to_json());
+  }
   json interned;
   if (detail == Detail::compact) {
     interned = intern_variants(variant_list);
   }
   json j = {{"schema_version", schema_version()},
           {"meta", std::move(m)},
-          {"environment", environment},
+          {"environment", environment.to_json()},
           {"tolerances", tolerances.to_json()},
           {"controls", controls.to_json()},
           {"cases", std::move(case_list)},

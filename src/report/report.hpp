@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "report/blocks.hpp"
 #include "report/case_record.hpp"
@@ -50,11 +50,11 @@ std::optional<Detail> parse_detail(std::string_view text);
 /// Everything a report holds; fill the blocks, then write().
 struct Report {
   Meta meta;
-  nlohmann::json environment = nlohmann::json::object();
+  Environment environment;
   Tolerances tolerances;
   Controls controls;
   std::vector<CaseRecord> cases;
-  nlohmann::json variants = nlohmann::json::array();
+  std::vector<VariantRecord> variants;
   std::optional<Remedies> remedies;  ///< sweep --remedies (sweep/remedies.hpp)
   std::set<Verdict> fail_on = default_fail_on();
   Detail detail = Detail::compact;

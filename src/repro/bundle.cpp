@@ -56,17 +56,20 @@ const report::CaseRecord& find_case(const formats::Document& report, const std::
                                report.path, id, report.cases.size(), report.path));
 }
 
-/// The variants entry of (variant, Triton, compiler, amplify): what ran, with its cubin's sha256.
-const json& find_variant(const formats::Document& report, const std::string& variant, const std::string& triton,
-                         const std::string& compiler, std::int64_t amplify) {
-  for (const json& v : member(report.json, "variants")) {
-    if (text(v, "variant") == variant && text(v, "triton") == triton && text(v, "compiler") == compiler &&
-        formats::integer(v, "amplify", 0) == amplify) {
+/// The variants entry of (variant, Triton, compiler, amplify): what ran, with its cubin's
+/// sha256; a record of only those names when the report has none.
+report::VariantRecord find_variant(const formats::Document& report, const std::string& variant,
+                                   const std::string& triton, const std::string& compiler, std::int64_t amplify) {
+  for (const report::VariantRecord& v : report.variants) {
+    if (v.variant == variant && v.triton == triton && v.compiler == compiler && v.amplify.value_or(0) == amplify) {
       return v;
     }
   }
-  static const json k_none;
-  return k_none;
+  report::VariantRecord none;
+  none.variant = variant;
+  none.triton = triton;
+  none.compiler = compiler;
+  return none;
 }
 
 /// A sweep config of exactly this case: every config axis pinned to the case's value.
@@ -187,12 +190,12 @@ Race race_of(const sass::ListingReport& report) {
 /// recorded for the variant, among the user's --ptxas, the toolkit's and .tools'
 /// ones, and never the path the report names: a report may come from anyone.
 compile::Compiler trusted_compiler(const formats::Document& report, const std::string& case_id,
-                                   const compile::Compiler& named, const json& ran,
+                                   const compile::Compiler& named, const report::VariantRecord& ran,
                                    const std::vector<std::string>& user_ptxas) {
   if (!named.is_ptxas() || named.is_bundled_ptxas()) {
     return named;
   }
-  const json& recorded = member(ran, "compile");  // {kind, tool, version, sha256, options, ...}
+  const json recorded = ran.compile.value();  // {kind, tool, version, sha256, options, ...}
   const std::string sha = text(recorded, "sha256");
   const std::string version = text(recorded, "version", "?");
   std::vector<compile::PtxasInfo> candidates;
@@ -244,7 +247,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   const std::string triton = axes.text("triton").value_or("");
   const std::string compiler_name = axes.text("compiler").value_or("");
   const std::int64_t amplify = axes.integer("amplify").value_or(0);
-  const json& ran = find_variant(report, variant, triton, compiler_name, amplify);
+  const report::VariantRecord ran = find_variant(report, variant, triton, compiler_name, amplify);
   const compile::Compiler compiler = trusted_compiler(
       report, case_id,
       compile::Compiler::parse_or_throw(compiler_name, fmt::format("{}: case {}'s compiler", report.path, case_id)),
@@ -291,7 +294,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   } else {
     put("kernel.cubin", image.cubin);
     const std::string sha = sha256_hex(image.cubin);
-    const std::string ran_sha = text(ran, "cubin_sha256");
+    const std::string ran_sha = ran.cubin_sha256.value_or("");
     if (!ran_sha.empty() && ran_sha != sha) {
       b.notes.push_back(fmt::format("kernel.cubin (sha256 {}) is not the cubin that ran (sha256 {}): the {} here "
                                     "is not the one the sweep used",
@@ -408,7 +411,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
                                                  "make safe"
                                                : "");
   readme += "> " + paragraph + "\n\n";
-  const json& gpu = member(member(report.json, "environment"), "gpu");
+  const json gpu = report.environment.gpu.value();
   if (gpu.is_object()) {
     readme += fmt::format("Measured on {}, driver {}, with loraprobe {}{}.\n", md(text(gpu, "name", "?")),
                           md(text(gpu, "driver_version", "?")), md(meta.version),

@@ -45,29 +45,27 @@ report::Meta meta_record(const plan::SweepConfig& config, const plan::Plan& plan
   return m;
 }
 
-json environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu, bool allow_jit_cache,
-                        const std::vector<report::KernelSetRecord>& kernel_sets) {
-  json sets = json::array();
-  for (const report::KernelSetRecord& s : kernel_sets) {
-    sets.push_back(s.to_json());
-  }
-  json compilers = json::array();
+report::Environment environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu,
+                                       bool allow_jit_cache, const std::vector<report::KernelSetRecord>& kernel_sets) {
+  report::Environment e;
+  e.host = JsonText::of(report::host_record());
+  e.toolkit = JsonText::of(compile::toolkit_record());
   for (const compile::CompilerRecord& c : images.compiler_records()) {
-    compilers.push_back(c.to_json());
+    e.compilers.push_back(JsonText::of(c.to_json()));
   }
-  return {{"host", report::host_record()},
-          {"toolkit", compile::toolkit_record()},
-          {"compilers", std::move(compilers)},
-          {"gpu", gpu ? protocol::to_json(*gpu) : json()},
-          {"jit_cache_disabled", gpu ? gpu->jit_cache_disabled : !allow_jit_cache},
-          {"module_loading", gpu ? gpu->module_loading : std::string()},
-          {"inspection_cache", images.inspection_cache().value()},
-          {"kernel_sets", std::move(sets)}};
+  if (gpu) {
+    e.gpu = JsonText::of(protocol::to_json(*gpu));
+  }
+  e.jit_cache_disabled = gpu ? gpu->jit_cache_disabled : !allow_jit_cache;
+  e.module_loading = gpu ? gpu->module_loading : std::string();
+  e.inspection_cache = images.inspection_cache();
+  e.kernel_sets = kernel_sets;
+  return e;
 }
 
-json variants_record(const ImageSet& images, const std::vector<report::CaseRecord>& cases,
-                     const std::map<std::string, std::vector<std::string>>& keys_by_case) {
-  std::map<std::string, std::map<std::string, int>> verdicts_by_key;
+std::vector<report::VariantRecord> variants_record(const ImageSet& images, const std::vector<report::CaseRecord>& cases,
+                                                   const std::map<std::string, std::vector<std::string>>& keys_by_case) {
+  std::map<std::string, std::map<std::string, std::size_t>> verdicts_by_key;
   for (const report::CaseRecord& c : cases) {
     if (const auto it = keys_by_case.find(c.id); it != keys_by_case.end()) {
       for (const std::string& key : it->second) {
@@ -75,23 +73,28 @@ json variants_record(const ImageSet& images, const std::vector<report::CaseRecor
       }
     }
   }
-  json variants = json::array();
+  auto text = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
+  std::vector<report::VariantRecord> variants;
   for (const auto& [key, image] : images.all()) {
-    variants.push_back({{"variant", image.variant_id},
-                        {"triton", image.triton},
-                        {"compiler", image.compiler.to_string()},
-                        {"compile", image.compile ? image.compile->to_json() : json::object()},
-                        {"compile_error", image.error.empty() ? json() : json(image.error)},
-                        {"cubin_sha256", image.cubin.empty() ? json() : json(sha256_hex(image.cubin))},
-                        {"static_findings", image.findings ? json(*image.findings) : json()},
-                        {"ptx_findings", image.ptx_findings ? json(*image.ptx_findings) : json()},
-                        {"attribution", image.attribution.empty() ? json() : json(image.attribution)},
-                        {"sass", image.sass.value()},
-                        {"sass_error", image.sass_error.empty() ? json() : json(image.sass_error)},
-                        {"case_verdicts", verdicts_by_key[key]}});
+    report::VariantRecord v;
+    v.variant = image.variant_id;
+    v.triton = image.triton;
+    v.compiler = image.compiler.to_string();
     if (image.amplify > 0) {
-      variants.back()["amplify"] = image.amplify;  // the same variant, compiler and Triton with D pairs
+      v.amplify = image.amplify;  // the same variant, compiler and Triton with D pairs
     }
+    if (image.compile) {
+      v.compile = JsonText::of(image.compile->to_json());
+    }
+    v.compile_error = text(image.error);
+    v.cubin_sha256 = image.cubin.empty() ? std::nullopt : std::optional<std::string>(sha256_hex(image.cubin));
+    v.static_findings = image.findings;
+    v.ptx_findings = image.ptx_findings;
+    v.attribution = text(image.attribution);
+    v.sass = image.sass;
+    v.sass_error = text(image.sass_error);
+    v.case_verdicts = verdicts_by_key[key];
+    variants.push_back(std::move(v));
   }
   return variants;
 }

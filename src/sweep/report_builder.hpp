@@ -28,13 +28,13 @@ report::Meta meta_record(const plan::SweepConfig& config, const plan::Plan& plan
                          const std::vector<report::KernelSetRecord>& kernel_sets);
 
 /// environment: host, toolkit, the compilers of `images`, the worker's GPU record.
-nlohmann::json environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu, bool allow_jit_cache,
-                                  const std::vector<report::KernelSetRecord>& kernel_sets);
+report::Environment environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu,
+                                       bool allow_jit_cache, const std::vector<report::KernelSetRecord>& kernel_sets);
 
 /// variants: one record per image, with the verdicts of the cases that used it
 /// (`keys_by_case`: case id -> the image keys of its entry).
-nlohmann::json variants_record(const ImageSet& images, const std::vector<report::CaseRecord>& cases,
-                               const std::map<std::string, std::vector<std::string>>& keys_by_case);
+std::vector<report::VariantRecord> variants_record(const ImageSet& images, const std::vector<report::CaseRecord>& cases,
+                                                   const std::map<std::string, std::vector<std::string>>& keys_by_case);
 
 /// tolerances: the model, the table (model/tolerance.hpp) and the config's overrides.
 report::Tolerances tolerance_record(const plan::SweepConfig& config);

@@ -241,9 +241,9 @@ class Sweep {
     m_phases.static_inspection_wait = m_inspection_wait_s;
     if (m_slots.size() > 1) {
       std::vector<report::DeviceRecord> devices;
-      json gpus = json::array();
+      std::vector<JsonText> gpus;
       for (const DeviceSlot& slot : m_slots) {
-        gpus.push_back(slot.gpu ? protocol::to_json(*slot.gpu) : json());
+        gpus.push_back(slot.gpu ? JsonText::of(protocol::to_json(*slot.gpu)) : JsonText());
         devices.push_back({slot.device, slot.cases,
                            slot.retired.empty() ? std::nullopt : std::optional<std::string>(slot.retired)});
         if (!slot.retired.empty()) {
@@ -251,7 +251,7 @@ class Sweep {
         }
       }
       m_report.meta.devices = std::move(devices);
-      m_report.environment["gpus"] = std::move(gpus);  // every GPU of --devices; "gpu" is the first
+      m_report.environment.gpus = std::move(gpus);  // every GPU of --devices; "gpu" is the first
     }
     std::map<std::string, std::vector<std::string>> keys_by_case;
     for (const Entry& e : m_entries) {

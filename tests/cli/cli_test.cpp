@@ -367,7 +367,10 @@ std::string report_text(const std::vector<std::tuple<std::string, int, std::stri
                                 {"fail_on", {"FAIL"}}}},
                       {"controls", {{"ran", false}, {"valid", nullptr}}},
                       {"tolerances", {{"model", ""}, {"table", nlohmann::json::array()}, {"overrides", nlohmann::json::object()}}},
-                      {"environment", {{"gpu", {{"name", "NVIDIA H200"}, {"driver_version", driver}}}}},
+                      {"environment", {{"host", nlohmann::json::object()}, {"toolkit", nlohmann::json::object()},
+                                       {"compilers", nlohmann::json::array()},
+                                       {"gpu", {{"name", "NVIDIA H200"}, {"driver_version", driver}}}}},
+                      {"variants", nlohmann::json::array()},
                       {"cases", nlohmann::json::array()}};
   for (const auto& [compiler, tokens, verdict, dev] : cases) {
     r["cases"].push_back({{"id", fmt::format("{:012x}", tokens)},

@@ -139,21 +139,21 @@ TEST(View, AVariantsEarlyReadsAreItsOwnLinesInMarkdownAndHtml) {
   // A dual-stream expand's sass record with one gdc-early-read: its excerpt says so in
   // both formats, beside (not inside) the wgmma lines, with the parameter and the wait.
   Document doc = seed();
-  json* hazardous = nullptr;
-  for (json& v : doc.json["variants"]) {
-    if (hazardous == nullptr && v["static_findings"].is_number_integer() && v["static_findings"].get<int>() > 0 &&
-        !v["case_verdicts"].empty()) {
+  report::VariantRecord* hazardous = nullptr;
+  for (report::VariantRecord& v : doc.variants) {
+    if (hazardous == nullptr && v.static_findings.value_or(0) > 0 && v.case_verdicts && !v.case_verdicts->empty()) {
       hazardous = &v;  // the first variant the findings section draws (a control's kernel is not one)
     }
   }
   ASSERT_NE(hazardous, nullptr);
-  json& variant = *hazardous;
-  ASSERT_TRUE(variant["sass"].is_object());
-  variant["sass"]["kernels"][0]["early_reads"] = json::parse(
+  json sass = hazardous->sass.value();
+  ASSERT_TRUE(sass.is_object());
+  sass["kernels"][0]["early_reads"] = json::parse(
       R"([{"check": "gdc-early-read", "kernel": "_lora_expand_kernel", "address": "0x1800",
            "instruction": "LDGSTS.E.BYPASS.128 [R5+0x4000], desc[UR12][R18.64], P2", "param": "input_ptr",
            "wait": {"address": "0x22e0", "instruction": "ACQBULK"}}])");
-  const std::vector<std::string> lines = early_read_lines_of(variant["sass"]);
+  hazardous->sass = JsonText::of(sass);
+  const std::vector<std::string> lines = early_read_lines_of(sass);
   ASSERT_EQ(lines.size(), 1U);
   EXPECT_EQ(lines[0], "/*1800*/ LDGSTS.E.BYPASS.128 [R5+0x4000], desc[UR12][R18.64], P2  // reads input_ptr before "
                       "ACQBULK at 0x22e0");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "compile/compiler.hpp"
 #include "report/environment.hpp"
@@ -81,24 +82,23 @@ Report base_report() {
   r.meta.plan.cases = 8;
   r.meta.plan.combinations = 8;
   // The compiler records as a sweep writes them (compile::CompilerRecord::to_json).
-  nlohmann::json compilers = nlohmann::json::array();
+  std::vector<lp::JsonText> compilers;
   lp::compile::CompilerRecord prebuilt;
   prebuilt.compiler = lp::compile::Compiler::prebuilt();
   prebuilt.triton = "3.6.0";
   prebuilt.ptxas = lp::compile::PtxasInfo{"triton", "", "12.8.93", std::string(64, 'a')};
   prebuilt.version = "12.8.93";
   prebuilt.options = std::vector<std::string>{"-lineinfo", "-v", "--gpu-name=sm_90a"};
-  compilers.push_back(prebuilt.to_json());
+  compilers.push_back(lp::JsonText::of(prebuilt.to_json()));
   lp::compile::CompilerRecord missing;
   missing.compiler = lp::compile::Compiler::with_ptxas("13.9");
   missing.triton = "3.6.0";
   missing.error = "ptxas=13.9: not installed";
-  compilers.push_back(missing.to_json());
-  r.environment = {{"host", lp::report::host_record()},
-                   {"toolkit", {{"version", "13.0"}}},
-                   {"compilers", compilers},
-                   {"gpu", nullptr},
-                   {"no_gpu_reason", "sample"}};
+  compilers.push_back(lp::JsonText::of(missing.to_json()));
+  r.environment.host = lp::JsonText::of(lp::report::host_record());
+  r.environment.toolkit = lp::JsonText::of({{"version", "13.0"}});
+  r.environment.compilers = compilers;
+  r.environment.no_gpu_reason = "sample";
   r.tolerances.model = "|a - e| <= atol + rtol * |e|";
   lp::report::ToleranceTableRow row;
   row.op = "expand";
@@ -128,8 +128,11 @@ int main(int argc, char** argv) {
   all.controls.ran = true;
   all.controls.valid = true;
   all.controls.sets = {{"3.6.0", true, sample_case(100, Verdict::fail), sample_case(101, Verdict::pass), std::nullopt}};
-  all.variants = {{{"variant", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1"}, {"triton", "3.6.0"},
-                   {"compiler", "prebuilt"}, {"sass", nullptr}}};
+  lp::report::VariantRecord variant;
+  variant.variant = "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1";
+  variant.triton = "3.6.0";
+  variant.compiler = "prebuilt";
+  all.variants = {variant};
   all.write(dir + "/all-verdicts.json");
   all.detail = lp::report::Detail::full;  // the same report with one record per case
   all.write(dir + "/all-verdicts-full.json");
