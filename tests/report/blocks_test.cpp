@@ -149,5 +149,45 @@ TEST(Blocks, RemediesReadBackAndNameAWrongVerdict) {
   EXPECT_EQ(error_of<Remedies>(bad), "/hazards/0/remedies/0/cost: expected a number, got \"cheap\"");
 }
 
+TEST(Blocks, EnvironmentAndVariantsReadBackEveryKeyTheyWrote) {
+  const json env = {{"host", {{"os", "Linux"}, {"cpus", 16}}},
+                    {"toolkit", {{"version", "13.0.88"}, {"root", "/usr/local/cuda"}}},
+                    {"compilers", {{{"name", "prebuilt"}, {"triton", "3.6.0"}, {"error", nullptr}}}},
+                    {"kernel_sets", meta_json()["kernel_sets"]},
+                    {"gpu", {{"name", "NVIDIA H200"}, {"uuid", "GPU-1"}}},
+                    {"gpus", {{{"name", "NVIDIA H200"}}, nullptr}},
+                    {"jit_cache_disabled", true},
+                    {"module_loading", "EAGER"},
+                    {"inspection_cache", nullptr}};
+  EXPECT_EQ(round_trip<Environment>(env), env);
+  // Without a GPU, from a sample: no gpus, no inspection_cache key.
+  const json none = {{"host", json::object()}, {"toolkit", json::object()}, {"compilers", json::array()},
+                     {"gpu", nullptr}, {"no_gpu_reason", "no CUDA device"}};
+  EXPECT_EQ(round_trip<Environment>(none), none);
+  json bad = env;
+  bad["gpus"][1] = "H200";
+  EXPECT_EQ(error_of<Environment>(bad), "/gpus/1: expected an object, got a string");
+
+  const json variant = {{"variant", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1"}, {"triton", "3.8.0"},
+                        {"compiler", "ptxas=13.3"}, {"amplify", 2},
+                        {"compile", {{"kind", "ptxas"}, {"version", "13.3.73"}}}, {"compile_error", nullptr},
+                        {"cubin_sha256", std::string(64, 'b')}, {"static_findings", 0}, {"ptx_findings", 0},
+                        {"attribution", "none"}, {"sass", {{"kernels", json::array()}}}, {"sass_error", nullptr},
+                        {"case_verdicts", {{"PASS", 10}}}};
+  EXPECT_EQ(round_trip<VariantRecord>(variant), variant);
+  // A variant the sweep could not build: {} for its compile record, its error, no cubin.
+  json failed = variant;
+  failed.erase("amplify");
+  failed["compile"] = json::object();
+  failed["compile_error"] = "ptxas=13.9: not installed";
+  failed["cubin_sha256"] = nullptr;
+  failed["sass"] = nullptr;
+  failed["case_verdicts"] = json::object();
+  EXPECT_EQ(round_trip<VariantRecord>(failed), failed);
+  bad = variant;
+  bad["case_verdicts"]["PASS"] = -1;
+  EXPECT_EQ(error_of<VariantRecord>(bad), "/case_verdicts/PASS: expected a whole number in [0, 9007199254740992], got -1");
+}
+
 }  // namespace
 }  // namespace lp::report
