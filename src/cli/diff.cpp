@@ -3,6 +3,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "formats/diff.hpp"
@@ -58,7 +59,7 @@ int run_diff(const DiffCliOptions& o) {
                      fmt::format("not the shape their schema version promises: {}", e.what()));
   }
   // JSON escapes control characters itself; the text goes to a terminal.
-  fmt::print("{}", o.json ? d.json.dump(2) + "\n" : escape::terminal(d.text()));
+  fmt::print("{}", o.json ? d.to_json().dump(2) + "\n" : escape::terminal(d.text()));
   return d.regressed ? 1 : 0;
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
@@ -64,9 +65,13 @@ std::map<std::string, const report::CaseRecord*> index(const Document& doc,
   return out;
 }
 
-json ref(const report::CaseRecord& c) {
-  return {{"id", c.id}, {"label", plan::row_label(c.axes)}, {"tokens", c.axes.integer("tokens").value_or(0)},
-          {"verdict", report::to_string(c.verdict)}, {"reason", c.reason}};
+DiffCase ref(const report::CaseRecord& c) {
+  return {c.id, plan::row_label(c.axes), c.axes.integer("tokens").value_or(0), c.verdict, c.reason};
+}
+
+json case_json(const DiffCase& c) {
+  return {{"id", c.id}, {"label", c.label}, {"tokens", c.tokens}, {"verdict", report::to_string(c.verdict)},
+          {"reason", c.reason}};
 }
 
 /// A case's worst deviation over tolerance; NaN for a non-finite one (never within the tolerance).
@@ -78,11 +83,11 @@ std::optional<double> deviation(const report::CaseRecord& c) {
   return std::isfinite(v) ? v : std::nan("");
 }
 
-json environment_differences(const report::Environment& a, const report::Environment& b) {
-  json out = json::array();
+std::vector<EnvironmentChange> environment_differences(const report::Environment& a, const report::Environment& b) {
+  std::vector<EnvironmentChange> out;
   auto compare = [&](const std::string& what, const json& x, const json& y) {
     if (x != y) {
-      out.push_back({{"what", what}, {"old", x}, {"new", y}});
+      out.push_back({what, JsonText::of(x), JsonText::of(y)});
     }
   };
   const json ga = a.gpu.value();
@@ -126,67 +131,97 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
   const auto olds = index(a, &options.match_compiler);
   const auto news = index(b, nullptr);
   Diff d;
-  json& j = d.json;
-  for (const char* key : {"newly_failing", "newly_latent", "newly_incompatible", "fixed", "now_compilable",
-                          "other_changes", "deviations", "only_old", "only_new"}) {
-    j[key] = json::array();
-  }
-  std::size_t matched = 0;
+  d.old_path = a.path;
+  d.new_path = b.path;
   for (const auto& [key, o] : olds) {
     const auto it = news.find(key);
     if (it == news.end()) {
-      j["only_old"].push_back(ref(*o));
+      d.only_old.push_back(ref(*o));
       continue;
     }
-    ++matched;
+    ++d.matched;
     const report::CaseRecord& n = *it->second;
     const std::string vo(report::to_string(o->verdict));
     const std::string vn(report::to_string(n.verdict));
-    const json change = {{"old", ref(*o)}, {"new", ref(n)}};
+    VerdictChange change{ref(*o), ref(n)};
     if (vo != vn) {
       if (n.verdict == report::Verdict::incompatible && o->verdict != report::Verdict::skipped &&
           failing().count(vo) == 0) {
         // PASS or LATENT before, and now the compiler cannot read the PTX: the upgrade broke the pairing.
-        j["newly_incompatible"].push_back(change);
+        d.newly_incompatible.push_back(std::move(change));
       } else if (o->verdict == report::Verdict::incompatible && n.verdict == report::Verdict::pass) {
-        j["now_compilable"].push_back(change);  // judged again: the verdict itself is in the new report
+        d.now_compilable.push_back(std::move(change));  // judged again: the verdict itself is in the new report
       } else if (failing().count(vn) > 0 && failing().count(vo) == 0) {
-        j["newly_failing"].push_back(change);
+        d.newly_failing.push_back(std::move(change));
       } else if (vn == "LATENT" && vo != "LATENT" && failing().count(vo) == 0) {
-        j["newly_latent"].push_back(change);
+        d.newly_latent.push_back(std::move(change));
       } else if (vn == "PASS" && (vo == "LATENT" || failing().count(vo) > 0)) {
-        j["fixed"].push_back(change);
+        d.fixed.push_back(std::move(change));
       } else {
-        j["other_changes"].push_back(change);
+        d.other_changes.push_back(std::move(change));
       }
     }
     const std::optional<double> dv_old = deviation(*o);
     const std::optional<double> dv_new = deviation(n);
     if (dv_old && dv_new && !(std::fabs(*dv_new - *dv_old) <= k_deviation_change)) {
-      j["deviations"].push_back({{"case", ref(n)},
-                                 {"old", std::isfinite(*dv_old) ? json(*dv_old) : json("nan/inf")},
-                                 {"new", std::isfinite(*dv_new) ? json(*dv_new) : json("nan/inf")}});
+      d.deviations.push_back({ref(n), *dv_old, *dv_new});
     }
   }
   for (const auto& [key, n] : news) {
     if (olds.count(key) == 0) {
-      j["only_new"].push_back(ref(*n));
+      d.only_new.push_back(ref(*n));
     }
   }
-  if (matched == 0) {
+  if (d.matched == 0) {
     throw InputError(b.path, "/cases",
                      fmt::format("no case in common with {} (different plans; --match-compiler OLD=NEW pairs "
                                  "compilers that differ by name)",
                                  a.path));
   }
-  j["matched"] = matched;
-  j["environment"] = environment_differences(a.environment, b.environment);
-  d.regressed = !j["newly_failing"].empty() || !j["newly_incompatible"].empty() ||
-                (options.latent_fails && !j["newly_latent"].empty());
-  j["regressed"] = d.regressed;
-  j["old"] = a.path;
-  j["new"] = b.path;
+  d.environment = environment_differences(a.environment, b.environment);
+  d.regressed = !d.newly_failing.empty() || !d.newly_incompatible.empty() ||
+                (options.latent_fails && !d.newly_latent.empty());
   return d;
+}
+
+json Diff::to_json() const {
+  auto changes = [](const std::vector<VerdictChange>& list) {
+    json out = json::array();
+    for (const VerdictChange& c : list) {
+      out.push_back({{"old", case_json(c.before)}, {"new", case_json(c.after)}});
+    }
+    return out;
+  };
+  auto cases = [](const std::vector<DiffCase>& list) {
+    json out = json::array();
+    for (const DiffCase& c : list) {
+      out.push_back(case_json(c));
+    }
+    return out;
+  };
+  auto dev = [](double v) { return std::isfinite(v) ? json(v) : json("nan/inf"); };
+  json moved = json::array();
+  for (const DeviationChange& m : deviations) {
+    moved.push_back({{"case", case_json(m.after)}, {"old", dev(m.before)}, {"new", dev(m.now)}});
+  }
+  json env = json::array();
+  for (const EnvironmentChange& e : environment) {
+    env.push_back({{"what", e.what}, {"old", e.before.value()}, {"new", e.now.value()}});
+  }
+  return {{"matched", matched},
+          {"newly_failing", changes(newly_failing)},
+          {"newly_latent", changes(newly_latent)},
+          {"newly_incompatible", changes(newly_incompatible)},
+          {"fixed", changes(fixed)},
+          {"now_compilable", changes(now_compilable)},
+          {"other_changes", changes(other_changes)},
+          {"deviations", std::move(moved)},
+          {"only_old", cases(only_old)},
+          {"only_new", cases(only_new)},
+          {"environment", std::move(env)},
+          {"regressed", regressed},
+          {"old", old_path},
+          {"new", new_path}};
 }
 
 namespace {
@@ -203,39 +238,39 @@ std::string one_line(const std::string& reason) {
 }  // namespace
 
 std::string Diff::text() const {
-  std::string out = fmt::format("diff: {} case(s) matched between {} and {}\n", json.value("matched", 0),
-                                json.value("old", ""), json.value("new", ""));
-  auto list = [&](const char* key, const char* title) {
-    const nlohmann::json& items = json.at(key);
-    out += fmt::format("{}: {}\n", title, items.size());
-    for (const nlohmann::json& c : items) {
-      if (c.contains("old") && c["old"].is_object()) {
-        out += fmt::format("  {} -> {}  case {} ({}, {} tokens){}\n", c["old"].value("verdict", ""),
-                           c["new"].value("verdict", ""), c["new"].value("id", ""), c["new"].value("label", ""),
-                           c["new"].value("tokens", 0),
-                           one_line(c["new"].value("reason", "")));
-      } else if (c.contains("case")) {
-        out += fmt::format("  case {} ({}, {} tokens): worst deviation over tolerance {} -> {}\n",
-                           c["case"].value("id", ""), c["case"].value("label", ""), c["case"].value("tokens", 0),
-                           c["old"].dump(), c["new"].dump());
-      } else {
-        out += fmt::format("  case {} ({}, {} tokens): {}\n", c.value("id", ""), c.value("label", ""),
-                           c.value("tokens", 0), c.value("verdict", ""));
-      }
+  std::string out = fmt::format("diff: {} case(s) matched between {} and {}\n", matched, old_path, new_path);
+  auto changes = [&](const std::vector<VerdictChange>& list, const std::string& title) {
+    out += fmt::format("{}: {}\n", title, list.size());
+    for (const VerdictChange& c : list) {
+      out += fmt::format("  {} -> {}  case {} ({}, {} tokens){}\n", report::to_string(c.before.verdict),
+                         report::to_string(c.after.verdict), c.after.id, c.after.label, c.after.tokens,
+                         one_line(c.after.reason));
     }
   };
-  list("newly_failing", "newly failing (FAIL, fault, timeout, compile_error)");
-  list("newly_latent", "newly LATENT");
-  list("newly_incompatible", "newly incompatible (the compiler no longer reads the PTX)");
-  list("fixed", "fixed (now PASS)");
-  list("now_compilable", "now compilable (incompatible before)");
-  list("other_changes", "other verdict changes");
-  list("deviations", fmt::format("deviations that moved by more than {} of the tolerance", k_deviation_change).c_str());
-  list("only_old", "only in the old report");
-  list("only_new", "only in the new report");
-  out += fmt::format("environment differences: {}\n", json.at("environment").size());
-  for (const nlohmann::json& e : json.at("environment")) {
-    out += fmt::format("  {}: {} -> {}\n", e.value("what", ""), e["old"].dump(), e["new"].dump());
+  auto cases = [&](const std::vector<DiffCase>& list, const std::string& title) {
+    out += fmt::format("{}: {}\n", title, list.size());
+    for (const DiffCase& c : list) {
+      out += fmt::format("  case {} ({}, {} tokens): {}\n", c.id, c.label, c.tokens, report::to_string(c.verdict));
+    }
+  };
+  auto dev = [](double v) { return std::isfinite(v) ? nlohmann::json(v).dump() : std::string("\"nan/inf\""); };
+  changes(newly_failing, "newly failing (FAIL, fault, timeout, compile_error)");
+  changes(newly_latent, "newly LATENT");
+  changes(newly_incompatible, "newly incompatible (the compiler no longer reads the PTX)");
+  changes(fixed, "fixed (now PASS)");
+  changes(now_compilable, "now compilable (incompatible before)");
+  changes(other_changes, "other verdict changes");
+  out += fmt::format("deviations that moved by more than {} of the tolerance: {}\n", k_deviation_change,
+                     deviations.size());
+  for (const DeviationChange& m : deviations) {
+    out += fmt::format("  case {} ({}, {} tokens): worst deviation over tolerance {} -> {}\n", m.after.id,
+                       m.after.label, m.after.tokens, dev(m.before), dev(m.now));
+  }
+  cases(only_old, "only in the old report");
+  cases(only_new, "only in the new report");
+  out += fmt::format("environment differences: {}\n", environment.size());
+  for (const EnvironmentChange& e : environment) {
+    out += fmt::format("  {}: {} -> {}\n", e.what, e.before.text(), e.now.text());
   }
   out += regressed ? "regressed: yes (exit 1)\n" : "regressed: no\n";
   return out;

@@ -363,11 +363,11 @@ TEST(Diff, AmplifiedCasesAreConfigurationsOfTheirOwnWithTheirLabel) {
   after.cases.back().reason.clear();
   const Diff d = diff_reports(before, after, {});
   EXPECT_FALSE(d.regressed);
-  ASSERT_EQ(d.json["fixed"].size(), 1U) << d.json.dump();
-  EXPECT_EQ(d.json["fixed"][0]["old"]["id"], "00000000a0a0");
-  EXPECT_NE(d.json["fixed"][0]["old"]["label"].get<std::string>().find(" amp2"), std::string::npos)
-      << d.json["fixed"][0].dump();
-  EXPECT_EQ(d.json["matched"], before.cases.size());
+  ASSERT_EQ(d.to_json()["fixed"].size(), 1U) << d.to_json().dump();
+  EXPECT_EQ(d.to_json()["fixed"][0]["old"]["id"], "00000000a0a0");
+  EXPECT_NE(d.to_json()["fixed"][0]["old"]["label"].get<std::string>().find(" amp2"), std::string::npos)
+      << d.to_json()["fixed"][0].dump();
+  EXPECT_EQ(d.to_json()["matched"], before.cases.size());
 }
 
 TEST(Diff, IncompatibleIsARegressionFromPassAndNowCompilableBackToPass) {
@@ -381,16 +381,16 @@ TEST(Diff, IncompatibleIsARegressionFromPassAndNowCompilableBackToPass) {
   broken.cases[pass].reason = "the PTX is .version 9.4; ptxas 13.0.88 reads up to 9.0";
   const Diff upgrade = diff_reports(seed_report, broken, {});
   EXPECT_TRUE(upgrade.regressed);
-  ASSERT_EQ(upgrade.json["newly_incompatible"].size(), 1U) << upgrade.json.dump();
-  EXPECT_TRUE(upgrade.json["newly_failing"].empty());
+  ASSERT_EQ(upgrade.to_json()["newly_incompatible"].size(), 1U) << upgrade.to_json().dump();
+  EXPECT_TRUE(upgrade.to_json()["newly_failing"].empty());
   EXPECT_NE(upgrade.text().find("newly incompatible (the compiler no longer reads the PTX): 1\n  PASS -> "
                                 "incompatible"),
             std::string::npos)
       << upgrade.text();
   const Diff fixed = diff_reports(broken, seed_report, {});
   EXPECT_FALSE(fixed.regressed);
-  ASSERT_EQ(fixed.json["now_compilable"].size(), 1U) << fixed.json.dump();
-  EXPECT_TRUE(fixed.json["other_changes"].empty());
+  ASSERT_EQ(fixed.to_json()["now_compilable"].size(), 1U) << fixed.to_json().dump();
+  EXPECT_TRUE(fixed.to_json()["other_changes"].empty());
 }
 
 TEST(View, EveryCaseIncompatibleSaysTheRunJudgedNothing) {
