@@ -9,6 +9,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "model/metrics_json.hpp"
 #include "util/error.hpp"

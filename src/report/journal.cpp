@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 #include "util/json_bounded.hpp"

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "sweep/case_variants.hpp"
 #include "sweep/decide.hpp"

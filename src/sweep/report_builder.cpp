@@ -1,4 +1,5 @@
 #include "sweep/report_builder.hpp"
+#include <nlohmann/json.hpp>
 
 #include "compile/toolchain.hpp"
 #include "model/tolerance.hpp"

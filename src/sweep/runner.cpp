@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "compile/ptxas.hpp"
 #include "compile/toolchain.hpp"
