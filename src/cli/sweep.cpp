@@ -214,9 +214,8 @@ void validate_tools(const plan::SweepConfig& config, const sweep::SweepRequest& 
 
 /// With --resume alone, the sweep continues exactly as journaled: its options are
 /// the ones in the journal's header, re-parsed.
-SweepOptions options_from_journal(const std::string& journal) {
-  const report::JournalContents contents = report::read_journal(journal);
-  const std::vector<std::string>& argv = contents.header.argv;
+SweepOptions options_from_journal(const std::string& journal, const report::JournalHeader& header) {
+  const std::vector<std::string>& argv = header.argv;
   if (argv.size() < 2) {
     throw InputError(journal, "/argv", "the journal does not record the command that started it");
   }
@@ -286,13 +285,12 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   std::vector<std::string> recorded_argv = argv;
   if (!o.resume.empty() && !o.plan.given()) {
     const std::string out = o.out;
-    o = options_from_journal(o.resume);
+    const report::JournalHeader header = report::read_journal_header(o.resume);
+    o = options_from_journal(o.resume, header);
     if (!out.empty()) {
       o.out = out;
     }
-    if (std::vector<std::string> journaled = report::read_journal(o.resume).header.argv; !journaled.empty()) {
-      recorded_argv = std::move(journaled);
-    }
+    recorded_argv = header.argv;  // options_from_journal refused a header without one
   }
   const plan::SweepConfig config = o.plan.resolve();
   if (o.show_config) {

@@ -50,8 +50,9 @@ void require(const std::string& path, std::size_t number, const json& entry, con
   }
 }
 
-/// Calls `line(number, text)` for each line of `path`, read in bounded chunks: a
-/// device or a file without newlines (/dev/zero) stops at k_max_journal_line.
+/// Calls `line(number, text, last_without_newline)` for each line of `path` until it
+/// returns false, read in bounded chunks: a device or a file without newlines
+/// (/dev/zero) stops at k_max_journal_line.
 template <typename F>
 void for_each_line(const std::string& path, F&& line) {
   std::error_code ec;
@@ -70,7 +71,9 @@ void for_each_line(const std::string& path, F&& line) {
     pending.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
     std::size_t start = 0;
     for (std::size_t nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n', start)) {
-      line(++number, std::string_view(pending).substr(start, nl - start), false);
+      if (!line(++number, std::string_view(pending).substr(start, nl - start), false)) {
+        return;
+      }
       start = nl + 1;
     }
     pending.erase(0, start);
@@ -133,7 +136,10 @@ JournalHeader JournalHeader::from_json(const JsonIn& j) {
   return h;
 }
 
-JournalContents read_journal(const std::string& path) {
+namespace {
+
+/// read_journal, or its header alone (`header_only`: the lines after it are not read).
+JournalContents read(const std::string& path, bool header_only) {
   JournalContents contents;
   bool torn = false;
   bool seen_header = false;
@@ -143,7 +149,7 @@ JournalContents read_journal(const std::string& path) {
       bad_line(path, number - 1, "not JSON, and more lines follow it");
     }
     if (line.empty()) {
-      return;
+      return true;
     }
     std::optional<json> parsed = try_parse_json_bounded(line, k_max_journal_depth);
     json entry = parsed ? std::move(*parsed) : json(json::value_t::discarded);
@@ -153,7 +159,7 @@ JournalContents read_journal(const std::string& path) {
       }
       torn = true;  // acceptable only as the last line
       static_cast<void>(last_without_newline);
-      return;
+      return true;
     }
     if (!entry.is_object()) {
       bad_line(path, number, fmt::format("a journal line is a JSON object, got {}", entry.type_name()));
@@ -170,7 +176,7 @@ JournalContents read_journal(const std::string& path) {
         bad_line(path, number, malformed("the header", e));
       }
       seen_header = true;
-      return;
+      return !header_only;
     }
     if (type == "controls") {
       require(path, number, entry, "controls", json::value_t::object, "an object");
@@ -190,12 +196,19 @@ JournalContents read_journal(const std::string& path) {
     } else {
       bad_line(path, number, fmt::format("unknown entry type \"{}\"", type));
     }
+    return true;
   });
   if (!seen_header) {
     throw InputError(path, "", "empty: no journal header (not a loraprobe journal)");
   }
   return contents;
 }
+
+}  // namespace
+
+JournalContents read_journal(const std::string& path) { return read(path, false); }
+
+JournalHeader read_journal_header(const std::string& path) { return read(path, true).header; }
 
 Journal::Journal(const std::string& path, const JournalHeader& header) : m_path(path) {
   // A line torn by a crash mid-write is dropped, so appended lines start clean.

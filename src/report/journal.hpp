@@ -58,6 +58,10 @@ struct JournalContents {
 /// any other malformed line is an lp::InputError naming the file and line.
 JournalContents read_journal(const std::string& path);
 
+/// The first line alone, checked as read_journal checks it (sweep --resume's options
+/// come from it; the cases are read once, by the sweep).
+JournalHeader read_journal_header(const std::string& path);
+
 class Journal {
  public:
   /// Opens `path` for appending; writes `header` first when the file is new or empty

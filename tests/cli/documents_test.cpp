@@ -68,7 +68,7 @@ TEST(Documents, EveryKindNestedDeepIsRefusedBeforeItIsParsed) {
   const std::string journal = write("deep.jsonl", text + "\n");
   write("vllm/NVIDIA_H200_SHRINK.json", text);
   const std::string nesting64 = ": nesting deeper than 64 levels";
-  for (const std::string& format : {"summary", "json", "md", "html", "junit"}) {
+  for (const char* format : {"summary", "json", "md", "html", "junit"}) {
     expect_refused(loraprobe_capped({"report", report, "--format", format}), report + nesting64);
   }
   expect_refused(loraprobe_capped({"diff", report, k_seed}), report + nesting64);
@@ -153,7 +153,7 @@ TEST(Documents, WrongTypesAndRangesAreNamedByFileAndPointer) {
   };
   for (const Case& c : cases) {
     const std::string path = edited(c.name + ".json", c.edit);
-    for (const std::string& format : {"summary", "md", "html", "junit", "json"}) {
+    for (const char* format : {"summary", "md", "html", "junit", "json"}) {
       const ProcessResult r = loraprobe({"report", path, "--format", format});
       EXPECT_EQ(r.exit_code, 2) << c.name << " " << format << ": " << r.err;
       EXPECT_EQ(r.err, "loraprobe: " + path + ":" + c.message + "\n") << c.name << " " << format;

@@ -395,6 +395,10 @@ TEST(Journal, CorruptionInTheMiddleIsAnError) {
   const std::string path = dir.write("bad.jsonl", R"({"type":"header","config_sha256":"c","plan_sha256":"p"})"
                                                   "\n" "garbage\n" R"({"type":"controls","controls":{}})" "\n");
   EXPECT_THROW(read_journal(path), InputError);
+  // sweep --resume takes its options from the header alone; the sweep reads the cases.
+  EXPECT_EQ(report::read_journal_header(path).plan_sha256, "p");
+  const std::string headless = dir.write("headless.jsonl", R"({"type":"case","record":{}})" "\n");
+  EXPECT_THROW((void)report::read_journal_header(headless), InputError);
 }
 
 /// The one-line message read_journal throws for `text` ("" when it reads fine).
