@@ -15,6 +15,7 @@
 #include "kernels/kernel_sets.hpp"
 #include "report/environment.hpp"
 #include "sass/nvdisasm.hpp"
+#include "sweep/report_builder.hpp"
 #include "worker/worker.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
@@ -51,12 +52,8 @@ nlohmann::json collect(const EnvOptions& o) {
   if (const std::string why = error_of([&] {
     env["kernel_sets"] = nlohmann::json::array();
     const kernels::KernelSets sets = kernels::KernelSets::load();
-    for (const kernels::KernelSet& set : sets.all()) {
-      env["kernel_sets"].push_back({{"origin", set.origin()},
-                                    {"variants", set.variants().size()},
-                                    {"triton_version", set.triton()},
-                                    {"ptxas", set.manifest().ptxas_json()},
-                                    {"ptxas_options", set.manifest().ptxas_options}});
+    for (const report::KernelSetRecord& set : sweep::kernel_sets_record(sets, sets.versions())) {
+      env["kernel_sets"].push_back(set.to_json());  // as a report's environment.kernel_sets
     }
       });
       !why.empty()) {

@@ -148,11 +148,7 @@ void read_report_blocks(Document& d) {
     if (const auto list = meta.find("fail_on")) {
       d.fail_on.clear();
       for (const JsonIn& v : list->items()) {
-        const std::optional<report::Verdict> verdict = report::parse_verdict(v.string());
-        if (!verdict) {
-          v.fail(fmt::format("\"{}\" is not a verdict", v.string()));
-        }
-        d.fail_on.insert(*verdict);
+        d.fail_on.insert(report::read_verdict(v));
       }
     }
     if (const auto why = meta.find("interrupted")) {

@@ -492,15 +492,6 @@ std::optional<double> optional_non_negative(const JsonIn& j, const char* key) {
   return std::nullopt;
 }
 
-Verdict verdict_of(const JsonIn& j) {
-  const std::string text = j.string();
-  const std::optional<Verdict> v = parse_verdict(text);
-  if (!v) {
-    j.fail("\"" + text + "\" is not a verdict");
-  }
-  return *v;
-}
-
 }  // namespace
 
 json RemedyRecord::to_json() const {
@@ -522,7 +513,7 @@ RemedyRecord RemedyRecord::from_json(const JsonIn& j) {
     r.why = v->string();
   }
   r.case_id = j.at("case").string();
-  r.verdict = verdict_of(j.at("verdict"));
+  r.verdict = read_verdict(j.at("verdict"));
   if (const auto v = j.find("static_findings")) {
     r.static_findings = v->whole<int>(0);
   }
@@ -544,7 +535,7 @@ HazardRemedies HazardRemedies::from_json(const JsonIn& j) {
   h.configuration = j.at("configuration").string();
   h.case_id = j.at("case").string();
   h.tokens = j.at("tokens").integer(0);
-  h.verdict = verdict_of(j.at("verdict"));
+  h.verdict = read_verdict(j.at("verdict"));
   h.kernel_ms = optional_non_negative(j, "kernel_ms");
   h.remedies = records_of<RemedyRecord>(j.at("remedies"));
   return h;

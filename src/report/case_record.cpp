@@ -9,6 +9,15 @@ namespace lp::report {
 
 using nlohmann::json;
 
+Verdict read_verdict(const JsonIn& j) {
+  const std::string text = j.string();
+  const std::optional<Verdict> v = parse_verdict(text);
+  if (!v) {
+    j.fail(fmt::format("\"{}\" is not a verdict", text));
+  }
+  return *v;
+}
+
 json AmplificationRecord::to_json() const {
   return {{"pairs", pairs},
           {"sites", sites},
@@ -71,12 +80,7 @@ CaseRecord CaseRecord::from_json(const JsonIn& j) {
   if (const auto v = j.find("variant")) {
     c.variant = v->string();
   }
-  const JsonIn verdict = j.at("verdict");
-  const std::optional<Verdict> parsed = parse_verdict(verdict.string());
-  if (!parsed) {
-    verdict.fail(fmt::format("\"{}\" is not a verdict", verdict.string()));
-  }
-  c.verdict = *parsed;
+  c.verdict = read_verdict(j.at("verdict"));
   if (const auto v = j.find("reason")) {
     c.reason = v->string();
   }

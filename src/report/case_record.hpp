@@ -21,6 +21,10 @@ inline constexpr std::size_t k_max_count = k_max_json_count;
 /// The largest GPU ordinal a report may name (--devices).
 inline constexpr int k_max_device = 1023;
 
+/// A verdict as a document spells it ("LATENT", ...). Throws lp::InputError at the
+/// value's pointer for a word that is none.
+Verdict read_verdict(const JsonIn& j);
+
 /// What the amplifier did to a case's expand kernel (the `amplify` axis above 0;
 /// src/ptx/amplify.hpp), and whether the amplified run can speak for the hazard.
 struct AmplificationRecord {
