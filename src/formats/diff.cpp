@@ -48,19 +48,16 @@ std::string key_of(const report::CaseRecord& c, const std::map<std::string, std:
 /// The cases of `doc` by configuration. Each record is read typed first, so a malformed
 /// one is named in its own file; a configuration held twice is refused (which copy would
 /// the other report be compared with?).
-std::map<std::string, const report::CaseRecord*> index(const Document& doc,
-                                                       const std::map<std::string, std::string>* mapping) {
-  std::map<std::string, const report::CaseRecord*> out;
-  std::map<std::string, std::size_t> position;
-  for (std::size_t i = 0; i < doc.cases.size(); ++i) {
-    const report::CaseRecord& c = doc.cases[i];
-    const std::string key = key_of(c, mapping);
-    if (const auto [it, added] = position.emplace(key, i); !added) {
+std::map<std::string, std::size_t> index(const Document& doc, const std::map<std::string, std::string>* mapping) {
+  std::map<std::string, std::size_t> out;
+  std::size_t i = 0;
+  for (const report::CaseRecord& c : doc.cases) {
+    if (const auto [it, added] = out.emplace(key_of(c, mapping), i); !added) {
       throw InputError(doc.path, fmt::format("/cases/{}", i),
                        fmt::format("the configuration {} is also /cases/{}: a report holds each configuration once",
                                    plan::row_label(c.axes), it->second));
     }
-    out.emplace(key, &c);
+    ++i;
   }
   return out;
 }
@@ -133,14 +130,16 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
   Diff d;
   d.old_path = a.path;
   d.new_path = b.path;
-  for (const auto& [key, o] : olds) {
+  for (const auto& [key, old_index] : olds) {
+    const report::CaseRecord old = a.cases[old_index];
+    const report::CaseRecord* o = &old;
     const auto it = news.find(key);
     if (it == news.end()) {
       d.only_old.push_back(ref(*o));
       continue;
     }
     ++d.matched;
-    const report::CaseRecord& n = *it->second;
+    const report::CaseRecord n = b.cases[it->second];
     const std::string vo(report::to_string(o->verdict));
     const std::string vn(report::to_string(n.verdict));
     VerdictChange change{ref(*o), ref(n)};
@@ -169,7 +168,7 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
   }
   for (const auto& [key, n] : news) {
     if (olds.count(key) == 0) {
-      d.only_new.push_back(ref(*n));
+      d.only_new.push_back(ref(b.cases[n]));
     }
   }
   if (d.matched == 0) {

@@ -108,31 +108,45 @@ void check_blocks(const JsonIn& doc) {
   }
 }
 
-/// A report's cases as the typed records they are (report/report.hpp; the metrics and
-/// timing through model/metrics_json.hpp), a compact table expanded, each record's axes
-/// checked: a wrong type or an out-of-range number anywhere is named by its pointer.
-std::vector<report::CaseRecord> read_cases(json&& cases, const std::string& path) {
-  std::vector<report::CaseRecord> out;
+/// Where a report's bulk is: a full report's cases, or a compact table's rows.
+const JsonBulkPaths& case_paths() {
+  static const JsonBulkPaths k_paths = {{"cases"}, {"cases", "rows"}};
+  return k_paths;
+}
+
+/// A report's cases as the typed records they are (report/case_record.hpp; the metrics
+/// and timing through model/metrics_json.hpp), each record's axes checked, into the
+/// packed store: `cases` is the cases block without its bulk (a compact table's
+/// header, or an empty list), `text` the file, parsed again for the bulk one case at a
+/// time. A wrong type or an out-of-range number anywhere is named by its pointer.
+report::CaseStore read_cases(const json& cases, std::size_t count, std::string_view text, const std::string& path) {
+  report::CaseStore out;
   if (cases.is_null()) {
     return out;
   }
-  if (report::is_compact(cases)) {
-    try {
-      out = report::expand_cases(std::move(cases));
-    } catch (const InputError& e) {
-      throw InputError(path, e.pointer(), e.message());
+  out.reserve(count);
+  try {
+    if (report::is_compact(cases)) {
+      if (!cases.contains("rows") || !cases["rows"].is_array()) {
+        throw InputError("", "/cases/rows", "missing or not an array");
+      }
+      const report::CompactTable table(cases);
+      for_each_bulk_element(text, path, k_max_document_depth, case_paths(), [&](json&& row, std::size_t r) {
+        report::CaseRecord c = table.row(row, r);
+        // The rows' axes come from the table's groups: checked as full cases' are (the
+        // pointer is the row's).
+        check_axes(JsonIn(c.axes.to_json(), path, fmt::format("/cases/rows/{}/axes", r)));
+        out.push_back(c);
+      });
+    } else {
+      for_each_bulk_element(text, path, k_max_document_depth, case_paths(), [&](json&& value, std::size_t i) {
+        const JsonIn c(value, path, fmt::format("/cases/{}", i));
+        out.push_back(report::CaseRecord::from_json(c));
+        check_axes(c.at("axes"));
+      });
     }
-    // The rows' axes come from the table's groups: checked as full cases' are (the
-    // pointer is the row's).
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      check_axes(JsonIn(out[i].axes.to_json(), path, fmt::format("/cases/rows/{}/axes", i)));
-    }
-    return out;
-  }
-  const JsonIn list(cases, path, "/cases");
-  for (const JsonIn& c : list.items()) {
-    out.push_back(report::CaseRecord::from_json(c));
-    check_axes(c.at("axes"));
+  } catch (const InputError& e) {
+    throw InputError(path, e.pointer(), e.message());
   }
   return out;
 }
@@ -176,8 +190,12 @@ void read_report_blocks(Document& d) {
 Document read_document(const std::string& path) {
   Document d;
   d.path = path;
-  // Bounded in size by the read and in depth before the parse: a document may come from anyone.
-  d.json = parse_json_bounded(read_file(path, k_max_document_bytes), path, k_max_document_depth);
+  // Bounded in size by the read and in depth during the parse: a document may come from
+  // anyone. A report's cases are parsed apart, one at a time (read_cases): the blocks
+  // first, then the cases into the packed store, so the cases never exist as JSON all at once.
+  std::string text = read_file(path, k_max_document_bytes);
+  std::size_t case_count = 0;
+  d.json = parse_json_bounded_without_bulk(text, path, k_max_document_depth, case_paths(), case_count);
   if (!d.json.is_object() || !d.json.contains("schema_version") || !d.json["schema_version"].is_string()) {
     throw InputError(path, "/schema_version", "missing: not a loraprobe report or inspect document");
   }
@@ -212,7 +230,7 @@ Document read_document(const std::string& path) {
       cases = std::move(*it);
       d.json.erase(it);
     }
-    d.cases = read_cases(std::move(cases), path);
+    d.cases = read_cases(cases, case_count, text, path);
   }
   return d;
 }

@@ -33,7 +33,7 @@ struct Document {
   std::set<report::Verdict> fail_on;    ///< meta.fail_on (the default set when absent: 2.x)
   std::optional<std::string> interrupted;  ///< meta.interrupted
   /// A report's cases, typed (a compact table expanded), in the file's order.
-  std::vector<report::CaseRecord> cases;
+  report::CaseStore cases;
 };
 
 /// Reads and recognises `path` (bounded read). Throws lp::InputError

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -45,7 +46,7 @@ struct Part {
   std::optional<report::Controls> controls;  ///< a journal's, once its controls ran
   report::Tolerances tolerances;
   std::vector<report::VariantRecord> variants;
-  std::vector<CaseRecord> cases;
+  report::CaseStore cases;
   std::size_t planned = 0;  ///< the shard's own case count
 };
 
@@ -235,18 +236,25 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
   }
   report::Report r;
   std::map<std::string, std::string> seen_ids;  // id -> part
+  // Plan order: (index, part, position in the part).
+  std::vector<std::tuple<std::size_t, const Part*, std::size_t>> order;
   for (const auto& [index, p] : by_index) {
+    std::size_t at = 0;
     for (const CaseRecord& c : p->cases) {
       const auto [it, added] = seen_ids.emplace(c.id, p->path);
       if (!added) {
         throw InputError(p->path, "/cases", fmt::format("case {} is also in {}: parts of one plan share no case", c.id,
                                                         it->second));
       }
-      r.cases.push_back(c);
+      order.emplace_back(c.index, p, at++);
     }
   }
-  std::sort(r.cases.begin(), r.cases.end(),
-            [](const CaseRecord& a, const CaseRecord& b) { return a.index < b.index; });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  r.cases.reserve(order.size());
+  for (const auto& [index, p, at] : order) {
+    r.cases.push_back(p->cases[at]);
+  }
   // meta: the base part's, the shard record replaced by what was merged.
   r.meta = base->meta;
   r.meta.shard.reset();

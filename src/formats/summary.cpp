@@ -28,7 +28,7 @@ std::string counts_text(const std::map<std::string, std::size_t>& counts) {
   return out.empty() ? "none" : out;
 }
 
-std::string case_line(const char* what, const json& ref, const std::vector<report::CaseRecord>& cases) {
+std::string case_line(const char* what, const json& ref, const report::CaseStore& cases) {
   if (!ref.is_object()) {
     return {};
   }
@@ -102,7 +102,7 @@ std::string report_summary(const Document& doc) {
   // Counts per (Triton, compiler, op), in first-seen order.
   std::vector<std::string> order;
   std::map<std::string, std::map<std::string, std::size_t>> groups;
-  const std::vector<report::CaseRecord>& cases = doc.cases;
+  const report::CaseStore& cases = doc.cases;
   for (const report::CaseRecord& c : cases) {
     const auto axis = [&](const char* key) { return escape::terminal_line(c.axes.text(key).value_or("?")); };
     const std::string key = fmt::format("Triton {} {} {}", axis("triton"), axis("compiler"), axis("op"));

@@ -173,7 +173,7 @@ struct RemedyRule {
   const char* why;
 };
 
-std::vector<Remedy> measure_remedies(const std::vector<report::CaseRecord>& cases) {
+std::vector<Remedy> measure_remedies(const report::CaseStore& cases) {
   std::map<std::string, std::string> verdict_by_axes;
   std::map<std::string, std::set<std::string>> values_of;  // axis -> values seen (dumped)
   for (const report::CaseRecord& c : cases) {
@@ -342,7 +342,7 @@ ReportView view_of(const Document& doc) {
   }
   v.command = command_text(doc.meta.argv);
   const json& summary = member(r, "summary");
-  const std::vector<report::CaseRecord>& records = doc.cases;
+  const report::CaseStore& records = doc.cases;
   std::map<std::string, std::size_t> counts;
   for (const auto& [verdict, n] : member(summary, "counts").items()) {
     counts[verdict] = n.get<std::size_t>();

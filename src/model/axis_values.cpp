@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "util/packed.hpp"
 
 namespace lp {
 
@@ -261,6 +262,87 @@ bool AxisValues::operator==(const AxisValues& other) const {
     ++i;
   });
   return equal && i == mine.size();
+}
+
+std::uint64_t AxisValues::Packing::number(const void* pointer) {
+  const auto [it, added] = m_numbers.try_emplace(pointer, m_pointers.size());
+  if (added) {
+    m_pointers.push_back(pointer);
+  }
+  return it->second;
+}
+
+void AxisValues::pack(ByteWriter& out, Packing& packing) const {
+  if (m_shared) {
+    const auto [it, added] = packing.m_base_numbers.try_emplace(m_shared.get(), packing.m_bases.size());
+    if (added) {
+      packing.m_bases.push_back(m_shared);
+    }
+    out.varint(it->second + 1);
+  } else {
+    out.varint(0);
+  }
+  out.varint(m_own.size());
+  for (const Entry& e : m_own) {
+    out.varint(packing.number(e.key));
+    const AxisValue& v = e.value;
+    out.byte(static_cast<std::uint8_t>(v.m_kind));
+    switch (v.m_kind) {
+      case AxisValue::Kind::null:
+      case AxisValue::Kind::erased:
+        break;
+      case AxisValue::Kind::boolean:
+        out.byte(v.m_value.boolean ? 1 : 0);
+        break;
+      case AxisValue::Kind::integer:
+        out.signed_varint(v.m_value.integer);
+        break;
+      case AxisValue::Kind::pooled:
+        out.varint(packing.number(v.m_value.pooled));
+        break;
+    }
+  }
+}
+
+AxisValues AxisValues::unpack(ByteReader& in, const Packing& packing) {
+  const auto pointer = [&](std::uint64_t n) {
+    if (n >= packing.m_pointers.size()) {
+      throw Error("packed axis values: a number that is not in the packing (an internal bug)");
+    }
+    return packing.m_pointers[n];
+  };
+  AxisValues out;
+  if (const std::uint64_t base = in.varint(); base > 0) {
+    if (base > packing.m_bases.size()) {
+      throw Error("packed axis values: a shared list that is not in the packing (an internal bug)");
+    }
+    out.m_shared = packing.m_bases[base - 1];
+  }
+  const std::uint64_t n = in.varint();
+  out.m_own.reserve(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    Entry e;
+    e.key = static_cast<const std::string*>(pointer(in.varint()));
+    e.value.m_kind = static_cast<AxisValue::Kind>(in.byte());
+    switch (e.value.m_kind) {
+      case AxisValue::Kind::null:
+      case AxisValue::Kind::erased:
+        break;
+      case AxisValue::Kind::boolean:
+        e.value.m_value.boolean = in.byte() != 0;
+        break;
+      case AxisValue::Kind::integer:
+        e.value.m_value.integer = in.signed_varint();
+        break;
+      case AxisValue::Kind::pooled:
+        e.value.m_value.pooled = static_cast<const json*>(pointer(in.varint()));
+        break;
+      default:
+        throw Error("packed axis values: an unknown kind (an internal bug)");
+    }
+    out.m_own.push_back(e);
+  }
+  return out;
 }
 
 }  // namespace lp

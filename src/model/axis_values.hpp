@@ -17,12 +17,16 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 namespace lp {
+
+class ByteReader;
+class ByteWriter;
 
 /// One axis value: null, a boolean, a whole number that fits int64, or any other JSON
 /// value (a string, a per-slice list, a nested object, a fraction, a larger number),
@@ -103,6 +107,27 @@ class AxisValues {
     const std::string* key = nullptr;  ///< pooled: equal keys are one pointer
     AxisValue value;                   ///< Kind::erased: hides m_shared's entry of the key
   };
+
+ public:
+  /// The numbering that the packed values of one store share (report::CaseStore): each
+  /// pooled key, pooled value and shared entry list is packed as its number here, so a
+  /// compact report's case costs its own few values and a number for its group's.
+  /// Copyable with its store; numbers are meaningless outside it.
+  class Packing {
+   private:
+    friend class AxisValues;
+    std::uint64_t number(const void* pointer);
+    std::vector<const void*> m_pointers;
+    std::unordered_map<const void*, std::uint64_t> m_numbers;
+    std::vector<std::shared_ptr<const std::vector<Entry>>> m_bases;  ///< kept alive for unpack
+    std::unordered_map<const void*, std::uint64_t> m_base_numbers;
+  };
+  /// Appends these values' packed form (util/packed.hpp) to `out`.
+  void pack(ByteWriter& out, Packing& packing) const;
+  /// The values pack() wrote, with the same `packing`.
+  static AxisValues unpack(ByteReader& in, const Packing& packing);
+
+ private:
   [[nodiscard]] const Entry* find(std::string_view key) const;
   /// Calls f(entry) for every value, shared or own, in key order.
   template <class F>

@@ -97,7 +97,7 @@ json stored_reason(const CaseRecord& c) {
 
 }  // namespace
 
-json compact_cases(const std::vector<CaseRecord>& cases) {
+json compact_cases(const CaseStore& cases) {
   json groups = json::array();
   std::map<std::string, std::size_t> group_index;
   json tolerances = json::array();
@@ -381,38 +381,54 @@ bool is_compact(const json& cases) {
          cases["detail"].get<std::string>() == "compact";
 }
 
-namespace {
+struct CompactTable::State {
+  json table;  ///< the table without its rows
+  std::map<std::string, std::size_t> col;
+  json constants;
+  json groups;  ///< {variant, static_findings, attribution, axes[, amplification]} each
+  std::vector<AxisValues> group_axes;
+};
 
-/// expand_cases; with `release`, each row of `release` (the table's own rows) is freed
-/// once its record is made, so the table and the records are not both held whole.
-std::vector<CaseRecord> expand(const json& table, json* release) {
+CompactTable::~CompactTable() = default;
+CompactTable::CompactTable(CompactTable&&) noexcept = default;
+
+CompactTable::CompactTable(const json& header) : m(std::make_unique<State>()) {
   auto bad = [](const std::string& where, const std::string& what) { return InputError("", "/cases/" + where, what); };
-  if (!is_compact(table)) {
+  if (!is_compact(header)) {
     throw bad("detail", "not a compact case table");
   }
-  for (const char* key : {"columns", "groups", "tolerances", "rows"}) {
-    if (!table.contains(key) || !table[key].is_array()) {
+  for (const char* key : {"columns", "groups", "tolerances"}) {
+    if (!header.contains(key) || !header[key].is_array()) {
       throw bad(key, "missing or not an array");
     }
   }
-  std::map<std::string, std::size_t> col;
+  if (header.contains("rows") && !header["rows"].is_array()) {
+    throw bad("rows", "missing or not an array");
+  }
+  m->table = json::object();
+  for (const auto& [key, value] : header.items()) {
+    if (key != "rows") {
+      m->table[key] = value;
+    }
+  }
+  const json& table = m->table;
   for (std::size_t i = 0; i < table["columns"].size(); ++i) {
     if (!table["columns"][i].is_string()) {
       throw bad(fmt::format("columns/{}", i), "not a name");
     }
-    col[table["columns"][i].get<std::string>()] = i;
+    m->col[table["columns"][i].get<std::string>()] = i;
   }
-  const json& constants = table.contains("constants") ? table["constants"] : json::object();
-  if (!constants.is_object()) {
+  m->constants = table.contains("constants") ? table["constants"] : json::object();
+  if (!m->constants.is_object()) {
     throw bad("constants", "not an object");
   }
-  for (const auto& [name, value] : constants.items()) {
-    if (col.count(name) > 0) {
+  for (const auto& [name, value] : m->constants.items()) {
+    if (m->col.count(name) > 0) {
       throw bad("constants/" + name, "also a column");
     }
   }
   for (const json& name : columns()) {
-    if (col.count(name.get<std::string>()) == 0 && !constants.contains(name.get<std::string>()) &&
+    if (m->col.count(name.get<std::string>()) == 0 && !m->constants.contains(name.get<std::string>()) &&
         !contains(k_columns_since_4_1, name.get<std::string>())) {
       throw bad("columns", fmt::format("no column or constant \"{}\"", name.get<std::string>()));
     }
@@ -422,7 +438,7 @@ std::vector<CaseRecord> expand(const json& table, json* release) {
   }
   // The groups back as objects: {variant, static_findings, attribution, axes}.
   const json& group_columns = table["group_columns"];
-  json groups = json::array();
+  m->groups = json::array();
   for (std::size_t g = 0; g < table["groups"].size(); ++g) {
     const json& row = table["groups"][g];
     if (!row.is_array() || row.size() != group_columns.size()) {
@@ -442,123 +458,125 @@ std::vector<CaseRecord> expand(const json& table, json* release) {
         group["axes"][group_columns[i].get<std::string>()] = row[i];
       }
     }
-    groups.push_back(std::move(group));
+    m->groups.push_back(std::move(group));
   }
   // Each group's axes typed once; its cases copy them and add their shape.
-  std::vector<AxisValues> group_axes;
-  group_axes.reserve(groups.size());
-  for (const json& group : groups) {
-    group_axes.push_back(AxisValues::from_json(group.at("axes")).shared());
+  m->group_axes.reserve(m->groups.size());
+  for (const json& group : m->groups) {
+    m->group_axes.push_back(AxisValues::from_json(group.at("axes")).shared());
   }
+}
+
+CaseRecord CompactTable::row(const json& row, std::size_t r) const {
+  auto bad = [](const std::string& where, const std::string& what) { return InputError("", "/cases/" + where, what); };
+  const json& table = m->table;
+  const std::map<std::string, std::size_t>& col = m->col;
+  const json& constants = m->constants;
+  const json& groups = m->groups;
+  if (!row.is_array() || row.size() != table["columns"].size()) {
+    throw bad(fmt::format("rows/{}", r), "not a row of the columns' length");
+  }
+  static const json k_absent;
+  const auto at = [&](const char* name) -> const json& {
+    const auto it = col.find(name);
+    if (it != col.end()) {
+      return row[it->second];
+    }
+    const auto constant = constants.find(name);
+    return constant != constants.end() ? *constant : k_absent;  // a column added since the file was written
+  };
+  const auto where = [&](const char* name) { return fmt::format("rows/{}/{}", r, name); };
+  // A cell, read with its type and range checked (the document's reader adds the file).
+  static const std::string k_no_file;
+  const auto cell = [&](const char* name) { return JsonIn(at(name), k_no_file, "/cases/" + where(name)); };
   const json& tolerances = table["tolerances"];
+  try {
+    CaseRecord c;
+    c.index = cell("index").whole<std::size_t>(0, k_max_count);
+    c.id = cell("id").string();
+    const std::size_t g = cell("group").whole<std::size_t>(0, k_max_count);
+    if (g >= groups.size() || !groups[g].is_object()) {
+      throw bad(where("group"), fmt::format("{} is not a group", g));
+    }
+    const json& group = groups[g];
+    c.axes = m->group_axes[g];
+    for (const char* a : k_shape_axes) {
+      if (!at(a).is_null()) {
+        c.axes.set(a, at(a));
+      }
+    }
+    const JsonIn group_in(group, k_no_file, fmt::format("/cases/groups/{}", g));
+    if (const auto v = group_in.find("variant")) {
+      c.variant = v->string();
+    }
+    if (const auto v = group_in.find("static_findings")) {
+      c.static_findings = v->whole<int>(0);
+    }
+    if (const auto v = group_in.find("attribution")) {
+      c.attribution = v->string();
+    }
+    if (group.contains("amplification")) {
+      c.amplification = AmplificationRecord::from_json(group_in.at("amplification"));
+    }
+    const std::optional<Verdict> v = parse_verdict(cell("verdict").string());
+    if (!v) {
+      throw bad(where("verdict"), at("verdict").dump() + " is not a verdict");
+    }
+    c.verdict = *v;
+    if (!at("device").is_null()) {
+      c.device = cell("device").whole<int>(0, 1023);
+    }
+    c.runs = cell("runs").whole<int>(0);
+    c.failed_runs = cell("failed_runs").whole<int>(0, c.runs);
+    if (!at("reason").is_null()) {
+      c.reason = cell("reason").string();
+    } else if (c.verdict == Verdict::latent && c.static_findings) {
+      c.reason = latent_reason(*c.static_findings, c.runs) + attribution_note(c.attribution.value_or(""));
+    }
+    // The metrics and the timing through their one reader (model/metrics_json.hpp),
+    // from the cells of their columns.
+    const std::string row_pointer = fmt::format("/cases/rows/{}", r);
+    if (!at("elements").is_null()) {
+      json metrics = json::object();
+      for (const std::string_view name : metric_columns()) {
+        if (!contains(k_columns_since_4_1, name) || !at(std::string(name).c_str()).is_null()) {
+          metrics[std::string(name)] = at(std::string(name).c_str());
+        }
+      }
+      if (!at("tolerance").is_null()) {
+        const std::size_t t = cell("tolerance").whole<std::size_t>(0, k_max_count);
+        if (t >= tolerances.size() || !tolerances[t].is_array() || tolerances[t].size() != 2) {
+          throw bad(where("tolerance"), fmt::format("{} is not a tolerance", t));
+        }
+        metrics["atol"] = tolerances[t][0];
+        metrics["rtol"] = tolerances[t][1];
+      }
+      c.metrics = metrics_from_json(JsonIn(metrics, k_no_file, row_pointer));
+    }
+    if (!at("kernel_ms").is_null() || !at("reference_ms").is_null() || !at("bytes").is_null()) {
+      json timing = json::object();
+      for (const std::string_view t : timing_columns()) {
+        timing[std::string(t)] = at(std::string(t).c_str());
+      }
+      c.timing = timing_from_json(JsonIn(timing, k_no_file, row_pointer));
+    }
+    return c;
+  } catch (const json::exception& e) {
+    throw bad(fmt::format("rows/{}", r), fmt::format("a cell of the wrong type ({})", e.what()));
+  }
+}
+
+std::vector<CaseRecord> expand_cases(const json& table) {
+  const CompactTable header(table);
+  if (!table.contains("rows") || !table["rows"].is_array()) {
+    throw InputError("", "/cases/rows", "missing or not an array");
+  }
   std::vector<CaseRecord> out;
   out.reserve(table["rows"].size());
   for (std::size_t r = 0; r < table["rows"].size(); ++r) {
-    const json& row = table["rows"][r];
-    if (!row.is_array() || row.size() != table["columns"].size()) {
-      throw bad(fmt::format("rows/{}", r), "not a row of the columns' length");
-    }
-    static const json k_absent;
-    const auto at = [&](const char* name) -> const json& {
-      const auto it = col.find(name);
-      if (it != col.end()) {
-        return row[it->second];
-      }
-      const auto constant = constants.find(name);
-      return constant != constants.end() ? *constant : k_absent;  // a column added since the file was written
-    };
-    const auto where = [&](const char* name) { return fmt::format("rows/{}/{}", r, name); };
-    // A cell, read with its type and range checked (the document's reader adds the file).
-    static const std::string k_no_file;
-    const auto cell = [&](const char* name) { return JsonIn(at(name), k_no_file, "/cases/" + where(name)); };
-    try {
-      CaseRecord c;
-      c.index = cell("index").whole<std::size_t>(0, k_max_count);
-      c.id = cell("id").string();
-      const std::size_t g = cell("group").whole<std::size_t>(0, k_max_count);
-      if (g >= groups.size() || !groups[g].is_object()) {
-        throw bad(where("group"), fmt::format("{} is not a group", g));
-      }
-      const json& group = groups[g];
-      c.axes = group_axes[g];
-      for (const char* a : k_shape_axes) {
-        if (!at(a).is_null()) {
-          c.axes.set(a, at(a));
-        }
-      }
-      const JsonIn group_in(group, k_no_file, fmt::format("/cases/groups/{}", g));
-      if (const auto v = group_in.find("variant")) {
-        c.variant = v->string();
-      }
-      if (const auto v = group_in.find("static_findings")) {
-        c.static_findings = v->whole<int>(0);
-      }
-      if (const auto v = group_in.find("attribution")) {
-        c.attribution = v->string();
-      }
-      if (group.contains("amplification")) {
-        c.amplification = AmplificationRecord::from_json(group_in.at("amplification"));
-      }
-      const std::optional<Verdict> v = parse_verdict(cell("verdict").string());
-      if (!v) {
-        throw bad(where("verdict"), at("verdict").dump() + " is not a verdict");
-      }
-      c.verdict = *v;
-      if (!at("device").is_null()) {
-        c.device = cell("device").whole<int>(0, 1023);
-      }
-      c.runs = cell("runs").whole<int>(0);
-      c.failed_runs = cell("failed_runs").whole<int>(0, c.runs);
-      if (!at("reason").is_null()) {
-        c.reason = cell("reason").string();
-      } else if (c.verdict == Verdict::latent && c.static_findings) {
-        c.reason = latent_reason(*c.static_findings, c.runs) + attribution_note(c.attribution.value_or(""));
-      }
-      // The metrics and the timing through their one reader (model/metrics_json.hpp),
-      // from the cells of their columns.
-      const std::string row_pointer = fmt::format("/cases/rows/{}", r);
-      if (!at("elements").is_null()) {
-        json metrics = json::object();
-        for (const std::string_view m : metric_columns()) {
-          if (!contains(k_columns_since_4_1, m) || !at(std::string(m).c_str()).is_null()) {
-            metrics[std::string(m)] = at(std::string(m).c_str());
-          }
-        }
-        if (!at("tolerance").is_null()) {
-          const std::size_t t = cell("tolerance").whole<std::size_t>(0, k_max_count);
-          if (t >= tolerances.size() || !tolerances[t].is_array() || tolerances[t].size() != 2) {
-            throw bad(where("tolerance"), fmt::format("{} is not a tolerance", t));
-          }
-          metrics["atol"] = tolerances[t][0];
-          metrics["rtol"] = tolerances[t][1];
-        }
-        c.metrics = metrics_from_json(JsonIn(metrics, k_no_file, row_pointer));
-      }
-      if (!at("kernel_ms").is_null() || !at("reference_ms").is_null() || !at("bytes").is_null()) {
-        json timing = json::object();
-        for (const std::string_view t : timing_columns()) {
-          timing[std::string(t)] = at(std::string(t).c_str());
-        }
-        c.timing = timing_from_json(JsonIn(timing, k_no_file, row_pointer));
-      }
-      out.push_back(std::move(c));
-    } catch (const json::exception& e) {
-      throw bad(fmt::format("rows/{}", r), fmt::format("a cell of the wrong type ({})", e.what()));
-    }
-    if (release != nullptr) {
-      (*release)[r] = nullptr;  // `row` is not read again
-    }
+    out.push_back(header.row(table["rows"][r], r));
   }
   return out;
-}
-
-}  // namespace
-
-std::vector<CaseRecord> expand_cases(const json& table) { return expand(table, nullptr); }
-
-std::vector<CaseRecord> expand_cases(json&& table) {
-  json* rows = table.is_object() && table.contains("rows") && table["rows"].is_array() ? &table["rows"] : nullptr;
-  return expand(table, rows);
 }
 
 }  // namespace lp::report

@@ -22,6 +22,7 @@
 // block explains the model), timing.grid (the shape gives it). Floats measured in
 // single precision (event times) are written at single precision's shortest.
 
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -32,7 +33,7 @@
 namespace lp::report {
 
 /// The compact case table of `cases` (plan order kept).
-nlohmann::json compact_cases(const std::vector<CaseRecord>& cases);
+nlohmann::json compact_cases(const CaseStore& cases);
 
 /// The variants block of a compact report: each entry's sass.disassembler and
 /// sass.warnings (the same record and the same nvdisasm chatter for nearly every
@@ -52,12 +53,30 @@ std::string dump_compact_report(nlohmann::json report);
 /// Whether `cases` (a report's "cases" value) is a compact table.
 bool is_compact(const nlohmann::json& cases);
 
-/// The case records of a compact table, as full records without the dropped prose.
-/// Throws lp::InputError with no file and the pointer "/cases/rows/<i>/<column>" on a
-/// table that is not well-formed (the caller names the file).
+/// A compact table's header (columns, constants, groups and tolerances; everything but
+/// the rows), read and checked once, so that its rows can be read one at a time
+/// (formats::read_document streams them). Throws lp::InputError with no file and the
+/// pointer "/cases/<key>" on a header that is not well-formed (the caller names the file).
+class CompactTable {
+ public:
+  /// `header` may hold its rows; they are not read here.
+  explicit CompactTable(const nlohmann::json& header);
+  ~CompactTable();
+  CompactTable(CompactTable&&) noexcept;
+  CompactTable(const CompactTable&) = delete;
+  CompactTable& operator=(const CompactTable&) = delete;
+  CompactTable& operator=(CompactTable&&) = delete;
+
+  /// The record of row `r`, a full record without the dropped prose. Throws
+  /// lp::InputError "/cases/rows/<r>/<column>" on a row that is not well-formed.
+  [[nodiscard]] CaseRecord row(const nlohmann::json& row, std::size_t r) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> m;
+};
+
+/// The case records of a whole compact table (rows included), as CompactTable reads them.
 std::vector<CaseRecord> expand_cases(const nlohmann::json& table);
-/// As above, freeing each row of `table` once its record is made: reading a large report
-/// holds the rows or the records, not both.
-std::vector<CaseRecord> expand_cases(nlohmann::json&& table);
 
 }  // namespace lp::report

@@ -30,30 +30,27 @@ std::optional<Detail> parse_detail(std::string_view text) {
   return std::nullopt;
 }
 
-Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>& fail_on, bool controls_valid) {
+Summary summarize(const CaseStore& cases, const std::set<Verdict>& fail_on, bool controls_valid) {
   Summary s;
   auto axis_int = [](const AxisValues& axes, const char* key) { return axes.integer(key).value_or(0); };
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const CaseRecord& c = cases[i];
+  std::pair<std::int64_t, std::int64_t> best_key;  // the minimal failure's (tokens, rank)
+  std::size_t i = 0;
+  for (const CaseRecord& c : cases) {
+    const std::size_t at = i++;
     ++s.counts[c.verdict];
     if (c.verdict == Verdict::latent && !s.first_latent) {
-      s.first_latent = i;
+      s.first_latent = at;
     }
     if (fail_on.count(c.verdict) == 0) {
       continue;
     }
     if (!s.first_failure) {
-      s.first_failure = i;
+      s.first_failure = at;
     }
-    if (!s.minimal_failure) {
-      s.minimal_failure = i;
-      continue;
-    }
-    const CaseRecord& best = cases[*s.minimal_failure];
     const auto key = std::make_pair(axis_int(c.axes, "tokens"), axis_int(c.axes, "rank"));
-    const auto best_key = std::make_pair(axis_int(best.axes, "tokens"), axis_int(best.axes, "rank"));
-    if (key < best_key) {
-      s.minimal_failure = i;
+    if (!s.minimal_failure || key < best_key) {
+      s.minimal_failure = at;
+      best_key = key;
     }
   }
   if (!controls_valid) {

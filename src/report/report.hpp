@@ -14,6 +14,7 @@
 
 #include "report/blocks.hpp"
 #include "report/case_record.hpp"
+#include "report/case_store.hpp"
 #include "report/verdict.hpp"
 
 namespace lp::report {
@@ -38,7 +39,7 @@ struct Summary {
 
 /// Computes the summary. A case "fails" when its verdict is in `fail_on`.
 /// `controls_valid` false gives outcome invalid_controls and exit 3 whatever the cases say.
-Summary summarize(const std::vector<CaseRecord>& cases, const std::set<Verdict>& fail_on, bool controls_valid);
+Summary summarize(const CaseStore& cases, const std::set<Verdict>& fail_on, bool controls_valid);
 
 /// How much a report says about each case: compact (the default; report/compact.hpp)
 /// or full (one object per case, with the prose; --detail full).
@@ -53,7 +54,7 @@ struct Report {
   Environment environment;
   Tolerances tolerances;
   Controls controls;
-  std::vector<CaseRecord> cases;
+  CaseStore cases;
   std::vector<VariantRecord> variants;
   std::optional<Remedies> remedies;  ///< sweep --remedies (sweep/remedies.hpp)
   std::set<Verdict> fail_on = default_fail_on();

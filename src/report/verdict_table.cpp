@@ -12,7 +12,7 @@
 namespace lp::report {
 
 
-VerdictMap verdict_map(const std::vector<CaseRecord>& cases) {
+VerdictMap verdict_map(const CaseStore& cases) {
   VerdictMap map;
   std::map<std::string, std::size_t> row_of;
   std::set<std::int64_t> tokens;
@@ -50,7 +50,7 @@ VerdictMap verdict_map(const std::vector<CaseRecord>& cases) {
   return map;
 }
 
-std::string format_verdict_table(const std::vector<CaseRecord>& cases) {
+std::string format_verdict_table(const CaseStore& cases) {
   const VerdictMap map = verdict_map(cases);
   if (map.rows.empty()) {
     return "no cases ran\n";

@@ -25,7 +25,7 @@ struct VerdictMap {
   std::vector<MapRow> rows;
 };
 
-VerdictMap verdict_map(const std::vector<CaseRecord>& cases);
+VerdictMap verdict_map(const CaseStore& cases);
 
 /// The legend of the letters.
 inline constexpr const char* k_verdict_legend =
@@ -34,6 +34,6 @@ inline constexpr const char* k_verdict_legend =
 
 /// Rows in first-seen plan order, token columns ascending; P F L i f t c s x (see
 /// report::verdict_letter), '.' where the plan has no such case, ' ' not run.
-std::string format_verdict_table(const std::vector<CaseRecord>& cases);
+std::string format_verdict_table(const CaseStore& cases);
 
 }  // namespace lp::report

@@ -45,7 +45,7 @@ std::string register_names(const std::vector<int>& registers) {
 }
 
 /// The case of `id`.
-const report::CaseRecord& find_case(const formats::Document& report, const std::string& id) {
+report::CaseRecord find_case(const formats::Document& report, const std::string& id) {
   for (const report::CaseRecord& c : report.cases) {
     if (c.id == id) {
       return c;

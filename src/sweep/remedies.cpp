@@ -90,12 +90,16 @@ std::vector<Rule> rules(const std::vector<std::string>& tritons, const std::stri
 
 }  // namespace
 
-RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
+RemedyPlan plan_remedies(const report::CaseStore& records,
                          const std::map<std::string, const plan::Case*>& cases, const std::vector<std::string>& tritons,
                          const std::string& ptxas_13_3) {
   RemedyPlan out;
   // Per configuration (every axis but tokens), the hazardous cases at its fewest and most tokens.
-  std::map<std::string, std::pair<const report::CaseRecord*, const report::CaseRecord*>> by_config;
+  struct Chosen {
+    report::CaseRecord fewest;
+    report::CaseRecord most;
+  };
+  std::map<std::string, Chosen> by_config;
   std::vector<std::string> order;
   for (const report::CaseRecord& r : records) {
     if (r.verdict != Verdict::latent && r.verdict != Verdict::fail) {
@@ -103,32 +107,33 @@ RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
     }
     AxisValues key = r.axes;
     key.erase("tokens");
-    const auto [it, added] = by_config.emplace(key.dump(), std::make_pair(&r, &r));
+    const auto [it, added] = by_config.emplace(key.dump(), Chosen{r, r});
     if (added) {
       order.push_back(key.dump());
       continue;
     }
     // A configuration's FAIL cases come before its LATENT ones: wrong numbers are what a remedy must fix first.
-    const auto rank = [](const report::CaseRecord* c) { return c->verdict == Verdict::fail ? 0 : 1; };
-    const auto tokens = [](const report::CaseRecord* c) { return c->axes.integer("tokens").value_or(0); };
+    const auto rank = [](const report::CaseRecord& c) { return c.verdict == Verdict::fail ? 0 : 1; };
+    const auto tokens = [](const report::CaseRecord& c) { return c.axes.integer("tokens").value_or(0); };
     auto& [fewest, most] = it->second;
-    if (rank(&r) < rank(fewest)) {
-      fewest = most = &r;
+    if (rank(r) < rank(fewest)) {
+      fewest = most = r;
       continue;
     }
-    if (rank(&r) > rank(fewest)) {
+    if (rank(r) > rank(fewest)) {
       continue;
     }
-    if (tokens(&r) < tokens(fewest)) {
-      fewest = &r;
+    if (tokens(r) < tokens(fewest)) {
+      fewest = r;
     }
-    if (tokens(&r) > tokens(most)) {
-      most = &r;
+    if (tokens(r) > tokens(most)) {
+      most = r;
     }
   }
   std::map<std::string, std::size_t> record_by_id;
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    record_by_id[records[i].id] = i;
+  std::size_t i = 0;
+  for (const report::CaseRecord& r : records) {
+    record_by_id[r.id] = i++;
   }
   const std::vector<Rule> all = rules(tritons, ptxas_13_3);
   if (ptxas_13_3.empty()) {
@@ -136,9 +141,9 @@ RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
   }
   for (const std::string& key : order) {
     const auto& [fewest, most] = by_config[key];
-    std::vector<const report::CaseRecord*> chosen = {fewest};
-    if (most != fewest) {
-      chosen.push_back(most);
+    std::vector<const report::CaseRecord*> chosen = {&fewest};
+    if (most.id != fewest.id) {
+      chosen.push_back(&most);
     }
     for (const report::CaseRecord* hazard : chosen) {
       const auto found = cases.find(hazard->id);
@@ -146,7 +151,7 @@ RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
         continue;
       }
       const std::size_t h = out.hazards.size();
-      out.hazards.push_back(hazard);
+      out.hazards.push_back(*hazard);
       for (const Rule& rule : all) {
         plan::Case n = *found->second;
         if (!rule.apply(n)) {
@@ -171,7 +176,7 @@ report::Remedies remedies_record(const RemedyPlan& plan, const std::vector<repor
   };
   report::Remedies out;
   for (std::size_t h = 0; h < plan.hazards.size(); ++h) {
-    const report::CaseRecord& hazard = *plan.hazards[h];
+    const report::CaseRecord& hazard = plan.hazards[h];
     report::HazardRemedies entry{plan::row_label(hazard.axes), hazard.id, hazard.axes.integer("tokens").value_or(0),
                                  hazard.verdict, kernel_ms(hazard), {}};
     for (std::size_t i = 0; i < plan.remedies.size(); ++i) {
@@ -193,7 +198,7 @@ report::Remedies remedies_record(const RemedyPlan& plan, const std::vector<repor
   return out;
 }
 
-std::vector<report::CaseRecord> remedy_results(const RemedyPlan& plan, const std::vector<report::CaseRecord>& cases,
+std::vector<report::CaseRecord> remedy_results(const RemedyPlan& plan, const report::CaseStore& cases,
                                                const std::map<std::string, report::CaseRecord>& measured,
                                                const std::vector<report::CaseRecord>& ran,
                                                const std::map<std::string, std::size_t>& index_of_id) {

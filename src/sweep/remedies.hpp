@@ -33,7 +33,7 @@ struct RemedyCase {
 };
 
 struct RemedyPlan {
-  std::vector<const report::CaseRecord*> hazards;  ///< the hazardous cases the remedies are for
+  std::vector<report::CaseRecord> hazards;  ///< the hazardous cases the remedies are for
   std::vector<RemedyCase> remedies;
   std::vector<std::string> notes;                  ///< remedies that could not be planned, and why
 };
@@ -42,13 +42,13 @@ struct RemedyPlan {
 /// cases (else its LATENT ones) at the fewest and the most tokens. `cases` are the plan's cases by id;
 /// `tritons` the run's kernel sets (newest last); `ptxas_13_3` a compiler of the run
 /// whose ptxas is 13.3 or newer, or empty.
-RemedyPlan plan_remedies(const std::vector<report::CaseRecord>& records,
+RemedyPlan plan_remedies(const report::CaseStore& records,
                          const std::map<std::string, const plan::Case*>& cases, const std::vector<std::string>& tritons,
                          const std::string& ptxas_13_3);
 
 /// Each remedy's record, in plan.remedies' order: the plan's own case (`cases`), one a
 /// resumed journal measured (`measured`, by id), or one run now (`ran`, at index_of_id).
-std::vector<report::CaseRecord> remedy_results(const RemedyPlan& plan, const std::vector<report::CaseRecord>& cases,
+std::vector<report::CaseRecord> remedy_results(const RemedyPlan& plan, const report::CaseStore& cases,
                                                const std::map<std::string, report::CaseRecord>& measured,
                                                const std::vector<report::CaseRecord>& ran,
                                                const std::map<std::string, std::size_t>& index_of_id);

@@ -64,7 +64,7 @@ report::Environment environment_record(const ImageSet& images, const std::option
   return e;
 }
 
-std::vector<report::VariantRecord> variants_record(const ImageSet& images, const std::vector<report::CaseRecord>& cases,
+std::vector<report::VariantRecord> variants_record(const ImageSet& images, const report::CaseStore& cases,
                                                    const std::map<std::string, std::vector<std::string>>& keys_by_case) {
   std::map<std::string, std::map<std::string, std::size_t>> verdicts_by_key;
   for (const report::CaseRecord& c : cases) {

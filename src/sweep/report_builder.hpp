@@ -33,7 +33,7 @@ report::Environment environment_record(const ImageSet& images, const std::option
 
 /// variants: one record per image, with the verdicts of the cases that used it
 /// (`keys_by_case`: case id -> the image keys of its entry).
-std::vector<report::VariantRecord> variants_record(const ImageSet& images, const std::vector<report::CaseRecord>& cases,
+std::vector<report::VariantRecord> variants_record(const ImageSet& images, const report::CaseStore& cases,
                                                    const std::map<std::string, std::vector<std::string>>& keys_by_case);
 
 /// tolerances: the model, the table (model/tolerance.hpp) and the config's overrides.

@@ -58,7 +58,7 @@ class TableSink final : public CaseSink {
   void finish() override;
 
  private:
-  std::vector<report::CaseRecord> m_cells;  ///< axes and verdict of each case
+  report::CaseStore m_cells;  ///< axes and verdict of each case
 };
 
 /// Fans every call out to its sinks, in the order they were added.

@@ -67,3 +67,220 @@ std::optional<nlohmann::json> try_parse_json_bounded(std::string_view text, std:
 }
 
 }  // namespace lp
+
+namespace lp {
+
+namespace {
+
+/// A SAX handler (nlohmann::json::sax_parse) that builds values with the depth bounded
+/// as it goes. In `blocks` mode it builds the whole document but the bulk arrays'
+/// elements, which it counts; in `elements` mode it builds only those elements, each
+/// handed to the callback once complete, then freed.
+class BulkBuilder {
+ public:
+  enum class Mode { blocks, elements };
+  using json = nlohmann::json;
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  BulkBuilder(Mode mode, std::size_t max_depth, const JsonBulkPaths& bulk,
+              const std::function<void(json&&, std::size_t)>* element)
+      : m_mode(mode), m_max_depth(max_depth), m_bulk(bulk), m_element(element) {}
+
+  bool null() { return value(json()); }
+  bool boolean(bool v) { return value(json(v)); }
+  bool number_integer(number_integer_t v) { return value(json(v)); }
+  bool number_unsigned(number_unsigned_t v) { return value(json(v)); }
+  bool number_float(number_float_t v, const string_t&) { return value(json(v)); }
+  bool string(string_t& v) { return value(json(std::move(v))); }
+  bool binary(binary_t& v) { return value(json::binary(std::move(v))); }
+  bool start_object(std::size_t) { return open(json::object(), false); }
+  bool start_array(std::size_t) { return open(json::array(), true); }
+  bool key(string_t& k) {
+    m_frames.back().key = std::move(k);
+    return true;
+  }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    m_error = "not JSON: " + json_error_text(e);
+    return false;
+  }
+
+  [[nodiscard]] const std::string& error() const { return m_error; }
+  [[nodiscard]] bool too_deep() const { return m_too_deep; }
+  json& root() { return m_root; }
+  [[nodiscard]] std::size_t elements() const { return m_elements; }
+
+ private:
+  struct Frame {
+    bool array = false;
+    std::string key;       ///< an object's current key
+    json* value = nullptr; ///< the container being built; nullptr when not built
+    bool bulk = false;     ///< an array at one of the bulk paths
+    bool element = false;  ///< the outermost container of a bulk element (elements mode)
+  };
+
+  /// Whether the container being opened, inside the frames so far, is at a bulk path.
+  [[nodiscard]] bool at_bulk_path() const {
+    for (const std::vector<std::string>& path : m_bulk) {
+      if (path.size() != m_frames.size()) {
+        continue;
+      }
+      bool same = true;
+      for (std::size_t i = 0; same && i < path.size(); ++i) {
+        same = !m_frames[i].array && m_frames[i].key == path[i];
+      }
+      if (same) {
+        return true;
+      }
+    }
+    return false;
+  }
+  /// Whether the value starting now is an element of a bulk array.
+  [[nodiscard]] bool in_bulk_array() const { return !m_frames.empty() && m_frames.back().bulk; }
+  /// Whether values are built here: in blocks mode outside bulk elements, in elements
+  /// mode inside them.
+  [[nodiscard]] bool building() const { return m_mode == Mode::blocks ? m_skip_depth == 0 : m_element_depth > 0; }
+
+  /// Where a new value goes in the container being built; nullptr at the root.
+  json* place(json&& v) {
+    if (m_frames.empty()) {
+      m_root = std::move(v);
+      return &m_root;
+    }
+    Frame& top = m_frames.back();
+    if (top.array) {
+      top.value->push_back(std::move(v));
+      return &top.value->back();
+    }
+    json& slot = (*top.value)[top.key];
+    slot = std::move(v);
+    return &slot;
+  }
+
+  bool value(json&& v) {
+    if (m_mode == Mode::blocks) {
+      if (in_bulk_array() && m_skip_depth == 0) {
+        ++m_elements;  // a scalar element: counted, not built
+        return true;
+      }
+      if (building()) {
+        place(std::move(v));
+      }
+      return true;
+    }
+    if (in_bulk_array() && m_element_depth == 0) {
+      (*m_element)(std::move(v), m_elements++);
+      return true;
+    }
+    if (building()) {
+      place(std::move(v));
+    }
+    return true;
+  }
+
+  bool open(json&& container, bool array) {
+    if (m_frames.size() >= m_max_depth) {
+      m_too_deep = true;
+      return false;
+    }
+    Frame f;
+    f.array = array;
+    if (m_mode == Mode::blocks) {
+      if (in_bulk_array() || m_skip_depth > 0) {
+        if (m_skip_depth == 0) {
+          ++m_elements;
+        }
+        ++m_skip_depth;
+      } else {
+        f.value = place(std::move(container));
+        f.bulk = array && at_bulk_path();
+      }
+    } else {
+      if (in_bulk_array() && m_element_depth == 0) {
+        m_element_root = std::move(container);
+        f.value = &m_element_root;
+        f.element = true;
+        ++m_element_depth;
+      } else if (m_element_depth > 0) {
+        f.value = place(std::move(container));
+        ++m_element_depth;
+      } else {
+        f.bulk = array && at_bulk_path();
+      }
+    }
+    m_frames.push_back(std::move(f));
+    return true;
+  }
+
+  bool close() {
+    const Frame f = std::move(m_frames.back());
+    m_frames.pop_back();
+    if (m_mode == Mode::blocks) {
+      if (m_skip_depth > 0) {
+        --m_skip_depth;
+      }
+      return true;
+    }
+    if (m_element_depth > 0) {
+      --m_element_depth;
+      if (f.element) {
+        (*m_element)(std::move(m_element_root), m_elements++);
+        m_element_root = json();
+      }
+    }
+    return true;
+  }
+
+  Mode m_mode;
+  std::size_t m_max_depth;
+  const JsonBulkPaths& m_bulk;
+  const std::function<void(json&&, std::size_t)>* m_element;
+  std::vector<Frame> m_frames;
+  json m_root;
+  json m_element_root;
+  std::size_t m_skip_depth = 0;     ///< blocks mode: depth inside a skipped element
+  std::size_t m_element_depth = 0;  ///< elements mode: depth inside the element being built
+  std::size_t m_elements = 0;
+  bool m_too_deep = false;
+  std::string m_error;
+};
+
+void run(BulkBuilder& b, std::string_view text, const std::string& source, std::size_t max_depth) {
+  bool ok = false;
+  try {
+    ok = nlohmann::json::sax_parse(text.begin(), text.end(), &b);
+  } catch (const nlohmann::json::exception& e) {  // out_of_range for numbers that overflow, ...
+    throw InputError(source, "", "not JSON: " + json_error_text(e));
+  }
+  if (b.too_deep()) {
+    throw InputError(source, "", fmt::format("nesting deeper than {} levels", max_depth));
+  }
+  if (!ok) {
+    throw InputError(source, "", b.error().empty() ? std::string("not JSON") : b.error());
+  }
+}
+
+}  // namespace
+
+nlohmann::json parse_json_bounded_without_bulk(std::string_view text, const std::string& source,
+                                               std::size_t max_depth, const JsonBulkPaths& bulk,
+                                               std::size_t& bulk_elements) {
+  BulkBuilder b(BulkBuilder::Mode::blocks, max_depth, bulk, nullptr);
+  run(b, text, source, max_depth);
+  bulk_elements = b.elements();
+  return std::move(b.root());
+}
+
+void for_each_bulk_element(std::string_view text, const std::string& source, std::size_t max_depth,
+                           const JsonBulkPaths& bulk,
+                           const std::function<void(nlohmann::json&& value, std::size_t index)>& element) {
+  BulkBuilder b(BulkBuilder::Mode::elements, max_depth, bulk, &element);
+  run(b, text, source, max_depth);
+}
+
+}  // namespace lp

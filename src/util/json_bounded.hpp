@@ -7,9 +7,11 @@
 
 #include <cstddef>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -34,5 +36,24 @@ nlohmann::json parse_json_bounded(std::string_view text, const std::string& sour
 /// As parse_json_bounded, nullopt instead of an error (cache entries, journal lines:
 /// a bad one is a miss, not a failure).
 std::optional<nlohmann::json> try_parse_json_bounded(std::string_view text, std::size_t max_depth);
+
+/// The bulk of a document: the elements of the arrays at these paths of object keys
+/// (a report's {"cases"} or {"cases", "rows"}), which a reader takes one at a time
+/// instead of all at once.
+using JsonBulkPaths = std::vector<std::vector<std::string>>;
+
+/// Parses `text` as parse_json_bounded does, but leaves the bulk out: each array at one
+/// of `bulk` comes back empty, and `bulk_elements` says how many elements it had. The
+/// depth is bounded during the parse (nothing deeper is built).
+nlohmann::json parse_json_bounded_without_bulk(std::string_view text, const std::string& source,
+                                               std::size_t max_depth, const JsonBulkPaths& bulk,
+                                               std::size_t& bulk_elements);
+
+/// Parses `text` again and calls `element(value, index)` for each element of the bulk
+/// arrays, in the text's order, building one element at a time: reading a report of a
+/// million cases holds one case's JSON, not a million. Throws as parse_json_bounded.
+void for_each_bulk_element(std::string_view text, const std::string& source, std::size_t max_depth,
+                           const JsonBulkPaths& bulk,
+                           const std::function<void(nlohmann::json&& value, std::size_t index)>& element);
 
 }  // namespace lp

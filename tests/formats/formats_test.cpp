@@ -228,12 +228,14 @@ TEST(StackMatrix, TheSeedReportAnswersWhichStackIsFixedAndWhoseFaultTheRestIs) {
 TEST(StackMatrix, CleanFailingAndIncompatibleRuns) {
   auto with = [](std::vector<std::pair<report::Verdict, std::string>> cells) {
     Document doc = many_latent_rows(1);
-    doc.cases.resize(cells.size());
+    std::vector<report::CaseRecord> cases = doc.cases.records();
+    cases.resize(cells.size());
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      doc.cases[i].verdict = cells[i].first;
-      doc.cases[i].axes.set("compiler", cells[i].second);
-      doc.cases[i].attribution = "ptx";
+      cases[i].verdict = cells[i].first;
+      cases[i].axes.set("compiler", cells[i].second);
+      cases[i].attribution = "ptx";
     }
+    doc.cases = cases;
     return stack_matrix(doc);
   };
   // Everything clean: one sentence, no hazard, no remedy line.
@@ -266,11 +268,13 @@ TEST(Junit, ACaseWhoseTimesWereLostStillGetsItsTestCase) {
   // A worker reports a case that ended just before the next one faulted with its
   // metrics and null times (worker/execute.hpp, landed_result); every format reads it.
   Document doc = many_latent_rows(1);
-  report::CaseRecord& c = doc.cases[0];
+  report::CaseRecord c = doc.cases[0];
   c.verdict = report::Verdict::pass;
   c.timing = CaseTiming{std::nullopt, std::nullopt, 4096, std::nullopt};
-  report::CaseRecord& d = doc.cases[1];
+  doc.cases.set(0, c);
+  report::CaseRecord d = doc.cases[1];
   d.timing = CaseTiming{2.0, 1.0, 4096, std::nullopt};
+  doc.cases.set(1, d);
   const std::string xml = junit_of(doc);
   EXPECT_NE(xml.find(fmt::format("[{}]\" classname=\"loraprobe.3.6.0.expand.\" time=\"0", c.id)),
             std::string::npos)
@@ -359,8 +363,10 @@ TEST(Diff, AmplifiedCasesAreConfigurationsOfTheirOwnWithTheirLabel) {
   amplified.reason = "under amplification (2 queued wgmma pairs): 30 of 30 runs wrong";
   before.cases.push_back(amplified);
   Document after = before;
-  after.cases.back().verdict = report::Verdict::pass;
-  after.cases.back().reason.clear();
+  report::CaseRecord fixed = after.cases.back();
+  fixed.verdict = report::Verdict::pass;
+  fixed.reason.clear();
+  after.cases.set(after.cases.size() - 1, fixed);
   const Diff d = diff_reports(before, after, {});
   EXPECT_FALSE(d.regressed);
   ASSERT_EQ(d.to_json()["fixed"].size(), 1U) << d.to_json().dump();
@@ -377,8 +383,10 @@ TEST(Diff, IncompatibleIsARegressionFromPassAndNowCompilableBackToPass) {
     ++pass;
   }
   Document broken = seed_report;
-  broken.cases[pass].verdict = report::Verdict::incompatible;
-  broken.cases[pass].reason = "the PTX is .version 9.4; ptxas 13.0.88 reads up to 9.0";
+  report::CaseRecord incompatible = broken.cases[pass];
+  incompatible.verdict = report::Verdict::incompatible;
+  incompatible.reason = "the PTX is .version 9.4; ptxas 13.0.88 reads up to 9.0";
+  broken.cases.set(pass, incompatible);
   const Diff upgrade = diff_reports(seed_report, broken, {});
   EXPECT_TRUE(upgrade.regressed);
   ASSERT_EQ(upgrade.to_json()["newly_incompatible"].size(), 1U) << upgrade.to_json().dump();
@@ -395,12 +403,14 @@ TEST(Diff, IncompatibleIsARegressionFromPassAndNowCompilableBackToPass) {
 
 TEST(View, EveryCaseIncompatibleSaysTheRunJudgedNothing) {
   Document doc = many_latent_rows(3);
-  for (report::CaseRecord& c : doc.cases) {
+  std::vector<report::CaseRecord> cases = doc.cases.records();
+  for (report::CaseRecord& c : cases) {
     c.verdict = report::Verdict::incompatible;
     c.reason = "3.9.0/v|ptxas=13.0: the PTX is .version 9.4; ptxas 13.0.88 reads up to 9.0";
     c.metrics.reset();
     c.timing.reset();
   }
+  doc.cases = cases;
   doc.json["summary"]["counts"] = {{"incompatible", doc.cases.size()}};
   doc.json["summary"]["outcome"] = "nothing_compatible";
   doc.json["summary"]["exit_code"] = 3;
