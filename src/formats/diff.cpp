@@ -1,6 +1,9 @@
 #include "formats/diff.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -45,19 +48,77 @@ std::string key_of(const report::CaseRecord& c, const std::map<std::string, std:
   return axes.dump();
 }
 
-/// The cases of `doc` by configuration. Each record is read typed first, so a malformed
-/// one is named in its own file; a configuration held twice is refused (which copy would
-/// the other report be compared with?).
-std::map<std::string, std::size_t> index(const Document& doc, const std::map<std::string, std::string>* mapping) {
-  std::map<std::string, std::size_t> out;
-  std::size_t i = 0;
-  for (const report::CaseRecord& c : doc.cases) {
-    if (const auto [it, added] = out.emplace(key_of(c, mapping), i); !added) {
-      throw InputError(doc.path, fmt::format("/cases/{}", i),
-                       fmt::format("the configuration {} is also /cases/{}: a report holds each configuration once",
-                                   plan::row_label(c.axes), it->second));
+/// The cases of a report by configuration, for matching. Each case's key is kept as its
+/// hash (16 bytes a case: a million cases' key texts would cost more than the report);
+/// where two hashes meet, the key texts are made again and compared, so a collision
+/// never pairs two configurations. A configuration held twice is refused (which copy
+/// would the other report be compared with?).
+class CaseIndex {
+ public:
+  CaseIndex(const Document& doc, const std::map<std::string, std::string>* mapping) : m_doc(doc), m_mapping(mapping) {
+    m_entries.reserve(doc.cases.size());
+    std::size_t i = 0;
+    for (const report::CaseRecord& c : doc.cases) {
+      m_entries.emplace_back(hash(key_of(c, mapping)), i++);
     }
-    ++i;
+    std::sort(m_entries.begin(), m_entries.end());
+    // A repeated configuration: the first case, in file order, whose key an earlier one has.
+    std::optional<std::pair<std::size_t, std::size_t>> repeat;  // (case, the earlier one)
+    for (std::size_t from = 0; from < m_entries.size();) {
+      std::size_t to = from + 1;
+      while (to < m_entries.size() && m_entries[to].first == m_entries[from].first) {
+        ++to;
+      }
+      if (to - from > 1) {
+        std::map<std::string, std::size_t> first_of;  // key -> its first case (entries are in file order)
+        for (std::size_t e = from; e < to; ++e) {
+          const auto [it, added] = first_of.emplace(key(m_entries[e].second), m_entries[e].second);
+          if (!added && (!repeat || m_entries[e].second < repeat->first)) {
+            repeat = std::make_pair(m_entries[e].second, it->second);
+          }
+        }
+      }
+      from = to;
+    }
+    if (repeat) {
+      throw InputError(doc.path, fmt::format("/cases/{}", repeat->first),
+                       fmt::format("the configuration {} is also /cases/{}: a report holds each configuration once",
+                                   plan::row_label(doc.cases[repeat->first].axes), repeat->second));
+    }
+  }
+
+  [[nodiscard]] std::string key(std::size_t i) const { return key_of(m_doc.cases[i], m_mapping); }
+  /// The case whose key is `key`.
+  [[nodiscard]] std::optional<std::size_t> find(const std::string& key) const {
+    const std::uint64_t h = hash(key);
+    auto it = std::lower_bound(m_entries.begin(), m_entries.end(), std::make_pair(h, std::size_t{0}));
+    for (; it != m_entries.end() && it->first == h; ++it) {
+      if (this->key(it->second) == key) {
+        return it->second;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static std::uint64_t hash(const std::string& key) { return std::hash<std::string>{}(key); }
+  const Document& m_doc;
+  const std::map<std::string, std::string>* m_mapping;
+  std::vector<std::pair<std::uint64_t, std::size_t>> m_entries;  ///< (hash, case), sorted
+};
+
+/// Items of one list of a diff with the key they sort by: the lists are in the order of
+/// the configurations' keys, whatever order the cases were matched in.
+template <class T>
+using Keyed = std::vector<std::pair<std::string, T>>;
+
+template <class T>
+std::vector<T> by_key(Keyed<T>&& items) {
+  std::sort(items.begin(), items.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<T> out;
+  out.reserve(items.size());
+  for (auto& [key, item] : items) {
+    out.push_back(std::move(item));
   }
   return out;
 }
@@ -125,21 +186,34 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
       throw InputError(d->path, "/meta/command", "an inspect document: diff compares two sweep reports");
     }
   }
-  const auto olds = index(a, &options.match_compiler);
-  const auto news = index(b, nullptr);
+  // The old report is checked for a repeated configuration first, so that it is the
+  // one named when both repeat one; its cases are then matched in file order.
+  (void)CaseIndex(a, &options.match_compiler);
+  const CaseIndex news(b, nullptr);
   Diff d;
   d.old_path = a.path;
   d.new_path = b.path;
-  for (const auto& [key, old_index] : olds) {
-    const report::CaseRecord old = a.cases[old_index];
+  Keyed<VerdictChange> newly_failing;
+  Keyed<VerdictChange> newly_latent;
+  Keyed<VerdictChange> newly_incompatible;
+  Keyed<VerdictChange> fixed;
+  Keyed<VerdictChange> now_compilable;
+  Keyed<VerdictChange> other_changes;
+  Keyed<DeviationChange> deviations;
+  Keyed<DiffCase> only_old;
+  Keyed<DiffCase> only_new;
+  std::vector<bool> matched_new(b.cases.size(), false);
+  for (const report::CaseRecord& old : a.cases) {
     const report::CaseRecord* o = &old;
-    const auto it = news.find(key);
-    if (it == news.end()) {
-      d.only_old.push_back(ref(*o));
+    std::string key = key_of(old, &options.match_compiler);
+    const std::optional<std::size_t> at = news.find(key);
+    if (!at) {
+      only_old.emplace_back(std::move(key), ref(*o));
       continue;
     }
     ++d.matched;
-    const report::CaseRecord n = b.cases[it->second];
+    matched_new[*at] = true;
+    const report::CaseRecord n = b.cases[*at];
     const std::string vo(report::to_string(o->verdict));
     const std::string vn(report::to_string(n.verdict));
     VerdictChange change{ref(*o), ref(n)};
@@ -147,30 +221,40 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
       if (n.verdict == report::Verdict::incompatible && o->verdict != report::Verdict::skipped &&
           failing().count(vo) == 0) {
         // PASS or LATENT before, and now the compiler cannot read the PTX: the upgrade broke the pairing.
-        d.newly_incompatible.push_back(std::move(change));
+        newly_incompatible.emplace_back(key, std::move(change));
       } else if (o->verdict == report::Verdict::incompatible && n.verdict == report::Verdict::pass) {
-        d.now_compilable.push_back(std::move(change));  // judged again: the verdict itself is in the new report
+        now_compilable.emplace_back(key, std::move(change));  // judged again: the verdict itself is in the new report
       } else if (failing().count(vn) > 0 && failing().count(vo) == 0) {
-        d.newly_failing.push_back(std::move(change));
+        newly_failing.emplace_back(key, std::move(change));
       } else if (vn == "LATENT" && vo != "LATENT" && failing().count(vo) == 0) {
-        d.newly_latent.push_back(std::move(change));
+        newly_latent.emplace_back(key, std::move(change));
       } else if (vn == "PASS" && (vo == "LATENT" || failing().count(vo) > 0)) {
-        d.fixed.push_back(std::move(change));
+        fixed.emplace_back(key, std::move(change));
       } else {
-        d.other_changes.push_back(std::move(change));
+        other_changes.emplace_back(key, std::move(change));
       }
     }
     const std::optional<double> dv_old = deviation(*o);
     const std::optional<double> dv_new = deviation(n);
     if (dv_old && dv_new && !(std::fabs(*dv_new - *dv_old) <= k_deviation_change)) {
-      d.deviations.push_back({ref(n), *dv_old, *dv_new});
+      deviations.emplace_back(key, DeviationChange{ref(n), *dv_old, *dv_new});
     }
   }
-  for (const auto& [key, n] : news) {
-    if (olds.count(key) == 0) {
-      d.only_new.push_back(ref(b.cases[n]));
+  std::size_t j = 0;
+  for (const report::CaseRecord& n : b.cases) {
+    if (!matched_new[j++]) {
+      only_new.emplace_back(key_of(n, nullptr), ref(n));
     }
   }
+  d.newly_failing = by_key(std::move(newly_failing));
+  d.newly_latent = by_key(std::move(newly_latent));
+  d.newly_incompatible = by_key(std::move(newly_incompatible));
+  d.fixed = by_key(std::move(fixed));
+  d.now_compilable = by_key(std::move(now_compilable));
+  d.other_changes = by_key(std::move(other_changes));
+  d.deviations = by_key(std::move(deviations));
+  d.only_old = by_key(std::move(only_old));
+  d.only_new = by_key(std::move(only_new));
   if (d.matched == 0) {
     throw InputError(b.path, "/cases",
                      fmt::format("no case in common with {} (different plans; --match-compiler OLD=NEW pairs "

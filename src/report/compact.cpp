@@ -97,78 +97,120 @@ json stored_reason(const CaseRecord& c) {
 
 }  // namespace
 
-json compact_cases(const CaseStore& cases) {
+struct CompactCases::Layout {
   json groups = json::array();
   std::map<std::string, std::size_t> group_index;
   json tolerances = json::array();
   std::map<std::pair<double, double>, std::size_t> tolerance_index;
-  json rows = json::array();
-  for (const CaseRecord& c : cases) {
-    json rest = json::object();
-    json shape = json::array();
-    for (const char* a : k_shape_axes) {
-      shape.push_back(c.axes.value(a));
-    }
-    for (auto& [key, value] : c.axes.items()) {
-      if (!contains(k_shape_axes, key)) {
-        rest[std::string(key)] = std::move(value);
-      }
-    }
-    json group = {{"variant", c.variant ? json(*c.variant) : json()},
-                  {"axes", std::move(rest)},
-                  {"static_findings", c.static_findings ? json(*c.static_findings) : json()},
-                  {"attribution", c.attribution ? json(*c.attribution) : json()}};
-    if (c.amplification) {
-      group["amplification"] = c.amplification->to_json();
-    }
-    const auto [g, added] = group_index.emplace(group.dump(), groups.size());
-    if (added) {
-      groups.push_back(std::move(group));
-    }
-    json row = {c.index, c.id, g->second};
-    for (json& s : shape) {
-      row.push_back(std::move(s));
-    }
-    row.push_back(c.device ? json(*c.device) : json());
-    row.push_back(to_string(c.verdict));
-    row.push_back(stored_reason(c));
-    row.push_back(c.runs);
-    row.push_back(c.failed_runs);
-    if (c.metrics) {
-      const json metrics = *c.metrics;
-      const auto tol = std::make_pair(c.metrics->atol, c.metrics->rtol);
-      const auto [t, new_tol] = tolerance_index.emplace(tol, tolerances.size());
-      if (new_tol) {
-        tolerances.push_back({tol.first, tol.second});
-      }
-      row.push_back(t->second);
-      for (const std::string_view m : metric_columns()) {
-        const auto it = metrics.find(std::string(m));
-        const json cell = it != metrics.end() ? *it : json();
-        row.push_back(contains(k_single_precision_ratios, m) ? at_single_precision(cell) : shortest(cell));
-      }
-    } else {
-      row.push_back(nullptr);
-      for (std::size_t i = 0; i < metric_columns().size(); ++i) {
-        row.push_back(nullptr);
-      }
-    }
-    const json timing = c.timing ? json(*c.timing) : json();
-    for (const std::string_view t : timing_columns()) {
-      row.push_back(c.timing ? shortest(timing[std::string(t)]) : json());
-    }
-    rows.push_back(std::move(row));
+  json all_columns = columns();
+  json first_row;              ///< row 0, every column
+  std::vector<bool> constant;  ///< per column of all_columns: one value in every row
+};
+
+namespace {
+
+/// The row of `c`, every column, its group and tolerance added to `layout` when new.
+json full_row(const CaseRecord& c, CompactCases::Layout& layout) {
+  json rest = json::object();
+  json shape = json::array();
+  for (const char* a : k_shape_axes) {
+    shape.push_back(c.axes.value(a));
   }
+  for (auto& [key, value] : c.axes.items()) {
+    if (!contains(k_shape_axes, key)) {
+      rest[std::string(key)] = std::move(value);
+    }
+  }
+  json group = {{"variant", c.variant ? json(*c.variant) : json()},
+                {"axes", std::move(rest)},
+                {"static_findings", c.static_findings ? json(*c.static_findings) : json()},
+                {"attribution", c.attribution ? json(*c.attribution) : json()}};
+  if (c.amplification) {
+    group["amplification"] = c.amplification->to_json();
+  }
+  const auto [g, added] = layout.group_index.emplace(group.dump(), layout.groups.size());
+  if (added) {
+    layout.groups.push_back(std::move(group));
+  }
+  json row = {c.index, c.id, g->second};
+  for (json& s : shape) {
+    row.push_back(std::move(s));
+  }
+  row.push_back(c.device ? json(*c.device) : json());
+  row.push_back(to_string(c.verdict));
+  row.push_back(stored_reason(c));
+  row.push_back(c.runs);
+  row.push_back(c.failed_runs);
+  if (c.metrics) {
+    const json metrics = *c.metrics;
+    const auto tol = std::make_pair(c.metrics->atol, c.metrics->rtol);
+    const auto [t, new_tol] = layout.tolerance_index.emplace(tol, layout.tolerances.size());
+    if (new_tol) {
+      layout.tolerances.push_back({tol.first, tol.second});
+    }
+    row.push_back(t->second);
+    for (const std::string_view m : metric_columns()) {
+      const auto it = metrics.find(std::string(m));
+      const json cell = it != metrics.end() ? *it : json();
+      row.push_back(contains(k_single_precision_ratios, m) ? at_single_precision(cell) : shortest(cell));
+    }
+  } else {
+    row.push_back(nullptr);
+    for (std::size_t i = 0; i < metric_columns().size(); ++i) {
+      row.push_back(nullptr);
+    }
+  }
+  const json timing = c.timing ? json(*c.timing) : json();
+  for (const std::string_view t : timing_columns()) {
+    row.push_back(c.timing ? shortest(timing[std::string(t)]) : json());
+  }
+  return row;
+}
+
+}  // namespace
+
+CompactCases::CompactCases(const CaseStore& cases) : m_cases(cases), m(std::make_unique<Layout>()) {
+  // The first pass: the groups and tolerances, and which columns have one value in every
+  // row (said once, in constants: in a clean sweep the failure counts are all 0 and take
+  // no room in the rows). The rows themselves are made again by for_each_row, one at a
+  // time, so that a million-case report is never a JSON tree of a million rows.
+  Layout& l = *m;
+  l.constant.assign(l.all_columns.size(), !cases.empty());
+  for (std::size_t i = 0; i < l.all_columns.size(); ++i) {
+    const std::string name = l.all_columns[i].get<std::string>();
+    if (name == "index" || name == "id" || name == "group") {
+      l.constant[i] = false;  // the columns a person reads a row by
+    }
+  }
+  bool first = true;
+  for (const CaseRecord& c : cases) {
+    json row = full_row(c, l);
+    if (first) {
+      l.first_row = std::move(row);
+      first = false;
+      continue;
+    }
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      l.constant[i] = l.constant[i] && row[i] == l.first_row[i];
+    }
+  }
+}
+
+CompactCases::~CompactCases() = default;
+
+json CompactCases::header() const {
+  const Layout& l = *m;
   // Groups as rows too: their axis names once, in group_columns.
   std::set<std::string> axis_names;
-  for (const json& g : groups) {
+  for (const json& g : l.groups) {
     for (const auto& [key, value] : g["axes"].items()) {
       axis_names.insert(key);
     }
   }
   json group_columns = {"variant", "static_findings", "attribution"};
   // Only an amplified run's groups have an amplification record: other reports keep their form.
-  const bool amplified = std::any_of(groups.begin(), groups.end(), [](const json& g) { return g.contains("amplification"); });
+  const bool amplified =
+      std::any_of(l.groups.begin(), l.groups.end(), [](const json& g) { return g.contains("amplification"); });
   if (amplified) {
     group_columns.push_back(k_amplification_column);
   }
@@ -176,54 +218,56 @@ json compact_cases(const CaseStore& cases) {
     group_columns.push_back(a);
   }
   json group_rows = json::array();
-  for (json& g : groups) {
-    json row = {std::move(g["variant"]), std::move(g["static_findings"]), std::move(g["attribution"])};
+  for (const json& g : l.groups) {
+    json row = {g["variant"], g["static_findings"], g["attribution"]};
     if (amplified) {
-      row.push_back(g.contains("amplification") ? std::move(g["amplification"]) : json());
+      row.push_back(g.contains("amplification") ? g["amplification"] : json());
     }
     for (const std::string& a : axis_names) {
-      row.push_back(g["axes"].contains(a) ? std::move(g["axes"][a]) : json());
+      row.push_back(g["axes"].contains(a) ? g["axes"][a] : json());
     }
     group_rows.push_back(std::move(row));
   }
-  // A column with one value in every row is said once, in constants: in a clean
-  // sweep the failure counts are all 0 and take no room in the rows.
-  const json all_columns = columns();
-  std::vector<bool> constant(all_columns.size(), !rows.empty());
-  for (std::size_t i = 0; i < all_columns.size(); ++i) {
-    const std::string name = all_columns[i].get<std::string>();
-    if (name == "index" || name == "id" || name == "group") {
-      constant[i] = false;  // the columns a person reads a row by
-    }
-    for (std::size_t r = 1; constant[i] && r < rows.size(); ++r) {
-      constant[i] = rows[r][i] == rows[0][i];
-    }
-  }
   json kept_columns = json::array();
   json constants = json::object();
-  for (std::size_t i = 0; i < all_columns.size(); ++i) {
-    if (constant[i]) {
-      constants[all_columns[i].get<std::string>()] = rows[0][i];
+  for (std::size_t i = 0; i < l.all_columns.size(); ++i) {
+    if (l.constant[i]) {
+      constants[l.all_columns[i].get<std::string>()] = l.first_row[i];
     } else {
-      kept_columns.push_back(all_columns[i]);
+      kept_columns.push_back(l.all_columns[i]);
     }
-  }
-  for (json& row : rows) {
-    json kept = json::array();
-    for (std::size_t i = 0; i < all_columns.size(); ++i) {
-      if (!constant[i]) {
-        kept.push_back(std::move(row[i]));
-      }
-    }
-    row = std::move(kept);
   }
   return {{"detail", "compact"},
           {"columns", std::move(kept_columns)},
           {"constants", std::move(constants)},
           {"group_columns", std::move(group_columns)},
           {"groups", std::move(group_rows)},
-          {"tolerances", std::move(tolerances)},
-          {"rows", std::move(rows)}};
+          {"tolerances", l.tolerances},
+          {"rows", json::array()}};
+}
+
+void CompactCases::for_each_row(const std::function<void(const json& row)>& f) const {
+  // The layout is complete after the first pass: full_row() finds every group and
+  // tolerance in it and adds none.
+  Layout& l = *m;
+  for (const CaseRecord& c : m_cases) {
+    const json row = full_row(c, l);
+    json kept = json::array();
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (!l.constant[i]) {
+        kept.push_back(row[i]);
+      }
+    }
+    f(kept);
+  }
+}
+
+json compact_cases(const CaseStore& cases) {
+  const CompactCases table(cases);
+  json out = table.header();
+  json& rows = out["rows"];
+  table.for_each_row([&](const json& row) { rows.push_back(row); });
+  return out;
 }
 
 namespace {
@@ -341,28 +385,33 @@ void append_line(std::string& out, const json& v) {
   }
 }
 
-/// Replaces `"key": []` (found after `anchor`) by the elements, one per line.
+/// Replaces `"key": []` (found after `anchor`) by the elements that `each` passes to
+/// its line callback, one per line, written as they come.
+template <class Each>
 void splice(std::string& text, const std::string& anchor, const std::string& key, const std::string& indent,
-            const json& elements) {
+            const Each& each) {
   const std::string empty = "\n" + indent + "\"" + key + "\": []";
   const std::size_t from = text.find(anchor);
   const std::size_t at = from == std::string::npos ? from : text.find(empty, from);
   if (at == std::string::npos) {
     throw Error(fmt::format("report: \"{}\" went missing while writing the compact report", key));
   }
-  std::string lines = "\n" + indent + "\"" + key + "\": [";
-  for (std::size_t i = 0; i < elements.size(); ++i) {
-    lines += (i == 0 ? "\n" : ",\n") + indent + "  ";
-    append_line(lines, elements[i]);
-  }
-  lines += elements.empty() ? "]" : "\n" + indent + "]";
-  text.replace(at, empty.size(), lines);
+  std::string tail = text.substr(at + empty.size());
+  text.resize(at);
+  text += "\n" + indent + "\"" + key + "\": [";
+  bool first = true;
+  each([&](const json& element) {
+    text += (first ? "\n" : ",\n") + indent + "  ";
+    first = false;
+    append_line(text, element);
+  });
+  text += first ? "]" : "\n" + indent + "]";
+  text += tail;
 }
 
 }  // namespace
 
-std::string dump_compact_report(json report) {
-  json rows = std::move(report["cases"]["rows"]);
+std::string dump_compact_report(json report, const CompactCases& cases) {
   json groups = std::move(report["cases"]["groups"]);
   json variants = std::move(report["variants"]);
   report["cases"]["rows"] = json::array();
@@ -370,9 +419,17 @@ std::string dump_compact_report(json report) {
   report["variants"] = json::array();
   std::string text = report.dump(2);
   // Keys are sorted, each block's own key at its indentation: cases' at four spaces.
-  splice(text, "\n  \"cases\": {", "groups", "    ", groups);
-  splice(text, "\n  \"cases\": {", "rows", "    ", rows);
-  splice(text, "\n  \"variants\": []", "variants", "  ", variants);
+  splice(text, "\n  \"cases\": {", "groups", "    ", [&](const auto& line) {
+    for (const json& g : groups) {
+      line(g);
+    }
+  });
+  splice(text, "\n  \"cases\": {", "rows", "    ", [&](const auto& line) { cases.for_each_row(line); });
+  splice(text, "\n  \"variants\": []", "variants", "  ", [&](const auto& line) {
+    for (const json& v : variants) {
+      line(v);
+    }
+  });
   return text + "\n";
 }
 

@@ -22,6 +22,7 @@
 // block explains the model), timing.grid (the shape gives it). Floats measured in
 // single precision (event times) are written at single precision's shortest.
 
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -32,7 +33,27 @@
 
 namespace lp::report {
 
-/// The compact case table of `cases` (plan order kept).
+/// The compact case table of `cases`, made in two passes over them: the first learns the
+/// groups, tolerances and constant columns, the second makes each row, one at a time.
+class CompactCases {
+ public:
+  struct Layout;
+  /// The first pass. `cases` must outlive this.
+  explicit CompactCases(const CaseStore& cases);
+  ~CompactCases();
+  CompactCases(const CompactCases&) = delete;
+  CompactCases& operator=(const CompactCases&) = delete;
+  /// The table with "rows": [].
+  [[nodiscard]] nlohmann::json header() const;
+  /// The second pass: f(row) for each case, in plan order.
+  void for_each_row(const std::function<void(const nlohmann::json& row)>& f) const;
+
+ private:
+  const CaseStore& m_cases;
+  std::unique_ptr<Layout> m;
+};
+
+/// The compact case table of `cases` (plan order kept), rows included.
 nlohmann::json compact_cases(const CaseStore& cases);
 
 /// The variants block of a compact report: each entry's sass.disassembler and
@@ -48,7 +69,7 @@ void restore_variants(nlohmann::json& variants, const nlohmann::json& interned);
 /// The file text of a compact report: indented like a full one, but each case row,
 /// group and variant on one line (5000 rows stay 5000 greppable lines), with doubles
 /// at their shortest.
-std::string dump_compact_report(nlohmann::json report);
+std::string dump_compact_report(nlohmann::json report, const CompactCases& cases);
 
 /// Whether `cases` (a report's "cases" value) is a compact table.
 bool is_compact(const nlohmann::json& cases);

@@ -81,8 +81,13 @@ void Report::stop(std::string why, bool by_signal) {
   }
 }
 
-json Report::to_json() const {
-  const Summary s = summary();
+namespace {
+
+/// The report as JSON, its cases block given (full records, or a compact table whole or
+/// without its rows).
+json report_json(const Report& r, json case_list) {
+  const Summary s = r.summary();
+  const CaseStore& cases = r.cases;
   json counts = json::object();
   for (const auto& [verdict, n] : s.counts) {
     counts[std::string(to_string(verdict))] = n;
@@ -105,24 +110,17 @@ json Report::to_json() const {
       outcome = "nothing_compatible";
       break;
   }
-  json case_list = json::array();
-  if (detail == Detail::compact) {
-    case_list = compact_cases(cases);
-  } else {
-    for (const CaseRecord& c : cases) {
-      case_list.push_back(c.to_json());
-    }
-  }
-  json m = meta.to_json();
+  const Detail detail = r.detail;
+  json m = r.meta.to_json();
   m["detail"] = to_string(detail);
-  m["interrupted"] = stopped ? json(*stopped) : json();
+  m["interrupted"] = r.stopped ? json(*r.stopped) : json();
   json fail_on_list = json::array();
-  for (Verdict v : fail_on) {
+  for (Verdict v : r.fail_on) {
     fail_on_list.push_back(to_string(v));
   }
   m["fail_on"] = std::move(fail_on_list);
   json variant_list = json::array();
-  for (const VariantRecord& v : variants) {
+  for (const VariantRecord& v : r.variants) {
     variant_list.push_back(v.to_json());
   }
   json interned;
@@ -131,9 +129,9 @@ json Report::to_json() const {
   }
   json j = {{"schema_version", schema_version()},
           {"meta", std::move(m)},
-          {"environment", environment.to_json()},
-          {"tolerances", tolerances.to_json()},
-          {"controls", controls.to_json()},
+          {"environment", r.environment.to_json()},
+          {"tolerances", r.tolerances.to_json()},
+          {"controls", r.controls.to_json()},
           {"cases", std::move(case_list)},
           {"variants", std::move(variant_list)},
           {"summary",
@@ -146,18 +144,32 @@ json Report::to_json() const {
   if (detail == Detail::compact) {
     j["interned"] = std::move(interned);
   }
-  if (remedies) {
-    j["remedies"] = remedies->to_json();
+  if (r.remedies) {
+    j["remedies"] = r.remedies->to_json();
   }
   return j;
 }
 
-std::string Report::dump() const {
-  json j = to_json();
-  if (detail == Detail::full) {
-    return j.dump(2) + "\n";
+}  // namespace
+
+json Report::to_json() const {
+  if (detail == Detail::compact) {
+    return report_json(*this, compact_cases(cases));
   }
-  return dump_compact_report(std::move(j));
+  json list = json::array();
+  for (const CaseRecord& c : cases) {
+    list.push_back(c.to_json());
+  }
+  return report_json(*this, std::move(list));
+}
+
+std::string Report::dump() const {
+  if (detail == Detail::full) {
+    return to_json().dump(2) + "\n";
+  }
+  // The rows are written one at a time, never a JSON tree of them all.
+  const CompactCases table(cases);
+  return dump_compact_report(report_json(*this, table.header()), table);
 }
 
 void Report::write(const std::string& path) const {
