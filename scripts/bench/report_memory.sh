@@ -3,7 +3,11 @@
 # each converter and `diff`; prints the peak resident size of each as a multiple of
 # the file's size (the goal: at most 4x). Two shapes: the sample report's rows (few
 # axes per group), and the H200 seed report's (tests/report/fixtures, every axis of a
-# real sweep), each repeated with its own index, id and tokens. A benchmark, not a
+# real sweep), each repeated with its own index and id. Each copy of the rows is a
+# configuration of its own by its rank and LoRA count (1 to 4096, then the next count),
+# and keeps the report's token counts, as a large sweep has many configurations and a handful of token counts
+# (until 2026-12-04 each row got tokens of its own, which made the verdict map a grid
+# of 80 rows by 655,360 token columns that no sweep produces). A benchmark, not a
 # test: it exits 0 either way.
 #   scripts/bench/report_memory.sh [BUILD_DIR] [MEGABYTES]
 set -euo pipefail
@@ -23,16 +27,22 @@ table = report["cases"]
 rows = table["rows"]
 id_col = table["columns"].index("id")
 index_col = table["columns"].index("index")
-tokens_col = table["columns"].index("tokens")  # distinct configurations, so that diff pairs them
+# The rank and the LoRA count columns (constants of the source reports), one pair per
+# copy of the rows: distinct configurations, so that diff pairs them.
+for axis in ("rank", "num_loras"):
+    table["constants"].pop(axis, None)
+    table["columns"].append(axis)
 target = int(sys.argv[3]) * 1024 * 1024
-row_bytes = len(json.dumps(rows[0])) + 6
+row_bytes = len(json.dumps(rows[0])) + 14
 n = max(1, target // row_bytes)
 out = []
 for i in range(n):
     row = list(rows[i % len(rows)])
     row[index_col] = i
     row[id_col] = f"{i:012x}"
-    row[tokens_col] = i + 1
+    copy = i // len(rows)
+    row.append(copy % 4096 + 1)
+    row.append(copy // 4096 + 1)
     out.append(row)
 table["rows"] = out
 report["meta"]["plan"]["cases"] = n

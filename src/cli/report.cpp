@@ -41,12 +41,20 @@ std::string convert(const formats::Document& doc, F&& f) {
 
 int run_report(const ReportOptions& o) {
   formats::Document doc = formats::read_document(o.path);
+  const bool to_stdout = o.out.empty() || o.out == "-";
   std::string text;
   if (o.format == "json") {
+    // Written as it is made: a compact report's rows one at a time.
     report::Report r = formats::as_report(std::move(doc));
     r.detail = *report::parse_detail(o.detail);
-    text = r.dump();
-  } else if (o.format == "html") {
+    if (to_stdout) {
+      r.dump([](std::string_view piece) { fmt::print("{}", piece); });
+    } else {
+      write_file_atomic(o.out, [&](const TextSink& sink) { r.dump(sink); });
+    }
+    return 0;
+  }
+  if (o.format == "html") {
     text = convert(doc, [&] { return formats::html_of(doc); });
   } else if (o.format == "md") {
     text = convert(doc, [&] { return formats::markdown_of(doc); });
@@ -69,7 +77,7 @@ int run_report(const ReportOptions& o) {
   } else {
     text = convert(doc, [&] { return formats::summary_of(doc); });
   }
-  if (o.out.empty() || o.out == "-") {
+  if (to_stdout) {
     fmt::print("{}", text);
   } else {
     write_file_atomic(o.out, text);

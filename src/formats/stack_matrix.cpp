@@ -74,10 +74,18 @@ std::string remedy_sentence(const Document& doc, const std::string& triton) {
   if (!doc.remedies) {
     return "no remedy measured: run the sweep with --remedies to measure them";
   }
+  // The Triton set of each hazardous case (of those only: a report may hold a million cases).
   std::map<std::string, std::string> triton_of_case;
-  for (const report::CaseRecord& c : doc.cases) {
-    triton_of_case.emplace(c.id, c.axes.text("triton").value_or(""));
+  for (const report::HazardRemedies& h : doc.remedies->hazards) {
+    triton_of_case.emplace(h.case_id, "");
   }
+  std::set<std::string> found;
+  for (const report::CaseRecord& c : doc.cases) {
+    if (const auto it = triton_of_case.find(c.id); it != triton_of_case.end() && found.insert(c.id).second) {
+      it->second = c.axes.text("triton").value_or("");
+    }
+  }
+  std::erase_if(triton_of_case, [&](const auto& entry) { return found.count(entry.first) == 0; });
   std::map<std::string, RemedyTally> tally;
   std::vector<std::string> order;
   for (const report::HazardRemedies& h : doc.remedies->hazards) {
@@ -151,14 +159,16 @@ struct Observation {
   std::string attribution;
 };
 
-std::vector<Observation> observations(const Document& doc) {
-  std::vector<Observation> out;
+/// Calls f(observation) for each case or inspected cubin of `doc`, in its order, one at
+/// a time (a million-case report's observations are never all held).
+template <class F>
+void for_each_observation(const Document& doc, F&& f) {
   if (doc.kind == DocumentKind::report) {
     for (const report::CaseRecord& c : doc.cases) {
-      out.push_back({c.axes.text("triton").value_or("?"), c.axes.text("compiler").value_or("?"),
-                     outcome_of(c.verdict), c.attribution.value_or("")});
+      f(Observation{c.axes.text("triton").value_or("?"), c.axes.text("compiler").value_or("?"), outcome_of(c.verdict),
+                    c.attribution.value_or("")});
     }
-    return out;
+    return;
   }
   // An inspect document of the kernel sets: each cubin's static outcome (files have no Triton set).
   for (const json& item : member(doc.json, "items")) {
@@ -171,17 +181,20 @@ std::vector<Observation> observations(const Document& doc) {
                            : status == "clean"        ? StackOutcome::clean
                            : status == "incompatible" ? StackOutcome::incompatible
                                                       : StackOutcome::error;
-    out.push_back({triton, text(item, "compiler"), o, text(item, "attribution")});
+    f(Observation{triton, text(item, "compiler"), o, text(item, "attribution")});
   }
-  return out;
 }
 
 }  // namespace
 
 StackMatrix stack_matrix(const Document& doc) {
   StackMatrix m;
-  const std::vector<Observation> seen = observations(doc);
-  if (seen.empty()) {
+  std::vector<std::string> tritons;
+  for_each_observation(doc, [&](const Observation& o) {
+    (void)index_of(tritons, o.triton);
+    (void)index_of(m.compilers, o.compiler);
+  });
+  if (tritons.empty()) {
     return m;
   }
   json report_compilers = json::array();
@@ -189,11 +202,6 @@ StackMatrix stack_matrix(const Document& doc) {
     report_compilers.push_back(c.value());
   }
   const json& compilers = doc.kind == DocumentKind::report ? report_compilers : member(doc.json, "compilers");
-  std::vector<std::string> tritons;
-  for (const Observation& o : seen) {
-    (void)index_of(tritons, o.triton);
-    (void)index_of(m.compilers, o.compiler);
-  }
   for (const std::string& name : m.compilers) {
     const std::string version = compiler_version(compilers, name, "");
     m.labels.push_back(name == "prebuilt" ? std::string("Triton's own ptxas")
@@ -207,7 +215,7 @@ StackMatrix stack_matrix(const Document& doc) {
     m.rows.push_back(std::move(row));
   }
   // The worst outcome per pairing; a hazard's fault: the PTX's when any of its cases says so.
-  for (const Observation& o : seen) {
+  for_each_observation(doc, [&](const Observation& o) {
     StackCell& cell = m.rows[index_of(tritons, o.triton)].cells[index_of(m.compilers, o.compiler)];
     ++cell.cases;
     if (o.outcome < cell.outcome) {
@@ -218,7 +226,7 @@ StackMatrix stack_matrix(const Document& doc) {
         cell.attribution != "ptx") {
       cell.attribution = o.attribution;
     }
-  }
+  });
   // The answer: failures first, then what is fixed, then what is hazardous and whose fault.
   std::vector<std::string> failing;
   std::vector<std::string> fixed;

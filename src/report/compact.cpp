@@ -385,52 +385,74 @@ void append_line(std::string& out, const json& v) {
   }
 }
 
-/// Replaces `"key": []` (found after `anchor`) by the elements that `each` passes to
-/// its line callback, one per line, written as they come.
-template <class Each>
-void splice(std::string& text, const std::string& anchor, const std::string& key, const std::string& indent,
-            const Each& each) {
-  const std::string empty = "\n" + indent + "\"" + key + "\": []";
-  const std::size_t from = text.find(anchor);
-  const std::size_t at = from == std::string::npos ? from : text.find(empty, from);
+/// Where `"key": []` is in `text`: after `anchor`, and not before `from`.
+std::size_t empty_list_at(const std::string& text, const std::string& anchor, const std::string& key,
+                          const std::string& indent, std::size_t from) {
+  const std::size_t a = text.find(anchor);
+  const std::size_t at =
+      a == std::string::npos ? a : text.find("\n" + indent + "\"" + key + "\": []", std::max(a, from));
   if (at == std::string::npos) {
     throw Error(fmt::format("report: \"{}\" went missing while writing the compact report", key));
   }
-  std::string tail = text.substr(at + empty.size());
-  text.resize(at);
-  text += "\n" + indent + "\"" + key + "\": [";
-  bool first = true;
-  each([&](const json& element) {
-    text += (first ? "\n" : ",\n") + indent + "  ";
-    first = false;
-    append_line(text, element);
-  });
-  text += first ? "]" : "\n" + indent + "]";
-  text += tail;
+  return at;
 }
 
 }  // namespace
 
-std::string dump_compact_report(json report, const CompactCases& cases) {
+void dump_compact_report(json report, const CompactCases& cases, const TextSink& sink) {
   json groups = std::move(report["cases"]["groups"]);
   json variants = std::move(report["variants"]);
   report["cases"]["rows"] = json::array();
   report["cases"]["groups"] = json::array();
   report["variants"] = json::array();
-  std::string text = report.dump(2);
-  // Keys are sorted, each block's own key at its indentation: cases' at four spaces.
-  splice(text, "\n  \"cases\": {", "groups", "    ", [&](const auto& line) {
-    for (const json& g : groups) {
-      line(g);
-    }
-  });
-  splice(text, "\n  \"cases\": {", "rows", "    ", [&](const auto& line) { cases.for_each_row(line); });
-  splice(text, "\n  \"variants\": []", "variants", "  ", [&](const auto& line) {
-    for (const json& v : variants) {
-      line(v);
-    }
-  });
-  return text + "\n";
+  const std::string text = report.dump(2);
+  // Keys are sorted, each block's own key at its indentation (cases' at four spaces), so
+  // the three lists come in this order: cases.groups, cases.rows, variants. Each `"key": []`
+  // is replaced by its elements, one per line, the rows made and written one at a time.
+  using Line = std::function<void(const json&)>;
+  struct Splice {
+    const char* anchor;
+    const char* key;
+    std::string indent;
+    std::function<void(const Line&)> each;
+  };
+  const auto all_of = [](const json& list) {
+    return [&list](const Line& line) {
+      for (const json& element : list) {
+        line(element);
+      }
+    };
+  };
+  const std::vector<Splice> splices = {
+      {"\n  \"cases\": {", "groups", "    ", all_of(groups)},
+      {"\n  \"cases\": {", "rows", "    ", [&](const Line& line) { cases.for_each_row(line); }},
+      {"\n  \"variants\": []", "variants", "  ", all_of(variants)},
+  };
+  std::size_t done = 0;
+  std::string piece;
+  for (const Splice& s : splices) {
+    const std::string empty = "\n" + s.indent + "\"" + s.key + "\": []";
+    const std::size_t at = empty_list_at(text, s.anchor, s.key, s.indent, done);
+    sink(std::string_view(text).substr(done, at - done));
+    sink(std::string_view(empty).substr(0, empty.size() - 1));  // up to the "]"
+    bool first = true;
+    s.each([&](const json& element) {
+      piece = (first ? "\n" : ",\n") + s.indent + "  ";
+      first = false;
+      append_line(piece, element);
+      sink(piece);
+    });
+    sink(first ? "]" : "\n" + s.indent + "]");
+    done = at + empty.size();
+  }
+  sink(std::string_view(text).substr(done));
+  sink("\n");
+}
+
+std::string dump_compact_report(json report, const CompactCases& cases) {
+  std::string out;
+  dump_compact_report(std::move(report), cases, [&](std::string_view piece) { out.append(piece); });
+  return out;
 }
 
 bool is_compact(const json& cases) {

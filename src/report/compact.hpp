@@ -30,6 +30,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "report/report.hpp"
+#include "util/files.hpp"
 
 namespace lp::report {
 
@@ -70,6 +71,8 @@ void restore_variants(nlohmann::json& variants, const nlohmann::json& interned);
 /// group and variant on one line (5000 rows stay 5000 greppable lines), with doubles
 /// at their shortest.
 std::string dump_compact_report(nlohmann::json report, const CompactCases& cases);
+/// As above, the text passed to `sink` piece by piece, a row at a time.
+void dump_compact_report(nlohmann::json report, const CompactCases& cases, const TextSink& sink);
 
 /// Whether `cases` (a report's "cases" value) is a compact table.
 bool is_compact(const nlohmann::json& cases);

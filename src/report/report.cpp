@@ -164,17 +164,24 @@ json Report::to_json() const {
 }
 
 std::string Report::dump() const {
+  std::string out;
+  dump([&](std::string_view piece) { out.append(piece); });
+  return out;
+}
+
+void Report::dump(const TextSink& sink) const {
   if (detail == Detail::full) {
-    return to_json().dump(2) + "\n";
+    sink(to_json().dump(2) + "\n");
+    return;
   }
   // The rows are written one at a time, never a JSON tree of them all.
   const CompactCases table(cases);
-  return dump_compact_report(report_json(*this, table.header()), table);
+  dump_compact_report(report_json(*this, table.header()), table, sink);
 }
 
 void Report::write(const std::string& path) const {
   try {
-    write_file_atomic(path, dump());
+    write_file_atomic(path, [&](const TextSink& sink) { dump(sink); });
   } catch (const EnvironmentError& e) {  // a full disk, a read-only folder, a device
     throw EnvironmentError(fmt::format("the report could not be written: {}", e.what()));
   }

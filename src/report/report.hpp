@@ -16,6 +16,7 @@
 #include "report/case_record.hpp"
 #include "report/case_store.hpp"
 #include "report/verdict.hpp"
+#include "util/files.hpp"
 
 namespace lp::report {
 
@@ -72,6 +73,9 @@ struct Report {
   [[nodiscard]] nlohmann::json to_json() const;
   /// to_json() as the file holds it: indented, with a compact table's rows one per line.
   [[nodiscard]] std::string dump() const;
+  /// dump()'s text passed to `sink` piece by piece: a compact table's rows are made and
+  /// written one at a time, never all held.
+  void dump(const TextSink& sink) const;
   /// Summary of the cases with this report's fail_on and controls.
   [[nodiscard]] Summary summary() const;
   /// Writes to_json() atomically (temporary file in the same folder, then rename).

@@ -94,6 +94,10 @@ std::string kind_of(mode_t mode) {
 }  // namespace
 
 void write_file_atomic(const std::string& path, const std::string& contents) {
+  write_file_atomic(path, [&](const TextSink& sink) { sink(contents); });
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(const TextSink&)>& produce) {
   if (path.empty()) {
     cannot_write(path, "an empty path");
   }
@@ -129,22 +133,49 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   if (fd < 0) {
     cannot_write(path, fmt::format("cannot create a file in {}: {}", dir.string(), std::strerror(errno)));
   }
+  bool closed = false;  // by fail(), which also removed the temporary file
   auto fail = [&](const char* step) {
     const int saved = errno;
+    closed = true;
     ::close(fd);
     ::unlink(tmpl.c_str());
     cannot_write(path, fmt::format("{}: {}", step, std::strerror(saved)));
   };
-  std::size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
+  auto write_all = [&](std::string_view bytes) {
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) {
+          continue;
+        }
+        fail("write failed");
       }
-      fail("write failed");
+      done += static_cast<std::size_t>(n);
     }
-    done += static_cast<std::size_t>(n);
+  };
+  // Small pieces are gathered into writes of about a megabyte; a large one goes as it is.
+  constexpr std::size_t k_buffer_bytes = std::size_t{1} << 20;
+  std::string buffer;
+  try {
+    produce([&](std::string_view piece) {
+      if (buffer.size() + piece.size() > k_buffer_bytes) {
+        write_all(buffer);
+        buffer.clear();
+      }
+      if (piece.size() >= k_buffer_bytes) {
+        write_all(piece);
+      } else {
+        buffer.append(piece);
+      }
+    });
+    write_all(buffer);
+  } catch (...) {
+    if (!closed) {
+      ::close(fd);
+      ::unlink(tmpl.c_str());
+    }
+    throw;
   }
   if (::fchmod(fd, mode) != 0) {
     fail("cannot set its mode");

@@ -1,6 +1,7 @@
 #pragma once
 // Whole-file reads and atomic writes.
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,13 @@ std::string read_file(const std::string& path, std::size_t max_bytes = std::size
 /// Throws lp::EnvironmentError "<path>: cannot write: <why>" (exit 3), errno's text
 /// included.
 void write_file_atomic(const std::string& path, const std::string& contents);
+
+/// Where text is written piece by piece (a report of a million cases, row by row).
+using TextSink = std::function<void(std::string_view)>;
+/// As above, the contents being what `produce` passes to its sink, written as they come
+/// (buffered) rather than held whole. When `produce` throws, the temporary file is
+/// removed and the target is left as it was.
+void write_file_atomic(const std::string& path, const std::function<void(const TextSink&)>& produce);
 
 /// Creates the output folder `dir` (and its parents) unless it is one already.
 /// Throws lp::EnvironmentError "<dir>: cannot create the folder: <why>" when it exists
