@@ -73,7 +73,19 @@ int run_report(const ReportOptions& o) {
       }
       options.latent_fails = latent;
     }
-    text = convert(doc, [&] { return formats::junit_of(doc, options); });
+    // Written as it is made: a report's test cases one at a time.
+    const auto produce = [&](const TextSink& sink) {
+      convert(doc, [&] {
+        formats::junit_of(doc, options, sink);
+        return std::string();
+      });
+    };
+    if (to_stdout) {
+      produce([](std::string_view piece) { fmt::print("{}", piece); });
+    } else {
+      write_file_atomic(o.out, produce);
+    }
+    return 0;
   } else {
     text = convert(doc, [&] { return formats::summary_of(doc); });
   }

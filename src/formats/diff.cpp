@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "formats/case_index.hpp"
 #include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
 #include "report/report.hpp"
@@ -48,64 +49,17 @@ std::string key_of(const report::CaseRecord& c, const std::map<std::string, std:
   return axes.dump();
 }
 
-/// The cases of a report by configuration, for matching. Each case's key is kept as its
-/// hash (16 bytes a case: a million cases' key texts would cost more than the report);
-/// where two hashes meet, the key texts are made again and compared, so a collision
-/// never pairs two configurations. A configuration held twice is refused (which copy
-/// would the other report be compared with?).
-class CaseIndex {
- public:
-  CaseIndex(const Document& doc, const std::map<std::string, std::string>* mapping) : m_doc(doc), m_mapping(mapping) {
-    m_entries.reserve(doc.cases.size());
-    std::size_t i = 0;
-    for (const report::CaseRecord& c : doc.cases) {
-      m_entries.emplace_back(hash(key_of(c, mapping)), i++);
-    }
-    std::sort(m_entries.begin(), m_entries.end());
-    // A repeated configuration: the first case, in file order, whose key an earlier one has.
-    std::optional<std::pair<std::size_t, std::size_t>> repeat;  // (case, the earlier one)
-    for (std::size_t from = 0; from < m_entries.size();) {
-      std::size_t to = from + 1;
-      while (to < m_entries.size() && m_entries[to].first == m_entries[from].first) {
-        ++to;
-      }
-      if (to - from > 1) {
-        std::map<std::string, std::size_t> first_of;  // key -> its first case (entries are in file order)
-        for (std::size_t e = from; e < to; ++e) {
-          const auto [it, added] = first_of.emplace(key(m_entries[e].second), m_entries[e].second);
-          if (!added && (!repeat || m_entries[e].second < repeat->first)) {
-            repeat = std::make_pair(m_entries[e].second, it->second);
-          }
-        }
-      }
-      from = to;
-    }
-    if (repeat) {
-      throw InputError(doc.path, fmt::format("/cases/{}", repeat->first),
-                       fmt::format("the configuration {} is also /cases/{}: a report holds each configuration once",
-                                   plan::row_label(doc.cases[repeat->first].axes), repeat->second));
-    }
+/// The cases of `doc` by configuration (the compiler mapped). A configuration held twice
+/// is refused: which copy would the other report be compared with?
+CaseIndex index(const Document& doc, const std::map<std::string, std::string>* mapping) {
+  CaseIndex out(doc.cases, [mapping](const report::CaseRecord& c) { return key_of(c, mapping); });
+  if (const auto repeat = out.first_repeat()) {
+    throw InputError(doc.path, fmt::format("/cases/{}", repeat->first),
+                     fmt::format("the configuration {} is also /cases/{}: a report holds each configuration once",
+                                 plan::row_label(doc.cases[repeat->first].axes), repeat->second));
   }
-
-  [[nodiscard]] std::string key(std::size_t i) const { return key_of(m_doc.cases[i], m_mapping); }
-  /// The case whose key is `key`.
-  [[nodiscard]] std::optional<std::size_t> find(const std::string& key) const {
-    const std::uint64_t h = hash(key);
-    auto it = std::lower_bound(m_entries.begin(), m_entries.end(), std::make_pair(h, std::size_t{0}));
-    for (; it != m_entries.end() && it->first == h; ++it) {
-      if (this->key(it->second) == key) {
-        return it->second;
-      }
-    }
-    return std::nullopt;
-  }
-
- private:
-  static std::uint64_t hash(const std::string& key) { return std::hash<std::string>{}(key); }
-  const Document& m_doc;
-  const std::map<std::string, std::string>* m_mapping;
-  std::vector<std::pair<std::uint64_t, std::size_t>> m_entries;  ///< (hash, case), sorted
-};
+  return out;
+}
 
 /// Items of one list of a diff with the key they sort by: the lists are in the order of
 /// the configurations' keys, whatever order the cases were matched in.
@@ -188,8 +142,8 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
   }
   // The old report is checked for a repeated configuration first, so that it is the
   // one named when both repeat one; its cases are then matched in file order.
-  (void)CaseIndex(a, &options.match_compiler);
-  const CaseIndex news(b, nullptr);
+  (void)index(a, &options.match_compiler);
+  const CaseIndex news = index(b, nullptr);
   Diff d;
   d.old_path = a.path;
   d.new_path = b.path;

@@ -3,7 +3,9 @@
 #include "formats/stack_matrix.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
@@ -34,7 +36,14 @@ struct TestCase {
 struct Suite {
   std::string name;
   std::vector<std::pair<std::string, std::string>> properties;  ///< <properties>: the stack matrix's say
-  std::vector<TestCase> cases;
+  std::vector<std::size_t> members;  ///< its test cases, by their number (Tests::make)
+};
+
+/// The suites of a document, and a way to make any of its test cases: a report's are
+/// made from its case when written, so a million cases are never a million TestCases.
+struct Tests {
+  std::vector<Suite> suites;
+  std::function<TestCase(std::size_t)> make;
 };
 
 /// Each suite of a (Triton set, compiler) gets its stack-matrix cell and the matrix's
@@ -53,136 +62,164 @@ void add_stack_properties(std::vector<Suite>& suites, const std::vector<std::pai
   }
 }
 
-std::string write(const std::vector<Suite>& suites, const std::string& name) {
-  std::size_t tests = 0;
-  std::size_t failures = 0;
-  std::size_t errors = 0;
-  std::size_t skipped = 0;
-  double seconds = 0.0;
-  std::string body;
-  for (const Suite& s : suites) {
-    std::size_t f = 0;
-    std::size_t e = 0;
-    std::size_t k = 0;
-    double t = 0.0;
-    std::string cases;
-    for (const TestCase& c : s.cases) {
-      f += c.kind == "failure" ? 1 : 0;
-      e += c.kind == "error" ? 1 : 0;
-      k += c.kind == "skipped" ? 1 : 0;
-      t += c.seconds;
-      cases += fmt::format(R"(    <testcase name="{}" classname="{}" time="{:.6f}")", escape::xml(c.name),
-                           escape::xml(c.classname), c.seconds);
-      if (c.kind.empty() && c.out.empty()) {
-        cases += "/>\n";
-        continue;
-      }
-      cases += ">\n";
-      if (c.kind == "skipped") {
-        cases += fmt::format("      <skipped message=\"{}\"/>\n", escape::xml(c.message));
-      } else if (!c.kind.empty()) {
-        cases += fmt::format("      <{} message=\"{}\" type=\"{}\">{}</{}>\n", c.kind, escape::xml(c.message),
-                             escape::xml(c.type), escape::xml(c.body), c.kind);
-      }
-      if (!c.out.empty()) {
-        cases += fmt::format("      <system-out>{}</system-out>\n", escape::xml(c.out));
-      }
-      cases += "    </testcase>\n";
+/// The XML, in two passes over the test cases: the counts and times every <testsuite>
+/// and the <testsuites> carry first, then each <testcase> made again and written.
+void write(const Tests& tests, const std::string& name, const TextSink& sink) {
+  struct Counts {
+    std::size_t failures = 0;
+    std::size_t errors = 0;
+    std::size_t skipped = 0;
+    double seconds = 0.0;
+  };
+  std::vector<Counts> per_suite(tests.suites.size());
+  Counts all;
+  std::size_t total = 0;
+  for (std::size_t s = 0; s < tests.suites.size(); ++s) {
+    Counts& n = per_suite[s];
+    for (const std::size_t i : tests.suites[s].members) {
+      const TestCase c = tests.make(i);
+      n.failures += c.kind == "failure" ? 1 : 0;
+      n.errors += c.kind == "error" ? 1 : 0;
+      n.skipped += c.kind == "skipped" ? 1 : 0;
+      n.seconds += c.seconds;
     }
+    total += tests.suites[s].members.size();
+    all.failures += n.failures;
+    all.errors += n.errors;
+    all.skipped += n.skipped;
+    all.seconds += n.seconds;
+  }
+  sink(fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                   "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
+                   "time=\"{:.6f}\">\n",
+                   escape::xml(name), total, all.failures, all.errors, all.skipped, all.seconds));
+  std::string out;
+  for (std::size_t s = 0; s < tests.suites.size(); ++s) {
+    const Suite& suite = tests.suites[s];
+    const Counts& n = per_suite[s];
     std::string properties;
-    if (!s.properties.empty()) {
+    if (!suite.properties.empty()) {
       properties = "    <properties>\n";
-      for (const auto& [key, value] : s.properties) {
+      for (const auto& [key, value] : suite.properties) {
         properties += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", escape::xml(key), escape::xml(value));
       }
       properties += "    </properties>\n";
     }
-    body += fmt::format(R"(  <testsuite name="{}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{:.6f}">)"
-                        "\n{}{}  </testsuite>\n",
-                        escape::xml(s.name), s.cases.size(), f, e, k, t, properties, cases);
-    tests += s.cases.size();
-    failures += f;
-    errors += e;
-    skipped += k;
-    seconds += t;
+    sink(fmt::format(R"(  <testsuite name="{}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{:.6f}">)"
+                     "\n{}",
+                     escape::xml(suite.name), suite.members.size(), n.failures, n.errors, n.skipped, n.seconds,
+                     properties));
+    for (const std::size_t i : suite.members) {
+      const TestCase c = tests.make(i);
+      out = fmt::format(R"(    <testcase name="{}" classname="{}" time="{:.6f}")", escape::xml(c.name),
+                        escape::xml(c.classname), c.seconds);
+      if (c.kind.empty() && c.out.empty()) {
+        out += "/>\n";
+        sink(out);
+        continue;
+      }
+      out += ">\n";
+      if (c.kind == "skipped") {
+        out += fmt::format("      <skipped message=\"{}\"/>\n", escape::xml(c.message));
+      } else if (!c.kind.empty()) {
+        out += fmt::format("      <{} message=\"{}\" type=\"{}\">{}</{}>\n", c.kind, escape::xml(c.message),
+                           escape::xml(c.type), escape::xml(c.body), c.kind);
+      }
+      if (!c.out.empty()) {
+        out += fmt::format("      <system-out>{}</system-out>\n", escape::xml(c.out));
+      }
+      out += "    </testcase>\n";
+      sink(out);
+    }
+    sink("  </testsuite>\n");
   }
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                     "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
-                     "time=\"{:.6f}\">\n{}</testsuites>\n",
-                     escape::xml(name), tests, failures, errors, skipped, seconds, body);
+  sink("</testsuites>\n");
 }
 
-std::vector<Suite> report_suites(const Document& doc, bool latent_fails) {
+/// A report case's suite key: "<Triton>.<op>.<compiler>".
+std::string suite_key(const AxisValues& axes) {
+  const auto axis = [&](const char* name) { return axes.text(name).value_or(""); };
+  return fmt::format("{}.{}.{}", axis("triton").empty() ? "?" : axis("triton"), axis("op"), axis("compiler"));
+}
+
+/// The <testcase> of a report's case.
+TestCase report_test_case(const report::CaseRecord& c, bool latent_fails,
+                          const std::map<std::string, std::string>& remedies_of) {
+  const AxisValues& axes = c.axes;
+  TestCase t;
+  t.name = fmt::format("{} tokens={} [{}]", plan::row_label(axes), axes.integer("tokens").value_or(0), c.id);
+  t.classname = "loraprobe." + suite_key(axes);
+  if (c.timing) {
+    // A time may be null (report.schema.json): a case whose events were lost to the fault of the case after it.
+    t.seconds =
+        (c.timing->kernel_ms.value_or(0.0) * static_cast<double>(c.runs) + c.timing->reference_ms.value_or(0.0)) /
+        1000.0;
+  }
+  const std::string verdict(report::to_string(c.verdict));
+  t.type = verdict;
+  t.message = c.reason;
+  t.body = c.metrics ? c.metrics->summary() : std::string();
+  if (const auto it = remedies_of.find(c.id); it != remedies_of.end()) {
+    t.out = it->second;
+  }
+  switch (c.verdict) {  // the reader refused any other verdict
+    case report::Verdict::pass:
+      break;
+    case report::Verdict::fail:
+      t.kind = "failure";
+      break;
+    case report::Verdict::fault:
+    case report::Verdict::timeout:
+    case report::Verdict::compile_error:
+    case report::Verdict::incomplete:
+      t.kind = "error";
+      break;
+    case report::Verdict::latent:
+      t.kind = latent_fails ? "failure" : "skipped";
+      break;
+    case report::Verdict::skipped:
+    case report::Verdict::incompatible:  // a pairing that cannot compile: not run, not a failure
+      t.kind = "skipped";
+      break;
+  }
+  return t;
+}
+
+Tests report_tests(const Document& doc, bool latent_fails) {
   // sweep --remedies: each hazardous case's testcase says what its remedies measured.
-  std::map<std::string, std::string> remedies_of;
+  auto remedies_of = std::make_shared<std::map<std::string, std::string>>();
   for (const report::HazardRemedies& h : doc.remedies ? doc.remedies->hazards : std::vector<report::HazardRemedies>{}) {
     std::string text_out = "remedies measured in this run:\n";
     for (const std::string& line : remedy_lines(h)) {
       text_out += "  " + line + "\n";
     }
-    remedies_of[h.case_id] = text_out;
+    (*remedies_of)[h.case_id] = text_out;
   }
-  std::map<std::string, Suite> by_key;
-  std::vector<std::string> order;  // suites in first-seen plan order
+  std::map<std::string, std::size_t> suite_of;  // key -> index, suites in first-seen plan order
   std::vector<std::pair<std::string, std::string>> pairs;  // each suite's (Triton set, compiler)
+  Tests tests;
+  std::size_t i = 0;
   for (const report::CaseRecord& c : doc.cases) {
-    const AxisValues& axes = c.axes;
-    const auto axis = [&](const char* name) { return axes.text(name).value_or(""); };
-    const std::string key =
-        fmt::format("{}.{}.{}", axis("triton").empty() ? "?" : axis("triton"), axis("op"), axis("compiler"));
-    if (by_key.count(key) == 0) {
-      order.push_back(key);
+    const auto axis = [&](const char* name) { return c.axes.text(name).value_or(""); };
+    const auto [it, added] = suite_of.emplace(suite_key(c.axes), tests.suites.size());
+    if (added) {
       pairs.push_back({axis("triton"), axis("compiler")});
-      by_key[key].name = fmt::format("loraprobe {} {} Triton {}", axis("op"), axis("compiler"), axis("triton"));
+      tests.suites.emplace_back();
+      tests.suites.back().name = fmt::format("loraprobe {} {} Triton {}", axis("op"), axis("compiler"), axis("triton"));
     }
-    TestCase t;
-    t.name = fmt::format("{} tokens={} [{}]", plan::row_label(axes), axes.integer("tokens").value_or(0), c.id);
-    t.classname = "loraprobe." + key;
-    if (c.timing) {
-      // A time may be null (report.schema.json): a case whose events were lost to the fault of the case after it.
-      t.seconds = (c.timing->kernel_ms.value_or(0.0) * static_cast<double>(c.runs) + c.timing->reference_ms.value_or(0.0)) /
-                  1000.0;
-    }
-    const std::string verdict(report::to_string(c.verdict));
-    t.type = verdict;
-    t.message = c.reason;
-    t.body = c.metrics ? c.metrics->summary() : std::string();
-    if (const auto it = remedies_of.find(c.id); it != remedies_of.end()) {
-      t.out = it->second;
-    }
-    switch (c.verdict) {  // the reader refused any other verdict
-      case report::Verdict::pass:
-        break;
-      case report::Verdict::fail:
-        t.kind = "failure";
-        break;
-      case report::Verdict::fault:
-      case report::Verdict::timeout:
-      case report::Verdict::compile_error:
-      case report::Verdict::incomplete:
-        t.kind = "error";
-        break;
-      case report::Verdict::latent:
-        t.kind = latent_fails ? "failure" : "skipped";
-        break;
-      case report::Verdict::skipped:
-      case report::Verdict::incompatible:  // a pairing that cannot compile: not run, not a failure
-        t.kind = "skipped";
-        break;
-    }
-    by_key[key].cases.push_back(std::move(t));
+    tests.suites[it->second].members.push_back(i++);
   }
-  std::vector<Suite> suites;
-  for (const std::string& key : order) {
-    suites.push_back(std::move(by_key[key]));
-  }
-  add_stack_properties(suites, pairs, stack_matrix(doc));
-  return suites;
+  add_stack_properties(tests.suites, pairs, stack_matrix(doc));
+  tests.make = [&doc, latent_fails, remedies_of](std::size_t i) {
+    return report_test_case(doc.cases[i], latent_fails, *remedies_of);
+  };
+  return tests;
 }
 
-std::vector<Suite> inspect_suites(const json& doc) {
+Tests inspect_tests(const json& doc) {
   std::map<std::string, Suite> by_key;
   std::vector<std::string> order;
+  auto all = std::make_shared<std::vector<TestCase>>();
   for (const json& item : member(doc, "items")) {
     const std::string triton = text(item, "triton");
     const std::string compiler = text(item, "compiler");
@@ -233,20 +270,23 @@ std::vector<Suite> inspect_suites(const json& doc) {
       t.kind = "skipped";  // the compiler cannot read this PTX: not run, not failed
       t.message = "incompatible: " + text(item, "error");
     }
-    by_key[key].cases.push_back(std::move(t));
+    by_key[key].members.push_back(all->size());
+    all->push_back(std::move(t));
   }
-  std::vector<Suite> suites;
+  Tests tests;
   for (const std::string& key : order) {
-    suites.push_back(std::move(by_key[key]));
+    tests.suites.push_back(std::move(by_key[key]));
   }
-  return suites;
+  tests.make = [all](std::size_t i) { return (*all)[i]; };
+  return tests;
 }
 
 }  // namespace
 
-std::string junit_of(const Document& doc, const JunitOptions& options) {
+void junit_of(const Document& doc, const JunitOptions& options, const TextSink& sink) {
   if (doc.kind == DocumentKind::inspect) {
-    return write(inspect_suites(doc.json), "loraprobe inspect");
+    write(inspect_tests(doc.json), "loraprobe inspect", sink);
+    return;
   }
   bool latent_fails = false;
   if (options.latent_fails) {
@@ -254,7 +294,13 @@ std::string junit_of(const Document& doc, const JunitOptions& options) {
   } else {
     latent_fails = doc.fail_on.count(report::Verdict::latent) > 0;
   }
-  return write(report_suites(doc, latent_fails), "loraprobe sweep");
+  write(report_tests(doc, latent_fails), "loraprobe sweep", sink);
+}
+
+std::string junit_of(const Document& doc, const JunitOptions& options) {
+  std::string out;
+  junit_of(doc, options, [&](std::string_view piece) { out.append(piece); });
+  return out;
 }
 
 }  // namespace lp::formats

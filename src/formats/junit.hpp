@@ -16,6 +16,7 @@
 #include <string>
 
 #include "formats/document.hpp"
+#include "util/files.hpp"
 
 namespace lp::formats {
 
@@ -25,5 +26,8 @@ struct JunitOptions {
 };
 
 std::string junit_of(const Document& doc, const JunitOptions& options = {});
+/// As above, the XML passed to `sink` a <testcase> at a time (a report's test cases are
+/// made as they are written).
+void junit_of(const Document& doc, const JunitOptions& options, const TextSink& sink);
 
 }  // namespace lp::formats

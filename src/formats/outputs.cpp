@@ -12,19 +12,23 @@ namespace lp::formats {
 
 namespace {
 
-void write(const std::string& path, const char* what, const std::string& text) {
+void write(const std::string& path, const char* what, const std::function<void(const TextSink&)>& produce) {
   try {
-    write_file_atomic(path, text);
+    write_file_atomic(path, produce);
   } catch (const EnvironmentError& e) {
     throw EnvironmentError(fmt::format("the {} could not be written: {}", what, e.what()));
   }
+}
+
+void write(const std::string& path, const char* what, const std::string& text) {
+  write(path, what, [&](const TextSink& sink) { sink(text); });
 }
 
 }  // namespace
 
 void write_outputs(const Document& doc, const ExtraOutputs& outputs) {
   if (!outputs.junit.empty()) {
-    write(outputs.junit, "JUnit XML", junit_of(doc, {outputs.latent_fails}));
+    write(outputs.junit, "JUnit XML", [&](const TextSink& sink) { junit_of(doc, {outputs.latent_fails}, sink); });
   }
   if (!outputs.markdown.empty()) {
     write(outputs.markdown, "Markdown", markdown_of(doc));

@@ -1,5 +1,7 @@
 #include "formats/view.hpp"
 
+#include "formats/case_index.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -174,10 +176,10 @@ struct RemedyRule {
 };
 
 std::vector<Remedy> measure_remedies(const report::CaseStore& cases) {
-  std::map<std::string, std::string> verdict_by_axes;
+  // Each case by its axes (the last of a repeated configuration counts, as it always did).
+  const CaseIndex by_axes(cases, [](const report::CaseRecord& c) { return c.axes.dump(); });
   std::map<std::string, std::set<std::string>> values_of;  // axis -> values seen (dumped)
   for (const report::CaseRecord& c : cases) {
-    verdict_by_axes[c.axes.dump()] = report::to_string(c.verdict);
     for (const char* axis : {"compiler", "triton"}) {
       if (c.axes.contains(axis)) {
         values_of[axis].insert(c.axes.value(axis).dump());
@@ -208,12 +210,12 @@ std::vector<Remedy> measure_remedies(const report::CaseStore& cases) {
       }
       AxisValues neighbour = axes;
       neighbour.set(rule.axis, rule.value);
-      const auto it = verdict_by_axes.find(neighbour.dump());
-      if (it == verdict_by_axes.end()) {
+      const std::optional<std::size_t> found = by_axes.find(neighbour.dump());
+      if (!found) {
         continue;
       }
       ++r.measured;
-      r.clean += it->second == "PASS" ? 1 : 0;
+      r.clean += cases[*found].verdict == report::Verdict::pass ? 1 : 0;
     }
     if (r.measured > 0) {
       out.push_back(std::move(r));
