@@ -74,6 +74,7 @@ for shape in all-verdicts seed; do
   measure "report --format summary" report "$work/big.json"
   measure "report --format json" report "$work/big.json" --format json
   measure "report --format md" report "$work/big.json" --format md
+  measure "report --format html" report "$work/big.json" --format html
   measure "report --format junit" report "$work/big.json" --format junit
   measure "diff (the file twice)" diff "$work/big.json" "$work/big.json"
 done

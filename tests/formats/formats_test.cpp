@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "formats/case_index.hpp"
 #include "formats/document.hpp"
 #include "formats/diff.hpp"
 #include "formats/html.hpp"
@@ -90,6 +92,58 @@ TEST(Markdown, CompactAndFullReportsReadTheSame) {
     return out;
   };
   EXPECT_EQ(strip(markdown_of(full)), strip(markdown_of(compact)));
+}
+
+TEST(Document, ACompactTablesRowsReadTheSameWhateverTheOrderOfItsKeys) {
+  // read_document parses the blocks first and the rows in a second pass, so a table
+  // whose rows come before its columns and groups (a file from another writer) reads
+  // as one in loraprobe's own order.
+  const Document full = seed();
+  const std::string text = as_report(full).dump();
+  nlohmann::ordered_json reordered = nlohmann::ordered_json::parse(text);
+  nlohmann::ordered_json table = nlohmann::ordered_json::object();
+  table["rows"] = reordered["cases"]["rows"];
+  for (const auto& [key, value] : reordered["cases"].items()) {
+    if (key != "rows") {
+      table[key] = value;
+    }
+  }
+  reordered.erase("cases");
+  reordered["cases"] = std::move(table);  // after every other block, rows first
+  const TempDir scratch("lp-order-test-");
+  const Document own = read_document(scratch.write("own.json", text));
+  const Document other = read_document(scratch.write("reordered.json", reordered.dump()));
+  ASSERT_EQ(own.cases.size(), full.cases.size());
+  ASSERT_EQ(other.cases.size(), own.cases.size());
+  for (std::size_t i = 0; i < own.cases.size(); ++i) {
+    EXPECT_EQ(other.cases[i].to_json(), own.cases[i].to_json()) << own.cases[i].id;
+  }
+  EXPECT_EQ(summary_of(other), summary_of(own));
+}
+
+TEST(CaseIndex, FindsTheLastCaseOfAKeyAndTheFirstRepeatInStoreOrder) {
+  report::CaseStore cases;
+  for (const auto& [id, key] : std::vector<std::pair<std::string, std::string>>{
+           {"a", "x"}, {"b", "y"}, {"c", "z"}, {"d", "y"}, {"e", "x"}, {"f", "y"}}) {
+    report::CaseRecord c;
+    c.id = id;
+    c.axes.set("key", key);
+    cases.push_back(c);
+  }
+  const CaseIndex index(cases, [](const report::CaseRecord& c) { return *c.axes.text("key"); });
+  EXPECT_EQ(index.find("x"), 4U);
+  EXPECT_EQ(index.find("y"), 5U);
+  EXPECT_EQ(index.find("z"), 2U);
+  EXPECT_FALSE(index.find("w").has_value());
+  EXPECT_EQ(index.key(3), "y");
+  // "y" is repeated at 3 (first seen at 1) before "x" is at 4.
+  const auto repeat = index.first_repeat();
+  ASSERT_TRUE(repeat.has_value());
+  EXPECT_EQ(*repeat, std::make_pair(std::size_t{3}, std::size_t{1}));
+  report::CaseStore once;
+  once.push_back(cases[0]);
+  once.push_back(cases[1]);
+  EXPECT_FALSE(CaseIndex(once, [](const report::CaseRecord& c) { return c.id; }).first_repeat().has_value());
 }
 
 /// A report of `rows` configurations, every one LATENT at every token count.

@@ -115,5 +115,39 @@ TEST(Files, AtomicWriteThenReadBack) {
   EXPECT_THROW(read_file(path), UsageError);
 }
 
+TEST(Files, AProducedFileIsWrittenPieceByPieceAndAFailedProducerLeavesTheTargetAsItWas) {
+  const TempDir dir("lp-atomic-produce-");
+  const std::string path = dir.path() + "/out.txt";
+  write_file_atomic(path, "kept");
+  // Many small pieces and one larger than the buffer: all of them, in order.
+  const std::string big(3U << 20U, 'x');
+  write_file_atomic(path, [&](const TextSink& sink) {
+    for (int i = 0; i < 100000; ++i) {
+      sink("ab");
+    }
+    sink(big);
+    sink("end");
+  });
+  std::string want;
+  for (int i = 0; i < 100000; ++i) {
+    want += "ab";
+  }
+  want += big + "end";
+  EXPECT_EQ(read_file(path), want);
+  write_file_atomic(path, "kept");
+  EXPECT_THROW(write_file_atomic(path,
+                                 [&](const TextSink& sink) {
+                                   sink(big);  // already on disk in the temporary file
+                                   throw InputError(path, "/cases/7", "a record that cannot be written");
+                                 }),
+               InputError);
+  EXPECT_EQ(read_file(path), "kept");
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    ++files;
+  }
+  EXPECT_EQ(files, 1U) << "the temporary file was left behind";
+}
+
 }  // namespace
 }  // namespace lp
