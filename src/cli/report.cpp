@@ -1,7 +1,9 @@
 // loraprobe report: a sweep report or an inspect document in another format, for
 // people (summary) and CI systems (JUnit XML).
 
+#include <functional>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,68 +33,57 @@ struct ReportOptions {
 /// A document that is loraprobe's by its schema version but not by its shape is bad
 /// input, not a crash.
 template <class F>
-std::string convert(const formats::Document& doc, F&& f) {
+void convert(const formats::Document& doc, F&& f) {
   try {
-    return f();
+    f();
   } catch (const nlohmann::json::exception& e) {
     throw InputError(doc.path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
   }
 }
 
+/// JUnit's options from --fail-on.
+formats::JunitOptions junit_options(const ReportOptions& o) {
+  formats::JunitOptions options;
+  if (!o.fail_on.empty()) {
+    bool latent = false;
+    for (const std::string& name : o.fail_on) {
+      const std::optional<report::Verdict> v = report::parse_verdict(name);
+      if (!v || *v == report::Verdict::pass) {
+        throw UsageError(fmt::format("--fail-on {}: not a failing verdict (latent, skipped, incomplete, FAIL, "
+                                     "fault, timeout, compile_error)",
+                                     name));
+      }
+      latent = latent || *v == report::Verdict::latent;
+    }
+    options.latent_fails = latent;
+  }
+  return options;
+}
+
 int run_report(const ReportOptions& o) {
   formats::Document doc = formats::read_document(o.path);
-  const bool to_stdout = o.out.empty() || o.out == "-";
-  std::string text;
+  // Each format is written as it is made (a compact report's rows, JUnit's test cases,
+  // the HTML verdict map, one at a time), to stdout or atomically to --out.
+  std::function<void(const TextSink&)> produce;
+  std::optional<report::Report> rewritten;
   if (o.format == "json") {
-    // Written as it is made: a compact report's rows one at a time.
-    report::Report r = formats::as_report(std::move(doc));
-    r.detail = *report::parse_detail(o.detail);
-    if (to_stdout) {
-      r.dump([](std::string_view piece) { fmt::print("{}", piece); });
-    } else {
-      write_file_atomic(o.out, [&](const TextSink& sink) { r.dump(sink); });
-    }
-    return 0;
-  }
-  if (o.format == "html") {
-    text = convert(doc, [&] { return formats::html_of(doc); });
+    rewritten = formats::as_report(std::move(doc));
+    rewritten->detail = *report::parse_detail(o.detail);
+    produce = [&](const TextSink& sink) { rewritten->dump(sink); };
+  } else if (o.format == "html") {
+    produce = [&](const TextSink& sink) { convert(doc, [&] { formats::html_of(doc, sink); }); };
   } else if (o.format == "md") {
-    text = convert(doc, [&] { return formats::markdown_of(doc); });
+    produce = [&](const TextSink& sink) { convert(doc, [&] { sink(formats::markdown_of(doc)); }); };
   } else if (o.format == "junit") {
-    formats::JunitOptions options;
-    if (!o.fail_on.empty()) {
-      bool latent = false;
-      for (const std::string& name : o.fail_on) {
-        const std::optional<report::Verdict> v = report::parse_verdict(name);
-        if (!v || *v == report::Verdict::pass) {
-          throw UsageError(fmt::format("--fail-on {}: not a failing verdict (latent, skipped, incomplete, FAIL, "
-                                       "fault, timeout, compile_error)",
-                                       name));
-        }
-        latent = latent || *v == report::Verdict::latent;
-      }
-      options.latent_fails = latent;
-    }
-    // Written as it is made: a report's test cases one at a time.
-    const auto produce = [&](const TextSink& sink) {
-      convert(doc, [&] {
-        formats::junit_of(doc, options, sink);
-        return std::string();
-      });
-    };
-    if (to_stdout) {
-      produce([](std::string_view piece) { fmt::print("{}", piece); });
-    } else {
-      write_file_atomic(o.out, produce);
-    }
-    return 0;
+    const formats::JunitOptions options = junit_options(o);
+    produce = [&doc, options](const TextSink& sink) { convert(doc, [&] { formats::junit_of(doc, options, sink); }); };
   } else {
-    text = convert(doc, [&] { return formats::summary_of(doc); });
+    produce = [&](const TextSink& sink) { convert(doc, [&] { sink(formats::summary_of(doc)); }); };
   }
-  if (to_stdout) {
-    fmt::print("{}", text);
+  if (o.out.empty() || o.out == "-") {
+    produce([](std::string_view piece) { fmt::print("{}", piece); });
   } else {
-    write_file_atomic(o.out, text);
+    write_file_atomic(o.out, produce);
   }
   return 0;
 }

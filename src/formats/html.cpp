@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -62,8 +63,13 @@ std::string legend() {
          "</p>\n";
 }
 
-std::string map_table(const report::VerdictMap& map, const std::vector<const report::MapRow*>& rows) {
-  std::string out = "<table class=\"map\">\n<tr><th class=\"label\">configuration</th>";
+/// Appends the page made so far to `out`; `flush` passes it on when it has grown (a
+/// report's verdict map is most of its page, and a large one is written as it is drawn).
+using Flush = std::function<void()>;
+
+void map_table(std::string& out, const report::VerdictMap& map, const std::vector<const report::MapRow*>& rows,
+               const report::CaseStore& cases, const Flush& flush) {
+  out += "<table class=\"map\">\n<tr><th class=\"label\">configuration</th>";
   for (std::int64_t t : map.tokens) {
     out += fmt::format("<th>{}</th>", t);
   }
@@ -73,19 +79,22 @@ std::string map_table(const report::VerdictMap& map, const std::vector<const rep
     for (std::size_t i = 0; i < row->cells.size(); ++i) {
       const char c = row->cells[i];
       out += c == '.' ? std::string("<td class=\"cell dot\">.</td>")
-                      : fmt::format("<td class=\"cell {}\" title=\"{}\">{}</td>", c, esc(row->tips[i]), c);
+                      : fmt::format("<td class=\"cell {}\" title=\"{}\">{}</td>", c,
+                                    esc(report::cell_tip(cases[row->cases[i]])), c);
     }
     out += "</tr>\n";
+    flush();
   }
-  return out + "</table>\n";
+  out += "</table>\n";
 }
 
 /// Per (Triton, compiler, op): the rows with anything but PASS drawn, then the all-PASS
 /// rows, folded (one click away, no script) when there are more than a dozen.
-std::string heat_map(const report::VerdictMap& map) {
+void heat_map(std::string& out, const report::VerdictMap& map, const report::CaseStore& cases, const Flush& flush) {
   constexpr std::size_t k_unfolded_pass_rows = 12;
   if (map.rows.empty()) {
-    return "<p>No case ran.</p>\n";
+    out += "<p>No case ran.</p>\n";
+    return;
   }
   std::vector<std::string> groups;
   std::map<std::string, std::pair<std::vector<const report::MapRow*>, std::vector<const report::MapRow*>>> rows;  // (hazard, pass)
@@ -95,7 +104,7 @@ std::string heat_map(const report::VerdictMap& map) {
     }
     (row.all_pass ? rows[row.group].second : rows[row.group].first).push_back(&row);
   }
-  std::string out = legend();
+  out += legend();
   for (const std::string& group : groups) {
     const auto& [other, pass] = rows[group];
     out += fmt::format("<h3>{}</h3>\n", esc(group));
@@ -106,14 +115,14 @@ std::string heat_map(const report::VerdictMap& map) {
       drawn.insert(drawn.end(), pass.begin(), pass.end());
     }
     if (!drawn.empty()) {
-      out += map_table(map, drawn);
+      map_table(out, map, drawn, cases, flush);
     }
     if (fold) {
-      out += fmt::format("<details><summary>{} configuration(s) PASS at every token count</summary>\n{}</details>\n",
-                         pass.size(), map_table(map, pass));
+      out += fmt::format("<details><summary>{} configuration(s) PASS at every token count</summary>\n", pass.size());
+      map_table(out, map, pass, cases, flush);
+      out += "</details>\n";
     }
   }
-  return out;
 }
 
 std::string excerpt_html(const Excerpt& e) {
@@ -176,11 +185,13 @@ std::string histogram_svg(const std::vector<double>& margins) {
   return out + "</svg>\n";
 }
 
-std::string page(const std::string& title, const std::string& body) {
+/// The page around a body: what comes before it, and after.
+std::string page_head(const std::string& title) {
   return fmt::format("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
-                     "<style>{}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
-                     esc(title), k_style, body);
+                     "<style>{}</style>\n</head>\n<body>\n",
+                     esc(title), k_style);
 }
+constexpr const char* k_page_tail = "</body>\n</html>\n";
 
 /// The stack matrix as the first heat map: a cell per (Triton set, compiler), coloured as
 /// the verdict map's letters are, the answer above it and the remedies under it.
@@ -219,9 +230,17 @@ std::string stack_html(const StackMatrix& m) {
   return remedies.empty() ? out : out + "<ul>\n" + remedies + "</ul>\n";
 }
 
-std::string report_html(const Document& doc) {
+void report_html(const Document& doc, const TextSink& sink) {
   const ReportView v = view_of(doc);
-  std::string body = fmt::format("<h1>loraprobe sweep</h1>\n<p class=\"outcome {}\">{}</p>\n<p>{}; exit code {} ({}).</p>\n",
+  std::string body = page_head("loraprobe: " + v.headline);
+  const Flush flush = [&] {
+    constexpr std::size_t k_flush_bytes = std::size_t{1} << 20;
+    if (body.size() >= k_flush_bytes) {
+      sink(body);
+      body.clear();
+    }
+  };
+  body += fmt::format("<h1>loraprobe sweep</h1>\n<p class=\"outcome {}\">{}</p>\n<p>{}; exit code {} ({}).</p>\n",
                                  outcome_class(v.headline), esc(v.headline), esc(v.counts), v.exit_code,
                                  esc(v.outcome));
   if (!v.not_swept.empty()) {
@@ -255,8 +274,8 @@ std::string report_html(const Document& doc) {
   }
   body += fmt::format("<h2>Command</h2>\n<pre class=\"wrap\">{}</pre>\n", esc(v.command.empty() ? "(not recorded)" : v.command));
   body += "<h2 id=\"map\">Verdict map</h2>\n<p class=\"note\">One row per configuration, one column per token count; hover a "
-          "cell for the case and its worst deviation over tolerance.</p>\n" +
-          heat_map(v.map);
+          "cell for the case and its worst deviation over tolerance.</p>\n";
+  heat_map(body, v.map, doc.cases, flush);
   if (!v.notable.empty()) {
     body += "<h2>Cases to read first</h2>\n";
     for (const NotableCase& n : v.notable) {
@@ -319,7 +338,8 @@ std::string report_html(const Document& doc) {
   body += histogram_svg(v.clean_margins);
   body += fmt::format("<p class=\"note\">Written by <code>loraprobe report --format html</code> from <code>{}</code>.</p>\n",
                       esc(doc.path));
-  return page("loraprobe: " + v.headline, body);
+  body += k_page_tail;
+  sink(body);
 }
 
 std::string inspect_html(const Document& doc) {
@@ -334,7 +354,7 @@ std::string inspect_html(const Document& doc) {
     }
     body += excerpt_html(excerpt_of_item(item));
   }
-  return page("loraprobe inspect", body);
+  return page_head("loraprobe inspect") + body + k_page_tail;
 }
 
 }  // namespace
@@ -352,8 +372,18 @@ std::vector<std::size_t> margin_histogram(const std::vector<double>& margins) {
   return bins;
 }
 
+void html_of(const Document& doc, const TextSink& sink) {
+  if (doc.kind == DocumentKind::inspect) {
+    sink(inspect_html(doc));
+  } else {
+    report_html(doc, sink);
+  }
+}
+
 std::string html_of(const Document& doc) {
-  return doc.kind == DocumentKind::inspect ? inspect_html(doc) : report_html(doc);
+  std::string out;
+  html_of(doc, [&](std::string_view piece) { out.append(piece); });
+  return out;
 }
 
 }  // namespace lp::formats

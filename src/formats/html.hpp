@@ -11,10 +11,13 @@
 #include <string>
 
 #include "formats/document.hpp"
+#include "util/files.hpp"
 
 namespace lp::formats {
 
 std::string html_of(const Document& doc);
+/// As above, the page passed to `sink` as it is made (a report's verdict map a row at a time).
+void html_of(const Document& doc, const TextSink& sink);
 
 /// The margin histogram's bins: worst deviation over tolerance of clean cases, "0"
 /// (exact) then tenths of the tolerance up to 1; counts per bin.

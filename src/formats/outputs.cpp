@@ -34,7 +34,7 @@ void write_outputs(const Document& doc, const ExtraOutputs& outputs) {
     write(outputs.markdown, "Markdown", markdown_of(doc));
   }
   if (!outputs.html.empty()) {
-    write(outputs.html, "HTML page", html_of(doc));
+    write(outputs.html, "HTML page", [&](const TextSink& sink) { html_of(doc, sink); });
   }
 }
 

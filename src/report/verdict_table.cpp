@@ -20,7 +20,9 @@ VerdictMap verdict_map(const CaseStore& cases) {
     tokens.insert(c.axes.integer("tokens").value_or(0));
   }
   map.tokens.assign(tokens.begin(), tokens.end());
+  std::size_t at = 0;
   for (const CaseRecord& c : cases) {
+    const std::size_t number = at++;
     const std::string label = plan::row_label(c.axes);  // every axis but tokens
     auto [it, added] = row_of.emplace(label, map.rows.size());
     if (added) {
@@ -28,7 +30,7 @@ VerdictMap verdict_map(const CaseStore& cases) {
       row.label = label;
       row.group = fmt::format("Triton {} {} {}", plan::axis_text(c.axes, "triton"), plan::axis_text(c.axes, "compiler"), plan::axis_text(c.axes, "op"));
       row.cells.assign(map.tokens.size(), '.');
-      row.tips.assign(map.tokens.size(), "");
+      row.cases.assign(map.tokens.size(), k_no_case);
       map.rows.push_back(std::move(row));
     }
     MapRow& row = map.rows[it->second];
@@ -37,17 +39,22 @@ VerdictMap verdict_map(const CaseStore& cases) {
         static_cast<std::size_t>(std::lower_bound(map.tokens.begin(), map.tokens.end(), t) - map.tokens.begin());
     row.cells[col] = verdict_letter(c.verdict);
     row.all_pass = row.all_pass && c.verdict == Verdict::pass;
-    std::string tip = fmt::format("{} tokens: {} (case {})", t, to_string(c.verdict), c.id);
-    if (c.metrics) {
-      // A non-finite deviation in the quotes of its JSON spelling ("inf"), as it always was.
-      const double dev = c.metrics->worst_dev_over_tolerance;
-      tip += fmt::format(", worst deviation {} of tolerance",
-                         std::isfinite(dev) ? fmt::format("{:.3g}", dev)
-                                            : fmt::format("\"{}\"", std::isnan(dev) ? "nan" : dev > 0 ? "inf" : "-inf"));
-    }
-    row.tips[col] = std::move(tip);
+    row.cases[col] = number;
   }
   return map;
+}
+
+std::string cell_tip(const CaseRecord& c) {
+  std::string tip =
+      fmt::format("{} tokens: {} (case {})", c.axes.integer("tokens").value_or(0), to_string(c.verdict), c.id);
+  if (c.metrics) {
+    // A non-finite deviation in the quotes of its JSON spelling ("inf"), as it always was.
+    const double dev = c.metrics->worst_dev_over_tolerance;
+    tip += fmt::format(", worst deviation {} of tolerance",
+                       std::isfinite(dev) ? fmt::format("{:.3g}", dev)
+                                          : fmt::format("\"{}\"", std::isnan(dev) ? "nan" : dev > 0 ? "inf" : "-inf"));
+  }
+  return tip;
 }
 
 std::string format_verdict_table(const CaseStore& cases) {
