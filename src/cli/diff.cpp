@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "formats/diff.hpp"
 #include "report/verdict.hpp"
 #include "util/error.hpp"
@@ -41,13 +42,7 @@ int run_diff(const DiffCliOptions& o) {
     }
     options.match_compiler[pair.substr(0, split)] = pair.substr(split + 1);
   }
-  for (const std::string& name : o.fail_on) {
-    const std::optional<report::Verdict> v = report::parse_verdict(name);
-    if (!v || *v == report::Verdict::pass) {
-      throw UsageError(fmt::format("--fail-on {}: not a failing verdict (latent, FAIL, fault, timeout)", name));
-    }
-    options.latent_fails = options.latent_fails || *v == report::Verdict::latent;
-  }
+  options.latent_fails = failing_verdicts(o.fail_on).count(report::Verdict::latent) > 0;
   const formats::Document old_doc = formats::read_document(o.old_path);
   const formats::Document new_doc = formats::read_document(o.new_path);
   formats::Diff d;

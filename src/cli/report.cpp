@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "formats/document.hpp"
 #include "formats/html.hpp"
 #include "formats/junit.hpp"
@@ -41,25 +42,6 @@ void convert(const formats::Document& doc, F&& f) {
   }
 }
 
-/// JUnit's options from --fail-on.
-formats::JunitOptions junit_options(const ReportOptions& o) {
-  formats::JunitOptions options;
-  if (!o.fail_on.empty()) {
-    bool latent = false;
-    for (const std::string& name : o.fail_on) {
-      const std::optional<report::Verdict> v = report::parse_verdict(name);
-      if (!v || *v == report::Verdict::pass) {
-        throw UsageError(fmt::format("--fail-on {}: not a failing verdict (latent, skipped, incomplete, FAIL, "
-                                     "fault, timeout, compile_error)",
-                                     name));
-      }
-      latent = latent || *v == report::Verdict::latent;
-    }
-    options.latent_fails = latent;
-  }
-  return options;
-}
-
 int run_report(const ReportOptions& o) {
   formats::Document doc = formats::read_document(o.path);
   // Each format is written as it is made (a compact report's rows, JUnit's test cases,
@@ -75,7 +57,10 @@ int run_report(const ReportOptions& o) {
   } else if (o.format == "md") {
     produce = [&](const TextSink& sink) { convert(doc, [&] { sink(formats::markdown_of(doc)); }); };
   } else if (o.format == "junit") {
-    const formats::JunitOptions options = junit_options(o);
+    formats::JunitOptions options;
+    if (!o.fail_on.empty()) {
+      options.latent_fails = failing_verdicts(o.fail_on).count(report::Verdict::latent) > 0;
+    }
     produce = [&doc, options](const TextSink& sink) { convert(doc, [&] { formats::junit_of(doc, options, sink); }); };
   } else {
     produce = [&](const TextSink& sink) { convert(doc, [&] { sink(formats::summary_of(doc)); }); };

@@ -154,14 +154,8 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
   r.out = o.out;
   r.resume = o.resume;
   r.kernel_dirs = o.kernel_dirs;
-  for (const std::string& name : o.fail_on) {
-    const std::optional<report::Verdict> v = report::parse_verdict(name);
-    if (!v || *v == report::Verdict::pass) {
-      throw UsageError(fmt::format("--fail-on {}: not a failing verdict (latent, skipped, incomplete, FAIL, fault, "
-                                   "timeout, compile_error)",
-                                   name));
-    }
-    r.fail_on.insert(*v);
+  for (const report::Verdict v : failing_verdicts(o.fail_on)) {
+    r.fail_on.insert(v);
   }
   r.controls = !o.no_controls;
   r.only_cases = o.only_cases;

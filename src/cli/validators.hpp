@@ -4,11 +4,16 @@
 
 #include <cmath>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include "report/verdict.hpp"
+#include "util/error.hpp"
 #include "util/text.hpp"
 
 namespace lp::cli {
@@ -44,5 +49,21 @@ inline constexpr unsigned k_max_jobs = 1024;
 
 /// CUDA device ordinals accepted by --device.
 inline constexpr int k_max_device = 1023;
+
+/// The verdicts of --fail-on (sweep, report, diff): each name a verdict that can fail a
+/// run, PASS refused. Throws lp::UsageError naming the first that is not.
+inline std::set<report::Verdict> failing_verdicts(const std::vector<std::string>& names) {
+  std::set<report::Verdict> out;
+  for (const std::string& name : names) {
+    const std::optional<report::Verdict> v = report::parse_verdict(name);
+    if (!v || *v == report::Verdict::pass) {
+      throw UsageError(fmt::format("--fail-on {}: not a failing verdict (latent, skipped, incomplete, FAIL, fault, "
+                                   "timeout, compile_error)",
+                                   name));
+    }
+    out.insert(*v);
+  }
+  return out;
+}
 
 }  // namespace lp::cli

@@ -210,8 +210,8 @@ Tests report_tests(const Document& doc, bool latent_fails) {
     tests.suites[it->second].members.push_back(i++);
   }
   add_stack_properties(tests.suites, pairs, stack_matrix(doc));
-  tests.make = [&doc, latent_fails, remedies_of](std::size_t i) {
-    return report_test_case(doc.cases[i], latent_fails, *remedies_of);
+  tests.make = [&doc, latent_fails, remedies_of](std::size_t number) {
+    return report_test_case(doc.cases[number], latent_fails, *remedies_of);
   };
   return tests;
 }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/interrupt.hpp"
 #include "util/spawn.hpp"
 
@@ -102,19 +103,7 @@ bool ChildProcess::send_line(const std::string& line) {
   if (m_stdin < 0) {
     return false;
   }
-  std::string data = line + "\n";
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(m_stdin, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
+  return write_all(m_stdin, line + "\n");
 }
 
 std::optional<std::string> ChildProcess::read_line(std::chrono::steady_clock::time_point deadline, bool& timed_out,

@@ -93,6 +93,21 @@ std::string kind_of(mode_t mode) {
 
 }  // namespace
 
+bool write_all(int fd, std::string_view bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
 void write_file_atomic(const std::string& path, const std::string& contents) {
   write_file_atomic(path, [&](const TextSink& sink) { sink(contents); });
 }
@@ -141,17 +156,9 @@ void write_file_atomic(const std::string& path, const std::function<void(const T
     ::unlink(tmpl.c_str());
     cannot_write(path, fmt::format("{}: {}", step, std::strerror(saved)));
   };
-  auto write_all = [&](std::string_view bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0) {
-        if (errno == EINTR) {
-          continue;
-        }
-        fail("write failed");
-      }
-      done += static_cast<std::size_t>(n);
+  auto write_out = [&](std::string_view bytes) {
+    if (!write_all(fd, bytes)) {
+      fail("write failed");
     }
   };
   // Small pieces are gathered into writes of about a megabyte; a large one goes as it is.
@@ -160,16 +167,16 @@ void write_file_atomic(const std::string& path, const std::function<void(const T
   try {
     produce([&](std::string_view piece) {
       if (buffer.size() + piece.size() > k_buffer_bytes) {
-        write_all(buffer);
+        write_out(buffer);
         buffer.clear();
       }
       if (piece.size() >= k_buffer_bytes) {
-        write_all(piece);
+        write_out(piece);
       } else {
         buffer.append(piece);
       }
     });
-    write_all(buffer);
+    write_out(buffer);
   } catch (...) {
     if (!closed) {
       ::close(fd);

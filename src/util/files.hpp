@@ -23,6 +23,10 @@ std::string read_file(const std::string& path, std::size_t max_bytes = std::size
 /// included.
 void write_file_atomic(const std::string& path, const std::string& contents);
 
+/// Writes all of `bytes` to the descriptor `fd`, again after a signal interrupts it;
+/// false (errno says why) when a write fails.
+bool write_all(int fd, std::string_view bytes);
+
 /// Where text is written piece by piece (a report of a million cases, row by row).
 using TextSink = std::function<void(std::string_view)>;
 /// As above, the contents being what `produce` passes to its sink, written as they come
