@@ -46,30 +46,6 @@ std::string json_error_text(const std::exception& e) {
   return what;
 }
 
-nlohmann::json parse_json_bounded(std::string_view text, const std::string& source, std::size_t max_depth) {
-  require_json_nesting(text, source, max_depth);
-  try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers that overflow
-    throw InputError(source, "", "not JSON: " + json_error_text(e));
-  }
-}
-
-std::optional<nlohmann::json> try_parse_json_bounded(std::string_view text, std::size_t max_depth) {
-  if (json_nesting(text) > max_depth) {
-    return std::nullopt;
-  }
-  nlohmann::json value = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-}  // namespace lp
-
-namespace lp {
-
 namespace {
 
 /// A SAX handler (nlohmann::json::sax_parse) that builds values with the depth bounded
@@ -274,6 +250,19 @@ nlohmann::json parse_json_bounded_without_bulk(std::string_view text, const std:
   run(b, text, source, max_depth);
   bulk_elements = b.elements();
   return std::move(b.root());
+}
+
+nlohmann::json parse_json_bounded(std::string_view text, const std::string& source, std::size_t max_depth) {
+  std::size_t bulk_elements = 0;
+  return parse_json_bounded_without_bulk(text, source, max_depth, {}, bulk_elements);
+}
+
+std::optional<nlohmann::json> try_parse_json_bounded(std::string_view text, std::size_t max_depth) {
+  try {
+    return parse_json_bounded(text, "", max_depth);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
 }
 
 void for_each_bulk_element(std::string_view text, const std::string& source, std::size_t max_depth,

@@ -29,8 +29,9 @@ void require_json_nesting(std::string_view text, const std::string& source, std:
 /// What a nlohmann exception says, without its "[json.exception.parse_error.101] " prefix.
 std::string json_error_text(const std::exception& e);
 
-/// Parses `text`. Throws lp::InputError "<source>: nesting deeper than N levels" or
-/// "<source>: not JSON: <where>" (nlohmann's prefix dropped).
+/// Parses `text`, the depth bounded as it goes (nothing deeper is built). Throws
+/// lp::InputError "<source>: nesting deeper than N levels" or "<source>: not JSON:
+/// <where>" (nlohmann's prefix dropped).
 nlohmann::json parse_json_bounded(std::string_view text, const std::string& source, std::size_t max_depth);
 
 /// As parse_json_bounded, nullopt instead of an error (cache entries, journal lines:
