@@ -3,7 +3,6 @@
 #include <memory>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
@@ -46,15 +45,11 @@ int run_diff(const DiffCliOptions& o) {
   const formats::Document old_doc = formats::read_document(o.old_path);
   const formats::Document new_doc = formats::read_document(o.new_path);
   formats::Diff d;
-  try {
-    d = formats::diff_reports(old_doc, new_doc, options);
-  } catch (const nlohmann::json::exception& e) {
-    // The records were read typed by their own files; what is left is the pair's.
-    throw InputError(fmt::format("{} and {}", o.old_path, o.new_path), "",
-                     fmt::format("not the shape their schema version promises: {}", e.what()));
-  }
+  // The records were read typed by their own files; what is left is the pair's.
+  formats::shape_checked(fmt::format("{} and {}", o.old_path, o.new_path),
+                         [&] { d = formats::diff_reports(old_doc, new_doc, options); }, true);
   // JSON escapes control characters itself; the text goes to a terminal.
-  fmt::print("{}", o.json ? d.to_json().dump(2) + "\n" : escape::terminal(d.text()));
+  fmt::print("{}", o.json ? d.json_text() : escape::terminal(d.text()));
   return d.regressed ? 1 : 0;
 }
 

@@ -46,7 +46,6 @@ namespace lp::cli {
 
 namespace {
 
-using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 /// Everything `loraprobe inspect` takes.
@@ -276,7 +275,7 @@ int run_inspect(const InspectOptions& o) {
   if (o.json || outputs.any()) {
     formats::write_outputs(doc, outputs);
     if (o.json) {
-      fmt::print("{}\n", doc.json.dump(2));
+      fmt::print("{}", formats::full_json_text(doc));
       return verified_exit(finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code()));
     }
   }

@@ -8,10 +8,8 @@ namespace lp::cli {
 
 namespace {
 
-using nlohmann::json;
-
-/// One table row's cells, from the CubinReport JSON (several kernels in one cubin
-/// add up; the deepest and largest figures win).
+/// One table row's cells, from the SASS analysis (several kernels in one cubin add
+/// up; the deepest and largest figures win).
 struct RowFigures {
   std::size_t wgmma = 0;
   bool a_from_registers = false;
@@ -23,37 +21,38 @@ struct RowFigures {
   std::string first_finding;
 };
 
-RowFigures figures(const json& sass) {
+RowFigures figures(const sass::CubinReport* sass) {
   RowFigures f;
-  for (const json& kernel : sass.value("kernels", json::array())) {
-    const json& s = kernel.at("stats");
-    f.wgmma += s.value("wgmma", std::size_t{0});
-    f.a_from_registers = f.a_from_registers || s.value("a_from_registers", false);
-    f.in_flight = std::max(f.in_flight, s.value("max_groups_in_flight", 0LL));
-    if (s.contains("registers") && s["registers"].is_number()) {
-      f.registers = std::max(f.registers.value_or(0), s["registers"].get<long long>());
+  if (sass == nullptr) {
+    return f;
+  }
+  for (const sass::KernelReport& kernel : sass->kernels) {
+    const sass::KernelStats& s = kernel.stats;
+    f.wgmma += s.wgmma;
+    f.a_from_registers = f.a_from_registers || s.a_from_registers();
+    f.in_flight = std::max<long long>(f.in_flight, s.max_groups_in_flight);
+    if (s.registers) {
+      f.registers = std::max<long long>(f.registers.value_or(0), *s.registers);
     }
-    if (s.contains("frame_bytes") && s["frame_bytes"].is_number()) {
-      f.frame_bytes = std::max(f.frame_bytes, s["frame_bytes"].get<unsigned long long>());
+    if (s.frame_bytes) {
+      f.frame_bytes = std::max<unsigned long long>(f.frame_bytes, *s.frame_bytes);
     }
-    f.local_loads += s.value("local_loads", std::size_t{0});
-    f.local_stores += s.value("local_stores", std::size_t{0});
-    const json& findings = kernel.at("findings");
-    if (f.first_finding.empty() && !findings.empty()) {
-      const json& first = findings.front();
-      f.first_finding = fmt::format("{} {}  (HGMMA {} in flight{})", first.value("address", ""),
-                                    first.value("instruction", ""), first.at("wgmma").value("address", ""),
-                                    first.value("over_back_edge", false) ? ", over the back-edge" : "");
+    f.local_loads += s.local_loads;
+    f.local_stores += s.local_stores;
+    if (f.first_finding.empty() && !kernel.findings.empty()) {
+      const sass::Finding& first = kernel.findings.front();
+      f.first_finding = fmt::format("{} {}  (HGMMA {} in flight{})", sass::format_address(first.address),
+                                    first.instruction, sass::format_address(first.wgmma_address),
+                                    first.over_back_edge ? ", over the back-edge" : "");
     }
   }
   // An early read is named when there is no wgmma finding to show.
-  for (const json& kernel : sass.value("kernels", json::array())) {
-    const json& early = kernel.value("early_reads", json::array());
-    if (f.first_finding.empty() && !early.empty()) {
-      const json& first = early.front();
-      f.first_finding = fmt::format("{} {}  (reads {} before {} {})", first.value("address", ""),
-                                    first.value("instruction", ""), first.value("param", ""),
-                                    first.at("wait").value("instruction", ""), first.at("wait").value("address", ""));
+  for (const sass::KernelReport& kernel : sass->kernels) {
+    if (f.first_finding.empty() && !kernel.early_reads.empty()) {
+      const sass::EarlyRead& first = kernel.early_reads.front();
+      f.first_finding = fmt::format("{} {}  (reads {} before {} {})", sass::format_address(first.address),
+                                    first.instruction, first.param, first.wait_instruction,
+                                    sass::format_address(first.wait_address));
     }
   }
   return f;
@@ -106,7 +105,7 @@ std::string format_inspect_table(const std::vector<inspect::InspectResult>& resu
                          "not disassembled: no wgmma.mma_async or griddepcontrol.wait in the PTX");
       continue;
     }
-    const RowFigures f = figures(r.sass);
+    const RowFigures f = figures(r.sass.get());
     // Local memory is where spills go: frame bytes per thread, then LDL/STL counts when any.
     const std::string local = f.local_loads + f.local_stores > 0
                                   ? fmt::format("{}B {}/{}", f.frame_bytes, f.local_loads, f.local_stores)

@@ -6,7 +6,6 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
@@ -31,17 +30,6 @@ struct ReportOptions {
   std::string detail = "compact";
 };
 
-/// A document that is loraprobe's by its schema version but not by its shape is bad
-/// input, not a crash.
-template <class F>
-void convert(const formats::Document& doc, F&& f) {
-  try {
-    f();
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(doc.path, "", fmt::format("not the shape its schema version promises: {}", e.what()));
-  }
-}
-
 int run_report(const ReportOptions& o) {
   formats::Document doc = formats::read_document(o.path);
   // Each format is written as it is made (a compact report's rows, JUnit's test cases,
@@ -53,17 +41,17 @@ int run_report(const ReportOptions& o) {
     rewritten->detail = *report::parse_detail(o.detail);
     produce = [&](const TextSink& sink) { rewritten->dump(sink); };
   } else if (o.format == "html") {
-    produce = [&](const TextSink& sink) { convert(doc, [&] { formats::html_of(doc, sink); }); };
+    produce = [&](const TextSink& sink) { formats::shape_checked(doc.path, [&] { formats::html_of(doc, sink); }); };
   } else if (o.format == "md") {
-    produce = [&](const TextSink& sink) { convert(doc, [&] { sink(formats::markdown_of(doc)); }); };
+    produce = [&](const TextSink& sink) { formats::shape_checked(doc.path, [&] { sink(formats::markdown_of(doc)); }); };
   } else if (o.format == "junit") {
     formats::JunitOptions options;
     if (!o.fail_on.empty()) {
       options.latent_fails = failing_verdicts(o.fail_on).count(report::Verdict::latent) > 0;
     }
-    produce = [&doc, options](const TextSink& sink) { convert(doc, [&] { formats::junit_of(doc, options, sink); }); };
+    produce = [&doc, options](const TextSink& sink) { formats::shape_checked(doc.path, [&] { formats::junit_of(doc, options, sink); }); };
   } else {
-    produce = [&](const TextSink& sink) { convert(doc, [&] { sink(formats::summary_of(doc)); }); };
+    produce = [&](const TextSink& sink) { formats::shape_checked(doc.path, [&] { sink(formats::summary_of(doc)); }); };
   }
   if (o.out.empty() || o.out == "-") {
     produce([](std::string_view piece) { fmt::print("{}", piece); });

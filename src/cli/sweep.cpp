@@ -1,6 +1,7 @@
 // loraprobe sweep: expand a config into cases and, on a Hopper GPU, run them.
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <map>

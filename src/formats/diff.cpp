@@ -220,6 +220,8 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
   return d;
 }
 
+std::string Diff::json_text() const { return to_json().dump(2) + "\n"; }
+
 json Diff::to_json() const {
   auto changes = [](const std::vector<VerdictChange>& list) {
     json out = json::array();

@@ -72,6 +72,8 @@ struct Diff {
 
   /// {matched, newly_failing, ..., only_new, environment, regressed, old, new}: diff --json.
   [[nodiscard]] nlohmann::json to_json() const;
+  /// to_json() as text, indented by 2, with a final newline.
+  [[nodiscard]] std::string json_text() const;
   [[nodiscard]] std::string text() const;
 };
 

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "inspect_schema_version.hpp"
 #include "plan/axes.hpp"
@@ -152,10 +153,10 @@ report::CaseStore read_cases(const json& cases, std::size_t count, std::string_v
 }
 
 /// A report's meta, controls and tolerances, read typed (report/blocks.hpp), out of
-/// d.json: each field's type and range checked and named by its pointer.
-void read_report_blocks(Document& d) {
+/// the tree: each field's type and range checked and named by its pointer.
+void read_report_blocks(Document& d, json& tree) {
   try {
-    const JsonIn doc(d.json, d.path);
+    const JsonIn doc(tree, d.path);
     const JsonIn meta = doc.at("meta");
     d.meta = report::Meta::from_json(meta);
     d.fail_on = report::default_fail_on();  // 2.x and 3.0 reports may not say
@@ -181,7 +182,7 @@ void read_report_blocks(Document& d) {
     throw InputError(d.path, e.pointer(), e.message());
   }
   for (const char* block : {"meta", "environment", "variants", "controls", "tolerances", "remedies"}) {
-    d.json.erase(block);
+    tree.erase(block);
   }
 }
 
@@ -195,13 +196,13 @@ Document read_document(const std::string& path) {
   // first, then the cases into the packed store, so the cases never exist as JSON all at once.
   std::string text = read_file(path, k_max_document_bytes);
   std::size_t case_count = 0;
-  d.json = parse_json_bounded_without_bulk(text, path, k_max_document_depth, case_paths(), case_count);
-  if (!d.json.is_object() || !d.json.contains("schema_version") || !d.json["schema_version"].is_string()) {
+  json tree = parse_json_bounded_without_bulk(text, path, k_max_document_depth, case_paths(), case_count);
+  if (!tree.is_object() || !tree.contains("schema_version") || !tree["schema_version"].is_string()) {
     throw InputError(path, "/schema_version", "missing: not a loraprobe report or inspect document");
   }
-  const std::string version = d.json["schema_version"].get<std::string>();
-  check_blocks(JsonIn(d.json, path));
-  const json* command = d.json.contains("meta") ? &d.json["meta"] : nullptr;
+  const std::string version = tree["schema_version"].get<std::string>();
+  check_blocks(JsonIn(tree, path));
+  const json* command = tree.contains("meta") ? &tree["meta"] : nullptr;
   const bool is_inspect = command != nullptr && command->value("command", "") == "inspect";
   d.kind = is_inspect ? DocumentKind::inspect : DocumentKind::report;
   // The converters read every major since 2 (2.x differs in the compiler records and
@@ -214,29 +215,43 @@ Document read_document(const std::string& path) {
                      fmt::format("{} {}: this loraprobe reads {}.x to {}.x", is_inspect ? "inspect document" : "report",
                                  version, k_oldest_major, current));
   }
-  if (d.kind == DocumentKind::report && d.json.contains("interned")) {
+  if (d.kind == DocumentKind::report && tree.contains("interned")) {
     try {
-      report::restore_variants(d.json["variants"], d.json["interned"]);
+      report::restore_variants(tree["variants"], tree["interned"]);
     } catch (const InputError& e) {
       throw InputError(path, e.pointer(), e.message());
     }
-    d.json.erase("interned");
+    tree.erase("interned");
   }
   if (d.kind == DocumentKind::report) {
-    read_report_blocks(d);
+    read_report_blocks(d, tree);
     // The converters read one shape, typed: the cases leave the JSON for doc.cases.
     json cases;
-    if (const auto it = d.json.find("cases"); it != d.json.end()) {
+    if (const auto it = tree.find("cases"); it != tree.end()) {
       cases = std::move(*it);
-      d.json.erase(it);
+      tree.erase(it);
     }
     d.cases = read_cases(cases, case_count, text, path);
   }
+  d.json = std::make_shared<const json>(std::move(tree));
   return d;
 }
 
+std::string full_json_text(const Document& doc) {
+  return (doc.kind == DocumentKind::inspect ? doc.json->dump(2) : full_json(doc).dump(2)) + "\n";
+}
+
+void shape_checked(const std::string& source, const std::function<void()>& convert, bool several) {
+  try {
+    convert();
+  } catch (const json::exception& e) {
+    throw InputError(source, "",
+                     fmt::format("not the shape {} schema version promises: {}", several ? "their" : "its", e.what()));
+  }
+}
+
 json full_json(const Document& doc) {
-  json j = doc.json;
+  json j = *doc.json;
   if (doc.kind == DocumentKind::report) {
     json meta = doc.meta.to_json();
     json fail_on = json::array();
@@ -273,7 +288,7 @@ report::Report report_blocks(const Document& doc) {
   if (doc.kind != DocumentKind::report) {
     throw InputError(doc.path, "/meta/command", "an inspect document, not a sweep report");
   }
-  const std::string version = text(doc.json, "schema_version");
+  const std::string version = text(*doc.json, "schema_version");
   const int major = major_of(version);
   const int current = major_of(report::schema_version());
   if (major != current && major != k_rewritable_major) {
@@ -286,7 +301,7 @@ report::Report report_blocks(const Document& doc) {
   r.meta = doc.meta;
   if (doc.interrupted) {
     // meta.interrupted is the Report's own (one owner, Report::stop()).
-    const JsonIn summary(member(doc.json, "summary"), doc.path, "/summary");
+    const JsonIn summary(member(*doc.json, "summary"), doc.path, "/summary");
     const auto outcome = summary.json().is_object() ? summary.find("outcome") : std::nullopt;
     r.stop(*doc.interrupted, outcome && outcome->string() == "interrupted");
   }

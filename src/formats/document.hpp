@@ -3,12 +3,14 @@
 // (configs/schema/report.schema.json) or an inspect document (inspect.schema.json).
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "report/report.hpp"
 
@@ -20,8 +22,9 @@ struct Document {
   DocumentKind kind = DocumentKind::report;
   std::string path;
   /// An inspect document whole; of a report, the blocks not read typed below
-  /// (schema_version and the summary, which report::Report computes again).
-  nlohmann::json json;
+  /// (schema_version and the summary, which report::Report computes again). Never
+  /// null once read; shared, not copied, by copies of the Document (it is not changed).
+  std::shared_ptr<const nlohmann::json> json;
   /// A report's blocks, typed (report/blocks.hpp); meta's detail, fail_on and
   /// interrupted are the fields below.
   report::Meta meta;
@@ -45,6 +48,8 @@ Document read_document(const std::string& path);
 /// report/report.hpp CaseRecord::to_json): the file's content in one shape, whichever
 /// form its cases were written in.
 nlohmann::json full_json(const Document& doc);
+/// full_json(doc) as text, indented by 2, with a final newline.
+std::string full_json_text(const Document& doc);
 
 /// A sweep report of this schema major, or of the one before it that differs only in
 /// the form of its cases (3.x), as a Report to write again (compact or full). Throws
@@ -53,6 +58,12 @@ nlohmann::json full_json(const Document& doc);
 report::Report as_report(const Document& doc);
 /// As above, the cases moved out of `doc` rather than copied (a report of a million cases).
 report::Report as_report(Document&& doc);
+
+/// Runs `convert`, a converter reading the documents that `source` names (a path, or
+/// "OLD and NEW"). A document that is loraprobe's by its schema version but not by its
+/// shape (a JSON access that fails) is bad input: lp::InputError "<source>: not the shape
+/// its schema version promises: ..." ("their" for several), not a crash.
+void shape_checked(const std::string& source, const std::function<void()>& convert, bool several = false);
 
 /// j[key] when j is an object that has it, else null (which iterates as empty):
 /// reading optional parts of a document without copying them.

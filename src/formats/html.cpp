@@ -6,6 +6,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "formats/stack_matrix.hpp"
 #include "formats/view.hpp"
@@ -343,12 +344,12 @@ void report_html(const Document& doc, const TextSink& sink) {
 }
 
 std::string inspect_html(const Document& doc) {
-  const json& s = member(doc.json, "summary");
+  const json& s = member(*doc.json, "summary");
   std::string body = fmt::format(
       "<h1>loraprobe inspect</h1>\n<p>{} cubins, {} with a hazard, {} findings, {} gdc-early-read; exit code {}.</p>\n",
       integer(s, "items"), integer(s, "hazard"), integer(s, "findings"), integer(s, "early_reads"),
       integer(s, "exit_code", -1));
-  for (const json& item : member(doc.json, "items")) {
+  for (const json& item : member(*doc.json, "items")) {
     if (text(item, "status") != "hazard") {
       continue;
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
@@ -285,7 +286,7 @@ Tests inspect_tests(const json& doc) {
 
 void junit_of(const Document& doc, const JunitOptions& options, const TextSink& sink) {
   if (doc.kind == DocumentKind::inspect) {
-    write(inspect_tests(doc.json), "loraprobe inspect", sink);
+    write(inspect_tests(*doc.json), "loraprobe inspect", sink);
     return;
   }
   bool latent_fails = false;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "formats/view.hpp"
 #include "util/escape.hpp"
@@ -238,7 +239,7 @@ std::string report_markdown(const Document& doc) {
 }
 
 std::string inspect_markdown(const Document& doc) {
-  const json& d = doc.json;
+  const json& d = *doc.json;
   const json& s = member(d, "summary");
   std::string out = fmt::format("# loraprobe inspect: {} cubins, {} with a hazard, {} findings{}\n\n",
                                 integer(s, "items"), integer(s, "hazard"), integer(s, "findings"),

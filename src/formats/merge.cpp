@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "formats/document.hpp"
 #include "report/journal.hpp"
@@ -57,7 +58,7 @@ Part read_report_part(const std::string& path) {
   if (doc.kind != DocumentKind::report) {
     throw InputError(path, "/meta/command", "an inspect document; merge joins sweep reports");
   }
-  const std::string version = text(doc.json, "schema_version");
+  const std::string version = text(*doc.json, "schema_version");
   if (version.substr(0, version.find('.')) != std::string(report::schema_version()).substr(0, 1)) {
     throw InputError(path, "/schema_version",
                      fmt::format("report {}: shards are reports of schema {} (sweep --shard)", version,
@@ -72,7 +73,7 @@ Part read_report_part(const std::string& path) {
   // As a journal's header says them, to compare the two kinds of part alike.
   const json full_meta = p.meta.to_json();
   for (const char* key : k_identity) {
-    p.identity[key] = key == std::string("schema_version") ? member(doc.json, key) : member(full_meta, key);
+    p.identity[key] = key == std::string("schema_version") ? member(*doc.json, key) : member(full_meta, key);
   }
   json fail_on = json::array();
   for (const report::Verdict v : p.fail_on) {

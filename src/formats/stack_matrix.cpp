@@ -171,7 +171,7 @@ void for_each_observation(const Document& doc, F&& f) {
     return;
   }
   // An inspect document of the kernel sets: each cubin's static outcome (files have no Triton set).
-  for (const json& item : member(doc.json, "items")) {
+  for (const json& item : member(*doc.json, "items")) {
     const std::string triton = text(item, "triton");
     if (triton.empty()) {
       continue;
@@ -201,7 +201,7 @@ StackMatrix stack_matrix(const Document& doc) {
   for (const JsonText& c : doc.environment.compilers) {
     report_compilers.push_back(c.value());
   }
-  const json& compilers = doc.kind == DocumentKind::report ? report_compilers : member(doc.json, "compilers");
+  const json& compilers = doc.kind == DocumentKind::report ? report_compilers : member(*doc.json, "compilers");
   for (const std::string& name : m.compilers) {
     const std::string version = compiler_version(compilers, name, "");
     m.labels.push_back(name == "prebuilt" ? std::string("Triton's own ptxas")

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
@@ -44,7 +45,7 @@ std::string case_line(const char* what, const json& ref, const report::CaseStore
 }
 
 std::string report_summary(const Document& doc) {
-  const json& r = doc.json;
+  const json& r = *doc.json;
   const report::Meta& meta = doc.meta;
   const report::Environment& env = doc.environment;
   const json gpu = env.gpu.value();
@@ -210,7 +211,7 @@ std::string wrapped(const std::string& text, std::size_t width) {
 
 std::string summary_of(const Document& doc) {
   // A summary goes to a terminal: whatever a document holds is shown, never obeyed.
-  return wrapped(escape::terminal(doc.kind == DocumentKind::inspect ? inspect_summary(doc.json) : report_summary(doc)),
+  return wrapped(escape::terminal(doc.kind == DocumentKind::inspect ? inspect_summary(*doc.json) : report_summary(doc)),
                  k_summary_width);
 }
 

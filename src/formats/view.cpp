@@ -9,6 +9,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <fmt/ranges.h>
 
 #include "model/symptom.hpp"
@@ -41,7 +42,7 @@ std::string count_text(const json& j, const char* key) {
 }
 
 std::vector<EnvRow> environment_rows(const Document& doc) {
-  const json& r = doc.json;
+  const json& r = *doc.json;
   const report::Meta& meta = doc.meta;
   const report::Environment& env = doc.environment;
   const json gpu = env.gpu.value();
@@ -332,7 +333,7 @@ std::string not_swept_sentence(const std::vector<plan::NotSwept>& not_swept) {
 }
 
 ReportView view_of(const Document& doc) {
-  const json& r = doc.json;
+  const json& r = *doc.json;
   ReportView v;
   v.environment = environment_rows(doc);
   for (const JsonText& record : doc.environment.compilers) {

@@ -12,9 +12,11 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "sass/checks.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/json_bounded.hpp"
 #include "util/sha256.hpp"
 
@@ -39,18 +41,56 @@ bool is_sha256_hex(const nlohmann::json& j) {
   return s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-/// The typed reading of a payload of `kind`: whole, or not.
-bool payload_is_whole(std::string_view kind, const nlohmann::json& payload) {
-  if (kind == "sass") {
-    return sass::cubin_report_from_json(payload).has_value();
-  }
-  // ptxas/: {cubin_sha256, cubin_bytes, ms, log}, exactly.
+/// A ptxas/ payload read typed: {cubin_sha256, cubin_bytes, ms, log}, exactly.
+std::optional<CompiledPtx> compiled_from_json(const nlohmann::json& payload) {
   if (!payload.is_object() || payload.size() != 4 || !is_sha256_hex(payload.value("cubin_sha256", nlohmann::json())) ||
       !payload.contains("cubin_bytes") || !payload["cubin_bytes"].is_number_unsigned() || !payload.contains("ms") ||
       !payload["ms"].is_number() || !payload.contains("log") || !payload["log"].is_string()) {
-    return false;
+    return std::nullopt;
   }
-  return true;
+  return CompiledPtx{payload["cubin_sha256"].get<std::string>(), payload["cubin_bytes"].get<std::size_t>(),
+                     payload["ms"].get<double>(), payload["log"].get<std::string>()};
+}
+
+nlohmann::json compiled_to_json(const CompiledPtx& c) {
+  return {{"cubin_sha256", c.cubin_sha256}, {"cubin_bytes", c.cubin_bytes}, {"ms", c.ms}, {"log", c.log}};
+}
+
+/// The payload of entry `key` of `kind` in `root` when its envelope is whole (see
+/// cache.hpp) and describes the cubin `cubin_sha256` (empty: any); `rejected` when an
+/// entry is there but is not.
+std::optional<nlohmann::json> load_payload(const std::string& path, std::string_view kind, const std::string& key,
+                                           std::string_view cubin_sha256, bool& rejected) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return std::nullopt;
+  }
+  rejected = true;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec || size > k_max_entry_bytes) {
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  std::optional<nlohmann::json> entry = try_parse_json_bounded(buffer.str(), k_max_entry_depth);
+  if (!entry || !entry->is_object() || entry->size() != 6 || entry->value("format", 0) != k_entry_format ||
+      entry->value("kind", "") != kind || entry->value("key", "") != key || !entry->contains("payload") ||
+      !is_sha256_hex(entry->value("payload_sha256", nlohmann::json())) ||
+      !is_sha256_hex(entry->value("cubin_sha256", nlohmann::json()))) {
+    return std::nullopt;
+  }
+  nlohmann::json& payload = (*entry)["payload"];
+  const std::string cubin = (*entry)["cubin_sha256"].get<std::string>();
+  if (sha256_hex(payload.dump()) != (*entry)["payload_sha256"].get<std::string>() ||
+      (!cubin_sha256.empty() && cubin != cubin_sha256) || payload.value("cubin_sha256", "") != cubin) {
+    return std::nullopt;
+  }
+  rejected = false;
+  return std::move(payload);
 }
 
 /// Version of how lp_inspect compiles (compile::compile_with_ptxas, started in an
@@ -83,19 +123,11 @@ std::optional<std::string> write_entry(const fs::path& path, const std::string& 
   if (fd < 0) {
     return fmt::format("{}: cannot create a temporary file: {}", path.string(), std::strerror(errno));
   }
-  std::size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      const int saved = errno;
-      ::close(fd);
-      ::unlink(tmpl.c_str());
-      return fmt::format("{}: write failed: {}", path.string(), std::strerror(saved));
-    }
-    done += static_cast<std::size_t>(n);
+  if (!write_all(fd, contents)) {
+    const int saved = errno;
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    return fmt::format("{}: write failed: {}", path.string(), std::strerror(saved));
   }
   ::fchmod(fd, 0644);
   if (::close(fd) != 0 || ::rename(tmpl.c_str(), path.c_str()) != 0) {
@@ -104,6 +136,25 @@ std::optional<std::string> write_entry(const fs::path& path, const std::string& 
     return fmt::format("{}: cannot write: {}", path.string(), std::strerror(saved));
   }
   return std::nullopt;
+}
+
+/// Writes `payload` (the JSON form of its kind, with its cubin_sha256) as entry `key`
+/// of `kind` under `cache`, in its envelope, atomically.
+std::optional<std::string> store(const ResultCache& cache, std::string_view kind, const std::string& key,
+                                 const nlohmann::json& payload) {
+  const fs::path path = cache.path_of(kind, key);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) {
+    return fmt::format("{}: cannot create: {}", path.parent_path().string(), ec.message());
+  }
+  const nlohmann::json entry = {{"format", k_entry_format},
+                                {"kind", kind},
+                                {"key", key},
+                                {"cubin_sha256", payload.value("cubin_sha256", "")},
+                                {"payload_sha256", sha256_hex(payload.dump())},
+                                {"payload", payload}};
+  return write_entry(path, entry.dump());
 }
 
 }  // namespace
@@ -157,55 +208,31 @@ std::string ResultCache::path_of(std::string_view kind, const std::string& key) 
   return (fs::path(m_root) / kind / key.substr(0, 2) / (key + ".json")).string();
 }
 
-ResultCache::Loaded ResultCache::load(std::string_view kind, const std::string& key,
-                                      std::string_view cubin_sha256) const {
-  const std::string path = path_of(kind, key);
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    return {};
+ResultCache::Loaded<sass::CubinReport> ResultCache::load_report(const std::string& key,
+                                                                std::string_view cubin_sha256) const {
+  Loaded<sass::CubinReport> out;
+  if (std::optional<nlohmann::json> payload = load_payload(path_of("sass", key), "sass", key, cubin_sha256, out.rejected)) {
+    out.payload = sass::cubin_report_from_json(*payload);
+    out.rejected = !out.payload;
   }
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec || size > k_max_entry_bytes) {
-    return {std::nullopt, true};
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return {std::nullopt, true};
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::optional<nlohmann::json> entry = try_parse_json_bounded(buffer.str(), k_max_entry_depth);
-  if (!entry || !entry->is_object() || entry->size() != 6 || entry->value("format", 0) != k_entry_format ||
-      entry->value("kind", "") != kind || entry->value("key", "") != key || !entry->contains("payload") ||
-      !is_sha256_hex(entry->value("payload_sha256", nlohmann::json())) ||
-      !is_sha256_hex(entry->value("cubin_sha256", nlohmann::json()))) {
-    return {std::nullopt, true};
-  }
-  nlohmann::json& payload = (*entry)["payload"];
-  const std::string cubin = (*entry)["cubin_sha256"].get<std::string>();
-  if (sha256_hex(payload.dump()) != (*entry)["payload_sha256"].get<std::string>() ||
-      (!cubin_sha256.empty() && cubin != cubin_sha256) || payload.value("cubin_sha256", "") != cubin ||
-      !payload_is_whole(kind, payload)) {
-    return {std::nullopt, true};
-  }
-  return {std::move(payload), false};
+  return out;
 }
 
-std::optional<std::string> ResultCache::store(std::string_view kind, const std::string& key,
-                                              const nlohmann::json& payload) const {
-  const fs::path path = path_of(kind, key);
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) {
-    return fmt::format("{}: cannot create: {}", path.parent_path().string(), ec.message());
+ResultCache::Loaded<CompiledPtx> ResultCache::load_compile(const std::string& key) const {
+  Loaded<CompiledPtx> out;
+  if (std::optional<nlohmann::json> payload = load_payload(path_of("ptxas", key), "ptxas", key, {}, out.rejected)) {
+    out.payload = compiled_from_json(*payload);
+    out.rejected = !out.payload;
   }
-  const nlohmann::json entry = {{"format", k_entry_format},
-                                {"kind", kind},
-                                {"key", key},
-                                {"cubin_sha256", payload.value("cubin_sha256", "")},
-                                {"payload_sha256", sha256_hex(payload.dump())},
-                                {"payload", payload}};
-  return write_entry(path, entry.dump());
+  return out;
+}
+
+std::optional<std::string> ResultCache::store_report(const std::string& key, const sass::CubinReport& report) const {
+  return store(*this, "sass", key, report);
+}
+
+std::optional<std::string> ResultCache::store_compile(const std::string& key, const CompiledPtx& compiled) const {
+  return store(*this, "ptxas", key, compiled_to_json(compiled));
 }
 
 }  // namespace lp::inspect

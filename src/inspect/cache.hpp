@@ -30,8 +30,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "sass/analyze.hpp"
 
 namespace lp::inspect {
@@ -54,6 +52,15 @@ std::string sass_cache_key(std::string_view cubin_sha256, std::string_view nvdis
 std::string compile_cache_key(std::string_view ptx_sha256, std::string_view ptxas_sha256,
                               const std::vector<std::string>& options);
 
+/// What compiling one PTX with one ptxas binary made: a ptxas/ entry's payload,
+/// {cubin_sha256, cubin_bytes, ms, log} exactly.
+struct CompiledPtx {
+  std::string cubin_sha256;
+  std::size_t cubin_bytes = 0;
+  double ms = 0.0;  ///< ptxas's wall time
+  std::string log;  ///< ptxas -v's output
+};
+
 /// A cache folder. Thread-safe: every call works on its own files.
 class ResultCache {
  public:
@@ -64,23 +71,22 @@ class ResultCache {
   [[nodiscard]] const std::string& root() const noexcept { return m_root; }
 
   /// What a lookup found.
+  template <class Payload>
   struct Loaded {
-    std::optional<nlohmann::json> payload;  ///< the entry's payload when whole
-    bool rejected = false;                  ///< an entry was there but is not whole
+    std::optional<Payload> payload;  ///< the entry's payload when whole
+    bool rejected = false;           ///< an entry was there but is not whole
   };
-
-  /// The payload of entry `key` of `kind` ("sass" or "ptxas") when it is whole (see
-  /// above) and describes the cubin `cubin_sha256` (for a ptxas/ entry, which names
-  /// the cubin it made, empty: any). Never throws for a bad entry.
-  [[nodiscard]] Loaded load(std::string_view kind, const std::string& key, std::string_view cubin_sha256) const;
-
-  /// Writes the entry, in its envelope, atomically. `payload` must be the JSON form
-  /// of its kind, with its cubin_sha256. Best effort: returns the reason it could not
-  /// ("<path>: ...") instead of throwing, since a cache that cannot be written only
-  /// costs time.
-  [[nodiscard]] std::optional<std::string> store(std::string_view kind, const std::string& key,
-                                                 const nlohmann::json& payload) const;
-
+  /// The sass/ entry `key` when it is whole (see above) and describes the cubin
+  /// `cubin_sha256`. Never throws for a bad entry.
+  [[nodiscard]] Loaded<sass::CubinReport> load_report(const std::string& key, std::string_view cubin_sha256) const;
+  /// The ptxas/ entry `key` when it is whole (it names the cubin it made).
+  [[nodiscard]] Loaded<CompiledPtx> load_compile(const std::string& key) const;
+  /// Writes the entry, in its envelope, atomically. Best effort: returns the reason
+  /// it could not ("<path>: ...") instead of throwing, since a cache that cannot be
+  /// written only costs time.
+  [[nodiscard]] std::optional<std::string> store_report(const std::string& key,
+                                                        const sass::CubinReport& report) const;
+  [[nodiscard]] std::optional<std::string> store_compile(const std::string& key, const CompiledPtx& compiled) const;
   /// Where the entry `key` of `kind` lives.
   [[nodiscard]] std::string path_of(std::string_view kind, const std::string& key) const;
 

@@ -1,6 +1,9 @@
 #include "inspect/document.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "inspect_schema_version.hpp"
+#include "ptx/ptx_check.hpp"
 #include "sass/analyze.hpp"
 #include "util/interrupt.hpp"
 #include "version.hpp"
@@ -8,6 +11,103 @@
 namespace lp::inspect {
 
 using nlohmann::json;
+
+namespace {
+
+json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+/// {ptxas, cubin_sha256, cubin_bytes, ms, log, cached}, or {ptxas, error, cached}.
+json compile_json(const CompileRecord& c) {
+  json j = {{"ptxas", c.ptxas.to_json()}, {"cached", c.cached}};
+  if (c.compiled) {
+    j["cubin_sha256"] = c.compiled->cubin_sha256;
+    j["cubin_bytes"] = c.compiled->cubin_bytes;
+    j["ms"] = c.compiled->ms;
+    j["log"] = c.compiled->log;
+  } else {
+    j["error"] = c.error;
+  }
+  return j;
+}
+
+/// ptx_check.hpp's PtxReport, or {"error": why}.
+json ptx_json(const PtxCheck& c) { return c.report ? json(*c.report) : json{{"error", c.error}}; }
+
+/// inspect.schema.json#/$defs/compiler records, each with its name.
+json compilers_json(const Work& w) {
+  json out = json::array();
+  for (const RunCompilerRecord& r : compiler_records(w)) {
+    json j = r.record.to_json();
+    j["name"] = r.name;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace
+
+json InspectResult::to_json() const {
+  return json{{"name", name},
+              {"variant", variant ? json(*variant) : json(nullptr)},
+              {"triton", text_or_null(triton)},
+              {"compiler", compiler},
+              {"status", to_string(status)},
+              {"finding_count", finding_count},
+              {"early_read_count", early_read_count},
+              {"cached", cached},
+              {"error", text_or_null(error)},
+              {"skipped", text_or_null(skipped)},
+              {"ms", ms},
+              {"compile", compile ? compile_json(*compile) : json(nullptr)},
+              {"sass", sass ? json(*sass) : json(nullptr)},
+              {"ptx", ptx ? ptx_json(*ptx) : json(nullptr)},
+              {"attribution", text_or_null(attribution)},
+              {"early_read_attribution", text_or_null(early_read_attribution)},
+              {"early_read_not_checked", text_or_null(early_read_not_checked)}};
+}
+
+json PtxasMatrix::to_json() const {
+  json j = {{"triton_version", triton_version},
+            {"missing_rows", missing},
+            {"columns", json::array()},
+            {"rows", json::array()},
+            {"first_clean", json::array()}};
+  for (const MatrixColumn& c : columns) {
+    j["columns"].push_back({{"compiler", c.compiler}, {"version", c.version}, {"source", c.source}});
+  }
+  for (const MatrixRow& row : rows) {
+    json cells = json::array();
+    for (std::size_t i = 0; i < row.cells.size(); ++i) {
+      const MatrixCell& cell = row.cells[i];
+      cells.push_back({{"compiler", columns[i].compiler},
+                       {"findings", cell.findings ? json(*cell.findings) : json()},
+                       {"status", cell.status},
+                       {"cubin_sha256", cell.cubin_sha256.empty() ? json() : json(cell.cubin_sha256)}});
+    }
+    j["rows"].push_back({{"variant", row.variant->id}, {"axes", row.variant->axes.to_json()}, {"cells", std::move(cells)}});
+  }
+  for (const FirstClean& f : first_clean) {
+    j["first_clean"].push_back({{"what", f.what},
+                                {"variants", f.variants},
+                                {"version", f.version ? json(*f.version) : json()},
+                                {"regressions", f.regressions},
+                                {"line", f.line}});
+  }
+  return j;
+}
+
+json CacheStats::to_json(const std::optional<std::string>& root) const {
+  return json{{"enabled", root.has_value()},
+              {"root", root ? json(*root) : json(nullptr)},
+              {"sass_hits", sass_hits},
+              {"sass_misses", sass_misses},
+              {"compile_hits", compile_hits},
+              {"compile_misses", compile_misses},
+              {"write_errors", write_errors},
+              {"rejected", rejected},
+              {"verified", verified},
+              {"differences", differences}};
+}
 
 InspectTotals total(const std::vector<InspectResult>& results) {
   InspectTotals t;
@@ -40,8 +140,9 @@ InspectTotals total(const std::vector<InspectResult>& results) {
   return t;
 }
 
-json inspect_document(const Work& w, const std::vector<InspectResult>& results,
-                      const std::vector<PtxasMatrix>& matrices, const Inspector& inspector, const RunInfo& run) {
+std::shared_ptr<const json> inspect_document(const Work& w, const std::vector<InspectResult>& results,
+                                             const std::vector<PtxasMatrix>& matrices, const Inspector& inspector,
+                                             const RunInfo& run) {
   const InspectTotals totals = total(results);
   json doc = {{"schema_version", k_inspect_schema_version},
               {"meta",
@@ -62,7 +163,7 @@ json inspect_document(const Work& w, const std::vector<InspectResult>& results,
                 {"fingerprint", inspector.fingerprint()},
                 {"checks", inspector.check_ids()}}},
               {"kernel_sets", json::array()},
-              {"compilers", compiler_records(w)},
+              {"compilers", compilers_json(w)},
               {"inputs", json::array()},
               {"cache", inspector.cache_stats().to_json(run.cache_root)},
               {"items", json::array()},
@@ -91,7 +192,7 @@ json inspect_document(const Work& w, const std::vector<InspectResult>& results,
   for (const InspectResult& r : results) {
     doc["items"].push_back(r.to_json());
   }
-  return doc;
+  return std::make_shared<const json>(std::move(doc));
 }
 
 }  // namespace lp::inspect

@@ -1,6 +1,7 @@
 #pragma once
 // The JSON document of `loraprobe inspect --json` (configs/schema/inspect.schema.json).
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,7 +54,7 @@ struct RunInfo {
 };
 
 /// The whole document.
-nlohmann::json inspect_document(const Work& work, const std::vector<InspectResult>& results,
+std::shared_ptr<const nlohmann::json> inspect_document(const Work& work, const std::vector<InspectResult>& results,
                                 const std::vector<PtxasMatrix>& matrices, const Inspector& inspector,
                                 const RunInfo& run);
 

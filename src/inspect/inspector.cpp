@@ -31,8 +31,8 @@ struct Inspector::Outcome {
   StaticOutcome status = StaticOutcome::error;
   std::size_t finding_count = 0;
   std::size_t early_read_count = 0;
-  nlohmann::json sass;
-  nlohmann::json compile;
+  std::shared_ptr<const sass::CubinReport> sass;
+  std::optional<CompileRecord> compile;  ///< PTX inputs; its ptxas is set per item (result_of)
   std::string error;
   std::string skipped;  ///< why nvdisasm did not run (the PTX has no wgmma); empty when it did
   bool cached = false;
@@ -74,7 +74,7 @@ StaticOutcome outcome_of(std::size_t findings, std::size_t early_reads) {
 struct Inspector::Memo {
   std::mutex mutex;
   std::map<std::string, Outcome> outcomes;
-  std::map<std::string, nlohmann::json> ptx_reports;  ///< by sha256 of the PTX
+  std::map<std::string, std::shared_ptr<const PtxCheck>> ptx_reports;  ///< by sha256 of the PTX
 };
 
 /// One input between inspect_all's phases: done without nvdisasm (a cache hit, a
@@ -86,8 +86,9 @@ struct Inspector::Pending {
   std::string cubin_sha256;
   std::string name;
   std::map<int, std::string> produced;  ///< the item's (InspectItem::produced)
-  nlohmann::json compile;      ///< the compile record (PTX inputs), else null
-  nlohmann::json recheck;      ///< a cached report this analysis re-checks (verify_sample), else null
+  std::optional<CompileRecord> compile;  ///< the compile record (PTX inputs)
+  /// A cached report this analysis re-checks (verify_sample), else null.
+  std::shared_ptr<const sass::CubinReport> recheck;
   double ms = 0.0;             ///< time spent before disassembling
   /// The cubin to disassemble.
   [[nodiscard]] std::string_view cubin() const { return given != nullptr ? std::string_view(*given) : compiled; }
@@ -105,43 +106,6 @@ std::string_view to_string(StaticOutcome status) noexcept {
       return "incompatible";
   }
   return "error";
-}
-
-nlohmann::json InspectResult::to_json() const {
-  return nlohmann::json{{"name", name},
-                        {"variant", variant ? nlohmann::json(*variant) : nlohmann::json(nullptr)},
-                        {"triton", triton.empty() ? nlohmann::json(nullptr) : nlohmann::json(triton)},
-                        {"compiler", compiler},
-                        {"status", to_string(status)},
-                        {"finding_count", finding_count},
-                        {"early_read_count", early_read_count},
-                        {"cached", cached},
-                        {"error", error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error)},
-                        {"skipped", skipped.empty() ? nlohmann::json(nullptr) : nlohmann::json(skipped)},
-                        {"ms", ms},
-                        {"compile", compile},
-                        {"sass", sass},
-                        {"ptx", ptx},
-                        {"attribution", attribution.empty() ? nlohmann::json(nullptr) : nlohmann::json(attribution)},
-                        {"early_read_attribution", early_read_attribution.empty()
-                                                       ? nlohmann::json(nullptr)
-                                                       : nlohmann::json(early_read_attribution)},
-                        {"early_read_not_checked", early_read_not_checked.empty()
-                                                       ? nlohmann::json(nullptr)
-                                                       : nlohmann::json(early_read_not_checked)}};
-}
-
-nlohmann::json CacheStats::to_json(const std::optional<std::string>& root) const {
-  return nlohmann::json{{"enabled", root.has_value()},
-                        {"root", root ? nlohmann::json(*root) : nlohmann::json(nullptr)},
-                        {"sass_hits", sass_hits},
-                        {"sass_misses", sass_misses},
-                        {"compile_hits", compile_hits},
-                        {"compile_misses", compile_misses},
-                        {"write_errors", write_errors},
-                        {"rejected", rejected},
-                        {"verified", verified},
-                        {"differences", differences}};
 }
 
 Inspector::Inspector(InspectorOptions options)
@@ -207,7 +171,7 @@ std::optional<Inspector::Outcome> Inspector::cached_report(const std::string& cu
     return std::nullopt;
   }
   const std::string key = sass_cache_key(cubin_sha256, m_options.nvdisasm.sha256, fingerprint_for(produced));
-  ResultCache::Loaded hit = m_cache->load("sass", key, cubin_sha256);
+  ResultCache::Loaded<sass::CubinReport> hit = m_cache->load_report(key, cubin_sha256);
   if (hit.rejected) {
     ++m_rejected;  // a miss: the fresh report overwrites it
   }
@@ -215,10 +179,10 @@ std::optional<Inspector::Outcome> Inspector::cached_report(const std::string& cu
     return std::nullopt;
   }
   Outcome outcome;
-  outcome.finding_count = hit.payload->at("finding_count").get<std::size_t>();
-  outcome.early_read_count = hit.payload->at("early_read_count").get<std::size_t>();
+  outcome.finding_count = hit.payload->finding_count();
+  outcome.early_read_count = hit.payload->early_read_count();
   outcome.status = outcome_of(outcome.finding_count, outcome.early_read_count);
-  outcome.sass = std::move(*hit.payload);
+  outcome.sass = std::make_shared<const sass::CubinReport>(std::move(*hit.payload));
   outcome.cached = true;
   return outcome;
 }
@@ -230,20 +194,9 @@ bool Inspector::take_verification() const {
   return left > 0;
 }
 
-void Inspector::compare_with_cache(const Pending& pending, const nlohmann::json& fresh) const {
+void Inspector::compare_with_cache(const Pending& pending, const sass::CubinReport& fresh) const {
   ++m_verified;
-  // What decides a verdict: the findings per kernel and their count (timings differ).
-  auto decisive = [](const nlohmann::json& report) {
-    nlohmann::json out = {{"finding_count", report.at("finding_count")},
-                          {"early_read_count", report.at("early_read_count")},
-                          {"kernels", nlohmann::json::array()}};
-    for (const nlohmann::json& k : report.at("kernels")) {
-      out["kernels"].push_back(
-          {{"name", k.at("name")}, {"findings", k.at("findings")}, {"early_reads", k.at("early_reads")}});
-    }
-    return out;
-  };
-  if (decisive(fresh) == decisive(pending.recheck)) {
+  if (sass::same_findings(fresh, *pending.recheck)) {
     return;
   }
   ++m_differences;
@@ -251,8 +204,7 @@ void Inspector::compare_with_cache(const Pending& pending, const nlohmann::json&
   if (m_first_difference.empty()) {
     m_first_difference = fmt::format("{} (cubin sha256 {}): the cache says {} finding(s), a fresh analysis {}",
                                      pending.name, pending.cubin_sha256.substr(0, 12),
-                                     pending.recheck.at("finding_count").get<std::size_t>(),
-                                     fresh.at("finding_count").get<std::size_t>());
+                                     pending.recheck->finding_count(), fresh.finding_count());
   }
 }
 
@@ -262,27 +214,24 @@ Inspector::Outcome Inspector::finish(const Pending& pending, const sass::CubinOu
     // Not cached: nvdisasm timing out under load says nothing about the next run.
     outcome.error = analysed.error;
   } else {
-    // What the cache stores is what the caller gets, byte for byte once dumped,
+    // What the cache stores is what the caller gets (a hit reads back through
+    // cubin_report_from_json, which refuses anything to_json would not write again),
     // so a later hit is indistinguishable from this run.
-    const std::string text = nlohmann::json(*analysed.report).dump();
-    if (!pending.recheck.is_null()) {
-      compare_with_cache(pending, nlohmann::json::parse(text));
+    if (pending.recheck) {
+      compare_with_cache(pending, *analysed.report);
     }
     if (m_cache) {
       const std::string key =
           sass_cache_key(pending.cubin_sha256, m_options.nvdisasm.sha256, fingerprint_for(pending.produced));
-      note_write(m_cache->store("sass", key, nlohmann::json::parse(text)));
+      note_write(m_cache->store_report(key, *analysed.report));
     }
-    outcome.sass = nlohmann::json::parse(text);
+    outcome.sass = std::make_shared<const sass::CubinReport>(*analysed.report);
     outcome.finding_count = analysed.report->finding_count();
     outcome.early_read_count = analysed.report->early_read_count();
     outcome.status = outcome_of(outcome.finding_count, outcome.early_read_count);
     outcome.ms = analysed.report->disassemble_ms + analysed.report->analysis_ms;
   }
-  if (!pending.compile.is_null()) {
-    outcome.compile = pending.compile;
-    outcome.compile["cached"] = false;
-  }
+  outcome.compile = pending.compile;
   outcome.ms += pending.ms;
   return outcome;
 }
@@ -307,9 +256,6 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
     if (hit) {
       ++m_sass_hits;
       hit->compile = p.compile;
-      if (!hit->compile.is_null()) {
-        hit->compile["cached"] = false;
-      }
       return done(std::move(*hit));
     }
     if (m_cache) {
@@ -332,18 +278,16 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
   const compile::PtxasInfo& ptxas = item.ptx->ptxas;
   const std::string key = compile_cache_key(input_sha256, ptxas.sha256, item.ptx->options);
   if (m_cache && !m_options.verify_compile_hits) {
-    ResultCache::Loaded record = m_cache->load("ptxas", key, {});
+    ResultCache::Loaded<CompiledPtx> record = m_cache->load_compile(key);
     if (record.rejected) {
       ++m_rejected;
     }
     if (record.payload) {
       // The compile is known; only a cached report saves running ptxas again.
-      if (std::optional<Outcome> hit =
-              cached_report(record.payload->at("cubin_sha256").get<std::string>(), item.produced)) {
+      if (std::optional<Outcome> hit = cached_report(record.payload->cubin_sha256, item.produced)) {
         ++m_compile_hits;
         ++m_sass_hits;
-        hit->compile = std::move(*record.payload);
-        hit->compile["cached"] = true;
+        hit->compile = CompileRecord{{}, std::move(*record.payload), {}, true};
         return done(std::move(*hit));
       }
     }
@@ -358,28 +302,26 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
     Outcome outcome;
     outcome.status = StaticOutcome::incompatible;
     outcome.error = e.reason() + " (a pairing that cannot compile, not a failure)";
-    outcome.compile = nlohmann::json{{"error", e.what()}, {"cached", false}};
+    outcome.compile = CompileRecord{{}, std::nullopt, e.what(), false};
     return done(std::move(outcome));
   } catch (const lp::Error& e) {
     Outcome outcome;
     outcome.error = e.what();
-    outcome.compile = nlohmann::json{{"error", e.what()}, {"cached", false}};
+    outcome.compile = CompileRecord{{}, std::nullopt, e.what(), false};
     return done(std::move(outcome));
   }
   const std::string cubin_sha256 = sha256_hex(out.cubin);
-  nlohmann::json record = {
-      {"cubin_sha256", cubin_sha256}, {"cubin_bytes", out.cubin.size()}, {"ms", out.ms}, {"log", out.log}};
+  CompiledPtx compiled{cubin_sha256, out.cubin.size(), out.ms, out.log};
   if (m_cache) {
-    note_write(m_cache->store("ptxas", key, record));
+    note_write(m_cache->store_compile(key, compiled));
   }
-  p.compile = std::move(record);
+  p.compile = CompileRecord{{}, std::move(compiled), {}, false};
   // Compiled all the same: a PTX that this ptxas refuses is an error row, skipped or not.
   if (std::string why = skip_reason(item.ptx->ptx, m_options.skip_without_wgmma); !why.empty()) {
     Outcome outcome;
     outcome.status = StaticOutcome::clean;
     outcome.skipped = std::move(why);
     outcome.compile = p.compile;
-    outcome.compile["cached"] = false;
     return done(std::move(outcome));
   }
   p.compiled = std::move(out.cubin);
@@ -410,9 +352,9 @@ InspectResult Inspector::result_of(const InspectItem& item, const Outcome& outco
   result.early_read_not_checked = item.produced_not_checked;
   result.sass = outcome.sass;
   result.compile = outcome.compile;
-  if (item.ptx && result.compile.is_object()) {
+  if (item.ptx && result.compile) {
     // The same binary may be known by several specs ("toolkit", "13.0"): name this item's.
-    result.compile["ptxas"] = item.ptx->ptxas.to_json();
+    result.compile->ptxas = item.ptx->ptxas;
   }
   result.error = outcome.error;
   result.skipped = outcome.skipped;
@@ -421,18 +363,17 @@ InspectResult Inspector::result_of(const InspectItem& item, const Outcome& outco
   if (ptx) {
     result.ptx = check_ptx(*ptx, item.name, item.produced);
     if (result.status != StaticOutcome::error && result.status != StaticOutcome::incompatible &&
-        result.ptx.contains("finding_count")) {
-      result.attribution =
-          ptx::attribution(result.ptx.at("finding_count").get<std::size_t>(), result.finding_count);
+        result.ptx->report) {
+      result.attribution = ptx::attribution(result.ptx->report->finding_count(), result.finding_count);
       result.early_read_attribution =
-          ptx::attribution(result.ptx.at("early_read_count").get<std::size_t>(), result.early_read_count);
+          ptx::attribution(result.ptx->report->early_read_count(), result.early_read_count);
     }
   }
   result.ms = first ? outcome.ms : 0.0;
   return result;
 }
 
-nlohmann::json Inspector::check_ptx(const std::string& ptx, const std::string& name,
+std::shared_ptr<const PtxCheck> Inspector::check_ptx(const std::string& ptx, const std::string& name,
                                     const std::map<int, std::string>& produced) const {
   const std::string key = sha256_hex(ptx) + "|" + produced_text(produced);
   {
@@ -443,11 +384,11 @@ nlohmann::json Inspector::check_ptx(const std::string& ptx, const std::string& n
   }
   // Milliseconds per kernel: computed where needed rather than cached on disk. Two
   // threads may both compute one PTX; they get the same answer.
-  nlohmann::json report;
+  auto report = std::make_shared<PtxCheck>();
   try {
-    report = ptx::analyze_ptx(ptx, name, produced);
+    report->report = ptx::analyze_ptx(ptx, name, produced);
   } catch (const Error& e) {
-    report = {{"error", e.what()}};
+    report->error = e.what();
   }
   std::lock_guard lock(m_memo->mutex);
   return m_memo->ptx_reports.emplace(key, std::move(report)).first->second;

@@ -28,11 +28,12 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "compile/ptxas.hpp"
 #include "compile/toolchain.hpp"
 #include "inspect/cache.hpp"
+#include "ptx/ptx_check.hpp"
 #include "sass/analyze.hpp"
 #include "sass/nvdisasm.hpp"
 
@@ -82,6 +83,20 @@ enum class StaticOutcome {
 /// "clean", "hazard", "error", "incompatible".
 std::string_view to_string(StaticOutcome status) noexcept;
 
+/// How a PTX input was compiled.
+struct CompileRecord {
+  compile::PtxasInfo ptxas;             ///< the binary, under this item's spec ("toolkit", "13.0")
+  std::optional<CompiledPtx> compiled;  ///< what it made; nullopt when it failed
+  std::string error;                    ///< why it failed; empty when it did not
+  bool cached = false;                  ///< taken from the cache's ptxas/ entry, ptxas not run
+};
+
+/// The PTX check of one PTX text (ptx/ptx_check.hpp).
+struct PtxCheck {
+  std::optional<ptx::PtxReport> report;  ///< nullopt when the PTX could not be read
+  std::string error;                     ///< why not; empty otherwise
+};
+
 /// The result for one item, in the order of the items given.
 struct InspectResult {
   std::string name;
@@ -92,14 +107,12 @@ struct InspectResult {
   StaticOutcome status = StaticOutcome::error;
   std::size_t finding_count = 0;     ///< wgmma hazard findings in the SASS
   std::size_t early_read_count = 0;  ///< gdc-early-read findings in the SASS
-  /// sass::CubinReport as JSON (analyze.hpp's to_json); null for an error.
-  nlohmann::json sass;
-  /// For PTX inputs: {ptxas: PtxasInfo, cubin_sha256, cubin_bytes, ms, log, cached};
-  /// null for items given as cubins.
-  nlohmann::json compile;
-  /// The PTX check of the item's PTX (ptx/ptx_check.hpp's PtxReport as JSON, or
-  /// {"error": why}); null when no PTX is known.
-  nlohmann::json ptx;
+  /// The SASS analysis; null for an error, or when nvdisasm did not run (`skipped`).
+  std::shared_ptr<const sass::CubinReport> sass;
+  /// For PTX inputs, how it was compiled; nullopt for items given as cubins.
+  std::optional<CompileRecord> compile;
+  /// The PTX check of the item's PTX; null when no PTX is known.
+  std::shared_ptr<const PtxCheck> ptx;
   /// Who made the hazard: "ptx", "ptxas" or "none" (ptx::attribution); empty when
   /// the SASS or the PTX could not be analysed.
   std::string attribution;
@@ -213,7 +226,7 @@ class Inspector {
   /// One of the verify_sample re-analyses, if any is left (never more than asked, whatever the threads).
   [[nodiscard]] bool take_verification() const;
   /// Compares a fresh report with the cached one it re-checks (verify_sample).
-  void compare_with_cache(const Pending& pending, const nlohmann::json& fresh) const;
+  void compare_with_cache(const Pending& pending, const sass::CubinReport& fresh) const;
   /// The outcome of a pending input from its analysis (stored in the disk cache).
   [[nodiscard]] Outcome finish(const Pending& pending, const sass::CubinOutcome& analysed) const;
   /// An item's result from its input's outcome; `first` carries the input's time.
@@ -222,8 +235,8 @@ class Inspector {
   /// any other exception is rethrown once all threads stopped.
   template <class Fn>
   void run_pool(std::size_t count, Fn&& fn) const;
-  /// The PTX check of `ptx`, once per distinct text (JSON as InspectResult::ptx).
-  [[nodiscard]] nlohmann::json check_ptx(const std::string& ptx, const std::string& name,
+  /// The PTX check of `ptx`, once per distinct text.
+  [[nodiscard]] std::shared_ptr<const PtxCheck> check_ptx(const std::string& ptx, const std::string& name,
                                          const std::map<int, std::string>& produced) const;
   void note_write(const std::optional<std::string>& failure) const;
 

@@ -15,7 +15,6 @@
 namespace lp::inspect {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
@@ -34,14 +33,12 @@ std::vector<int> version_parts(const std::string& v) {
   return parts;
 }
 
-json axis(const kernels::Variant& v, const char* key) { return v.axes.value(key); }
-
 /// An fp32-input expand kernel at vLLM's fixed knobs (configs/vllm/defaults.json's
 /// ptxas_matrix.common: block_m 64, 4 warps, and the EVEN_K path vLLM takes whenever
 /// the rank is a multiple of block_k) whose listed axes take one of an answer's values.
 bool matches(const plan::MatrixAnswer& answer, const kernels::Variant& v) {
   const AxisValues& common = plan::vllm_defaults().matrix_common;
-  if (v.op != common.text("op").value_or("") || axis(v, "input_dtype") != "fp32" ||
+  if (v.op != common.text("op").value_or("") || v.axes.text("input_dtype") != "fp32" ||
       (v.role != "kernel" && v.role != "negative_control")) {
     return false;
   }
@@ -125,7 +122,7 @@ std::vector<const kernels::Variant*> default_matrix_variants(const kernels::Kern
   const std::vector<AxisValues>& wanted = plan::vllm_defaults().matrix_rows;
   std::vector<const kernels::Variant*> out;
   for (const AxisValues& w : wanted) {
-    const kernels::Lookup found = set.lookup(w.to_json());
+    const kernels::Lookup found = set.lookup(w);
     if (found.variant == nullptr) {
       if (missing == nullptr) {
         throw UsageError(fmt::format("--ptxas-matrix: the kernel set {} has no variant {}: {}; choose variants with "
@@ -206,7 +203,7 @@ PtxasMatrix build_matrix(const std::vector<const kernels::Variant*>& variants, s
         cell.status = std::string(to_string(it->second->status));
         if (it->second->status != StaticOutcome::error && it->second->status != StaticOutcome::incompatible) {
           cell.findings = it->second->finding_count;
-          cell.cubin_sha256 = it->second->sass.value("cubin_sha256", std::string());
+          cell.cubin_sha256 = it->second->sass ? it->second->sass->cubin_sha256 : std::string();
           cell.attribution = it->second->attribution;
         }
       }
@@ -296,36 +293,6 @@ std::string PtxasMatrix::format() const {
     out += f.line + "\n";
   }
   return out;
-}
-
-json PtxasMatrix::to_json() const {
-  json j = {{"triton_version", triton_version},
-            {"missing_rows", missing},
-            {"columns", json::array()},
-            {"rows", json::array()},
-            {"first_clean", json::array()}};
-  for (const MatrixColumn& c : columns) {
-    j["columns"].push_back({{"compiler", c.compiler}, {"version", c.version}, {"source", c.source}});
-  }
-  for (const MatrixRow& row : rows) {
-    json cells = json::array();
-    for (std::size_t i = 0; i < row.cells.size(); ++i) {
-      const MatrixCell& cell = row.cells[i];
-      cells.push_back({{"compiler", columns[i].compiler},
-                       {"findings", cell.findings ? json(*cell.findings) : json()},
-                       {"status", cell.status},
-                       {"cubin_sha256", cell.cubin_sha256.empty() ? json() : json(cell.cubin_sha256)}});
-    }
-    j["rows"].push_back({{"variant", row.variant->id}, {"axes", row.variant->axes.to_json()}, {"cells", std::move(cells)}});
-  }
-  for (const FirstClean& f : first_clean) {
-    j["first_clean"].push_back({{"what", f.what},
-                                {"variants", f.variants},
-                                {"version", f.version ? json(*f.version) : json()},
-                                {"regressions", f.regressions},
-                                {"line", f.line}});
-  }
-  return j;
 }
 
 }  // namespace lp::inspect

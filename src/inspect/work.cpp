@@ -16,7 +16,6 @@ namespace lp::inspect {
 
 using compile::Compiler;
 using compile::CompilerKind;
-using nlohmann::json;
 
 namespace {
 
@@ -405,8 +404,8 @@ std::vector<PtxasMatrix> build_matrices(const Work& w, const std::vector<Inspect
   return matrices;
 }
 
-json compiler_records(const Work& w) {
-  json out = json::array();
+std::vector<RunCompilerRecord> compiler_records(const Work& w) {
+  std::vector<RunCompilerRecord> out;
   auto record = [&](const RunCompiler& c, const kernels::KernelSet* set) {
     compile::CompilerRecord r;
     r.compiler = c.compiler;
@@ -433,9 +432,7 @@ json compiler_records(const Work& w) {
       }
       r.options = set != nullptr ? set->manifest().ptxas_options : compile::triton_ptxas_options();
     }
-    json j = r.to_json();
-    j["name"] = c.label;  // a version prefix as it resolved: what the items say
-    out.push_back(std::move(j));
+    out.push_back({c.label, std::move(r)});
   };
   for (const RunCompiler& c : w.compilers) {
     if (w.mode == Mode::files) {

@@ -79,8 +79,14 @@ Work plan_work(const InspectRequest& request);
 /// says which later set's PTX is clean there (the upgrade that fixes it, measured).
 std::vector<PtxasMatrix> build_matrices(const Work& work, const std::vector<InspectResult>& results);
 
-/// The compilers of the run as inspect.schema.json#/$defs/compiler records (one per
-/// compiler and Triton set the run inspects; files: one per compiler, triton null).
-nlohmann::json compiler_records(const Work& work);
+/// A compiler of the run as the document lists it (inspect.schema.json#/$defs/compiler).
+struct RunCompilerRecord {
+  std::string name;  ///< as the items name it: a version prefix as it resolved
+  compile::CompilerRecord record;
+};
+
+/// The compilers of the run: one per compiler and Triton set the run inspects (files:
+/// one per compiler, triton none).
+std::vector<RunCompilerRecord> compiler_records(const Work& work);
 
 }  // namespace lp::inspect

@@ -280,6 +280,8 @@ const Variant* KernelSet::with_role(const std::string& role) const {
   return nullptr;
 }
 
+Lookup KernelSet::lookup(const AxisValues& wanted) const { return lookup(wanted.to_json()); }
+
 Lookup KernelSet::lookup(const json& wanted) const {
   // An exact match, the common case (a sweep asks once per case), from the index.
   {

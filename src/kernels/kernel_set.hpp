@@ -93,6 +93,7 @@ class KernelSet {
   /// The ok variant of role `kernel` (or `negative_control`, which is a kernel too) whose
   /// op and axes equal every entry of `wanted` ({"op": ..., "block_n": ..., ...}).
   [[nodiscard]] Lookup lookup(const nlohmann::json& wanted) const;
+  [[nodiscard]] Lookup lookup(const AxisValues& wanted) const;
 
   /// The variant of a role (positive_control, test_trap, ...); nullptr when absent.
   [[nodiscard]] const Variant* with_role(const std::string& role) const;

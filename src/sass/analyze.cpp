@@ -384,4 +384,20 @@ std::optional<CubinReport> cubin_report_from_json(const nlohmann::json& j) {
   }
 }
 
+bool same_findings(const ListingReport& a, const ListingReport& b) {
+  if (a.kernels.size() != b.kernels.size()) {
+    return false;
+  }
+  for (std::size_t k = 0; k < a.kernels.size(); ++k) {
+    const KernelReport& x = a.kernels[k];
+    const KernelReport& y = b.kernels[k];
+    // Compared in their JSON form: every field of every finding, in the one spelling.
+    if (x.name != y.name || nlohmann::json(x.findings) != nlohmann::json(y.findings) ||
+        nlohmann::json(x.early_reads) != nlohmann::json(y.early_reads)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace lp::sass

@@ -157,4 +157,8 @@ void to_json(nlohmann::json& j, const CubinReport& r);
 /// nullopt on any difference.
 std::optional<CubinReport> cubin_report_from_json(const nlohmann::json& j);
 
+/// Whether two analyses decide the same: the same kernels in order, each with the same
+/// findings and early reads, every field of them (timings, tools and sizes aside).
+bool same_findings(const ListingReport& a, const ListingReport& b);
+
 }  // namespace lp::sass

@@ -316,7 +316,7 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
          image->produced, {}});
   }
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(items);
-  m_inspection_cache = JsonText::of(inspector.cache_stats().to_json(inspect::default_cache_root()));
+  m_inspection_cache = inspector.cache_stats();
   if (inspector.interrupted_by() != 0) {
     throw Interrupted(inspector.interrupted_by());  // the reports that finished are in the cache
   }
@@ -329,9 +329,9 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
     todo[i]->findings = static_cast<int>(r.finding_count);
     todo[i]->early_reads = static_cast<int>(r.early_read_count);
     todo[i]->early_read_attribution = r.early_read_attribution;
-    todo[i]->sass = JsonText::of(r.sass);
-    if (r.ptx.contains("finding_count")) {
-      todo[i]->ptx_findings = r.ptx.at("finding_count").get<int>();
+    todo[i]->sass = r.sass;
+    if (r.ptx && r.ptx->report) {
+      todo[i]->ptx_findings = static_cast<int>(r.ptx->report->finding_count());
     }
     todo[i]->attribution = r.attribution;
   }
@@ -379,26 +379,6 @@ std::vector<compile::CompilerRecord> ImageSet::compiler_records() const {
     out.push_back(std::move(c));
   }
   return out;
-}
-
-nlohmann::json BuildRecord::to_json() const {
-  nlohmann::json j = {{"kind", compile::to_string(kind)}, {"tool", tool}, {"version", version}};
-  if (sha256) {
-    j["sha256"] = *sha256;
-  }
-  if (options) {
-    j["options"] = *options;
-  }
-  if (ms) {
-    j["ms"] = *ms;
-  }
-  if (log) {
-    j["log"] = *log;
-  }
-  if (amplified) {
-    j["amplified"] = *amplified;
-  }
-  return j;
 }
 
 }  // namespace lp::sweep

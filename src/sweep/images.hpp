@@ -18,8 +18,10 @@
 
 #include "compile/compiler.hpp"
 #include "compile/toolchain.hpp"
+#include "inspect/inspector.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "protocol/protocol.hpp"
+#include "sass/analyze.hpp"
 #include "util/json_text.hpp"
 
 namespace lp::sweep {
@@ -68,7 +70,7 @@ struct Image {
   std::optional<int> findings;  ///< static hazards, once inspected
   int early_reads = 0;          ///< gdc-early-read findings, once inspected (sass/early_read.hpp)
   std::string early_read_attribution;  ///< who made them: "ptx", "ptxas", "none"; empty until known
-  JsonText sass;                ///< the analysis report (sass::CubinReport as JSON), or null
+  std::shared_ptr<const sass::CubinReport> sass;  ///< the SASS analysis, once inspected (null: skipped)
   std::string sass_error;       ///< why it could not be inspected
   std::shared_ptr<const std::string> ptx;  ///< the variant's PTX, for the PTX check
   std::map<int, std::string> produced;     ///< the variant's produced parameters, for gdc-early-read
@@ -116,9 +118,9 @@ class ImageSet {
   /// The compilers used, one record per compiler and Triton set (prebuilt and
   /// ptxas=triton are another binary per set; a ptxas compile uses the set's options).
   [[nodiscard]] std::vector<compile::CompilerRecord> compiler_records() const;
-  /// The static inspection's disk cache as inspect() used it (inspect::CacheStats::to_json):
-  /// its root and hits; null when nothing was inspected.
-  [[nodiscard]] const JsonText& inspection_cache() const { return m_inspection_cache; }
+  /// How inspect() used the static inspection's disk cache (whose root is
+  /// inspect::default_cache_root()); nullopt when nothing was inspected.
+  [[nodiscard]] const std::optional<inspect::CacheStats>& inspection_cache() const { return m_inspection_cache; }
 
  private:
   /// Each ptxas the images need, resolved once (its --version and sha256 go into the
@@ -130,7 +132,7 @@ class ImageSet {
   void compile_images(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& todo);
 
   std::map<std::string, Image> m_images;
-  JsonText m_inspection_cache;
+  std::optional<inspect::CacheStats> m_inspection_cache;
   /// The ptxas of an image's compiler: by spec, or "triton@<version>" for ptxas=triton.
   static std::string ptxas_key(const Image& image);
   std::map<std::string, compile::PtxasInfo> m_ptxas;  ///< by ptxas_key, resolved once

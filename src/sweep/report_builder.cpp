@@ -59,7 +59,8 @@ report::Environment environment_record(const ImageSet& images, const std::option
   }
   e.jit_cache_disabled = gpu ? gpu->jit_cache_disabled : !allow_jit_cache;
   e.module_loading = gpu ? gpu->module_loading : std::string();
-  e.inspection_cache = images.inspection_cache();
+  const std::optional<inspect::CacheStats>& cache = images.inspection_cache();
+  e.inspection_cache = cache ? JsonText::of(cache->to_json(inspect::default_cache_root())) : JsonText();
   e.kernel_sets = kernel_sets;
   return e;
 }
@@ -92,7 +93,7 @@ std::vector<report::VariantRecord> variants_record(const ImageSet& images, const
     v.static_findings = image.findings;
     v.ptx_findings = image.ptx_findings;
     v.attribution = text(image.attribution);
-    v.sass = image.sass;
+    v.sass = image.sass ? JsonText::of(*image.sass) : JsonText();
     v.sass_error = text(image.sass_error);
     v.case_verdicts = verdicts_by_key[key];
     variants.push_back(std::move(v));
@@ -114,6 +115,26 @@ report::Tolerances tolerance_record(const plan::SweepConfig& config) {
     t.overrides[std::string(dtype_name(dtype))] = {setting.value.atol, setting.value.rtol, setting.origin.describe()};
   }
   return t;
+}
+
+nlohmann::json BuildRecord::to_json() const {
+  nlohmann::json j = {{"kind", compile::to_string(kind)}, {"tool", tool}, {"version", version}};
+  if (sha256) {
+    j["sha256"] = *sha256;
+  }
+  if (options) {
+    j["options"] = *options;
+  }
+  if (ms) {
+    j["ms"] = *ms;
+  }
+  if (log) {
+    j["log"] = *log;
+  }
+  if (amplified) {
+    j["amplified"] = *amplified;
+  }
+  return j;
 }
 
 }  // namespace lp::sweep

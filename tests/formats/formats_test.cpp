@@ -170,14 +170,14 @@ Document many_latent_rows(std::size_t rows) {
   // As read_document leaves a report: meta and the cases typed, out of the JSON.
   Document doc;
   doc.path = "many.json";
-  doc.json = r;
   doc.meta.argv = {"loraprobe", "sweep"};
   doc.meta.repeats = 3;
   doc.meta.plan.cases = rows * 10;
   for (const json& c : r["cases"]) {
     doc.cases.push_back(report::CaseRecord::from_json(c));
   }
-  doc.json.erase("cases");
+  r.erase("cases");
+  doc.json = std::make_shared<const json>(std::move(r));
   return doc;
 }
 
@@ -314,7 +314,7 @@ TEST(StackMatrix, CleanFailingAndIncompatibleRuns) {
   Document files;
   files.kind = DocumentKind::inspect;
   files.path = "i.json";
-  files.json = json{{"items", json::array({{{"triton", nullptr}, {"status", "hazard"}}})}};
+  files.json = std::make_shared<const json>(json{{"items", json::array({{{"triton", nullptr}, {"status", "hazard"}}})}});
   EXPECT_TRUE(stack_matrix(files).empty());
 }
 
@@ -391,7 +391,7 @@ TEST(View, InspectDocumentsGetTheirHazardousCubins) {
   Document doc;
   doc.kind = DocumentKind::inspect;
   doc.path = "inspect.json";
-  doc.json = d;
+  doc.json = std::make_shared<const json>(d);
   const std::string md = markdown_of(doc);
   EXPECT_NE(md.find("# loraprobe inspect: 2 cubins, 1 with a hazard, 1 findings"), std::string::npos) << md;
   EXPECT_NE(md.find("  /*0070*/ WARPGROUP.DEPBAR.LE gsb0, 0x1"), std::string::npos) << md;
@@ -465,9 +465,11 @@ TEST(View, EveryCaseIncompatibleSaysTheRunJudgedNothing) {
     c.timing.reset();
   }
   doc.cases = cases;
-  doc.json["summary"]["counts"] = {{"incompatible", doc.cases.size()}};
-  doc.json["summary"]["outcome"] = "nothing_compatible";
-  doc.json["summary"]["exit_code"] = 3;
+  json tree = *doc.json;
+  tree["summary"]["counts"] = {{"incompatible", doc.cases.size()}};
+  tree["summary"]["outcome"] = "nothing_compatible";
+  tree["summary"]["exit_code"] = 3;
+  doc.json = std::make_shared<const json>(std::move(tree));
   const ReportView v = view_of(doc);
   EXPECT_EQ(v.headline.rfind("INCOMPATIBLE: none of the ", 0), 0U) << v.headline;
   // JUnit: not run, not failed.

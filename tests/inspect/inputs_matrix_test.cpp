@@ -6,6 +6,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "inspect/inputs.hpp"
 #include "inspect/matrix.hpp"
 #include "kernels/kernel_sets.hpp"
@@ -123,7 +125,9 @@ InspectResult result(const std::string& id, const std::string& compiler, std::si
   r.compiler = compiler;
   r.status = findings > 0 ? StaticOutcome::hazard : StaticOutcome::clean;
   r.finding_count = findings;
-  r.sass = {{"cubin_sha256", std::string(64, 'a')}};
+  sass::CubinReport report;
+  report.cubin_sha256 = std::string(64, 'a');
+  r.sass = std::make_shared<const sass::CubinReport>(std::move(report));
   return r;
 }
 

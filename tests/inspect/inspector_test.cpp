@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "inspect/cache.hpp"
 #include "inspect/inspector.hpp"
 #include "kernels/kernel_sets.hpp"
@@ -54,9 +56,9 @@ TEST(Inspector, FindsTheHazardAndNotInTheSerialisedLoop) {
   EXPECT_EQ(r[0].name, k_hazard_id);
   EXPECT_EQ(r[0].status, StaticOutcome::hazard) << r[0].error;
   EXPECT_GT(r[0].finding_count, 0U);
-  EXPECT_EQ(r[0].sass.at("finding_count").get<std::size_t>(), r[0].finding_count);
-  EXPECT_EQ(r[0].sass.at("cubin_sha256"), sha256_hex(fixture(k_hazard_id + ".cubin")));
-  EXPECT_TRUE(r[0].compile.is_null());
+  EXPECT_EQ(r[0].sass->finding_count(), r[0].finding_count);
+  EXPECT_EQ(r[0].sass->cubin_sha256, sha256_hex(fixture(k_hazard_id + ".cubin")));
+  EXPECT_FALSE(r[0].compile.has_value());
   EXPECT_FALSE(r[0].cached);
   EXPECT_EQ(r[1].name, k_clean_id);
   EXPECT_EQ(r[1].status, StaticOutcome::clean) << r[1].error;
@@ -88,12 +90,12 @@ TEST(Inspector, CacheHitReturnsTheSameJson) {
   EXPECT_EQ(again.cache_stats().sass_hits, 1U);
   EXPECT_EQ(hit.status, cold.status);
   EXPECT_EQ(hit.finding_count, cold.finding_count);
-  EXPECT_EQ(hit.sass, cold.sass);
-  EXPECT_EQ(hit.sass.dump(), cold.sass.dump());  // byte for byte, timings included
+  EXPECT_EQ(nlohmann::json(*hit.sass), nlohmann::json(*cold.sass));
+  EXPECT_EQ(nlohmann::json(*hit.sass).dump(), nlohmann::json(*cold.sass).dump());  // byte for byte, timings included
 
   // A fresh analysis without the cache agrees with both except for wall-clock figures.
   const Inspector uncached(options(*tool));
-  EXPECT_EQ(without_timings(uncached.inspect(item).sass), without_timings(hit.sass));
+  EXPECT_EQ(without_timings(*uncached.inspect(item).sass), without_timings(*hit.sass));
 }
 
 TEST(Inspector, CacheKeyFollowsTheChecksAndSurvivesACorruptEntry) {
@@ -116,8 +118,8 @@ TEST(Inspector, CacheKeyFollowsTheChecksAndSurvivesACorruptEntry) {
   EXPECT_EQ(r.status, StaticOutcome::hazard);
   EXPECT_EQ(after.cache_stats().rejected, 1U);  // there, not whole: a miss, rewritten
   EXPECT_TRUE(ResultCache(cache.path())
-                  .load("sass", sass_cache_key(sha256_hex(item.cubin), tool->sha256, all.fingerprint()),
-                        sha256_hex(item.cubin))
+                  .load_report(sass_cache_key(sha256_hex(item.cubin), tool->sha256, all.fingerprint()),
+                               sha256_hex(item.cubin))
                   .payload.has_value());
 }
 
@@ -141,10 +143,11 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
     EXPECT_EQ(r[1].compiler, "ptxas=same-binary-other-label");
     EXPECT_EQ(inspector.cache_stats().compile_misses, 1U);  // one ptxas run for both items
     EXPECT_EQ(inspector.cache_stats().sass_misses, 1U);
-    EXPECT_FALSE(r[0].compile.at("cached").get<bool>());
-    EXPECT_EQ(r[0].compile.at("ptxas").at("sha256"), ptxas->sha256);
-    EXPECT_EQ(r[0].compile.at("cubin_sha256"), r[0].sass.at("cubin_sha256"));
-    EXPECT_NE(r[0].compile.at("log").get<std::string>().find("registers"), std::string::npos);
+    ASSERT_TRUE(r[0].compile && r[0].compile->compiled);
+    EXPECT_FALSE(r[0].compile->cached);
+    EXPECT_EQ(r[0].compile->ptxas.sha256, ptxas->sha256);
+    EXPECT_EQ(r[0].compile->compiled->cubin_sha256, r[0].sass->cubin_sha256);
+    EXPECT_NE(r[0].compile->compiled->log.find("registers"), std::string::npos);
   }
   // By default the cache is not trusted with what the PTX compiles to: ptxas runs
   // again, and the report is the cached one of the cubin it really made.
@@ -152,7 +155,7 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
     const Inspector verified(options(*tool, 1, cache.path()));
     const InspectResult hit = verified.inspect(a);
     EXPECT_TRUE(hit.cached);
-    EXPECT_FALSE(hit.compile.at("cached").get<bool>());
+    EXPECT_FALSE(hit.compile->cached);
     EXPECT_EQ(verified.cache_stats().compile_hits, 0U);
     EXPECT_EQ(hit.status, StaticOutcome::hazard);
   }
@@ -161,7 +164,7 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
   const Inspector again(trusting);
   const InspectResult hit = again.inspect(a);
   EXPECT_TRUE(hit.cached);
-  EXPECT_TRUE(hit.compile.at("cached").get<bool>());
+  EXPECT_TRUE(hit.compile->cached);
   EXPECT_EQ(again.cache_stats().compile_hits, 1U);
   EXPECT_EQ(again.cache_stats().compile_misses, 0U);
   EXPECT_EQ(hit.status, StaticOutcome::hazard);
@@ -281,10 +284,10 @@ TEST(Inspector, ErrorsAreRecordedPerItemAndOrderIsKept) {
   }
   EXPECT_EQ(r[1].status, StaticOutcome::error);
   EXPECT_EQ(r[1].error, "junk: not a cubin (no ELF header)");
-  EXPECT_TRUE(r[1].sass.is_null());
+  EXPECT_EQ(r[1].sass, nullptr);
   EXPECT_EQ(r[0].status, StaticOutcome::clean);
   EXPECT_EQ(r[2].status, StaticOutcome::hazard);
-  EXPECT_EQ(r[3].sass, r[0].sass);  // the same bytes are analysed once
+  EXPECT_EQ(r[3].sass, r[0].sass);  // the same bytes are analysed once: one report, shared
   EXPECT_EQ(calls, 3U);
 }
 
@@ -300,7 +303,7 @@ TEST(Inspector, ACubinWhosePtxHasNoWgmmaIsCleanWithoutNvdisasm) {
   const InspectResult skipped = Inspector(options(broken)).inspect_all({item}).front();
   EXPECT_EQ(skipped.status, StaticOutcome::clean);
   EXPECT_EQ(skipped.finding_count, 0U);
-  EXPECT_TRUE(skipped.sass.is_null());
+  EXPECT_EQ(skipped.sass, nullptr);
   EXPECT_EQ(skipped.skipped,
             "the PTX has no wgmma.mma_async and no griddepcontrol.wait, so the SASS has nothing any check looks at");
   EXPECT_EQ(skipped.to_json()["skipped"], skipped.skipped);
@@ -341,7 +344,7 @@ TEST(Inspector, SkippingIsSoundOverEveryEmbeddedSet) {
     EXPECT_EQ(r.status, StaticOutcome::clean) << r.triton << " " << r.name << ": " << r.error;
     EXPECT_EQ(r.finding_count, 0U) << r.triton << " " << r.name;
     EXPECT_EQ(r.early_read_count, 0U) << r.triton << " " << r.name;
-    analysed += r.sass.is_object() ? 1 : 0;
+    analysed += r.sass ? 1 : 0;
   }
   EXPECT_EQ(analysed, items.size());
   const InspectResult skipped = Inspector(options(*tool)).inspect_all({items.front()}).front();
@@ -392,10 +395,10 @@ TEST(Cache, StoreFailureIsReportedNotThrown) {
   const TempDir dir("lp-inspect-cache-");
   const std::string blocker = dir.write("file", "x");
   const ResultCache cache(blocker);  // a file where the root folder should be
-  const std::optional<std::string> failure = cache.store("sass", "ab12", nlohmann::json::object());
+  const std::optional<std::string> failure = cache.store_report("ab12", sass::CubinReport{});
   ASSERT_TRUE(failure.has_value());
   EXPECT_NE(failure->find("cannot create"), std::string::npos) << *failure;
-  EXPECT_FALSE(cache.load("sass", "ab12", "").payload.has_value());
+  EXPECT_FALSE(cache.load_report("ab12", "").payload.has_value());
 }
 
 }  // namespace
