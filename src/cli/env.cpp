@@ -34,7 +34,7 @@ struct EnvOptions {
 
 nlohmann::json collect(const EnvOptions& o) {
   nlohmann::json env = {{"loraprobe", {{"version", k_version}, {"git_sha", k_git_sha}}},
-                        {"host", report::host_record()},
+                        {"host", report::host_record().to_json()},
                         {"toolkit", compile::toolkit_record()}};
   nlohmann::json compilers = nlohmann::json::array();
   for (const compile::PtxasInfo& p : compile::discover_ptxas()) {

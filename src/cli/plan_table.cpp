@@ -3,11 +3,9 @@
 #include <cstdio>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 namespace lp::cli {
 
-using nlohmann::json;
 
 namespace {
 
@@ -46,23 +44,6 @@ void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Pl
                        c.shrink ? std::to_string(c.shrink->split_k) : "-", plan::format_cell(a, "even_k"), c.amplify,
                        c.compiler.to_string());
   }
-}
-
-void print_plan_json(std::FILE* file, const plan::SweepConfig& config, const plan::Plan& p) {
-  json head = {{"config", config.to_json()},       {"count", p.cases.size()},
-               {"combinations", p.combinations},   {"not_applicable", plan::not_applicable_json(p.not_applicable)},
-               {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates}};
-  if (!p.not_swept.empty()) {
-    head["not_swept"] = plan::not_swept_json(p.not_swept);
-  }
-  std::string text = head.dump(2);
-  text.resize(text.size() - 2);  // drop the closing "\n}": the cases follow
-  fmt::print(file, "{},\n  \"cases\": [", text);
-  // One case per line, written as it goes.
-  for (std::size_t i = 0; i < p.cases.size(); ++i) {
-    fmt::print(file, "{}\n    {}", i == 0 ? "" : ",", plan::case_to_json(p.cases[i]).dump());
-  }
-  fmt::print(file, "{}]\n}}\n", p.cases.empty() ? "" : "\n  ");
 }
 
 }  // namespace lp::cli

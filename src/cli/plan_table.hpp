@@ -1,11 +1,8 @@
 #pragma once
-// How a plan is shown: the dry-run table and its JSON twin.
-
-#include <string>
-
-#include <nlohmann/json_fwd.hpp>
+// How a plan is shown: the dry-run table (its JSON twin is plan::write_plan_json).
 
 #include <cstdio>
+#include <string>
 
 #include "plan/config.hpp"
 #include "plan/plan.hpp"
@@ -15,9 +12,5 @@ namespace lp::cli {
 /// Writes header lines (counts, what was dropped and why) and one row per case,
 /// row by row.
 void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Plan& p);
-
-/// Writes {"config", "count", "combinations", "not_applicable", "excluded_by_rule",
-/// "duplicates", "cases"}, one case per line as it goes.
-void print_plan_json(std::FILE* file, const plan::SweepConfig& config, const plan::Plan& p);
 
 }  // namespace lp::cli

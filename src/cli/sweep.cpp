@@ -1,7 +1,6 @@
 // loraprobe sweep: expand a config into cases and, on a Hopper GPU, run them.
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <map>
@@ -289,7 +288,7 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   }
   const plan::SweepConfig config = o.plan.resolve();
   if (o.show_config) {
-    fmt::print("{}", o.json ? config.to_json().dump(2) + "\n" : plan::format_config(config));
+    fmt::print("{}", o.json ? config.json_text() : plan::format_config(config));
     if (!o.dry_run) {
       return 0;
     }
@@ -302,7 +301,7 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
     const plan::PlannedRun run = plan::plan_for(config, kernels::KernelSets::load(o.kernel_dirs).versions(),
                                                 request.only_cases, request.shard);
     if (o.json) {
-      print_plan_json(stdout, config, run.plan);
+      plan::write_plan_json(stdout, config, run.plan);
     } else {
       print_plan(stdout, config, run.plan);
     }

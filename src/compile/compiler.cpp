@@ -3,13 +3,10 @@
 #include <cstdio>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 
 namespace lp::compile {
-
-using nlohmann::json;
 
 namespace {
 
@@ -69,16 +66,6 @@ std::optional<std::string> compiler_syntax_error(std::string_view text) {
     return std::nullopt;
   }
   return fmt::format("expected {}, got \"{}\"", k_compiler_grammar, text);
-}
-
-json CompilerRecord::to_json() const {
-  return {{"name", compiler.to_string()},
-          {"kind", compile::to_string(compiler.kind)},
-          {"triton", triton ? json(*triton) : json()},
-          {"ptxas", ptxas ? ptxas->to_json() : json()},
-          {"version", version ? json(*version) : json()},
-          {"options", options ? json(*options) : json()},
-          {"error", error.empty() ? json() : json(error)}};
 }
 
 }  // namespace lp::compile

@@ -1,5 +1,7 @@
 #include "compile/toolchain.hpp"
 
+#include "compile/compiler.hpp"
+
 #include <cuda.h>
 #include <unistd.h>
 
@@ -85,6 +87,17 @@ json PtxasInfo::to_json() const {
           {"path", path.empty() ? json() : json(path)},
           {"version", version.empty() ? json() : json(version)},
           {"sha256", sha256.empty() ? json() : json(sha256)}};
+}
+
+/// compiler.hpp's record: compile's JSON forms are written here, in one unit.
+json CompilerRecord::to_json() const {
+  return {{"name", compiler.to_string()},
+          {"kind", compile::to_string(compiler.kind)},
+          {"triton", triton ? json(*triton) : json()},
+          {"ptxas", ptxas ? ptxas->to_json() : json()},
+          {"version", version ? json(*version) : json()},
+          {"options", options ? json(*options) : json()},
+          {"error", error.empty() ? json() : json(error)}};
 }
 
 json toolkit_record() {

@@ -85,6 +85,24 @@ AxisValue AxisValue::from_json(const json& value) {
   return v;
 }
 
+AxisValue AxisValue::of_bool(bool value) {
+  AxisValue v;
+  v.m_kind = Kind::boolean;
+  v.m_value.boolean = value;
+  return v;
+}
+
+AxisValue AxisValue::of_int(std::int64_t value) {
+  AxisValue v;
+  v.m_kind = Kind::integer;
+  v.m_value.integer = value;
+  return v;
+}
+
+AxisValue AxisValue::of_text(std::string_view value) { return from_json(json(value)); }
+
+AxisValue AxisValue::of_ints(const std::vector<std::int64_t>& values) { return from_json(json(values)); }
+
 json AxisValue::to_json() const {
   switch (m_kind) {
     case Kind::null:

@@ -35,6 +35,11 @@ class AxisValue {
  public:
   AxisValue() = default;  ///< null: an axis that does not apply
   static AxisValue from_json(const nlohmann::json& value);
+  /// A boolean, a whole number, a string: the values code sets without JSON at hand.
+  static AxisValue of_bool(bool value);
+  static AxisValue of_int(std::int64_t value);
+  static AxisValue of_text(std::string_view value);
+  static AxisValue of_ints(const std::vector<std::int64_t>& values);  ///< a list: per-slice sizes
   [[nodiscard]] nlohmann::json to_json() const;
 
   [[nodiscard]] bool is_null() const { return m_kind == Kind::null; }

@@ -515,6 +515,8 @@ SweepConfig load_default_config() {
   return parse_config(embedded_config("default.json"), std::string(k_embedded_prefix) + "default.json");
 }
 
+std::string SweepConfig::json_text() const { return to_json().dump(2) + "\n"; }
+
 json SweepConfig::to_json() const {
   json out;
   out["name"] = name;

@@ -92,6 +92,8 @@ struct SweepConfig {
   [[nodiscard]] const std::vector<AxisValue>& values(AxisId id) const { return axes.at(id).value; }
   /// The config as JSON, with each setting's origin ({"value": ..., "origin": ...}).
   [[nodiscard]] nlohmann::json to_json() const;
+  /// to_json() as text, indented by 2, with a final newline.
+  [[nodiscard]] std::string json_text() const;
 };
 
 /// Limits on config files: parsing refuses more.

@@ -6,6 +6,7 @@
 #include "plan/vllm_defaults.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <bitset>
 #include <set>
@@ -686,6 +687,23 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
     plan.cases.push_back(std::move(*c));
   }
   return plan;
+}
+
+void write_plan_json(std::FILE* file, const SweepConfig& config, const Plan& p) {
+  json head = {{"config", config.to_json()},       {"count", p.cases.size()},
+               {"combinations", p.combinations},   {"not_applicable", not_applicable_json(p.not_applicable)},
+               {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates}};
+  if (!p.not_swept.empty()) {
+    head["not_swept"] = not_swept_json(p.not_swept);
+  }
+  std::string text = head.dump(2);
+  text.resize(text.size() - 2);  // drop the closing "\n}": the cases follow
+  fmt::print(file, "{},\n  \"cases\": [", text);
+  // One case per line, written as it goes.
+  for (std::size_t i = 0; i < p.cases.size(); ++i) {
+    fmt::print(file, "{}\n    {}", i == 0 ? "" : ",", case_to_json(p.cases[i]).dump());
+  }
+  fmt::print(file, "{}]\n}}\n", p.cases.empty() ? "" : "\n  ");
 }
 
 }  // namespace lp::plan

@@ -169,4 +169,9 @@ nlohmann::json not_swept_json(const std::vector<NotSwept>& not_swept);
 /// The case as JSON: {"index", "id", "axes"}.
 nlohmann::json case_to_json(const Case& c);
 
+/// The dry run's JSON: {"config", "count", "combinations", "not_applicable",
+/// "excluded_by_rule", "duplicates", "not_swept" (when any), "cases"}, one case per
+/// line, written as it goes.
+void write_plan_json(std::FILE* file, const SweepConfig& config, const Plan& p);
+
 }  // namespace lp::plan

@@ -374,4 +374,8 @@ GpuRecord gpu_record_from_json(const json& j) {
   }
 }
 
+JsonText to_json_text(const RaceResult& result) { return JsonText::of(to_json(result)); }
+
+JsonText to_json_text(const GpuRecord& gpu) { return JsonText::of(to_json(gpu)); }
+
 }  // namespace lp::protocol

@@ -22,6 +22,7 @@
 #include "compile/compiler.hpp"
 #include "model/metrics.hpp"
 #include "model/problem.hpp"
+#include "util/json_text.hpp"
 
 namespace lp::protocol {
 
@@ -170,5 +171,8 @@ nlohmann::json to_json(const RaceResult& result);
 RaceResult race_result_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const GpuRecord& gpu);
 GpuRecord gpu_record_from_json(const nlohmann::json& j);
+/// to_json's value as the text a report carries (util/json_text.hpp).
+JsonText to_json_text(const RaceResult& result);
+JsonText to_json_text(const GpuRecord& gpu);
 
 }  // namespace lp::protocol

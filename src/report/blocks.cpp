@@ -1,5 +1,7 @@
 #include "report/blocks.hpp"
 
+#include "report/environment.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace lp::report {
@@ -209,6 +211,10 @@ Meta Meta::from_json(const JsonIn& j) {
     }
   }
   return m;
+}
+
+json HostRecord::to_json() const {
+  return {{"hostname", hostname}, {"os", os}, {"kernel", kernel}, {"machine", machine}, {"cpus", cpus}};
 }
 
 json Environment::to_json() const {

@@ -2,11 +2,24 @@
 // The host part of a report's environment record; the toolkit and compilers come
 // from compile/toolchain, the GPU from cuda/.
 
+#include <string>
+
 #include <nlohmann/json_fwd.hpp>
 
 namespace lp::report {
 
-/// {"hostname", "os", "kernel", "cpus"} of this machine.
-nlohmann::json host_record();
+/// This machine, as a report's environment.host says it.
+struct HostRecord {
+  std::string hostname;
+  std::string os;       ///< uname's sysname: "Linux"
+  std::string kernel;   ///< uname's release
+  std::string machine;  ///< uname's machine: "x86_64"
+  unsigned cpus = 0;    ///< hardware threads
+  /// {"hostname", "os", "kernel", "machine", "cpus"} (written in blocks.cpp).
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+/// This machine's record.
+HostRecord host_record();
 
 }  // namespace lp::report

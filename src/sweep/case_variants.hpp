@@ -22,11 +22,11 @@ inline constexpr std::int64_t k_chain_tail_ns = 100'000;
 /// The manifest axes (plus "op") of the kernel that writes a case's y: the expand for
 /// expand and for the second half of lora_linear (whose expand input is fp32), the
 /// fused-MoE kernel for fused_moe. Precondition: c.expand is set.
-nlohmann::json wanted_expand_axes(const plan::Case& c);
+AxisValues wanted_expand_axes(const plan::Case& c);
 
 /// The manifest axes (plus "op") of the shrink kernel a case launches: for shrink and
 /// the first half of lora_linear. Precondition: c.shrink is set.
-nlohmann::json wanted_shrink_axes(const plan::Case& c);
+AxisValues wanted_shrink_axes(const plan::Case& c);
 
 /// The static half of a sweep of `plan`: every (set, variant) its cases load, in
 /// first-seen order, and its compilers (sorted). A case whose variant is missing is

@@ -4,7 +4,6 @@
 #include <tuple>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "sweep/case_variants.hpp"
 #include "sweep/decide.hpp"
@@ -16,7 +15,6 @@
 
 namespace lp::sweep {
 
-using nlohmann::json;
 using protocol::ImageRef;
 using report::CaseRecord;
 using report::Verdict;
@@ -32,6 +30,22 @@ constexpr float k_shrink_scale = 0.25F;
 constexpr std::int64_t k_control_tokens = 512;
 constexpr std::int64_t k_control_rank = 64;
 constexpr std::int64_t k_control_hidden = 4096;
+
+/// The axes of a control case: the expand of k_control_* shapes, named by its role.
+AxisValues control_axes(std::string_view input_dtype, const compile::Compiler& compiler, const std::string& triton,
+                        const std::string& control) {
+  AxisValues axes;
+  axes.set("op", AxisValue::of_text("expand"));
+  axes.set("tokens", AxisValue::of_int(k_control_tokens));
+  axes.set("rank", AxisValue::of_int(k_control_rank));
+  axes.set("hidden", AxisValue::of_ints({k_control_hidden}));
+  axes.set("input_dtype", AxisValue::of_text(input_dtype));
+  axes.set("weight_dtype", AxisValue::of_text("bf16"));
+  axes.set("compiler", AxisValue::of_text(compiler.to_string()));
+  axes.set("triton", AxisValue::of_text(triton));
+  axes.set("control", AxisValue::of_text(control));
+  return axes;
+}
 
 }  // namespace
 
@@ -90,7 +104,7 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
     std::vector<std::string> labels;
     const kernels::KernelSet& set = sets.at(c.triton);
     // Only the expand kernel is amplified: a shrink reads A from shared memory.
-    auto use = [&](const nlohmann::json& wanted, std::optional<ImageRef>& slot, int amplify) {
+    auto use = [&](const AxisValues& wanted, std::optional<ImageRef>& slot, int amplify) {
       const kernels::Lookup found = set.lookup(wanted);
       if (found.variant == nullptr) {
         e.skip_reason = found.problem;
@@ -116,8 +130,8 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
         throw UsageError(fmt::format("--test-hook {}={}: case {} is not a dual-stream (gdc) case", c.index,
                                      hook->second, c.index));
       }
-      nlohmann::json wanted = wanted_expand_axes(c);
-      wanted["gdc"] = false;
+      AxisValues wanted = wanted_expand_axes(c);
+      wanted.set("gdc", AxisValue::of_bool(false));
       const kernels::Lookup found = set.lookup(wanted);
       if (found.variant == nullptr) {
         throw UsageError(fmt::format("--test-hook {}={}: {}", c.index, hook->second, found.problem));
@@ -163,16 +177,13 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
     c->id = sha256_hex(role + "@" + set.triton()).substr(0, 12);
     c->compiler = compile::Compiler::prebuilt();
     c->triton = set.triton();
-    AxisValues axes = AxisValues::from_json(
-        json{{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
-             {"hidden", {k_control_hidden}}, {"input_dtype", dtype_name(input)}, {"weight_dtype", "bf16"},
-             {"compiler", c->compiler.to_string()}, {"triton", set.triton()}, {"control", role}});
+    AxisValues axes = control_axes(dtype_name(input), c->compiler, set.triton(), role);
     Entry e;
     const kernels::Variant* v = set.with_role(role);
     if (v == nullptr || !v->ok()) {
       e.skip_reason = fmt::format("the kernel set of Triton {} has no ok {} variant", set.triton(), role);
     } else {
-      axes.set("variant", v->id);
+      axes.set("variant", AxisValue::of_text(v->id));
       e.variant_label = v->id;
       e.job.index = c->index;
       e.job.case_id = c->id;
@@ -236,12 +247,12 @@ std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, cons
   }
   c->index = index;
   c->id = sha256_hex(fmt::format("amplified-{}@{}@{}", role, set.triton(), pairs)).substr(0, 12);
-  c->own_axes = std::make_shared<const AxisValues>(AxisValues::from_json(
-      json{{"op", "expand"}, {"tokens", k_control_tokens}, {"rank", k_control_rank},
-           {"hidden", {k_control_hidden}}, {"input_dtype", "fp32"}, {"weight_dtype", "bf16"},
-           {"block_n", knobs.block_n}, {"num_stages", knobs.num_stages},
-           {"compiler", c->compiler.to_string()}, {"triton", set.triton()}, {"amplify", pairs},
-           {"control", "amplified_" + role}, {"variant", found.variant->id}}));
+  AxisValues axes = control_axes("fp32", c->compiler, set.triton(), "amplified_" + role);
+  axes.set("block_n", AxisValue::of_int(knobs.block_n));
+  axes.set("num_stages", AxisValue::of_int(knobs.num_stages));
+  axes.set("amplify", AxisValue::of_int(pairs));
+  axes.set("variant", AxisValue::of_text(found.variant->id));
+  c->own_axes = std::make_shared<const AxisValues>(std::move(axes));
   Entry e;
   e.plan_case = c.get();
   e.variant_label = found.variant->id;

@@ -1,7 +1,6 @@
 #include "sweep/race_control.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "compile/ptxas.hpp"
 #include "kernels/embedded.hpp"
@@ -10,7 +9,6 @@
 
 namespace lp::sweep {
 
-using nlohmann::json;
 using protocol::RaceResult;
 
 std::string_view race_control_ptx() {
@@ -51,7 +49,7 @@ report::RaceRecord race_outcome(const std::string& compiler, std::optional<std::
   out.compiler = compiler;
   out.static_findings = static_findings;
   if (result) {
-    out.result = JsonText::of(protocol::to_json(*result));
+    out.result = protocol::to_json_text(*result);
   }
   if (!result) {
     out.summary = fmt::format("the race control did not run: {}", error);

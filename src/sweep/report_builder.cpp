@@ -49,13 +49,13 @@ report::Meta meta_record(const plan::SweepConfig& config, const plan::Plan& plan
 report::Environment environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu,
                                        bool allow_jit_cache, const std::vector<report::KernelSetRecord>& kernel_sets) {
   report::Environment e;
-  e.host = JsonText::of(report::host_record());
+  e.host = JsonText::of(report::host_record().to_json());
   e.toolkit = JsonText::of(compile::toolkit_record());
   for (const compile::CompilerRecord& c : images.compiler_records()) {
     e.compilers.push_back(JsonText::of(c.to_json()));
   }
   if (gpu) {
-    e.gpu = JsonText::of(protocol::to_json(*gpu));
+    e.gpu = protocol::to_json_text(*gpu);
   }
   e.jit_cache_disabled = gpu ? gpu->jit_cache_disabled : !allow_jit_cache;
   e.module_loading = gpu ? gpu->module_loading : std::string();

@@ -7,7 +7,6 @@
 #include <filesystem>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "compile/ptxas.hpp"
 #include "compile/toolchain.hpp"
@@ -37,7 +36,6 @@
 
 namespace lp::sweep {
 
-using nlohmann::json;
 using report::CaseRecord;
 using report::Verdict;
 
@@ -244,7 +242,7 @@ class Sweep {
       std::vector<report::DeviceRecord> devices;
       std::vector<JsonText> gpus;
       for (const DeviceSlot& slot : m_slots) {
-        gpus.push_back(slot.gpu ? JsonText::of(protocol::to_json(*slot.gpu)) : JsonText());
+        gpus.push_back(slot.gpu ? protocol::to_json_text(*slot.gpu) : JsonText());
         devices.push_back({slot.device, slot.cases,
                            slot.retired.empty() ? std::nullopt : std::optional<std::string>(slot.retired)});
         if (!slot.retired.empty()) {

@@ -201,8 +201,8 @@ TEST(KernelSet, LookupsFromItsIndexAreTheFirstExactMatchInManifestOrder) {
   std::size_t found = 0;
   for (const plan::Case& c : p.cases) {
     const KernelSet& s = sets().at(c.triton);
-    for (const nlohmann::json& wanted : {c.expand ? sweep::wanted_expand_axes(c) : nlohmann::json(),
-                                         c.shrink ? sweep::wanted_shrink_axes(c) : nlohmann::json()}) {
+    for (const nlohmann::json& wanted : {c.expand ? sweep::wanted_expand_axes(c).to_json() : nlohmann::json(),
+                                         c.shrink ? sweep::wanted_shrink_axes(c).to_json() : nlohmann::json()}) {
       if (wanted.is_null()) {
         continue;
       }

@@ -95,7 +95,7 @@ Report base_report() {
   missing.triton = "3.6.0";
   missing.error = "ptxas=13.9: not installed";
   compilers.push_back(lp::JsonText::of(missing.to_json()));
-  r.environment.host = lp::JsonText::of(lp::report::host_record());
+  r.environment.host = lp::JsonText::of(lp::report::host_record().to_json());
   r.environment.toolkit = lp::JsonText::of({{"version", "13.0"}});
   r.environment.compilers = compilers;
   r.environment.no_gpu_reason = "sample";
