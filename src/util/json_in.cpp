@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 
 namespace lp {
 
@@ -164,6 +165,20 @@ std::vector<std::string> JsonIn::strings() const {
     out.push_back(item.string());
   }
   return out;
+}
+
+// util/json_text.hpp: defined here, with the other readers, so that util has one unit
+// that compiles the JSON library for them.
+
+JsonText JsonText::of(const nlohmann::json& value) {
+  JsonText t;
+  t.m_text = value.dump();
+  return t;
+}
+
+nlohmann::json JsonText::value() const {
+  // Our own dump(): it parses, and a depth the bounded reader let in is no deeper now.
+  return nlohmann::json::parse(m_text);
 }
 
 }  // namespace lp
