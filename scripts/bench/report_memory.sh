@@ -73,6 +73,7 @@ for shape in all-verdicts seed; do
   echo "bench: the $shape report's rows, $(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['cases']['rows']))" "$work/big.json") cases, $((size_kb / 1024)) MiB"
   measure "report --format summary" report "$work/big.json"
   measure "report --format json" report "$work/big.json" --format json
+  measure "json --detail full" report "$work/big.json" --format json --detail full
   measure "report --format md" report "$work/big.json" --format md
   measure "report --format html" report "$work/big.json" --format html
   measure "report --format junit" report "$work/big.json" --format junit

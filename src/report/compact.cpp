@@ -449,6 +449,30 @@ void dump_compact_report(json report, const CompactCases& cases, const TextSink&
   sink("\n");
 }
 
+void dump_full_report(const json& report, const CaseStore& cases, const TextSink& sink) {
+  const std::string text = report.dump(2);
+  const std::string empty = "\n  \"cases\": []";
+  const std::size_t at = empty_list_at(text, "\n  \"cases\": []", "cases", "  ", 0);
+  sink(std::string_view(text).substr(0, at + empty.size() - 1));  // up to the "]"
+  // Each case as dump(2) writes an element of the root's list: its lines four spaces in.
+  bool first = true;
+  std::string piece;
+  for (const CaseRecord& c : cases) {
+    piece = first ? "\n    " : ",\n    ";
+    first = false;
+    for (const char ch : c.to_json().dump(2)) {
+      piece += ch;
+      if (ch == '\n') {  // a string's newline is written escaped: every raw one is a line's end
+        piece += "    ";
+      }
+    }
+    sink(piece);
+  }
+  sink(first ? "]" : "\n  ]");
+  sink(std::string_view(text).substr(at + empty.size()));
+  sink("\n");
+}
+
 std::string dump_compact_report(json report, const CompactCases& cases) {
   std::string out;
   dump_compact_report(std::move(report), cases, [&](std::string_view piece) { out.append(piece); });

@@ -74,6 +74,11 @@ std::string dump_compact_report(nlohmann::json report, const CompactCases& cases
 /// As above, the text passed to `sink` piece by piece, a row at a time.
 void dump_compact_report(nlohmann::json report, const CompactCases& cases, const TextSink& sink);
 
+/// The file text of a full report (`report` with an empty "cases" list, which `cases`
+/// fill), passed to `sink` a case at a time: the same bytes as the whole tree's dump(2)
+/// and a newline, without ever holding the tree of every case.
+void dump_full_report(const nlohmann::json& report, const CaseStore& cases, const TextSink& sink);
+
 /// Whether `cases` (a report's "cases" value) is a compact table.
 bool is_compact(const nlohmann::json& cases);
 

@@ -171,7 +171,7 @@ std::string Report::dump() const {
 
 void Report::dump(const TextSink& sink) const {
   if (detail == Detail::full) {
-    sink(to_json().dump(2) + "\n");
+    dump_full_report(report_json(*this, json::array()), cases, sink);
     return;
   }
   // The rows are written one at a time, never a JSON tree of them all.

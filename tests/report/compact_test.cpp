@@ -246,5 +246,24 @@ TEST(Compact, TheFileHasOneLinePerRow) {
   EXPECT_TRUE(json::parse(r.dump())["cases"].is_array());
 }
 
+// A full report is written a case at a time (dump_full_report): the same bytes as the
+// whole tree's dump, with a reason that holds a newline and a quote, and with no case.
+TEST(Compact, AFullReportWrittenACaseAtATimeIsTheTreesDump) {
+  Report r;
+  r.detail = Detail::full;
+  std::vector<CaseRecord> cases = fixture_cases();
+  cases[1].reason = "line one\nline \"two\"\n  indented";
+  r.cases = cases;
+  const std::string text = r.dump();
+  EXPECT_EQ(text, r.to_json().dump(2) + "\n");
+  EXPECT_NE(text.find("line one\\nline \\\"two\\\"\\n  indented"), std::string::npos);
+  std::vector<std::string> pieces;
+  r.dump([&](std::string_view piece) { pieces.emplace_back(piece); });
+  EXPECT_GT(pieces.size(), r.cases.size());  // at least a piece per case, not one text
+  r.cases = std::vector<CaseRecord>{};
+  EXPECT_EQ(r.dump(), r.to_json().dump(2) + "\n");
+  EXPECT_NE(r.dump().find("\"cases\": [],"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace lp::report
