@@ -5,6 +5,8 @@ For every row of the table that names a folder under src/ and its library, the
 "depends on" column (folder names; "nothing project-specific", or "everything" for
 the tool) must equal the lp_* libraries that folder's CMakeLists.txt links its library
 to (lp_options, lp_fmt and the precompiled-header targets are flags, not layers).
+Also the rule of its conventions that no header under src/ includes <nlohmann/json.hpp>
+(json_fwd at most), which ARCHITECTURE.md states.
 Usage: check_architecture.py <source dir>. Exit 1 with one line per difference."""
 
 import pathlib
@@ -70,6 +72,11 @@ def main():
             problems.append(f"src/{folder} ({library}): CMake links {sorted(built)}, ARCHITECTURE.md says {sorted(said)}"
                             + (f"; not in the table: {missing}" if missing else "")
                             + (f"; not linked: {extra}" if extra else ""))
+    if "no header under src/ includes `<nlohmann/json.hpp>`" not in (root / "ARCHITECTURE.md").read_text():
+        problems.append("ARCHITECTURE.md: the rule on nlohmann/json.hpp in headers is gone; change this check with it")
+    for header in sorted((root / "src").rglob("*.hpp")):
+        if re.search(r"#\s*include\s*<nlohmann/json\.hpp>", header.read_text()):
+            problems.append(f"{header.relative_to(root)}: includes <nlohmann/json.hpp>; a header includes json_fwd at most")
     for p in problems:
         print(p)
     print(f"check_architecture: {len(rows)} rows, {len(problems)} difference(s)")
