@@ -44,17 +44,21 @@ Shard parse_shard(const std::string& text, const EnvLookup& env) {
   const std::string first = text.substr(0, slash);
   const std::string second = slash == std::string::npos ? std::string() : text.substr(slash + 1);
   Shard s;
-  std::optional<std::size_t> count = slash == std::string::npos ? std::nullopt : whole_number(second);
-  if (slash != std::string::npos && !count) {
+  // The count written after '/', if any (a bool and a number: GCC 12 cannot follow an
+  // optional's payload through the branches below and warns of an uninitialized read).
+  const std::optional<std::size_t> written = slash == std::string::npos ? std::nullopt : whole_number(second);
+  const bool has_count = written.has_value();
+  const std::size_t count = written.value_or(0);
+  if (slash != std::string::npos && !has_count) {
     throw UsageError(fmt::format("--shard {}: the count after '/' must be a whole number (--shard 3/8)", text));
   }
   if (first != "auto") {
     const std::optional<std::size_t> index = whole_number(first);
-    if (!index || !count) {
+    if (!index || !has_count) {
       throw UsageError(fmt::format("--shard {}: write I/N (0 <= I < N), auto/N or auto", text));
     }
     s.index = *index;
-    s.count = *count;
+    s.count = count;
   } else {
     // The scheduler's index: Slurm's array task, or a Kubernetes Indexed Job's.
     const bool slurm = env("SLURM_ARRAY_TASK_ID").has_value();
@@ -84,18 +88,18 @@ Shard parse_shard(const std::string& text, const EnvLookup& env) {
       slurm_index = k;
     }
     s.index = *slurm_index;
-    if (!count) {
-      if (!env("SLURM_ARRAY_TASK_COUNT")) {
-        throw UsageError(fmt::format("--shard {}: no count: SLURM_ARRAY_TASK_COUNT is not set; write --shard auto/N "
-                                     "(N: the array's size, a Kubernetes Job's completions)",
-                                     text));
-      }
-      count.emplace(env_number(env, "SLURM_ARRAY_TASK_COUNT"));
-    } else if (env("SLURM_ARRAY_TASK_COUNT") && env_number(env, "SLURM_ARRAY_TASK_COUNT") != *count) {
+    const bool slurm_count = env("SLURM_ARRAY_TASK_COUNT").has_value();
+    if (!has_count && !slurm_count) {
+      throw UsageError(fmt::format("--shard {}: no count: SLURM_ARRAY_TASK_COUNT is not set; write --shard auto/N "
+                                   "(N: the array's size, a Kubernetes Job's completions)",
+                                   text));
+    }
+    // The count written (auto/N), else the array's; both given, they must agree.
+    s.count = has_count ? count : env_number(env, "SLURM_ARRAY_TASK_COUNT");
+    if (has_count && slurm_count && env_number(env, "SLURM_ARRAY_TASK_COUNT") != s.count) {
       throw UsageError(fmt::format("--shard {}: SLURM_ARRAY_TASK_COUNT={} says otherwise", text,
                                    env_number(env, "SLURM_ARRAY_TASK_COUNT")));
     }
-    s.count = *count;
   }
   if (s.count == 0 || s.index >= s.count) {
     throw UsageError(fmt::format("--shard {}: index {} of {} shards: 0 <= I < N", text, s.index, s.count));
