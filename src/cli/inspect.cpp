@@ -326,7 +326,7 @@ Command add_inspect_command(CLI::App& app) {
       ->delimiter(',')
       ->allow_extra_args(false);
   add_compiler_flags(*sub, o->compilers, o->ptxas,
-                     "default: prebuilt and, when there is a CUDA toolkit, ptxas=toolkit; driver needs a GPU");
+                     "default: prebuilt and, when there is a CUDA toolkit, ptxas=toolkit; driver: only in a sweep, whose GPU worker runs the JIT");
   sub->add_option("--nvdisasm", o->nvdisasm, "Use this nvdisasm (default: CUDA toolkit, .tools, then Triton's)")
       ->check(non_empty());
   sub->add_option("--checks", o->checks, "Run only these check ids (comma-separated; --list-checks shows them)")

@@ -58,8 +58,9 @@ RunCompiler run_compiler(const Compiler& c, bool files_mode, std::string_view wh
       }
       return prebuilt();
     case CompilerKind::driver:
-      throw UsageError(fmt::format("{} driver: the driver's JIT needs a GPU; 'loraprobe sweep' inspects what it "
-                                   "built, inspect compiles with ptxas=PATH|VERSION|toolkit|triton",
+      throw UsageError(fmt::format("{} driver: inspect does not run the driver's JIT, on a GPU machine either (a "
+                                   "sweep's GPU worker does); 'loraprobe sweep' inspects what it built, inspect "
+                                   "compiles with ptxas=PATH|VERSION|toolkit|triton",
                                    where));
     case CompilerKind::ptxas:
       return ptxas_compiler(c.ptxas, files_mode);
@@ -233,8 +234,8 @@ Work plan_config(const InspectRequest& r) {
   } else {
     for (const Compiler& c : r.config_compilers) {
       if (c.kind == CompilerKind::driver) {
-        fmt::print(stderr, "inspect: the plan of {}: compiler driver left out (the driver's JIT needs a GPU; a sweep "
-                           "inspects what it built)\n",
+        fmt::print(stderr, "inspect: the plan of {}: compiler driver left out (inspect does not run the driver's JIT, "
+                           "which needs a sweep's GPU worker; a sweep inspects what it built)\n",
                    r.config_path.value_or(""));
         continue;
       }

@@ -203,9 +203,12 @@ TEST_F(InspectCli, BadInputIsOneLineExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "loraprobe: --filter selects kernel-set variants; it does not apply to files\n");
 
+  // Refused on a GPU machine too (the H200 said "needs a GPU" while it had one): the
+  // message says inspect never runs the driver's JIT.
   r = loraprobe({"inspect", "--compiler", "driver"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("inspect does not run the driver's JIT"), std::string::npos) << r.err;
 
   r = loraprobe({"inspect", "--filter", "block_n=96"});
   EXPECT_EQ(r.exit_code, 2);
