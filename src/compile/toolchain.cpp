@@ -14,6 +14,7 @@
 
 #include "util/error.hpp"
 #include "util/json_bounded.hpp"
+#include "util/json_out.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
 #include "util/subprocess.hpp"
@@ -84,9 +85,9 @@ std::vector<std::pair<std::string, std::string>> installed_versions() {
 
 json PtxasInfo::to_json() const {
   return {{"spec", spec},
-          {"path", path.empty() ? json() : json(path)},
-          {"version", version.empty() ? json() : json(version)},
-          {"sha256", sha256.empty() ? json() : json(sha256)}};
+          {"path", null_if_empty(path)},
+          {"version", null_if_empty(version)},
+          {"sha256", null_if_empty(sha256)}};
 }
 
 /// compiler.hpp's record: compile's JSON forms are written here, in one unit.
@@ -97,7 +98,7 @@ json CompilerRecord::to_json() const {
           {"ptxas", ptxas ? ptxas->to_json() : json()},
           {"version", version ? json(*version) : json()},
           {"options", options ? json(*options) : json()},
-          {"error", error.empty() ? json() : json(error)}};
+          {"error", null_if_empty(error)}};
 }
 
 json toolkit_record() {

@@ -6,6 +6,7 @@
 #include "ptx/ptx_check.hpp"
 #include "sass/analyze.hpp"
 #include "util/interrupt.hpp"
+#include "util/json_out.hpp"
 #include "version.hpp"
 
 namespace lp::inspect {
@@ -13,8 +14,6 @@ namespace lp::inspect {
 using nlohmann::json;
 
 namespace {
-
-json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
 /// {ptxas, cubin_sha256, cubin_bytes, ms, log, cached}, or {ptxas, error, cached}.
 json compile_json(const CompileRecord& c) {
@@ -49,21 +48,21 @@ json compilers_json(const Work& w) {
 json InspectResult::to_json() const {
   return json{{"name", name},
               {"variant", variant ? json(*variant) : json(nullptr)},
-              {"triton", text_or_null(triton)},
+              {"triton", null_if_empty(triton)},
               {"compiler", compiler},
               {"status", to_string(status)},
               {"finding_count", finding_count},
               {"early_read_count", early_read_count},
               {"cached", cached},
-              {"error", text_or_null(error)},
-              {"skipped", text_or_null(skipped)},
+              {"error", null_if_empty(error)},
+              {"skipped", null_if_empty(skipped)},
               {"ms", ms},
               {"compile", compile ? compile_json(*compile) : json(nullptr)},
               {"sass", sass ? json(*sass) : json(nullptr)},
               {"ptx", ptx ? ptx_json(*ptx) : json(nullptr)},
-              {"attribution", text_or_null(attribution)},
-              {"early_read_attribution", text_or_null(early_read_attribution)},
-              {"early_read_not_checked", text_or_null(early_read_not_checked)}};
+              {"attribution", null_if_empty(attribution)},
+              {"early_read_attribution", null_if_empty(early_read_attribution)},
+              {"early_read_not_checked", null_if_empty(early_read_not_checked)}};
 }
 
 json PtxasMatrix::to_json() const {
@@ -82,7 +81,7 @@ json PtxasMatrix::to_json() const {
       cells.push_back({{"compiler", columns[i].compiler},
                        {"findings", cell.findings ? json(*cell.findings) : json()},
                        {"status", cell.status},
-                       {"cubin_sha256", cell.cubin_sha256.empty() ? json() : json(cell.cubin_sha256)}});
+                       {"cubin_sha256", null_if_empty(cell.cubin_sha256)}});
     }
     j["rows"].push_back({{"variant", row.variant->id}, {"axes", row.variant->axes.to_json()}, {"cells", std::move(cells)}});
   }

@@ -4,13 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/json_out.hpp"
+
 namespace lp::report {
 
 using nlohmann::json;
 
 namespace {
-
-json text_or_null(const std::optional<std::string>& s) { return s ? json(*s) : json(); }
 
 std::optional<std::string> optional_string(const JsonIn& j, const char* key) {
   if (const auto v = j.find(key)) {
@@ -137,7 +137,7 @@ ShardRecord ShardRecord::from_json(const JsonIn& j) {
   return s;
 }
 
-json DeviceRecord::to_json() const { return {{"device", device}, {"cases", cases}, {"retired", text_or_null(retired)}}; }
+json DeviceRecord::to_json() const { return {{"device", device}, {"cases", cases}, {"retired", null_if_absent(retired)}}; }
 
 DeviceRecord DeviceRecord::from_json(const JsonIn& j) {
   DeviceRecord d;
@@ -281,13 +281,13 @@ json VariantRecord::to_json() const {
             {"triton", triton},
             {"compiler", compiler},
             {"compile", compile.is_null() ? json::object() : compile.value()},
-            {"compile_error", text_or_null(compile_error)},
-            {"cubin_sha256", text_or_null(cubin_sha256)},
+            {"compile_error", null_if_absent(compile_error)},
+            {"cubin_sha256", null_if_absent(cubin_sha256)},
             {"static_findings", static_findings ? json(*static_findings) : json()},
             {"ptx_findings", ptx_findings ? json(*ptx_findings) : json()},
-            {"attribution", text_or_null(attribution)},
+            {"attribution", null_if_absent(attribution)},
             {"sass", sass.value()},
-            {"sass_error", text_or_null(sass_error)}};
+            {"sass_error", null_if_absent(sass_error)}};
   if (case_verdicts) {
     json verdicts = json::object();
     for (const auto& [verdict, n] : *case_verdicts) {
@@ -509,7 +509,7 @@ json RemedyRecord::to_json() const {
           {"kernel_ms", optional_number(kernel_ms)},
           {"cost", optional_number(cost)},
           {"in_plan", in_plan},
-          {"reason", text_or_null(reason)}};
+          {"reason", null_if_absent(reason)}};
 }
 
 RemedyRecord RemedyRecord::from_json(const JsonIn& j) {

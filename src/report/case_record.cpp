@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/metrics_json.hpp"
+#include "util/json_out.hpp"
 
 namespace lp::report {
 
@@ -23,8 +24,8 @@ json AmplificationRecord::to_json() const {
           {"sites", sites},
           {"pending_sites", pending_sites},
           {"unamplified_findings", unamplified_findings ? json(*unamplified_findings) : json()},
-          {"serialised", serialised.empty() ? json() : json(serialised)},
-          {"void_reason", void_reason.empty() ? json() : json(void_reason)}};
+          {"serialised", null_if_empty(serialised)},
+          {"void_reason", null_if_empty(void_reason)}};
 }
 
 AmplificationRecord AmplificationRecord::from_json(const JsonIn& j) {
@@ -50,7 +51,7 @@ json CaseRecord::to_json() const {
             {"axes", axes.to_json()},
             {"variant", variant ? json(*variant) : json()},
             {"verdict", to_string(verdict)},
-            {"reason", reason.empty() ? json() : json(reason)},
+            {"reason", null_if_empty(reason)},
             {"runs", runs},
             {"failed_runs", failed_runs},
             {"metrics", metrics ? json(*metrics) : json()},
@@ -120,7 +121,7 @@ json CaseRecord::to_ref() const {
           {"id", id},
           {"axes", axes.to_json()},
           {"verdict", to_string(verdict)},
-          {"reason", reason.empty() ? json() : json(reason)}};
+          {"reason", null_if_empty(reason)}};
 }
 
 }  // namespace lp::report

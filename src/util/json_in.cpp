@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "util/json_out.hpp"
 #include "util/json_text.hpp"
 
 namespace lp {
@@ -165,6 +166,12 @@ std::vector<std::string> JsonIn::strings() const {
     out.push_back(item.string());
   }
   return out;
+}
+
+nlohmann::json null_if_empty(const std::string& text) { return text.empty() ? nlohmann::json() : nlohmann::json(text); }
+
+nlohmann::json null_if_absent(const std::optional<std::string>& text) {
+  return text ? nlohmann::json(*text) : nlohmann::json();
 }
 
 // util/json_text.hpp: defined here, with the other readers, so that util has one unit
