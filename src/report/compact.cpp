@@ -451,8 +451,8 @@ void dump_compact_report(json report, const CompactCases& cases, const TextSink&
 
 void dump_full_report(const json& report, const CaseStore& cases, const TextSink& sink) {
   const std::string text = report.dump(2);
-  const std::string empty = "\n  \"cases\": []";
-  const std::size_t at = empty_list_at(text, "\n  \"cases\": []", "cases", "  ", 0);
+  const std::string empty = "\n  \"cases\": []";  // the root's key: two spaces in
+  const std::size_t at = empty_list_at(text, empty, "cases", "  ", 0);
   sink(std::string_view(text).substr(0, at + empty.size() - 1));  // up to the "]"
   // Each case as dump(2) writes an element of the root's list: its lines four spaces in.
   bool first = true;
