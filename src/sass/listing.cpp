@@ -2,10 +2,8 @@
 
 #include <cctype>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <stdexcept>
-#include "util/json_bounded.hpp"
 #include "util/text.hpp"
 
 namespace lp::sass {
@@ -120,13 +118,6 @@ std::string_view strip_encoding(std::string_view s) {
   return trim(s);
 }
 
-/// True for "RZ[" or "R92[" at the start of an operand or after a non-identifier
-/// character: the comma before a memory operand went missing.
-bool has_glued_memory_operand(std::string_view operands) {
-  static const std::regex k_glued(R"((^|[^A-Za-z0-9_])(R\d+|RZ|UR\d+|URZ|P\d|PT|UP\d|UPT)\[)");
-  return std::regex_search(operands.begin(), operands.end(), k_glued);
-}
-
 }  // namespace
 
 Listing parse_text_listing(std::string_view text, std::string_view source) {
@@ -207,83 +198,6 @@ Listing parse_text_listing(std::string_view text, std::string_view source) {
     throw ListingError(std::string(source), line_no, "cannot parse '" + std::string(line) + "'");
   }
   return builder.take();
-}
-
-namespace {
-
-Listing parse_json_listing_unchecked(std::string_view text, std::string_view source) {
-  const std::string src(source);
-  // nvdisasm's layout nests 5 deep (header, functions, instructions, operands); a deeper
-  // text is no listing, and is refused before it is parsed.
-  if (json_nesting(text) > 32) {
-    throw ListingError(src, 0, "nesting deeper than 32 levels: not nvdisasm's JSON");
-  }
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for an overflowing number
-    throw ListingError(src, 0, "not JSON: " + json_error_text(e));
-  }
-  if (!doc.is_array() || doc.size() != 2 || !doc[0].is_object() || !doc[1].is_array()) {
-    throw ListingError(src, 0, "expected nvdisasm's [header, [functions]] layout");
-  }
-  Listing listing;
-  const auto& header = doc[0];
-  // find(), not operator[]: on a const json a missing key is undefined behaviour
-  // (found by fuzz/sass_fuzzer as a heap-buffer-overflow).
-  if (const auto sm = header.find("SM"); sm != header.end() && sm->is_object()) {
-    if (const auto v = sm->find("version"); v != sm->end() && v->is_object()) {
-      listing.arch = "sm_" + std::to_string(v->value("major", 0)) + std::to_string(v->value("minor", 0));
-    }
-  }
-  listing.producer = header.value("Producer", "");
-  for (const auto& fn : doc[1]) {
-    KernelListing kernel;
-    kernel.name = fn.value("function-name", "");
-    const std::uint64_t start = fn.value("start", std::uint64_t{0});
-    const std::uint64_t length = fn.value("length", std::uint64_t{0});
-    const auto& insns = fn.at("sass-instructions");
-    if (length != insns.size() * k_instruction_bytes) {
-      throw ListingError(src, 0,
-                         "function '" + kernel.name + "': length " + std::to_string(length) + " is not " +
-                             std::to_string(insns.size()) + " instructions of 16 bytes");
-    }
-    for (std::size_t i = 0; i < insns.size(); ++i) {
-      const auto& j = insns[i];
-      const int index = static_cast<int>(i) + 1;
-      const std::string operands = j.value("operands", "");
-      if (has_glued_memory_operand(operands)) {
-        throw UnreliableJsonError(src, index,
-                                  "function '" + kernel.name + "': operand list '" + operands +
-                                      "' lost a comma (nvdisasm JSON before 13.5)");
-      }
-      std::string line = j.value("predicate", "");
-      line += (line.empty() ? "" : " ") + j.value("opcode", "");
-      const auto pieces = split_operands(operands);
-      for (std::size_t k = 0; k < pieces.size(); ++k) {
-        line += (k == 0 ? " " : ", ") + pieces[k];
-      }
-      try {
-        kernel.instructions.push_back(parse_instruction(start + i * k_instruction_bytes, line));
-      } catch (const std::invalid_argument& e) {
-        throw ListingError(src, index, "function '" + kernel.name + "': " + e.what());
-      }
-      kernel.instructions.back().line = index;
-    }
-    listing.kernels.push_back(std::move(kernel));
-  }
-  return listing;
-}
-
-}  // namespace
-
-Listing parse_json_listing(std::string_view text, std::string_view source) {
-  try {
-    return parse_json_listing_unchecked(text, source);
-  } catch (const nlohmann::json::exception& e) {
-    // A field of the wrong type (a number where an object belongs, ...) deep in the layout.
-    throw ListingError(std::string(source), 0, std::string("unexpected nvdisasm JSON layout: ") + e.what());
-  }
 }
 
 }  // namespace lp::sass

@@ -1,6 +1,6 @@
 #pragma once
 // The one spelling of an absent text in the documents loraprobe writes: JSON null,
-// never "" (the schemas say string-or-null). Defined in json_in.cpp, util's JSON unit.
+// never "" (the schemas say string-or-null). Defined in json.cpp, util's one JSON unit.
 
 #include <optional>
 #include <string>
