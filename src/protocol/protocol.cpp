@@ -1,6 +1,8 @@
 #include "protocol/protocol.hpp"
 
 #include <optional>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -372,6 +374,143 @@ GpuRecord gpu_record_from_json(const json& j) {
   } catch (const InputError& e) {  // the worker is this binary: a malformed message is a bug, not bad input
     throw Error(fmt::format("malformed {}: {}: {}", k_message, e.pointer(), e.message()));
   }
+}
+
+namespace {
+
+template <class T>
+json list_json(const std::vector<T>& values) {
+  json out = json::array();
+  for (const T& v : values) {
+    out.push_back(to_json(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string to_line(const Request& request) {
+  const json message = std::visit(
+      [](const auto& r) -> json {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, LoadBatch>) {
+          return {{"type", "load_batch"}, {"items", list_json(r.items)}};
+        } else if constexpr (std::is_same_v<T, RunJob>) {
+          return {{"type", "run"}, {"job", to_json(r.job)}};
+        } else if constexpr (std::is_same_v<T, RaceRequest>) {
+          json j = to_json(r);
+          j["type"] = "race";
+          return j;
+        } else if constexpr (std::is_same_v<T, Quit>) {
+          return {{"type", "quit"}};
+        } else {
+          throw Error("a bad request is answered, never sent");
+        }
+      },
+      request);
+  return message.dump();
+}
+
+std::string to_line(const Reply& reply) {
+  const json message = std::visit(
+      [](const auto& r) -> json {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, Ready>) {
+          return {{"type", "ready"}, {"pid", r.pid}, {"gpu", to_json(r.gpu)}};
+        } else if constexpr (std::is_same_v<T, StartFailure>) {
+          return {{"type", "fatal"}, {"error", r.error}, {"exit_code", r.exit_code}};
+        } else if constexpr (std::is_same_v<T, LoadedBatch>) {
+          return {{"type", "loaded_batch"}, {"results", list_json(r.results)}};
+        } else if constexpr (std::is_same_v<T, JobAnswer>) {
+          return {{"type", "result"}, {"result", to_json(r.result)}};
+        } else if constexpr (std::is_same_v<T, RaceAnswer>) {
+          if (r.result) {
+            return {{"type", "race_result"}, {"result", to_json(*r.result)}};
+          }
+          json j = {{"type", "race_result"}, {"error", r.error}};
+          if (r.fault) {
+            j["fault"] = true;
+          }
+          return j;
+        } else if constexpr (std::is_same_v<T, WorkerError>) {
+          return {{"type", "error"}, {"error", r.error}};
+        } else {
+          throw Error("an unknown reply is read, never sent");
+        }
+      },
+      reply);
+  return message.dump();
+}
+
+Request parse_request(std::string_view line) {
+  json request;
+  try {
+    request = json::parse(line);
+  } catch (const json::exception& e) {
+    return BadRequest{fmt::format("worker: unreadable request: {}", e.what())};
+  }
+  const std::string type = request.is_object() ? request.value("type", "") : "";
+  if (type == "run") {
+    return parsed("run request", [&] { return RunJob{job_from_json(request.at("job"))}; });
+  }
+  if (type == "load_batch") {
+    return parsed("load_batch request", [&] {
+      LoadBatch batch;
+      for (const json& j : request.at("items")) {
+        batch.items.push_back(load_item_from_json(j));
+      }
+      return batch;
+    });
+  }
+  if (type == "race") {
+    return race_request_from_json(request);
+  }
+  if (type == "quit") {
+    return Quit{};
+  }
+  return BadRequest{fmt::format("worker: unknown request type \"{}\"", type)};
+}
+
+std::optional<Reply> parse_reply(std::string_view line) {
+  json reply;
+  try {
+    reply = json::parse(line);
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+  if (!reply.is_object()) {
+    return std::nullopt;
+  }
+  const json* type = reply.contains("type") ? &reply["type"] : nullptr;
+  const std::string name = type != nullptr && type->is_string() ? type->get<std::string>() : "";
+  return parsed("worker reply", [&]() -> Reply {
+    if (name == "ready") {
+      return Ready{reply.value("pid", 0), gpu_record_from_json(reply.contains("gpu") ? reply["gpu"] : json())};
+    }
+    if (name == "fatal") {
+      return StartFailure{reply.value("error", std::string()), reply.value("exit_code", 3)};
+    }
+    if (name == "loaded_batch") {
+      LoadedBatch batch;
+      for (const json& j : reply.at("results")) {
+        batch.results.push_back(load_result_from_json(j));
+      }
+      return batch;
+    }
+    if (name == "result") {
+      return JobAnswer{result_from_json(reply.at("result"))};
+    }
+    if (name == "race_result") {
+      if (reply.contains("error")) {
+        return RaceAnswer{std::nullopt, reply.at("error").get<std::string>(), reply.value("fault", false)};
+      }
+      return RaceAnswer{race_result_from_json(reply.at("result")), {}, false};
+    }
+    if (name == "error") {
+      return WorkerError{reply.value("error", std::string())};
+    }
+    return UnknownReply{std::string(line)};
+  });
 }
 
 JsonText to_json_text(const RaceResult& result) { return JsonText::of(to_json(result)); }

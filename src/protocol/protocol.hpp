@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -154,6 +155,72 @@ inline constexpr unsigned k_race_ctas = 132 * 32;
 inline constexpr unsigned k_race_launches = 20;
 /// The value of every element of a race-control tile that read the A it was issued with.
 inline constexpr float k_race_clean_value = 64.0F;
+
+
+// The messages themselves, one JSON object per line: the only place either end turns
+// a message into text or text into a message (the worker and sweep/worker_client.cpp
+// never see JSON).
+
+/// parent -> worker: load these images.
+struct LoadBatch {
+  std::vector<LoadItem> items;
+};
+/// parent -> worker: run this case.
+struct RunJob {
+  Job job;
+};
+/// parent -> worker: answer what is pending and exit.
+struct Quit {};
+/// A request line a worker could not take: not JSON, or a type it does not know.
+struct BadRequest {
+  std::string error;  ///< "worker: unreadable request: ..." or "worker: unknown request type \"x\""
+};
+using Request = std::variant<LoadBatch, RunJob, RaceRequest, Quit, BadRequest>;
+
+/// worker -> parent: started, on this GPU.
+struct Ready {
+  int pid = 0;
+  GpuRecord gpu;
+};
+/// worker -> parent: could not start (no GPU, not a Hopper, ...).
+struct StartFailure {
+  std::string error;  ///< empty when the message had none
+  int exit_code = 3;
+};
+/// worker -> parent: how each item of a LoadBatch went, in its order.
+struct LoadedBatch {
+  std::vector<LoadResult> results;
+};
+/// worker -> parent: a RunJob's answer.
+struct JobAnswer {
+  JobResult result;
+};
+/// worker -> parent: a RaceRequest's answer, its result or why there is none.
+struct RaceAnswer {
+  std::optional<RaceResult> result;
+  std::string error;   ///< when there is no result
+  bool fault = false;  ///< a sticky CUDA error: the worker exits after this answer
+};
+/// worker -> parent: a BadRequest's answer.
+struct WorkerError {
+  std::string error;
+};
+/// A JSON object of a type the parent does not expect from a worker; `line` as it came.
+struct UnknownReply {
+  std::string line;
+};
+using Reply = std::variant<Ready, StartFailure, LoadedBatch, JobAnswer, RaceAnswer, WorkerError, UnknownReply>;
+
+/// The message as one line of JSON, without its newline. A BadRequest or UnknownReply
+/// is never sent (lp::Error).
+std::string to_line(const Request& request);
+std::string to_line(const Reply& reply);
+/// A request line. Not JSON, not an object, or of an unknown type: BadRequest. A known
+/// type whose fields are malformed throws lp::Error ("<what>: malformed message: ...").
+Request parse_request(std::string_view line);
+/// A reply line; nullopt for a line that is not a JSON object (a library printing on
+/// the worker's stdout). Throws lp::Error as parse_request does.
+std::optional<Reply> parse_reply(std::string_view line);
 
 nlohmann::json to_json(const ImageRef& image);
 ImageRef image_from_json(const nlohmann::json& j);

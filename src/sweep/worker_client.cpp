@@ -3,14 +3,12 @@
 #include <csignal>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 
 namespace lp::sweep {
 
-using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 WorkerClient::WorkerClient(const std::vector<std::string>& argv, std::chrono::seconds start_timeout,
@@ -27,11 +25,11 @@ void WorkerClient::wait_ready() {
   }
   std::string problem;
   bool timed_out = false;
-  const std::optional<json> hello = receive(m_start_deadline, problem, timed_out);
+  const std::optional<Received> hello = receive(m_start_deadline, problem, timed_out);
   if (!hello) {
     throw EnvironmentError(fmt::format("the GPU worker did not start: {}", problem));
   }
-  take_hello(*hello);
+  take_hello(hello->reply, hello->line);
 }
 
 bool WorkerClient::poll_ready() {
@@ -46,31 +44,33 @@ bool WorkerClient::poll_ready() {
       wait_ready();  // it died: says how
       return true;
     }
-    try {
-      take_hello(json::parse(*line));
-    } catch (const json::exception&) {
+    if (const std::optional<protocol::Reply> hello = protocol::parse_reply(*line)) {
+      take_hello(*hello, *line);
+    } else {
       fmt::print(stderr, "sweep: worker {}: {}\n", m_child.pid(), line->substr(0, 300));
     }
   }
   return true;
 }
 
-void WorkerClient::take_hello(const json& hello) {
-  if (hello.value("type", "") == "fatal") {
+void WorkerClient::take_hello(const protocol::Reply& hello, const std::string& line) {
+  if (const auto* fatal = std::get_if<protocol::StartFailure>(&hello)) {
     m_alive = false;
     m_child.kill();
     throw EnvironmentError(fmt::format("running a sweep needs a Hopper (sm_90) GPU: {}; `loraprobe inspect` "
                                        "checks the SASS without one",
-                                       hello.value("error", std::string("the GPU worker could not start"))));
+                                       fatal->error.empty() ? "the GPU worker could not start" : fatal->error));
   }
-  if (hello.value("type", "") != "ready") {
-    throw EnvironmentError(fmt::format("the GPU worker said {} instead of ready", hello.dump()));
+  const auto* ready = std::get_if<protocol::Ready>(&hello);
+  if (ready == nullptr) {
+    throw EnvironmentError(fmt::format("the GPU worker said {} instead of ready", line.substr(0, 300)));
   }
-  m_gpu = protocol::gpu_record_from_json(hello.contains("gpu") ? hello["gpu"] : json());
+  m_gpu = ready->gpu;
   m_ready = true;
 }
 
-std::optional<json> WorkerClient::receive(Clock::time_point deadline, std::string& problem, bool& timed_out) {
+std::optional<WorkerClient::Received> WorkerClient::receive(Clock::time_point deadline, std::string& problem,
+                                                            bool& timed_out) {
   while (true) {
     std::optional<std::string> line = m_child.read_line(deadline, timed_out);
     if (!line) {
@@ -83,12 +83,11 @@ std::optional<json> WorkerClient::receive(Clock::time_point deadline, std::strin
       }
       return std::nullopt;
     }
-    try {
-      return json::parse(*line);
-    } catch (const json::exception&) {
-      // A stray line on stdout (a library printing) is not a message: skip it, but say so.
-      fmt::print(stderr, "sweep: worker {}: {}\n", m_child.pid(), line->substr(0, 300));
+    if (std::optional<protocol::Reply> reply = protocol::parse_reply(*line)) {
+      return Received{std::move(*reply), std::move(*line)};
     }
+    // A stray line on stdout (a library printing) is not a message: skip it, but say so.
+    fmt::print(stderr, "sweep: worker {}: {}\n", m_child.pid(), line->substr(0, 300));
   }
 }
 
@@ -104,11 +103,11 @@ ChildExit WorkerClient::reap() {
   return e;
 }
 
-bool WorkerClient::send(const std::string& line) {
+bool WorkerClient::send(const protocol::Request& request) {
   if (!m_alive) {
     return false;
   }
-  if (!m_child.send_line(line)) {
+  if (!m_child.send_line(protocol::to_line(request))) {
     // The worker is gone. It may have died of the same Ctrl-C that is about to stop
     // this process, before we read its end (found in runner_cpu_test: a case was then
     // recorded as a fault): its exit says which.
@@ -132,24 +131,20 @@ std::vector<protocol::LoadResult> WorkerClient::load(const std::vector<protocol:
     return results;
   };
   wait_ready();
-  json message = {{"type", "load_batch"}, {"items", json::array()}};
-  for (const protocol::LoadItem& item : items) {
-    message["items"].push_back(protocol::to_json(item));
-  }
-  if (!send(message.dump())) {
+  if (!send(protocol::LoadBatch{items})) {
     return fail_all("the GPU worker is gone");
   }
   std::string problem;
   bool timed_out = false;
-  const std::optional<json> answer = receive(Clock::now() + timeout, problem, timed_out);
+  std::optional<Received> answer = receive(Clock::now() + timeout, problem, timed_out);
   if (!answer) {
     return fail_all(problem);
   }
-  if (answer->value("type", "") != "loaded_batch") {
-    return fail_all(fmt::format("unexpected answer {}", answer->dump().substr(0, 300)));
+  auto* batch = std::get_if<protocol::LoadedBatch>(&answer->reply);
+  if (batch == nullptr) {
+    return fail_all(fmt::format("unexpected answer {}", answer->line.substr(0, 300)));
   }
-  for (const json& j : answer->at("results")) {
-    protocol::LoadResult r = protocol::load_result_from_json(j);
+  for (protocol::LoadResult& r : batch->results) {
     if (r.ok) {
       m_loaded.insert(r.key);
     }
@@ -169,7 +164,7 @@ protocol::JobResult WorkerClient::run(const protocol::Job& job, std::chrono::sec
 
 bool WorkerClient::send_job(const protocol::Job& job) {
   wait_ready();
-  return send(json{{"type", "run"}, {"job", protocol::to_json(job)}}.dump());
+  return send(protocol::RunJob{job});
 }
 
 protocol::JobResult WorkerClient::result(const protocol::Job& job, std::chrono::seconds timeout) {
@@ -180,17 +175,18 @@ protocol::JobResult WorkerClient::result(const protocol::Job& job, std::chrono::
   }
   std::string problem;
   bool timed_out = false;
-  const std::optional<json> answer = receive(Clock::now() + timeout, problem, timed_out);
+  const std::optional<Received> answer = receive(Clock::now() + timeout, problem, timed_out);
   if (!answer) {
     return timed_out ? JobResult::lost(job.index, job.case_id, RunOutcome::timeout,
                                        fmt::format("exceeded --case-timeout {} s: {}", timeout.count(), problem))
                      : JobResult::lost(job.index, job.case_id, RunOutcome::fault, problem);
   }
-  if (answer->value("type", "") != "result") {
+  const auto* answered = std::get_if<protocol::JobAnswer>(&answer->reply);
+  if (answered == nullptr) {
     return JobResult::lost(job.index, job.case_id, RunOutcome::incomplete,
-                           fmt::format("unexpected answer from the worker: {}", answer->dump().substr(0, 300)));
+                           fmt::format("unexpected answer from the worker: {}", answer->line.substr(0, 300)));
   }
-  JobResult result = protocol::result_from_json(answer->at("result"));
+  JobResult result = answered->result;
   if (result.index != job.index) {
     m_alive = false;
     m_child.kill(std::chrono::seconds(5));
@@ -209,34 +205,33 @@ protocol::JobResult WorkerClient::result(const protocol::Job& job, std::chrono::
 std::optional<protocol::RaceResult> WorkerClient::race(const protocol::RaceRequest& request,
                                                        std::chrono::seconds timeout, std::string& error) {
   wait_ready();
-  json message = protocol::to_json(request);
-  message["type"] = "race";
-  if (!send(message.dump())) {
+  if (!send(request)) {
     error = "the GPU worker was gone before the race control started";
     return std::nullopt;
   }
   bool timed_out = false;
-  const std::optional<json> answer = receive(Clock::now() + timeout, error, timed_out);
+  const std::optional<Received> answer = receive(Clock::now() + timeout, error, timed_out);
   if (!answer) {
     if (timed_out) {
       error = fmt::format("exceeded --case-timeout {} s: {}", timeout.count(), error);
     }
     return std::nullopt;
   }
-  if (answer->value("type", "") != "race_result") {
-    error = fmt::format("unexpected answer from the worker: {}", answer->dump().substr(0, 300));
+  const auto* raced = std::get_if<protocol::RaceAnswer>(&answer->reply);
+  if (raced == nullptr) {
+    error = fmt::format("unexpected answer from the worker: {}", answer->line.substr(0, 300));
     return std::nullopt;
   }
-  if (answer->contains("error")) {
-    error = answer->at("error").get<std::string>();
-    if (answer->value("fault", false)) {
+  if (!raced->result) {
+    error = raced->error;
+    if (raced->fault) {
       // The worker exits after a sticky error; collect it so the next case gets a fresh one.
       m_alive = false;
       m_child.kill(std::chrono::seconds(5));
     }
     return std::nullopt;
   }
-  return protocol::race_result_from_json(answer->at("result"));
+  return raced->result;
 }
 
 void WorkerClient::ask_to_quit() {
@@ -249,7 +244,7 @@ void WorkerClient::ask_to_quit() {
     m_alive = false;
     return;
   }
-  m_child.send_line(R"({"type":"quit"})");
+  m_child.send_line(protocol::to_line(protocol::Quit{}));
 }
 
 void WorkerClient::quit() {

@@ -10,7 +10,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 
 #include "protocol/protocol.hpp"
 #include "util/child_process.hpp"
@@ -79,15 +78,20 @@ class WorkerClient {
 
  private:
   /// Checks the first message the worker sent and takes its GPU record; throws as the constructor.
-  void take_hello(const nlohmann::json& hello);
+  void take_hello(const protocol::Reply& hello, const std::string& line);
   /// Collects the worker, now gone; throws Interrupted when a stop signal (Ctrl-C,
   /// SIGTERM, SIGHUP, SIGQUIT) ended it.
   ChildExit reap();
-  /// Sends one line; false when the worker is gone (reaped, as above).
-  bool send(const std::string& line);
+  /// Sends one request; false when the worker is gone (reaped, as above).
+  bool send(const protocol::Request& request);
+  /// A reply and the line it came as (quoted when it is not the one awaited).
+  struct Received {
+    protocol::Reply reply;
+    std::string line;
+  };
   /// The next message, or nullopt with `problem` set (timeout or death; the worker is then gone).
-  std::optional<nlohmann::json> receive(std::chrono::steady_clock::time_point deadline, std::string& problem,
-                                        bool& timed_out);
+  std::optional<Received> receive(std::chrono::steady_clock::time_point deadline, std::string& problem,
+                                  bool& timed_out);
 
   ChildProcess m_child;
   std::chrono::steady_clock::time_point m_start_deadline;

@@ -8,11 +8,11 @@
 #include <csignal>
 #include <future>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
@@ -32,14 +32,13 @@
 
 namespace lp::worker {
 
-using nlohmann::json;
 using namespace lp::protocol;
 
 namespace {
 
-void send(const json& message) {
+void send(const Reply& message) {
   // One line per message, flushed: the parent reads line by line with a deadline.
-  const std::string line = message.dump() + "\n";
+  const std::string line = to_line(message) + "\n";
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
 }
@@ -89,7 +88,7 @@ class Worker {
   }
 
   int loop() {
-    send({{"type", "ready"}, {"pid", ::getpid()}, {"gpu", protocol::to_json(gpu_record(m_options.device))}});
+    send(Ready{::getpid(), gpu_record(m_options.device)});
     LineReader requests(STDIN_FILENO);
     while (true) {
       // Without a case on the GPU, wait for the next request; with one, take only a
@@ -107,25 +106,35 @@ class Worker {
       if (line->empty()) {
         continue;
       }
-      json request;
+      // A request of a known type that is malformed is this binary's bug: it ends the
+      // worker (lp::Error), after the case on the GPU is answered.
+      std::optional<Request> request;
+      std::exception_ptr malformed;
       try {
-        request = json::parse(*line);
-      } catch (const json::exception& e) {
-        send({{"type", "error"}, {"error", fmt::format("worker: unreadable request: {}", e.what())}});
-        continue;
+        request = parse_request(*line);
+      } catch (const Error&) {
+        malformed = std::current_exception();
       }
-      const std::string type = request.value("type", "");
-      if (type == "run") {
-        if (const std::optional<int> code = run(job_from_json(request.at("job")))) {
-          return *code;
+      if (request) {
+        if (const auto* bad = std::get_if<BadRequest>(&*request)) {
+          send(WorkerError{bad->error});
+          continue;
         }
-        continue;
+        if (const auto* job = std::get_if<RunJob>(&*request)) {
+          if (const std::optional<int> code = run(job->job)) {
+            return *code;
+          }
+          continue;
+        }
       }
       // Anything else is answered after the case on the GPU, in the order asked.
       if (const std::optional<int> code = finish_pending(nullptr)) {
         return *code;
       }
-      if (type == "quit") {
+      if (malformed) {
+        std::rethrow_exception(malformed);
+      }
+      if (std::holds_alternative<Quit>(*request)) {
         // Nothing is pending (every answer was sent and flushed), so the process ends
         // here without its destructors: unloading every module, destroying the cuBLAS
         // handle and the memory pool and releasing the context one by one took the
@@ -135,26 +144,18 @@ class Worker {
         std::fflush(nullptr);
         std::_Exit(0);
       }
-      if (type == "load_batch") {
-        json results = json::array();
-        for (const LoadResult& r : load_batch(request.at("items"))) {
-          results.push_back(to_json(r));
-        }
-        send({{"type", "loaded_batch"}, {"results", results}});
-      } else if (type == "race") {
+      if (const auto* batch = std::get_if<LoadBatch>(&*request)) {
+        send(LoadedBatch{load_batch(batch->items)});
+      } else if (const auto* race = std::get_if<RaceRequest>(&*request)) {
         // The race control: a cubin the parent compiled and inspected (sweep/race_control.hpp).
         try {
-          const RaceRequest race = race_request_from_json(request);
-          const RaceResult r = run_race_kernel(race.cubin, race.ctas, race.launches, m_stream);
-          send({{"type", "race_result"}, {"result", to_json(r)}});
+          send(RaceAnswer{run_race_kernel(race->cubin, race->ctas, race->launches, m_stream), {}, false});
         } catch (const StickyCudaError& e) {
-          send({{"type", "race_result"}, {"error", e.fault_reason() + ": " + e.what()}, {"fault", true}});
+          send(RaceAnswer{std::nullopt, e.fault_reason() + ": " + e.what(), true});
           return k_worker_fault_exit;
         } catch (const Error& e) {
-          send({{"type", "race_result"}, {"error", e.what()}});
+          send(RaceAnswer{std::nullopt, e.what(), false});
         }
-      } else {
-        send({{"type", "error"}, {"error", fmt::format("worker: unknown request type \"{}\"", type)}});
       }
     }
   }
@@ -184,7 +185,7 @@ class Worker {
     }
   }
 
-  static void send_result(const JobResult& result) { send({{"type", "result"}, {"result", to_json(result)}}); }
+  static void send_result(const JobResult& result) { send(JobAnswer{result}); }
 
   static JobResult fault_of(const protocol::Job& job, const StickyCudaError& e) {
     return JobResult::lost(job.index, job.case_id, RunOutcome::fault, e.fault_reason() + ": " + e.what());
@@ -283,12 +284,8 @@ class Worker {
   /// Loads each item: prebuilt from its kernel set, a cubin the parent sent, or
   /// (compiler driver without a cubin) the driver's JIT, run for all such items in
   /// parallel threads. JIT results carry the cubin back, so the parent can inspect
-  /// exactly what ran. A malformed item fails the whole batch (lp::Error).
-  std::vector<LoadResult> load_batch(const json& items_json) {
-    std::vector<LoadItem> items;
-    for (const json& j : items_json) {
-      items.push_back(load_item_from_json(j));
-    }
+  /// exactly what ran. (A malformed item failed the whole batch in parse_request.)
+  std::vector<LoadResult> load_batch(const std::vector<LoadItem>& items) {
     std::vector<Built> built(items.size());
     std::vector<const kernels::Variant*> variants(items.size(), nullptr);
     std::vector<const kernels::KernelSet*> sets(items.size(), nullptr);
@@ -424,10 +421,10 @@ int run_worker(const WorkerOptions& options) {
                                          d.name, d.cc_major, d.cc_minor));
     }
   } catch (const Fatal& e) {
-    send({{"type", "fatal"}, {"error", e.what()}, {"exit_code", static_cast<int>(e.code())}});
+    send(StartFailure{e.what(), static_cast<int>(e.code())});
     return static_cast<int>(e.code());
   } catch (const Error& e) {
-    send({{"type", "fatal"}, {"error", e.what()}, {"exit_code", 3}});
+    send(StartFailure{e.what(), 3});
     return 3;
   }
   Worker worker(options, sets.get());

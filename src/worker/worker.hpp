@@ -9,7 +9,6 @@
 
 #include "protocol/protocol.hpp"
 
-#include <nlohmann/json_fwd.hpp>
 
 namespace lp::worker {
 

@@ -137,6 +137,58 @@ TEST(WorkerProtocol, TheGpuRecordRoundTripsAndAMalformedOneIsABugNotAReport) {
   EXPECT_THROW((void)protocol::gpu_record_from_json(broken), Error);
 }
 
+TEST(WorkerProtocol, EveryMessageIsOneLineThatReadsBackAsItself) {
+  protocol::Job job;
+  job.index = 3;
+  job.case_id = "case-3";
+  job.problem.num_tokens = 77;
+  const protocol::Request run = protocol::RunJob{job};
+  const std::string line = protocol::to_line(run);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const protocol::Request back = protocol::parse_request(line);
+  ASSERT_TRUE(std::holds_alternative<protocol::RunJob>(back));
+  EXPECT_EQ(std::get<protocol::RunJob>(back).job.case_id, "case-3");
+  EXPECT_EQ(std::get<protocol::RunJob>(back).job.problem.num_tokens, 77);
+  EXPECT_EQ(protocol::to_line(protocol::Quit{}), R"({"type":"quit"})");
+  EXPECT_TRUE(std::holds_alternative<protocol::Quit>(protocol::parse_request(R"({"type":"quit"})")));
+  const protocol::Request race = protocol::parse_request(protocol::to_line(protocol::RaceRequest{"\x7f" "ELF", 4, 5}));
+  ASSERT_TRUE(std::holds_alternative<protocol::RaceRequest>(race));
+  EXPECT_EQ(std::get<protocol::RaceRequest>(race).cubin, "\x7f" "ELF");
+  EXPECT_EQ(std::get<protocol::RaceRequest>(race).launches, 5U);
+
+  const std::optional<protocol::Reply> answer =
+      protocol::parse_reply(protocol::to_line(protocol::JobAnswer{JobResult::lost(3, "case-3", RunOutcome::fault, "why")}));
+  ASSERT_TRUE(answer && std::holds_alternative<protocol::JobAnswer>(*answer));
+  EXPECT_EQ(std::get<protocol::JobAnswer>(*answer).result.reason, "why");
+  const std::optional<protocol::Reply> raced = protocol::parse_reply(protocol::to_line(protocol::RaceAnswer{race_result(7), {}, false}));
+  ASSERT_TRUE(raced && std::holds_alternative<protocol::RaceAnswer>(*raced));
+  EXPECT_EQ(std::get<protocol::RaceAnswer>(*raced).result->late_tiles, 7U);
+  EXPECT_EQ(protocol::to_line(protocol::RaceAnswer{std::nullopt, "sticky", true}),
+            R"({"error":"sticky","fault":true,"type":"race_result"})");
+  EXPECT_EQ(protocol::to_line(protocol::StartFailure{"no GPU", 3}), R"({"error":"no GPU","exit_code":3,"type":"fatal"})");
+}
+
+TEST(WorkerProtocol, WhatIsNotAMessageIsToldApartFromAMalformedOne) {
+  // A worker answers an unreadable or unknown request and goes on.
+  const protocol::Request unreadable = protocol::parse_request("{not json");
+  ASSERT_TRUE(std::holds_alternative<protocol::BadRequest>(unreadable));
+  EXPECT_TRUE(std::get<protocol::BadRequest>(unreadable).error.starts_with("worker: unreadable request: "));
+  const protocol::Request unknown = protocol::parse_request(R"({"type":"dance"})");
+  ASSERT_TRUE(std::holds_alternative<protocol::BadRequest>(unknown));
+  EXPECT_EQ(std::get<protocol::BadRequest>(unknown).error, "worker: unknown request type \"dance\"");
+  // A request of a known type with a field missing is this binary's bug.
+  EXPECT_THROW((void)protocol::parse_request(R"({"type":"run"})"), Error);
+  EXPECT_THROW((void)protocol::parse_request(R"({"type":"load_batch","items":[{"key":1}]})"), Error);
+  // The parent skips a line some library printed, and quotes a JSON object it did not expect.
+  EXPECT_FALSE(protocol::parse_reply("cuBLAS warning: something").has_value());
+  EXPECT_FALSE(protocol::parse_reply("[1,2]").has_value());
+  const std::optional<protocol::Reply> odd = protocol::parse_reply(R"({"type":"dance"})");
+  ASSERT_TRUE(odd && std::holds_alternative<protocol::UnknownReply>(*odd));
+  EXPECT_EQ(std::get<protocol::UnknownReply>(*odd).line, R"({"type":"dance"})");
+  EXPECT_THROW((void)protocol::parse_reply(R"({"type":"result"})"), Error);
+  EXPECT_THROW((void)protocol::parse_reply(R"({"type":"ready","gpu":{"ordinal":0}})"), Error);
+}
+
 TEST(RaceControl, OutcomesArePinned) {
   const std::string c = "ptxas=toolkit (13.0.88)";
   nlohmann::json o = race_outcome(c, 5, race_result(20), "").to_json();
