@@ -268,10 +268,8 @@ int run_inspect(const InspectOptions& o) {
   }
   const inspect::RunInfo run{command_line(), started_at, report::utc_now_iso8601(), wall_ms, interrupted_by,
                              cache_root};
-  formats::Document doc;
-  doc.kind = formats::DocumentKind::inspect;
-  doc.path = "(this inspect run)";
-  doc.json = inspect::inspect_document(w, results, matrices, inspector, run);
+  const formats::Document doc =
+      formats::inspect_document_of("(this inspect run)", inspect::inspect_document(w, results, matrices, inspector, run));
   if (o.json || outputs.any()) {
     formats::write_outputs(doc, outputs);
     if (o.json) {

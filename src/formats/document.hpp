@@ -13,17 +13,111 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "report/report.hpp"
+#include "util/json_text.hpp"
 
 namespace lp::formats {
 
 enum class DocumentKind { report, inspect };
 
+/// A text field as a document wrote it: absent (missing, or not a string) or the text.
+/// Each converter says what it prints for an absent one.
+using Text = std::optional<std::string>;
+
+/// One wgmma finding of a SASS report (sass/analyze.hpp's JSON form), as a converter
+/// draws it; read tolerantly, whatever version wrote it.
+struct FindingView {
+  std::string address;      ///< "" when absent, as every text below
+  std::string instruction;
+  std::string access;       ///< "read" or "write"
+  std::vector<std::string> registers;  ///< "R12" (anything else as its JSON text)
+  bool over_back_edge = false;
+  std::string wgmma_address;
+  std::string wgmma_instruction;
+  bool has_wait = false;  ///< a wait that leaves the MMA in flight
+  std::string wait_address;
+  std::string wait_instruction;
+};
+
+/// One gdc-early-read finding of a SASS report.
+struct EarlyReadView {
+  Text address;
+  Text instruction;
+  Text param;
+  Text wait_address;
+  Text wait_instruction;
+};
+
+/// One kernel of a SASS report.
+struct KernelView {
+  std::vector<FindingView> findings;
+  std::vector<EarlyReadView> early_reads;
+  /// The first finding and early read as the document wrote them (JUnit quotes them).
+  Text first_finding_json;
+  Text first_early_read_json;
+};
+
+/// A SASS report (an inspect item's `sass`, a report variant's), as the converters draw it.
+struct SassView {
+  std::vector<KernelView> kernels;
+};
+
+/// One item of an inspect document (inspect.schema.json#/$defs/item).
+struct InspectItem {
+  Text name;
+  Text triton;    ///< absent for a user's file
+  Text compiler;
+  Text status;    ///< clean, hazard, error, incompatible
+  Text attribution;
+  Text early_read_attribution;
+  Text error;
+  std::int64_t finding_count = 0;     ///< 0 when absent, as every count
+  std::int64_t early_read_count = 0;
+  double ms = 0.0;
+  SassView sass;
+};
+
+/// An inspect document's summary block.
+struct InspectSummary {
+  std::int64_t items = 0;
+  std::int64_t clean = 0;
+  std::int64_t hazard = 0;
+  std::int64_t error = 0;
+  std::int64_t findings = 0;
+  std::int64_t early_reads = 0;
+  std::int64_t exit_code = -1;  ///< -1 when absent
+};
+
+/// An inspect document (inspect.schema.json), typed: what the converters draw from it.
+struct InspectDocument {
+  Text schema_version;
+  Text mode;
+  Text version;  ///< meta.version
+  Text git_sha;  ///< meta.git_sha
+  std::vector<std::string> argv;  ///< meta.argv
+  Text nvdisasm_version;
+  Text nvdisasm_origin;
+  InspectSummary summary;
+  std::vector<InspectItem> items;
+};
+
+/// A compiler record (a report's environment.compilers, an inspect document's
+/// compilers) as the stack matrix labels it.
+struct CompilerVersion {
+  std::string name;    ///< "" when absent
+  std::string triton;  ///< "" when absent (a user's files)
+  std::string version; ///< version_of(record, "version")
+};
+
+/// A SASS report carried as text (a report variant's `sass`), read as the converters draw it.
+SassView sass_view_of(const JsonText& sass);
+
 struct Document {
   DocumentKind kind = DocumentKind::report;
   std::string path;
-  /// An inspect document whole; of a report, the blocks not read typed below
-  /// (schema_version and the summary, which report::Report computes again). Never
-  /// null once read; shared, not copied, by copies of the Document (it is not changed).
+  /// The tree as read (an inspect document whole, for `--format json`); of a report,
+  /// the blocks not read typed below (schema_version and the summary, which
+  /// report::Report computes again). Never null once read; shared, not copied, by
+  /// copies of the Document (it is not changed).
   std::shared_ptr<const nlohmann::json> json;
   /// A report's blocks, typed (report/blocks.hpp); meta's detail, fail_on and
   /// interrupted are the fields below.
@@ -37,12 +131,20 @@ struct Document {
   std::optional<std::string> interrupted;  ///< meta.interrupted
   /// A report's cases, typed (a compact table expanded), in the file's order.
   report::CaseStore cases;
+  /// An inspect document, typed (empty for a report).
+  InspectDocument inspect;
+  /// The compiler records, of either kind.
+  std::vector<CompilerVersion> compilers;
 };
 
 /// Reads and recognises `path` (bounded read). Throws lp::InputError
 /// "<path>:<pointer>: ..." for a file that is neither, or a major schema version
 /// this loraprobe does not read.
 Document read_document(const std::string& path);
+
+/// An inspect document held in memory (`inspect` writes its outputs from it), its
+/// typed parts read as read_document reads them.
+Document inspect_document_of(std::string path, std::shared_ptr<const nlohmann::json> tree);
 
 /// The document as one JSON, a report's cases in their full form (one object per case,
 /// report/report.hpp CaseRecord::to_json): the file's content in one shape, whichever

@@ -6,7 +6,6 @@
 #include <map>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "formats/stack_matrix.hpp"
 #include "formats/view.hpp"
@@ -14,7 +13,6 @@
 
 namespace lp::formats {
 
-using nlohmann::json;
 
 namespace {
 
@@ -344,13 +342,12 @@ void report_html(const Document& doc, const TextSink& sink) {
 }
 
 std::string inspect_html(const Document& doc) {
-  const json& s = member(*doc.json, "summary");
+  const InspectSummary& s = doc.inspect.summary;
   std::string body = fmt::format(
       "<h1>loraprobe inspect</h1>\n<p>{} cubins, {} with a hazard, {} findings, {} gdc-early-read; exit code {}.</p>\n",
-      integer(s, "items"), integer(s, "hazard"), integer(s, "findings"), integer(s, "early_reads"),
-      integer(s, "exit_code", -1));
-  for (const json& item : member(*doc.json, "items")) {
-    if (text(item, "status") != "hazard") {
+      s.items, s.hazard, s.findings, s.early_reads, s.exit_code);
+  for (const InspectItem& item : doc.inspect.items) {
+    if (item.status != "hazard") {
       continue;
     }
     body += excerpt_html(excerpt_of_item(item));

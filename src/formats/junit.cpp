@@ -9,7 +9,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
@@ -18,7 +17,6 @@
 
 namespace lp::formats {
 
-using nlohmann::json;
 
 namespace {
 
@@ -217,13 +215,13 @@ Tests report_tests(const Document& doc, bool latent_fails) {
   return tests;
 }
 
-Tests inspect_tests(const json& doc) {
+Tests inspect_tests(const InspectDocument& doc) {
   std::map<std::string, Suite> by_key;
   std::vector<std::string> order;
   auto all = std::make_shared<std::vector<TestCase>>();
-  for (const json& item : member(doc, "items")) {
-    const std::string triton = text(item, "triton");
-    const std::string compiler = text(item, "compiler");
+  for (const InspectItem& item : doc.items) {
+    const std::string triton = item.triton.value_or("");
+    const std::string compiler = item.compiler.value_or("");
     const std::string key = fmt::format("{}.{}", triton.empty() ? "files" : triton, compiler);
     if (by_key.count(key) == 0) {
       order.push_back(key);
@@ -231,45 +229,40 @@ Tests inspect_tests(const json& doc) {
                                         : fmt::format("loraprobe inspect Triton {} {}", triton, compiler);
     }
     TestCase t;
-    t.name = text(item, "name");
+    t.name = item.name.value_or("");
     t.classname = "loraprobe.inspect." + key;
-    t.seconds = number(item, "ms") / 1000.0;
-    const std::string status = text(item, "status");
+    t.seconds = item.ms / 1000.0;
+    const std::string status = item.status.value_or("");
+    const std::string attribution = item.attribution.value_or("");
+    const std::string early_attribution = item.early_read_attribution.value_or("");
+    const std::string error = item.error.value_or("");
     t.type = status;
     if (status == "hazard") {
       t.kind = "failure";
-      t.message = fmt::format("{} wgmma register hazard finding(s){}", integer(item, "finding_count"),
-                              text(item, "attribution").empty()
-                                  ? std::string()
-                                  : fmt::format("; made by the {}", text(item, "attribution")));
-      if (integer(item, "early_read_count") > 0) {
+      t.message = fmt::format("{} wgmma register hazard finding(s){}", item.finding_count,
+                              attribution.empty() ? std::string() : fmt::format("; made by the {}", attribution));
+      if (item.early_read_count > 0) {
         t.message += fmt::format("; {} gdc-early-read finding(s) (loads of a produced buffer before "
                                  "griddepcontrol.wait){}",
-                                 integer(item, "early_read_count"),
-                                 text(item, "early_read_attribution").empty()
-                                     ? std::string()
-                                     : fmt::format("; made by the {}", text(item, "early_read_attribution")));
+                                 item.early_read_count,
+                                 early_attribution.empty() ? std::string()
+                                                           : fmt::format("; made by the {}", early_attribution));
       }
-      const json& sass = member(item, "sass");
-      if (sass.is_object()) {
-        for (const json& kernel : member(sass, "kernels")) {
-          for (const json& f : member(kernel, "findings")) {
-            t.body += f.dump() + "\n";
-            break;
-          }
-          for (const json& f : member(kernel, "early_reads")) {
-            t.body += f.dump() + "\n";
-            break;
-          }
+      for (const KernelView& kernel : item.sass.kernels) {
+        if (kernel.first_finding_json) {
+          t.body += *kernel.first_finding_json + "\n";
+        }
+        if (kernel.first_early_read_json) {
+          t.body += *kernel.first_early_read_json + "\n";
         }
       }
     } else if (status == "error") {
       t.kind = "error";
-      t.message = text(item, "error").substr(0, text(item, "error").find('\n'));
-      t.body = text(item, "error");
+      t.message = error.substr(0, error.find('\n'));
+      t.body = error;
     } else if (status == "incompatible") {
       t.kind = "skipped";  // the compiler cannot read this PTX: not run, not failed
-      t.message = "incompatible: " + text(item, "error");
+      t.message = "incompatible: " + error;
     }
     by_key[key].members.push_back(all->size());
     all->push_back(std::move(t));
@@ -286,7 +279,7 @@ Tests inspect_tests(const json& doc) {
 
 void junit_of(const Document& doc, const JunitOptions& options, const TextSink& sink) {
   if (doc.kind == DocumentKind::inspect) {
-    write(inspect_tests(*doc.json), "loraprobe inspect", sink);
+    write(inspect_tests(doc.inspect), "loraprobe inspect", sink);
     return;
   }
   bool latent_fails = false;

@@ -5,14 +5,12 @@
 #include <map>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "formats/view.hpp"
 #include "util/escape.hpp"
 
 namespace lp::formats {
 
-using nlohmann::json;
 
 namespace {
 
@@ -239,25 +237,19 @@ std::string report_markdown(const Document& doc) {
 }
 
 std::string inspect_markdown(const Document& doc) {
-  const json& d = *doc.json;
-  const json& s = member(d, "summary");
-  std::string out = fmt::format("# loraprobe inspect: {} cubins, {} with a hazard, {} findings{}\n\n",
-                                integer(s, "items"), integer(s, "hazard"), integer(s, "findings"),
-                                integer(s, "early_reads") > 0
-                                    ? fmt::format(", {} gdc-early-read", integer(s, "early_reads"))
-                                    : std::string());
-  // An inspect document's argv: read as strings by read_document's checks.
-  const json& recorded = member(member(d, "meta"), "argv");
-  const std::string argv = command_text(recorded.is_array() ? recorded.get<std::vector<std::string>>()
-                                                            : std::vector<std::string>{});
+  const InspectDocument& d = doc.inspect;
+  const InspectSummary& s = d.summary;
+  std::string out = fmt::format("# loraprobe inspect: {} cubins, {} with a hazard, {} findings{}\n\n", s.items,
+                                s.hazard, s.findings,
+                                s.early_reads > 0 ? fmt::format(", {} gdc-early-read", s.early_reads) : std::string());
+  const std::string argv = command_text(d.argv);
   out += escape::markdown_fence(argv.empty() ? "(not recorded)" : argv, "sh") + "\n";
-  const json& nvdisasm = member(d, "nvdisasm");
-  out += fmt::format("nvdisasm {} ({}); exit code {}.\n\n", md(text(nvdisasm, "version", "?")),
-                     md(text(nvdisasm, "origin", "?")), integer(s, "exit_code", -1));
+  out += fmt::format("nvdisasm {} ({}); exit code {}.\n\n", md(d.nvdisasm_version.value_or("?")),
+                     md(d.nvdisasm_origin.value_or("?")), s.exit_code);
   std::size_t drawn = 0;
   std::string rest;
-  for (const json& item : member(d, "items")) {
-    if (text(item, "status") != "hazard") {
+  for (const InspectItem& item : d.items) {
+    if (item.status != "hazard") {
       continue;
     }
     const Excerpt e = excerpt_of_item(item);

@@ -8,14 +8,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "report/verdict.hpp"
 #include "util/escape.hpp"
 
 namespace lp::formats {
 
-using nlohmann::json;
 using report::Verdict;
 
 namespace {
@@ -52,10 +50,11 @@ StackOutcome outcome_of(Verdict v) {
 }
 
 /// The version of the ptxas a compiler record names for (name, triton), "" when none.
-std::string compiler_version(const json& compilers, const std::string& name, const std::string& triton) {
-  for (const json& c : compilers) {
-    if (text(c, "name") == name && (triton.empty() || text(c, "triton") == triton)) {
-      return version_of(c, "version");
+std::string compiler_version(const std::vector<CompilerVersion>& compilers, const std::string& name,
+                             const std::string& triton) {
+  for (const CompilerVersion& c : compilers) {
+    if (c.name == name && (triton.empty() || c.triton == triton)) {
+      return c.version;
     }
   }
   return "";
@@ -171,17 +170,17 @@ void for_each_observation(const Document& doc, F&& f) {
     return;
   }
   // An inspect document of the kernel sets: each cubin's static outcome (files have no Triton set).
-  for (const json& item : member(*doc.json, "items")) {
-    const std::string triton = text(item, "triton");
+  for (const InspectItem& item : doc.inspect.items) {
+    const std::string triton = item.triton.value_or("");
     if (triton.empty()) {
       continue;
     }
-    const std::string status = text(item, "status");
+    const std::string status = item.status.value_or("");
     const StackOutcome o = status == "hazard"         ? StackOutcome::hazard
                            : status == "clean"        ? StackOutcome::clean
                            : status == "incompatible" ? StackOutcome::incompatible
                                                       : StackOutcome::error;
-    f(Observation{triton, text(item, "compiler"), o, text(item, "attribution")});
+    f(Observation{triton, item.compiler.value_or(""), o, item.attribution.value_or("")});
   }
 }
 
@@ -197,11 +196,7 @@ StackMatrix stack_matrix(const Document& doc) {
   if (tritons.empty()) {
     return m;
   }
-  json report_compilers = json::array();
-  for (const JsonText& c : doc.environment.compilers) {
-    report_compilers.push_back(c.value());
-  }
-  const json& compilers = doc.kind == DocumentKind::report ? report_compilers : member(*doc.json, "compilers");
+  const std::vector<CompilerVersion>& compilers = doc.compilers;
   for (const std::string& name : m.compilers) {
     const std::string version = compiler_version(compilers, name, "");
     m.labels.push_back(name == "prebuilt" ? std::string("Triton's own ptxas")

@@ -142,39 +142,40 @@ std::string report_summary(const Document& doc) {
   return out;
 }
 
-std::string inspect_summary(const json& d) {
-  const json& meta = member(d, "meta");
-  std::string out = fmt::format("loraprobe {} (git {}) inspect ({}), schema {}\n", text_of(meta, "version"),
-                                text_of(meta, "git_sha"), text_of(d, "mode"), text_of(d, "schema_version"));
-  const json& s = member(d, "summary");
-  out += fmt::format("cubins: {} ({} with a hazard, {} clean, {} error(s)); {} findings; {} gdc-early-read\n",
-                     integer(s, "items"), integer(s, "hazard"), integer(s, "clean"), integer(s, "error"),
-                     integer(s, "findings"), integer(s, "early_reads"));
+/// A text field for the terminal: one line, `fallback` when the document has none.
+std::string line_of(const Text& t, const char* fallback = "?") { return escape::terminal_line(t.value_or(fallback)); }
+
+std::string inspect_summary(const InspectDocument& d) {
+  std::string out = fmt::format("loraprobe {} (git {}) inspect ({}), schema {}\n", line_of(d.version),
+                                line_of(d.git_sha), line_of(d.mode), line_of(d.schema_version));
+  const InspectSummary& s = d.summary;
+  out += fmt::format("cubins: {} ({} with a hazard, {} clean, {} error(s)); {} findings; {} gdc-early-read\n", s.items,
+                     s.hazard, s.clean, s.error, s.findings, s.early_reads);
   std::size_t listed = 0;
   std::size_t hazards = 0;
-  for (const json& item : member(d, "items")) {
-    if (text_of(item, "status") != "hazard") {
+  for (const InspectItem& item : d.items) {
+    if (line_of(item.status) != "hazard") {
       continue;
     }
     ++hazards;
     if (listed < 10) {
       ++listed;
-      const std::string triton = text_of(item, "triton", "");
+      const std::string triton = line_of(item.triton, "");
+      const std::string attribution = line_of(item.attribution, "");
       out += fmt::format("  hazard: {}{} ({}): {} finding(s){}{}\n", triton.empty() ? "" : "Triton " + triton + " ",
-                         text_of(item, "name"), text_of(item, "compiler"), integer(item, "finding_count"),
-                         text_of(item, "attribution", "").empty() || text_of(item, "attribution") == "none"
+                         line_of(item.name), line_of(item.compiler), item.finding_count,
+                         attribution.empty() || attribution == "none" ? std::string()
+                                                                      : fmt::format(", made by the {}", attribution),
+                         item.early_read_count == 0
                              ? std::string()
-                             : fmt::format(", made by the {}", text_of(item, "attribution")),
-                         integer(item, "early_read_count") == 0
-                             ? std::string()
-                             : fmt::format("; {} gdc-early-read, made by the {}", integer(item, "early_read_count"),
-                                           text_of(item, "early_read_attribution", "?")));
+                             : fmt::format("; {} gdc-early-read, made by the {}", item.early_read_count,
+                                           line_of(item.early_read_attribution)));
     }
   }
   if (hazards > listed) {
     out += fmt::format("  ... and {} more\n", hazards - listed);
   }
-  out += fmt::format("exit code {}\n", integer(s, "exit_code", -1));
+  out += fmt::format("exit code {}\n", s.exit_code);
   return out;
 }
 
@@ -211,7 +212,7 @@ std::string wrapped(const std::string& text, std::size_t width) {
 
 std::string summary_of(const Document& doc) {
   // A summary goes to a terminal: whatever a document holds is shown, never obeyed.
-  return wrapped(escape::terminal(doc.kind == DocumentKind::inspect ? inspect_summary(*doc.json) : report_summary(doc)),
+  return wrapped(escape::terminal(doc.kind == DocumentKind::inspect ? inspect_summary(doc.inspect) : report_summary(doc)),
                  k_summary_width);
 }
 

@@ -125,38 +125,36 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
 /// and the instructions that touch its registers.
 }  // namespace
 
-std::vector<ExcerptLine> excerpt_lines_of(const json& sass) {
+std::vector<ExcerptLine> excerpt_lines_of(const SassView& sass) {
   constexpr std::size_t k_max_lines = 12;
   std::vector<ExcerptLine> lines;
-  for (const json& kernel : member(sass, "kernels")) {
-    std::map<std::string, std::vector<const json*>> by_mma;  // by MMA address
+  for (const KernelView& kernel : sass.kernels) {
+    std::map<std::string, std::vector<const FindingView*>> by_mma;  // by MMA address
     std::vector<std::string> order;
-    for (const json& f : member(kernel, "findings")) {
-      const std::string at = text(member(f, "wgmma"), "address");
-      if (by_mma.count(at) == 0) {
-        order.push_back(at);
+    for (const FindingView& f : kernel.findings) {
+      if (by_mma.count(f.wgmma_address) == 0) {
+        order.push_back(f.wgmma_address);
       }
-      by_mma[at].push_back(&f);
+      by_mma[f.wgmma_address].push_back(&f);
     }
     for (const std::string& at : order) {
-      const json& first = *by_mma[at].front();
-      lines.push_back({at, text(member(first, "wgmma"), "instruction"), "warpgroup MMA, in flight from here", false});
-      const json& wait = member(first, "wait");
-      if (wait.is_object()) {
-        lines.push_back({text(wait, "address"), text(wait, "instruction"),
+      const FindingView& first = *by_mma[at].front();
+      lines.push_back({at, first.wgmma_instruction, "warpgroup MMA, in flight from here", false});
+      if (first.has_wait) {
+        lines.push_back({first.wait_address, first.wait_instruction,
                          "waits for all but the youngest groups: this MMA stays in flight", false});
       }
-      std::vector<const json*> hits = by_mma[at];
+      std::vector<const FindingView*> hits = by_mma[at];
       std::sort(hits.begin(), hits.end(),
-                [](const json* a, const json* b) { return text(*a, "address") < text(*b, "address"); });
-      for (const json* f : hits) {
+                [](const FindingView* a, const FindingView* b) { return a->address < b->address; });
+      for (const FindingView* f : hits) {
         if (lines.size() >= k_max_lines) {
           lines.push_back({"", "", fmt::format("... {} findings in all (the report lists each)", hits.size()), false});
           return lines;
         }
-        lines.push_back({text(*f, "address"), text(*f, "instruction"),
-                         fmt::format("{}s {} of the in-flight MMA{}", text(*f, "access"), joined(member(*f, "registers"), ", "),
-                                     boolean(*f, "over_back_edge", false) ? " (next trip, round the back edge)" : ""),
+        lines.push_back({f->address, f->instruction,
+                         fmt::format("{}s {} of the in-flight MMA{}", f->access, fmt::join(f->registers, ", "),
+                                     f->over_back_edge ? " (next trip, round the back edge)" : ""),
                          true});
       }
     }
@@ -270,31 +268,31 @@ std::vector<EnvRow> case_numbers(const report::CaseRecord& c) {
   return rows;
 }
 
-std::vector<std::string> early_read_lines_of(const json& sass) {
+std::vector<std::string> early_read_lines_of(const SassView& sass) {
   std::vector<std::string> lines;
-  for (const json& kernel : member(sass, "kernels")) {
-    for (const json& r : member(kernel, "early_reads")) {
-      const std::string address = text(r, "address", "0x?");
+  for (const KernelView& kernel : sass.kernels) {
+    for (const EarlyReadView& r : kernel.early_reads) {
+      const std::string address = r.address.value_or("0x?");
       lines.push_back(fmt::format("/*{}*/ {}  // reads {} before {} at {}", address.substr(2),
-                                  text(r, "instruction", "?"), text(r, "param", "?"),
-                                  text(member(r, "wait"), "instruction", "?"), text(member(r, "wait"), "address", "?")));
+                                  r.instruction.value_or("?"), r.param.value_or("?"), r.wait_instruction.value_or("?"),
+                                  r.wait_address.value_or("?")));
     }
   }
   return lines;
 }
 
-Excerpt excerpt_of_item(const json& item) {
+Excerpt excerpt_of_item(const InspectItem& item) {
   Excerpt e;
-  e.variant = text(item, "name", "?");
-  e.triton = text(item, "triton", "?");
-  e.compiler = text(item, "compiler", "?");
-  e.findings = static_cast<int>(integer(item, "finding_count"));
-  e.attribution = text(item, "attribution");
+  e.variant = item.name.value_or("?");
+  e.triton = item.triton.value_or("?");
+  e.compiler = item.compiler.value_or("?");
+  e.findings = static_cast<int>(item.finding_count);
+  e.attribution = item.attribution.value_or("");
   e.attribution_text = e.attribution.empty() ? "not analysed" : e.attribution;
-  e.lines = excerpt_lines_of(member(item, "sass"));
-  e.early_lines = early_read_lines_of(member(item, "sass"));
-  e.early_reads = static_cast<int>(integer(item, "early_read_count"));
-  e.early_attribution = text(item, "early_read_attribution");
+  e.lines = excerpt_lines_of(item.sass);
+  e.early_lines = early_read_lines_of(item.sass);
+  e.early_reads = static_cast<int>(item.early_read_count);
+  e.early_attribution = item.early_read_attribution.value_or("");
   return e;
 }
 
@@ -432,7 +430,7 @@ ReportView view_of(const Document& doc) {
     e.attribution_text = e.attribution == "none" || e.attribution.empty()
                              ? std::string(e.attribution.empty() ? "not analysed" : "no hazard")
                              : strip_note(report::attribution_note(e.attribution));
-    const json sass = variant.sass.value();
+    const SassView sass = sass_view_of(variant.sass);
     e.lines = excerpt_lines_of(sass);
     // A dual-stream variant's early reads (its cases count them among their static findings).
     e.early_lines = early_read_lines_of(sass);

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 
 #include "formats/document.hpp"
 #include "plan/axes.hpp"
@@ -104,14 +103,14 @@ std::string not_swept_sentence(const std::vector<plan::NotSwept>& not_swept);
 
 /// The race excerpt of one variant's sass record (sass::ListingReport JSON): per
 /// in-flight MMA, the MMA, the wait it passes, the instructions that touch it.
-std::vector<ExcerptLine> excerpt_lines_of(const nlohmann::json& sass);
+std::vector<ExcerptLine> excerpt_lines_of(const SassView& sass);
 
 /// One line per gdc-early-read finding of a sass record: the load, the parameter it
 /// reads, the wait it precedes.
-std::vector<std::string> early_read_lines_of(const nlohmann::json& sass);
+std::vector<std::string> early_read_lines_of(const SassView& sass);
 
 /// The excerpt of one hazardous cubin of an inspect document (its items[]), lines included.
-Excerpt excerpt_of_item(const nlohmann::json& item);
+Excerpt excerpt_of_item(const InspectItem& item);
 
 /// The measured remedies of one hazard of a report's remedies block, one line each:
 /// "block_n 32: PASS, static clean, 2.1x the kernel time".

@@ -207,7 +207,7 @@ TEST(View, AVariantsEarlyReadsAreItsOwnLinesInMarkdownAndHtml) {
            "instruction": "LDGSTS.E.BYPASS.128 [R5+0x4000], desc[UR12][R18.64], P2", "param": "input_ptr",
            "wait": {"address": "0x22e0", "instruction": "ACQBULK"}}])");
   hazardous->sass = JsonText::of(sass);
-  const std::vector<std::string> lines = early_read_lines_of(sass);
+  const std::vector<std::string> lines = early_read_lines_of(sass_view_of(hazardous->sass));
   ASSERT_EQ(lines.size(), 1U);
   EXPECT_EQ(lines[0], "/*1800*/ LDGSTS.E.BYPASS.128 [R5+0x4000], desc[UR12][R18.64], P2  // reads input_ptr before "
                       "ACQBULK at 0x22e0");
@@ -311,10 +311,8 @@ TEST(StackMatrix, CleanFailingAndIncompatibleRuns) {
   EXPECT_EQ(m.rows[0].cells[0].text(), "incompatible");
   EXPECT_EQ(m.answer, "Fixed: no pairing this run covered.");
   // An inspect document of files has no Triton set: no matrix.
-  Document files;
-  files.kind = DocumentKind::inspect;
-  files.path = "i.json";
-  files.json = std::make_shared<const json>(json{{"items", json::array({{{"triton", nullptr}, {"status", "hazard"}}})}});
+  const Document files = inspect_document_of(
+      "i.json", std::make_shared<const json>(json{{"items", json::array({{{"triton", nullptr}, {"status", "hazard"}}})}}));
   EXPECT_TRUE(stack_matrix(files).empty());
 }
 
@@ -388,10 +386,7 @@ TEST(View, InspectDocumentsGetTheirHazardousCubins) {
                    {{{"name", "expand-a"}, {"status", "hazard"}, {"finding_count", 1}, {"triton", "3.6.0"},
                      {"compiler", "prebuilt"}, {"attribution", "ptx"}, {"sass", sass}},
                     {{"name", "expand-b"}, {"status", "clean"}}}}};
-  Document doc;
-  doc.kind = DocumentKind::inspect;
-  doc.path = "inspect.json";
-  doc.json = std::make_shared<const json>(d);
+  const Document doc = inspect_document_of("inspect.json", std::make_shared<const json>(d));
   const std::string md = markdown_of(doc);
   EXPECT_NE(md.find("# loraprobe inspect: 2 cubins, 1 with a hazard, 1 findings"), std::string::npos) << md;
   EXPECT_NE(md.find("  /*0070*/ WARPGROUP.DEPBAR.LE gsb0, 0x1"), std::string::npos) << md;
