@@ -264,8 +264,95 @@ InspectDocument read_inspect(const json& tree) {
   return d;
 }
 
+std::optional<std::int64_t> count_field(const json& j, const char* key) {
+  const json& v = member(j, key);
+  return v.is_number_integer() ? std::optional<std::int64_t>(v.get<std::int64_t>()) : std::nullopt;
+}
+
+std::vector<std::string> texts_of(const json& list) {
+  std::vector<std::string> out;
+  for (const json& item : list) {
+    out.push_back(item.is_string() ? item.get<std::string>() : item.dump());
+  }
+  return out;
+}
+
 CompilerVersion compiler_version_of(const json& record) {
-  return {text(record, "name"), text(record, "triton"), version_of(record, "version")};
+  return {text_field(record, "name"),
+          text_field(record, "triton"),
+          text_field(record, "version"),
+          version_of(record, "version"),
+          text_field(member(record, "ptxas"), "sha256"),
+          text_field(record, "error"),
+          texts_of(member(record, "options"))};
+}
+
+std::optional<CaseRef> case_ref(const json& summary, const char* key) {
+  const json& ref = member(summary, key);
+  if (!ref.is_object()) {
+    return std::nullopt;
+  }
+  return CaseRef{integer(ref, "index", -1), text_field(ref, "id")};
+}
+
+SummaryView summary_view(const json& summary) {
+  SummaryView v;
+  for (const auto& [verdict, n] : member(summary, "counts").items()) {
+    v.counts[verdict] = n.get<std::size_t>();
+  }
+  v.first_failure = case_ref(summary, "first_failure");
+  v.minimal_failure = case_ref(summary, "minimal_failure");
+  v.first_latent = case_ref(summary, "first_latent");
+  v.exit_code = integer(summary, "exit_code", -1);
+  v.outcome = text_field(summary, "outcome");
+  return v;
+}
+
+EnvironmentView environment_view(const Document& d) {
+  const report::Environment& env = d.environment;
+  EnvironmentView v;
+  if (const json gpu = env.gpu.value(); gpu.is_object()) {
+    v.gpu = GpuView{text_field(gpu, "name"),
+                    text_field(gpu, "uuid"),
+                    text_field(gpu, "compute_capability"),
+                    text_field(gpu, "driver_version"),
+                    text_field(gpu, "driver_cuda_version"),
+                    text_field(gpu, "runtime_version"),
+                    text_field(gpu, "cublas_version"),
+                    count_field(gpu, "sm_count"),
+                    number(gpu, "total_memory_bytes")};
+  }
+  if (const json toolkit = env.toolkit.value(); toolkit.is_object()) {
+    v.has_toolkit = true;
+    v.toolkit_version = text_field(toolkit, "version");
+    v.toolkit_root = text_field(toolkit, "root");
+  }
+  for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
+    const json ptxas = s.ptxas.value();
+    v.kernel_set_ptxas.emplace_back(version_of(ptxas, "version"), text(ptxas, "sha256"));
+  }
+  for (const report::VariantRecord& variant : d.variants) {
+    const json sass = variant.sass.value();
+    if (const json& dis = member(sass, "disassembler"); dis.is_object()) {
+      v.disassemblers.push_back({text_field(dis, "version"), text_field(dis, "sha256"), text_field(dis, "origin")});
+    }
+  }
+  if (const json cache = env.inspection_cache.value_or(JsonText()).value(); cache.is_object()) {
+    v.has_cache = true;
+    v.cache_enabled = boolean(cache, "enabled", false);
+    v.cache_root = text_field(cache, "root");
+    v.cache_sass_hits = count_field(cache, "sass_hits");
+    v.cache_sass_misses = count_field(cache, "sass_misses");
+  }
+  if (const json host = env.host.value(); host.is_object()) {
+    v.has_host = true;
+    v.host_os = text_field(host, "os");
+    v.host_kernel = text_field(host, "kernel");
+    v.host_machine = text_field(host, "machine");
+    v.host_cpus = count_field(host, "cpus");
+  }
+  v.config_name = text_field(d.meta.config.value(), "name");
+  return v;
 }
 
 }  // namespace
@@ -277,6 +364,7 @@ Document inspect_document_of(std::string path, std::shared_ptr<const nlohmann::j
   d.kind = DocumentKind::inspect;
   d.path = std::move(path);
   d.inspect = read_inspect(*tree);
+  d.schema_version = d.inspect.schema_version;
   for (const json& c : member(*tree, "compilers")) {
     d.compilers.push_back(compiler_version_of(c));
   }
@@ -335,6 +423,9 @@ Document read_document(const std::string& path) {
   for (const JsonText& c : d.environment.compilers) {
     d.compilers.push_back(compiler_version_of(c.value()));
   }
+  d.schema_version = text_field(tree, "schema_version");
+  d.summary = summary_view(member(tree, "summary"));
+  d.environment_view = environment_view(d);
   d.json = std::make_shared<const json>(std::move(tree));
   return d;
 }

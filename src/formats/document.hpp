@@ -2,8 +2,10 @@
 // A JSON document loraprobe wrote, read back for conversion: a sweep report
 // (configs/schema/report.schema.json) or an inspect document (inspect.schema.json).
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -101,11 +103,68 @@ struct InspectDocument {
 };
 
 /// A compiler record (a report's environment.compilers, an inspect document's
-/// compilers) as the stack matrix labels it.
+/// compilers), as the converters draw it.
 struct CompilerVersion {
-  std::string name;    ///< "" when absent
-  std::string triton;  ///< "" when absent (a user's files)
-  std::string version; ///< version_of(record, "version")
+  Text name;
+  Text triton;          ///< absent for a user's files
+  Text version_text;    ///< the version as recorded (2.x: ptxas's own words)
+  std::string version;  ///< version_of(record, "version"): "12.8.93"
+  Text ptxas_sha256;    ///< of the ptxas binary (ptxas.sha256)
+  Text error;           ///< why it could not be used
+  std::vector<std::string> options;  ///< the ptxas options (anything but a string as its JSON text)
+};
+
+/// The GPU a report ran on (environment.gpu, protocol::GpuRecord's form; 2.x differs).
+struct GpuView {
+  Text name;
+  Text uuid;
+  Text compute_capability;
+  Text driver_version;
+  Text driver_cuda_version;
+  Text runtime_version;
+  Text cublas_version;
+  std::optional<std::int64_t> sm_count;
+  double total_memory_bytes = 0.0;
+};
+
+/// The rest of a report's environment and meta that is carried as text (JsonText),
+/// each part present when the report has it as an object.
+struct EnvironmentView {
+  std::optional<GpuView> gpu;
+  bool has_toolkit = false;
+  Text toolkit_version;
+  Text toolkit_root;
+  /// Per environment.kernel_sets record: its bundled ptxas's version_of and sha256.
+  std::vector<std::pair<std::string, std::string>> kernel_set_ptxas;
+  /// Per variant with a disassembler record: {version, sha256, origin}.
+  std::vector<std::array<Text, 3>> disassemblers;
+  bool has_cache = false;  ///< environment.inspection_cache
+  bool cache_enabled = false;
+  Text cache_root;
+  std::optional<std::int64_t> cache_sass_hits;
+  std::optional<std::int64_t> cache_sass_misses;
+  bool has_host = false;
+  Text host_os;
+  Text host_kernel;
+  Text host_machine;
+  std::optional<std::int64_t> host_cpus;
+  Text config_name;  ///< meta.config.name
+};
+
+/// A case a report's summary names (first_failure, ...).
+struct CaseRef {
+  std::int64_t index = -1;  ///< -1 when absent
+  Text id;
+};
+
+/// A report's summary block as written (report::Report computes its own again).
+struct SummaryView {
+  std::map<std::string, std::size_t> counts;  ///< verdict name -> cases
+  std::optional<CaseRef> first_failure;
+  std::optional<CaseRef> minimal_failure;
+  std::optional<CaseRef> first_latent;
+  std::int64_t exit_code = -1;  ///< -1 when absent
+  Text outcome;
 };
 
 /// A SASS report carried as text (a report variant's `sass`), read as the converters draw it.
@@ -131,6 +190,11 @@ struct Document {
   std::optional<std::string> interrupted;  ///< meta.interrupted
   /// A report's cases, typed (a compact table expanded), in the file's order.
   report::CaseStore cases;
+  /// The document's schema_version.
+  Text schema_version;
+  /// A report's summary and the environment parts carried as text, typed.
+  SummaryView summary;
+  EnvironmentView environment_view;
   /// An inspect document, typed (empty for a report).
   InspectDocument inspect;
   /// The compiler records, of either kind.

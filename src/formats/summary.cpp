@@ -4,7 +4,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
@@ -14,44 +13,40 @@
 
 namespace lp::formats {
 
-using nlohmann::json;
 
 namespace {
 
-/// A field of the document, "?" when it is missing.
-/// A field for the terminal: one line, no control character that a terminal would obey.
-std::string text_of(const json& j, const char* key, const char* fallback = "?") {
-  return escape::terminal_line(text(j, key, fallback));
-}
+/// A text field for the terminal: one line, no control character that a terminal would
+/// obey; `fallback` when the document has none.
+std::string line_of(const Text& t, const char* fallback = "?") { return escape::terminal_line(t.value_or(fallback)); }
 
 std::string counts_text(const std::map<std::string, std::size_t>& counts) {
   const std::string out = report::counts_text(counts);
   return out.empty() ? "none" : out;
 }
 
-std::string case_line(const char* what, const json& ref, const report::CaseStore& cases) {
-  if (!ref.is_object()) {
+std::string case_line(const char* what, const std::optional<CaseRef>& ref, const report::CaseStore& cases) {
+  if (!ref) {
     return {};
   }
-  const std::int64_t index = integer(ref, "index", -1);
+  const std::string id = line_of(ref->id, "");
   for (const report::CaseRecord& c : cases) {
-    if (static_cast<std::int64_t>(c.index) == index && escape::terminal_line(c.id) == text_of(ref, "id", "")) {
+    if (static_cast<std::int64_t>(c.index) == ref->index && escape::terminal_line(c.id) == id) {
       return fmt::format("{}: case {} ({}, {} tokens): {} {}\n", what, escape::terminal_line(c.id),
                          plan::row_label(c.axes), c.axes.integer("tokens").value_or(0),
                          report::to_string(c.verdict), escape::terminal_line(c.reason));
     }
   }
-  return fmt::format("{}: case {}\n", what, text_of(ref, "id"));
+  return fmt::format("{}: case {}\n", what, line_of(ref->id));
 }
 
 std::string report_summary(const Document& doc) {
-  const json& r = *doc.json;
   const report::Meta& meta = doc.meta;
   const report::Environment& env = doc.environment;
-  const json gpu = env.gpu.value();
+  const std::optional<GpuView>& gpu = doc.environment_view.gpu;
   const std::string argv = command_text(meta.argv);
   std::string out = fmt::format("loraprobe {} (git {}) sweep, report schema {}\n", escape::terminal_line(meta.version),
-                                escape::terminal_line(meta.git_sha), text_of(r, "schema_version"));
+                                escape::terminal_line(meta.git_sha), line_of(doc.schema_version));
   // The answer first: with this Triton and this ptxas, is it fixed?
   if (const StackMatrix m = stack_matrix(doc); !m.empty()) {
     out += "is my stack fixed? (Triton set x compiler; each cell the worst this run saw)\n";
@@ -63,22 +58,20 @@ std::string report_summary(const Document& doc) {
     }
   }
   out += fmt::format("command: {}\n", argv.empty() ? "?" : argv);
-  out += gpu.is_object()
-             ? fmt::format("GPU: {} (sm {}), driver {}, loraprobe built with CUDA {}, cuBLAS {}\n", text_of(gpu, "name"),
-                           text_of(gpu, "compute_capability"), text_of(gpu, "driver_version"),
-                           text_of(gpu, "runtime_version"), text_of(gpu, "cublas_version"))
+  out += gpu ? fmt::format("GPU: {} (sm {}), driver {}, loraprobe built with CUDA {}, cuBLAS {}\n", line_of(gpu->name),
+                           line_of(gpu->compute_capability), line_of(gpu->driver_version),
+                           line_of(gpu->runtime_version), line_of(gpu->cublas_version))
              : std::string("GPU: none recorded\n");
   std::string sets;
   for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
     sets += (sets.empty() ? "" : ", ") + escape::terminal_line(s.triton_version);
   }
   std::map<std::string, bool> compilers;
-  for (const JsonText& record : env.compilers) {
-    const json c = record.value();
-    std::string label = text_of(c, "name");
-    if (c.contains("version") && c["version"].is_string()) {
+  for (const CompilerVersion& c : doc.compilers) {
+    std::string label = line_of(c.name);
+    if (c.version_text) {
       // Reports before 3.0 recorded a prebuilt compiler's version in ptxas's own words.
-      label += fmt::format(" {}", version_of(c, "version"));
+      label += fmt::format(" {}", c.version);
     }
     compilers[label] = true;
   }
@@ -115,19 +108,15 @@ std::string report_summary(const Document& doc) {
   for (const std::string& key : order) {
     out += fmt::format("  {}: {}\n", key, counts_text(groups[key]));
   }
-  const json& s = member(r, "summary");
-  std::map<std::string, std::size_t> all;
-  for (const auto& [verdict, n] : member(s, "counts").items()) {
-    all[verdict] = n.get<std::size_t>();
-  }
-  out += fmt::format("cases: {} of {} planned{}\n", counts_text(all), meta.plan.cases,
+  const SummaryView& s = doc.summary;
+  out += fmt::format("cases: {} of {} planned{}\n", counts_text(s.counts), meta.plan.cases,
                      doc.interrupted ? "; stopped: " + escape::terminal_line(*doc.interrupted) : std::string());
   if (const std::string n = not_swept_sentence(meta.plan.not_swept); !n.empty()) {
     out += escape::terminal_line(n) + "\n";
   }
-  out += case_line("first failure", member(s, "first_failure"), cases);
-  out += case_line("minimal failure", member(s, "minimal_failure"), cases);
-  out += case_line("first latent", member(s, "first_latent"), cases);
+  out += case_line("first failure", s.first_failure, cases);
+  out += case_line("minimal failure", s.minimal_failure, cases);
+  out += case_line("first latent", s.first_latent, cases);
   // Each row's cheapest clean remedy is in the stack matrix above; every remedy of every
   // hazardous case would not fit a screen (the Markdown, HTML and JUnit list them).
   if (doc.remedies && !doc.remedies->hazards.empty()) {
@@ -138,12 +127,9 @@ std::string report_summary(const Document& doc) {
     out += fmt::format("remedies: {} measured for {} hazardous case(s); each one: loraprobe report --format md\n",
                        measured, doc.remedies->hazards.size());
   }
-  out += fmt::format("exit code {} ({})\n", integer(s, "exit_code", -1), text_of(s, "outcome"));
+  out += fmt::format("exit code {} ({})\n", s.exit_code, line_of(s.outcome));
   return out;
 }
-
-/// A text field for the terminal: one line, `fallback` when the document has none.
-std::string line_of(const Text& t, const char* fallback = "?") { return escape::terminal_line(t.value_or(fallback)); }
 
 std::string inspect_summary(const InspectDocument& d) {
   std::string out = fmt::format("loraprobe {} (git {}) inspect ({}), schema {}\n", line_of(d.version),

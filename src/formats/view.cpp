@@ -9,7 +9,6 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <fmt/ranges.h>
 
 #include "model/symptom.hpp"
@@ -19,103 +18,86 @@
 
 namespace lp::formats {
 
-using nlohmann::json;
 
 namespace {
 
-std::string short_sha(const json& j, const char* key) {
-  const std::string sha = text(j, key);
-  return sha.size() > 12 ? sha.substr(0, 12) : sha;
+std::string short_sha(const Text& sha) {
+  const std::string text = sha.value_or("");
+  return text.size() > 12 ? text.substr(0, 12) : text;
 }
 
-std::string joined(const json& list, const char* sep = " ") {
-  std::string out;
-  for (const json& item : list) {
-    out += (out.empty() ? "" : sep) + (item.is_string() ? item.get<std::string>() : item.dump());
-  }
-  return out;
-}
-
-std::string count_text(const json& j, const char* key) {
-  const json& v = member(j, key);
-  return v.is_number_integer() ? fmt::format("{}", v.get<std::int64_t>()) : std::string("n/a");
+std::string count_text(const std::optional<std::int64_t>& count) {
+  return count ? fmt::format("{}", *count) : std::string("n/a");
 }
 
 std::vector<EnvRow> environment_rows(const Document& doc) {
-  const json& r = *doc.json;
   const report::Meta& meta = doc.meta;
   const report::Environment& env = doc.environment;
-  const json gpu = env.gpu.value();
+  const EnvironmentView& view = doc.environment_view;
   std::vector<EnvRow> rows;
-  if (gpu.is_object()) {
+  if (const std::optional<GpuView>& gpu = view.gpu) {
     // The UUID names one physical board; a hash of it tells two reports' GPUs apart
     // without publishing it.
-    const std::string uuid = text(gpu, "uuid");
-    rows.push_back({"GPU", fmt::format("{} (sm {}, {} SMs, {:.0f} GiB), UUID sha256 {}", text(gpu, "name", "?"),
-                                       text(gpu, "compute_capability", "?"), count_text(gpu, "sm_count"),
-                                       number(gpu, "total_memory_bytes") / (1024.0 * 1024.0 * 1024.0),
+    const std::string uuid = gpu->uuid.value_or("");
+    rows.push_back({"GPU", fmt::format("{} (sm {}, {} SMs, {:.0f} GiB), UUID sha256 {}", gpu->name.value_or("?"),
+                                       gpu->compute_capability.value_or("?"), count_text(gpu->sm_count),
+                                       gpu->total_memory_bytes / (1024.0 * 1024.0 * 1024.0),
                                        uuid.empty() ? "n/a" : sha256_hex(uuid).substr(0, 12))});
-    rows.push_back({"Driver", fmt::format("{} (CUDA {})", text(gpu, "driver_version", "?"),
-                                          text(gpu, "driver_cuda_version", "?"))});
-    rows.push_back({"CUDA (loraprobe built with)", text(gpu, "runtime_version", "?")});
-    rows.push_back({"cuBLAS", text(gpu, "cublas_version", "?")});
+    rows.push_back({"Driver", fmt::format("{} (CUDA {})", gpu->driver_version.value_or("?"),
+                                          gpu->driver_cuda_version.value_or("?"))});
+    rows.push_back({"CUDA (loraprobe built with)", gpu->runtime_version.value_or("?")});
+    rows.push_back({"cuBLAS", gpu->cublas_version.value_or("?")});
   } else {
     rows.push_back({"GPU", "none: " + env.no_gpu_reason.value_or("not recorded")});
   }
-  if (const json toolkit = env.toolkit.value(); toolkit.is_object()) {
-    rows.push_back({"CUDA toolkit", fmt::format("{} ({})", text(toolkit, "version", "?"), text(toolkit, "root", "?"))});
+  if (view.has_toolkit) {
+    rows.push_back({"CUDA toolkit", fmt::format("{} ({})", view.toolkit_version.value_or("?"), view.toolkit_root.value_or("?"))});
   }
   std::string sets;
-  for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
-    const json ptxas = s.ptxas.value();
+  const std::vector<report::KernelSetRecord> set_records = env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{});
+  for (std::size_t i = 0; i < set_records.size(); ++i) {
+    const report::KernelSetRecord& s = set_records[i];
+    const auto& [ptxas_version, ptxas_sha] = view.kernel_set_ptxas.at(i);
     sets += fmt::format("{}Triton {} ({} variants, {}; its ptxas {} {})", sets.empty() ? "" : "; ", s.triton_version,
-                        s.variants, s.origin, version_of(ptxas, "version"), short_sha(ptxas, "sha256"));
+                        s.variants, s.origin, ptxas_version, short_sha(ptxas_sha));
   }
   rows.push_back({"Kernel sets", sets.empty() ? "not recorded" : sets});
   std::string compilers;
-  for (const JsonText& record : env.compilers) {
-    const json c = record.value();
-    const json& ptxas = member(c, "ptxas");
-    std::string line = fmt::format("{} (Triton {})", text(c, "name", "?"), text(c, "triton", "any"));
-    if (!member(c, "error").is_null() && member(c, "error").is_string()) {
-      line += ": unavailable, " + text(c, "error");
+  for (const CompilerVersion& c : doc.compilers) {
+    std::string line = fmt::format("{} (Triton {})", c.name.value_or("?"), c.triton.value_or("any"));
+    if (c.error) {
+      line += ": unavailable, " + *c.error;
     } else {
-      const std::string sha = short_sha(ptxas, "sha256");
-      line += fmt::format(": ptxas {}{}, {}", version_of(c, "version"), sha.empty() ? "" : " " + sha,
-                          joined(member(c, "options")));
+      const std::string sha = short_sha(c.ptxas_sha256);
+      line += fmt::format(": ptxas {}{}, {}", c.version, sha.empty() ? "" : " " + sha, fmt::join(c.options, " "));
     }
     compilers += (compilers.empty() ? "" : "; ") + line;
   }
   rows.push_back({"Compilers", compilers.empty() ? "not recorded" : compilers});
   std::set<std::string> disassemblers;
-  for (const report::VariantRecord& v : doc.variants) {
-    const json sass = v.sass.value();
-    const json& d = member(sass, "disassembler");
-    if (d.is_object()) {
-      disassemblers.insert(fmt::format("nvdisasm {} {} ({})", text(d, "version", "?"), short_sha(d, "sha256"),
-                                       text(d, "origin", "?")));
-    }
+  for (const auto& [version, sha, origin] : view.disassemblers) {
+    disassemblers.insert(fmt::format("nvdisasm {} {} ({})", version.value_or("?"), short_sha(sha), origin.value_or("?")));
   }
   if (!disassemblers.empty()) {
-    rows.push_back({"Disassembler", joined(json(disassemblers), "; ")});
+    rows.push_back({"Disassembler", fmt::format("{}", fmt::join(disassemblers, "; "))});
   }
   std::string caches = env.jit_cache_disabled.value_or(true) ? "driver JIT cache off (CUDA_CACHE_DISABLE=1)"
                                                              : "driver JIT cache ON (--allow-jit-cache)";
   caches += ", module loading " + env.module_loading.value_or("?");
-  if (const json cache = env.inspection_cache.value_or(JsonText()).value(); cache.is_object()) {
-    caches += boolean(cache, "enabled", false)
-                  ? fmt::format(", static inspection cache {} ({} hits, {} misses)", text(cache, "root", "?"),
-                                count_text(cache, "sass_hits"), count_text(cache, "sass_misses"))
+  if (view.has_cache) {
+    caches += view.cache_enabled
+                  ? fmt::format(", static inspection cache {} ({} hits, {} misses)", view.cache_root.value_or("?"),
+                                count_text(view.cache_sass_hits), count_text(view.cache_sass_misses))
                   : ", static inspection cache off";
   }
   rows.push_back({"Caches", caches});
-  if (const json host = env.host.value(); host.is_object()) {
-    rows.push_back({"Host", fmt::format("{} {} {}, {} CPUs", text(host, "os", "?"), text(host, "kernel", "?"),
-                                        text(host, "machine", "?"), count_text(host, "cpus"))});
+  if (view.has_host) {
+    rows.push_back({"Host", fmt::format("{} {} {}, {} CPUs", view.host_os.value_or("?"), view.host_kernel.value_or("?"),
+                                        view.host_machine.value_or("?"), count_text(view.host_cpus))});
   }
   rows.push_back({"loraprobe", fmt::format("{} (git {}), report schema {}", meta.version, meta.git_sha,
-                                           text(r, "schema_version", "?"))});
-  rows.push_back({"Config", fmt::format("{} (sha256 {}), seed {}, {} repeats", text(meta.config.value(), "name", "?"),
+                                           doc.schema_version.value_or("?"))});
+  rows.push_back({"Config", fmt::format("{} (sha256 {}), seed {}, {} repeats", view.config_name.value_or("?"),
                                         meta.config_sha256.substr(0, 12), meta.seed, meta.repeats)});
   rows.push_back({"Ran", fmt::format("{} to {}", meta.started_at, meta.finished_at.value_or("?"))});
   return rows;
@@ -170,32 +152,32 @@ std::string strip_note(std::string note) { return note.rfind("; ", 0) == 0 ? not
 /// changed. {name, why, axis, value or "" for every other value of the axis}.
 struct RemedyRule {
   const char* axis;
-  json value;  ///< null: each other value of the axis in the report
+  AxisValue value;
   const char* why;
 };
 
 std::vector<Remedy> measure_remedies(const report::CaseStore& cases) {
   // Each case by its axes (the last of a repeated configuration counts, as it always did).
   const CaseIndex by_axes(cases, [](const report::CaseRecord& c) { return c.axes.dump(); });
-  std::map<std::string, std::set<std::string>> values_of;  // axis -> values seen (dumped)
+  std::map<std::string, std::map<std::string, AxisValue>> values_of;  // axis -> values seen, by their JSON text
   for (const report::CaseRecord& c : cases) {
     for (const char* axis : {"compiler", "triton"}) {
       if (c.axes.contains(axis)) {
-        values_of[axis].insert(c.axes.value(axis).dump());
+        const AxisValue v = c.axes.at(axis);
+        values_of[axis].emplace(v.dump(), v);
       }
     }
   }
   std::vector<std::pair<std::string, RemedyRule>> rules = {
-      {"block_n 32", {"block_n", 32, "the field workaround (vLLM PR #48638)"}},
-      {"num_stages 1", {"num_stages", 1, "no software pipelining, so no MMA is in flight across trips"}},
-      {"bf16 input", {"input_dtype", "bf16", "A from shared memory instead of registers (vLLM PR #47869)"}},
+      {"block_n 32", {"block_n", AxisValue::of_int(32), "the field workaround (vLLM PR #48638)"}},
+      {"num_stages 1", {"num_stages", AxisValue::of_int(1), "no software pipelining, so no MMA is in flight across trips"}},
+      {"bf16 input", {"input_dtype", AxisValue::of_text("bf16"), "A from shared memory instead of registers (vLLM PR #47869)"}},
   };
   for (const char* axis : {"compiler", "triton"}) {
-    for (const std::string& v : values_of[axis]) {
+    for (const auto& [dumped, v] : values_of[axis]) {
       const bool compiler = axis == std::string("compiler");
-      rules.push_back({fmt::format("{} {}", compiler ? "compiler" : "Triton", json::parse(v).get<std::string>()),
-                       {axis, json::parse(v), compiler ? "the same PTX through another compiler"
-                                                       : "that Triton's kernel set"}});
+      rules.push_back({fmt::format("{} {}", compiler ? "compiler" : "Triton", v.text().value_or(dumped)),
+                       {axis, v, compiler ? "the same PTX through another compiler" : "that Triton's kernel set"}});
     }
   }
   std::vector<Remedy> out;
@@ -204,7 +186,7 @@ std::vector<Remedy> measure_remedies(const report::CaseStore& cases) {
     for (const report::CaseRecord& c : cases) {
       const std::string verdict(report::to_string(c.verdict));
       const AxisValues& axes = c.axes;
-      if ((verdict != "LATENT" && verdict != "FAIL") || !axes.contains(rule.axis) || axes.value(rule.axis) == rule.value) {
+      if ((verdict != "LATENT" && verdict != "FAIL") || !axes.contains(rule.axis) || axes.at(rule.axis) == rule.value) {
         continue;
       }
       AxisValues neighbour = axes;
@@ -331,28 +313,21 @@ std::string not_swept_sentence(const std::vector<plan::NotSwept>& not_swept) {
 }
 
 ReportView view_of(const Document& doc) {
-  const json& r = *doc.json;
   ReportView v;
   v.environment = environment_rows(doc);
-  for (const JsonText& record : doc.environment.compilers) {
-    const json c = record.value();
-    const bool unavailable = member(c, "error").is_string();
-    v.compilers.push_back({text(c, "triton", "any"), text(c, "name", "?"), version_of(c, "version"),
-                           short_sha(member(c, "ptxas"), "sha256"),
-                           unavailable ? "unavailable: " + text(c, "error") : joined(member(c, "options"))});
+  for (const CompilerVersion& c : doc.compilers) {
+    v.compilers.push_back({c.triton.value_or("any"), c.name.value_or("?"), c.version, short_sha(c.ptxas_sha256),
+                           c.error ? "unavailable: " + *c.error : fmt::format("{}", fmt::join(c.options, " "))});
   }
   v.command = command_text(doc.meta.argv);
-  const json& summary = member(r, "summary");
+  const SummaryView& summary = doc.summary;
   const report::CaseStore& records = doc.cases;
-  std::map<std::string, std::size_t> counts;
-  for (const auto& [verdict, n] : member(summary, "counts").items()) {
-    counts[verdict] = n.get<std::size_t>();
-  }
+  std::map<std::string, std::size_t> counts = summary.counts;
   v.counts = report::counts_text(counts);
   v.counts += fmt::format(" of {} planned", doc.meta.plan.cases);
   v.not_swept = not_swept_sentence(doc.meta.plan.not_swept);
-  v.exit_code = static_cast<int>(integer(summary, "exit_code", -1));
-  v.outcome = text(summary, "outcome", "?");
+  v.exit_code = static_cast<int>(summary.exit_code);
+  v.outcome = summary.outcome.value_or("?");
   const std::size_t fails = counts["FAIL"] + counts["fault"] + counts["timeout"] + counts["compile_error"];
   if (v.outcome == "invalid_controls") {
     v.headline = "INVALID: the controls did not behave, so no case is judged.";
@@ -394,15 +369,14 @@ ReportView view_of(const Document& doc) {
                                    counts["FAIL"], amplified_fails, pairs);
   }
   v.map = report::verdict_map(records);
-  for (const auto& [key, title] : {std::pair{"first_failure", "First failure"},
-                                   std::pair{"minimal_failure", "Minimal failure"},
-                                   std::pair{"first_latent", "First latent case"}}) {
-    const json& ref = member(summary, key);
-    if (!ref.is_object()) {
+  for (const auto& [ref, title] : {std::pair{&summary.first_failure, "First failure"},
+                                   std::pair{&summary.minimal_failure, "Minimal failure"},
+                                   std::pair{&summary.first_latent, "First latent case"}}) {
+    if (!*ref) {
       continue;
     }
     for (const report::CaseRecord& c : records) {
-      if (c.id == text(ref, "id")) {
+      if (c.id == (*ref)->id.value_or("")) {
         v.notable.push_back({title, c});
         break;
       }

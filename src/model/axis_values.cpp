@@ -151,6 +151,8 @@ bool AxisValue::operator==(const AxisValue& other) const {
   return false;
 }
 
+std::string AxisValue::dump() const { return to_json().dump(); }
+
 std::vector<AxisValue> to_axis_values(const std::vector<json>& values) {
   std::vector<AxisValue> out;
   out.reserve(values.size());

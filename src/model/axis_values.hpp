@@ -41,6 +41,8 @@ class AxisValue {
   static AxisValue of_text(std::string_view value);
   static AxisValue of_ints(const std::vector<std::int64_t>& values);  ///< a list: per-slice sizes
   [[nodiscard]] nlohmann::json to_json() const;
+  /// to_json() as compact text: "32", "\"bf16\"", "[1,2]".
+  [[nodiscard]] std::string dump() const;
 
   [[nodiscard]] bool is_null() const { return m_kind == Kind::null; }
   /// The value when it is a whole number that fits int64, else nullopt.
