@@ -4,7 +4,6 @@
 #include <iterator>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
@@ -14,7 +13,9 @@
 #include "cuda/device_info.hpp"
 #include "cuda/driver.hpp"
 #include "kernels/kernel_sets.hpp"
+#include "protocol/protocol.hpp"
 #include "report/environment.hpp"
+#include "sass/analyze.hpp"
 #include "sass/nvdisasm.hpp"
 #include "sweep/report_builder.hpp"
 #include "worker/worker.hpp"
@@ -32,109 +33,135 @@ struct EnvOptions {
   int device = 0;
 };
 
-nlohmann::json collect(const EnvOptions& o) {
-  nlohmann::json env = {{"loraprobe", {{"version", k_version}, {"git_sha", k_git_sha}}},
-                        {"host", report::host_record().to_json()},
-                        {"toolkit", compile::toolkit_record()}};
-  nlohmann::json compilers = nlohmann::json::array();
-  for (const compile::PtxasInfo& p : compile::discover_ptxas()) {
-    compilers.push_back(p.to_json());
-  }
-  env["ptxas"] = compilers;
+/// A kernel set as env shows it: its report record and its bundled ptxas's words.
+struct EnvKernelSet {
+  report::KernelSetRecord record;
+  std::string ptxas_version;  ///< as the manifest records it; empty when it does not
+};
+
+/// What env found; each part that could not be found says why instead.
+struct EnvRecord {
+  report::HostRecord host;
+  compile::ToolkitRecord toolkit;
+  std::vector<compile::PtxasInfo> ptxas;
+  std::optional<sass::Nvdisasm> nvdisasm;
+  std::string nvdisasm_error;
+  std::vector<EnvKernelSet> kernel_sets;
+  std::string kernel_sets_error;
+  std::string cublas_path;
+  std::string cublas_error;
+  std::optional<protocol::GpuRecord> gpu;
+  std::string no_gpu_reason;
+};
+
+EnvRecord collect(const EnvOptions& o) {
+  EnvRecord env;
+  env.host = report::host_record();
+  env.toolkit = compile::toolkit_record();
+  env.ptxas = compile::discover_ptxas();
   // Each part says why it is missing, and env goes on to the next.
-  if (const std::string why = error_of([&] {
-        const sass::Nvdisasm tool = sass::find_nvdisasm();
-        env["nvdisasm"] = {
-            {"path", tool.path}, {"origin", tool.origin}, {"version", tool.version}, {"sha256", tool.sha256}};
-      });
-      !why.empty()) {
-    env["nvdisasm"] = {{"error", why}};
-  }
-  if (const std::string why = error_of([&] {
-    env["kernel_sets"] = nlohmann::json::array();
+  env.nvdisasm_error = error_of([&] { env.nvdisasm = sass::find_nvdisasm(); });
+  env.kernel_sets_error = error_of([&] {
     const kernels::KernelSets sets = kernels::KernelSets::load();
     for (const report::KernelSetRecord& set : sweep::kernel_sets_record(sets, sets.versions())) {
-      env["kernel_sets"].push_back(set.to_json());  // as a report's environment.kernel_sets
+      env.kernel_sets.push_back({set, sets.at(set.triton_version).manifest().ptxas.version});
     }
-      });
-      !why.empty()) {
-    env["kernel_sets"] = {{"error", why}};
+  });
+  if (!env.kernel_sets_error.empty()) {
+    env.kernel_sets.clear();
   }
   // cuBLAS is found without a GPU (a dlopen): say which file the reference would use.
-  if (const std::string why = error_of([&] { env["cublas"] = {{"path", cublas_api().library}}; }); !why.empty()) {
-    env["cublas"] = {{"error", why}};
-  }
+  env.cublas_error = error_of([&] { env.cublas_path = cublas_api().library; });
   // The GPU part: the same record a sweep's worker sends. This process may touch
   // CUDA: env runs no kernels, so a fault cannot hide behind it.
   if (const std::string why = error_of([&] {
-    init_driver(o.allow_jit_cache);
-    if (o.device < 0 || o.device >= device_count()) {
-      throw EnvironmentError(fmt::format("no CUDA device {} ({} present)", o.device, device_count()));
-    }
-    // Free memory and the loading mode are read in a context, as a worker has one.
-    PrimaryContext context(o.device);
-    context.make_current();
-    env["gpu"] = protocol::to_json(worker::gpu_record(o.device));
+        init_driver(o.allow_jit_cache);
+        if (o.device < 0 || o.device >= device_count()) {
+          throw EnvironmentError(fmt::format("no CUDA device {} ({} present)", o.device, device_count()));
+        }
+        // Free memory and the loading mode are read in a context, as a worker has one.
+        PrimaryContext context(o.device);
+        context.make_current();
+        env.gpu = worker::gpu_record(o.device);
       });
       !why.empty()) {
-    env["gpu"] = nullptr;
-    env["no_gpu_reason"] = fmt::format("no CUDA device: {}", why);
+    env.gpu.reset();
+    env.no_gpu_reason = fmt::format("no CUDA device: {}", why);
   }
   return env;
 }
 
+/// env --json: each part in its record's JSON form (a report's environment has the same).
+JsonText env_json(const EnvRecord& env) {
+  const auto error_record = [](const std::string& why) { return JsonText::object({{"error", JsonText::of_string(why)}}); };
+  std::vector<JsonText> ptxas;
+  for (const compile::PtxasInfo& p : env.ptxas) {
+    ptxas.push_back(p.to_json_text());
+  }
+  std::vector<JsonText> sets;
+  for (const EnvKernelSet& set : env.kernel_sets) {
+    sets.push_back(set.record.to_json_text());  // as a report's environment.kernel_sets
+  }
+  std::vector<std::pair<std::string, JsonText>> members = {
+      {"loraprobe", JsonText::object({{"version", JsonText::of_string(k_version)},
+                                      {"git_sha", JsonText::of_string(k_git_sha)}})},
+      {"host", env.host.to_json_text()},
+      {"toolkit", env.toolkit.to_json_text()},
+      {"ptxas", JsonText::array(ptxas)},
+      {"nvdisasm", env.nvdisasm ? sass::to_json_text(*env.nvdisasm) : error_record(env.nvdisasm_error)},
+      {"kernel_sets", env.kernel_sets_error.empty() ? JsonText::array(sets) : error_record(env.kernel_sets_error)},
+      {"cublas", env.cublas_error.empty() ? JsonText::object({{"path", JsonText::of_string(env.cublas_path)}})
+                                          : error_record(env.cublas_error)},
+      {"gpu", env.gpu ? protocol::to_json_text(*env.gpu) : JsonText()}};
+  if (!env.gpu) {
+    members.emplace_back("no_gpu_reason", JsonText::of_string(env.no_gpu_reason));
+  }
+  return JsonText::object(members);
+}
+
 /// The text form of env; paths and messages come from the machine, so the caller
 /// escapes it for the terminal.
-std::string env_text(const nlohmann::json& env) {
+std::string env_text(const EnvRecord& env) {
   std::string out;
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "loraprobe {} (git {})\n", env["loraprobe"]["version"].get<std::string>(),
-             env["loraprobe"]["git_sha"].get<std::string>());
-  const auto& host = env["host"];
-  fmt::format_to(to, "host: {} ({} {}, {} cpus)\n", host["hostname"].get<std::string>(), host["os"].get<std::string>(),
-             host["kernel"].get<std::string>(), host["cpus"].get<unsigned>());
-  const auto& tk = env["toolkit"];
-  fmt::format_to(to, "CUDA toolkit: {} at {}{} (built against CUDA {})\n",
-             tk["version"].is_null() ? "none" : tk["version"].get<std::string>(),
-             tk["root"].is_null() ? "-" : tk["root"].get<std::string>(),
-             tk["origin"].is_null() ? "" : fmt::format(" (from {})", tk["origin"].get<std::string>()),
-             tk["build_version"].get<std::string>());
-  fmt::format_to(to, "ptxas binaries found: {}\n", env["ptxas"].size());
-  for (const auto& p : env["ptxas"]) {
-    fmt::format_to(to, "  {:<10} {:<10} {}\n", p["spec"].get<std::string>(),
-               p["version"].is_null() ? "?" : p["version"].get<std::string>(), p["path"].get<std::string>());
+  fmt::format_to(to, "loraprobe {} (git {})\n", k_version, k_git_sha);
+  fmt::format_to(to, "host: {} ({} {}, {} cpus)\n", env.host.hostname, env.host.os, env.host.kernel, env.host.cpus);
+  const compile::ToolkitRecord& tk = env.toolkit;
+  fmt::format_to(to, "CUDA toolkit: {} at {}{} (built against CUDA {})\n", tk.version.value_or("none"),
+                 tk.root.value_or("-"), tk.origin ? fmt::format(" (from {})", *tk.origin) : std::string(),
+                 tk.build_version);
+  fmt::format_to(to, "ptxas binaries found: {}\n", env.ptxas.size());
+  for (const compile::PtxasInfo& p : env.ptxas) {
+    fmt::format_to(to, "  {:<10} {:<10} {}\n", p.spec, p.version.empty() ? "?" : p.version, p.path);
   }
-  if (env["nvdisasm"].contains("error")) {
-    fmt::format_to(to, "nvdisasm: none ({})\n", env["nvdisasm"]["error"].get<std::string>());
+  if (!env.nvdisasm) {
+    fmt::format_to(to, "nvdisasm: none ({})\n", env.nvdisasm_error);
   } else {
-    fmt::format_to(to, "nvdisasm: {} {} ({})\n", env["nvdisasm"]["version"].get<std::string>(),
-               env["nvdisasm"]["path"].get<std::string>(), env["nvdisasm"]["origin"].get<std::string>());
+    fmt::format_to(to, "nvdisasm: {} {} ({})\n", env.nvdisasm->version, env.nvdisasm->path, env.nvdisasm->origin);
   }
-  if (env["cublas"].contains("error")) {
-    fmt::format_to(to, "cuBLAS: none ({})\n", env["cublas"]["error"].get<std::string>());
+  if (!env.cublas_error.empty()) {
+    fmt::format_to(to, "cuBLAS: none ({})\n", env.cublas_error);
   } else {
-    fmt::format_to(to, "cuBLAS: {}\n", env["cublas"]["path"].get<std::string>());
+    fmt::format_to(to, "cuBLAS: {}\n", env.cublas_path);
   }
-  if (env["kernel_sets"].is_object()) {
-    fmt::format_to(to, "kernel sets: {}\n", env["kernel_sets"]["error"].get<std::string>());
+  if (!env.kernel_sets_error.empty()) {
+    fmt::format_to(to, "kernel sets: {}\n", env.kernel_sets_error);
   } else {
-    for (const auto& set : env["kernel_sets"]) {
-      fmt::format_to(to, "kernel set: Triton {}, {} variants, bundled ptxas {}\n", set["triton_version"].get<std::string>(),
-                 set["variants"].get<std::size_t>(), set["ptxas"].value("version", std::string("?")));
+    for (const EnvKernelSet& set : env.kernel_sets) {
+      fmt::format_to(to, "kernel set: Triton {}, {} variants, bundled ptxas {}\n", set.record.triton_version,
+                     set.record.variants, set.ptxas_version.empty() ? "?" : set.ptxas_version);
     }
   }
-  if (env["gpu"].is_null()) {
-    fmt::format_to(to, "GPU: {}\n", env["no_gpu_reason"].get<std::string>());
+  if (!env.gpu) {
+    fmt::format_to(to, "GPU: {}\n", env.no_gpu_reason);
     return out;
   }
-  const auto& g = env["gpu"];
-  fmt::format_to(to, "GPU {}: {} (compute capability {}, {} SMs, {} MiB), {}\n", g["ordinal"].get<int>(), g["name"].get<std::string>(),
-             g["compute_capability"].get<std::string>(), g["sm_count"].get<int>(),
-             g["total_memory_bytes"].get<std::uint64_t>() >> 20, g["uuid"].get<std::string>());
+  const protocol::GpuRecord& g = *env.gpu;
+  fmt::format_to(to, "GPU {}: {} (compute capability {}, {} SMs, {} MiB), {}\n", g.ordinal, g.name,
+                 g.compute_capability, g.sm_count, g.total_memory_bytes >> 20, g.uuid);
   fmt::format_to(to, "driver {} (CUDA {}), built for CUDA {}, cuBLAS {}, JIT cache {}, module loading {}\n",
-             g["driver_version"].get<std::string>(), g["driver_cuda_version"].get<std::string>(),
-             g["runtime_version"].get<std::string>(), g["cublas_version"].get<std::string>(),
-             g["jit_cache_disabled"].get<bool>() ? "disabled" : "allowed", g["module_loading"].get<std::string>());
+                 g.driver_version, g.driver_cuda_version, g.runtime_version, g.cublas_version,
+                 g.jit_cache_disabled ? "disabled" : "allowed", g.module_loading);
   return out;
 }
 
@@ -147,9 +174,9 @@ Command add_env_command(CLI::App& app) {
   sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::Range(0, k_max_device));
   sub->footer("Examples:\n  loraprobe env\n  loraprobe env --json > env.json\nExits 0 with or without a GPU.");
   return {sub, [o] {
-            const nlohmann::json env = collect(*o);
+            const EnvRecord env = collect(*o);
             if (o->json) {
-              fmt::print("{}\n", env.dump(2));
+              fmt::print("{}\n", env_json(env).pretty());
             } else {
               fmt::print("{}", escape::terminal(env_text(env)));
             }

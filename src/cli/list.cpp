@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/kernel_options.hpp"
@@ -26,26 +25,12 @@ struct ListOptions {
 /// with the kernels vLLM runs for them: a shrink from K to the rank and an expand from
 /// the rank into each slice's N, or the fused-MoE LoRA kernels of the routed experts.
 int list_models(const ListOptions& o) {
-  nlohmann::json out = nlohmann::json::array();
+  if (o.json) {
+    fmt::print("{}\n", plan::models_listing_json(o.tp).pretty());
+    return 0;
+  }
   for (const plan::ModelPreset& m : plan::model_presets()) {
     const std::vector<plan::Projection> projections = plan::projections(m, o.tp);
-    nlohmann::json shapes = nlohmann::json::array();
-    for (const plan::Projection& p : projections) {
-      nlohmann::json shape = {{"projection", p.name},   {"layer", p.layer}, {"kernel", plan::to_string(p.kernel)},
-                              {"slices", p.out.size()}, {"n", p.out},       {"k", p.in}};
-      if (p.kernel == plan::LoraKernel::fused_moe) {
-        shape["num_experts"] = p.num_experts;
-        shape["top_k"] = p.top_k;
-        shape["swept"] = false;
-      } else {
-        shape["swept"] = true;
-      }
-      shapes.push_back(std::move(shape));
-    }
-    out.push_back({{"name", m.name}, {"source", m.source}, {"tp", o.tp}, {"moe", m.is_moe()}, {"projections", shapes}});
-    if (o.json) {
-      continue;
-    }
     fmt::print("{}: {}\n", m.name, m.source);
     fmt::print("  {:<27} {:<17} {:<15} {:>6} {:<17} {:>6}\n", "projection", "layer", "op", "slices", "N", "K");
     for (const plan::Projection& p : projections) {
@@ -60,13 +45,9 @@ int list_models(const ListOptions& o) {
                  fmt::format("{}", fmt::join(p.out, "/")), p.in);
     }
   }
-  if (o.json) {
-    fmt::print("{}\n", out.dump(2));
-  } else {
-    fmt::print("per tensor-parallel rank at --tp {}: shrink reads K wide, expand writes N per slice; "
-               "sweep --model NAME [--tp N]\n",
-               o.tp);
-  }
+  fmt::print("per tensor-parallel rank at --tp {}: shrink reads K wide, expand writes N per slice; "
+             "sweep --model NAME [--tp N]\n",
+             o.tp);
   return 0;
 }
 
@@ -95,21 +76,15 @@ int run_list(const ListOptions& o) {
     throw kernels::no_filter_match(o.filter, "variant", sets, "'loraprobe list' shows what there is");
   }
   if (o.json) {
-    nlohmann::json out = {{"kernel_sets", nlohmann::json::array()},
-                          {"count", rows.size()},
-                          {"variants", nlohmann::json::array()}};
+    std::vector<kernels::ListedSet> listed;
     for (const kernels::KernelSet* set : sets) {
-      out["kernel_sets"].push_back({{"origin", set->origin()},
-                                    {"triton_version", set->triton()},
-                                    {"variants", set->variants().size()},
-                                    {"ptxas", set->manifest().ptxas_json()}});
+      listed.push_back({set->origin(), set->triton(), set->variants().size(), set->manifest().ptxas_json()});
     }
+    std::vector<std::pair<std::string, const kernels::Variant*>> listed_rows;
     for (const auto& [set, v] : rows) {
-      nlohmann::json j = v->summary_json();
-      j["triton"] = set->triton();
-      out["variants"].push_back(std::move(j));
+      listed_rows.emplace_back(set->triton(), v);
     }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", kernels::listing_json(listed, listed_rows).pretty());
     return 0;
   }
   fmt::print("{:<7} {:<58} {:<16} {:<6} {:<4} {:<4} {:>3} {:>3} {:>3} {:>2} {:>2} {:>2} {:<5} {:<3} {:>3} {:>6} {:>4}\n",
@@ -118,7 +93,7 @@ int run_list(const ListOptions& o) {
   std::size_t rejected = 0;
   for (const auto& [set, v] : rows) {
     const auto& a = v->axes;
-    const std::string regs = v->resource_usage.contains("registers") ? v->resource_usage.value("registers").dump() : "-";
+    const std::string regs = v->resource_usage.contains("registers") ? v->resource_usage.at("registers").dump() : "-";
     fmt::print("{:<7} {:<58} {:<16} {:<6} {:<4} {:<4} {:>3} {:>3} {:>3} {:>2} {:>2} {:>2} {:<5} {:<3} {:>3} {:>6} {:>4}{}\n",
                set->triton(), v->id, v->role, v->op, plan::format_cell(a, "input_dtype"),
                plan::format_cell(a, "weight_dtype"), plan::format_cell(a, "block_m"), plan::format_cell(a, "block_n"),

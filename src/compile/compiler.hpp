@@ -67,6 +67,22 @@ struct CompilerRecord {
 
   /// {name, kind, triton, ptxas, version, options, error}: every key always present.
   [[nodiscard]] nlohmann::json to_json() const;
+  [[nodiscard]] JsonText to_json_text() const;  ///< to_json() as a report carries it
+};
+
+/// How one image was built: a report variant's `compile` record.
+struct BuildRecord {
+  CompilerKind kind = CompilerKind::prebuilt;  ///< prebuilt, ptxas (amplified prebuilt too) or driver
+  std::string tool;     ///< what made it: "Triton 3.8.0's bundled ptxas", a ptxas path, the driver's JIT calls
+  std::string version;  ///< the tool's version in its own words (a set's manifest keeps ptxas's banner)
+  std::optional<std::string> sha256;  ///< the ptxas binary's (prebuilt: the set's bundled one, as its manifest says)
+  std::optional<std::vector<std::string>> options;  ///< the ptxas options
+  std::optional<double> ms;                          ///< compile time, when this run compiled it
+  std::optional<std::string> log;                    ///< the compiler's own output
+  std::optional<int> amplified;                      ///< the dependent wgmma pairs of an amplified image
+
+  /// {kind, tool, version, ...}: the keys it has.
+  [[nodiscard]] JsonText to_json_text() const;
 };
 
 }  // namespace lp::compile

@@ -101,15 +101,14 @@ json CompilerRecord::to_json() const {
           {"error", null_if_empty(error)}};
 }
 
-json toolkit_record() {
-  json record = {{"build_version", fmt::format("{}.{}", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10)}};
+ToolkitRecord toolkit_record() {
+  ToolkitRecord record;
+  record.build_version = fmt::format("{}.{}", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
   const std::optional<tools::ToolRoot> location = tools::toolkit_location();
-  const std::optional<std::string> root = location ? std::optional<std::string>(location->root) : std::nullopt;
-  record["root"] = root ? json(*root) : json();
-  record["origin"] = location ? json(location->origin) : json();
-  record["version"] = nullptr;
-  if (root) {
-    const fs::path version_json = fs::path(*root) / "version.json";
+  record.root = location ? std::optional<std::string>(location->root) : std::nullopt;
+  record.origin = location ? std::optional<std::string>(location->origin) : std::nullopt;
+  if (record.root) {
+    const fs::path version_json = fs::path(*record.root) / "version.json";
     std::error_code ec;
     if (fs::is_regular_file(version_json, ec)) {
       // Unreadable or unexpected version.json: nvcc below says it.
@@ -120,18 +119,51 @@ json toolkit_record() {
       }
       const json* cuda = v && v->is_object() && v->contains("cuda") ? &(*v)["cuda"] : nullptr;
       if (cuda != nullptr && cuda->is_object() && cuda->contains("version") && (*cuda)["version"].is_string()) {
-        record["version"] = (*cuda)["version"];
+        record.version = (*cuda)["version"].get<std::string>();
       }
     }
-    if (record["version"].is_null()) {
-      const fs::path nvcc = fs::path(*root) / "bin" / "nvcc";
+    if (!record.version) {
+      const fs::path nvcc = fs::path(*record.root) / "bin" / "nvcc";
       if (fs::is_regular_file(nvcc, ec)) {
         const auto v = tools::parse_tool_version(run_process({nvcc.string(), "--version"}, quick()).out);
-        record["version"] = v ? json(v->version) : json();
+        if (v) {
+          record.version = v->version;
+        }
       }
     }
   }
   return record;
+}
+
+JsonText ToolkitRecord::to_json_text() const {
+  return JsonText::of({{"build_version", build_version},
+                       {"root", null_if_absent(root)},
+                       {"origin", null_if_absent(origin)},
+                       {"version", null_if_absent(version)}});
+}
+
+JsonText PtxasInfo::to_json_text() const { return JsonText::of(to_json()); }
+
+JsonText CompilerRecord::to_json_text() const { return JsonText::of(to_json()); }
+
+JsonText BuildRecord::to_json_text() const {
+  json j = {{"kind", to_string(kind)}, {"tool", tool}, {"version", version}};
+  if (sha256) {
+    j["sha256"] = *sha256;
+  }
+  if (options) {
+    j["options"] = *options;
+  }
+  if (ms) {
+    j["ms"] = *ms;
+  }
+  if (log) {
+    j["log"] = *log;
+  }
+  if (amplified) {
+    j["amplified"] = *amplified;
+  }
+  return JsonText::of(j);
 }
 
 std::optional<std::string> triton_bin_dir() {

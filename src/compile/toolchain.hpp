@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "util/json_text.hpp"
+
 namespace lp::compile {
 
 /// A ptxas binary and what it says of itself.
@@ -18,10 +20,20 @@ struct PtxasInfo {
   std::string version;  ///< "13.0.88" from `ptxas --version`, empty when it did not say
   std::string sha256;   ///< of the binary
   [[nodiscard]] nlohmann::json to_json() const;
+  [[nodiscard]] JsonText to_json_text() const;  ///< to_json() as a record carries it
 };
 
-/// {"root", "version" (from version.json or nvcc), "build_version" (the CUDA headers loraprobe was built with)}.
-nlohmann::json toolkit_record();
+/// The CUDA toolkit loraprobe finds: a report's environment.toolkit.
+struct ToolkitRecord {
+  std::optional<std::string> root;     ///< none: no toolkit found
+  std::optional<std::string> origin;   ///< where root came from (tools::ToolRoot)
+  std::optional<std::string> version;  ///< from version.json, else nvcc --version
+  std::string build_version;           ///< the CUDA headers loraprobe was built with: "13.0"
+  /// {"root", "origin", "version", "build_version"}: every key always present.
+  [[nodiscard]] JsonText to_json_text() const;
+};
+
+ToolkitRecord toolkit_record();
 
 /// site-packages/triton/backends/nvidia/bin of the python3 on PATH, when Triton is installed.
 std::optional<std::string> triton_bin_dir();

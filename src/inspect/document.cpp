@@ -108,6 +108,8 @@ json CacheStats::to_json(const std::optional<std::string>& root) const {
               {"differences", differences}};
 }
 
+JsonText CacheStats::to_json_text(const std::optional<std::string>& root) const { return JsonText::of(to_json(root)); }
+
 InspectTotals total(const std::vector<InspectResult>& results) {
   InspectTotals t;
   t.items = results.size();
@@ -179,7 +181,7 @@ std::shared_ptr<const json> inspect_document(const Work& w, const std::vector<In
   for (const kernels::KernelSet* set : w.sets) {
     doc["kernel_sets"].push_back({{"origin", set->origin()},
                                   {"triton_version", set->triton()},
-                                  {"ptxas", set->manifest().ptxas_json()},
+                                  {"ptxas", set->manifest().ptxas_json().value()},
                                   {"ptxas_options", set->manifest().ptxas_options}});
   }
   for (const PtxasMatrix& m : matrices) {

@@ -36,6 +36,7 @@
 #include "ptx/ptx_check.hpp"
 #include "sass/analyze.hpp"
 #include "sass/nvdisasm.hpp"
+#include "util/json_text.hpp"
 
 namespace lp::inspect {
 
@@ -172,6 +173,7 @@ struct CacheStats {
   /// {enabled, root, sass_hits, sass_misses, compile_hits, compile_misses, write_errors,
   /// rejected, verified, differences}.
   [[nodiscard]] nlohmann::json to_json(const std::optional<std::string>& root) const;
+  [[nodiscard]] JsonText to_json_text(const std::optional<std::string>& root) const;  ///< as a report carries it
 };
 
 /// Inspects cubins. Thread-safe: inspect() and inspect_all() may be called from

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "kernels/embedded.hpp"
 #include "kernels/xz.hpp"
@@ -17,7 +16,6 @@
 
 namespace lp::kernels {
 
-using nlohmann::json;
 
 namespace {
 
@@ -26,7 +24,7 @@ constexpr const char* k_sets_folder = "sets";
 
 bool is_kernel_role(const std::string& role) { return role == "kernel" || role == "negative_control"; }
 
-std::string describe(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string describe(const AxisValue& v) { return v.text().value_or(v.dump()); }
 
 }  // namespace
 
@@ -36,7 +34,7 @@ std::vector<std::string> take_triton_terms(std::vector<FilterTerm>& terms) {
     if (t.key != "triton") {
       return false;
     }
-    tritons.push_back(describe(t.value.to_json()));
+    tritons.push_back(describe(t.value));
     return true;
   });
   return tritons;
@@ -59,36 +57,31 @@ std::vector<FilterTerm> parse_filter(const std::string& text) {
     if (item.empty() || eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
       throw UsageError(fmt::format("--filter {}: \"{}\" is not key=value", text, item));
     }
-    const std::string raw = item.substr(eq + 1);
-    json value = json::parse(raw, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded() || value.is_structured()) {
-      value = raw;
-    }
-    terms.push_back({item.substr(0, eq), AxisValue::from_json(value)});
+    terms.push_back({item.substr(0, eq), AxisValue::from_user_text(item.substr(eq + 1))});
   }
   return terms;
 }
 
-json variant_field(const Variant& v, const std::string& key) {
+AxisValue variant_field(const Variant& v, const std::string& key) {
   if (key == "id") {
-    return v.id;
+    return AxisValue::of_text(v.id);
   }
   if (key == "op") {
-    return v.op;
+    return AxisValue::of_text(v.op);
   }
   if (key == "role") {
-    return v.role;
+    return AxisValue::of_text(v.role);
   }
   if (key == "status") {
-    return v.status;
+    return AxisValue::of_text(v.status);
   }
   if (key == "entry") {
-    return v.entry;
+    return AxisValue::of_text(v.entry);
   }
   if (key == "num_ctas" && !v.axes.contains("num_ctas")) {
-    return 1;  // Triton's default: the generator never sets another, so a manifest need not say it
+    return AxisValue::of_int(1);  // Triton's default: the generator never sets another, so a manifest need not say it
   }
-  return v.axes.value(key);
+  return v.axes.at(key);
 }
 
 namespace {
@@ -253,7 +246,7 @@ void KernelSet::verify_pack() const {
 std::vector<const Variant*> KernelSet::filter(const std::vector<FilterTerm>& terms) const {
   std::set<std::string> known = {"id", "op", "role", "status", "entry"};
   for (const Variant& v : m_manifest.variants) {
-    for (const auto& [key, value] : v.axes.items()) {
+    for (const auto& [key, value] : v.axes.entries()) {
       known.insert(std::string(key));
     }
   }
@@ -264,7 +257,7 @@ std::vector<const Variant*> KernelSet::filter(const std::vector<FilterTerm>& ter
   }
   std::vector<const Variant*> out;
   for (const Variant& v : m_manifest.variants) {
-    if (std::all_of(terms.begin(), terms.end(), [&](const FilterTerm& t) { return variant_field(v, t.key) == t.value.to_json(); })) {
+    if (std::all_of(terms.begin(), terms.end(), [&](const FilterTerm& t) { return variant_field(v, t.key).matches(t.value); })) {
       out.push_back(&v);
     }
   }
@@ -280,34 +273,33 @@ const Variant* KernelSet::with_role(const std::string& role) const {
   return nullptr;
 }
 
-Lookup KernelSet::lookup(const AxisValues& wanted) const { return lookup(wanted.to_json()); }
-
-Lookup KernelSet::lookup(const json& wanted) const {
+Lookup KernelSet::lookup(const AxisValues& wanted_values) const {
+  const std::vector<std::pair<std::string_view, AxisValue>> wanted = wanted_values.entries();
   // An exact match, the common case (a sweep asks once per case), from the index.
   {
     std::string keys;
-    for (const auto& [key, value] : wanted.items()) {
-      keys += key + '\n';
+    for (const auto& [key, value] : wanted) {
+      keys += std::string(key) + '\n';
     }
     const std::lock_guard<std::mutex> lock(m_index->mutex);
     auto [it, added] = m_index->by_keys.try_emplace(keys);
     if (added) {
-      const std::string op = wanted.value("op", std::string());
+      const std::string op = wanted_values.text("op").value_or("");
       for (const Variant& v : m_manifest.variants) {
         if (v.op == op && is_kernel_role(v.role)) {
-          json values = json::array();
-          for (const auto& [key, value] : wanted.items()) {
-            values.push_back(variant_field(v, key));
+          std::string values;
+          for (const auto& [key, value] : wanted) {
+            values += variant_field(v, std::string(key)).dump() + '\n';
           }
-          it->second.try_emplace(values.dump(), &v);  // the first in manifest order, as below
+          it->second.try_emplace(values, &v);  // the first in manifest order, as below
         }
       }
     }
-    json values = json::array();
-    for (const auto& [key, value] : wanted.items()) {
-      values.push_back(value);
+    std::string values;
+    for (const auto& [key, value] : wanted) {
+      values += value.dump() + '\n';
     }
-    if (const auto hit = it->second.find(values.dump()); hit != it->second.end()) {
+    if (const auto hit = it->second.find(values); hit != it->second.end()) {
       const Variant* v = hit->second;
       if (!v->ok()) {
         return {nullptr, fmt::format("variant {} was rejected when the set was generated: {}", v->id, v->reason)};
@@ -316,7 +308,7 @@ Lookup KernelSet::lookup(const json& wanted) const {
     }
   }
   // No exact match: the nearest variants, to say what differs.
-  const std::string op = wanted.value("op", std::string());
+  const std::string op = wanted_values.text("op").value_or("");
   std::vector<const Variant*> candidates;
   for (const Variant& v : m_manifest.variants) {
     if (v.op == op && is_kernel_role(v.role)) {
@@ -331,8 +323,8 @@ Lookup KernelSet::lookup(const json& wanted) const {
   std::vector<const Variant*> nearest;
   for (const Variant* v : candidates) {
     std::size_t diff = 0;
-    for (const auto& [key, value] : wanted.items()) {
-      diff += variant_field(*v, key) != value ? 1 : 0;
+    for (const auto& [key, value] : wanted) {
+      diff += variant_field(*v, std::string(key)).matches(value) ? 0 : 1;
     }
     if (diff < best_diff) {
       best_diff = diff;
@@ -352,17 +344,17 @@ Lookup KernelSet::lookup(const json& wanted) const {
   // Name, for each axis that differs, the values the nearest variants offer instead.
   std::map<std::string, std::set<std::string>> offered;
   for (const Variant* v : nearest) {
-    for (const auto& [key, value] : wanted.items()) {
-      const json have = variant_field(*v, key);
-      if (have != value) {
-        offered[key].insert(describe(have));
+    for (const auto& [key, value] : wanted) {
+      const AxisValue have = variant_field(*v, std::string(key));
+      if (!have.matches(value)) {
+        offered[std::string(key)].insert(describe(have));
       }
     }
   }
   std::string wanted_text;
   std::string alternatives;
   for (const auto& [key, values] : offered) {
-    wanted_text += fmt::format("{}{}={}", wanted_text.empty() ? "" : ", ", key, describe(wanted.at(key)));
+    wanted_text += fmt::format("{}{}={}", wanted_text.empty() ? "" : ", ", key, describe(wanted_values.at(key)));
     std::string list;
     for (const std::string& s : values) {
       list += (list.empty() ? "" : "|") + s;

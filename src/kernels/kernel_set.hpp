@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 
 #include "kernels/manifest.hpp"
 #include "kernels/xz.hpp"
@@ -92,7 +91,6 @@ class KernelSet {
 
   /// The ok variant of role `kernel` (or `negative_control`, which is a kernel too) whose
   /// op and axes equal every entry of `wanted` ({"op": ..., "block_n": ..., ...}).
-  [[nodiscard]] Lookup lookup(const nlohmann::json& wanted) const;
   [[nodiscard]] Lookup lookup(const AxisValues& wanted) const;
 
   /// The variant of a role (positive_control, test_trap, ...); nullptr when absent.
@@ -147,6 +145,6 @@ class KernelSet {
 
 /// A variant field by name for filters: id, op, role, status, entry, or axes[key]
 /// (null when absent).
-nlohmann::json variant_field(const Variant& v, const std::string& key);
+AxisValue variant_field(const Variant& v, const std::string& key);
 
 }  // namespace lp::kernels

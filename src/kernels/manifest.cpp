@@ -153,7 +153,7 @@ std::map<int, std::string> Variant::produced_ordinals() const {
   return out;
 }
 
-json Manifest::ptxas_json() const {
+JsonText Manifest::ptxas_json() const {
   json out = json::object();
   if (format_version >= 3) {
     out["options"] = ptxas_options;
@@ -164,20 +164,32 @@ json Manifest::ptxas_json() const {
       out[key] = *value;
     }
   }
-  return out;
+  return JsonText::of(out);
 }
 
-json Variant::summary_json() const {
-  json j = {{"id", id}, {"op", op}, {"role", role}, {"status", status}, {"axes", axes.to_json()}};
-  if (ok()) {
-    j["entry"] = entry;
-    j["shared_bytes"] = shared_bytes;
-    j["resource_usage"] = resource_usage.to_json();
-    j["ptxas_version"] = ptxas_version;
-  } else {
-    j["reason"] = reason;
+JsonText listing_json(const std::vector<ListedSet>& sets,
+                      const std::vector<std::pair<std::string, const Variant*>>& rows) {
+  json out = {{"kernel_sets", json::array()}, {"count", rows.size()}, {"variants", json::array()}};
+  for (const ListedSet& set : sets) {
+    out["kernel_sets"].push_back({{"origin", set.origin},
+                                  {"triton_version", set.triton},
+                                  {"variants", set.variants},
+                                  {"ptxas", set.ptxas.value()}});
   }
-  return j;
+  for (const auto& [triton, v] : rows) {
+    json j = {{"id", v->id}, {"op", v->op}, {"role", v->role}, {"status", v->status}, {"axes", v->axes.to_json()}};
+    if (v->ok()) {
+      j["entry"] = v->entry;
+      j["shared_bytes"] = v->shared_bytes;
+      j["resource_usage"] = v->resource_usage.to_json();
+      j["ptxas_version"] = v->ptxas_version;
+    } else {
+      j["reason"] = v->reason;
+    }
+    j["triton"] = triton;
+    out["variants"].push_back(std::move(j));
+  }
+  return JsonText::of(out);
 }
 
 std::vector<std::string> triton_make_cubin_options(const std::string& triton_version) {

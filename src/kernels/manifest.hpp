@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "model/axis_values.hpp"
+#include "util/json_text.hpp"
 
 namespace lp::kernels {
 
@@ -103,9 +104,21 @@ struct Variant {
   [[nodiscard]] bool ok() const { return status == "ok"; }
   /// `produced` by PTX parameter ordinal (the params' index) -> name.
   [[nodiscard]] std::map<int, std::string> produced_ordinals() const;
-  /// The fields `list --json` prints.
-  [[nodiscard]] nlohmann::json summary_json() const;
 };
+
+/// A kernel set as `list --json` names it.
+struct ListedSet {
+  std::string origin;
+  std::string triton;
+  std::size_t variants = 0;
+  JsonText ptxas;  ///< Manifest::ptxas_json()
+};
+
+/// `list --json`: {"kernel_sets": [...], "count", "variants": [...]}, each variant of
+/// `rows` (with its set's Triton version) by its id, op, role, status, axes and, when it
+/// is ok, its entry, shared memory, resource usage and ptxas version, else the reason.
+JsonText listing_json(const std::vector<ListedSet>& sets,
+                      const std::vector<std::pair<std::string, const Variant*>>& rows);
 
 /// The ptxas Triton compiled the set's cubins with, as the manifest records it.
 struct PtxasRecord {
@@ -131,7 +144,7 @@ struct Manifest {
 
   /// The manifest's ptxas block as reports, env and list print it: path_hint, sha256,
   /// version, and (format 3 on) the options.
-  [[nodiscard]] nlohmann::json ptxas_json() const;
+  [[nodiscard]] JsonText ptxas_json() const;
 };
 
 /// Limits on manifest files, as on configs.

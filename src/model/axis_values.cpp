@@ -101,6 +101,16 @@ AxisValue AxisValue::of_int(std::int64_t value) {
 
 AxisValue AxisValue::of_text(std::string_view value) { return from_json(json(value)); }
 
+AxisValue AxisValue::from_user_text(std::string_view text) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || value.is_structured()) {
+    value = std::string(text);
+  }
+  return from_json(value);
+}
+
+bool AxisValue::matches(const AxisValue& other) const { return *this == other || to_json() == other.to_json(); }
+
 AxisValue AxisValue::of_ints(const std::vector<std::int64_t>& values) { return from_json(json(values)); }
 
 json AxisValue::to_json() const {
@@ -241,6 +251,12 @@ AxisValue AxisValues::at(std::string_view key) const {
 }
 
 json AxisValues::value(std::string_view key) const { return at(key).to_json(); }
+
+std::vector<std::pair<std::string_view, AxisValue>> AxisValues::entries() const {
+  std::vector<std::pair<std::string_view, AxisValue>> out;
+  visit([&](const Entry& e) { out.emplace_back(*e.key, e.value); });
+  return out;
+}
 
 std::vector<std::pair<std::string_view, json>> AxisValues::items() const {
   std::vector<std::pair<std::string_view, json>> out;

@@ -40,6 +40,9 @@ class AxisValue {
   static AxisValue of_int(std::int64_t value);
   static AxisValue of_text(std::string_view value);
   static AxisValue of_ints(const std::vector<std::int64_t>& values);  ///< a list: per-slice sizes
+  /// A value typed on a command line (`--filter block_n=128`): the JSON scalar the text
+  /// is (128, true, 1.5, "x"), else the text itself (fp32, a list or object as text).
+  static AxisValue from_user_text(std::string_view text);
   [[nodiscard]] nlohmann::json to_json() const;
   /// to_json() as compact text: "32", "\"bf16\"", "[1,2]".
   [[nodiscard]] std::string dump() const;
@@ -53,6 +56,9 @@ class AxisValue {
   [[nodiscard]] std::optional<bool> boolean() const;
 
   [[nodiscard]] bool operator==(const AxisValue& other) const;
+  /// Equal as JSON values are: as ==, and a whole number matches the same number written
+  /// as a fraction (128 and 128.0), as a filter a user typed expects.
+  [[nodiscard]] bool matches(const AxisValue& other) const;
 
  private:
   friend class AxisValues;
@@ -100,6 +106,8 @@ class AxisValues {
   [[nodiscard]] std::optional<bool> boolean(std::string_view key) const { return at(key).boolean(); }
   /// Every key and value, in key order.
   [[nodiscard]] std::vector<std::pair<std::string_view, nlohmann::json>> items() const;
+  /// Every key and value, in key order, without JSON.
+  [[nodiscard]] std::vector<std::pair<std::string_view, AxisValue>> entries() const;
 
   /// Sets `key` to `value` (adding the key, or replacing its value).
   void set(std::string_view key, const nlohmann::json& value);

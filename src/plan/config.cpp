@@ -517,6 +517,8 @@ SweepConfig load_default_config() {
 
 std::string SweepConfig::json_text() const { return to_json().dump(2) + "\n"; }
 
+JsonText SweepConfig::to_json_text() const { return JsonText::of(to_json()); }
+
 json SweepConfig::to_json() const {
   json out;
   out["name"] = name;

@@ -16,6 +16,7 @@
 #include "model/axis_values.hpp"
 
 #include "plan/axes.hpp"
+#include "util/json_text.hpp"
 
 namespace lp::plan {
 
@@ -92,6 +93,8 @@ struct SweepConfig {
   [[nodiscard]] const std::vector<AxisValue>& values(AxisId id) const { return axes.at(id).value; }
   /// The config as JSON, with each setting's origin ({"value": ..., "origin": ...}).
   [[nodiscard]] nlohmann::json to_json() const;
+  /// to_json() as a report's meta.config carries it (compact: what config_sha256 hashes).
+  [[nodiscard]] JsonText to_json_text() const;
   /// to_json() as text, indented by 2, with a final newline.
   [[nodiscard]] std::string json_text() const;
 };

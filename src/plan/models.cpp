@@ -118,6 +118,27 @@ const ModelPreset& find_model(std::string_view name) {
                                fmt::join(names, ", ")));
 }
 
+JsonText models_listing_json(std::int64_t tp) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ModelPreset& m : model_presets()) {
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const Projection& p : projections(m, tp)) {
+      nlohmann::json shape = {{"projection", p.name},   {"layer", p.layer}, {"kernel", to_string(p.kernel)},
+                              {"slices", p.out.size()}, {"n", p.out},       {"k", p.in}};
+      if (p.kernel == LoraKernel::fused_moe) {
+        shape["num_experts"] = p.num_experts;
+        shape["top_k"] = p.top_k;
+        shape["swept"] = false;
+      } else {
+        shape["swept"] = true;
+      }
+      shapes.push_back(std::move(shape));
+    }
+    out.push_back({{"name", m.name}, {"source", m.source}, {"tp", tp}, {"moe", m.is_moe()}, {"projections", shapes}});
+  }
+  return JsonText::of(out);
+}
+
 std::vector<Projection> projections(const ModelPreset& m, std::int64_t tp) {
   if (tp < 1) {
     throw UsageError(fmt::format("--tp {}: at least 1", tp));

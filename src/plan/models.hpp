@@ -27,6 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/json_text.hpp"
+
 namespace lp::plan {
 
 struct AttentionShape {
@@ -92,6 +94,10 @@ const ModelPreset& find_model(std::string_view name);
 /// The model's projections at tensor parallelism `tp`. Throws lp::UsageError when a
 /// sharded size does not divide by `tp` (vLLM refuses such a model too).
 std::vector<Projection> projections(const ModelPreset& model, std::int64_t tp);
+
+/// `list --models --json`: each preset with its source and its projections at `tp`
+/// (projection, layer, kernel, slices, n, k, swept; fused_moe: num_experts and top_k).
+JsonText models_listing_json(std::int64_t tp);
 
 /// The embedded file's text (generated from configs/models.json).
 std::string_view models_text();

@@ -64,6 +64,8 @@ json KernelSetRecord::to_json() const {
           {"ptxas_options", ptxas_options}};
 }
 
+JsonText KernelSetRecord::to_json_text() const { return JsonText::of(to_json()); }
+
 KernelSetRecord KernelSetRecord::from_json(const JsonIn& j) {
   KernelSetRecord k;
   k.triton_version = j.at("triton_version").string();
@@ -216,6 +218,8 @@ Meta Meta::from_json(const JsonIn& j) {
 json HostRecord::to_json() const {
   return {{"hostname", hostname}, {"os", os}, {"kernel", kernel}, {"machine", machine}, {"cpus", cpus}};
 }
+
+JsonText HostRecord::to_json_text() const { return JsonText::of(to_json()); }
 
 json Environment::to_json() const {
   json list = json::array();

@@ -37,6 +37,7 @@ struct KernelSetRecord {
   std::vector<std::string> ptxas_options;
 
   [[nodiscard]] nlohmann::json to_json() const;
+  [[nodiscard]] JsonText to_json_text() const;  ///< to_json() as env prints it
   static KernelSetRecord from_json(const JsonIn& j);
 };
 
@@ -139,7 +140,7 @@ struct VariantRecord {
   std::string triton;
   std::string compiler;
   std::optional<int> amplify;  ///< D wgmma pairs of an amplified image (written when present)
-  JsonText compile;            ///< how it was built (sweep::BuildRecord); null: written as {}
+  JsonText compile;            ///< how it was built (compile::BuildRecord); null: written as {}
   std::optional<std::string> compile_error;
   std::optional<std::string> cubin_sha256;
   std::optional<int> static_findings;

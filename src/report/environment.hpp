@@ -6,6 +6,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "util/json_text.hpp"
+
 namespace lp::report {
 
 /// This machine, as a report's environment.host says it.
@@ -17,6 +19,7 @@ struct HostRecord {
   unsigned cpus = 0;    ///< hardware threads
   /// {"hostname", "os", "kernel", "machine", "cpus"} (written in blocks.cpp).
   [[nodiscard]] nlohmann::json to_json() const;
+  [[nodiscard]] JsonText to_json_text() const;  ///< to_json() as a report carries it
 };
 
 /// This machine's record.

@@ -319,7 +319,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
       b.notes.push_back("no kernel.sass: " + why_not);
     }
   }
-  const std::optional<sweep::BuildRecord>& built = image.compile;
+  const std::optional<compile::BuildRecord>& built = image.compile;
   const std::vector<std::string> ptxas_options =
       built && built->options ? *built->options : std::vector<std::string>{};
   const bool prebuilt = compiler.kind == compile::CompilerKind::prebuilt;

@@ -23,6 +23,7 @@
 #include "sass/cubin.hpp"
 #include "sass/early_read.hpp"
 #include "sass/nvdisasm.hpp"
+#include "util/json_text.hpp"
 
 namespace lp::sass {
 
@@ -149,6 +150,9 @@ void to_json(nlohmann::json& j, const Nvdisasm& d);
 /// CubinReport: the ListingReport keys plus cubin_sha256, cubin_bytes,
 /// disassembler: {path, origin, version, sha256, format}, warnings, disassemble_ms.
 void to_json(nlohmann::json& j, const CubinReport& r);
+/// The JSON forms above as a record carries them (util/json_text.hpp).
+JsonText to_json_text(const CubinReport& r);
+JsonText to_json_text(const Nvdisasm& d);
 
 /// The typed reading of a CubinReport's JSON form (a cache entry: a document that
 /// anyone with write access to the cache may have edited): every key of the form

@@ -169,6 +169,10 @@ void to_json(nlohmann::json& j, const CubinReport& r) {
   j["disassemble_ms"] = r.disassemble_ms;
 }
 
+JsonText to_json_text(const CubinReport& r) { return JsonText::of(r); }
+
+JsonText to_json_text(const Nvdisasm& d) { return JsonText::of(d); }
+
 namespace {
 
 std::uint64_t address_of(const nlohmann::json& j) {

@@ -183,7 +183,7 @@ void ImageSet::compile_images(const kernels::KernelSets& sets, std::size_t threa
         }
         if (image.compiler.kind == compile::CompilerKind::prebuilt && image.amplify == 0) {
           image.cubin = set.contents(*v->cubin);
-          BuildRecord built;
+          compile::BuildRecord built;
           built.kind = compile::CompilerKind::prebuilt;
           built.tool = fmt::format("Triton {}'s bundled ptxas", set.triton());
           built.version = v->ptxas_version;
@@ -208,7 +208,7 @@ void ImageSet::compile_images(const kernels::KernelSets& sets, std::size_t threa
           }
         }();
         image.cubin = out.cubin;
-        BuildRecord built;
+        compile::BuildRecord built;
         built.kind = compile::CompilerKind::ptxas;
         built.tool = ptxas.path;
         built.version = ptxas.version;
@@ -256,7 +256,7 @@ void ImageSet::take_jit(const std::vector<protocol::LoadResult>& results, const 
     Image& image = m_images.at(r.key);
     if (r.jit_cubin) {
       image.cubin = *r.jit_cubin;
-      BuildRecord built;
+      compile::BuildRecord built;
       built.kind = compile::CompilerKind::driver;
       built.tool = "cuLinkCreate/cuLinkAddData/cuLinkComplete";
       built.version = driver_version;

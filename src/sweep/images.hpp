@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 
 #include "compile/compiler.hpp"
 #include "compile/toolchain.hpp"
@@ -37,21 +36,6 @@ struct Amplification {
   [[nodiscard]] bool changed() const noexcept { return pairs > 0 && sites > 0; }
 };
 
-/// How an image's SASS was made: the report's variants[].compile.
-struct BuildRecord {
-  compile::CompilerKind kind = compile::CompilerKind::prebuilt;  ///< prebuilt, ptxas (amplified prebuilt too) or driver
-  std::string tool;     ///< what made it: "Triton 3.8.0's bundled ptxas", a ptxas path, the driver's JIT calls
-  std::string version;  ///< the tool's version in its own words (a set's manifest keeps ptxas's banner)
-  std::optional<std::string> sha256;  ///< the ptxas binary's (prebuilt: the set's bundled one, as its manifest says)
-  std::optional<std::vector<std::string>> options;  ///< the ptxas options
-  std::optional<double> ms;                          ///< compile time, when this run compiled it
-  std::optional<std::string> log;                    ///< the compiler's own output
-  std::optional<int> amplified;                      ///< the dependent wgmma pairs of an amplified image
-
-  /// {kind, tool, version, ...}: the keys it has.
-  [[nodiscard]] nlohmann::json to_json() const;
-};
-
 /// One (Triton set, variant, compiler, amplify) of the run.
 struct Image {
   std::string key;       ///< "<triton>/<variant>|<compiler>", then "|amplify=<D>" when D > 0
@@ -66,7 +50,7 @@ struct Image {
   /// Set with error when the compiler cannot read the PTX's ISA version at all (the
   /// cases get incompatible, with this as the reason): "the PTX is .version 9.4; ...".
   std::string incompatible;
-  std::optional<BuildRecord> compile;  ///< how it was built, once it was
+  std::optional<compile::BuildRecord> compile;  ///< how it was built, once it was
   std::optional<int> findings;  ///< static hazards, once inspected
   int early_reads = 0;          ///< gdc-early-read findings, once inspected (sass/early_read.hpp)
   std::string early_read_attribution;  ///< who made them: "ptx", "ptxas", "none"; empty until known

@@ -1,22 +1,21 @@
 #include "sweep/report_builder.hpp"
-#include <nlohmann/json.hpp>
 
+#include "compile/compiler.hpp"
 #include "compile/toolchain.hpp"
 #include "model/tolerance.hpp"
 #include "report/environment.hpp"
+#include "sass/analyze.hpp"
 #include "util/sha256.hpp"
 #include "version.hpp"
 
 namespace lp::sweep {
-
-using nlohmann::json;
 
 std::vector<report::KernelSetRecord> kernel_sets_record(const kernels::KernelSets& sets,
                                                         const std::vector<std::string>& tritons) {
   std::vector<report::KernelSetRecord> out;
   for (const std::string& triton : tritons) {
     const kernels::KernelSet& set = sets.at(triton);
-    out.push_back({triton, set.origin(), set.variants().size(), JsonText::of(set.manifest().ptxas_json()),
+    out.push_back({triton, set.origin(), set.variants().size(), set.manifest().ptxas_json(),
                    set.manifest().ptxas_options});
   }
   return out;
@@ -29,9 +28,8 @@ report::Meta meta_record(const plan::SweepConfig& config, const plan::Plan& plan
   m.git_sha = k_git_sha;
   m.argv = argv;
   m.started_at = report::utc_now_iso8601();
-  const json resolved = config.to_json();
-  m.config = JsonText::of(resolved);
-  m.config_sha256 = sha256_hex(resolved.dump());
+  m.config = config.to_json_text();
+  m.config_sha256 = sha256_hex(m.config.text());
   m.seed = config.seed.value;
   m.repeats = static_cast<int>(config.repeats.value);
   m.kernel_sets = kernel_sets;
@@ -49,10 +47,10 @@ report::Meta meta_record(const plan::SweepConfig& config, const plan::Plan& plan
 report::Environment environment_record(const ImageSet& images, const std::optional<protocol::GpuRecord>& gpu,
                                        bool allow_jit_cache, const std::vector<report::KernelSetRecord>& kernel_sets) {
   report::Environment e;
-  e.host = JsonText::of(report::host_record().to_json());
-  e.toolkit = JsonText::of(compile::toolkit_record());
+  e.host = report::host_record().to_json_text();
+  e.toolkit = compile::toolkit_record().to_json_text();
   for (const compile::CompilerRecord& c : images.compiler_records()) {
-    e.compilers.push_back(JsonText::of(c.to_json()));
+    e.compilers.push_back(c.to_json_text());
   }
   if (gpu) {
     e.gpu = protocol::to_json_text(*gpu);
@@ -60,7 +58,7 @@ report::Environment environment_record(const ImageSet& images, const std::option
   e.jit_cache_disabled = gpu ? gpu->jit_cache_disabled : !allow_jit_cache;
   e.module_loading = gpu ? gpu->module_loading : std::string();
   const std::optional<inspect::CacheStats>& cache = images.inspection_cache();
-  e.inspection_cache = cache ? JsonText::of(cache->to_json(inspect::default_cache_root())) : JsonText();
+  e.inspection_cache = cache ? cache->to_json_text(inspect::default_cache_root()) : JsonText();
   e.kernel_sets = kernel_sets;
   return e;
 }
@@ -86,14 +84,14 @@ std::vector<report::VariantRecord> variants_record(const ImageSet& images, const
       v.amplify = image.amplify;  // the same variant, compiler and Triton with D pairs
     }
     if (image.compile) {
-      v.compile = JsonText::of(image.compile->to_json());
+      v.compile = image.compile->to_json_text();
     }
     v.compile_error = text(image.error);
     v.cubin_sha256 = image.cubin.empty() ? std::nullopt : std::optional<std::string>(sha256_hex(image.cubin));
     v.static_findings = image.findings;
     v.ptx_findings = image.ptx_findings;
     v.attribution = text(image.attribution);
-    v.sass = image.sass ? JsonText::of(*image.sass) : JsonText();
+    v.sass = image.sass ? sass::to_json_text(*image.sass) : JsonText();
     v.sass_error = text(image.sass_error);
     v.case_verdicts = verdicts_by_key[key];
     variants.push_back(std::move(v));
@@ -115,26 +113,6 @@ report::Tolerances tolerance_record(const plan::SweepConfig& config) {
     t.overrides[std::string(dtype_name(dtype))] = {setting.value.atol, setting.value.rtol, setting.origin.describe()};
   }
   return t;
-}
-
-nlohmann::json BuildRecord::to_json() const {
-  nlohmann::json j = {{"kind", compile::to_string(kind)}, {"tool", tool}, {"version", version}};
-  if (sha256) {
-    j["sha256"] = *sha256;
-  }
-  if (options) {
-    j["options"] = *options;
-  }
-  if (ms) {
-    j["ms"] = *ms;
-  }
-  if (log) {
-    j["log"] = *log;
-  }
-  if (amplified) {
-    j["amplified"] = *amplified;
-  }
-  return j;
 }
 
 }  // namespace lp::sweep

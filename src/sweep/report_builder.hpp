@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 
 #include "kernels/kernel_sets.hpp"
 #include "plan/plan.hpp"

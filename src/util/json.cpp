@@ -455,6 +455,26 @@ JsonText JsonText::of(const nlohmann::json& value) {
   return t;
 }
 
+JsonText JsonText::of_string(std::string_view text) { return of(nlohmann::json(text)); }
+
+JsonText JsonText::array(const std::vector<JsonText>& items) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const JsonText& item : items) {
+    out.push_back(item.value());
+  }
+  return of(out);
+}
+
+JsonText JsonText::object(const std::vector<std::pair<std::string, JsonText>>& members) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, value] : members) {
+    out[key] = value.value();
+  }
+  return of(out);
+}
+
+std::string JsonText::pretty() const { return value().dump(2); }
+
 nlohmann::json JsonText::value() const {
   // Our own dump(): it parses, and a depth the bounded reader let in is no deeper now.
   return nlohmann::json::parse(m_text);

@@ -210,14 +210,14 @@ TEST(KernelSet, LookupsFromItsIndexAreTheFirstExactMatchInManifestOrder) {
       for (const Variant& v : s.variants()) {
         bool same = v.op == wanted.value("op", std::string()) && (v.role == "kernel" || v.role == "negative_control");
         for (const auto& [key, value] : wanted.items()) {
-          same = same && variant_field(v, key) == value;
+          same = same && variant_field(v, key).to_json() == value;
         }
         if (same) {
           expected = &v;
           break;
         }
       }
-      const Lookup l = s.lookup(wanted);
+      const Lookup l = s.lookup(AxisValues::from_json(wanted));
       EXPECT_EQ(l.variant, expected != nullptr && expected->ok() ? expected : nullptr) << c.id << " " << wanted.dump();
       ++checked;
       found += l.variant != nullptr ? 1 : 0;
@@ -258,6 +258,10 @@ TEST(KernelSet, FilterMatchesAxesAndRejectsUnknownKeys) {
   }
   EXPECT_THROW(set().filter(parse_filter("blockn=128")), UsageError);
   EXPECT_THROW(parse_filter("op"), UsageError);
+  // A number is compared as a number: 128.0 is 128; a quoted one is a text, and no axis holds it.
+  EXPECT_EQ(set().filter(parse_filter("op=expand,block_n=128.0,num_stages=2,input_dtype=fp32,role=kernel")), hazardous);
+  EXPECT_TRUE(set().filter(parse_filter("op=expand,block_n=\"128\"")).empty());
+  EXPECT_EQ(set().filter(parse_filter("op=\"expand\",block_n=128,num_stages=2,input_dtype=fp32,role=kernel")), hazardous);
 }
 
 /// A --kernel-dir copy of the embedded set, removed when the test ends.
