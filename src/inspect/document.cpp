@@ -29,8 +29,60 @@ json compile_json(const CompileRecord& c) {
   return j;
 }
 
-/// ptx_check.hpp's PtxReport, or {"error": why}.
-json ptx_json(const PtxCheck& c) { return c.report ? json(*c.report) : json{{"error", c.error}}; }
+/// An item's `ptx` block (inspect.schema.json): ptx_check.hpp's PtxReport
+/// {finding_count, early_read_count, functions}, or {"error": why}.
+json ptx_finding_json(const ptx::PtxFinding& f) {
+  return {{"check", f.check},
+          {"function", f.function},
+          {"line", f.line},
+          {"instruction", f.instruction},
+          {"access", f.access},
+          {"registers", f.registers},
+          {"wgmma", {{"line", f.wgmma_line}, {"instruction", f.wgmma_instruction}}},
+          {"over_back_edge", f.over_back_edge}};
+}
+
+json ptx_early_read_json(const ptx::EarlyRead& f) {
+  return {{"check", sass::k_early_read_id},
+          {"function", f.function},
+          {"line", f.line},
+          {"instruction", f.instruction},
+          {"param", f.param},
+          {"wait", f.wait_line == 0 ? json() : json{{"line", f.wait_line}, {"instruction", f.wait_instruction}}}};
+}
+
+json ptx_function_json(const ptx::PtxFunctionReport& f) {
+  json findings = json::array();
+  for (const ptx::PtxFinding& x : f.findings) {
+    findings.push_back(ptx_finding_json(x));
+  }
+  json early_reads = json::array();
+  for (const ptx::EarlyRead& x : f.early_reads) {
+    early_reads.push_back(ptx_early_read_json(x));
+  }
+  return {{"name", f.name},
+          {"stats",
+           {{"instructions", f.instructions},
+            {"wgmma", f.wgmma},
+            {"wgmma_register_a", f.wgmma_register_a},
+            {"max_groups_in_flight", f.max_groups_in_flight},
+            {"gdc_waits", f.gdc_waits}}},
+          {"findings", std::move(findings)},
+          {"early_reads", std::move(early_reads)}};
+}
+
+json ptx_json(const PtxCheck& c) {
+  if (!c.report) {
+    return {{"error", c.error}};
+  }
+  json functions = json::array();
+  for (const ptx::PtxFunctionReport& f : c.report->functions) {
+    functions.push_back(ptx_function_json(f));
+  }
+  return {{"finding_count", c.report->finding_count()},
+          {"early_read_count", c.report->early_read_count()},
+          {"functions", std::move(functions)}};
+}
 
 /// inspect.schema.json#/$defs/compiler records, each with its name.
 json compilers_json(const Work& w) {

@@ -7,7 +7,6 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "ptx/parse.hpp"
 #include "sass/cfg.hpp"
@@ -188,43 +187,6 @@ std::string attribution(std::size_t ptx_findings, std::size_t sass_findings) {
     return "none";
   }
   return ptx_findings > 0 ? "ptx" : "ptxas";
-}
-
-void to_json(nlohmann::json& j, const PtxFinding& f) {
-  j = {{"check", f.check},
-       {"function", f.function},
-       {"line", f.line},
-       {"instruction", f.instruction},
-       {"access", f.access},
-       {"registers", f.registers},
-       {"wgmma", {{"line", f.wgmma_line}, {"instruction", f.wgmma_instruction}}},
-       {"over_back_edge", f.over_back_edge}};
-}
-
-void to_json(nlohmann::json& j, const EarlyRead& f) {
-  j = {{"check", sass::k_early_read_id},
-       {"function", f.function},
-       {"line", f.line},
-       {"instruction", f.instruction},
-       {"param", f.param},
-       {"wait", f.wait_line == 0 ? nlohmann::json()
-                                 : nlohmann::json{{"line", f.wait_line}, {"instruction", f.wait_instruction}}}};
-}
-
-void to_json(nlohmann::json& j, const PtxFunctionReport& f) {
-  j = {{"name", f.name},
-       {"stats",
-        {{"instructions", f.instructions},
-         {"wgmma", f.wgmma},
-         {"wgmma_register_a", f.wgmma_register_a},
-         {"max_groups_in_flight", f.max_groups_in_flight},
-         {"gdc_waits", f.gdc_waits}}},
-       {"findings", f.findings},
-       {"early_reads", f.early_reads}};
-}
-
-void to_json(nlohmann::json& j, const PtxReport& r) {
-  j = {{"finding_count", r.finding_count()}, {"early_read_count", r.early_read_count()}, {"functions", r.functions}};
 }
 
 }  // namespace lp::ptx

@@ -21,7 +21,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 
 #include "ptx/early_read.hpp"
 
@@ -72,16 +71,5 @@ PtxReport analyze_ptx(std::string_view text, std::string_view source, const Prod
 /// "ptx" (the PTX breaks the rule: fix the PTX producer), "ptxas" (the PTX is
 /// clean, the SASS is not: a newer ptxas can fix it), "none" (no SASS hazard).
 std::string attribution(std::size_t ptx_findings, std::size_t sass_findings);
-
-/// JSON forms: PtxFinding {check, function, line, instruction, access, registers,
-/// wgmma: {line, instruction}, over_back_edge}; EarlyRead {check: "gdc-early-read",
-/// function, line, instruction, param, wait: {line, instruction} or null};
-/// PtxFunctionReport {name, stats: {instructions, wgmma, wgmma_register_a,
-/// max_groups_in_flight, gdc_waits}, findings, early_reads}; PtxReport
-/// {finding_count, early_read_count, functions}.
-void to_json(nlohmann::json& j, const PtxFinding& f);
-void to_json(nlohmann::json& j, const EarlyRead& f);
-void to_json(nlohmann::json& j, const PtxFunctionReport& f);
-void to_json(nlohmann::json& j, const PtxReport& r);
 
 }  // namespace lp::ptx
