@@ -396,6 +396,53 @@ report::AmplificationRecord amplification_of(const Image& image, const Image* ba
   return a;
 }
 
+/// What the static inspection says of a case's images (lora_linear has two).
+struct StaticTally {
+  int findings = 0;
+  int early_reads = 0;        ///< gdc-early-read, counted for a case launched with PDL only
+  std::string early_made_by;  ///< of the expand that reads early
+  bool inspected = true;
+  std::string not_inspected;  ///< why an image has no SASS report
+  std::set<std::string> made_by;
+};
+
+StaticTally static_tally(const Entry& e, const ImageSet& images) {
+  StaticTally t;
+  for (const std::string& key : e.image_keys) {
+    const Image& image = images.at(key);
+    if (image.findings) {
+      t.findings += *image.findings;
+      // The dual-stream chain's own hazard: only a case launched with PDL can show it.
+      t.early_reads += e.job.pdl ? image.early_reads : 0;
+      if (e.job.pdl && image.early_reads > 0) {
+        t.early_made_by = image.early_read_attribution;
+      }
+    } else {
+      t.inspected = false;
+      t.not_inspected = image.sass_error;
+    }
+    t.made_by.insert(image.attribution);
+  }
+  return t;
+}
+
+/// The reason's note on a dual-stream case: the chain it ran as, and its early reads.
+std::string chain_note(const StaticTally& t) {
+  return fmt::format(
+      "dual-stream chain: the expand launched with programmatic dependent launch after a shrink whose tail spins {} "
+      "us after launch_dependents{}",
+      k_chain_tail_ns / 1000,
+      t.early_reads == 0
+          ? std::string("; gdc-early-read: none")
+          : fmt::format("; gdc-early-read: {} of the static findings are loads of the shrink's buffer before "
+                        "griddepcontrol.wait (triton-lang/triton #11905){}",
+                        t.early_reads,
+                        t.early_made_by == "ptx"     ? ", already in the PTX: Triton's pipeliner issues them in the loop "
+                                                       "prologue"
+                        : t.early_made_by == "ptxas" ? ", made by ptxas (the PTX waits first)"
+                                                     : ""));
+}
+
 }  // namespace
 
 CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSet* images) {
@@ -429,39 +476,19 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
     return c;
   }
   c.amplification = amplified;
-  int findings = 0;
-  int early_reads = 0;
-  std::string early_made_by;  // of the expand that reads early
-  bool inspected = true;
-  std::string not_inspected;
-  std::set<std::string> made_by;  // of the case's images (lora_linear has two)
-  for (const std::string& key : e.image_keys) {
-    const Image& image = images->at(key);
-    if (image.findings) {
-      findings += *image.findings;
-      // The dual-stream chain's own hazard: only a case launched with PDL can show it.
-      early_reads += e.job.pdl ? image.early_reads : 0;
-      if (e.job.pdl && image.early_reads > 0) {
-        early_made_by = image.early_read_attribution;
-      }
-    } else {
-      inspected = false;
-      not_inspected = image.sass_error;
-    }
-    made_by.insert(image.attribution);
+  const StaticTally t = static_tally(e, *images);
+  if (t.inspected) {
+    c.static_findings = t.findings + t.early_reads;
   }
-  if (inspected) {
-    c.static_findings = findings + early_reads;
+  if (!t.made_by.empty() && t.made_by.count("") == 0) {
+    c.attribution = t.made_by.count("ptx") > 0 ? "ptx" : t.made_by.count("ptxas") > 0 ? "ptxas" : "none";
   }
-  if (!made_by.empty() && made_by.count("") == 0) {
-    c.attribution = made_by.count("ptx") > 0 ? "ptx" : made_by.count("ptxas") > 0 ? "ptxas" : "none";
-  }
-  if (amplified && amplified->unamplified_findings && *amplified->unamplified_findings > 0 && findings == 0 &&
-      inspected) {
+  if (amplified && amplified->unamplified_findings && *amplified->unamplified_findings > 0 && t.findings == 0 &&
+      t.inspected) {
     // A void amplification: the hazard and who made it are the unamplified image's.
     c.attribution = images->at(images->at(e.job.expand->key).base_key).attribution;
   }
-  const Decision d = decide(r, c.static_findings, not_inspected, amplified ? &*amplified : nullptr);
+  const Decision d = decide(r, c.static_findings, t.not_inspected, amplified ? &*amplified : nullptr);
   c.verdict = d.verdict;
   c.reason = d.reason;
   if (c.attribution && *c.attribution != "none" && (c.verdict == Verdict::latent || c.verdict == Verdict::fail)) {
@@ -471,19 +498,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
     c.reason += fmt::format("{}amplify {}: {}", c.reason.empty() ? "" : "; ", amplified->pairs, amplified->void_reason);
   }
   if (e.job.pdl) {
-    c.reason += fmt::format("{}dual-stream chain: the expand launched with programmatic dependent launch after a "
-                            "shrink whose tail spins {} us after launch_dependents{}",
-                            c.reason.empty() ? "" : "; ", k_chain_tail_ns / 1000,
-                            early_reads == 0
-                                ? std::string("; gdc-early-read: none")
-                                : fmt::format("; gdc-early-read: {} of the static findings are loads of the shrink's "
-                                              "buffer before griddepcontrol.wait (triton-lang/triton #11905){}",
-                                              early_reads,
-                                              early_made_by == "ptx"
-                                                  ? ", already in the PTX: Triton's pipeliner issues them in the loop "
-                                                    "prologue"
-                                              : early_made_by == "ptxas" ? ", made by ptxas (the PTX waits first)"
-                                                                         : ""));
+    c.reason += (c.reason.empty() ? "" : "; ") + chain_note(t);
   }
   return c;
 }
