@@ -115,24 +115,23 @@ class Worker {
       } catch (const Error&) {
         malformed = std::current_exception();
       }
-      if (request) {
-        if (const auto* bad = std::get_if<BadRequest>(&*request)) {
-          send(WorkerError{bad->error});
-          continue;
+      if (const auto* job = request ? std::get_if<RunJob>(&*request) : nullptr) {
+        if (const std::optional<int> code = run(job->job)) {
+          return *code;
         }
-        if (const auto* job = std::get_if<RunJob>(&*request)) {
-          if (const std::optional<int> code = run(job->job)) {
-            return *code;
-          }
-          continue;
-        }
+        continue;
       }
-      // Anything else is answered after the case on the GPU, in the order asked.
+      // Anything else is answered after the case on the GPU, in the order asked (a
+      // request it cannot take too: the parent awaits that case's answer first).
       if (const std::optional<int> code = finish_pending(nullptr)) {
         return *code;
       }
       if (malformed) {
         std::rethrow_exception(malformed);
+      }
+      if (const auto* bad = std::get_if<BadRequest>(&*request)) {
+        send(WorkerError{bad->error});
+        continue;
       }
       if (std::holds_alternative<Quit>(*request)) {
         // Nothing is pending (every answer was sent and flushed), so the process ends
