@@ -6,7 +6,8 @@ For every row of the table that names a folder under src/ and its library, the
 the tool) must equal the lp_* libraries that folder's CMakeLists.txt links its library
 to (lp_options, lp_fmt and the precompiled-header targets are flags, not layers).
 Also the rule of its conventions that no header under src/ includes <nlohmann/json.hpp>
-(json_fwd at most), which ARCHITECTURE.md states.
+(json_fwd at most), and that no unit of the libraries it names JSON-free does, which
+ARCHITECTURE.md states.
 Usage: check_architecture.py <source dir>. Exit 1 with one line per difference."""
 
 import pathlib
@@ -14,6 +15,7 @@ import re
 import sys
 
 FLAGS = {"lp_options", "lp_fmt", "lp_pch", "lp_test_pch"}
+JSON_FREE = ("sweep", "worker", "cli", "ptx")
 
 
 def table_rows(text):
@@ -77,6 +79,12 @@ def main():
     for header in sorted((root / "src").rglob("*.hpp")):
         if re.search(r"#\s*include\s*<nlohmann/json\.hpp>", header.read_text()):
             problems.append(f"{header.relative_to(root)}: includes <nlohmann/json.hpp>; a header includes json_fwd at most")
+    # The libraries ARCHITECTURE.md names as JSON-free: none of their units compiles it.
+    for folder in JSON_FREE:
+        for unit in sorted((root / "src" / folder).glob("*.cpp")):
+            if re.search(r"#\s*include\s*<nlohmann/json\.hpp>", unit.read_text()):
+                problems.append(f"{unit.relative_to(root)}: includes <nlohmann/json.hpp>; ARCHITECTURE.md says "
+                                f"src/{folder} has no JSON (a record's owner writes its to_json_text())")
     for p in problems:
         print(p)
     print(f"check_architecture: {len(rows)} rows, {len(problems)} difference(s)")
