@@ -399,6 +399,38 @@ TEST(View, InspectDocumentsGetTheirHazardousCubins) {
   EXPECT_NE(html_of(doc).find("<mark>/*0010*/ LDS.64 R88, [R1]"), std::string::npos);
 }
 
+TEST(View, AnInspectItemOfAnotherShapeIsReadAsAbsentPartsNotACrash) {
+  // Read once into InspectDocument: a field of the wrong type is absent, and each
+  // converter prints its own word for that ("?", nothing, 0), as it did reading JSON.
+  const json d = json::parse(R"({
+    "schema_version": "3.5.0",
+    "meta": {"command": "inspect"},
+    "summary": {"items": "2", "hazard": 1, "exit_code": 1},
+    "items": [
+      {"name": 7, "status": "hazard", "finding_count": "3", "triton": null, "compiler": [], "sass": "not a report"},
+      {"status": "hazard", "name": "b", "ms": 1500,
+       "sass": {"kernels": [{"findings": [{"address": 16, "registers": [88, "R89"]}]}]}}]})");
+  const Document doc = inspect_document_of("odd.json", std::make_shared<const json>(d));
+  ASSERT_EQ(doc.inspect.items.size(), 2U);
+  const InspectItem& odd = doc.inspect.items[0];
+  EXPECT_FALSE(odd.name.has_value());
+  EXPECT_FALSE(odd.triton.has_value());
+  EXPECT_EQ(odd.finding_count, 0);
+  EXPECT_TRUE(odd.sass.kernels.empty());
+  EXPECT_EQ(doc.inspect.summary.items, 0);
+  EXPECT_EQ(doc.inspect.summary.exit_code, 1);
+  const FindingView& f = doc.inspect.items[1].sass.kernels.at(0).findings.at(0);
+  EXPECT_EQ(f.address, "");
+  EXPECT_EQ(f.registers, (std::vector<std::string>{"88", "R89"}));
+  EXPECT_EQ(doc.inspect.items[1].sass.kernels[0].first_finding_json, R"({"address":16,"registers":[88,"R89"]})");
+  const std::string summary = summary_of(doc);
+  EXPECT_NE(summary.find("hazard: ? (?): 0 finding(s)"), std::string::npos) << summary;
+  const std::string xml = junit_of(doc, {});
+  EXPECT_NE(xml.find("<testcase name=\"b\" classname=\"loraprobe.inspect.files.\" time=\"1.500000\">"), std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find(R"({&quot;address&quot;:16,&quot;registers&quot;:[88,&quot;R89&quot;]})"), std::string::npos) << xml;
+}
+
 }  // namespace
 }  // namespace lp::formats
 
