@@ -187,6 +187,26 @@ void read_report_blocks(Document& d, json& tree) {
 }
 
 
+/// j[key] when it is a number (of any kind), else `fallback`; j may be anything.
+double number(const json& j, const char* key, double fallback = 0.0) {
+  const json& v = member(j, key);
+  return v.is_number() ? v.get<double>() : fallback;
+}
+
+/// j[key] when it is a boolean, else `fallback`; j may be anything.
+bool boolean(const json& j, const char* key, bool fallback) {
+  const json& v = member(j, key);
+  return v.is_boolean() ? v.get<bool>() : fallback;
+}
+
+/// j[key] as a tool's version: "12.8.93" from ptxas's words ("Cuda compilation tools,
+/// release 12.8, V12.8.93", as 2.x and 3.0 reports kept them), the text otherwise.
+std::string version_of(const json& j, const char* key) {
+  const std::string v = text(j, key);
+  const std::optional<tools::ToolVersion> parsed = tools::parse_tool_version(v);
+  return parsed ? parsed->version : v;
+}
+
 Text text_field(const json& j, const char* key) {
   const json& v = member(j, key);
   return v.is_string() ? Text(v.get<std::string>()) : std::nullopt;
@@ -277,7 +297,7 @@ std::vector<std::string> texts_of(const json& list) {
   return out;
 }
 
-CompilerVersion compiler_version_of(const json& record) {
+CompilerView compiler_view_of(const json& record) {
   return {text_field(record, "name"),
           text_field(record, "triton"),
           text_field(record, "version"),
@@ -329,7 +349,7 @@ EnvironmentView environment_view(const Document& d) {
   }
   for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
     const json ptxas = s.ptxas.value();
-    v.kernel_set_ptxas.emplace_back(version_of(ptxas, "version"), text(ptxas, "sha256"));
+    v.kernel_sets.push_back({s.triton_version, s.variants, s.origin, version_of(ptxas, "version"), text(ptxas, "sha256")});
   }
   for (const report::VariantRecord& variant : d.variants) {
     const json sass = variant.sass.value();
@@ -366,7 +386,7 @@ Document inspect_document_of(std::string path, std::shared_ptr<const nlohmann::j
   d.inspect = read_inspect(*tree);
   d.schema_version = d.inspect.schema_version;
   for (const json& c : member(*tree, "compilers")) {
-    d.compilers.push_back(compiler_version_of(c));
+    d.compilers.push_back(compiler_view_of(c));
   }
   d.json = std::move(tree);
   return d;
@@ -421,7 +441,7 @@ Document read_document(const std::string& path) {
     return inspect_document_of(path, std::make_shared<const json>(std::move(tree)));
   }
   for (const JsonText& c : d.environment.compilers) {
-    d.compilers.push_back(compiler_version_of(c.value()));
+    d.compilers.push_back(compiler_view_of(c.value()));
   }
   d.schema_version = text_field(tree, "schema_version");
   d.summary = summary_view(member(tree, "summary"));
@@ -530,30 +550,14 @@ const json& member(const json& j, const char* key) {
   return it == j.end() ? k_null : *it;
 }
 
-double number(const json& j, const char* key, double fallback) {
-  const json& v = member(j, key);
-  return v.is_number() ? v.get<double>() : fallback;
-}
-
 std::int64_t integer(const json& j, const char* key, std::int64_t fallback) {
   const json& v = member(j, key);
   return v.is_number_integer() ? v.get<std::int64_t>() : fallback;
 }
 
-bool boolean(const json& j, const char* key, bool fallback) {
-  const json& v = member(j, key);
-  return v.is_boolean() ? v.get<bool>() : fallback;
-}
-
 std::string text(const json& j, const char* key, const char* fallback) {
   const json& v = member(j, key);
   return v.is_string() ? v.get<std::string>() : std::string(fallback);
-}
-
-std::string version_of(const json& j, const char* key) {
-  const std::string v = text(j, key);
-  const std::optional<tools::ToolVersion> parsed = tools::parse_tool_version(v);
-  return parsed ? parsed->version : v;
 }
 
 std::string real_text(double value) {

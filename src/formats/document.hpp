@@ -104,7 +104,7 @@ struct InspectDocument {
 
 /// A compiler record (a report's environment.compilers, an inspect document's
 /// compilers), as the converters draw it.
-struct CompilerVersion {
+struct CompilerView {
   Text name;
   Text triton;          ///< absent for a user's files
   Text version_text;    ///< the version as recorded (2.x: ptxas's own words)
@@ -127,6 +127,15 @@ struct GpuView {
   double total_memory_bytes = 0.0;
 };
 
+/// A kernel set a report ran (environment.kernel_sets).
+struct KernelSetView {
+  std::string triton_version;
+  std::size_t variants = 0;
+  std::string origin;
+  std::string ptxas_version;  ///< its bundled ptxas's version ("12.8.93"), "" when not recorded
+  std::string ptxas_sha256;   ///< "" when not recorded
+};
+
 /// The rest of a report's environment and meta that is carried as text (JsonText),
 /// each part present when the report has it as an object.
 struct EnvironmentView {
@@ -134,8 +143,8 @@ struct EnvironmentView {
   bool has_toolkit = false;
   Text toolkit_version;
   Text toolkit_root;
-  /// Per environment.kernel_sets record: its bundled ptxas's version_of and sha256.
-  std::vector<std::pair<std::string, std::string>> kernel_set_ptxas;
+  /// environment.kernel_sets, with each set's bundled ptxas read from its record.
+  std::vector<KernelSetView> kernel_sets;
   /// Per variant with a disassembler record: {version, sha256, origin}.
   std::vector<std::array<Text, 3>> disassemblers;
   bool has_cache = false;  ///< environment.inspection_cache
@@ -198,7 +207,7 @@ struct Document {
   /// An inspect document, typed (empty for a report).
   InspectDocument inspect;
   /// The compiler records, of either kind.
-  std::vector<CompilerVersion> compilers;
+  std::vector<CompilerView> compilers;
 };
 
 /// Reads and recognises `path` (bounded read). Throws lp::InputError
@@ -235,19 +244,11 @@ void shape_checked(const std::string& source, const std::function<void()>& conve
 /// reading optional parts of a document without copying them.
 const nlohmann::json& member(const nlohmann::json& j, const char* key);
 
-/// j[key] when it is a number (of any kind), else `fallback`; j may be anything.
-double number(const nlohmann::json& j, const char* key, double fallback = 0.0);
 /// j[key] when it is an integer, else `fallback`; j may be anything.
 std::int64_t integer(const nlohmann::json& j, const char* key, std::int64_t fallback = 0);
-/// j[key] when it is a boolean, else `fallback`; j may be anything.
-bool boolean(const nlohmann::json& j, const char* key, bool fallback);
 
 /// j[key] when it is a string, else `fallback`.
 std::string text(const nlohmann::json& j, const char* key, const char* fallback = "");
-
-/// j[key] as a tool's version: "12.8.93" from ptxas's words ("Cuda compilation tools,
-/// release 12.8, V12.8.93", as 2.x and 3.0 reports kept them), the text otherwise.
-std::string version_of(const nlohmann::json& j, const char* key);
 
 /// A real in %.3g form, NaN as "nan" (reports write every NaN so).
 std::string real_text(double value);

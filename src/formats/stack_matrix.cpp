@@ -50,9 +50,9 @@ StackOutcome outcome_of(Verdict v) {
 }
 
 /// The version of the ptxas a compiler record names for (name, triton), "" when none.
-std::string compiler_version(const std::vector<CompilerVersion>& compilers, const std::string& name,
+std::string compiler_version(const std::vector<CompilerView>& compilers, const std::string& name,
                              const std::string& triton) {
-  for (const CompilerVersion& c : compilers) {
+  for (const CompilerView& c : compilers) {
     if (c.name == name && (triton.empty() || c.triton == triton)) {
       return c.version;
     }
@@ -196,7 +196,7 @@ StackMatrix stack_matrix(const Document& doc) {
   if (tritons.empty()) {
     return m;
   }
-  const std::vector<CompilerVersion>& compilers = doc.compilers;
+  const std::vector<CompilerView>& compilers = doc.compilers;
   for (const std::string& name : m.compilers) {
     const std::string version = compiler_version(compilers, name, "");
     m.labels.push_back(name == "prebuilt" ? std::string("Triton's own ptxas")

@@ -67,7 +67,7 @@ std::string report_summary(const Document& doc) {
     sets += (sets.empty() ? "" : ", ") + escape::terminal_line(s.triton_version);
   }
   std::map<std::string, bool> compilers;
-  for (const CompilerVersion& c : doc.compilers) {
+  for (const CompilerView& c : doc.compilers) {
     std::string label = line_of(c.name);
     if (c.version_text) {
       // Reports before 3.0 recorded a prebuilt compiler's version in ptxas's own words.

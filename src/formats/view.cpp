@@ -54,16 +54,13 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
     rows.push_back({"CUDA toolkit", fmt::format("{} ({})", view.toolkit_version.value_or("?"), view.toolkit_root.value_or("?"))});
   }
   std::string sets;
-  const std::vector<report::KernelSetRecord> set_records = env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{});
-  for (std::size_t i = 0; i < set_records.size(); ++i) {
-    const report::KernelSetRecord& s = set_records[i];
-    const auto& [ptxas_version, ptxas_sha] = view.kernel_set_ptxas.at(i);
+  for (const KernelSetView& s : view.kernel_sets) {
     sets += fmt::format("{}Triton {} ({} variants, {}; its ptxas {} {})", sets.empty() ? "" : "; ", s.triton_version,
-                        s.variants, s.origin, ptxas_version, short_sha(ptxas_sha));
+                        s.variants, s.origin, s.ptxas_version, short_sha(s.ptxas_sha256));
   }
   rows.push_back({"Kernel sets", sets.empty() ? "not recorded" : sets});
   std::string compilers;
-  for (const CompilerVersion& c : doc.compilers) {
+  for (const CompilerView& c : doc.compilers) {
     std::string line = fmt::format("{} (Triton {})", c.name.value_or("?"), c.triton.value_or("any"));
     if (c.error) {
       line += ": unavailable, " + *c.error;
@@ -315,7 +312,7 @@ std::string not_swept_sentence(const std::vector<plan::NotSwept>& not_swept) {
 ReportView view_of(const Document& doc) {
   ReportView v;
   v.environment = environment_rows(doc);
-  for (const CompilerVersion& c : doc.compilers) {
+  for (const CompilerView& c : doc.compilers) {
     v.compilers.push_back({c.triton.value_or("any"), c.name.value_or("?"), c.version, short_sha(c.ptxas_sha256),
                            c.error ? "unavailable: " + *c.error : fmt::format("{}", fmt::join(c.options, " "))});
   }
