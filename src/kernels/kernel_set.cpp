@@ -62,7 +62,7 @@ std::vector<FilterTerm> parse_filter(const std::string& text) {
   return terms;
 }
 
-AxisValue variant_field(const Variant& v, const std::string& key) {
+AxisValue variant_field(const Variant& v, std::string_view key) {
   if (key == "id") {
     return AxisValue::of_text(v.id);
   }
@@ -289,7 +289,7 @@ Lookup KernelSet::lookup(const AxisValues& wanted_values) const {
         if (v.op == op && is_kernel_role(v.role)) {
           std::string values;
           for (const auto& [key, value] : wanted) {
-            values += variant_field(v, std::string(key)).dump() + '\n';
+            values += variant_field(v, key).dump() + '\n';
           }
           it->second.try_emplace(values, &v);  // the first in manifest order, as below
         }
@@ -324,7 +324,7 @@ Lookup KernelSet::lookup(const AxisValues& wanted_values) const {
   for (const Variant* v : candidates) {
     std::size_t diff = 0;
     for (const auto& [key, value] : wanted) {
-      diff += variant_field(*v, std::string(key)).matches(value) ? 0 : 1;
+      diff += variant_field(*v, key).matches(value) ? 0 : 1;
     }
     if (diff < best_diff) {
       best_diff = diff;
@@ -345,7 +345,7 @@ Lookup KernelSet::lookup(const AxisValues& wanted_values) const {
   std::map<std::string, std::set<std::string>> offered;
   for (const Variant* v : nearest) {
     for (const auto& [key, value] : wanted) {
-      const AxisValue have = variant_field(*v, std::string(key));
+      const AxisValue have = variant_field(*v, key);
       if (!have.matches(value)) {
         offered[std::string(key)].insert(describe(have));
       }

@@ -145,6 +145,6 @@ class KernelSet {
 
 /// A variant field by name for filters: id, op, role, status, entry, or axes[key]
 /// (null when absent).
-AxisValue variant_field(const Variant& v, const std::string& key);
+AxisValue variant_field(const Variant& v, std::string_view key);
 
 }  // namespace lp::kernels
