@@ -6,16 +6,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/json_bounded.hpp"
 #include "util/json_out.hpp"
-#include "util/files.hpp"
+#include "util/release.hpp"
 #include "util/sha256.hpp"
 #include "util/subprocess.hpp"
 #include "tools/tools.hpp"
@@ -67,17 +68,11 @@ std::vector<std::pair<std::string, std::string>> installed_versions() {
       }
     }
   }
-  auto numeric = [](const std::string& v) {
-    std::vector<int> parts;
-    std::size_t start = 0;
-    while (start < v.size()) {
-      const std::size_t dot = std::min(v.find('.', start), v.size());
-      parts.push_back(std::atoi(v.substr(start, dot - start).c_str()));
-      start = dot + 1;
-    }
-    return parts;
+  // Ordered as releases (13.10 after 13.9); a folder whose name is no release sorts first, by name.
+  const auto key = [](const std::string& name) {
+    return std::pair(parse_release(name, ReleaseParts::two_or_three), name);
   };
-  std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) { return numeric(a.first) < numeric(b.first); });
+  std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) { return key(a.first) < key(b.first); });
   return found;
 }
 
@@ -207,14 +202,13 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
     return info;
   }
   // A version prefix ("13", "13.4") means the newest installed version it names.
-  const auto versions = installed_versions();
-  std::string available;
+  std::vector<std::string> available;
   std::optional<std::string> newest;
-  for (const auto& [version, path] : versions) {
+  for (const auto& [version, path] : installed_versions()) {
     if (version == spec || version.rfind(spec + ".", 0) == 0) {
       newest = path;
     }
-    available += (available.empty() ? "" : ", ") + version;
+    available.push_back(version);
   }
   if (newest) {
     return describe_found_ptxas(spec, *newest);
@@ -222,7 +216,8 @@ PtxasInfo resolve_ptxas(const std::string& spec) {
   // A version that is not installed is the machine's gap (exit 3); anything else is a misspelt spec (exit 2).
   const std::string why = fmt::format("ptxas={}: not a path, 'toolkit', 'triton', or a version installed under {}/ptxas ({})",
                                       spec, tools::tools_dir(),
-                                      available.empty() ? "none installed: run scripts/setup.sh" : "installed: " + available);
+                                      available.empty() ? "none installed: run scripts/setup.sh"
+                                                        : fmt::format("installed: {}", fmt::join(available, ", ")));
   if (!spec.empty() && spec.find_first_not_of("0123456789.") == std::string::npos) {
     throw EnvironmentError(why);
   }
@@ -269,21 +264,21 @@ PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled) {
       v && plain_name(v->version)) {
     candidates.push_back(fs::path(tools::tools_dir()) / "ptxas" / v->version / "ptxas");
   }
-  std::string looked;
+  std::vector<std::string> looked;
   for (const fs::path& candidate : candidates) {
     std::error_code ec;
-    looked += (looked.empty() ? "" : ", ") + candidate.string();
+    looked.push_back(candidate.string());
     if (!fs::is_regular_file(candidate, ec) || ::access(candidate.c_str(), X_OK) != 0) {
       continue;
     }
     if (sha256_file_hex(candidate.string()) == bundled.sha256) {
       return describe_found_ptxas("triton", candidate.string());
     }
-    looked += " (another binary)";
+    looked.back() += " (another binary)";
   }
   throw EnvironmentError(fmt::format("ptxas=triton: the ptxas Triton {} bundles ({}, sha256 {}) is not here; looked in {}. "
                                "scripts/install_tools.sh triton-ptxas installs it",
-                               bundled.triton, bundled.path_hint, bundled.sha256.substr(0, 12), looked));
+                               bundled.triton, bundled.path_hint, bundled.sha256.substr(0, 12), fmt::join(looked, ", ")));
 }
 
 std::vector<PtxasInfo> discover_ptxas() {

@@ -3,6 +3,7 @@
 
 #include "compile/ptxas.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -20,6 +21,28 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string k_ptx = LP_SOURCE_DIR "/tests/sass/fixtures/expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1.ptx";
+
+/// LP_TOOLS_DIR set for one test, and put back as it was.
+class ToolsDirForTest {
+ public:
+  explicit ToolsDirForTest(const std::string& dir) : m_had(std::getenv("LP_TOOLS_DIR") != nullptr) {
+    m_saved = m_had ? std::getenv("LP_TOOLS_DIR") : "";
+    ::setenv("LP_TOOLS_DIR", dir.c_str(), 1);
+  }
+  ~ToolsDirForTest() {
+    if (m_had) {
+      ::setenv("LP_TOOLS_DIR", m_saved.c_str(), 1);
+    } else {
+      ::unsetenv("LP_TOOLS_DIR");
+    }
+  }
+  ToolsDirForTest(const ToolsDirForTest&) = delete;
+  ToolsDirForTest& operator=(const ToolsDirForTest&) = delete;
+
+ private:
+  bool m_had;
+  std::string m_saved;
+};
 
 TEST(Ptxas, APathWithSpacesAndShellMetacharactersJustWorks) {
   const std::optional<std::string> root = tools::toolkit_root();
@@ -89,9 +112,7 @@ TEST(Ptxas, TritonIsTheBundledPtxasOfTheSetFoundBySha256) {
   fs::create_directories(bundled.parent_path());
   fs::copy_file(*root + "/bin/ptxas", bundled);
   const std::string digest = sha256_file_hex(bundled.string());
-  const char* old = std::getenv("LP_TOOLS_DIR");
-  const std::string saved = old != nullptr ? old : "";
-  ::setenv("LP_TOOLS_DIR", tools_root.path().c_str(), 1);
+  const ToolsDirForTest tools_dir(tools_root.path());
   const PtxasInfo info = resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", digest});
   EXPECT_EQ(info.spec, "triton");
   EXPECT_EQ(info.path, bundled.string());
@@ -108,11 +129,6 @@ TEST(Ptxas, TritonIsTheBundledPtxasOfTheSetFoundBySha256) {
         << what;
     EXPECT_NE(what.find("scripts/install_tools.sh triton-ptxas installs it"), std::string::npos) << what;
   }
-  if (old != nullptr) {
-    ::setenv("LP_TOOLS_DIR", saved.c_str(), 1);
-  } else {
-    ::unsetenv("LP_TOOLS_DIR");
-  }
 }
 
 TEST(Ptxas, TheBundledPtxasIsFoundInThePtxasMatrixByItsVersionAndSha256) {
@@ -127,9 +143,7 @@ TEST(Ptxas, TheBundledPtxasIsFoundInThePtxasMatrixByItsVersionAndSha256) {
   fs::create_directories(matrix.parent_path());
   fs::copy_file(*root + "/bin/ptxas", matrix);
   const std::string digest = sha256_file_hex(matrix.string());
-  const char* old = std::getenv("LP_TOOLS_DIR");
-  const std::string saved = old != nullptr ? old : "";
-  ::setenv("LP_TOOLS_DIR", tools_root.path().c_str(), 1);
+  const ToolsDirForTest tools_dir(tools_root.path());
   const std::string words = "Cuda compilation tools, release 9.9, V9.9.1";
   const PtxasInfo info = resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", digest, words});
   EXPECT_EQ(info.spec, "triton");
@@ -138,11 +152,6 @@ TEST(Ptxas, TheBundledPtxasIsFoundInThePtxasMatrixByItsVersionAndSha256) {
                EnvironmentError);
   // Without the version the matrix is not searched.
   EXPECT_THROW((void)resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", digest}), EnvironmentError);
-  if (old != nullptr) {
-    ::setenv("LP_TOOLS_DIR", saved.c_str(), 1);
-  } else {
-    ::unsetenv("LP_TOOLS_DIR");
-  }
 }
 
 TEST(Ptxas, BadPtxIsAnErrorWithTheLog) {
@@ -156,6 +165,33 @@ TEST(Ptxas, BadPtxIsAnErrorWithTheLog) {
     FAIL() << "ptxas accepted nonsense";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("failed on broken"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Ptxas, AVersionPrefixIsTheNewestInstalledReleaseItNames) {
+  // Folders as scripts/install_tools.sh lays them out, each with a stand-in ptxas that
+  // only says its version. 13.10 is newer than 13.9: ordered as releases, not as text.
+  const TempDir tools_root("lp-ptxas-versions-");
+  for (const char* version : {"13.9.1", "13.10.2", "13.1.5", "13.x"}) {
+    const fs::path ptxas = fs::path(tools_root.path()) / "ptxas" / version / "ptxas";
+    fs::create_directories(ptxas.parent_path());
+    const std::string release = std::string(version).substr(0, std::string(version).rfind('.'));
+    write_file_atomic(ptxas.string(), fmt::format("#!/bin/sh\necho 'ptxas: NVIDIA (R) Ptx optimizing assembler'\n"
+                                           "echo 'Cuda compilation tools, release {}, V{}'\n",
+                                           release, version));
+    fs::permissions(ptxas, fs::perms::owner_all);
+  }
+  const ToolsDirForTest tools_dir(tools_root.path());
+  EXPECT_EQ(resolve_ptxas("13").version, "13.10.2");
+  EXPECT_EQ(resolve_ptxas("13.1").version, "13.1.5");  // not 13.10.2: a prefix ends at a dot
+  EXPECT_EQ(resolve_ptxas("13.9.1").version, "13.9.1");
+  try {
+    (void)resolve_ptxas("14");
+    FAIL() << "ptxas=14 resolved";
+  } catch (const EnvironmentError& e) {  // the list, oldest first; a name that is no release first of all
+    EXPECT_EQ(std::string(e.what()),
+              "ptxas=14: not a path, 'toolkit', 'triton', or a version installed under " + tools_root.path() +
+                  "/ptxas (installed: 13.x, 13.1.5, 13.9.1, 13.10.2)");
   }
 }
 
