@@ -4,11 +4,14 @@
 #include "util/json_bounded.hpp"
 #include "util/json_in.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "inspect_schema_version.hpp"
@@ -566,11 +569,9 @@ std::string real_text(double value) {
 }
 
 std::string command_text(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& a : argv) {
-    out += (out.empty() ? "" : " ") + escape::shell(a);
-  }
-  return out;
+  std::vector<std::string> words;
+  std::transform(argv.begin(), argv.end(), std::back_inserter(words), escape::shell);
+  return fmt::format("{}", fmt::join(words, " "));
 }
 
 }  // namespace lp::formats

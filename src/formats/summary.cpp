@@ -1,9 +1,11 @@
 #include "formats/summary.hpp"
 
 #include <map>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "plan/axes.hpp"
 #include "report/verdict_table.hpp"
@@ -62,23 +64,21 @@ std::string report_summary(const Document& doc) {
                            line_of(gpu->compute_capability), line_of(gpu->driver_version),
                            line_of(gpu->runtime_version), line_of(gpu->cublas_version))
              : std::string("GPU: none recorded\n");
-  std::string sets;
+  std::vector<std::string> set_names;
   for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
-    sets += (sets.empty() ? "" : ", ") + escape::terminal_line(s.triton_version);
+    set_names.push_back(escape::terminal_line(s.triton_version));
   }
-  std::map<std::string, bool> compilers;
+  const std::string sets = fmt::format("{}", fmt::join(set_names, ", "));
+  std::set<std::string> compilers;
   for (const CompilerView& c : doc.compilers) {
     std::string label = line_of(c.name);
     if (c.version_text) {
       // Reports before 3.0 recorded a prebuilt compiler's version in ptxas's own words.
       label += fmt::format(" {}", c.version);
     }
-    compilers[label] = true;
+    compilers.insert(std::move(label));
   }
-  std::string compiler_list;
-  for (const auto& [label, unused] : compilers) {
-    compiler_list += (compiler_list.empty() ? "" : ", ") + label;
-  }
+  const std::string compiler_list = fmt::format("{}", fmt::join(compilers, ", "));
   out += fmt::format("Triton sets: {}; compilers: {}\n", sets.empty() ? "?" : sets,
                      compiler_list.empty() ? "?" : compiler_list);
   const report::Controls& controls = doc.controls;

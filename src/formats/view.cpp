@@ -53,13 +53,13 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
   if (view.has_toolkit) {
     rows.push_back({"CUDA toolkit", fmt::format("{} ({})", view.toolkit_version.value_or("?"), view.toolkit_root.value_or("?"))});
   }
-  std::string sets;
+  std::vector<std::string> sets;
   for (const KernelSetView& s : view.kernel_sets) {
-    sets += fmt::format("{}Triton {} ({} variants, {}; its ptxas {} {})", sets.empty() ? "" : "; ", s.triton_version,
-                        s.variants, s.origin, s.ptxas_version, short_sha(s.ptxas_sha256));
+    sets.push_back(fmt::format("Triton {} ({} variants, {}; its ptxas {} {})", s.triton_version, s.variants, s.origin,
+                               s.ptxas_version, short_sha(s.ptxas_sha256)));
   }
-  rows.push_back({"Kernel sets", sets.empty() ? "not recorded" : sets});
-  std::string compilers;
+  rows.push_back({"Kernel sets", sets.empty() ? "not recorded" : fmt::format("{}", fmt::join(sets, "; "))});
+  std::vector<std::string> compilers;
   for (const CompilerView& c : doc.compilers) {
     std::string line = fmt::format("{} (Triton {})", c.name.value_or("?"), c.triton.value_or("any"));
     if (c.error) {
@@ -68,9 +68,9 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
       const std::string sha = short_sha(c.ptxas_sha256);
       line += fmt::format(": ptxas {}{}, {}", c.version, sha.empty() ? "" : " " + sha, fmt::join(c.options, " "));
     }
-    compilers += (compilers.empty() ? "" : "; ") + line;
+    compilers.push_back(std::move(line));
   }
-  rows.push_back({"Compilers", compilers.empty() ? "not recorded" : compilers});
+  rows.push_back({"Compilers", compilers.empty() ? "not recorded" : fmt::format("{}", fmt::join(compilers, "; "))});
   std::set<std::string> disassemblers;
   for (const auto& [version, sha, origin] : view.disassemblers) {
     disassemblers.insert(fmt::format("nvdisasm {} {} ({})", version.value_or("?"), short_sha(sha), origin.value_or("?")));

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "compile/ptxas.hpp"
 #include "ptx/ptx_check.hpp"
@@ -56,11 +57,11 @@ std::string skip_reason(const std::shared_ptr<const std::string>& ptx, bool enab
 
 /// The produced parameters as text, for keys: "0=input_ptr,3=x".
 std::string produced_text(const std::map<int, std::string>& produced) {
-  std::string out;
+  std::vector<std::string> pairs;
   for (const auto& [ordinal, name] : produced) {
-    out += fmt::format("{}{}={}", out.empty() ? "" : ",", ordinal, name);
+    pairs.push_back(fmt::format("{}={}", ordinal, name));
   }
-  return out;
+  return fmt::format("{}", fmt::join(pairs, ","));
 }
 
 StaticOutcome outcome_of(std::size_t findings, std::size_t early_reads) {

@@ -351,18 +351,14 @@ Lookup KernelSet::lookup(const AxisValues& wanted_values) const {
       }
     }
   }
-  std::string wanted_text;
-  std::string alternatives;
+  std::vector<std::string> wanted_text;
+  std::vector<std::string> alternatives;
   for (const auto& [key, values] : offered) {
-    wanted_text += fmt::format("{}{}={}", wanted_text.empty() ? "" : ", ", key, describe(wanted_values.at(key)));
-    std::string list;
-    for (const std::string& s : values) {
-      list += (list.empty() ? "" : "|") + s;
-    }
-    alternatives += fmt::format("{}{}={}", alternatives.empty() ? "" : ", ", key, list);
+    wanted_text.push_back(fmt::format("{}={}", key, describe(wanted_values.at(key))));
+    alternatives.push_back(fmt::format("{}={}", key, fmt::join(values, "|")));
   }
-  return {nullptr, fmt::format("no {} variant with {} in the kernel set (nearest: {}, e.g. {})", op, wanted_text,
-                               alternatives, nearest.front()->id)};
+  return {nullptr, fmt::format("no {} variant with {} in the kernel set (nearest: {}, e.g. {})", op,
+                               fmt::join(wanted_text, ", "), fmt::join(alternatives, ", "), nearest.front()->id)};
 }
 
 }  // namespace lp::kernels

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "compile/compiler.hpp"
@@ -64,13 +66,9 @@ std::string did_you_mean(std::string_view key, const std::vector<std::string_vie
   if (best_distance <= std::max<std::size_t>(2, key.size() / 3)) {
     return fmt::format(" (did you mean \"{}\"?)", best);
   }
-  std::string list;
-  for (std::string_view candidate : known) {
-    if (candidate != "$schema") {
-      list += (list.empty() ? "" : ", ") + std::string(candidate);
-    }
-  }
-  return fmt::format(" (known: {})", list);
+  std::vector<std::string_view> list;
+  std::copy_if(known.begin(), known.end(), std::back_inserter(list), [](std::string_view k) { return k != "$schema"; });
+  return fmt::format(" (known: {})", fmt::join(list, ", "));
 }
 
 std::vector<std::string_view> axis_keys() {

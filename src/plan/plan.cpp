@@ -284,11 +284,7 @@ std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs*
               c.add_inputs ? "EXPAND_TRUE" : "EXPAND_FALSE")) {
       return std::nullopt;
     }
-    std::string text;
-    for (const std::string& d : described) {
-      text += (text.empty() ? "" : "; ") + d;
-    }
-    c.set_tuned(std::move(text));
+    c.set_tuned(fmt::format("{}", fmt::join(described, "; ")));
   }
   if (c.op == Op::shrink) {
     KernelKnobs k{resolve(v(AxisId::block_m), s_def.block_m),     resolve(v(AxisId::block_n), s_def.block_n),

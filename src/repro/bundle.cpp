@@ -208,13 +208,13 @@ compile::Compiler trusted_compiler(const formats::Document& report, const std::s
       candidates.push_back(std::move(info));
     }
   }
-  std::string here;
+  std::vector<std::string> here;
   for (const compile::PtxasInfo& c : candidates) {
     if (!sha.empty() && c.sha256 == sha) {
       return compile::Compiler::with_ptxas(c.spec);
     }
     const std::string name = c.spec == c.version ? c.spec : fmt::format("{} {}", c.spec, c.version.empty() ? "?" : c.version);
-    here += fmt::format("{}{} (sha256 {})", here.empty() ? "" : ", ", name, c.sha256.substr(0, 12));
+    here.push_back(fmt::format("{} (sha256 {})", name, c.sha256.substr(0, 12)));
   }
   if (sha.empty()) {
     throw UsageError(fmt::format("{}: case {} was compiled by {}, and the report does not record that ptxas's "
@@ -226,7 +226,7 @@ compile::Compiler trusted_compiler(const formats::Document& report, const std::s
                                "here ({}): loraprobe does not run a program a report names; pass --ptxas PATH of a "
                                "ptxas {} with that sha256",
                                report.path, case_id, named.to_string(), version, sha.substr(0, 12),
-                               here.empty() ? "none found" : here, version));
+                               here.empty() ? "none found" : fmt::format("{}", fmt::join(here, ", ")), version));
 }
 
 }  // namespace

@@ -99,7 +99,6 @@ Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
   for (const auto& c : candidates) {
     looked_at.push_back(c.first);
   }
-  std::string looked = fmt::format("{}", fmt::join(looked_at, ", "));
   if (search.use_triton) {
     const std::string dir = tools::triton_package_dir(search.python);
     if (!dir.empty()) {
@@ -107,14 +106,15 @@ Nvdisasm find_nvdisasm(const NvdisasmSearch& search) {
       if (auto tool = probe(path, "triton")) {
         return *tool;
       }
-      looked += ", " + path;
+      looked_at.push_back(path);
     } else {
-      looked += ", Triton's (" + (search.python.empty() ? tools::python_interpreter() : search.python) +
-                " finds no triton package)";
+      looked_at.push_back("Triton's (" + (search.python.empty() ? tools::python_interpreter() : search.python) +
+                          " finds no triton package)");
     }
   }
-  throw lp::EnvironmentError("no nvdisasm found (looked at " + looked +
-                             "); run scripts/install_tools.sh nvdisasm or pass --nvdisasm PATH");
+  throw lp::EnvironmentError(fmt::format(
+      "no nvdisasm found (looked at {}); run scripts/install_tools.sh nvdisasm or pass --nvdisasm PATH",
+      fmt::join(looked_at, ", ")));
 }
 
 namespace {

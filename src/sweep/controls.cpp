@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace lp::sweep {
 
@@ -46,14 +47,14 @@ report::Controls controls_record(const std::vector<ControlPair>& pairs, const st
   report::Controls controls;
   controls.ran = true;
   controls.sets.emplace();
-  std::string all_reasons;
+  std::vector<std::string> all_reasons;
   for (const ControlPair& pair : pairs) {
     const std::string reason = control_problem(pair);
     report::SetControlsRecord entry{pair.triton, reason.empty(), pair.positive, pair.negative, std::nullopt};
     if (!reason.empty()) {
       fmt::print(stderr, "sweep: INVALID RUN: Triton {} set: {}\n", pair.triton, reason);
       entry.reason = reason;
-      all_reasons += fmt::format("{}Triton {}: {}", all_reasons.empty() ? "" : "; ", pair.triton, reason);
+      all_reasons.push_back(fmt::format("Triton {}: {}", pair.triton, reason));
     } else {
       fmt::print(stderr, "sweep: controls of the Triton {} set behave: positive FAIL ({}), negative PASS ({})\n",
                  pair.triton, summary_of(pair.positive), summary_of(pair.negative));
@@ -67,7 +68,7 @@ report::Controls controls_record(const std::vector<ControlPair>& pairs, const st
     if (!reason.empty()) {
       fmt::print(stderr, "sweep: INVALID RUN: {}\n", reason);
       entry.reason = reason;
-      all_reasons += fmt::format("{}{}", all_reasons.empty() ? "" : "; ", reason);
+      all_reasons.push_back(reason);
     } else {
       fmt::print(stderr, "sweep: amplified control {} of Triton {} at {} pairs behaves: PASS ({})\n", a.role, a.triton,
                  a.pairs, summary_of(a.record));
@@ -85,7 +86,7 @@ report::Controls controls_record(const std::vector<ControlPair>& pairs, const st
     controls.amplified_notes = amplified_notes;
   }
   if (!all_reasons.empty()) {
-    controls.reason = all_reasons;
+    controls.reason = fmt::format("{}", fmt::join(all_reasons, "; "));
   }
   return controls;
 }

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sweep/case_variants.hpp"
 #include "sweep/decide.hpp"
@@ -151,9 +152,7 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
       e.image_keys.back() = key;
       labels.back() = v->id;
     }
-    for (const std::string& l : labels) {
-      e.variant_label += (e.variant_label.empty() ? "" : "+") + l;
-    }
+    e.variant_label = fmt::format("{}", fmt::join(labels, "+"));
     entries.push_back(std::move(e));
   }
   return entries;

@@ -236,6 +236,16 @@ TEST(KernelSet, MissingVariantNamesTheNearestValues) {
             "expand-fp32-bf16-m64n64k32-w4s1-evenk-add-s1)");
 }
 
+TEST(KernelSet, MissingVariantOnTwoAxesNamesEachWithItsNearestValues) {
+  const plan::Case c = case_from(R"({"axes": {"block_n": [64], "num_stages": [6], "num_warps": [2], "tokens": [256]}})",
+                                 256);
+  const Lookup l = set().lookup(sweep::wanted_expand_axes(c));
+  EXPECT_EQ(l.variant, nullptr);
+  EXPECT_EQ(l.problem,
+            "no expand variant with num_stages=6, num_warps=2 in the kernel set (nearest: num_stages=1|2|3|4, "
+            "num_warps=4|8, e.g. expand-fp32-bf16-m64n64k32-w4s1-evenk-add-s1)");
+}
+
 TEST(KernelSet, ATunedNumCtasFindsNoVariantAndSaysSo) {
   // vLLM passes a tuned file's num_ctas to the launch; every embedded variant is built with Triton's 1.
   plan::Case c = case_from(std::string(plan::embedded_config("seed-48590.json")), 256);

@@ -46,6 +46,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"number_overflow", "33333333333333333e333eJ",
                  "bad.json: invalid JSON: number overflow parsing '33333333333333333e333'"},
         BadInput{"unknown_top_key", R"({"axis": {}})", R"(bad.json:/axis: unknown key "axis" (did you mean "axes"?))"},
+        // Too far from every key for a guess: all of them, but $schema (which a config may carry).
+        BadInput{"unknown_key_without_a_guess", R"({"zzzzzzzzzz": 1})",
+                 R"(bad.json:/zzzzzzzzzz: unknown key "zzzzzzzzzz" (known: name, description, axes, repeats, seed, )"
+                 "tolerance, exclude, model, remedies)"},
         BadInput{"axis_outside_axes", R"({"tokens": [16]})",
                  R"(bad.json:/tokens: unknown key "tokens": axes go inside "axes")"},
         BadInput{"mistyped_axis", R"({"axes": {"tokes": [16]}})",

@@ -13,6 +13,7 @@
 #include "sass/analyze.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "sweep/case_variants.hpp"
+#include "sweep/controls.hpp"
 #include "sweep/decide.hpp"
 #include "sweep/images.hpp"
 #include "sweep/phases.hpp"
@@ -98,6 +99,36 @@ RaceResult race_result(std::uint64_t late_tiles, std::uint64_t unwritten = 0) {
   r.unwritten = unwritten;
   r.values = {{64.0F, 20 * 512 - r.late_elements}, {96.0F, r.late_elements}};
   return r;
+}
+
+TEST(Controls, EveryControlThatMisbehavesIsInTheRunsReasonInOrder) {
+  auto record = [](Verdict verdict, const char* variant, const char* reason) {
+    report::CaseRecord r;
+    r.verdict = verdict;
+    r.variant = variant;
+    r.reason = reason;
+    return r;
+  };
+  const report::CaseRecord fail = record(Verdict::fail, "pos", "12 NaN");
+  const report::CaseRecord pass = record(Verdict::pass, "neg", "");
+  const std::vector<ControlPair> pairs = {
+      {"3.6.0", pass, pass},                                       // the positive control passed
+      {"3.7.0", fail, pass},                                       // behaves
+      {"3.8.0", fail, record(Verdict::fail, "neg", "3 NaN")}};     // the negative control failed
+  const std::vector<AmplifiedControl> amplified = {{"3.9.0", "block_n_32", 8, fail}};
+  const report::Controls c = controls_record(pairs, amplified, {}, report::RaceRecord{});
+  EXPECT_TRUE(c.ran);
+  ASSERT_TRUE(c.valid.has_value());
+  EXPECT_FALSE(*c.valid);
+  ASSERT_TRUE(c.sets.has_value());
+  ASSERT_EQ(c.sets->size(), 3U);
+  EXPECT_EQ(c.reason.value_or(""),
+            "Triton 3.6.0: the positive control (neg) must FAIL but is PASS; "
+            "Triton 3.8.0: the negative control (neg) must PASS but is FAIL: 3 NaN; "
+            "the amplified block_n_32 (8 pairs, Triton 3.9.0) control (pos) must PASS but is FAIL: 12 NaN");
+  const report::Controls good = controls_record({pairs[1]}, {}, {}, report::RaceRecord{});
+  EXPECT_TRUE(good.valid.value_or(false));
+  EXPECT_FALSE(good.reason.has_value());
 }
 
 TEST(RaceControl, ResultRoundTripsThroughJson) {
