@@ -26,21 +26,12 @@ namespace {
 constexpr std::array<const char*, 6> k_identity = {"schema_version", "version",      "git_sha",
                                                    "kernel_sets",    "config_sha256", "fail_on"};
 
-/// A part's meta.shard (a journal header's shard), read with its ranges checked.
-struct ShardOf {
-  std::size_t index = 0;
-  std::size_t count = 1;
-  std::size_t plan_cases = 0;
-  std::string plan_sha256;
-};
-
 struct Part {
   std::string path;
   bool journal = false;
   std::string pointer_prefix;  ///< "/meta" for a report, "" for a journal's header line
   json identity = json::object();
-  json shard;
-  ShardOf shard_of;
+  report::ShardRecord shard;  ///< checked by shard_of
   report::Meta meta;  ///< a report's (a journal has none)
   std::set<report::Verdict> fail_on;  ///< a report's
   report::Environment environment;
@@ -52,6 +43,22 @@ struct Part {
 };
 
 bool is_journal(const std::string& path) { return path.size() > 6 && path.substr(path.size() - 6) == ".jsonl"; }
+
+/// The shard record of a part (read with index < count), and count <= plan_cases: at
+/// least one case per shard, as sweep --shard makes them, so no forged count passes a
+/// merge for complete or makes it allocate per shard.
+report::ShardRecord shard_of(const std::string& path, const std::string& pointer_prefix,
+                             const std::optional<report::ShardRecord>& shard) {
+  if (!shard) {
+    throw InputError(path, pointer_prefix + "/shard", "missing: not a shard of a sweep (sweep --shard I/N writes one)");
+  }
+  const std::size_t most = std::max<std::size_t>(shard->plan_cases, 1);
+  if (shard->count > most) {
+    throw InputError(path, pointer_prefix + "/shard/count",
+                     whole_out_of_range(1, static_cast<std::int64_t>(most), std::to_string(shard->count)));
+  }
+  return *shard;
+}
 
 Part read_report_part(const std::string& path) {
   Document doc = read_document(path);
@@ -69,7 +76,7 @@ Part read_report_part(const std::string& path) {
   p.pointer_prefix = "/meta";
   p.meta = std::move(doc.meta);
   p.fail_on = std::move(doc.fail_on);
-  p.shard = p.meta.shard ? p.meta.shard->to_json() : json();
+  p.shard = shard_of(path, p.pointer_prefix, p.meta.shard);
   // As a journal's header says them, to compare the two kinds of part alike.
   const json full_meta = p.meta.to_json();
   for (const char* key : k_identity) {
@@ -94,7 +101,7 @@ Part read_journal_part(const std::string& path) {
   Part p;
   p.path = path;
   p.journal = true;
-  p.shard = j.header.shard ? j.header.shard->to_json() : json();
+  p.shard = shard_of(path, p.pointer_prefix, j.header.shard);
   const json header = j.header.to_json();
   for (const char* key : k_identity) {
     p.identity[key] = member(header, key);
@@ -109,22 +116,8 @@ Part read_journal_part(const std::string& path) {
   return p;
 }
 
-std::string shard_text(const ShardOf& shard) { return fmt::format("shard {} of {}", shard.index, shard.count); }
-
-/// The shard record of `p`: index < count <= plan_cases (at least one case per shard, as
-/// sweep --shard makes them), so no forged count passes a merge for complete or makes
-/// it allocate per shard.
-ShardOf read_shard(const Part& p) {
-  const JsonIn s(p.shard, p.path, p.pointer_prefix + "/shard");
-  if (!p.shard.is_object()) {
-    s.fail("missing: not a shard of a sweep (sweep --shard I/N writes one)");
-  }
-  ShardOf out;
-  out.plan_cases = s.at("plan_cases").count();
-  out.count = s.at("count").whole<std::size_t>(1, std::max<std::size_t>(out.plan_cases, 1));
-  out.index = s.at("index").whole<std::size_t>(0, out.count - 1);
-  out.plan_sha256 = s.at("plan_sha256").string();
-  return out;
+std::string shard_text(const report::ShardRecord& shard) {
+  return fmt::format("shard {} of {}", shard.index, shard.count);
 }
 
 /// The variants of all parts: one entry per (variant, Triton, compiler, amplify), in the
@@ -163,18 +156,20 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
   std::vector<Part> parts;
   for (const std::string& path : paths) {
     parts.push_back(is_journal(path) ? read_journal_part(path) : read_report_part(path));
-    parts.back().shard_of = read_shard(parts.back());
   }
   // The same plan, loraprobe, schema, kernel sets, config and --fail-on everywhere.
   const Part& first = parts.front();
   for (const Part& p : parts) {
-    for (const char* key : {"plan_sha256", "plan_cases", "count"}) {
-      if (member(p.shard, key) != member(first.shard, key)) {
+    const auto same = [&](const char* key, const json& mine, const json& theirs) {
+      if (mine != theirs) {
         throw InputError(p.path, p.pointer_prefix + "/shard/" + key,
-                         fmt::format("{}, but {} has {}: shards of different plans", member(p.shard, key).dump(),
-                                     first.path, member(first.shard, key).dump()));
+                         fmt::format("{}, but {} has {}: shards of different plans", mine.dump(), first.path,
+                                     theirs.dump()));
       }
-    }
+    };
+    same("plan_sha256", p.shard.plan_sha256, first.shard.plan_sha256);
+    same("plan_cases", p.shard.plan_cases, first.shard.plan_cases);
+    same("count", p.shard.count, first.shard.count);
     for (const char* key : k_identity) {
       if (p.identity[key] != first.identity[key]) {
         throw InputError(p.path, (key == std::string("schema_version") && !p.journal ? "" : p.pointer_prefix) + "/" + key,
@@ -183,21 +178,21 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
       }
     }
   }
-  const std::size_t count = first.shard_of.count;
-  const std::size_t plan_cases = first.shard_of.plan_cases;
+  const std::size_t count = first.shard.count;
+  const std::size_t plan_cases = first.shard.plan_cases;
   std::map<std::size_t, const Part*> by_index;
   std::vector<std::string> short_parts;
   for (const Part& p : parts) {
-    const std::size_t index = p.shard_of.index;
+    const std::size_t index = p.shard.index;
     const auto [it, added] = by_index.emplace(index, &p);
     if (!added) {
       throw InputError(p.path, p.pointer_prefix + "/shard/index",
                        fmt::format("{} again (also {}): give each shard once, its report or its journal",
-                                   shard_text(p.shard_of), it->second->path));
+                                   shard_text(p.shard), it->second->path));
     }
     if (p.cases.size() != p.planned) {
       const std::string what =
-          fmt::format("{}: holds {} of the {} cases of {}", p.path, p.cases.size(), p.planned, shard_text(p.shard_of));
+          fmt::format("{}: holds {} of the {} cases of {}", p.path, p.cases.size(), p.planned, shard_text(p.shard));
       if (!options.allow_partial) {
         throw UsageError(fmt::format("merge: {} (a shard that stopped: sweep --resume its journal, or merge "
                                      "--allow-partial)",
@@ -222,7 +217,7 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
   if (!missing.empty() && !options.allow_partial) {
     throw UsageError(fmt::format("merge: shard(s) {} of {} missing (plan sha256 {}); give every shard's report or "
                                  "journal, or --allow-partial",
-                                 fmt::join(missing, ", "), count, first.shard_of.plan_sha256.substr(0, 12)));
+                                 fmt::join(missing, ", "), count, first.shard.plan_sha256.substr(0, 12)));
   }
   const Part* base = nullptr;
   for (const auto& [index, p] : by_index) {
@@ -275,7 +270,7 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
     }
     part_list.push_back({{"path", p->path},
                          {"kind", p->journal ? "journal" : "report"},
-                         {"shard", p->shard},
+                         {"shard", report::shard_to_json(p->shard)},
                          {"cases", p->cases.size()},
                          {"environment", p->journal ? json() : p->environment.to_json()},
                          {"controls", p->controls ? p->controls->to_json() : json()}});

@@ -48,12 +48,15 @@ std::string plan_sha256(const Plan& plan);
 /// lp::UsageError when the count exceeds the plan's cases (a shard would be empty).
 void keep_shard(Plan& plan, const Shard& shard);
 
-/// What every shard of one plan shares (a report's meta.shard), for `merge` to check.
+/// What every shard of one plan shares, for `merge` to check: a report's meta.shard and
+/// a journal header's shard (their JSON form is the report's, report/blocks.hpp).
 struct ShardRecord {
   std::size_t index = 0;
   std::size_t count = 1;
   std::string plan_sha256;  ///< of the plan before sharding (after --case)
   std::size_t plan_cases = 0;
+
+  [[nodiscard]] bool operator==(const ShardRecord&) const = default;
 };
 
 /// The plan a sweep runs, the same for its dry run and its run.

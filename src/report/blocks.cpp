@@ -125,11 +125,11 @@ PlanRecord PlanRecord::from_json(const JsonIn& j) {
   return p;
 }
 
-json ShardRecord::to_json() const {
-  return {{"index", index}, {"count", count}, {"plan_sha256", plan_sha256}, {"plan_cases", plan_cases}};
+json shard_to_json(const ShardRecord& s) {
+  return {{"index", s.index}, {"count", s.count}, {"plan_sha256", s.plan_sha256}, {"plan_cases", s.plan_cases}};
 }
 
-ShardRecord ShardRecord::from_json(const JsonIn& j) {
+ShardRecord shard_from_json(const JsonIn& j) {
   ShardRecord s;
   s.count = j.at("count").whole<std::size_t>(1, k_max_count);
   // An index is below its count: shard 2 of 2 is no shard of any plan.
@@ -167,7 +167,7 @@ json Meta::to_json() const {
     j["kernel_sets"] = list_json(*kernel_sets);
   }
   if (shard) {
-    j["shard"] = shard->to_json();
+    j["shard"] = shard_to_json(*shard);
   }
   if (devices) {
     j["devices"] = list_json(*devices);
@@ -200,7 +200,7 @@ Meta Meta::from_json(const JsonIn& j) {
   }
   m.plan = PlanRecord::from_json(j.at("plan"));
   if (const auto v = j.find("shard")) {
-    m.shard = ShardRecord::from_json(*v);
+    m.shard = shard_from_json(*v);
   }
   if (const auto v = j.find("devices")) {
     m.devices = records_of<DeviceRecord>(*v);

@@ -22,6 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "plan/plan.hpp"
+#include "plan/shard.hpp"
 #include "report/case_record.hpp"
 #include "util/json_in.hpp"
 #include "util/json_text.hpp"
@@ -55,17 +56,11 @@ struct PlanRecord {
   static PlanRecord from_json(const JsonIn& j);
 };
 
-/// sweep --shard I/N: which part of which plan a report holds (meta.shard).
-struct ShardRecord {
-  std::size_t index = 0;
-  std::size_t count = 1;
-  std::string plan_sha256;  ///< of the whole plan's case ids
-  std::size_t plan_cases = 0;
-
-  [[nodiscard]] nlohmann::json to_json() const;
-  static ShardRecord from_json(const JsonIn& j);
-  [[nodiscard]] bool operator==(const ShardRecord&) const = default;
-};
+/// sweep --shard I/N: which part of which plan a report holds (meta.shard): the plan's
+/// record, with its JSON form here. Read, its index is below its count.
+using plan::ShardRecord;
+[[nodiscard]] nlohmann::json shard_to_json(const ShardRecord& s);
+ShardRecord shard_from_json(const JsonIn& j);
 
 /// One GPU of --devices (meta.devices).
 struct DeviceRecord {

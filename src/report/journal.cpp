@@ -104,7 +104,7 @@ json JournalHeader::to_json() const {
           {"argv", argv},
           {"started_at", started_at},
           {"cases", cases},
-          {"shard", shard ? shard->to_json() : json()}};
+          {"shard", shard ? shard_to_json(*shard) : json()}};
 }
 
 JournalHeader JournalHeader::from_json(const JsonIn& j) {
@@ -131,7 +131,7 @@ JournalHeader JournalHeader::from_json(const JsonIn& j) {
     h.cases = cases->count();
   }
   if (const auto shard = j.find("shard")) {
-    h.shard = ShardRecord::from_json(*shard);
+    h.shard = shard_from_json(*shard);
   }
   return h;
 }

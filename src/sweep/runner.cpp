@@ -135,11 +135,8 @@ class Sweep {
     if (!m_request.only_cases.empty()) {
       m_report.meta.plan.only_cases = m_request.only_cases;
     }
-    if (planned.shard) {
-      // What every shard of this plan shares, for `loraprobe merge` to check.
-      m_report.meta.shard = report::ShardRecord{planned.shard->index, planned.shard->count,
-                                                planned.shard->plan_sha256, planned.shard->plan_cases};
-    }
+    // What every shard of this plan shares, for `loraprobe merge` to check.
+    m_report.meta.shard = planned.shard;
     plan::require_cases(m_plan, m_config);
     return planned.next_index;
   }

@@ -427,9 +427,13 @@ std::int64_t JsonIn::integer(std::int64_t lo, std::int64_t hi) const {
     if (lo == std::numeric_limits<std::int64_t>::min() && hi == std::numeric_limits<std::int64_t>::max()) {
       fail(fmt::format("expected a whole number, got {}", json_preview(*m_value)));
     }
-    fail(fmt::format("expected a whole number in [{}, {}], got {}", lo, hi, json_preview(*m_value)));
+    fail(whole_out_of_range(lo, hi, json_preview(*m_value)));
   }
   return v;
+}
+
+std::string whole_out_of_range(std::int64_t lo, std::int64_t hi, std::string_view got) {
+  return fmt::format("expected a whole number in [{}, {}], got {}", lo, hi, got);
 }
 
 std::vector<std::string> JsonIn::strings() const {

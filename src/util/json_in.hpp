@@ -28,6 +28,10 @@ std::string json_pointer_token(std::string_view key);
 /// The first characters of a value's JSON text, for an error message.
 std::string json_preview(const nlohmann::json& value);
 
+/// The one wording of a whole number outside [lo, hi]: "expected a whole number in
+/// [lo, hi], got <got>" (JsonIn::integer's, for a range a reader checks after it).
+std::string whole_out_of_range(std::int64_t lo, std::int64_t hi, std::string_view got);
+
 class JsonIn {
  public:
   /// `file` must outlive the view and every view taken from it.
