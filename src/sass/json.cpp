@@ -10,6 +10,7 @@
 #include "sass/instruction.hpp"
 #include "util/error.hpp"
 #include "util/json_bounded.hpp"
+#include "util/text.hpp"
 
 namespace lp::sass {
 namespace {
@@ -175,25 +176,27 @@ JsonText to_json_text(const Nvdisasm& d) { return JsonText::of(d); }
 
 namespace {
 
+/// "0x1a30" as written; anything else is a value outside the vocabulary (lp::Error),
+/// so the reader below refuses the entry rather than letting an exception escape it.
 std::uint64_t address_of(const nlohmann::json& j) {
   const std::string text = j.get<std::string>();
-  if (text.size() < 3 || text.size() > 18 || text.rfind("0x", 0) != 0) {
-    throw std::invalid_argument("not an address");
+  const std::optional<std::uint64_t> value =
+      text.rfind("0x", 0) == 0 ? parse_number<std::uint64_t>(std::string_view(text).substr(2), 16) : std::nullopt;
+  if (!value) {
+    throw lp::Error("not an address: " + text);
   }
-  std::size_t used = 0;
-  const std::uint64_t value = std::stoull(text.substr(2), &used, 16);
-  if (used != text.size() - 2) {
-    throw std::invalid_argument("not an address");
-  }
-  return value;
+  return *value;
 }
 
+/// "R12": a register of the SASS register file (R0 to R255).
 int register_of(const nlohmann::json& j) {
   const std::string text = j.get<std::string>();
-  if (text.size() < 2 || text.size() > 4 || text[0] != 'R') {
-    throw std::invalid_argument("not a register");
+  const std::optional<unsigned> number =
+      text.rfind('R', 0) == 0 ? parse_number<unsigned>(std::string_view(text).substr(1)) : std::nullopt;
+  if (!number || *number > 255) {
+    throw lp::Error("not a register: " + text);
   }
-  return std::stoi(text.substr(1));
+  return static_cast<int>(*number);
 }
 
 template <class T>

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -220,6 +221,22 @@ TEST(Cache, AnEditedEntryIsAMissNotAnAuthority) {
     e["payload"]["extra"] = true;
     e["payload_sha256"] = sha256_hex(e["payload"].dump());
     edits.emplace_back("extra key", e.dump());
+  }
+  // Values of the right JSON type that are no address or register (std::invalid_argument
+  // escaped the reader before: exit 4, not a miss).
+  for (const auto& [what, path, value] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"address not hex", "/address", "0xZZ"},
+           {"address without 0x", "/address", "1234"},
+           {"wgmma address past 64 bits", "/wgmma/address", "0x1ffffffffffffffff"},
+           {"register not a number", "/registers/0", "Rx"},
+           {"register without its number", "/registers/0", "R"},
+           {"register too large", "/registers/0", "R9999"}}) {
+    nlohmann::json e = original.json;
+    nlohmann::json& finding = e["payload"]["kernels"][0]["findings"][0];
+    finding[nlohmann::json::json_pointer(path)] = value;
+    e["payload_sha256"] = sha256_hex(e["payload"].dump());
+    edits.emplace_back(what, e.dump());
   }
   edits.emplace_back("bare payload (format 1)", original.json.at("payload").dump());
   edits.emplace_back("nested 100000 deep (SIGSEGV before)", std::string(100000, '[') + std::string(100000, ']'));
