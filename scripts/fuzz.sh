@@ -32,7 +32,8 @@ build="${LORAPROBE_FUZZ_BUILD_DIR:-$stable/build-fuzz}"
 # targets together take about 2 minutes on an idle 2-core machine (the PTX target runs
 # about 120 inputs/s, the SASS one 1000, the journal one 1000, the config one 10000).
 gate_seed=48590
-declare -A gate_runs=([config_fuzzer]=300000 [sass_fuzzer]=30000 [ptx_fuzzer]=5000 [journal_fuzzer]=20000 [report_fuzzer]=10000 [cubin_fuzzer]=30000)
+declare -A gate_runs=([config_fuzzer]=300000 [sass_fuzzer]=30000 [ptx_fuzzer]=5000 [journal_fuzzer]=20000 [report_fuzzer]=10000 [cubin_fuzzer]=30000 [cache_fuzzer]=100000)
+targets=(config_fuzzer sass_fuzzer ptx_fuzzer journal_fuzzer report_fuzzer cubin_fuzzer cache_fuzzer)
 
 mode=gate
 explore_seconds=0
@@ -64,7 +65,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$stable" -B "$build" -G Ninja -DLORAPROBE_FUZZ=ON -DCMAKE_CXX_COMPILER="$cxx" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target config_fuzzer sass_fuzzer ptx_fuzzer journal_fuzzer report_fuzzer cubin_fuzzer
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 # Address-space randomisation changes which paths the targets take (the iteration
 # order of containers keyed by address, the allocator's layout), and so the coverage
@@ -94,7 +95,7 @@ report_finding() {
 stat() { grep -E "^stat::$2:" "$1" | awk '{print $2}' | tail -n 1; }
 
 status=0
-for target in config_fuzzer sass_fuzzer ptx_fuzzer journal_fuzzer report_fuzzer cubin_fuzzer; do
+for target in "${targets[@]}"; do
   name="${target%_fuzzer}"
   committed="$repo/fuzz/corpus/$name"
   corpus="$build/corpus-$name"
