@@ -117,8 +117,8 @@ std::string summary_line(const inspect::Work& w, const inspect::InspectTotals& t
   const std::string cache_text =
       !cache_on ? "cache off"
                 : fmt::format("{} of {} reports from the cache{}{}{}", cache.sass_hits, lookups,
-                              cache.rejected > 0 ? fmt::format(" ({} entries not whole: redone and rewritten)",
-                                                               cache.rejected)
+                              cache.rejected > 0 ? fmt::format(" ({} {} not whole: redone and rewritten)", cache.rejected,
+                                                               cache.rejected == 1 ? "entry" : "entries")
                                                  : std::string(),
                               cache.verified > 0 ? fmt::format(", {} re-analysed ({} differ)", cache.verified,
                                                                cache.differences)
