@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "compile/toolchain.hpp"
+#include "support/scoped_env.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -22,27 +22,7 @@ namespace fs = std::filesystem;
 
 const std::string k_ptx = LP_SOURCE_DIR "/tests/sass/fixtures/expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1.ptx";
 
-/// LP_TOOLS_DIR set for one test, and put back as it was.
-class ToolsDirForTest {
- public:
-  explicit ToolsDirForTest(const std::string& dir) : m_had(std::getenv("LP_TOOLS_DIR") != nullptr) {
-    m_saved = m_had ? std::getenv("LP_TOOLS_DIR") : "";
-    ::setenv("LP_TOOLS_DIR", dir.c_str(), 1);
-  }
-  ~ToolsDirForTest() {
-    if (m_had) {
-      ::setenv("LP_TOOLS_DIR", m_saved.c_str(), 1);
-    } else {
-      ::unsetenv("LP_TOOLS_DIR");
-    }
-  }
-  ToolsDirForTest(const ToolsDirForTest&) = delete;
-  ToolsDirForTest& operator=(const ToolsDirForTest&) = delete;
-
- private:
-  bool m_had;
-  std::string m_saved;
-};
+using test_support::ScopedEnv;
 
 TEST(Ptxas, APathWithSpacesAndShellMetacharactersJustWorks) {
   const std::optional<std::string> root = tools::toolkit_root();
@@ -112,7 +92,7 @@ TEST(Ptxas, TritonIsTheBundledPtxasOfTheSetFoundBySha256) {
   fs::create_directories(bundled.parent_path());
   fs::copy_file(*root + "/bin/ptxas", bundled);
   const std::string digest = sha256_file_hex(bundled.string());
-  const ToolsDirForTest tools_dir(tools_root.path());
+  const ScopedEnv tools_dir("LP_TOOLS_DIR", tools_root.path());
   const PtxasInfo info = resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", digest});
   EXPECT_EQ(info.spec, "triton");
   EXPECT_EQ(info.path, bundled.string());
@@ -143,7 +123,7 @@ TEST(Ptxas, TheBundledPtxasIsFoundInThePtxasMatrixByItsVersionAndSha256) {
   fs::create_directories(matrix.parent_path());
   fs::copy_file(*root + "/bin/ptxas", matrix);
   const std::string digest = sha256_file_hex(matrix.string());
-  const ToolsDirForTest tools_dir(tools_root.path());
+  const ScopedEnv tools_dir("LP_TOOLS_DIR", tools_root.path());
   const std::string words = "Cuda compilation tools, release 9.9, V9.9.1";
   const PtxasInfo info = resolve_bundled_ptxas({"9.9.9", "triton/backends/nvidia/bin/ptxas", digest, words});
   EXPECT_EQ(info.spec, "triton");
@@ -181,7 +161,7 @@ TEST(Ptxas, AVersionPrefixIsTheNewestInstalledReleaseItNames) {
                                            release, version));
     fs::permissions(ptxas, fs::perms::owner_all);
   }
-  const ToolsDirForTest tools_dir(tools_root.path());
+  const ScopedEnv tools_dir("LP_TOOLS_DIR", tools_root.path());
   EXPECT_EQ(resolve_ptxas("13").version, "13.10.2");
   EXPECT_EQ(resolve_ptxas("13.1").version, "13.1.5");  // not 13.10.2: a prefix ends at a dot
   EXPECT_EQ(resolve_ptxas("13.9.1").version, "13.9.1");

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "inspect/cache.hpp"
 #include "inspect/inspector.hpp"
 #include "kernels/kernel_sets.hpp"
+#include "support/scoped_env.hpp"
 #include "test_support.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
@@ -21,6 +23,7 @@ namespace lp::inspect {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::ScopedEnv;
 using test::fixture;
 using test::k_clean_id;
 using test::k_hazard_id;
@@ -372,30 +375,6 @@ TEST(Inspector, UnknownCheckIsAUsageError) {
   sass::Nvdisasm unused;
   EXPECT_THROW(Inspector(options(unused, 1, std::nullopt, {"no-such-check"})), UsageError);
 }
-
-/// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : m_name(name) {
-    if (const char* old = std::getenv(name); old != nullptr) {
-      m_saved = old;
-    }
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (m_saved) {
-      ::setenv(m_name, m_saved->c_str(), 1);
-    } else {
-      ::unsetenv(m_name);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* m_name;
-  std::optional<std::string> m_saved;
-};
 
 TEST(Cache, DefaultRootFollowsXdg) {
   const ScopedEnv home("HOME", "/home/someone");
