@@ -1,5 +1,7 @@
 #include "plan/tuned.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 
@@ -11,11 +13,14 @@
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/json_bounded.hpp"
+#include "util/json_in.hpp"
 
 namespace lp::plan {
 
 namespace {
 
+/// The ops of a tuned folder, as its file names end: <GPU>_<op>.json.
+constexpr std::array<std::string_view, 3> k_ops = {"EXPAND_TRUE", "EXPAND_FALSE", "SHRINK"};
 constexpr std::size_t k_levels = 5;  // max_loras, num_slices, m, k, n
 constexpr const char* k_level_names[k_levels] = {"max_loras", "num_slices", "m", "k", "n"};
 constexpr std::size_t k_max_file_bytes = std::size_t{64} << 20;
@@ -78,13 +83,14 @@ std::shared_ptr<const TunedConfigs::Level> TunedConfigs::read_level(const nlohma
   auto out = std::make_shared<Level>();
   for (const auto& [key, value] : node.items()) {
     if (!integer_key(key)) {
-      throw InputError(file, ptr + "/" + key, fmt::format("\"{}\" is not a {} (a whole number)", key, k_level_names[level]));
+      throw InputError(file, ptr + "/" + json_pointer_token(key),
+                       fmt::format("{} key \"{}\" is not a whole number", k_level_names[level], key));
     }
     Level::Entry e;
     e.key = key;
     e.value = std::stoll(key);  // at most 12 digits (integer_key)
     if (level + 1 == k_levels) {
-      e.knobs = leaf_knobs(value, file, ptr + "/" + key, shrink);
+      e.knobs = leaf_knobs(value, file, ptr + "/" + key, shrink);  // key: digits only, nothing to escape
     } else {
       e.below = read_level(value, level + 1, file, ptr + "/" + key, shrink);
     }
@@ -118,21 +124,12 @@ TunedConfigs TunedConfigs::load(const std::string& dir, const std::string& gpu) 
   }
   TunedConfigs t;
   t.m_prefix = file_prefix(gpu);
-  for (const char* op : {"EXPAND_TRUE", "EXPAND_FALSE", "SHRINK"}) {
-    const std::string name = fmt::format("{}_{}.json", t.m_prefix, op);
-    const std::string path = (std::filesystem::path(dir) / name).string();
+  for (const std::string_view op : k_ops) {
+    const std::string path = (std::filesystem::path(dir) / t.file_name(op)).string();
     if (!std::filesystem::exists(path, ec)) {
       continue;
     }
-    nlohmann::ordered_json doc;
-    const std::string text = read_file(path, k_max_file_bytes);
-    require_json_nesting(text, path, k_max_file_depth);
-    try {
-      doc = nlohmann::ordered_json::parse(text);  // ordered: vLLM's nearest-key lookup reads the file's order
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(path, "", "not JSON: " + json_error_text(e));
-    }
-    t.m_files.emplace_back(name, read_level(doc, 0, path, "", std::string(op) == "SHRINK"));
+    t.add_file(op, read_file(path, k_max_file_bytes), path);
   }
   if (t.m_files.empty()) {
     throw UsageError(fmt::format("--vllm-configs {}: no {}_EXPAND_TRUE.json, _EXPAND_FALSE.json or _SHRINK.json there "
@@ -140,6 +137,33 @@ TunedConfigs TunedConfigs::load(const std::string& dir, const std::string& gpu) 
                                  dir, t.m_prefix));
   }
   return t;
+}
+
+TunedConfigs TunedConfigs::parse(const std::string& gpu, std::string_view op, std::string_view text,
+                                 const std::string& source) {
+  if (std::find(std::begin(k_ops), std::end(k_ops), op) == std::end(k_ops)) {
+    throw UsageError(fmt::format("{}: \"{}\" is not a tuned-config op ({})", source, op, fmt::join(k_ops, ", ")));
+  }
+  if (text.size() > k_max_file_bytes) {
+    throw InputError(source, "", fmt::format("{} bytes, over the limit of {}", text.size(), k_max_file_bytes));
+  }
+  TunedConfigs t;
+  t.m_prefix = file_prefix(gpu);
+  t.add_file(op, text, source);
+  return t;
+}
+
+std::string TunedConfigs::file_name(std::string_view op) const { return fmt::format("{}_{}.json", m_prefix, op); }
+
+void TunedConfigs::add_file(std::string_view op, std::string_view text, const std::string& source) {
+  require_json_nesting(text, source, k_max_file_depth);
+  nlohmann::ordered_json doc;
+  try {
+    doc = nlohmann::ordered_json::parse(text);  // ordered: vLLM's nearest-key lookup reads the file's order
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(source, "", "not JSON: " + json_error_text(e));
+  }
+  m_files.emplace_back(file_name(op), read_level(doc, 0, source, "", op == "SHRINK"));
 }
 
 std::vector<std::string> TunedConfigs::files() const {
@@ -184,10 +208,12 @@ std::optional<TunedChoice> TunedConfigs::lookup(const std::string& name, const s
     }
     if (chosen == nullptr) {
       // Closest by |key - wanted|; the first such key in file order on a tie.
-      std::int64_t best = -1;
+      std::uint64_t best = 0;
       for (const Level::Entry& e : level->entries) {
-        const std::int64_t d = std::llabs(e.value - want);
-        if (best < 0 || d < best) {
+        // |key - wanted| as unsigned: no wanted value, however far, overflows it.
+        const std::uint64_t d = e.value > want ? static_cast<std::uint64_t>(e.value) - static_cast<std::uint64_t>(want)
+                                               : static_cast<std::uint64_t>(want) - static_cast<std::uint64_t>(e.value);
+        if (chosen == nullptr || d < best) {
           best = d;
           chosen = &e;
         }
@@ -205,13 +231,13 @@ std::optional<TunedChoice> TunedConfigs::lookup(const std::string& name, const s
 
 std::optional<TunedChoice> TunedConfigs::expand(bool add_inputs, std::int64_t max_loras, std::int64_t num_slices,
                                                 std::int64_t m, std::int64_t rank, std::int64_t width) const {
-  return lookup(fmt::format("{}_EXPAND_{}.json", m_prefix, add_inputs ? "TRUE" : "FALSE"),
+  return lookup(file_name(add_inputs ? "EXPAND_TRUE" : "EXPAND_FALSE"),
                 {max_loras + 1, num_slices, m, rank, width});
 }
 
 std::optional<TunedChoice> TunedConfigs::shrink(std::int64_t max_loras, std::int64_t num_slices, std::int64_t m,
                                                 std::int64_t width, std::int64_t rank) const {
-  return lookup(fmt::format("{}_SHRINK.json", m_prefix), {max_loras + 1, num_slices, m, width, rank});
+  return lookup(file_name("SHRINK"), {max_loras + 1, num_slices, m, width, rank});
 }
 
 }  // namespace lp::plan

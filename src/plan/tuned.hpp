@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <memory>
@@ -45,6 +46,13 @@ class TunedConfigs {
   /// ("<file>:<pointer>: ...") for a file that is malformed or incomplete anywhere.
   static TunedConfigs load(const std::string& dir, const std::string& gpu);
 
+  /// One file's text, read as load() reads `<GPU>_<op>.json` (op: EXPAND_TRUE,
+  /// EXPAND_FALSE or SHRINK) from the folder; `source` names it in errors. Throws as
+  /// load() does. load() reads each file it finds through the same code; the tuned
+  /// fuzzer (fuzz/tuned_fuzzer.cpp) calls this.
+  static TunedConfigs parse(const std::string& gpu, std::string_view op, std::string_view text,
+                            const std::string& source);
+
   /// The file-name prefix of a device name: "NVIDIA H100 80GB HBM3" -> "NVIDIA_H100_80GB_HBM3".
   static std::string file_prefix(const std::string& gpu);
 
@@ -61,6 +69,8 @@ class TunedConfigs {
   [[nodiscard]] std::vector<std::string> files() const;
 
  private:
+  [[nodiscard]] std::string file_name(std::string_view op) const;  ///< "<prefix>_<op>.json"
+  void add_file(std::string_view op, std::string_view text, const std::string& source);
   std::optional<TunedChoice> lookup(const std::string& name, const std::vector<std::int64_t>& wanted) const;
   struct Level;
   static std::shared_ptr<const Level> read_level(const nlohmann::ordered_json& node, std::size_t level,

@@ -1,6 +1,9 @@
 // vLLM's tuned LoRA configs (plan/tuned.hpp): the lookup rule, nearest-key ties,
 // the plan they make, and the messages for bad files.
 
+#include <cstdint>
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -204,7 +207,10 @@ TEST(Tuned, BadFilesNameTheFileAndThePointer) {
   EXPECT_EQ(message(R"({"1": {"1": {"16": {"4096": {"64": {"block_m": 32, "block_n": 16, "block_k": 256,
     "num_warps": 4, "num_ctas": 1, "num_stages": 2}}}}}})"),
             file + ":/1/1/16/4096/64: missing \"split_k\"");
-  EXPECT_EQ(message(R"({"1": {"one": {}}})"), file + ":/1/one: \"one\" is not a num_slices (a whole number)");
+  EXPECT_EQ(message(R"({"1": {"one": {}}})"), file + ":/1/one: num_slices key \"one\" is not a whole number");
+  // A key is one token of the pointer (RFC 6901), so a "/" in it does not read as a level more.
+  EXPECT_EQ(message(R"({"1": {"1": {"16": {"4096": {"6/4": {}}}}}})"),
+            file + ":/1/1/16/4096/6~14: n key \"6/4\" is not a whole number");
   EXPECT_EQ(message(R"({"1": {"1": {"16": {"4096": {"64": {"block_m": 32, "block_n": 0, "block_k": 256,
     "num_warps": 4, "num_ctas": 1, "num_stages": 2, "split_k": 8}}}}}})"),
             file + ":/1/1/16/4096/64/block_n: expected a whole number in [1, 1024], got 0");
@@ -223,6 +229,35 @@ TEST(Tuned, BadFilesNameTheFileAndThePointer) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "--vllm-configs " + dir + ": no NVIDIA_H200_EXPAND_TRUE.json, _EXPAND_FALSE.json "
                                      "or _SHRINK.json there (the GPU name: --vllm-gpu)");
+  }
+}
+
+TEST(Tuned, OneFilesTextIsReadAsTheFolderReadsIt) {
+  const std::string text = R"({"1": {"1": {"1": {"64": {"4096": {"block_m": 64, "block_n": 32, "block_k": 32,
+    "num_warps": 4, "num_ctas": 1, "num_stages": 2}}}, "999999999999": {"64": {"4096": {"block_m": 64,
+    "block_n": 128, "block_k": 32, "num_warps": 4, "num_ctas": 1, "num_stages": 3}}}}}})";
+  const TunedConfigs t = TunedConfigs::parse("NVIDIA H200", "EXPAND_FALSE", text, "mine.json");
+  EXPECT_EQ(t.files(), std::vector<std::string>{"NVIDIA_H200_EXPAND_FALSE.json"});
+  EXPECT_FALSE(t.expand(true, 0, 1, 16, 64, 4096));  // the other expand's file is not there
+  EXPECT_EQ(t.expand(false, 0, 1, 16, 64, 4096)->describe(), "NVIDIA_H200_EXPAND_FALSE.json[1][1][1][64][4096]");
+  // The nearest key is measured without overflow however far the wanted value lies:
+  // |999999999999 - INT64_MIN| does not fit an int64, and wrapped it looked the nearer.
+  EXPECT_EQ(t.expand(false, 0, 1, std::numeric_limits<std::int64_t>::min(), 64, 4096)->describe(),
+            "NVIDIA_H200_EXPAND_FALSE.json[1][1][1][64][4096]");
+  EXPECT_EQ(t.expand(false, 0, 1, std::numeric_limits<std::int64_t>::max(), 64, 4096)->describe(),
+            "NVIDIA_H200_EXPAND_FALSE.json[1][1][999999999999][64][4096]");
+  // The shrink file has split_k: the op decides the leaf's fields, as the file name does for load().
+  try {
+    (void)TunedConfigs::parse("G", "SHRINK", text, "mine.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "mine.json:/1/1/1/64/4096: missing \"split_k\"");
+  }
+  try {
+    (void)TunedConfigs::parse("G", "EXPAND", text, "mine.json");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "mine.json: \"EXPAND\" is not a tuned-config op (EXPAND_TRUE, EXPAND_FALSE, SHRINK)");
   }
 }
 
