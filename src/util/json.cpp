@@ -432,7 +432,21 @@ std::int64_t JsonIn::integer(std::int64_t lo, std::int64_t hi) const {
   return v;
 }
 
+std::uint64_t JsonIn::natural(std::uint64_t lo, std::uint64_t hi) const {
+  const bool fits = m_value->is_number_unsigned() ||
+                    (m_value->is_number_integer() && m_value->get<std::int64_t>() >= 0);
+  const std::uint64_t v = fits ? m_value->get<std::uint64_t>() : 0;
+  if (!fits || v < lo || v > hi) {
+    fail(whole_out_of_range(lo, hi, json_preview(*m_value)));
+  }
+  return v;
+}
+
 std::string whole_out_of_range(std::int64_t lo, std::int64_t hi, std::string_view got) {
+  return fmt::format("expected a whole number in [{}, {}], got {}", lo, hi, got);
+}
+
+std::string whole_out_of_range(std::uint64_t lo, std::uint64_t hi, std::string_view got) {
   return fmt::format("expected a whole number in [{}, {}], got {}", lo, hi, got);
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -31,6 +32,7 @@ std::string json_preview(const nlohmann::json& value);
 /// The one wording of a whole number outside [lo, hi]: "expected a whole number in
 /// [lo, hi], got <got>" (JsonIn::integer's, for a range a reader checks after it).
 std::string whole_out_of_range(std::int64_t lo, std::int64_t hi, std::string_view got);
+std::string whole_out_of_range(std::uint64_t lo, std::uint64_t hi, std::string_view got);
 
 class JsonIn {
  public:
@@ -64,14 +66,21 @@ class JsonIn {
   /// A whole number in [lo, hi] (a JSON integer; 3.0 is not one).
   [[nodiscard]] std::int64_t integer(std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
                                      std::int64_t hi = std::numeric_limits<std::int64_t>::max()) const;
-  /// integer() in T's range (or the narrower [lo, hi]).
+  /// A whole number in [lo, hi], which may reach past int64's range (a seed: JSON
+  /// writers keep 2^63..2^64-1 as unsigned).
+  [[nodiscard]] std::uint64_t natural(std::uint64_t lo = 0, std::uint64_t hi = std::numeric_limits<std::uint64_t>::max()) const;
+  /// integer() in T's range (or the narrower [lo, hi]); natural() for an unsigned 64-bit T.
   template <class T>
   [[nodiscard]] T whole(T lo = std::numeric_limits<T>::min(), T hi = std::numeric_limits<T>::max()) const {
-    const auto low = static_cast<std::int64_t>(lo);
-    const auto high = static_cast<std::uint64_t>(hi) > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
-                          ? std::numeric_limits<std::int64_t>::max()
-                          : static_cast<std::int64_t>(hi);
-    return static_cast<T>(integer(low, high));
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) == sizeof(std::uint64_t)) {
+      return static_cast<T>(natural(lo, hi));
+    } else {
+      const auto low = static_cast<std::int64_t>(lo);
+      const auto high = static_cast<std::uint64_t>(hi) > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                            ? std::numeric_limits<std::int64_t>::max()
+                            : static_cast<std::int64_t>(hi);
+      return static_cast<T>(integer(low, high));
+    }
   }
   /// A count, index or size: a whole number in [0, k_max_json_count].
   [[nodiscard]] std::size_t count() const { return whole<std::size_t>(0, k_max_json_count); }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 
@@ -130,7 +131,7 @@ TEST(Documents, WrongTypesAndRangesAreNamedByFileAndPointer) {
       {"tool-other", [](json& j) { j["meta"]["tool"] = "other"; },
        "/meta/tool: \"other\" is not loraprobe: not a loraprobe report"},
       {"seed-negative", [](json& j) { j["meta"]["seed"] = -3; },
-       "/meta/seed: expected a whole number in [0, 9223372036854775807], got -3"},
+       "/meta/seed: expected a whole number in [0, 18446744073709551615], got -3"},
       {"repeats-zero", [](json& j) { j["meta"]["repeats"] = 0; },
        "/meta/repeats: expected a whole number in [1, 100000], got 0"},
       {"plan-cases-text", [](json& j) { j["meta"]["plan"]["cases"] = "24"; },
@@ -159,6 +160,16 @@ TEST(Documents, WrongTypesAndRangesAreNamedByFileAndPointer) {
       EXPECT_EQ(r.err, "loraprobe: " + path + ":" + c.message + "\n") << c.name << " " << format;
     }
   }
+}
+
+TEST(Documents, ASeedPastInt64ReadsBack) {
+  // sweep --seed takes 0 to 2^64-1 (plan/flags.cpp), as a config's "seed" does, and the
+  // report records it: reading that report back once refused every seed from 2^63 on.
+  const std::uint64_t seed = 18446744073709551557ULL;
+  const std::string path = edited("seed-high.json", [&](json& j) { j["meta"]["seed"] = seed; });
+  const ProcessResult r = loraprobe({"report", path, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["meta"]["seed"].get<std::uint64_t>(), seed);
 }
 
 TEST(Documents, MergeRefusesForgedShardRecords) {
