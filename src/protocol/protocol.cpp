@@ -1,5 +1,7 @@
 #include "protocol/protocol.hpp"
 
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <type_traits>
 #include <variant>
@@ -10,6 +12,7 @@
 #include "model/metrics_json.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
+#include "util/json_bounded.hpp"
 #include "util/json_in.hpp"
 #include "util/text.hpp"
 
@@ -19,36 +22,213 @@ using nlohmann::json;
 
 namespace {
 
-DType dtype_from(const json& j, const char* key) {
-  const std::optional<DType> d = parse_dtype(j.at(key).get<std::string>());
+/// How deep a message may nest: the deepest one (a result's metrics) is 4 levels; a
+/// line nested deeper is not a message, and is not built.
+constexpr std::size_t k_max_message_depth = 16;
+
+/// Runs `read` on `j` viewed as the message `what`: every field's type and range is
+/// checked (util/json_in.hpp). A malformed message is this binary's bug or a line that
+/// only looks like a message (a library's or a kernel's printf on the worker's stdout),
+/// never the user's input: lp::Error naming the message and the field, not exit 2.
+template <class F>
+auto parsed(const char* what, const json& j, F&& read, std::string pointer = "") {
+  const std::string name = what;
+  try {
+    return read(JsonIn(j, name, std::move(pointer)));
+  } catch (const InputError& e) {
+    throw Error(e.pointer().empty() ? fmt::format("malformed {}: {}", what, e.message())
+                                    : fmt::format("malformed {}: {}: {}", what, e.pointer(), e.message()));
+  }
+}
+
+DType dtype_from(const JsonIn& j) {
+  const std::string name = j.string();
+  const std::optional<DType> d = parse_dtype(name);
   if (!d) {
-    throw Error(fmt::format("job: unknown dtype {}", j.at(key).dump()));
+    j.fail(fmt::format("unknown dtype \"{}\"", name));
   }
   return *d;
 }
 
-template <class T>
-std::optional<T> optional_from(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it == j.end() || it->is_null() ? std::nullopt : std::optional<T>(it->get<T>());
+/// A number that may be null (absent) and is otherwise finite.
+std::optional<double> optional_number(const JsonIn& j, std::string_view key) {
+  const std::optional<JsonIn> v = j.find(key);
+  return v ? std::optional<double>(v->number()) : std::nullopt;
 }
 
-/// Runs `parse`, turning a JSON type or key error into lp::Error naming the message.
-template <class F>
-auto parsed(const char* what, F&& parse) {
+/// A finite number that fits a float.
+float float_from(const JsonIn& j) {
+  const double v = j.number();
+  if (std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) {
+    j.fail(fmt::format("{} is out of a float's range", v));
+  }
+  return static_cast<float>(v);
+}
+
+std::string string_or(const JsonIn& j, std::string_view key, std::string fallback) {
+  const std::optional<JsonIn> v = j.find(key);
+  return v ? v->string() : fallback;
+}
+
+ImageRef image_from(const JsonIn& j) {
+  const std::string name = j.at("compiler").string();
+  const std::optional<compile::Compiler> compiler = compile::Compiler::parse(name);
+  if (!compiler) {
+    j.at("compiler").fail(fmt::format("unknown compiler \"{}\"", name));
+  }
+  return ImageRef{j.at("key").string(), j.at("triton").string(), j.at("variant").string(), *compiler};
+}
+
+std::string base64_from(const JsonIn& j) {
   try {
-    return parse();
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("{}: malformed message: {}", what, e.what()));
+    return base64_decode(j.string());
+  } catch (const Error& e) {
+    j.fail(e.what());
   }
 }
 
-compile::Compiler compiler_from(const json& j) {
-  const std::optional<compile::Compiler> c = compile::Compiler::parse(j.get<std::string>());
-  if (!c) {
-    throw Error(fmt::format("image: unknown compiler {}", j.dump()));
+LoadItem load_item_from(const JsonIn& j) {
+  LoadItem item{image_from(j), std::nullopt, std::nullopt};
+  if (const std::optional<JsonIn> cubin = j.find("cubin")) {
+    item.cubin = base64_from(*cubin);
   }
-  return *c;
+  if (const std::optional<JsonIn> ptx = j.find("ptx")) {
+    item.ptx = ptx->string();
+  }
+  return item;
+}
+
+LoadResult load_result_from(const JsonIn& j) {
+  LoadResult r;
+  r.key = j.at("key").string();
+  r.ok = j.at("ok").boolean();
+  r.error = string_or(j, "error", "");
+  if (const std::optional<JsonIn> cubin = j.find("cubin")) {
+    r.jit_cubin = base64_from(*cubin);
+    r.jit_log = string_or(j, "jit_log", "");
+    r.ms = optional_number(j, "ms").value_or(0.0);
+  }
+  return r;
+}
+
+Job job_from(const JsonIn& j) {
+  Job job;
+  job.index = j.at("index").count();
+  job.case_id = j.at("case_id").string();
+  Problem& p = job.problem;
+  const std::string op = j.at("op").string();
+  const std::optional<Op> parsed_op = parse_op(op);
+  if (!parsed_op) {
+    j.at("op").fail(fmt::format("unknown op \"{}\"", op));
+  }
+  p.op = *parsed_op;
+  p.num_tokens = j.at("num_tokens").whole<std::int64_t>(0);
+  p.rank = j.at("rank").whole<std::int64_t>(0);
+  for (const JsonIn& width : j.at("slice_hidden").items()) {
+    p.slice_hidden.push_back(width.whole<std::int64_t>(0));
+  }
+  p.hidden_in = j.at("hidden_in").whole<std::int64_t>(0);
+  p.num_loras = j.at("num_loras").whole<std::int32_t>(0);
+  p.input_dtype = dtype_from(j.at("input_dtype"));
+  p.weight_dtype = dtype_from(j.at("weight_dtype"));
+  p.add_inputs = j.at("add_inputs").boolean();
+  p.scale = float_from(j.at("scale"));
+  p.seed = j.at("seed").whole<std::uint64_t>();
+  p.split_k = j.at("split_k").whole<std::int32_t>(0);
+  p.amplify_pairs = j.at("amplify_pairs").whole<std::int32_t>(0);
+  const JsonIn moe = j.at("moe");
+  p.moe.num_experts = moe.at("num_experts").whole<std::int32_t>(0);
+  p.moe.top_k = moe.at("top_k").whole<std::int32_t>(0);
+  p.moe.mul_routed_weight = moe.at("mul_routed_weight").boolean();
+  p.moe.block_m = moe.at("block_m").whole<std::int32_t>(0);
+  job.block_m = j.at("block_m").whole<std::int64_t>(0);
+  job.block_n = j.at("block_n").whole<std::int64_t>(0);
+  job.repeats = j.at("repeats").whole<int>(0);
+  job.pdl = j.at("pdl").boolean();
+  job.atol = optional_number(j, "atol");
+  job.rtol = optional_number(j, "rtol");
+  if (const std::optional<JsonIn> expand = j.find("expand")) {
+    job.expand = image_from(*expand);
+  }
+  if (const std::optional<JsonIn> shrink = j.find("shrink")) {
+    job.shrink = image_from(*shrink);
+  }
+  return job;
+}
+
+JobResult result_from(const JsonIn& j) {
+  JobResult r;
+  r.index = j.at("index").count();
+  r.case_id = j.at("case_id").string();
+  const std::string outcome = j.at("outcome").string();
+  const std::optional<RunOutcome> parsed_outcome = parse_run_outcome(outcome);
+  if (!parsed_outcome) {
+    j.at("outcome").fail(fmt::format("unknown outcome \"{}\"", outcome));
+  }
+  r.outcome = *parsed_outcome;
+  r.reason = j.at("reason").string();
+  r.runs = j.at("runs").whole<int>(0);
+  r.failed_runs = j.at("failed_runs").whole<int>(0);
+  if (const std::optional<JsonIn> metrics = j.find("metrics")) {
+    r.metrics = metrics_from_json(*metrics);
+  }
+  if (const std::optional<JsonIn> timing = j.find("timing")) {
+    r.timing = timing_from_json(*timing);
+  }
+  r.worker_ms = optional_number(j, "worker_ms").value_or(0.0);
+  return r;
+}
+
+RaceRequest race_request_from(const JsonIn& j) {
+  return RaceRequest{base64_from(j.at("cubin")), j.at("ctas").whole<unsigned>(), j.at("launches").whole<unsigned>()};
+}
+
+RaceResult race_result_from(const JsonIn& j) {
+  RaceResult r;
+  r.ctas = j.at("ctas").whole<unsigned>();
+  r.launches = j.at("launches").whole<unsigned>();
+  r.tiles = j.at("tiles").whole<std::uint64_t>();
+  r.late_tiles = j.at("late_tiles").whole<std::uint64_t>();
+  r.late_elements = j.at("late_elements").whole<std::uint64_t>();
+  r.launches_with_late = j.at("launches_with_late").whole<std::uint64_t>();
+  r.unwritten = j.at("unwritten").whole<std::uint64_t>();
+  (void)j.at("values").object();
+  for (const auto& [text, count] : j.at("values").members()) {
+    const std::optional<float> value = parse_number<float>(text);  // fmt's "{}" of a float reads back exactly
+    if (!value) {
+      count.fail(fmt::format("value \"{}\" is not a number", text));
+    }
+    r.values[*value] = count.whole<std::uint64_t>();
+  }
+  return r;
+}
+
+GpuRecord gpu_record_from(const JsonIn& in) {
+  GpuRecord g;
+  g.ordinal = in.at("ordinal").whole<int>(0);
+  g.device_count = in.at("device_count").whole<int>(1);
+  g.name = in.at("name").string();
+  g.uuid = in.at("uuid").string();
+  g.pci_bus_id = in.at("pci_bus_id").string();
+  g.compute_capability = in.at("compute_capability").string();
+  g.sm_count = in.at("sm_count").whole<int>(0);
+  g.sm_clock_mhz = in.at("sm_clock_mhz").whole<int>(0);
+  g.memory_clock_mhz = in.at("memory_clock_mhz").whole<int>(0);
+  g.memory_bus_width_bits = in.at("memory_bus_width_bits").whole<int>(0);
+  g.peak_bandwidth_gb_s = in.at("peak_bandwidth_gb_s").number();
+  g.total_memory_bytes = in.at("total_memory_bytes").whole<std::uint64_t>(0);
+  g.free_memory_bytes = in.at("free_memory_bytes").whole<std::uint64_t>(0);
+  g.ecc_enabled = in.at("ecc_enabled").boolean();
+  g.driver_version = in.at("driver_version").string();
+  g.driver_cuda_version = in.at("driver_cuda_version").string();
+  g.runtime_version = in.at("runtime_version").string();
+  g.cublas_version = in.at("cublas_version").string();
+  g.driver_library = in.at("driver_library").string();
+  g.jit_cache_disabled = in.at("jit_cache_disabled").boolean();
+  g.cuda_cache_disable_env = in.at("cuda_cache_disable_env").string();
+  g.module_loading_env = in.at("module_loading_env").string();
+  g.module_loading = in.at("module_loading").string();
+  return g;
 }
 
 }  // namespace
@@ -94,10 +274,7 @@ json to_json(const ImageRef& image) {
 }
 
 ImageRef image_from_json(const json& j) {
-  return parsed("image", [&] {
-    return ImageRef{j.at("key").get<std::string>(), j.at("triton").get<std::string>(),
-                    j.at("variant").get<std::string>(), compiler_from(j.at("compiler"))};
-  });
+  return parsed("image", j, image_from);
 }
 
 json to_json(const LoadItem& item) {
@@ -112,16 +289,7 @@ json to_json(const LoadItem& item) {
 }
 
 LoadItem load_item_from_json(const json& j) {
-  return parsed("load item", [&] {
-    LoadItem item{image_from_json(j), std::nullopt, std::nullopt};
-    if (j.contains("cubin")) {
-      item.cubin = base64_decode(j.at("cubin").get<std::string>());
-    }
-    if (j.contains("ptx")) {
-      item.ptx = j.at("ptx").get<std::string>();
-    }
-    return item;
-  });
+  return parsed("load item", j, load_item_from);
 }
 
 json to_json(const LoadResult& r) {
@@ -138,18 +306,7 @@ json to_json(const LoadResult& r) {
 }
 
 LoadResult load_result_from_json(const json& j) {
-  return parsed("load result", [&] {
-    LoadResult r;
-    r.key = j.at("key").get<std::string>();
-    r.ok = j.at("ok").get<bool>();
-    r.error = j.value("error", std::string());
-    if (j.contains("cubin")) {
-      r.jit_cubin = base64_decode(j.at("cubin").get<std::string>());
-      r.jit_log = j.value("jit_log", std::string());
-      r.ms = j.value("ms", 0.0);
-    }
-    return r;
-  });
+  return parsed("load result", j, load_result_from);
 }
 
 json to_json(const Job& job) {
@@ -184,51 +341,7 @@ json to_json(const Job& job) {
   return j;
 }
 
-Job job_from_json(const json& j) {
-  try {
-    Job job;
-    job.index = j.at("index").get<std::size_t>();
-    job.case_id = j.at("case_id").get<std::string>();
-    Problem& p = job.problem;
-    const std::optional<Op> op = parse_op(j.at("op").get<std::string>());
-    if (!op) {
-      throw Error(fmt::format("job: unknown op {}", j.at("op").dump()));
-    }
-    p.op = *op;
-    p.num_tokens = j.at("num_tokens").get<std::int64_t>();
-    p.rank = j.at("rank").get<std::int64_t>();
-    p.slice_hidden = j.at("slice_hidden").get<std::vector<std::int64_t>>();
-    p.hidden_in = j.at("hidden_in").get<std::int64_t>();
-    p.num_loras = j.at("num_loras").get<std::int32_t>();
-    p.input_dtype = dtype_from(j, "input_dtype");
-    p.weight_dtype = dtype_from(j, "weight_dtype");
-    p.add_inputs = j.at("add_inputs").get<bool>();
-    p.scale = j.at("scale").get<float>();
-    p.seed = j.at("seed").get<std::uint64_t>();
-    p.split_k = j.at("split_k").get<std::int32_t>();
-    p.amplify_pairs = j.at("amplify_pairs").get<std::int32_t>();
-    const json& moe = j.at("moe");
-    p.moe.num_experts = moe.at("num_experts").get<std::int32_t>();
-    p.moe.top_k = moe.at("top_k").get<std::int32_t>();
-    p.moe.mul_routed_weight = moe.at("mul_routed_weight").get<bool>();
-    p.moe.block_m = moe.at("block_m").get<std::int32_t>();
-    job.block_m = j.at("block_m").get<std::int64_t>();
-    job.block_n = j.at("block_n").get<std::int64_t>();
-    job.repeats = j.at("repeats").get<int>();
-    job.pdl = j.at("pdl").get<bool>();
-    job.atol = optional_from<double>(j, "atol");
-    job.rtol = optional_from<double>(j, "rtol");
-    if (!j.at("expand").is_null()) {
-      job.expand = image_from_json(j.at("expand"));
-    }
-    if (!j.at("shrink").is_null()) {
-      job.shrink = image_from_json(j.at("shrink"));
-    }
-    return job;
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("job: malformed message: {}", e.what()));
-  }
-}
+Job job_from_json(const json& j) { return parsed("job", j, job_from); }
 
 json to_json(const JobResult& r) {
   return {{"index", r.index},   {"case_id", r.case_id},         {"outcome", to_string(r.outcome)},
@@ -238,45 +351,13 @@ json to_json(const JobResult& r) {
           {"worker_ms", r.worker_ms}};
 }
 
-JobResult result_from_json(const json& j) {
-  try {
-    JobResult r;
-    r.index = j.at("index").get<std::size_t>();
-    r.case_id = j.at("case_id").get<std::string>();
-    const std::optional<RunOutcome> outcome = parse_run_outcome(j.at("outcome").get<std::string>());
-    if (!outcome) {
-      throw Error(fmt::format("worker result: unknown outcome {}", j.at("outcome").dump()));
-    }
-    r.outcome = *outcome;
-    r.reason = j.at("reason").get<std::string>();
-    r.runs = j.at("runs").get<int>();
-    r.failed_runs = j.at("failed_runs").get<int>();
-    static const std::string k_message = "worker result";
-    if (!j.at("metrics").is_null()) {
-      r.metrics = metrics_from_json(JsonIn(j.at("metrics"), k_message, "/metrics"));
-    }
-    if (!j.at("timing").is_null()) {
-      r.timing = timing_from_json(JsonIn(j.at("timing"), k_message, "/timing"));
-    }
-    r.worker_ms = j.value("worker_ms", 0.0);
-    return r;
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("worker result: malformed message: {}", e.what()));
-  } catch (const InputError& e) {
-    throw Error(fmt::format("malformed message: {}", e.what()));  // ours, not the user's: not exit 2
-  }
-}
+JobResult result_from_json(const json& j) { return parsed("worker result", j, result_from); }
 
 json to_json(const RaceRequest& request) {
   return {{"cubin", base64_encode(request.cubin)}, {"ctas", request.ctas}, {"launches", request.launches}};
 }
 
-RaceRequest race_request_from_json(const json& j) {
-  return parsed("race request", [&] {
-    return RaceRequest{base64_decode(j.at("cubin").get<std::string>()), j.at("ctas").get<unsigned>(),
-                       j.at("launches").get<unsigned>()};
-  });
-}
+RaceRequest race_request_from_json(const json& j) { return parsed("race request", j, race_request_from); }
 
 json to_json(const RaceResult& r) {
   json seen = json::object();
@@ -294,26 +375,7 @@ json to_json(const RaceResult& r) {
 }
 
 RaceResult race_result_from_json(const json& j) {
-  try {
-    RaceResult r;
-    r.ctas = j.at("ctas").get<unsigned>();
-    r.launches = j.at("launches").get<unsigned>();
-    r.tiles = j.at("tiles").get<std::uint64_t>();
-    r.late_tiles = j.at("late_tiles").get<std::uint64_t>();
-    r.late_elements = j.at("late_elements").get<std::uint64_t>();
-    r.launches_with_late = j.at("launches_with_late").get<std::uint64_t>();
-    r.unwritten = j.at("unwritten").get<std::uint64_t>();
-    for (const auto& [v, n] : j.at("values").items()) {
-      const std::optional<float> value = parse_number<float>(v);  // fmt's "{}" of a float reads back exactly
-      if (!value) {
-        throw Error(fmt::format("malformed race-control result: value \"{}\" is not a number", v));
-      }
-      r.values[*value] = n.get<std::uint64_t>();
-    }
-    return r;
-  } catch (const nlohmann::json::exception& e) {  // a missing key, a wrong type, a number out of range
-    throw Error(fmt::format("malformed race-control result: {}", e.what()));
-  }
+  return parsed("race-control result", j, race_result_from);
 }
 
 json to_json(const GpuRecord& g) {
@@ -343,37 +405,7 @@ json to_json(const GpuRecord& g) {
 }
 
 GpuRecord gpu_record_from_json(const json& j) {
-  static const std::string k_message = "worker ready message";
-  try {
-    const JsonIn in(j, k_message, "/gpu");
-    GpuRecord g;
-    g.ordinal = in.at("ordinal").whole<int>(0);
-    g.device_count = in.at("device_count").whole<int>(1);
-    g.name = in.at("name").string();
-    g.uuid = in.at("uuid").string();
-    g.pci_bus_id = in.at("pci_bus_id").string();
-    g.compute_capability = in.at("compute_capability").string();
-    g.sm_count = in.at("sm_count").whole<int>(0);
-    g.sm_clock_mhz = in.at("sm_clock_mhz").whole<int>(0);
-    g.memory_clock_mhz = in.at("memory_clock_mhz").whole<int>(0);
-    g.memory_bus_width_bits = in.at("memory_bus_width_bits").whole<int>(0);
-    g.peak_bandwidth_gb_s = in.at("peak_bandwidth_gb_s").number();
-    g.total_memory_bytes = in.at("total_memory_bytes").whole<std::uint64_t>(0);
-    g.free_memory_bytes = in.at("free_memory_bytes").whole<std::uint64_t>(0);
-    g.ecc_enabled = in.at("ecc_enabled").boolean();
-    g.driver_version = in.at("driver_version").string();
-    g.driver_cuda_version = in.at("driver_cuda_version").string();
-    g.runtime_version = in.at("runtime_version").string();
-    g.cublas_version = in.at("cublas_version").string();
-    g.driver_library = in.at("driver_library").string();
-    g.jit_cache_disabled = in.at("jit_cache_disabled").boolean();
-    g.cuda_cache_disable_env = in.at("cuda_cache_disable_env").string();
-    g.module_loading_env = in.at("module_loading_env").string();
-    g.module_loading = in.at("module_loading").string();
-    return g;
-  } catch (const InputError& e) {  // the worker is this binary: a malformed message is a bug, not bad input
-    throw Error(fmt::format("malformed {}: {}: {}", k_message, e.pointer(), e.message()));
-  }
+  return parsed("worker ready message", j, gpu_record_from, "/gpu");  // where a ready message holds it
 }
 
 namespace {
@@ -445,25 +477,26 @@ std::string to_line(const Reply& reply) {
 Request parse_request(std::string_view line) {
   json request;
   try {
-    request = json::parse(line);
-  } catch (const json::exception& e) {
-    return BadRequest{fmt::format("worker: unreadable request: {}", e.what())};
+    request = parse_json_bounded(line, "worker", k_max_message_depth);
+  } catch (const InputError& e) {
+    return BadRequest{fmt::format("worker: unreadable request: {}", e.message())};
   }
-  const std::string type = request.is_object() ? request.value("type", "") : "";
+  const std::string type =
+      request.is_object() && request.contains("type") && request["type"].is_string() ? request["type"].get<std::string>() : "";
   if (type == "run") {
-    return parsed("run request", [&] { return RunJob{job_from_json(request.at("job"))}; });
+    return parsed("run request", request, [](const JsonIn& r) -> Request { return RunJob{job_from(r.at("job"))}; });
   }
   if (type == "load_batch") {
-    return parsed("load_batch request", [&] {
+    return parsed("load_batch request", request, [](const JsonIn& r) -> Request {
       LoadBatch batch;
-      for (const json& j : request.at("items")) {
-        batch.items.push_back(load_item_from_json(j));
+      for (const JsonIn& item : r.at("items").items()) {
+        batch.items.push_back(load_item_from(item));
       }
       return batch;
     });
   }
   if (type == "race") {
-    return race_request_from_json(request);
+    return parsed("race request", request, [](const JsonIn& r) -> Request { return race_request_from(r); });
   }
   if (type == "quit") {
     return Quit{};
@@ -472,42 +505,40 @@ Request parse_request(std::string_view line) {
 }
 
 std::optional<Reply> parse_reply(std::string_view line) {
-  json reply;
-  try {
-    reply = json::parse(line);
-  } catch (const json::exception&) {
-    return std::nullopt;
+  std::optional<json> reply = try_parse_json_bounded(line, k_max_message_depth);
+  if (!reply || !reply->is_object()) {
+    return std::nullopt;  // not a message: a line some library printed
   }
-  if (!reply.is_object()) {
-    return std::nullopt;
-  }
-  const json* type = reply.contains("type") ? &reply["type"] : nullptr;
-  const std::string name = type != nullptr && type->is_string() ? type->get<std::string>() : "";
-  return parsed("worker reply", [&]() -> Reply {
+  const std::string name =
+      reply->contains("type") && (*reply)["type"].is_string() ? (*reply)["type"].get<std::string>() : "";
+  return parsed("worker reply", *reply, [&](const JsonIn& r) -> Reply {
     if (name == "ready") {
-      return Ready{reply.value("pid", 0), gpu_record_from_json(reply.contains("gpu") ? reply["gpu"] : json())};
+      const std::optional<JsonIn> pid = r.find("pid");
+      return Ready{pid ? pid->whole<int>(0) : 0, gpu_record_from(r.at("gpu"))};
     }
     if (name == "fatal") {
-      return StartFailure{reply.value("error", std::string()), reply.value("exit_code", 3)};
+      const std::optional<JsonIn> code = r.find("exit_code");
+      return StartFailure{string_or(r, "error", ""), code ? code->whole<int>(0, 255) : 3};
     }
     if (name == "loaded_batch") {
       LoadedBatch batch;
-      for (const json& j : reply.at("results")) {
-        batch.results.push_back(load_result_from_json(j));
+      for (const JsonIn& result : r.at("results").items()) {
+        batch.results.push_back(load_result_from(result));
       }
       return batch;
     }
     if (name == "result") {
-      return JobAnswer{result_from_json(reply.at("result"))};
+      return JobAnswer{result_from(r.at("result"))};
     }
     if (name == "race_result") {
-      if (reply.contains("error")) {
-        return RaceAnswer{std::nullopt, reply.at("error").get<std::string>(), reply.value("fault", false)};
+      if (const std::optional<JsonIn> error = r.find("error")) {
+        const std::optional<JsonIn> fault = r.find("fault");
+        return RaceAnswer{std::nullopt, error->string(), fault && fault->boolean()};
       }
-      return RaceAnswer{race_result_from_json(reply.at("result")), {}, false};
+      return RaceAnswer{race_result_from(r.at("result")), {}, false};
     }
     if (name == "error") {
-      return WorkerError{reply.value("error", std::string())};
+      return WorkerError{string_or(r, "error", "")};
     }
     return UnknownReply{std::string(line)};
   });

@@ -215,11 +215,14 @@ using Reply = std::variant<Ready, StartFailure, LoadedBatch, JobAnswer, RaceAnsw
 /// is never sent (lp::Error).
 std::string to_line(const Request& request);
 std::string to_line(const Reply& reply);
-/// A request line. Not JSON, not an object, or of an unknown type: BadRequest. A known
-/// type whose fields are malformed throws lp::Error ("<what>: malformed message: ...").
+/// A request line. Not JSON, nested deeper than any message, not an object, or of an
+/// unknown type: BadRequest. A known type with a field missing, mistyped or out of its
+/// range throws lp::Error ("malformed <what>: <pointer>: ..."); nothing is converted
+/// regardless.
 Request parse_request(std::string_view line);
-/// A reply line; nullopt for a line that is not a JSON object (a library printing on
-/// the worker's stdout). Throws lp::Error as parse_request does.
+/// A reply line; nullopt for a line that is not a JSON object or nests deeper than any
+/// message (a library, or a kernel's printf, writing on the worker's stdout). Throws
+/// lp::Error as parse_request does.
 std::optional<Reply> parse_reply(std::string_view line);
 
 nlohmann::json to_json(const ImageRef& image);

@@ -220,6 +220,70 @@ TEST(WorkerProtocol, WhatIsNotAMessageIsToldApartFromAMalformedOne) {
   EXPECT_THROW((void)protocol::parse_reply(R"({"type":"ready","gpu":{"ordinal":0}})"), Error);
 }
 
+TEST(WorkerProtocol, ANumberOutOfRangeOrALineTooDeepIsRefusedNotConverted) {
+  // The parent shares the worker's stdout with every library and every kernel's printf,
+  // so a reply line can be anything. fuzz/protocol_fuzzer found numbers converted
+  // regardless: a seed of 1.84e102 cast to uint64_t (undefined behaviour).
+  const std::string run = R"({"type":"run","job":{"index":1,"case_id":"c","op":"expand","num_tokens":16,"rank":16,)"
+                          R"("slice_hidden":[64],"hidden_in":16,"num_loras":1,"input_dtype":"fp32","weight_dtype":"bf16",)"
+                          R"("add_inputs":false,"scale":1.0,"seed":SEED,"split_k":1,"amplify_pairs":0,"moe":{"num_experts":0,)"
+                          R"("top_k":0,"mul_routed_weight":false,"block_m":0},"block_m":64,"block_n":128,"pdl":false,)"
+                          R"("repeats":1,"atol":null,"rtol":null,"expand":null,"shrink":null}})";
+  auto with_seed = [&](const std::string& seed) { return std::string(run).replace(run.find("SEED"), 4, seed); };
+  const protocol::Request ok = protocol::parse_request(with_seed("18446744073709551557"));
+  ASSERT_TRUE(std::holds_alternative<protocol::RunJob>(ok));
+  EXPECT_EQ(std::get<protocol::RunJob>(ok).job.problem.seed, 18446744073709551557ULL);
+  auto error_of_request = [](const std::string& line) {
+    try {
+      (void)protocol::parse_request(line);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  EXPECT_EQ(error_of_request(with_seed("1.84e102")),
+            "malformed run request: /job/seed: expected a whole number in [0, 18446744073709551615], got 1.84e+102");
+  EXPECT_EQ(error_of_request(with_seed("-1")),
+            "malformed run request: /job/seed: expected a whole number in [0, 18446744073709551615], got -1");
+  auto error_of_reply = [](const std::string& line) {
+    try {
+      (void)protocol::parse_reply(line);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  EXPECT_EQ(error_of_reply(R"({"type":"fatal","error":"x","exit_code":1e300})"),
+            "malformed worker reply: /exit_code: expected a whole number in [0, 255], got 1e+300");
+  EXPECT_EQ(error_of_reply(R"({"type":"race_result","result":{"ctas":4294967296,"launches":1,"tiles":1,)"
+                           R"("late_tiles":0,"late_elements":0,"launches_with_late":0,"unwritten":0,"values":{}}})"),
+            "malformed worker reply: /result/ctas: expected a whole number in [0, 4294967295], got 4294967296");
+  EXPECT_EQ(error_of_reply(R"({"type":"loaded_batch","results":[{"key":"k","ok":true,"cubin":"@@@@"}]})"),
+            "malformed worker reply: /results/0/cubin: base64: malformed input");
+  // A line nested deeper than any message is not one: the parent skips it as a
+  // library's line, the worker answers it as unreadable; neither builds it.
+  const std::string deep = "{\"type\":\"result\",\"result\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_FALSE(protocol::parse_reply(deep).has_value());
+  const protocol::Request deep_request = protocol::parse_request(deep);
+  ASSERT_TRUE(std::holds_alternative<protocol::BadRequest>(deep_request));
+  EXPECT_EQ(std::get<protocol::BadRequest>(deep_request).error, "worker: unreadable request: nesting deeper than 16 levels");
+  // The deepest message there is, a result with its first bad element and its grid, reads back.
+  JobResult r = JobResult::lost(2, "c", RunOutcome::ran, "");
+  r.metrics = CompareMetrics{};
+  r.metrics->elements = 64;
+  r.metrics->first_bad = BadElement{};
+  r.metrics->first_bad->dtype = DType::bf16;  // a report tells the dtype by the bits' width (model/metrics_json.cpp)
+  r.metrics->first_bad->expected_bits = 0x3ee0;
+  r.metrics->first_bad->actual_bits = 0x7fff;
+  r.metrics->first_bad->expected = 0.4375;
+  r.metrics->first_bad->actual = std::numeric_limits<double>::quiet_NaN();
+  r.timing = CaseTiming{1.5, 2.5, 4096, std::array<std::int64_t, 3>{1, 2, 3}};
+  const std::string line = protocol::to_line(protocol::JobAnswer{r});
+  const std::optional<protocol::Reply> back = protocol::parse_reply(line);
+  ASSERT_TRUE(back && std::holds_alternative<protocol::JobAnswer>(*back));
+  EXPECT_EQ(protocol::to_line(*back), line);
+}
+
 TEST(RaceControl, OutcomesArePinned) {
   const std::string c = "ptxas=toolkit (13.0.88)";
   nlohmann::json o = race_outcome(c, 5, race_result(20), "").to_json();
