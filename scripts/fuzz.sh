@@ -29,11 +29,12 @@ ln -sfn "$repo" "$stable"
 build="${LORAPROBE_FUZZ_BUILD_DIR:-$stable/build-fuzz}"
 
 # The gate's pass: a fixed seed and a number of runs per target, sized so that all
-# targets together take about 2 minutes on an idle 2-core machine (the PTX target runs
-# about 120 inputs/s, the SASS one 1000, the journal one 1000, the config one 10000).
+# targets together take about 3 minutes on an idle 2-core machine (the PTX target runs
+# about 120 inputs/s, the SASS one 1000, the journal one 1000, the config one 10000, the
+# tuned, manifest and protocol ones 6000 to 17000).
 gate_seed=48590
-declare -A gate_runs=([config_fuzzer]=300000 [sass_fuzzer]=30000 [ptx_fuzzer]=5000 [journal_fuzzer]=20000 [report_fuzzer]=10000 [cubin_fuzzer]=30000 [cache_fuzzer]=100000)
-targets=(config_fuzzer sass_fuzzer ptx_fuzzer journal_fuzzer report_fuzzer cubin_fuzzer cache_fuzzer)
+declare -A gate_runs=([config_fuzzer]=300000 [sass_fuzzer]=30000 [ptx_fuzzer]=5000 [journal_fuzzer]=20000 [report_fuzzer]=10000 [cubin_fuzzer]=30000 [cache_fuzzer]=100000 [tuned_fuzzer]=200000 [manifest_fuzzer]=100000 [protocol_fuzzer]=200000)
+targets=(config_fuzzer sass_fuzzer ptx_fuzzer journal_fuzzer report_fuzzer cubin_fuzzer cache_fuzzer tuned_fuzzer manifest_fuzzer protocol_fuzzer)
 
 mode=gate
 explore_seconds=0

@@ -1,0 +1,67 @@
+// libFuzzer target: the reader of vLLM's tuned LoRA configs (plan/tuned.cpp), the
+// files --vllm-configs points at: a folder a user copies from someone else's tuning
+// run. The first byte picks the file (its value modulo 3: EXPAND_TRUE, EXPAND_FALSE,
+// SHRINK; 'T', 'F' and 'S' are those three), the rest is its text. Any input must be
+// read or refused with lp::UsageError (InputError is one): a crash, a sanitizer
+// report or another exception is a bug. A file it reads is then looked up as the
+// plan looks it up, with wanted values from the plan's limits and far outside them,
+// and every answer must be whole: vLLM's error, or the five keys to a kernel config
+// whose knobs the reader checked.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include "plan/tuned.hpp"
+#include "util/error.hpp"
+
+namespace {
+
+constexpr std::array<std::string_view, 3> k_ops = {"EXPAND_TRUE", "EXPAND_FALSE", "SHRINK"};
+constexpr std::int64_t k_min = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t k_max = std::numeric_limits<std::int64_t>::max();
+
+void check(const std::optional<lp::plan::TunedChoice>& c, bool expected) {
+  if (c.has_value() != expected) {
+    __builtin_trap();  // the file read is the file looked up, and no other
+  }
+  if (!c || !c->vllm_error.empty()) {
+    return;
+  }
+  const lp::plan::KernelKnobs& k = c->knobs;
+  if (c->keys.size() != 5 || k.block_m < 1 || k.block_m > 1024 || k.block_n < 1 || k.block_n > 1024 ||
+      k.num_stages < 1 || k.num_stages > 1024 || k.split_k < 1 || k.split_k > 1024) {
+    __builtin_trap();  // a choice without its five keys, or knobs the reader did not check
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) {
+    return 0;
+  }
+  const std::size_t which = data[0] % k_ops.size();
+  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  std::optional<lp::plan::TunedConfigs> tuned;
+  try {
+    tuned = lp::plan::TunedConfigs::parse("NVIDIA H200", k_ops[which], text, "fuzz.json");
+  } catch (const lp::UsageError&) {
+    return 0;  // refused with a message, as it should be
+  }
+  // max_loras stays below INT64_MAX: the lookup key is max_loras + 1, as vLLM's lora_ids holds.
+  for (const std::int64_t max_loras : {std::int64_t{0}, std::int64_t{3}, k_max - 1}) {
+    for (const std::int64_t slices : {std::int64_t{1}, std::int64_t{3}}) {
+      for (const std::int64_t m : {std::int64_t{1}, std::int64_t{256}, std::int64_t{1} << 20, k_min, k_max}) {
+        for (const bool add_inputs : {true, false}) {
+          check(tuned->expand(add_inputs, max_loras, slices, m, 64, 4096), which == (add_inputs ? 0U : 1U));
+        }
+        check(tuned->shrink(max_loras, slices, m, 4096, k_min), which == 2);
+      }
+    }
+  }
+  return 0;
+}
