@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/interrupt.hpp"
 
 namespace lp::sweep {
@@ -32,6 +33,12 @@ void WorkerClient::wait_ready() {
   take_hello(hello->reply, hello->line);
 }
 
+void WorkerClient::say_stray(const std::string& line) const {
+  // A line that is no message (a library, or a kernel's printf, on the worker's stdout):
+  // skipped, but said, its first 300 bytes with every control escaped for the terminal.
+  fmt::print(stderr, "sweep: worker {}: {}\n", m_child.pid(), escape::terminal_line(std::string_view(line).substr(0, 300)));
+}
+
 bool WorkerClient::poll_ready() {
   while (!m_ready) {
     bool timed_out = false;
@@ -47,7 +54,7 @@ bool WorkerClient::poll_ready() {
     if (const std::optional<protocol::Reply> hello = protocol::parse_reply(*line)) {
       take_hello(*hello, *line);
     } else {
-      fmt::print(stderr, "sweep: worker {}: {}\n", m_child.pid(), line->substr(0, 300));
+      say_stray(*line);
     }
   }
   return true;
@@ -86,8 +93,7 @@ std::optional<WorkerClient::Received> WorkerClient::receive(Clock::time_point de
     if (std::optional<protocol::Reply> reply = protocol::parse_reply(*line)) {
       return Received{std::move(*reply), std::move(*line)};
     }
-    // A stray line on stdout (a library printing) is not a message: skip it, but say so.
-    fmt::print(stderr, "sweep: worker {}: {}\n", m_child.pid(), line->substr(0, 300));
+    say_stray(*line);
   }
 }
 

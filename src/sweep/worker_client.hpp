@@ -79,6 +79,8 @@ class WorkerClient {
  private:
   /// Checks the first message the worker sent and takes its GPU record; throws as the constructor.
   void take_hello(const protocol::Reply& hello, const std::string& line);
+  /// Says on stderr that a line was no message, escaped for the terminal.
+  void say_stray(const std::string& line) const;
   /// Collects the worker, now gone; throws Interrupted when a stop signal (Ctrl-C,
   /// SIGTERM, SIGHUP, SIGQUIT) ended it.
   ChildExit reap();

@@ -11,6 +11,9 @@ has run N jobs.)
   pass   every run right (the default)     fail   every run wrong
   fault  a sticky fault: answers, then exits 4   die   exits without answering
   hang   never answers (the parent's --case-timeout kills it)
+  chatter  passes, after printing what a library or a kernel's printf may print on
+         the worker's stdout: a line with a terminal escape (a window title and a
+         bell) and a line nested 100,000 deep
   sigint killed by SIGINT without answering (a terminal's Ctrl-C reaches the group)
 A job whose expand kernel is the positive control (a "-rawbits" variant) fails, as
 on a GPU. Every start and every job is appended to the log, one line each ("run I
@@ -86,6 +89,10 @@ for line in sys.stdin:
         # A dual-stream job says so, with the expand it launches with programmatic dependent launch.
         pdl = f" pdl expand={expand.get('variant', '?')}" if job["pdl"] else ""
         log(f"run {job['index']} {action}{pdl} device {device}")
+        if action == "chatter":
+            sys.stdout.write("\x1b]0;owned\x07 cuBLAS says hi\n" + "[" * 100000 + "]" * 100000 + "\n")
+            sys.stdout.flush()
+            action = "pass"
         if action == "hang":
             time.sleep(3600)
         if action == "die":

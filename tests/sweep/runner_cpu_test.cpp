@@ -647,6 +647,25 @@ TEST_F(RunnerWithFakeWorker, APairingThatCannotCompileIsIncompatibleAndAllOfThem
   EXPECT_EQ(report["summary"]["counts"]["PASS"], 2);
 }
 
+TEST_F(RunnerWithFakeWorker, WhatALibraryPrintsOnTheWorkersStdoutIsSkippedAndShownEscaped) {
+  // The parent shares the worker's stdout with every library and every kernel's printf.
+  // A line that is no message is skipped and shown on stderr, its controls escaped (it
+  // once reached the terminal raw: an OSC sequence retitled the window); a line nested
+  // deeper than any message is one of those, not built.
+  write_file_atomic(m_dir.path() + "/script.json", json{{"by_index", {{"0", "chatter"}}}}.dump());
+  const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
+  ::testing::internal::CaptureStderr();
+  const SweepOutcome outcome = run_sweep(config, request());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(outcome.exit_code, 0) << err;
+  EXPECT_NE(err.find(": \\x1b]0;owned\\x07 cuBLAS says hi\n"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\x1b'), std::string::npos) << "a raw escape reached stderr";
+  EXPECT_NE(err.find(": " + std::string(300, '[') + "\n"), std::string::npos) << "the deep line, cut to 300 bytes";
+  const json report = formats::full_json(formats::read_document(outcome.report_path));
+  EXPECT_EQ(report["cases"].size(), 6U);
+  EXPECT_EQ(report["summary"]["counts"].value("FAIL", 0), 0) << report["summary"].dump();
+}
+
 TEST_F(RunnerWithFakeWorker, AWorkerStoppedByCtrlCIsAnInterruptNotAFault) {
   // A terminal's Ctrl-C (and `timeout -s INT`) signals the process group: the worker dies
   // of SIGINT in the middle of case 3. That case did not fault: it is not journaled, the
