@@ -56,9 +56,20 @@ FileRef read_file_ref(const JsonIn& f, const PackRef& pack) {
   return ref;
 }
 
+/// A variant id as the generator writes them ("expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1"):
+/// it names the variant on every output (terminal tables, file names of repro bundles,
+/// Markdown, HTML), so a manifest's id is held to letters, digits, '.', '_' and '-'.
+bool is_variant_id(const std::string& id) {
+  return !id.empty() && id.size() <= 200 &&
+         id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
+}
+
 Variant parse_variant(const JsonIn& v, const PackRef& pack) {
   Variant out;
   out.id = v.at("id").string();
+  if (!is_variant_id(out.id)) {
+    v.at("id").fail(fmt::format("\"{}\" is not a variant id (1 to 200 letters, digits, '.', '_' and '-')", out.id));
+  }
   out.op = v.at("op").string();
   out.role = v.at("role").string();
   out.status = v.at("status").string();

@@ -378,6 +378,20 @@ TEST(KernelSet, Format2ManifestStillReadsWithTritonsOptions) {
             "m.json:/triton_version: \"3.8\" is not a version such as 3.8.0");
 }
 
+TEST(KernelSet, AVariantIdIsAName) {
+  // An id names the variant on the terminal, in file names and in HTML: a --kernel-dir's
+  // manifest is anyone's, so an id with a control, a slash or a space is refused.
+  nlohmann::json doc = nlohmann::json::parse(manifest_text());
+  const std::string first = doc["variants"][0]["id"];
+  for (const std::string& bad : {std::string("x\x1b]0;owned\x07"), std::string("../x"), std::string("a b"), std::string()}) {
+    doc["variants"][0]["id"] = bad;
+    EXPECT_EQ(fatal_of([&] { (void)parse_manifest(doc.dump(), "m.json"); }),
+              "m.json:/variants/0/id: \"" + bad + "\" is not a variant id (1 to 200 letters, digits, '.', '_' and '-')");
+  }
+  doc["variants"][0]["id"] = first;
+  EXPECT_NO_THROW((void)parse_manifest(doc.dump(), "m.json"));
+}
+
 TEST(KernelSet, KernelDirReadsTheSameFiles) {
   const KernelDirCopy dir("lp-kernel-dir-copy");
   dir.write("manifest.json.xz", stored("manifest.json.xz"));
