@@ -233,26 +233,21 @@ TEST(WorkerProtocol, ANumberOutOfRangeOrALineTooDeepIsRefusedNotConverted) {
   const protocol::Request ok = protocol::parse_request(with_seed("18446744073709551557"));
   ASSERT_TRUE(std::holds_alternative<protocol::RunJob>(ok));
   EXPECT_EQ(std::get<protocol::RunJob>(ok).job.problem.seed, 18446744073709551557ULL);
-  auto error_of_request = [](const std::string& line) {
+  // What a line is refused with, read as a request (parse_request) or as a reply (parse_reply).
+  auto error_of = [](auto parse, const std::string& line) {
     try {
-      (void)protocol::parse_request(line);
+      (void)parse(line);
     } catch (const Error& e) {
       return std::string(e.what());
     }
     return std::string("read");
   };
+  auto error_of_request = [&](const std::string& line) { return error_of(protocol::parse_request, line); };
+  auto error_of_reply = [&](const std::string& line) { return error_of(protocol::parse_reply, line); };
   EXPECT_EQ(error_of_request(with_seed("1.84e102")),
             "malformed run request: /job/seed: expected a whole number in [0, 18446744073709551615], got 1.84e+102");
   EXPECT_EQ(error_of_request(with_seed("-1")),
             "malformed run request: /job/seed: expected a whole number in [0, 18446744073709551615], got -1");
-  auto error_of_reply = [](const std::string& line) {
-    try {
-      (void)protocol::parse_reply(line);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("read");
-  };
   EXPECT_EQ(error_of_reply(R"({"type":"fatal","error":"x","exit_code":1e300})"),
             "malformed worker reply: /exit_code: expected a whole number in [0, 255], got 1e+300");
   EXPECT_EQ(error_of_reply(R"({"type":"race_result","result":{"ctas":4294967296,"launches":1,"tiles":1,)"
