@@ -59,8 +59,13 @@ if [ -z "$cxx" ]; then
   echo "fuzz: clang++ is needed (Debian: clang, libclang-rt-14-dev); scripts/setup.sh installs it" >&2
   exit 3
 fi
-if [ -f "$build/CMakeCache.txt" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$stable" "$build/CMakeCache.txt"; then
-  rm -rf "$build"  # configured from another path by an older fuzz.sh: start again through the link
+# A build folder configured through another path, of the source (an older fuzz.sh) or
+# of the folder itself (a cmake run by hand in it records its real path, and the
+# binaries then carry that path: measured, the report target's gate found 621 new
+# inputs instead of 627): start again through the link.
+if [ -f "$build/CMakeCache.txt" ] && ! { grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$stable" "$build/CMakeCache.txt" &&
+                                         grep -qx "CMAKE_CACHEFILE_DIR:INTERNAL=$build" "$build/CMakeCache.txt"; }; then
+  rm -rf "$build"
 fi
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$stable" -B "$build" -G Ninja -DLORAPROBE_FUZZ=ON -DCMAKE_CXX_COMPILER="$cxx" \
