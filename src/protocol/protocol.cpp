@@ -41,6 +41,12 @@ auto parsed(const char* what, const json& j, F&& read, std::string pointer = "")
   }
 }
 
+/// A message's "type", or "" when it has none (or is no object).
+std::string message_type(const json& message) {
+  const auto it = message.is_object() ? message.find("type") : message.end();
+  return it != message.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 DType dtype_from(const JsonIn& j) {
   const std::string name = j.string();
   const std::optional<DType> d = parse_dtype(name);
@@ -192,8 +198,7 @@ RaceResult race_result_from(const JsonIn& j) {
   r.late_elements = j.at("late_elements").whole<std::uint64_t>();
   r.launches_with_late = j.at("launches_with_late").whole<std::uint64_t>();
   r.unwritten = j.at("unwritten").whole<std::uint64_t>();
-  (void)j.at("values").object();
-  for (const auto& [text, count] : j.at("values").members()) {
+  for (const auto& [text, count] : j.at("values").members()) {  // members(): an object, checked
     const std::optional<float> value = parse_number<float>(text);  // fmt's "{}" of a float reads back exactly
     if (!value) {
       count.fail(fmt::format("value \"{}\" is not a number", text));
@@ -481,8 +486,7 @@ Request parse_request(std::string_view line) {
   } catch (const InputError& e) {
     return BadRequest{fmt::format("worker: unreadable request: {}", e.message())};
   }
-  const std::string type =
-      request.is_object() && request.contains("type") && request["type"].is_string() ? request["type"].get<std::string>() : "";
+  const std::string type = message_type(request);
   if (type == "run") {
     return parsed("run request", request, [](const JsonIn& r) -> Request { return RunJob{job_from(r.at("job"))}; });
   }
@@ -509,8 +513,7 @@ std::optional<Reply> parse_reply(std::string_view line) {
   if (!reply || !reply->is_object()) {
     return std::nullopt;  // not a message: a line some library printed
   }
-  const std::string name =
-      reply->contains("type") && (*reply)["type"].is_string() ? (*reply)["type"].get<std::string>() : "";
+  const std::string name = message_type(*reply);
   return parsed("worker reply", *reply, [&](const JsonIn& r) -> Reply {
     if (name == "ready") {
       const std::optional<JsonIn> pid = r.find("pid");
