@@ -17,7 +17,7 @@
 namespace lp::plan {
 namespace {
 
-Plan plan_of(const std::string& axes) {
+Plan plan_of_axes(const std::string& axes) {
   const std::string text = fmt::format(R"({{"name": "shard-test", "axes": {{{}}}, "repeats": 3, "seed": 1}})", axes);
   return expand_plan(parse_config(text, "shard-test.json"), {"3.6.0", "3.7.1", "3.8.0", "3.9.0"});
 }
@@ -30,7 +30,7 @@ TEST(Shard, EveryPlanSplitsIntoDisjointBalancedDeterministicParts) {
       R"("op": ["expand"], "num_slices": [3], "hidden": [[4096, 1024, 1024]], "tokens": {"from": 1, "to": 1000, "step": 37})",
   };
   for (const std::string& axes : plans) {
-    const Plan whole = plan_of(axes);
+    const Plan whole = plan_of_axes(axes);
     ASSERT_FALSE(whole.cases.empty()) << axes;
     std::uint64_t total = 0;
     std::uint64_t costliest = 0;
@@ -40,17 +40,17 @@ TEST(Shard, EveryPlanSplitsIntoDisjointBalancedDeterministicParts) {
     }
     for (const std::size_t count : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{8}, std::size_t{64}}) {
       SCOPED_TRACE(fmt::format("{} / {} shards", axes, count));
-      EXPECT_EQ(assign_shards(whole, count), assign_shards(plan_of(axes), count));  // deterministic
+      EXPECT_EQ(assign_shards(whole, count), assign_shards(plan_of_axes(axes), count));  // deterministic
       std::multiset<std::string> union_ids;
       std::uint64_t max_load = 0;
       if (count > whole.cases.size()) {
         // A shard would be empty: refused, as merge refuses such a count.
-        Plan part = plan_of(axes);
+        Plan part = plan_of_axes(axes);
         EXPECT_THROW(keep_shard(part, {0, count}), UsageError);
         continue;
       }
       for (std::size_t i = 0; i < count; ++i) {
-        Plan part = plan_of(axes);
+        Plan part = plan_of_axes(axes);
         keep_shard(part, {i, count});
         std::uint64_t load = 0;
         std::size_t last = 0;

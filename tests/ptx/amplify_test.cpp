@@ -9,8 +9,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -19,6 +17,7 @@
 #include "kernels/kernel_sets.hpp"
 #include "plan/axes.hpp"
 #include "ptx/parse.hpp"
+#include "ptx/ptx_fixtures.hpp"
 #include "ptx/ptx_check.hpp"
 #include "sass/analyze.hpp"
 #include "sass/instruction.hpp"
@@ -27,15 +26,9 @@
 namespace lp::ptx {
 namespace {
 
-constexpr const char* k_seed_variant = "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1";
-
-std::string fixture(const std::string& version) {
-  const std::string path =
-      std::string(LP_SOURCE_DIR) + "/tests/ptx/fixtures/triton-" + version + "-" + k_seed_variant + ".ptx";
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path << " (tests/ptx/make_fixtures.sh makes it)";
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using fixtures::k_seed_variant;
+using fixtures::seed_ptx;
+using fixtures::snippet_kernel;
 
 std::string embedded_ptx(const std::string& variant) {
   static const kernels::KernelSets sets = kernels::KernelSets::load();
@@ -68,13 +61,6 @@ std::string without_inserted(const std::string& text) {
     out += line + "\n";
   }
   return out;
-}
-
-/// A kernel whose body is `body`.
-std::string kernel(const std::string& body) {
-  return ".version 8.7\n.target sm_90a\n.address_size 64\n\n.visible .entry k(\n\t.param .u64 k_param_0\n)\n"
-         ".reqntid 128\n{\n\t.reg .pred %p<4>;\n\t.reg .b32 %r<200>;\n\t.reg .b64 %rd<8>;\n" +
-         body + "\n\tret;\n}\n";
 }
 
 /// For every site: the inserted wgmmas sit between the wgmma.fence before it and it,
@@ -138,7 +124,7 @@ TEST(Amplify, Triton36SeedVariantGetsDPairsBeforeBothWgmmasOfATrip) {
 TEST(Amplify, TheFixturesOfTriton37To39AreAmplifiedAlike) {
   for (const char* version : {"3.7.1", "3.8.0", "3.9.0"}) {
     SCOPED_TRACE(version);
-    const std::string ptx = fixture(version);
+    const std::string ptx = seed_ptx(version);
     for (const int pairs : {1, 4}) {
       const Amplified a = amplify_ptx(ptx, pairs, version);
       ASSERT_EQ(a.sites.size(), 2U);
@@ -152,7 +138,7 @@ TEST(Amplify, TheFixturesOfTriton37To39AreAmplifiedAlike) {
 TEST(Amplify, TheAmplifiedPtxHasTheSameHazardAsTheOriginal) {
   // The pairs are wgmmas chained on the accumulator: they add no PTX finding and hide none.
   for (const auto& [name, ptx] : {std::pair<std::string, std::string>{"3.6.0", embedded_ptx(k_seed_variant)},
-                                  {"3.7.1", fixture("3.7.1")}, {"3.8.0", fixture("3.8.0")}, {"3.9.0", fixture("3.9.0")}}) {
+                                  {"3.7.1", seed_ptx("3.7.1")}, {"3.8.0", seed_ptx("3.8.0")}, {"3.9.0", seed_ptx("3.9.0")}}) {
     SCOPED_TRACE(name);
     const std::size_t before = analyze_ptx(ptx, name).finding_count();
     const PtxReport after = analyze_ptx(amplify_ptx(ptx, 2, name).ptx, name);
@@ -192,7 +178,7 @@ TEST(Amplify, APtxWithoutARegisterAWgmmaIsUnchangedAndSaysSo) {
 TEST(Amplify, AWgmmaItCannotProveSafeIsLeftAloneWithTheReason) {
   const std::string wait = "\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 1;\n";
   // MN-major B (imm-trans-b 1): no A tile is provably inside B's footprint.
-  const std::string mn_major = kernel(
+  const std::string mn_major = snippet_kernel(
       "\twgmma.fence.sync.aligned;\n\twgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r100,%r101}, "
       "{%r10,%r11,%r12,%r13}, %rd1, %p1, 1, 1, 1;\n" + wait);
   Amplified a = amplify_ptx(mn_major, 2, "mn.ptx");
@@ -202,20 +188,20 @@ TEST(Amplify, AWgmmaItCannotProveSafeIsLeftAloneWithTheReason) {
   EXPECT_EQ(a.skipped[0].reason, "its B is MN-major (imm-trans-b 1): no A tile is provably inside B's footprint");
   EXPECT_EQ(a.skipped[0].line, 14);
   // An f16 accumulator: the pairs' rounding is bounded for f32 only.
-  a = amplify_ptx(kernel("\twgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {%r100,%r101}, {%r10,%r11,%r12,%r13}, "
+  a = amplify_ptx(snippet_kernel("\twgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {%r100,%r101}, {%r10,%r11,%r12,%r13}, "
                          "%rd1, %p1, 1, 1, 0;\n" + wait),
                   2, "f16.ptx");
   ASSERT_EQ(a.skipped.size(), 1U);
   EXPECT_EQ(a.skipped[0].reason, "its accumulator is f16: the pairs' rounding is bounded for f32 only");
   // A guarded wgmma: the pairs would run where it does not.
-  a = amplify_ptx(kernel("\t@%p2 wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r100,%r101}, "
+  a = amplify_ptx(snippet_kernel("\t@%p2 wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r100,%r101}, "
                          "{%r10,%r11,%r12,%r13}, %rd1, %p1, 1, 1, 0;\n" + wait),
                   2, "guarded.ptx");
   ASSERT_EQ(a.skipped.size(), 1U);
   EXPECT_EQ(a.describe(), "none of its 1 register-A wgmma(s) could be amplified (it is guarded: the pairs would run "
                           "where it does not): the PTX is unchanged");
   // A wgmma on the same line as another statement still gets its pairs, right before it.
-  a = amplify_ptx(kernel("\tmov.b32 %r1, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r100,%r101}, "
+  a = amplify_ptx(snippet_kernel("\tmov.b32 %r1, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r100,%r101}, "
                          "{%r10,%r11,%r12,%r13}, %rd1, %p1, 1, 1, 0;\n" + wait),
                   1, "same-line.ptx");
   ASSERT_EQ(a.sites.size(), 1U);
@@ -259,9 +245,9 @@ TEST(Amplify, TheAmplifiedPtxAssemblesAndItsSassKeepsTheHazardWhereTheOriginalHa
       {"3.6.0 bn128", embedded_ptx(k_seed_variant), "13.3.73", true},
       {"3.6.0 bn32", embedded_ptx("expand-fp32-bf16-m64n32k32-w4s2-evenk-add-s1"), "toolkit", false},
       {"3.6.0 bn128 s1", embedded_ptx("expand-fp32-bf16-m64n128k32-w4s1-evenk-add-s1"), "toolkit", false},
-      {"3.8.0 bn128", fixture("3.8.0"), "toolkit", true},
-      {"3.8.0 bn128", fixture("3.8.0"), "13.3.73", false},
-      {"3.9.0 bn128", fixture("3.9.0"), "13.4.92", false},
+      {"3.8.0 bn128", seed_ptx("3.8.0"), "toolkit", true},
+      {"3.8.0 bn128", seed_ptx("3.8.0"), "13.3.73", false},
+      {"3.9.0 bn128", seed_ptx("3.9.0"), "13.4.92", false},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.name + " under ptxas " + row.ptxas);

@@ -17,7 +17,7 @@ namespace {
 
 /// A kernel with two pointer parameters: 0 is produced by the previous grid (the
 /// shrink's buffer), 1 is not (the LoRA weights); %rd1 and %rd2 hold them.
-std::string kernel(const std::string& body) {
+std::string two_pointer_kernel(const std::string& body) {
   return ".version 8.7\n.target sm_90a\n.address_size 64\n\n.visible .entry k(\n\t.param .u64 k_param_0,\n"
          "\t.param .u64 k_param_1\n)\n{\n\t.reg .pred %p<4>;\n\t.reg .b32 %r<20>;\n\t.reg .b64 %rd<20>;\n"
          "\tld.param.b64 %rd1, [k_param_0];\n\tld.param.b64 %rd2, [k_param_1];\n"
@@ -29,7 +29,7 @@ std::string kernel(const std::string& body) {
 const ProducedParams k_buffer{{0, "input_ptr"}};
 
 std::vector<EarlyRead> early_reads(const std::string& body) {
-  const PtxReport r = analyze_ptx(kernel(body), "k.ptx", k_buffer);
+  const PtxReport r = analyze_ptx(two_pointer_kernel(body), "k.ptx", k_buffer);
   return r.functions.at(0).early_reads;
 }
 
@@ -93,13 +93,13 @@ TEST(EarlyRead, OneBranchThatSkipsTheWaitIsEnough) {
 }
 
 TEST(EarlyRead, AKernelWithoutAWaitIsNotChecked) {
-  const PtxReport r = analyze_ptx(kernel("\tld.global.b32 %r2, [%rd6];\n"), "k.ptx", k_buffer);
+  const PtxReport r = analyze_ptx(two_pointer_kernel("\tld.global.b32 %r2, [%rd6];\n"), "k.ptx", k_buffer);
   EXPECT_EQ(r.early_read_count(), 0U);
   EXPECT_EQ(r.functions.at(0).gdc_waits, 0U);
 }
 
 TEST(EarlyRead, NothingProducedNothingFound) {
-  const PtxReport r = analyze_ptx(kernel("\tld.global.b32 %r2, [%rd6];\n\tgriddepcontrol.wait;\n"), "k.ptx");
+  const PtxReport r = analyze_ptx(two_pointer_kernel("\tld.global.b32 %r2, [%rd6];\n\tgriddepcontrol.wait;\n"), "k.ptx");
   EXPECT_EQ(r.early_read_count(), 0U);
   EXPECT_EQ(r.functions.at(0).gdc_waits, 1U);
 }
@@ -110,7 +110,7 @@ TEST(EarlyRead, SharedAndParamLoadsAreNotGlobalReads) {
                   .empty());
 }
 
-std::string fixture(const std::string& version) {
+std::string dual_stream_ptx(const std::string& version) {
   const std::string path = std::string(LP_SOURCE_DIR) + "/tests/ptx/fixtures/triton-" + version +
                            "-expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1-gdc.ptx";
   std::ifstream in(path, std::ios::binary);
@@ -124,7 +124,7 @@ TEST(EarlyRead, TheDualStreamExpandOfTriton36To38ReadsTheBufferInItsPrologueAnd3
   // the loop (triton #11905); Triton 3.9.0 leaves a loop that waits unpipelined, so
   // every activation load follows its wait (what triton #11906 proposes).
   for (const std::string version : {"3.6.0", "3.7.1", "3.8.0", "3.9.0"}) {
-    const PtxReport r = analyze_ptx(fixture(version), version, k_buffer);
+    const PtxReport r = analyze_ptx(dual_stream_ptx(version), version, k_buffer);
     ASSERT_EQ(r.functions.size(), 1U) << version;
     const PtxFunctionReport& f = r.functions[0];
     EXPECT_GE(f.gdc_waits, 1U) << version;

@@ -5,23 +5,18 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "kernels/kernel_sets.hpp"
+#include "ptx/ptx_fixtures.hpp"
 #include "sass/instruction.hpp"
 #include "sweep/race_control.hpp"
 
 namespace lp::ptx {
 namespace {
 
-/// A kernel whose body is `body`, with the registers it names declared.
-std::string kernel(const std::string& body) {
-  return ".version 8.7\n.target sm_90a\n.address_size 64\n\n.visible .entry k(\n\t.param .u64 k_param_0\n)\n"
-         ".reqntid 128\n{\n\t.reg .pred %p<4>;\n\t.reg .b32 %r<200>;\n\t.reg .b64 %rd<8>;\n" +
-         body + "\n\tret;\n}\n";
-}
+using fixtures::seed_ptx;
+using fixtures::snippet_kernel;
 
 // One register-A wgmma: A = %r10..%r13, D = %r100..%r103, B descriptor %rd1.
 const std::string k_wgmma =
@@ -29,7 +24,7 @@ const std::string k_wgmma =
     "%p1, 1, 1, 0;\n";
 
 TEST(PtxCheck, AWriteBeforeTheWaitIsAFinding) {
-  const PtxReport r = analyze_ptx(kernel("\twgmma.fence.sync.aligned;\n" + k_wgmma +
+  const PtxReport r = analyze_ptx(snippet_kernel("\twgmma.fence.sync.aligned;\n" + k_wgmma +
                                          "\twgmma.commit_group.sync.aligned;\n"
                                          "\tcvt.rn.bf16x2.f32 %r11, %r20, %r21;\n"
                                          "\twgmma.wait_group.sync.aligned 0;\n"),
@@ -49,7 +44,7 @@ TEST(PtxCheck, AWriteBeforeTheWaitIsAFinding) {
 }
 
 TEST(PtxCheck, AWriteAfterTheWaitIsClean) {
-  const PtxReport r = analyze_ptx(kernel("\twgmma.fence.sync.aligned;\n" + k_wgmma +
+  const PtxReport r = analyze_ptx(snippet_kernel("\twgmma.fence.sync.aligned;\n" + k_wgmma +
                                          "\twgmma.commit_group.sync.aligned;\n"
                                          "\twgmma.wait_group.sync.aligned 0;\n"
                                          "\tcvt.rn.bf16x2.f32 %r11, %r20, %r21;\n"),
@@ -71,7 +66,7 @@ TEST(PtxCheck, WaitGroupOneLeavesTheYoungestGroupPendingAcrossTheBackEdge) {
                            "\tsetp.ne.b32 %p2, %r6, %r7;\n"
                            "\t@%p2 bra $L__BB0_1;\n"
                            "\twgmma.wait_group.sync.aligned 0;\n";
-  const PtxReport r = analyze_ptx(kernel(loop), "loop.ptx");
+  const PtxReport r = analyze_ptx(snippet_kernel(loop), "loop.ptx");
   ASSERT_EQ(r.finding_count(), 1U);
   const PtxFinding& f = r.functions[0].findings[0];
   EXPECT_EQ(f.instruction, "cvt.rn.bf16x2.f32 %r10, %r21, %r20");
@@ -81,7 +76,7 @@ TEST(PtxCheck, WaitGroupOneLeavesTheYoungestGroupPendingAcrossTheBackEdge) {
   // The same loop with wait_group 0: the group is retired before the back-edge.
   std::string waited = loop;
   waited.replace(waited.find("wait_group.sync.aligned 1"), 25, "wait_group.sync.aligned 0");
-  EXPECT_EQ(analyze_ptx(kernel(waited), "loop0.ptx").finding_count(), 0U);
+  EXPECT_EQ(analyze_ptx(snippet_kernel(waited), "loop0.ptx").finding_count(), 0U);
 }
 
 TEST(PtxCheck, CopiesAfterTheWaitAreClean) {
@@ -95,7 +90,7 @@ TEST(PtxCheck, CopiesAfterTheWaitAreClean) {
                            "\twgmma.commit_group.sync.aligned;\n"
                            "\t@%p2 bra $L__BB0_1;\n"
                            "\twgmma.wait_group.sync.aligned 0;\n";
-  EXPECT_EQ(analyze_ptx(kernel(loop), "copies.ptx").finding_count(), 0U);
+  EXPECT_EQ(analyze_ptx(snippet_kernel(loop), "copies.ptx").finding_count(), 0U);
 }
 
 TEST(PtxCheck, TheAccumulatorIsHeldTooButAChainedWgmmaIsNot) {
@@ -103,7 +98,7 @@ TEST(PtxCheck, TheAccumulatorIsHeldTooButAChainedWgmmaIsNot) {
                            "\twgmma.commit_group.sync.aligned;\n"
                            "\tmov.b32 %r40, %r101;\n"
                            "\twgmma.wait_group.sync.aligned 0;\n";
-  const PtxReport r = analyze_ptx(kernel(body), "acc.ptx");
+  const PtxReport r = analyze_ptx(snippet_kernel(body), "acc.ptx");
   ASSERT_EQ(r.finding_count(), 2U);  // the read of %r101, against each of the two pending wgmmas
   for (const PtxFinding& f : r.functions[0].findings) {
     EXPECT_EQ(f.check, "wgmma-acc-in-flight");
@@ -119,7 +114,7 @@ TEST(PtxCheck, ScopesLabelsAndGuardsAreRead) {
                            "\tfence.proxy.async.shared::cta;\n"
                            "\t{\n\t.reg .b32 tmp;\n\t@%p3 mov.b32 %r12, 7;\n\t}\n"
                            "\twgmma.wait_group.sync.aligned 0;\n";
-  const PtxReport r = analyze_ptx(kernel(body), "scope.ptx");
+  const PtxReport r = analyze_ptx(snippet_kernel(body), "scope.ptx");
   ASSERT_EQ(r.finding_count(), 1U);
   EXPECT_EQ(r.functions[0].findings[0].instruction, "@%p3 mov.b32 %r12, 7");
 }
@@ -132,20 +127,20 @@ TEST(PtxCheck, BadPtxIsAnErrorNamingTheLine) {
     EXPECT_STREQ(e.what(), "x.ptx:0: no .entry or .func with a body: not PTX");
   }
   try {
-    analyze_ptx(kernel("\t@%p1 bra $L__nowhere;\n"), "y.ptx");
+    analyze_ptx(snippet_kernel("\t@%p1 bra $L__nowhere;\n"), "y.ptx");
     ADD_FAILURE() << "accepted";
   } catch (const sass::ListingError& e) {
     EXPECT_STREQ(e.what(), "y.ptx:13: branch target '$L__nowhere' is not a label of function 'k'");
   }
   try {
-    analyze_ptx(kernel("\twgmma.wait_group.sync.aligned;\n"), "z.ptx");
+    analyze_ptx(snippet_kernel("\twgmma.wait_group.sync.aligned;\n"), "z.ptx");
     ADD_FAILURE() << "accepted";
   } catch (const sass::ListingError& e) {
     EXPECT_STREQ(e.what(), "z.ptx:13: wgmma.wait_group without a count: 'wgmma.wait_group.sync.aligned'");
   }
   // fuzz/corpus/ptx/regression-wait-group-overflow.ptx: a count too large for an int.
   try {
-    analyze_ptx(kernel("\twgmma.wait_group.sync.aligned 99999999999999999999;\n"), "w.ptx");
+    analyze_ptx(snippet_kernel("\twgmma.wait_group.sync.aligned 99999999999999999999;\n"), "w.ptx");
     ADD_FAILURE() << "accepted";
   } catch (const sass::ListingError& e) {
     EXPECT_STREQ(e.what(), "w.ptx:13: wgmma.wait_group count 99999999999999999999 is too large");
@@ -185,22 +180,14 @@ TEST(PtxCheck, Triton36PtxOfTheVllmDefaultExpandBreaksTheRule) {
   }
 }
 
-std::string fixture(const std::string& version) {
-  const std::string path = std::string(LP_SOURCE_DIR) + "/tests/ptx/fixtures/triton-" + version +
-                           "-expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1.ptx";
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path << " (tests/ptx/make_fixtures.sh makes it)";
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 TEST(PtxCheck, Triton37StillBreaksTheRuleAnd38And39DoNot) {
   // triton #9514/#9530 copy the A fragments after the wait from Triton 3.8 on.
-  const PtxReport t37 = analyze_ptx(fixture("3.7.1"), "3.7.1");
+  const PtxReport t37 = analyze_ptx(seed_ptx("3.7.1"), "3.7.1");
   EXPECT_EQ(t37.finding_count(), 4U);
   EXPECT_EQ(t37.functions.at(0).findings.at(0).instruction.rfind("cvt.rn.bf16x2.f32", 0), 0U);
   for (const char* version : {"3.8.0", "3.9.0"}) {
     SCOPED_TRACE(version);
-    const PtxReport r = analyze_ptx(fixture(version), version);
+    const PtxReport r = analyze_ptx(seed_ptx(version), version);
     EXPECT_EQ(r.finding_count(), 0U);
     ASSERT_EQ(r.functions.size(), 1U);
     EXPECT_EQ(r.functions[0].wgmma_register_a, 2U);  // still register-A wgmmas, two per trip

@@ -9,6 +9,7 @@
 #include "sass/analyze.hpp"
 #include "sass/batch.hpp"
 #include "sass/cubin.hpp"
+#include "sass/sass_fixtures.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/subprocess.hpp"
@@ -16,20 +17,14 @@
 namespace lp::sass {
 namespace {
 
-const std::string k_dir = std::string(LP_SOURCE_DIR) + "/tests/sass/fixtures/";
 const std::vector<std::string> k_fixtures = {
     "expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1", "expand-fp32-bf16-m64n32k32-w4s2-evenk-noadd-s1",
     "expand-fp32-bf16-m64n128k32-w4s1-evenk-noadd-s1", "expand-bf16-bf16-m64n128k32-w4s2-evenk-noadd-s1"};
 
-std::string fixture(const std::string& id) { return read_file(k_dir + id + ".cubin"); }
+/// The committed cubin of fixture `id`.
+std::string cubin_of(const std::string& id) { return fixtures::fixture(id + ".cubin"); }
 
-std::optional<Nvdisasm> any_nvdisasm() {
-  try {
-    return find_nvdisasm();
-  } catch (const EnvironmentError&) {
-    return std::nullopt;
-  }
-}
+using fixtures::any_nvdisasm;
 
 #define LP_NEED_NVDISASM(var)                                                            \
   const auto var = any_nvdisasm();                                                       \
@@ -81,7 +76,7 @@ Nvdisasm as_text(Nvdisasm tool) {
 TEST(FunctionCode, TheFixturesAreOneSm90aFunction) {
   for (const std::string& id : k_fixtures) {
     SCOPED_TRACE(id);
-    const std::string cubin = fixture(id);
+    const std::string cubin = cubin_of(id);
     const FunctionCodeOrWhy c = function_code(cubin);
     ASSERT_TRUE(c.code.has_value()) << c.why_not;
     EXPECT_EQ(c.code->function, "_lora_expand_kernel");
@@ -93,7 +88,7 @@ TEST(FunctionCode, TheFixturesAreOneSm90aFunction) {
 
 TEST(FunctionCode, RefusesWhatRawCodeWouldMisread) {
   EXPECT_EQ(function_code("// PTX").why_not, "not a 64-bit little-endian ELF");
-  const std::string cubin = fixture(k_fixtures[0]);
+  const std::string cubin = cubin_of(k_fixtures[0]);
   EXPECT_FALSE(function_code(cubin.substr(0, 200)).code.has_value());
   {
     std::string relocated = cubin;  // the code's (empty) relocation section, given an entry
@@ -184,7 +179,7 @@ TEST(DisassembleBatch, EachCubinGivesTheReportItsElfGives) {
   std::vector<std::string> cubins;
   std::vector<BatchInput> inputs;
   for (const std::string& id : k_fixtures) {
-    cubins.push_back(fixture(id));
+    cubins.push_back(cubin_of(id));
   }
   for (std::size_t i = 0; i < cubins.size(); ++i) {
     inputs.push_back({cubins[i], k_fixtures[i], {}});
@@ -206,9 +201,9 @@ TEST(DisassembleBatch, EachCubinGivesTheReportItsElfGives) {
 
 TEST(DisassembleBatch, ACubinsListingDoesNotDependOnItsNeighbours) {
   LP_NEED_NVDISASM(tool);
-  const std::string a = fixture(k_fixtures[0]);
-  const std::string b = fixture(k_fixtures[3]);
-  const std::string c = fixture(k_fixtures[2]);
+  const std::string a = cubin_of(k_fixtures[0]);
+  const std::string b = cubin_of(k_fixtures[3]);
+  const std::string c = cubin_of(k_fixtures[2]);
   const auto first = disassemble_batch(*tool, {{a, "a", {}}, {b, "b", {}}, {c, "c", {}}}, 1);
   const auto second = disassemble_batch(*tool, {{c, "c", {}}, {a, "a", {}}}, 1);
   const auto alone = disassemble_batch(*tool, {{a, "a", {}}}, 1);
@@ -229,7 +224,7 @@ TEST(DisassembleBatch, ACubinsListingDoesNotDependOnItsNeighbours) {
 
 TEST(DisassembleBatch, WhatCannotBeBatchedIsReadFromItsElfAndAFailureIsItsOwn) {
   LP_NEED_NVDISASM(tool);
-  const std::string good = fixture(k_fixtures[1]);
+  const std::string good = cubin_of(k_fixtures[1]);
   std::string relocated = good;
   *section_field(relocated, ".rela.text._lora_expand_kernel", 32) = 24;
   const std::string broken = std::string("\x7f" "ELF", 4) + std::string(60, '\0');

@@ -9,19 +9,19 @@
 #include "sass/analyze.hpp"
 #include "sass/cubin.hpp"
 #include "sass/registers.hpp"
+#include "sass/sass_fixtures.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 
 namespace lp::sass {
 namespace {
 
-const std::string k_dir = std::string(LP_SOURCE_DIR) + "/tests/sass/fixtures/";
 const std::string k_hazard = "expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1";
 const std::string k_block_n32 = "expand-fp32-bf16-m64n32k32-w4s2-evenk-noadd-s1";
 const std::string k_stages1 = "expand-fp32-bf16-m64n128k32-w4s1-evenk-noadd-s1";
 const std::string k_bf16 = "expand-bf16-bf16-m64n128k32-w4s2-evenk-noadd-s1";
 
-std::string fixture(const std::string& name) { return read_file(k_dir + name); }
+using fixtures::fixture;
 
 /// Invariants of any report against the listing it came from (after bloaty's
 /// test fixture): names unique, findings point at real instructions, registers
@@ -207,14 +207,7 @@ TEST(Cubin, ASymbolTableLinkedToAMissingSectionIsAnError) {
   }
 }
 
-/// An nvdisasm to run, or nullopt (the calling test then says it skipped).
-std::optional<Nvdisasm> any_nvdisasm() {
-  try {
-    return find_nvdisasm();
-  } catch (const lp::EnvironmentError&) {
-    return std::nullopt;
-  }
-}
+using fixtures::any_nvdisasm;
 
 TEST(AnalyzeCubin, SameVerdictsAsTheCommittedListings) {
   const auto tool = any_nvdisasm();

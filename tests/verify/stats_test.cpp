@@ -41,7 +41,7 @@ TEST(FailureRate, NoRunsBoundNothing) {
   EXPECT_THROW(static_cast<void>(rule_of_three_upper_bound(0)), Error);
 }
 
-Problem expand_problem() {
+Problem three_lora_expand() {
   Problem p;
   p.op = Op::expand;
   p.num_tokens = 4;
@@ -55,7 +55,7 @@ Problem expand_problem() {
 }
 
 TEST(CompulsoryBytes, Expand) {
-  Problem p = expand_problem();
+  Problem p = three_lora_expand();
   const LoraMetadata m = build_lora_metadata(p.lora_of, p.num_loras);
   // buf: 2 slices x 3 tokens x 16 x 4 B = 384; B: 2 LoRAs x 96 x 16 x 2 B = 6144;
   // y: 3 x 96 x 2 B = 576.
@@ -76,7 +76,7 @@ TEST(CompulsoryBytes, FusedMoeCountsEachExpertGroupsWeightsOnce) {
 }
 
 TEST(CompulsoryBytes, ShrinkAndLoraLinear) {
-  Problem p = expand_problem();
+  Problem p = three_lora_expand();
   p.op = Op::shrink;
   p.input_dtype = DType::bf16;
   p.hidden_in = 64;
