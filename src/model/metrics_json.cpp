@@ -197,13 +197,9 @@ void to_json(json& j, const CaseTiming& t) {
 CaseTiming timing_from_json(const JsonIn& in) {
   (void)in.members();
   CaseTiming t;
-  const auto ms = [&](std::string_view key) -> std::optional<double> {
-    const std::optional<JsonIn> v = in.find(key);
-    return v ? std::optional<double>(v->number()) : std::nullopt;
-  };
-  t.kernel_ms = ms("kernel_ms");
-  t.reference_ms = ms("reference_ms");
-  (void)ms("bandwidth_gb_s");  // derived: rebuilt from the fields
+  t.kernel_ms = in.optional_number("kernel_ms");
+  t.reference_ms = in.optional_number("reference_ms");
+  (void)in.optional_number("bandwidth_gb_s");  // derived: rebuilt from the fields
   if (const std::optional<JsonIn> v = in.find("bytes")) {
     t.bytes = count(*v);
   }

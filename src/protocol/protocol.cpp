@@ -56,12 +56,6 @@ DType dtype_from(const JsonIn& j) {
   return *d;
 }
 
-/// A number that may be null (absent) and is otherwise finite.
-std::optional<double> optional_number(const JsonIn& j, std::string_view key) {
-  const std::optional<JsonIn> v = j.find(key);
-  return v ? std::optional<double>(v->number()) : std::nullopt;
-}
-
 /// A finite number that fits a float.
 float float_from(const JsonIn& j) {
   const double v = j.number();
@@ -69,11 +63,6 @@ float float_from(const JsonIn& j) {
     j.fail(fmt::format("{} is out of a float's range", v));
   }
   return static_cast<float>(v);
-}
-
-std::string string_or(const JsonIn& j, std::string_view key, std::string fallback) {
-  const std::optional<JsonIn> v = j.find(key);
-  return v ? v->string() : fallback;
 }
 
 ImageRef image_from(const JsonIn& j) {
@@ -98,9 +87,7 @@ LoadItem load_item_from(const JsonIn& j) {
   if (const std::optional<JsonIn> cubin = j.find("cubin")) {
     item.cubin = base64_from(*cubin);
   }
-  if (const std::optional<JsonIn> ptx = j.find("ptx")) {
-    item.ptx = ptx->string();
-  }
+  item.ptx = j.optional_string("ptx");
   return item;
 }
 
@@ -108,11 +95,11 @@ LoadResult load_result_from(const JsonIn& j) {
   LoadResult r;
   r.key = j.at("key").string();
   r.ok = j.at("ok").boolean();
-  r.error = string_or(j, "error", "");
+  r.error = j.optional_string("error").value_or("");
   if (const std::optional<JsonIn> cubin = j.find("cubin")) {
     r.jit_cubin = base64_from(*cubin);
-    r.jit_log = string_or(j, "jit_log", "");
-    r.ms = optional_number(j, "ms").value_or(0.0);
+    r.jit_log = j.optional_string("jit_log").value_or("");
+    r.ms = j.optional_number("ms").value_or(0.0);
   }
   return r;
 }
@@ -151,8 +138,8 @@ Job job_from(const JsonIn& j) {
   job.block_n = j.at("block_n").whole<std::int64_t>(0);
   job.repeats = j.at("repeats").whole<int>(0);
   job.pdl = j.at("pdl").boolean();
-  job.atol = optional_number(j, "atol");
-  job.rtol = optional_number(j, "rtol");
+  job.atol = j.optional_number("atol");
+  job.rtol = j.optional_number("rtol");
   if (const std::optional<JsonIn> expand = j.find("expand")) {
     job.expand = image_from(*expand);
   }
@@ -181,7 +168,7 @@ JobResult result_from(const JsonIn& j) {
   if (const std::optional<JsonIn> timing = j.find("timing")) {
     r.timing = timing_from_json(*timing);
   }
-  r.worker_ms = optional_number(j, "worker_ms").value_or(0.0);
+  r.worker_ms = j.optional_number("worker_ms").value_or(0.0);
   return r;
 }
 
@@ -521,7 +508,7 @@ std::optional<Reply> parse_reply(std::string_view line) {
     }
     if (name == "fatal") {
       const std::optional<JsonIn> code = r.find("exit_code");
-      return StartFailure{string_or(r, "error", ""), code ? code->whole<int>(0, 255) : 3};
+      return StartFailure{r.optional_string("error").value_or(""), code ? code->whole<int>(0, 255) : 3};
     }
     if (name == "loaded_batch") {
       LoadedBatch batch;
@@ -541,7 +528,7 @@ std::optional<Reply> parse_reply(std::string_view line) {
       return RaceAnswer{race_result_from(r.at("result")), {}, false};
     }
     if (name == "error") {
-      return WorkerError{string_or(r, "error", "")};
+      return WorkerError{r.optional_string("error").value_or("")};
     }
     return UnknownReply{std::string(line)};
   });

@@ -12,13 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-std::optional<std::string> optional_string(const JsonIn& j, const char* key) {
-  if (const auto v = j.find(key)) {
-    return v->string();
-  }
-  return std::nullopt;
-}
-
 /// A non-negative real (an atol or rtol).
 double non_negative(const JsonIn& j) {
   const double v = j.number();
@@ -145,7 +138,7 @@ DeviceRecord DeviceRecord::from_json(const JsonIn& j) {
   DeviceRecord d;
   d.device = j.at("device").whole<int>(0, k_max_device);
   d.cases = j.at("cases").count();
-  d.retired = optional_string(j, "retired");
+  d.retired = j.optional_string("retired");
   return d;
 }
 
@@ -190,7 +183,7 @@ Meta Meta::from_json(const JsonIn& j) {
   m.git_sha = j.at("git_sha").string();
   m.argv = j.at("argv").strings();
   m.started_at = j.at("started_at").string();
-  m.finished_at = optional_string(j, "finished_at");
+  m.finished_at = j.optional_string("finished_at");
   m.config = JsonText::of(j.at("config").object());
   m.config_sha256 = j.at("config_sha256").string();
   m.seed = j.at("seed").whole<std::uint64_t>(0);
@@ -269,11 +262,11 @@ Environment Environment::from_json(const JsonIn& j) {
       e.gpus->push_back(g.is_null() ? JsonText() : JsonText::of(g.object()));
     }
   }
-  e.no_gpu_reason = optional_string(j, "no_gpu_reason");
+  e.no_gpu_reason = j.optional_string("no_gpu_reason");
   if (const auto v = j.find("jit_cache_disabled")) {
     e.jit_cache_disabled = v->boolean();
   }
-  e.module_loading = optional_string(j, "module_loading");
+  e.module_loading = j.optional_string("module_loading");
   if (j.json().contains("inspection_cache")) {
     e.inspection_cache = carried_object(j, "inspection_cache");
   }
@@ -314,17 +307,17 @@ VariantRecord VariantRecord::from_json(const JsonIn& j) {
     v.amplify = a->whole<int>(1, 64);
   }
   v.compile = carried_object(j, "compile");
-  v.compile_error = optional_string(j, "compile_error");
-  v.cubin_sha256 = optional_string(j, "cubin_sha256");
+  v.compile_error = j.optional_string("compile_error");
+  v.cubin_sha256 = j.optional_string("cubin_sha256");
   if (const auto n = j.find("static_findings")) {
     v.static_findings = n->whole<int>(0);
   }
   if (const auto n = j.find("ptx_findings")) {
     v.ptx_findings = n->whole<int>(0);
   }
-  v.attribution = optional_string(j, "attribution");
+  v.attribution = j.optional_string("attribution");
   v.sass = carried_object(j, "sass");
-  v.sass_error = optional_string(j, "sass_error");
+  v.sass_error = j.optional_string("sass_error");
   if (const auto verdicts = j.find("case_verdicts")) {
     v.case_verdicts.emplace();
     for (const auto& [verdict, n] : verdicts->members()) {
@@ -379,7 +372,7 @@ SetControlsRecord SetControlsRecord::from_json(const JsonIn& j) {
   if (const auto v = j.find("negative")) {
     s.negative = CaseRecord::from_json(*v);
   }
-  s.reason = optional_string(j, "reason");
+  s.reason = j.optional_string("reason");
   return s;
 }
 
@@ -397,7 +390,7 @@ AmplifiedControlRecord AmplifiedControlRecord::from_json(const JsonIn& j) {
   a.role = j.at("role").string();
   a.pairs = j.at("pairs").whole<int>(1, 64);
   a.valid = j.at("valid").boolean();
-  a.reason = optional_string(j, "reason");
+  a.reason = j.optional_string("reason");
   a.record = CaseRecord::from_json(j.at("record"));
   return a;
 }
@@ -440,7 +433,7 @@ Controls Controls::from_json(const JsonIn& j) {
   if (const auto v = j.find("amplified_notes")) {
     c.amplified_notes = v->strings();
   }
-  c.reason = optional_string(j, "reason");
+  c.reason = j.optional_string("reason");
   return c;
 }
 
@@ -482,7 +475,7 @@ Tolerances Tolerances::from_json(const JsonIn& j) {
     }
     row.atol = non_negative(r.at("atol"));
     row.rtol = non_negative(r.at("rtol"));
-    row.why = optional_string(r, "why");
+    row.why = r.optional_string("why");
     t.table.push_back(std::move(row));
   }
   for (const auto& [dtype, o] : j.at("overrides").members()) {
@@ -530,7 +523,7 @@ RemedyRecord RemedyRecord::from_json(const JsonIn& j) {
   r.kernel_ms = optional_non_negative(j, "kernel_ms");
   r.cost = optional_non_negative(j, "cost");
   r.in_plan = j.at("in_plan").boolean();
-  r.reason = optional_string(j, "reason");
+  r.reason = j.optional_string("reason");
   return r;
 }
 

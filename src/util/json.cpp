@@ -368,6 +368,16 @@ std::optional<JsonIn> JsonIn::find(std::string_view key) const {
   return JsonIn(*it, *m_file, m_pointer + "/" + json_pointer_token(key));
 }
 
+std::optional<std::string> JsonIn::optional_string(std::string_view key) const {
+  const std::optional<JsonIn> v = find(key);
+  return v ? std::optional<std::string>(v->string()) : std::nullopt;
+}
+
+std::optional<double> JsonIn::optional_number(std::string_view key) const {
+  const std::optional<JsonIn> v = find(key);
+  return v ? std::optional<double>(v->number()) : std::nullopt;
+}
+
 JsonIn JsonIn::operator[](std::size_t i) const {
   const nlohmann::json& a = array();
   if (i >= a.size()) {

@@ -49,6 +49,9 @@ class JsonIn {
   [[nodiscard]] JsonIn at(std::string_view key) const;
   /// The member `key`, or nullopt when it is absent or null.
   [[nodiscard]] std::optional<JsonIn> find(std::string_view key) const;
+  /// The member `key` as string() / number() read it, or nullopt when it is absent or null.
+  [[nodiscard]] std::optional<std::string> optional_string(std::string_view key) const;
+  [[nodiscard]] std::optional<double> optional_number(std::string_view key) const;
   /// Element `i` of this array.
   [[nodiscard]] JsonIn operator[](std::size_t i) const;
   /// The elements of this array, as views.
