@@ -452,12 +452,19 @@ std::uint64_t JsonIn::natural(std::uint64_t lo, std::uint64_t hi) const {
   return v;
 }
 
-std::string whole_out_of_range(std::int64_t lo, std::int64_t hi, std::string_view got) {
+namespace {
+template <class T>
+std::string whole_range_text(T lo, T hi, std::string_view got) {
   return fmt::format("expected a whole number in [{}, {}], got {}", lo, hi, got);
+}
+}  // namespace
+
+std::string whole_out_of_range(std::int64_t lo, std::int64_t hi, std::string_view got) {
+  return whole_range_text(lo, hi, got);
 }
 
 std::string whole_out_of_range(std::uint64_t lo, std::uint64_t hi, std::string_view got) {
-  return fmt::format("expected a whole number in [{}, {}], got {}", lo, hi, got);
+  return whole_range_text(lo, hi, got);
 }
 
 std::vector<std::string> JsonIn::strings() const {
