@@ -8,7 +8,6 @@
 // and every answer must be whole: vLLM's error, or the five keys to a kernel config
 // whose knobs the reader checked.
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -20,7 +19,7 @@
 
 namespace {
 
-constexpr std::array<std::string_view, 3> k_ops = {"EXPAND_TRUE", "EXPAND_FALSE", "SHRINK"};
+constexpr const auto& k_ops = lp::plan::TunedConfigs::k_ops;
 constexpr std::int64_t k_min = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t k_max = std::numeric_limits<std::int64_t>::max();
 

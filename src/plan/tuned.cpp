@@ -1,7 +1,6 @@
 #include "plan/tuned.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <filesystem>
 
@@ -19,8 +18,6 @@ namespace lp::plan {
 
 namespace {
 
-/// The ops of a tuned folder, as its file names end: <GPU>_<op>.json.
-constexpr std::array<std::string_view, 3> k_ops = {"EXPAND_TRUE", "EXPAND_FALSE", "SHRINK"};
 constexpr std::size_t k_levels = 5;  // max_loras, num_slices, m, k, n
 constexpr const char* k_level_names[k_levels] = {"max_loras", "num_slices", "m", "k", "n"};
 constexpr std::size_t k_max_file_bytes = std::size_t{64} << 20;

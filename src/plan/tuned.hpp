@@ -14,6 +14,7 @@
 // for that op. (vllm/runtime/modeling/lora/ops/triton_ops/utils.py,
 // get_lora_op_configs; lora_expand_op.py and lora_shrink_op.py for MAX_LORAS.)
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,10 @@ struct TunedChoice {
 
 class TunedConfigs {
  public:
+  /// The ops of a tuned folder, as its file names end: <GPU>_<op>.json. The tuned
+  /// fuzzer picks one by index (its corpus's first byte), so the order stays.
+  static constexpr std::array<std::string_view, 3> k_ops = {"EXPAND_TRUE", "EXPAND_FALSE", "SHRINK"};
+
   /// Reads the folder's files for `gpu` (a device name, spaces and dashes allowed).
   /// Throws lp::UsageError for a folder that is not there, lp::InputError
   /// ("<file>:<pointer>: ...") for a file that is malformed or incomplete anywhere.
