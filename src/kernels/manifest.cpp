@@ -10,6 +10,7 @@
 #include "util/json_bounded.hpp"
 #include "util/json_in.hpp"
 #include "util/release.hpp"
+#include "util/text.hpp"
 
 namespace lp::kernels {
 
@@ -60,8 +61,7 @@ FileRef read_file_ref(const JsonIn& f, const PackRef& pack) {
 /// it names the variant on every output (terminal tables, file names of repro bundles,
 /// Markdown, HTML), so a manifest's id is held to letters, digits, '.', '_' and '-'.
 bool is_variant_id(const std::string& id) {
-  return !id.empty() && id.size() <= 200 &&
-         id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
+  return !id.empty() && id.size() <= 200 && std::all_of(id.begin(), id.end(), is_name_char);
 }
 
 Variant parse_variant(const JsonIn& v, const PackRef& pack) {

@@ -148,7 +148,7 @@ std::string marked_listing(const sass::Disassembly& d, const std::map<std::uint6
 
 std::string safe_name(std::string s) {
   for (char& c : s) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_')) {
+    if (!is_name_char(c)) {
       c = '_';
     }
   }

@@ -25,6 +25,10 @@ inline std::string_view trim(std::string_view s) {
 /// A letter, digit or underscore: a character of an identifier-like word ('\0' is not).
 inline bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
+/// A character a name may hold wherever it goes (a file name, a terminal, Markdown,
+/// HTML) without escaping: a word character, '.' or '-'.
+inline bool is_name_char(char c) { return is_word_char(c) || c == '.' || c == '-'; }
+
 /// `text` cut at every `sep`, empty items kept ("a,,b" is three items, "" is one), so
 /// a caller can refuse them with its own words: the one list splitter (flags, filters,
 /// axis values). The views point into `text`.
