@@ -15,6 +15,7 @@ shipped Triton version has (SHIPPED_SETS below).
     python3 scripts/gen_kernels.py --verify --out kernels/sets/triton-3.6.0
     python3 scripts/gen_kernels.py --repack                # every shipped set's pack in today's layout
     python3 scripts/gen_kernels.py --list --only shrink
+    python3 scripts/gen_kernels.py --stack --ids ids.txt --out /tmp/k   # as `loraprobe check` builds
 
 Standard library + Triton only. Needs no GPU.
 """
@@ -32,6 +33,9 @@ import time
 # imported.
 _ENV_PREFIXES = ("TRITON_", "MLIR_", "LLVM_", "NVPTX_", "AMDGCN_")
 _ENV_NAMES = ("DISABLE_PTXAS_OPT", "PTXAS_OPTIONS", "USE_IR_LOC", "DISABLE_LLVM_OPT")
+# --stack keeps these: they choose the ptxas the user's Triton runs, which is what
+# `loraprobe check` asks about (triton/knobs.py; get_ptxas in backends/nvidia/compiler.py).
+STACK_ENV_NAMES = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH")
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(SCRIPT_DIR)
@@ -51,7 +55,7 @@ def shipped_dir(version: str) -> str:
     return os.path.join(SETS_DIR, f"triton-{version}")
 
 
-def scrub_environment() -> list:
+def scrub_environment(keep=()) -> list:
     """Removes every variable that steers Triton, MLIR, LLVM or ptxas from
     os.environ; returns their names, sorted.
 
@@ -59,7 +63,8 @@ def scrub_environment() -> list:
     re-import this file (as __mp_main__), and a scrub there would delete the
     private-cache settings compile_all hands them, so they would compile
     through the shared ~/.triton/cache and reuse whatever it holds."""
-    scrubbed = sorted(k for k in os.environ if k.startswith(_ENV_PREFIXES) or k in _ENV_NAMES)
+    scrubbed = sorted(k for k in os.environ
+                      if (k.startswith(_ENV_PREFIXES) or k in _ENV_NAMES) and k not in keep)
     for key in scrubbed:
         del os.environ[key]
     return scrubbed
@@ -93,9 +98,25 @@ def parse_args(argv):
                    "script's pack layout, and update the manifest's stored_bytes and stored_sha256; the "
                    "uncompressed pack and every other field stay as they are")
     p.add_argument("--list", action="store_true", help="print the ids of the (filtered) matrix and exit")
+    p.add_argument("--ids", metavar="FILE",
+                   help="build exactly the variants whose ids FILE lists, one per line (any matrix's); every id "
+                   "must exist. Combines with --only (which narrows further)")
+    p.add_argument("--vllm-ops", metavar="DIR",
+                   help="with --stack: build vLLM's own kernels, lifted from DIR (an installed "
+                   "vllm/lora/ops/triton_ops; scripts/kernelgen/vllm_source.py), instead of kernels/triton")
+    p.add_argument("--stack", action="store_true",
+                   help="build as the installed Triton would for a user (what `loraprobe check` asks): with the "
+                   "ptxas that Triton runs for sm_90, TRITON_PTXAS_PATH and TRITON_PTXAS_BLACKWELL_PATH honoured; "
+                   "needs --out; implies --allow-triton-version")
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error("-j must be at least 1")
+    if args.stack and args.out is None:
+        p.error("--stack needs --out DIR: a user's stack never replaces a shipped set")
+    if args.vllm_ops and not args.stack:
+        p.error("--vllm-ops builds a user's stack: it needs --stack")
+    if args.stack:
+        args.allow_triton_version = True
     return args
 
 
@@ -113,6 +134,12 @@ def canonical_command(args, triton_version: str) -> str:
         words += ["--matrix", matrix_of(args, triton_version)]
     for only in args.only:
         words += ["--only", only]
+    if args.ids:
+        words += ["--ids", os.path.basename(args.ids)]
+    if args.stack:
+        words.append("--stack")
+    if args.vllm_ops:
+        words += ["--vllm-ops", "VLLM_OPS"]
     if args.triton:
         words += ["--triton", args.triton]
     elif args.allow_triton_version:
@@ -161,25 +188,55 @@ def sm90_ptxas_name() -> str:
     return "ptxas"
 
 
-def ptxas_info() -> dict:
-    name = sm90_ptxas_name()
-    path = build.tool_path(name)
+def stack_ptxas_path() -> str:
+    """The ptxas the installed Triton runs for sm_90, with the environment's overrides,
+    asked of Triton itself (get_ptxas from 3.8 on; knobs.nvidia.ptxas before)."""
+    from triton.backends.nvidia import compiler as nvidia
+    from triton import knobs
+    tool = nvidia.get_ptxas(build.TARGET["arch"]) if hasattr(nvidia, "get_ptxas") else knobs.nvidia.ptxas
+    return os.path.abspath(tool.path)
+
+
+def ptxas_info(stack: bool = False) -> dict:
+    if stack:
+        path = stack_ptxas_path()
+        hint = path
+    else:
+        name = sm90_ptxas_name()
+        path = build.tool_path(name)
+        hint = f"triton/backends/nvidia/bin/{name}"
     text = subprocess.run([path, "--version"], check=True, capture_output=True, text=True).stdout
     version = next((line.strip() for line in text.splitlines() if "compilation tools" in line), text.strip())
     with open(path, "rb") as f:
         digest = manifest.sha256(f.read())
-    return {"path_hint": f"triton/backends/nvidia/bin/{name}", "version": version, "sha256": digest}
+    return {"path_hint": hint, "version": version, "sha256": digest}
+
+
+def read_ids(path: str) -> list:
+    with open(path, encoding="utf-8") as f:
+        ids = [line.strip() for line in f if line.strip()]
+    if not ids:
+        raise ValueError(f"{path}: lists no variant id")
+    return ids
 
 
 def select(args, matrix: str):
-    variants = select_matrix(matrix)
+    if args.ids:
+        by_id = {v.id: v for v in build_matrix()}
+        ids = read_ids(args.ids)
+        unknown = [i for i in ids if i not in by_id]
+        if unknown:
+            raise ValueError(f"{args.ids}: {len(unknown)} id(s) no matrix has, first {unknown[0]!r}")
+        variants = sorted((by_id[i] for i in set(ids)), key=lambda v: v.id)
+    else:
+        variants = select_matrix(matrix)
     for only in args.only:
         terms = parse_filter(only)
         variants = [v for v in variants if matches(v, terms)]
     return variants
 
 
-def compile_all(variants, jobs, header, log):
+def compile_all(variants, jobs, header, log, stack=False, vllm_ops=None):
     import concurrent.futures
     import multiprocessing
 
@@ -192,8 +249,12 @@ def compile_all(variants, jobs, header, log):
         worker_env = {
             "TRITON_CACHE_DIR": os.path.join(tmp, "cache"),
             "TRITON_ALWAYS_COMPILE": "1",
-            "TRITON_PTXAS_PATH": build.tool_path("ptxas"),
         }
+        if not stack:
+            worker_env["TRITON_PTXAS_PATH"] = build.tool_path("ptxas")
+        elif os.environ.get("TRITON_PTXAS_PATH"):
+            # The user's override reaches the workers as it reaches their Triton (and is checked there).
+            worker_env["TRITON_PTXAS_PATH"] = os.environ["TRITON_PTXAS_PATH"]
         # ptxas's working directory (see init_worker): empty, so the line
         # info's relative paths resolve to nothing.
         empty_cwd = os.path.join(tmp, "ptxas-cwd")
@@ -201,7 +262,8 @@ def compile_all(variants, jobs, header, log):
         # spawn, not fork: the parent has imported Triton (LLVM, threads).
         ctx = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=build.init_worker,
-                                                    initargs=(REPO_ROOT, header, worker_env, empty_cwd)) as pool:
+                                                    initargs=(REPO_ROOT, header, worker_env, empty_cwd,
+                                                              vllm_ops)) as pool:
             futures = {pool.submit(build.compile_variant, v, tmp): v for v in variants}
             start = time.monotonic()
             for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
@@ -221,7 +283,7 @@ def read_or_none(path):
         return None
 
 
-def write_set(out_dir, variants, results, command, triton_version, ptxas, log):
+def write_set(out_dir, variants, results, command, triton_version, ptxas, log, stack=False):
     """Writes the pack and the manifest into out_dir; returns how many files
     it (re)wrote."""
     files = {}
@@ -252,6 +314,11 @@ def write_set(out_dir, variants, results, command, triton_version, ptxas, log):
     if len(seen) != 1:
         raise RuntimeError(f"the variants were compiled with {len(seen)} different ptxas option lists: {seen}")
     ptxas = dict(ptxas, options=list(seen[0]))
+    if stack:
+        # The manifest names the ptxas that made the cubins: the one Triton really ran.
+        ran = sorted({r["ptxas_binary"] for r in results.values() if r["status"] == "ok"})
+        if ran != [ptxas["path_hint"]]:
+            raise RuntimeError(f"Triton ran ptxas {ran}, not the {ptxas['path_hint']} it names for sm_90")
     top = {
         "$comment": f"Generated by {command}; do not edit. Fields: kernels/README.md.",
         "generated_by": command,
@@ -327,13 +394,13 @@ def main(argv=None) -> int:
         except (ValueError, RuntimeError, subprocess.CalledProcessError) as exc:
             log(f"gen_kernels: {exc}")
             return 2
-    scrubbed = scrub_environment()
+    scrubbed = scrub_environment(keep=STACK_ENV_NAMES if args.stack else ())
 
     if args.list:
         try:
             variants = select(args, args.matrix or "full")
-        except ValueError as exc:
-            log(f"gen_kernels: --only: {exc}")
+        except (OSError, ValueError) as exc:
+            log(f"gen_kernels: --only/--ids: {exc}")
             return 2
         print("\n".join(v.id for v in variants))
         return 0
@@ -364,8 +431,8 @@ def main(argv=None) -> int:
     matrix = matrix_of(args, version)
     try:
         variants = select(args, matrix)
-    except ValueError as exc:
-        log(f"gen_kernels: --only: {exc}")
+    except (OSError, ValueError) as exc:
+        log(f"gen_kernels: --only/--ids: {exc}")
         return 2
     if args.out is None:
         if version not in SHIPPED_SETS:
@@ -384,17 +451,19 @@ def main(argv=None) -> int:
 
     command = canonical_command(args, version)
     header = f"Generated by {command}; do not edit."
-    ptxas = ptxas_info()
+    ptxas = ptxas_info(stack=args.stack)
     log(f"gen_kernels: {len(variants)} variants (matrix {matrix}), Triton {version}, {ptxas['version']}, "
         f"-j {args.jobs}")
     start = time.monotonic()
-    results = compile_all(variants, args.jobs, header, log)
+    results = compile_all(variants, args.jobs, header, log, stack=args.stack, vllm_ops=args.vllm_ops)
     os.makedirs(out_dir, exist_ok=True)
-    written = write_set(out_dir, variants, results, command, triton.__version__, ptxas, log)
+    written = write_set(out_dir, variants, results, command, triton.__version__, ptxas, log, stack=args.stack)
     elapsed = time.monotonic() - start
 
     build.import_kernels(REPO_ROOT)
-    problems = manifest.verify(out_dir, {v.id: v for v in variants}, arg_names_of)
+    if args.vllm_ops:
+        build.use_vllm_kernels(args.vllm_ops, os.path.join(REPO_ROOT, "kernels", "vllm"))
+    problems = manifest.verify(out_dir, {v.id: v for v in variants}, arg_names_of, foreign=bool(args.vllm_ops))
     for p in problems:
         log(f"verify: {p}")
     ok = sum(1 for r in results.values() if r["status"] == "ok")

@@ -297,6 +297,52 @@ def kernel_source(v: Variant) -> tuple:
     return ("lora_shrink", "_lora_shrink_kernel")
 
 
+# Constexprs of loraprobe's kernels that vLLM's do not have, with the value at which
+# ours compile to vLLM's code (kernels/README.md).
+OURS_ONLY_CONSTEXPRS = {"RAW_A_BITS": False, "TAIL_NS": 0}
+# Runtime parameters vLLM's kernels have and loraprobe's do not, as vLLM's JIT types them
+# for the value it passes on CUDA: lora_shrink_op.py (vllm 0.34.0) leaves
+# output_split_stride at its default 0 outside batch invariance, and 0 is divisible by 16.
+VLLM_ONLY_RUNTIME = {"output_split_stride": ("i32", DIVISIBLE_BY_16)}
+
+
+def foreign_compile_inputs(v: Variant, arg_names: list) -> tuple:
+    """compile_inputs for a kernel of the same ABI but another source (vLLM's own), and
+    its PTX parameter list [(name, type)]: our runtime arguments and constexprs where it
+    has them, vLLM's launch values for its own (vllm_source.py, VLLM_ONLY_RUNTIME); a
+    constexpr of ours it lacks must be at the value that compiles to vLLM's code."""
+    from .vllm_source import VLLM_ONLY_CONSTEXPRS
+    ours = kernel_constexprs(v)
+    by_name = {name: (ty, spec) for name, ty, spec in arguments(v)}
+    by_name.update(VLLM_ONLY_RUNTIME)
+    none_args = {name for name, _ in NONE_ARGUMENTS.get(v.op, ())}
+    for name, value in ours.items():
+        if name not in arg_names and OURS_ONLY_CONSTEXPRS.get(name, object()) != value:
+            raise ValueError(f"{v.id}: the kernel has no parameter {name} (= {value!r} in this variant)")
+    missing = [name for name, _, _ in arguments(v) if name not in arg_names]
+    extra = [n for n in arg_names if n not in ours and n not in by_name and n not in none_args
+             and n not in VLLM_ONLY_CONSTEXPRS]
+    if missing or extra:
+        raise ValueError(f"the kernel's parameters differ from loraprobe's ABI of {v.op}: it has "
+                         f"{', '.join(extra) or 'nothing'} more and {', '.join(missing) or 'nothing'} less")
+    signature, constexprs, attrs, params = {}, {}, {}, []
+    for index, name in enumerate(arg_names):
+        if name in ours or name in VLLM_ONLY_CONSTEXPRS or name in none_args:
+            signature[name] = "constexpr"
+            constexprs[name] = None if name in none_args else ours.get(name, VLLM_ONLY_CONSTEXPRS.get(name))
+            continue
+        ty, spec = by_name[name]
+        signature[name] = ty
+        if spec == EQUAL_TO_1:
+            constexprs[name] = 1
+            continue
+        if spec in (DIVISIBLE_BY_16, ALIGNED_16):
+            attrs[(index, )] = [["tt.divisibility", 16]]
+        params.append((name, ty))
+    params += [("global_scratch", "global_scratch"), ("profile_scratch", "profile_scratch")]
+    return signature, constexprs, attrs, params
+
+
 def compile_inputs(v: Variant, arg_names: list) -> tuple:
     """signature, constexprs and attrs for triton.compiler.ASTSource, i.e.
     exactly what Triton's JIT would build for this specialisation."""

@@ -93,6 +93,7 @@ def _install_ptxas_recorder():
         if isinstance(args, (list, tuple)) and args and os.path.basename(str(args[0])).startswith("ptxas") \
                 and "-o" in args:
             _state["ptxas_options"] = _ptxas_options([str(a) for a in args])
+            _state["ptxas_binary"] = os.path.abspath(str(args[0]))
         return real_run(args, *rest, **kwargs)
 
     subprocess.run = run
@@ -122,12 +123,14 @@ def _apply_worker_env(env: dict):
         raise RuntimeError(f"compile worker: Triton does not see the generator's environment: {wrong} (wanted {env})")
 
 
-def init_worker(repo_root: str, header: str, env: dict, empty_cwd: str):
+def init_worker(repo_root: str, header: str, env: dict, empty_cwd: str, vllm_ops_dir=None):
     """Per-process setup of a compile worker; env (TRITON_CACHE_DIR,
     TRITON_ALWAYS_COMPILE, TRITON_PTXAS_PATH) is applied and checked, and
     the worker moves into empty_cwd, an empty folder nobody writes to."""
     _apply_worker_env(env)
     import_kernels(repo_root)
+    if vllm_ops_dir:
+        use_vllm_kernels(vllm_ops_dir, os.path.join(repo_root, "kernels", "vllm"))
     _install_stage_hook(header, repo_root)
     _install_ptxas_recorder()
     # Triton runs ptxas in the current directory. ptxas records the mtime
@@ -141,9 +144,25 @@ def init_worker(repo_root: str, header: str, env: dict, empty_cwd: str):
     os.chdir(empty_cwd)
 
 
+def use_vllm_kernels(ops_dir: str, out_dir: str) -> None:
+    """From now on kernel_function() returns vLLM's own kernels, lifted from the
+    installed vLLM's LoRA ops folder (vllm_source.py) into out_dir."""
+    from . import vllm_source
+    _state["vllm_module"] = vllm_source.load_module(vllm_source.write_module(ops_dir, out_dir))
+    _state["vllm_ops_dir"] = ops_dir
+
+
 def kernel_function(v: Variant):
     module, name = abi.kernel_source(v)
-    return getattr(importlib.import_module(module), name)
+    lifted = _state.get("vllm_module")
+    if lifted is None:
+        return getattr(importlib.import_module(module), name)
+    if v.role not in ("kernel", "negative_control"):
+        raise LookupError(f"{v.id}: a {v.role} is loraprobe's own; vLLM has no such kernel")
+    fn = getattr(lifted, name, None)
+    if fn is None:
+        raise LookupError(f"vLLM's LoRA ops at {_state['vllm_ops_dir']} define no @triton.jit {name}")
+    return fn
 
 
 def _sanitise(text: str) -> str:
@@ -195,8 +214,15 @@ def compile_variant(v: Variant, scratch_dir: str) -> dict:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    fn = kernel_function(v)
-    signature, constexprs, attrs = abi.compile_inputs(v, fn.arg_names)
+    params = None
+    try:
+        fn = kernel_function(v)
+        if "vllm_module" in _state:
+            signature, constexprs, attrs, params = abi.foreign_compile_inputs(v, fn.arg_names)
+        else:
+            signature, constexprs, attrs = abi.compile_inputs(v, fn.arg_names)
+    except (LookupError, ValueError) as exc:
+        return {"id": v.id, "status": "rejected", "reason": _sanitise(f"{type(exc).__name__}: {exc}")[:500]}
     src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
     target = GPUTarget(TARGET["backend"], TARGET["arch"], TARGET["warp_size"])
     _state["ptxas_options"] = None
@@ -206,9 +232,16 @@ def compile_variant(v: Variant, scratch_dir: str) -> dict:
         return {"id": v.id, "status": "rejected", "reason": _reason(exc)}
 
     md = kernel.metadata
+    lifted = _state.get("vllm_module")
+    if lifted is not None:
+        result_source = {"file": "vllm/lora/ops/triton_ops/" + lifted.LIFTED_FROM[fn.__name__],
+                         "function": fn.__name__}
+    else:
+        result_source = None
     if _state["ptxas_options"] is None:
         raise RuntimeError(f"{v.id}: Triton made a cubin without a ptxas run this worker saw")
-    result = {"id": v.id, "status": "ok", "reason": None, "ptxas_options": _state["ptxas_options"]}
+    result = {"id": v.id, "status": "ok", "reason": None, "ptxas_options": _state["ptxas_options"],
+              "ptxas_binary": _state.get("ptxas_binary"), "source": result_source, "params": params}
     if md.shared > MAX_SHARED_BYTES:
         # Same wording as Triton's OutOfResources at load time.
         result = {
