@@ -158,7 +158,8 @@ def kernel_function(v: Variant):
     if lifted is None:
         return getattr(importlib.import_module(module), name)
     if v.role not in ("kernel", "negative_control"):
-        raise LookupError(f"{v.id}: a {v.role} is loraprobe's own; vLLM has no such kernel")
+        # The controls and test hooks are loraprobe's by definition (a sweep's positive control).
+        return getattr(importlib.import_module(module), name)
     fn = getattr(lifted, name, None)
     if fn is None:
         raise LookupError(f"vLLM's LoRA ops at {_state['vllm_ops_dir']} define no @triton.jit {name}")
@@ -215,9 +216,11 @@ def compile_variant(v: Variant, scratch_dir: str) -> dict:
     from triton.compiler import ASTSource
 
     params = None
+    lifted = _state.get("vllm_module")
     try:
         fn = kernel_function(v)
-        if "vllm_module" in _state:
+        foreign = lifted is not None and getattr(lifted, fn.__name__, None) is fn
+        if foreign:
             signature, constexprs, attrs, params = abi.foreign_compile_inputs(v, fn.arg_names)
         else:
             signature, constexprs, attrs = abi.compile_inputs(v, fn.arg_names)
@@ -232,8 +235,7 @@ def compile_variant(v: Variant, scratch_dir: str) -> dict:
         return {"id": v.id, "status": "rejected", "reason": _reason(exc)}
 
     md = kernel.metadata
-    lifted = _state.get("vllm_module")
-    if lifted is not None:
+    if foreign:
         result_source = {"file": "vllm/lora/ops/triton_ops/" + lifted.LIFTED_FROM[fn.__name__],
                          "function": fn.__name__}
     else:

@@ -75,7 +75,7 @@ int run_app(int argc, char** argv) {
       "Run 'loraprobe <subcommand> --help' for the options and examples of each.");
   const std::vector<Command> commands = {
       add_sweep_command(app), add_list_command(app), add_inspect_command(app),
-      add_env_command(app),   add_report_command(app), add_diff_command(app), add_repro_command(app), add_merge_command(app), add_version_command(app), add_worker_command(app),
+      add_env_command(app),   add_check_command(app), add_report_command(app), add_diff_command(app), add_repro_command(app), add_merge_command(app), add_version_command(app), add_worker_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -23,6 +23,7 @@ Command add_sweep_command(CLI::App& app);
 Command add_list_command(CLI::App& app);
 Command add_inspect_command(CLI::App& app);
 Command add_env_command(CLI::App& app);
+Command add_check_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);
 Command add_repro_command(CLI::App& app);

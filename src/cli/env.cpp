@@ -17,6 +17,7 @@
 #include "report/environment.hpp"
 #include "sass/analyze.hpp"
 #include "sass/nvdisasm.hpp"
+#include "stack/probe.hpp"
 #include "sweep/report_builder.hpp"
 #include "worker/worker.hpp"
 #include "util/error.hpp"
@@ -29,6 +30,7 @@ namespace {
 
 struct EnvOptions {
   bool json = false;
+  std::string python;  ///< --python: whose vLLM, torch and Triton; empty: stack::default_python()
   bool allow_jit_cache = false;
   int device = 0;
 };
@@ -52,6 +54,8 @@ struct EnvRecord {
   std::string cublas_error;
   std::optional<protocol::GpuRecord> gpu;
   std::string no_gpu_reason;
+  std::optional<stack::PythonStack> python;  ///< the Python stack vLLM runs in (loraprobe check's probe)
+  std::string python_error;
 };
 
 EnvRecord collect(const EnvOptions& o) {
@@ -70,6 +74,9 @@ EnvRecord collect(const EnvOptions& o) {
   if (!env.kernel_sets_error.empty()) {
     env.kernel_sets.clear();
   }
+  env.python_error = error_of([&] {
+    env.python = stack::probe_stack(o.python.empty() ? stack::default_python() : o.python);
+  });
   // cuBLAS is found without a GPU (a dlopen): say which file the reference would use.
   env.cublas_error = error_of([&] { env.cublas_path = cublas_api().library; });
   // The GPU part: the same record a sweep's worker sends. This process may touch
@@ -112,7 +119,8 @@ JsonText env_json(const EnvRecord& env) {
       {"kernel_sets", env.kernel_sets_error.empty() ? JsonText::array(sets) : error_record(env.kernel_sets_error)},
       {"cublas", env.cublas_error.empty() ? JsonText::object({{"path", JsonText::of_string(env.cublas_path)}})
                                           : error_record(env.cublas_error)},
-      {"gpu", env.gpu ? protocol::to_json_text(*env.gpu) : JsonText()}};
+      {"gpu", env.gpu ? protocol::to_json_text(*env.gpu) : JsonText()},
+      {"python_stack", env.python ? env.python->to_json_text() : error_record(env.python_error)}};
   if (!env.gpu) {
     members.emplace_back("no_gpu_reason", JsonText::of_string(env.no_gpu_reason));
   }
@@ -152,6 +160,18 @@ std::string env_text(const EnvRecord& env) {
                      set.record.variants, set.ptxas_version.empty() ? "?" : set.ptxas_version);
     }
   }
+  if (env.python) {
+    const stack::PythonStack& p = *env.python;
+    fmt::format_to(to, "Python stack ({}, Python {}): {}\n", p.executable, p.python_version, p.headline());
+    fmt::format_to(to, "  ptxas Triton runs for sm_90: {}\n",
+                   p.ptxas.sm90 ? fmt::format("{} {}{}", p.ptxas.sm90->version, p.ptxas.sm90->path,
+                                              p.ptxas.overridden ? fmt::format(" (from {})", p.ptxas.knob) : "")
+                                : fmt::format("unknown ({})", p.ptxas.error.empty() ? "no Triton" : p.ptxas.error));
+    fmt::format_to(to, "  vLLM LoRA: ops {}; dual-stream (PDL) {}; tuned configs {}\n", p.vllm_ops_dir.value_or("-"),
+                   p.use_gdc() ? "on" : "off", p.tuned_folder.value_or("vLLM's defaults"));
+  } else {
+    fmt::format_to(to, "Python stack: {}\n", env.python_error);
+  }
   if (!env.gpu) {
     fmt::format_to(to, "GPU: {}\n", env.no_gpu_reason);
     return out;
@@ -172,6 +192,10 @@ Command add_env_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("env", "Print the environment record: toolkit, compilers, nvdisasm, GPU");
   sub->add_flag("--json", o->json, "Print JSON");
   sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::Range(0, k_max_device));
+  sub->add_option("--python", o->python,
+                  "The interpreter whose vLLM, torch and Triton to report (default: the python3 beside loraprobe, "
+                  "else the one on PATH)")
+      ->check(non_empty());
   sub->footer("Examples:\n  loraprobe env\n  loraprobe env --json > env.json\nExits 0 with or without a GPU.");
   return {sub, [o] {
             const EnvRecord env = collect(*o);

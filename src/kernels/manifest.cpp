@@ -82,6 +82,9 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
   if (const auto produced = v.find("produced")) {
     out.produced = produced->strings();
   }
+  if (const auto source = v.find("source")) {
+    out.source = fmt::format("{}:{}", source->at("file").string(), source->at("function").string());
+  }
   if (out.status != "ok") {
     if (out.status != "rejected") {
       v.at("status").fail(fmt::format("unknown status \"{}\" (ok, rejected)", out.status));

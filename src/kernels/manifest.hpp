@@ -91,6 +91,9 @@ struct Variant {
   /// The PDL contract (expand and shrink): parameters the previous grid of vLLM's
   /// dual-stream chain writes, which must not be read before griddepcontrol.wait.
   std::vector<std::string> produced;
+  /// "file:function" the generator built it from ("kernels/triton/lora_expand.py:_lora_expand_kernel",
+  /// or vLLM's own file for a set `check --kernels vllm` built); empty when the manifest does not say.
+  std::string source;
   std::int64_t shared_bytes = 0;
   std::int64_t global_scratch_size = 0;
   std::int64_t global_scratch_align = 1;

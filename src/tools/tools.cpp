@@ -284,6 +284,12 @@ void restrict_program_paths(const std::vector<std::string>& named) {
   }
 }
 
+void allow_found_program(const std::string& path) {
+  ProgramPolicy& policy = program_policy();
+  std::lock_guard lock(policy.mutex);
+  policy.named.insert(canonical_or_absolute(path));
+}
+
 void require_named_program(const std::string& path, std::string_view what, std::string_view flag) {
   ProgramPolicy& policy = program_policy();
   std::lock_guard lock(policy.mutex);

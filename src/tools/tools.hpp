@@ -87,6 +87,11 @@ bool is_executable_file(const std::string& path);
 /// Restricts program paths to `named` (each compared after canonicalisation).
 void restrict_program_paths(const std::vector<std::string>& named);
 
+/// Adds `path` to the programs that may run under restrict_program_paths: a binary
+/// loraprobe found itself, not one a document named (check: the ptxas inside the
+/// Triton of the interpreter the user named, or the one their TRITON_PTXAS_PATH names).
+void allow_found_program(const std::string& path);
+
 /// Throws lp::UsageError "<what> <path>: ... add <flag> <path>" when paths are
 /// restricted and `path` is not one the command line named.
 void require_named_program(const std::string& path, std::string_view what, std::string_view flag);
