@@ -465,7 +465,7 @@ def main(argv=None) -> int:
 
     build.import_kernels(REPO_ROOT)
     if args.vllm_ops:
-        build.use_vllm_kernels(args.vllm_ops, os.path.join(REPO_ROOT, "kernels", "vllm"))
+        build.use_vllm_kernels(args.vllm_ops)
     problems = manifest.verify(out_dir, {v.id: v for v in variants}, arg_names_of, foreign=bool(args.vllm_ops))
     for p in problems:
         log(f"verify: {p}")

@@ -130,7 +130,7 @@ def init_worker(repo_root: str, header: str, env: dict, empty_cwd: str, vllm_ops
     _apply_worker_env(env)
     import_kernels(repo_root)
     if vllm_ops_dir:
-        use_vllm_kernels(vllm_ops_dir, os.path.join(repo_root, "kernels", "vllm"))
+        use_vllm_kernels(vllm_ops_dir)
     _install_stage_hook(header, repo_root)
     _install_ptxas_recorder()
     # Triton runs ptxas in the current directory. ptxas records the mtime
@@ -144,10 +144,16 @@ def init_worker(repo_root: str, header: str, env: dict, empty_cwd: str, vllm_ops
     os.chdir(empty_cwd)
 
 
-def use_vllm_kernels(ops_dir: str, out_dir: str) -> None:
+def use_vllm_kernels(ops_dir: str) -> None:
     """From now on kernel_function() returns vLLM's own kernels, lifted from the
-    installed vLLM's LoRA ops folder (vllm_source.py) into out_dir."""
+    installed vLLM's LoRA ops folder (vllm_source.py) into a temporary folder of this
+    process (never the checkout)."""
+    import atexit
+    import shutil
+    import tempfile
     from . import vllm_source
+    out_dir = tempfile.mkdtemp(prefix="loraprobe-vllm-")
+    atexit.register(shutil.rmtree, out_dir, True)
     _state["vllm_module"] = vllm_source.load_module(vllm_source.write_module(ops_dir, out_dir))
     _state["vllm_ops_dir"] = ops_dir
 

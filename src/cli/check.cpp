@@ -291,15 +291,13 @@ stack::CheckAnswer check_stack(const CheckOptions& o, stack::PythonStack s) {
     in.upgrade_ptxas = version ? version->version : banner;
     in.upgrade_results = inspect_variants(inspector, embedded, *up, in.selection.launched, {compile::Compiler::prebuilt()});
   }
+  const RunTarget target{built.dir, *s.triton_version, s.use_gdc(), s.tuned_folder};
   in.stack = std::move(s);
-  const std::string triton = *s.triton_version;
-  const bool dual_stream = s.use_gdc();
-  const std::optional<std::string> tuned = s.tuned_folder;
   stack::CheckAnswer answer = stack::decide(in);
   answer.build_seconds = built.seconds;
   answer.notes.insert(answer.notes.begin(), notes.begin(), notes.end());
   if (o.run) {
-    run_sweep(o, {built.dir, triton, dual_stream, tuned}, answer);
+    run_sweep(o, target, answer);
   }
   return answer;
 }

@@ -263,6 +263,8 @@ void kernel_remedies(const CheckInputs& in, const std::vector<std::string>& haza
        "a vLLM patch (vllm #47869); no setting selects it"},
       {KernelRemedy::block_n_32, "block_n_32", "the expand at block_n 32 (ptxas serialises its wgmmas)",
        "a tuned expand config with block_n 32 in VLLM_TUNED_CONFIG_FOLDER (vllm #48638)"},
+      {KernelRemedy::stages_1, "stages_1", "the expand with one pipeline stage (no wgmma in flight across loop trips)",
+       "a tuned expand config with num_stages 1 in VLLM_TUNED_CONFIG_FOLDER"},
   };
   for (const Row& row : rows) {
     const std::vector<std::string> ids = neighbours_of(in.selection, hazard_ids, row.remedy);

@@ -16,6 +16,7 @@ std::string_view to_string(KernelRemedy remedy) {
   switch (remedy) {
     case KernelRemedy::block_n_32: return "block_n_32";
     case KernelRemedy::input_16bit: return "input_16bit";
+    case KernelRemedy::stages_1: return "stages_1";
     case KernelRemedy::pdl_off: return "pdl_off";
   }
   return "?";
@@ -48,6 +49,12 @@ const kernels::Variant* neighbour_of(const kernels::KernelSet& set, const kernel
       wanted.set("input_dtype", AxisValue::of_text(*weight));
       break;
     }
+    case KernelRemedy::stages_1:
+      if (v.op != "expand" || v.axes.integer("num_stages").value_or(1) == 1) {
+        return nullptr;
+      }
+      wanted.set("num_stages", AxisValue::of_int(1));
+      break;
     case KernelRemedy::pdl_off:
       if (v.axes.boolean("gdc") != true) {
         return nullptr;
@@ -84,7 +91,8 @@ Selection select_variants(const plan::Plan& plan, const kernels::KernelSets& set
   }
   for (const std::string& id : out.launched) {
     const kernels::Variant& v = *set.find(id);
-    for (KernelRemedy remedy : {KernelRemedy::block_n_32, KernelRemedy::input_16bit, KernelRemedy::pdl_off}) {
+    for (KernelRemedy remedy :
+         {KernelRemedy::block_n_32, KernelRemedy::input_16bit, KernelRemedy::stages_1, KernelRemedy::pdl_off}) {
       if (const kernels::Variant* n = neighbour_of(set, v, remedy)) {
         out.neighbours.push_back({remedy, id, n->id});
       }

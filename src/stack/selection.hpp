@@ -2,7 +2,7 @@
 // Which kernels `loraprobe check` builds with the user's Triton: the variants vLLM
 // launches for the plan (its defaults, or its tuned files, for the config's or --model's
 // shapes), and beside each the neighbours that stand for the field remedies (block_n 32,
-// a 16-bit LoRA input, PDL off). Variant ids are the matrix's, the same in every Triton
+// a 16-bit LoRA input, one pipeline stage, PDL off). Variant ids are the matrix's, the same in every Triton
 // set; they are resolved in the embedded set with the most variants (the full matrix).
 
 #include <string>
@@ -15,8 +15,9 @@
 namespace lp::stack {
 
 /// A remedy that changes the kernel (the others change the compiler or the Triton).
-enum class KernelRemedy { block_n_32, input_16bit, pdl_off };
-std::string_view to_string(KernelRemedy remedy);  ///< "block_n_32", "input_16bit", "pdl_off"
+enum class KernelRemedy { block_n_32, input_16bit, stages_1, pdl_off };
+/// "block_n_32", "input_16bit", "stages_1", "pdl_off".
+std::string_view to_string(KernelRemedy remedy);
 
 /// A variant that stands for a remedy of a launched one.
 struct Neighbour {
