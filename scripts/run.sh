@@ -15,13 +15,13 @@ echo "run: no NVIDIA GPU on this host, so the sweep cannot run; its plan is:"
 plan="$("$lp" sweep --dry-run)"  # captured whole: a pipe into head would SIGPIPE it under pipefail
 echo "${plan%%$'\n'*}"
 echo "run: executing that plan needs a Hopper (sm_90) GPU: run 'build/loraprobe sweep' there."
-echo "run: What needs no GPU is the static half of the reported conditions (configs/seed-48590.json:"
+echo "run: What needs no GPU is the static half of the reported conditions (--config seed-48590:"
 echo "run: vLLM's default expand reading fp32, block_n 128, 2 stages, and the block_n 32 workaround)"
 echo "run: under every embedded Triton set, with Triton's own cubins (prebuilt) and the toolkit's ptxas:"
 echo "run: the SASS each would load, checked for HGMMA A registers reused while the HGMMA is in flight,"
 echo "run: and the PTX checked the same way, which says whether the PTX or ptxas made the hazard."
 status=0
-"$lp" inspect --config "$repo/configs/seed-48590.json" --ptxas toolkit || status=$?
+"$lp" inspect --config seed-48590 --ptxas toolkit || status=$?
 if [ "$status" -le 1 ]; then
   # The embedded sets reproduce the bug on purpose: finding the hazard is the expected outcome of
   # this demonstration, not a failure of run.sh. Gates call 'loraprobe inspect' directly (exit 1).

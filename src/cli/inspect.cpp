@@ -378,7 +378,7 @@ Command add_inspect_command(CLI::App& app) {
       "  loraprobe inspect --ptxas-matrix                                 # every Triton set x every ptxas in .tools/ptxas\n"
       "  loraprobe inspect --triton 3.8.0 --filter op=expand,input_dtype=fp32,block_n=128 --ptxas 13.3\n"
       "  loraprobe inspect --ptxas-matrix=/opt/ptxas --filter op=expand,input_dtype=fp32,block_n=128\n"
-      "  loraprobe inspect --config configs/seed-48590.json --ptxas toolkit  # what the seed sweep loads, every Triton\n"
+      "  loraprobe inspect --config seed-48590 --ptxas toolkit              # what the seed sweep loads, every Triton\n"
       "  loraprobe inspect --model qwen3.6-35b-a3b --rank 64 --tokens 256   # what sweep plans with the same flags\n"
       "  loraprobe inspect --list-checks\n"
       "Reports are cached under $XDG_CACHE_HOME/loraprobe (else ~/.cache/loraprobe) by cubin, nvdisasm and\n"

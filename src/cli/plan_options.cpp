@@ -1,6 +1,7 @@
 #include "cli/plan_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/app.hpp"
 #include "cli/validators.hpp"
@@ -13,7 +14,7 @@ bool PlanOptions::given() const {
 }
 
 plan::SweepConfig PlanOptions::resolve() const {
-  plan::SweepConfig config = config_path.empty() ? plan::load_default_config() : plan::load_config_file(config_path);
+  plan::SweepConfig config = config_path.empty() ? plan::load_default_config() : plan::load_config(config_path);
   plan::apply_flags(config, flags);
   print_notes(config.notes);
   return config;
@@ -21,7 +22,10 @@ plan::SweepConfig PlanOptions::resolve() const {
 
 void add_plan_options(CLI::App& sub, PlanOptions& o, const std::set<plan::AxisId>& bound_elsewhere) {
   sub.add_option("-c,--config", o.config_path,
-                 "Sweep config (JSON, configs/schema/config.schema.json); default: the embedded configs/default.json")
+                 fmt::format("Sweep config: an embedded one by name ({}: loraprobe list --configs) or a JSON file "
+                             "(configs/schema/config.schema.json; a value with '/' or ending in .json is a file); "
+                             "default: the embedded default",
+                             fmt::join(plan::embedded_config_stems(), ", ")))
       ->check(non_empty());
   for (const plan::AxisInfo& axis : plan::axis_table()) {
     const plan::AxisId id = axis.id;

@@ -16,7 +16,7 @@
 namespace lp::cli {
 
 struct PlanOptions {
-  std::string config_path;    ///< -c/--config; empty: the embedded configs/default.json
+  std::string config_path;    ///< -c/--config: a file or an embedded config's name (plan::load_config); empty: the default
   plan::FlagOverrides flags;  ///< applied by plan::apply_flags over the config
 
   /// Whether the command line says anything about the plan: --config or any flag here.

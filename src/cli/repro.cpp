@@ -71,7 +71,7 @@ Command add_repro_command(CLI::App& app) {
   sub->footer(
       "Examples:\n"
       "  loraprobe repro report.json 9efe288f6599 --out bug-bundle\n"
-      "  loraprobe sweep --config configs/seed-48590.json --save-repro bundles   (one per hazardous variant)\n"
+      "  loraprobe sweep --config seed-48590 --save-repro bundles   (one per hazardous variant)\n"
       "Nothing a report names is run: its ptxas is matched by sha256 against --ptxas, the toolkit's and .tools'.\n"
       "Exit codes: 0 written, 2 no such case, a case without a kernel, or a ptxas not here by sha256 (pass --ptxas),\n"
       "3 its kernel set is not here or the folder cannot be written.");

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <iterator>
 #include <limits>
 #include <set>
@@ -509,8 +510,68 @@ SweepConfig load_config_file(const std::string& path) {
   return parse_config(read_file(path, k_max_config_bytes), path);
 }
 
-SweepConfig load_default_config() {
-  return parse_config(embedded_config("default.json"), std::string(k_embedded_prefix) + "default.json");
+SweepConfig load_default_config() { return load_embedded_config("default"); }
+
+namespace {
+constexpr std::string_view k_json_suffix = ".json";
+
+bool ends_with_json(std::string_view value) {
+  return value.size() >= k_json_suffix.size() && value.substr(value.size() - k_json_suffix.size()) == k_json_suffix;
+}
+}  // namespace
+
+std::vector<std::string> embedded_config_stems() {
+  std::vector<std::string> stems;
+  for (std::string_view file : embedded_config_names()) {
+    if (ends_with_json(file)) {
+      file.remove_suffix(k_json_suffix.size());
+    }
+    stems.emplace_back(file);
+  }
+  std::sort(stems.begin(), stems.end());
+  return stems;
+}
+
+SweepConfig load_embedded_config(std::string_view name) {
+  const std::vector<std::string> stems = embedded_config_stems();
+  if (std::find(stems.begin(), stems.end(), name) == stems.end()) {
+    throw UsageError(fmt::format("--config {}: no such file or embedded config (embedded: {})", name,
+                                 fmt::join(stems, ", ")));
+  }
+  const std::string file = std::string(name) + std::string(k_json_suffix);
+  return parse_config(embedded_config(file), std::string(k_embedded_prefix) + file);
+}
+
+bool names_config_file(const std::string& value) {
+  std::error_code ec;
+  return value.find('/') != std::string::npos || ends_with_json(value) || std::filesystem::is_regular_file(value, ec);
+}
+
+SweepConfig load_config(const std::string& value) {
+  if (!names_config_file(value)) {
+    return load_embedded_config(value);
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(value, ec)) {
+    std::string stem = std::filesystem::path(value).filename().string();
+    if (ends_with_json(stem)) {
+      stem.resize(stem.size() - k_json_suffix.size());
+    }
+    const std::vector<std::string> stems = embedded_config_stems();
+    if (std::find(stems.begin(), stems.end(), stem) != stems.end()) {
+      throw UsageError(fmt::format("{}: cannot read: no such file; the embedded config of that name is --config {}",
+                                   value, stem));
+    }
+  }
+  return load_config_file(value);
+}
+
+JsonText configs_listing_json(const std::vector<ConfigListing>& rows) {
+  json out = json::array();
+  for (const ConfigListing& row : rows) {
+    out.push_back({{"name", row.name}, {"description", row.description}, {"cases", row.cases}});
+  }
+  return JsonText::of(out);
 }
 
 std::string SweepConfig::json_text() const { return to_json().dump(2) + "\n"; }

@@ -122,6 +122,37 @@ SweepConfig load_config_file(const std::string& path);
 /// The embedded configs/default.json, parsed.
 SweepConfig load_default_config();
 
+/// The names `--config NAME` takes: the embedded configs/*.json without ".json"
+/// ("ci-gate", "default", "full", "seed-48590", "upgrade-gate"), sorted.
+std::vector<std::string> embedded_config_stems();
+
+/// The embedded config `name` ("seed-48590"), parsed; its source (report meta, --show-config)
+/// is "<embedded>/configs/seed-48590.json", as the default's is. lp::UsageError
+/// "--config NAME: no such file or embedded config (embedded: ci-gate, default, ...)"
+/// when there is none of that name.
+SweepConfig load_embedded_config(std::string_view name);
+
+/// Whether a --config value names a file rather than an embedded config: it holds a
+/// '/', ends in ".json", or is an existing file.
+bool names_config_file(const std::string& value);
+
+/// What --config VALUE says: the config file (load_config_file) when names_config_file,
+/// else the embedded config of that name (load_embedded_config). A file that is not there
+/// but whose name is an embedded config's ("configs/seed-48590.json" outside a checkout)
+/// throws lp::UsageError "<path>: cannot read: no such file; the embedded config of that
+/// name is --config seed-48590".
+SweepConfig load_config(const std::string& value);
+
+/// One row of `loraprobe list --configs`.
+struct ConfigListing {
+  std::string name;         ///< what --config takes ("seed-48590")
+  std::string description;  ///< the config's description field
+  std::size_t cases = 0;    ///< the cases it plans over the kernel sets of the run
+};
+
+/// The rows of `loraprobe list --configs --json`: an array of {name, description, cases}.
+JsonText configs_listing_json(const std::vector<ConfigListing>& rows);
+
 /// Parses a flag's text ("256,384", "16..8192*2", "16..128+16", "4096/1024/1024")
 /// into the values of `axis`; throws lp::UsageError "<flag>: <message>".
 std::vector<AxisValue> parse_flag_values(const AxisInfo& axis, std::string_view text);

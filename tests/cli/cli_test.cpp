@@ -293,6 +293,63 @@ TEST(Cli, DryRunJsonOfTheReportedConditions) {
   EXPECT_EQ(case_lines, 80U);
 }
 
+TEST(Cli, AConfigNameIsTheEmbeddedConfigFromAnyFolder) {
+  // From a folder with no configs/ in it, as after pip install: the name is enough.
+  ProcessOptions options;
+  options.timeout = std::chrono::seconds(120);
+  options.working_directory = scratch().path();
+  const ProcessResult plan =
+      run_process({LP_LORAPROBE, "sweep", "--dry-run", "--json", "--config", "seed-48590"}, options);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_EQ(nlohmann::json::parse(plan.out)["count"], 80);  // as the file gives it
+  const ProcessResult shown =
+      run_process({LP_LORAPROBE, "sweep", "--show-config", "--json", "--config", "seed-48590"}, options);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const nlohmann::json config = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(config["source"], "<embedded>/configs/seed-48590.json");
+  EXPECT_EQ(config["axes"]["rank"]["origin"], "file <embedded>/configs/seed-48590.json");
+  // The path the README used to give, outside a checkout: no such file, and the name that works.
+  const ProcessResult old =
+      run_process({LP_LORAPROBE, "inspect", "--config", "configs/seed-48590.json", "--ptxas", "toolkit"}, options);
+  EXPECT_EQ(old.exit_code, 2);
+  EXPECT_EQ(old.err, "loraprobe: configs/seed-48590.json: cannot read: no such file; the embedded config of that "
+                     "name is --config seed-48590\n");
+  for (const char* sub : {"sweep", "inspect"}) {
+    const ProcessResult unknown = loraprobe({sub, "--config", "seed-4859"});
+    EXPECT_EQ(unknown.exit_code, 2) << sub;
+    EXPECT_EQ(unknown.err, "loraprobe: --config seed-4859: no such file or embedded config (embedded: ci-gate, "
+                           "default, full, seed-48590, upgrade-gate)\n")
+        << sub;
+  }
+}
+
+TEST(Cli, ListConfigsShowsEachEmbeddedConfigWithItsCases) {
+  const ProcessResult r = loraprobe({"list", "--configs"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("config          cases  description\n", 0), 0U) << r.out;
+  EXPECT_NE(r.out.find("\nseed-48590         80  The reported conditions: vLLM LoRA expand reading an fp32 input into "
+                       "bf16 weights, rank 64, one...\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\ndefault          5280  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n5 embedded configs; cases over the Triton sets 3.6.0, 3.7.1, 3.8.0, 3.9.0;"),
+            std::string::npos)
+      << r.out;
+  const ProcessResult json = loraprobe({"list", "--configs", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json rows = nlohmann::json::parse(json.out);
+  ASSERT_EQ(rows.size(), 5U);
+  for (const nlohmann::json& row : rows) {
+    // Each row's cases are what a dry run of that name plans.
+    const ProcessResult plan =
+        loraprobe({"sweep", "--dry-run", "--json", "--config", row["name"].get<std::string>()});
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    EXPECT_EQ(nlohmann::json::parse(plan.out)["count"], row["cases"]) << row["name"];
+    EXPECT_FALSE(row["description"].get<std::string>().empty());
+  }
+  EXPECT_EQ(loraprobe({"list", "--configs", "--models"}).exit_code, 2);
+}
+
 TEST(Cli, FlagsOverrideTheConfigAndShowTheirOrigin) {
   const ProcessResult r = loraprobe({"sweep", "--show-config", "--json", "--config",
                                      LP_SOURCE_DIR "/configs/seed-48590.json", "--tokens", "256,384", "--block-n",

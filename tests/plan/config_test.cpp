@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "plan/embedded_configs.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace lp::plan {
 namespace {
@@ -257,6 +259,53 @@ TEST(Config, EveryShippedConfigParses) {
   }
   EXPECT_EQ(load_default_config().name, "default");
   EXPECT_THROW(embedded_config("nope.json"), UsageError);
+}
+
+/// The message load_config throws for `value` (what main prints after "loraprobe: ").
+std::string config_error(const std::string& value) {
+  try {
+    load_config(value);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(Config, ANameIsTheEmbeddedConfigOfThatName) {
+  EXPECT_EQ(embedded_config_stems(),
+            (std::vector<std::string>{"ci-gate", "default", "full", "seed-48590", "upgrade-gate"}));
+  for (const std::string& name : embedded_config_stems()) {
+    SCOPED_TRACE(name);
+    const SweepConfig c = load_config(name);
+    EXPECT_EQ(c.name, name);
+    // Named as the default always was, so a report says which embedded config it ran.
+    EXPECT_EQ(c.source, "<embedded>/configs/" + name + ".json");
+    EXPECT_EQ(c.source_sha256, parse_config(embedded_config(name + ".json"), "x").source_sha256);
+  }
+  EXPECT_EQ(load_config("default").source, load_default_config().source);
+}
+
+TEST(Config, AValueWithASlashOrDotJsonIsAFile) {
+  EXPECT_TRUE(names_config_file("configs/seed-48590.json"));
+  EXPECT_TRUE(names_config_file("seed-48590.json"));
+  EXPECT_TRUE(names_config_file("./seed-48590"));
+  EXPECT_FALSE(names_config_file("seed-48590"));
+  const TempDir dir("lp-config-test-");
+  const std::string path = dir.write("seed-48590.json", R"({"name": "mine", "axes": {"tokens": [256]}})");
+  const SweepConfig mine = load_config(path);
+  EXPECT_EQ(mine.name, "mine");
+  EXPECT_EQ(mine.source, path);
+}
+
+TEST(Config, AnUnknownNameOrAMissingFileSaysWhatThereIs) {
+  EXPECT_EQ(config_error("seed-4859"),
+            "--config seed-4859: no such file or embedded config (embedded: ci-gate, default, full, seed-48590, "
+            "upgrade-gate)");
+  // The README's old spelling outside a checkout: the file is not there, the name is.
+  EXPECT_EQ(config_error("/nonexistent/configs/seed-48590.json"),
+            "/nonexistent/configs/seed-48590.json: cannot read: no such file; the embedded config of that name is "
+            "--config seed-48590");
+  EXPECT_EQ(config_error("/nonexistent/mine.json"), "/nonexistent/mine.json: cannot read: No such file or directory");
 }
 
 }  // namespace

@@ -56,11 +56,12 @@ diff <(run_source sweep --dry-run 2>&1) <(run_installed sweep --dry-run 2>&1) >"
   fail "sweep --dry-run differs from the source build's: $(head -c 2000 "$work/dry.diff")"
 say "sweep --dry-run: the same plan as the source build's ($(run_installed sweep --dry-run 2>&1 | head -n 1))"
 
-# The static answer: the same findings, item for item, with the same ptxas version.
+# The static answer, as the README gives it (an embedded config by name, outside a checkout):
+# the same findings, item for item, with the same ptxas version.
 inspect() {
   local out="$1"; shift
   local rc=0
-  "$@" inspect --config "$repo/configs/seed-48590.json" --ptxas toolkit --json >"$out" 2>"$out.err" || rc=$?
+  "$@" inspect --config seed-48590 --ptxas toolkit --json >"$out" 2>"$out.err" || rc=$?
   echo "$rc"
 }
 rc_source="$(inspect "$work/source.json" run_source)"
@@ -69,6 +70,6 @@ rc_installed="$(inspect "$work/installed.json" run_installed)"
 python3 "$repo/tests/wheel/same_findings.py" "$work/source.json" "$work/installed.json" ||
   fail "inspect findings differ from the source build's"
 # The table a user sees ends with the stack matrix (served from the cache of the run above).
-run_installed inspect --config "$repo/configs/seed-48590.json" --ptxas toolkit 2>/dev/null | tail -n 6 |
+run_installed inspect --config seed-48590 --ptxas toolkit 2>/dev/null | tail -n 6 |
   sed 's/^/wheel test:   inspect: /' || true
 say "PASS (inspect exit $rc_installed, as the source build's)"

@@ -28,5 +28,5 @@ old version
 old env | grep -E "toolkit|nvdisasm"
 old sweep --dry-run | sed -n 1p
 rc=0
-old inspect --config "$repo/configs/seed-48590.json" --ptxas toolkit | tail -n 6 || rc=$?
+old inspect --config seed-48590 --ptxas toolkit | tail -n 6 || rc=$?
 echo "inspect exit $rc (1: hazards found, the CI-gate contract)"
