@@ -193,7 +193,13 @@ def stack_ptxas_path() -> str:
     asked of Triton itself (get_ptxas from 3.8 on; knobs.nvidia.ptxas before)."""
     from triton.backends.nvidia import compiler as nvidia
     from triton import knobs
-    tool = nvidia.get_ptxas(build.TARGET["arch"]) if hasattr(nvidia, "get_ptxas") else knobs.nvidia.ptxas
+    if not hasattr(nvidia, "get_ptxas"):
+        tool = knobs.nvidia.ptxas
+    else:
+        try:
+            tool = nvidia.get_ptxas(build.TARGET["arch"])
+        except TypeError:  # Triton 3.5: get_ptxas() takes no arch
+            tool = nvidia.get_ptxas()
     return os.path.abspath(tool.path)
 
 
@@ -466,7 +472,8 @@ def main(argv=None) -> int:
     build.import_kernels(REPO_ROOT)
     if args.vllm_ops:
         build.use_vllm_kernels(args.vllm_ops)
-    problems = manifest.verify(out_dir, {v.id: v for v in variants}, arg_names_of, foreign=bool(args.vllm_ops))
+    problems = manifest.verify(out_dir, {v.id: v for v in variants}, arg_names_of, foreign=bool(args.vllm_ops),
+                               stack=args.stack)
     for p in problems:
         log(f"verify: {p}")
     ok = sum(1 for r in results.values() if r["status"] == "ok")

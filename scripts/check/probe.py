@@ -52,6 +52,16 @@ def vllm_flag(name):
         return {"set": True, "value": raw, "on": False, "error": f"vLLM would raise: int({raw!r}) is no integer"}
 
 
+def call_get_ptxas(nvidia, knobs):
+    """get_ptxas(arch) from Triton 3.6 on; get_ptxas() in 3.5; the knob before that."""
+    if not hasattr(nvidia, "get_ptxas"):
+        return knobs.nvidia.ptxas
+    try:
+        return nvidia.get_ptxas(SM90)
+    except TypeError:
+        return nvidia.get_ptxas()
+
+
 def sm90_tool(nvidia, knobs):
     """(the ptxas tool Triton runs for sm_90, the variable that overrides it). Which knob
     get_ptxas reads is seen, not guessed: each ptxas descriptor of Triton's knobs class is
@@ -74,7 +84,7 @@ def sm90_tool(nvidia, knobs):
     try:
         for n in names:
             setattr(cls, n, Spy(n, originals[n]))
-        tool = nvidia.get_ptxas(SM90) if hasattr(nvidia, "get_ptxas") else knobs.nvidia.ptxas
+        tool = call_get_ptxas(nvidia, knobs)
     finally:
         for n, d in originals.items():
             setattr(cls, n, d)

@@ -288,12 +288,14 @@ def check_layout(records: list, pack_bytes: int) -> list:
     return problems
 
 
-def verify(out_dir: str, variants_by_id: dict, arg_names_of, foreign: bool = False) -> list:
+def verify(out_dir: str, variants_by_id: dict, arg_names_of, foreign: bool = False, stack: bool = False) -> list:
     """Re-hash the pack and every file in it against the manifest, check that
     the files tile the pack, and re-check every variant's parameter list
     against its kernel signature (arg_names_of(variant): the Triton
     function's argument names) and specialisation. foreign: the kernels are vLLM's
-    own (abi.compile_inputs), and the manifest records the constexprs of our ABI."""
+    own (abi.compile_inputs), and the manifest records the constexprs of our ABI.
+    stack: a user's stack (gen_kernels.py --stack), whose PTX is kept as their Triton
+    made it: a Triton without the stage hook (3.5) writes no header line into it."""
     try:
         manifest = read_manifest(out_dir)
     except (OSError, ValueError) as exc:
@@ -366,7 +368,7 @@ def verify(out_dir: str, variants_by_id: dict, arg_names_of, foreign: bool = Fal
             texts[kind] = data
         if "ptx" in texts:
             ptx = texts["ptx"].decode("utf-8")
-            if not ptx.startswith(header):
+            if not stack and not ptx.startswith(header):
                 problems.append(f"{vid}: PTX does not start with the manifest's header {header.strip()!r}")
             if not foreign:  # vLLM's own kernels list their own parameters
                 problems += [f"{vid}: {p}" for p in check_entry_abi(v, entry, ptx)]

@@ -83,7 +83,7 @@ plan::Plan plan_of(const CheckOptions& o, const stack::PythonStack& s, const ker
       p.config_path.empty()
           ? plan::parse_config(plan::embedded_config(k_check_config),
                                std::string(plan::k_embedded_prefix) + std::string(k_check_config))
-          : plan::load_config_file(p.config_path);
+          : plan::load_config(p.config_path);
   plan::apply_flags(config, p.flags);
   print_notes(config.notes);
   return plan::expand_plan(config, sets.versions());

@@ -72,4 +72,17 @@ python3 "$repo/tests/wheel/same_findings.py" "$work/source.json" "$work/installe
 # The table a user sees ends with the stack matrix (served from the cache of the run above).
 run_installed inspect --config seed-48590 --ptxas toolkit 2>/dev/null | tail -n 6 |
   sed 's/^/wheel test:   inspect: /' || true
-say "PASS (inspect exit $rc_installed, as the source build's)"
+
+# The README's first commands: in the environment vLLM runs in (here: the wheel's, with the
+# Triton that vLLM 0.34's torch pins), `loraprobe check` with no option answers for it,
+# from outside any checkout, with the python3 beside the executable.
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "triton==3.8.0"
+rc=0
+run_installed check >"$work/check.txt" 2>"$work/check.err" || rc=$?
+head -n 1 "$work/check.txt" | sed 's/^/wheel test:   check: /'
+[[ "$rc" == 1 ]] || fail "check exited $rc, expected 1 (affected): $(head -c 2000 "$work/check.err")"
+head -n 1 "$work/check.txt" | grep -q "^vLLM not installed, torch not installed, Triton 3.8.0, ptxas 12.9.86 (Triton's, for sm_90): AFFECTED. .*(made by ptxas" ||
+  fail "check's first line: $(head -n 1 "$work/check.txt")"
+grep -q "^  \[verified\] compile with ptxas 13.3.* (beside Triton's ptxas)" "$work/check.txt" ||
+  fail "check names no verified ptxas-blackwell remedy"
+say "PASS (inspect exit $rc_installed, as the source build's; check exit 1, made by ptxas)"
