@@ -294,8 +294,9 @@ int run_inspect(const InspectOptions& o) {
   fmt::print("{}", escape::terminal(summary_line(w, totals, tool, inspector.cache_stats(), cache_root.has_value(),
                                                  wall_ms / 1000.0, inspector.options().jobs)));
   if (!o.matrix) {
-    // The answer last: the kernel sets' pairings of Triton and compiler, as a sweep report opens with them.
-    if (const formats::StackMatrix m = formats::stack_matrix(doc); !m.empty() && m.rows.size() * m.labels.size() > 1) {
+    // The answer last: the kernel sets' pairings of Triton and compiler, as a sweep report opens with them;
+    // one pairing (one --triton, one --compiler) is the question a user asks most, so it is answered too.
+    if (const formats::StackMatrix m = formats::stack_matrix(doc); !m.empty()) {
       fmt::print("is my stack fixed? (Triton set x compiler, statically; a sweep on a GPU adds what runs show)\n{}",
                  m.text());
     }

@@ -398,9 +398,15 @@ TEST_F(InspectCli, UpgradeGateExitCodesFollowTheStack) {
   const ProcessResult fixed = run("3.9.0", "prebuilt");  // Triton 3.9 and its bundled ptxas 13.4.59
   EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
   EXPECT_NE(fixed.out.find(": 0 with a hazard (0 findings), "), std::string::npos) << fixed.out;
+  // One Triton set under one compiler is still a question with an answer: the matrix and its sentence.
+  EXPECT_NE(fixed.out.find("is my stack fixed?"), std::string::npos) << fixed.out;
+  EXPECT_NE(fixed.out.find("\nFixed: Triton 3.9.0 with its own ptxas 13.4.59.\n"), std::string::npos) << fixed.out;
   const ProcessResult bundled38 = run("3.8.0", "prebuilt");  // its bundled CUDA 12.9 ptxas folds the copies
   EXPECT_EQ(bundled38.exit_code, 1) << bundled38.out << bundled38.err;
   EXPECT_NE(bundled38.out.find("made by the PTX: 0, by ptxas: "), std::string::npos) << bundled38.out;
+  EXPECT_NE(bundled38.out.find("\n3.8.0 (own ptxas 12.9.86)  hazard (ptxas)\n"), std::string::npos) << bundled38.out;
+  EXPECT_NE(bundled38.out.find("Hazardous: Triton 3.8.0 with its own ptxas 12.9.86"), std::string::npos)
+      << bundled38.out;
   const ProcessResult ptx36 = run("3.6.0", "prebuilt");
   EXPECT_EQ(ptx36.exit_code, 1) << ptx36.out << ptx36.err;
   EXPECT_NE(ptx36.out.find(", by ptxas: 0)"), std::string::npos) << ptx36.out;
@@ -410,6 +416,8 @@ TEST_F(InspectCli, UpgradeGateExitCodesFollowTheStack) {
   }
   const ProcessResult fixed38 = run("3.8.0", "ptxas=" + new_ptxas);  // the fix: Triton >= 3.8 and ptxas >= 13.3
   EXPECT_EQ(fixed38.exit_code, 0) << fixed38.out << fixed38.err;
+  EXPECT_NE(fixed38.out.find("\nFixed: Triton 3.8.0 with ptxas=" + new_ptxas + " (13.3.73).\n"), std::string::npos)
+      << fixed38.out;
   const ProcessResult still36 = run("3.6.0", "ptxas=" + new_ptxas);  // no ptxas fixes 3.6's PTX
   EXPECT_EQ(still36.exit_code, 1) << still36.out << still36.err;
 }
