@@ -176,6 +176,21 @@ std::optional<int> finish_interrupted(int signal, const std::vector<inspect::Ins
   return 128 + signal;
 }
 
+/// The exit code, after the output: 128 + signal when the run was interrupted, else the
+/// totals' (inspect/document.hpp). A run whose every pairing is incompatible throws
+/// EnvironmentError (exit 3) with the line that says which pairings and why, as every
+/// exit 3 says why on stderr.
+int exit_code_of(const std::vector<inspect::InspectResult>& results, int interrupted_by,
+                 const std::optional<std::string>& cache_root) {
+  if (const std::optional<int> code = finish_interrupted(interrupted_by, results, cache_root)) {
+    return *code;
+  }
+  if (std::string why = inspect::all_incompatible_line(results); !why.empty()) {
+    throw EnvironmentError(std::move(why));
+  }
+  return inspect::total(results).exit_code();
+}
+
 /// The request of the command line: the kernel sets loaded (unless files are
 /// inspected), --config expanded into the variants and compilers its sweep loads.
 inspect::InspectRequest request_of(const InspectOptions& o) {
@@ -274,7 +289,7 @@ int run_inspect(const InspectOptions& o) {
     formats::write_outputs(doc, outputs);
     if (o.json) {
       fmt::print("{}", formats::full_json_text(doc));
-      return verified_exit(finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code()));
+      return verified_exit(exit_code_of(results, interrupted_by, cache_root));
     }
   }
   if (o.matrix) {
@@ -301,7 +316,7 @@ int run_inspect(const InspectOptions& o) {
                  m.text());
     }
   }
-  return verified_exit(finish_interrupted(interrupted_by, results, cache_root).value_or(totals.exit_code()));
+  return verified_exit(exit_code_of(results, interrupted_by, cache_root));
 }
 
 }  // namespace

@@ -1,10 +1,16 @@
 #include "inspect/document.hpp"
 
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "inspect_schema_version.hpp"
 #include "ptx/ptx_check.hpp"
 #include "sass/analyze.hpp"
+#include "util/escape.hpp"
 #include "util/interrupt.hpp"
 #include "util/json_out.hpp"
 #include "version.hpp"
@@ -191,6 +197,45 @@ InspectTotals total(const std::vector<InspectResult>& results) {
     t.early_not_checked += r.early_read_not_checked.empty() ? 0 : 1;
   }
   return t;
+}
+
+std::string all_incompatible_line(const std::vector<InspectResult>& results) {
+  const bool all = !results.empty() && std::all_of(results.begin(), results.end(), [](const InspectResult& r) {
+    return r.status == StaticOutcome::incompatible;
+  });
+  if (!all) {
+    return "";
+  }
+  // Each pairing once, in the run's order, with the first reason its compiler gave (one
+  // Triton set's PTX has one .version, so its variants' reasons agree).
+  std::vector<std::tuple<std::string, std::string, std::string>> pairings;
+  bool files = false;
+  for (const InspectResult& r : results) {
+    files = files || r.triton.empty();
+    const auto same = [&](const auto& p) { return std::get<0>(p) == r.triton && std::get<1>(p) == r.compiler; };
+    if (std::none_of(pairings.begin(), pairings.end(), same)) {
+      const std::string reason =
+          r.error.ends_with(k_incompatible_note) ? r.error.substr(0, r.error.size() - k_incompatible_note.size()) : r.error;
+      pairings.emplace_back(r.triton, r.compiler, reason);
+    }
+  }
+  constexpr std::size_t k_shown = 6;  // one line, however many sets and compilers were asked for
+  std::vector<std::string> named;
+  for (std::size_t i = 0; i < pairings.size() && i < k_shown; ++i) {
+    const auto& [triton, compiler, reason] = pairings[i];
+    named.push_back(fmt::format("{} with {} ({})",
+                                triton.empty() ? std::string("your PTX") : "Triton " + escape::terminal_line(triton),
+                                escape::terminal_line(compiler), escape::terminal_line(reason)));
+  }
+  if (pairings.size() > k_shown) {
+    named.push_back(fmt::format("and {} more", pairings.size() - k_shown));
+  }
+  // Triton's own ptxas reads its own PTX; a user's files have no Triton to bring one.
+  const std::string next = files ? "give a ptxas that reads that .version (--ptxas PATH of a newer one)"
+                                 : "give a ptxas that reads that .version (--compiler ptxas=PATH of a newer one) or "
+                                   "Triton's own (--compiler prebuilt)";
+  return fmt::format("inspect: nothing was inspected, every pairing is incompatible: {}; {}", fmt::join(named, "; "),
+                     next);
 }
 
 std::shared_ptr<const json> inspect_document(const Work& w, const std::vector<InspectResult>& results,

@@ -43,6 +43,12 @@ struct InspectTotals {
 /// Adds up `results`.
 InspectTotals total(const std::vector<InspectResult>& results);
 
+/// Why a run whose every item is incompatible (exit 3) inspected nothing, in one line for
+/// stderr: each (Triton set, compiler) pairing with the compiler's reason ("the PTX is
+/// .version 9.4; ptxas 13.3.73 reads up to 9.3"), and how to go on. Values from flags and
+/// tools are escaped for a terminal line. Empty unless every item is incompatible.
+std::string all_incompatible_line(const std::vector<InspectResult>& results);
+
 /// What the document says of the run itself.
 struct RunInfo {
   std::vector<std::string> argv;

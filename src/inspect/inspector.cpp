@@ -302,7 +302,7 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
   } catch (const compile::IncompatiblePtx& e) {
     Outcome outcome;
     outcome.status = StaticOutcome::incompatible;
-    outcome.error = e.reason() + " (a pairing that cannot compile, not a failure)";
+    outcome.error = e.reason() + std::string(k_incompatible_note);
     outcome.compile = CompileRecord{{}, std::nullopt, e.what(), false};
     return done(std::move(outcome));
   } catch (const lp::Error& e) {

@@ -84,6 +84,9 @@ enum class StaticOutcome {
 /// "clean", "hazard", "error", "incompatible".
 std::string_view to_string(StaticOutcome status) noexcept;
 
+/// What an incompatible item's error adds to the compiler's reason.
+inline constexpr std::string_view k_incompatible_note = " (a pairing that cannot compile, not a failure)";
+
 /// How a PTX input was compiled.
 struct CompileRecord {
   compile::PtxasInfo ptxas;             ///< the binary, under this item's spec ("toolkit", "13.0")

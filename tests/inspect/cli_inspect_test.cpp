@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include <unistd.h>
@@ -511,6 +512,17 @@ TEST_F(InspectCli, APairingThatCannotCompileIsIncompatibleNotAnError) {
                              "add_inputs=true,even_k=true,block_m=64,block_k=32,num_warps=4,role=kernel";
   const ProcessResult only = loraprobe({"inspect", "--triton", "3.9.0", filter, "--compiler", "ptxas=toolkit", "--json"});
   EXPECT_EQ(only.exit_code, 3) << only.err;  // nothing could be inspected: no gate passes on it
+  // Which pairing, why, and how to go on, in one line on stderr (the JSON is on stdout).
+  EXPECT_EQ(only.err.rfind("loraprobe: inspect: nothing was inspected, every pairing is incompatible: Triton 3.9.0 with "
+                           "ptxas=toolkit (the PTX is .version 9.4; ptxas 13.0",
+                           0),
+            0U)
+      << only.err;
+  EXPECT_NE(only.err.find("); give a ptxas that reads that .version (--compiler ptxas=PATH of a newer one) or Triton's "
+                          "own (--compiler prebuilt)\n"),
+            std::string::npos)
+      << only.err;
+  EXPECT_EQ(std::count(only.err.begin(), only.err.end(), '\n'), 1) << only.err;
   expect_valid(only.out, "incompatible");
   const nlohmann::json doc = nlohmann::json::parse(only.out);
   ASSERT_EQ(doc.at("items").size(), 1U);

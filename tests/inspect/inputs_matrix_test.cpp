@@ -1,6 +1,7 @@
 // The parts of lp_inspect that need no nvdisasm: finding the user's PTX and
 // cubins (files by content, folders by name, pinned messages for bad input),
-// version ordering, the matrix's default selection and its first-clean answer.
+// version ordering, the matrix's default selection and its first-clean answer, and the
+// line that says why a run of incompatible pairings inspected nothing.
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inspect/document.hpp"
 #include "inspect/inputs.hpp"
 #include "inspect/matrix.hpp"
 #include "kernels/kernel_sets.hpp"
@@ -180,6 +182,48 @@ TEST(Matrix, FirstCleanVersionAndRegressions) {
             "SASS (tried 12.8.93 .. 13.10.1): the PTX itself writes registers of pending wgmmas, so the fix belongs "
             "in Triton and no ptxas can be relied on");
   EXPECT_EQ(none.to_json().at("rows").at(0).at("cells").at(3).at("status"), "error");
+}
+
+/// An item the compiler could not read, as the Inspector records it.
+InspectResult incompatible(const std::string& triton, const std::string& compiler, const std::string& reason) {
+  InspectResult r;
+  r.name = "expand";
+  r.triton = triton;
+  r.compiler = compiler;
+  r.status = StaticOutcome::incompatible;
+  r.error = reason + std::string(k_incompatible_note);
+  return r;
+}
+
+TEST(Incompatible, ARunOfOnlyIncompatiblePairingsSaysWhichAndWhyInOneLine) {
+  const std::string why = "the PTX is .version 9.4; ptxas 13.3.73 reads up to 9.3";
+  // Every variant of one pairing: the pairing once, its reason, and how to go on.
+  std::vector<InspectResult> results = {incompatible("3.9.0", "ptxas=13.3.73", why),
+                                        incompatible("3.9.0", "ptxas=13.3.73", why)};
+  EXPECT_EQ(all_incompatible_line(results),
+            "inspect: nothing was inspected, every pairing is incompatible: Triton 3.9.0 with ptxas=13.3.73 (the PTX is "
+            ".version 9.4; ptxas 13.3.73 reads up to 9.3); give a ptxas that reads that .version (--compiler "
+            "ptxas=PATH of a newer one) or Triton's own (--compiler prebuilt)");
+  // Two compilers: each named with its own reason; a compiler path from the flags stays on one line.
+  results.push_back(
+      incompatible("3.9.0", "ptxas=/opt/a\nb/ptxas", "the PTX is .version 9.4; ptxas 13.0.88 reads up to 9.0"));
+  const std::string two = all_incompatible_line(results);
+  EXPECT_EQ(two.find('\n'), std::string::npos) << two;
+  EXPECT_NE(two.find("; Triton 3.9.0 with ptxas=/opt/a\\nb/ptxas (the PTX is .version 9.4; ptxas 13.0.88 reads up to "
+                     "9.0); give a ptxas"),
+            std::string::npos)
+      << two;
+  // A user's PTX has no Triton set, nor a Triton ptxas to fall back on.
+  EXPECT_EQ(all_incompatible_line({incompatible("", "ptxas=toolkit", why)}),
+            "inspect: nothing was inspected, every pairing is incompatible: your PTX with ptxas=toolkit (the PTX is "
+            ".version 9.4; ptxas 13.3.73 reads up to 9.3); give a ptxas that reads that .version (--ptxas PATH of a "
+            "newer one)");
+  // One item inspected (or failed): the run has an answer, so no line; nor for no items.
+  InspectResult clean = incompatible("3.9.0", "prebuilt", "");
+  clean.status = StaticOutcome::clean;
+  results.push_back(clean);
+  EXPECT_EQ(all_incompatible_line(results), "");
+  EXPECT_EQ(all_incompatible_line({}), "");
 }
 
 }  // namespace
