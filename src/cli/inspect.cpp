@@ -126,7 +126,7 @@ std::string summary_line(const inspect::Work& w, const inspect::InspectTotals& t
                               cache.write_errors > 0 ? fmt::format(" ({} not written: {})", cache.write_errors,
                                                                    cache.first_write_error)
                                                      : std::string());
-  // Who made the hazards, when there are some: the PTX (fix Triton) or ptxas (a newer ptxas fixes it).
+  // Who made the hazards, when there are some: the PTX (fix Triton) or ptxas (report::k_fixing_ptxas fixes it).
   const std::size_t wgmma_hazards = t.made_by_ptx + t.made_by_ptxas;
   const std::size_t unattributed = t.findings == 0 ? 0 : t.hazard - std::min(t.hazard, wgmma_hazards + t.with_early_reads);
   const std::string made_by =

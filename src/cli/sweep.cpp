@@ -69,9 +69,10 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   // A callback, not a variable: the config's own "remedies" stands unless a flag is given.
   sub.add_flag_function(
       "--remedies,!--no-remedies", [&o](std::int64_t count) { o.plan.flags.remedies = count > 0; },
-               "Also run the known remedies of every LATENT or FAIL configuration (block_n 32, num_stages 1, bf16 "
-               "input, the newest Triton set, with a 13.3+ ptxas when the run has one) and report their cost in "
-               "kernel time; on in the seed and upgrade-gate configs");
+               fmt::format("Also run the known remedies of every LATENT or FAIL configuration (block_n 32, "
+                           "num_stages 1, bf16 input, the newest Triton set, with a {}+ ptxas when the run has "
+                           "one) and report their cost in kernel time; on in the seed and upgrade-gate configs",
+                           report::fixing_ptxas_version()));
   sub.add_flag("--dry-run", o.dry_run, "Print the plan (case count and table) without running anything");
   sub.add_flag("--json", o.json, "With --dry-run or --show-config: print JSON instead of a table");
   sub.add_flag("--show-config", o.show_config, "Print every setting with its origin (default, file, flag)");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "formats/view.hpp"
+#include "report/verdict.hpp"
 #include "util/escape.hpp"
 
 namespace lp::formats {
@@ -181,8 +182,9 @@ std::string meaning_section(const ReportView& v) {
     }
     out += "\n";
   } else if (!v.excerpts.empty()) {
-    out += "This run measured no remedy. Add `--block-n 32`, `--num-stages 1`, or a newer `--ptxas` to the sweep to "
-           "measure them.\n\n";
+    out += fmt::format("This run measured no remedy. Add `--block-n 32`, `--num-stages 1`, or `--ptxas {}` (or "
+                       "newer) to the sweep to measure them.\n\n",
+                       report::fixing_ptxas_version());
   }
   return out;
 }
@@ -208,8 +210,9 @@ std::string stack_section(const StackMatrix& m) {
     }
     out += "\n";
   }
-  out += "\nEach cell is the worst outcome this run saw for that pairing; a hazard says whose fault it is (the "
-         "PTX: no ptxas fixes it; ptxas: a newer ptxas does).\n";
+  out += "\nEach cell is the worst outcome this run saw for that pairing; a hazard says whose fault it is. The PTX: "
+         "no ptxas fixes it. ptxas: " +
+         md(report::ptxas_fix_text()) + ".\n";
   for (const StackRow& row : m.rows) {
     if (!row.remedy.empty()) {
       out += "- Triton " + md(row.triton) + ": " + md(row.remedy) + "\n";

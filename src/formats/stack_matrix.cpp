@@ -252,10 +252,11 @@ StackMatrix stack_matrix(const Document& doc) {
       fixed.push_back(fmt::format("Triton {} with {}", row.triton, fmt::join(good, " or ")));
     }
     if (!bad.empty()) {
-      const std::string fault = faults == std::set<std::string>{"ptx"}     ? "the PTX: no ptxas fixes it"
-                                : faults == std::set<std::string>{"ptxas"} ? "ptxas: a newer ptxas fixes it"
-                                                                           : "the PTX or ptxas";
-      hazardous.push_back(fmt::format("Triton {} with {} ({})", row.triton, fmt::join(bad, " or "), fault));
+      // Whose fault, and so what fixes it: the version is report::k_fixing_ptxas's, written once.
+      const std::string fault = faults == std::set<std::string>{"ptx"}     ? "made by the PTX: no ptxas fixes it"
+                                : faults == std::set<std::string>{"ptxas"} ? "made by ptxas: " + report::ptxas_fix_text()
+                                                                           : "made by the PTX or ptxas";
+      hazardous.push_back(fmt::format("Triton {} with {}, {}", row.triton, fmt::join(bad, " or "), fault));
     }
     if (hazard_or_fail && doc.kind == DocumentKind::report) {
       row.remedy = remedy_sentence(doc, row.triton);

@@ -92,12 +92,19 @@ std::string latent_reason(int static_findings, int runs) {
       static_findings, runs, runs > 0 ? std::min(1.0, 3.0 / runs) : 1.0);
 }
 
+std::string fixing_ptxas_version() { return fmt::format("{}.{}", k_fixing_ptxas.major, k_fixing_ptxas.minor); }
+
+std::string ptxas_fix_text() {
+  return fmt::format("ptxas >= {} fixes it (the PTX is clean, ptxas up to {}.{} re-creates the hazard)",
+                     fixing_ptxas_version(), k_fixing_ptxas.major, k_fixing_ptxas.minor - 1);
+}
+
 std::string attribution_note(const std::string& attribution) {
   if (attribution == "ptx") {
     return "; the PTX itself writes registers of the pending wgmma (fix in the PTX producer; no ptxas can be relied on)";
   }
   if (attribution == "ptxas") {
-    return "; the PTX is clean: ptxas made the hazard (a newer ptxas can fix it)";
+    return "; ptxas made the hazard: " + ptxas_fix_text();
   }
   return "";
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/release.hpp"
+
 namespace lp::report {
 
 /// What loraprobe concluded about one case (DESIGN.md section 1).
@@ -45,8 +47,22 @@ std::string counts_text(const std::map<std::string, std::size_t>& counts);
 /// runs. One wording, used by the sweep and by the reader of compact reports.
 std::string latent_reason(int static_findings, int runs);
 
+/// The first ptxas release that keeps the A-fragment copies Triton 3.8 and 3.9 write
+/// (triton #9433): every ptxas before it folds them away and re-creates the hazard. The
+/// one place this version is written; the sentences below and the sweep's remedies read it.
+inline constexpr Release k_fixing_ptxas{13, 3, 0};
+static_assert(k_fixing_ptxas.minor > 0, "ptxas_fix_text names the release before it as MAJOR.MINOR-1");
+
+/// "13.3": k_fixing_ptxas as flags and sentences spell it (`--ptxas 13.3` takes the newest
+/// 13.3.x installed).
+std::string fixing_ptxas_version();
+
+/// What fixes a hazard ptxas made (the attribution "ptxas"), in every format that says so:
+/// "ptxas >= 13.3 fixes it (the PTX is clean, ptxas up to 13.2 re-creates the hazard)".
+std::string ptxas_fix_text();
+
 /// What the attribution adds to a LATENT or FAIL reason: "; the PTX itself ..." for
-/// "ptx", "; the PTX is clean: ptxas ..." for "ptxas", nothing otherwise.
+/// "ptx", "; ptxas made the hazard: " and ptxas_fix_text() for "ptxas", nothing otherwise.
 std::string attribution_note(const std::string& attribution);
 
 }  // namespace lp::report

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "plan/axes.hpp"
+#include "report/verdict.hpp"
 #include "report/verdict_table.hpp"
 
 namespace lp::sweep {
@@ -67,14 +68,16 @@ std::vector<Rule> rules(const std::vector<std::string>& tritons, const std::stri
     if (!ptxas_13_3.empty()) {
       const compile::Compiler ptxas = *compile::Compiler::parse(ptxas_13_3);
       // The same PTX through the newer ptxas: whether ptxas can fix it at all.
-      out.push_back({ptxas_13_3, "the case's own PTX through a 13.3+ ptxas", [ptxas](plan::Case& c) {
+      out.push_back({ptxas_13_3, fmt::format("the case's own PTX through a {}+ ptxas", report::fixing_ptxas_version()),
+                     [ptxas](plan::Case& c) {
                        if (c.compiler == ptxas) {
                          return false;
                        }
                        c.compiler = ptxas;
                        return true;
                      }});
-      out.push_back({fmt::format("Triton {} + {}", newest, ptxas_13_3), "the newest kernel set through a 13.3+ ptxas",
+      out.push_back({fmt::format("Triton {} + {}", newest, ptxas_13_3),
+                     fmt::format("the newest kernel set through a {}+ ptxas", report::fixing_ptxas_version()),
                      [newest, ptxas](plan::Case& c) {
                        if (c.triton == newest && c.compiler == ptxas) {
                          return false;
@@ -137,7 +140,9 @@ RemedyPlan plan_remedies(const report::CaseStore& records,
   }
   const std::vector<Rule> all = rules(tritons, ptxas_13_3);
   if (ptxas_13_3.empty()) {
-    out.notes.push_back("no ptxas 13.3 or newer in this run: add --ptxas 13.3.73 (or newer) to measure that remedy too");
+    out.notes.push_back(fmt::format("no ptxas {0} or newer in this run: add --ptxas {0} (or newer) to measure that "
+                                    "remedy too",
+                                    report::fixing_ptxas_version()));
   }
   for (const std::string& key : order) {
     const auto& [fewest, most] = by_config[key];

@@ -14,6 +14,7 @@
 #include "plan/plan.hpp"
 #include "report/journal.hpp"
 #include "report/report.hpp"
+#include "report/verdict.hpp"
 #include "sass/analyze.hpp"
 #include "sweep/controls.hpp"
 #include "sweep/device_pool.hpp"
@@ -407,14 +408,15 @@ class Sweep {
     for (const plan::Case& c : m_plan.cases) {
       by_id[c.id] = &c;
     }
-    // A 13.3+ ptxas the run already compiles with, for the Triton-and-ptxas remedy.
+    // A ptxas the run already compiles with that keeps Triton 3.8+'s copies (report::k_fixing_ptxas, 13.3),
+    // for the Triton-and-ptxas remedy.
     std::string ptxas_13_3;
     for (const auto& [key, image] : m_images.all()) {
       if (image.compiler.kind != compile::CompilerKind::ptxas || !image.compile) {
         continue;
       }
       const std::optional<Release> v = parse_release(image.compile->version, ReleaseParts::two_or_three);
-      if (v && *v >= Release{13, 3, 0}) {
+      if (v && *v >= report::k_fixing_ptxas) {
         ptxas_13_3 = image.compiler.to_string();
       }
     }

@@ -57,7 +57,8 @@ TEST(Markdown, SeedReportHasEverySection) {
   // SASS excerpts: the in-flight MMA and the marked overwriting loads, with addresses.
   EXPECT_NE(md.find("  /*2380*/ HGMMA.64x128x16.F32.BF16 R24, R88, gdesc[UR8], R24, gsb0"), std::string::npos);
   EXPECT_NE(md.find("> /*2200*/ LDS.64 R90, [R4+UR6+0x4400]"), std::string::npos);
-  EXPECT_NE(md.find("Triton 3.8.0 under prebuilt: 1 hazardous variant(s); the PTX is clean: ptxas made the hazard"),
+  EXPECT_NE(md.find("Triton 3.8.0 under prebuilt: 1 hazardous variant(s); ptxas made the hazard: ptxas \\>= 13.3 "
+                    "fixes it (the PTX is clean, ptxas up to 13.2 re-creates the hazard)."),
             std::string::npos);
   // Only the variants the plan's cases ran: the controls' kernels are the controls block's.
   EXPECT_EQ(md.find("rawbits"), std::string::npos);
@@ -252,10 +253,12 @@ TEST(StackMatrix, TheSeedReportAnswersWhichStackIsFixedAndWhoseFaultTheRestIs) {
   }
   EXPECT_EQ(cells, (std::vector<std::string>{"3.6.0 12.8.93: hazard (PTX)", "3.7.1 12.8.93: hazard (PTX)",
                                              "3.8.0 12.9.86: hazard (ptxas)", "3.9.0 13.4.59: clean"}));
+  // A hazard ptxas made names the ptxas that fixes it, and the ones that do not.
   EXPECT_EQ(m.answer,
-            "Fixed: Triton 3.9.0 with its own ptxas 13.4.59. Hazardous: Triton 3.6.0 with its own ptxas 12.8.93 (the "
-            "PTX: no ptxas fixes it); Triton 3.7.1 with its own ptxas 12.8.93 (the PTX: no ptxas fixes it); Triton "
-            "3.8.0 with its own ptxas 12.9.86 (ptxas: a newer ptxas fixes it).");
+            "Fixed: Triton 3.9.0 with its own ptxas 13.4.59. Hazardous: Triton 3.6.0 with its own ptxas 12.8.93, made "
+            "by the PTX: no ptxas fixes it; Triton 3.7.1 with its own ptxas 12.8.93, made by the PTX: no ptxas fixes "
+            "it; Triton 3.8.0 with its own ptxas 12.9.86, made by ptxas: ptxas >= 13.3 fixes it (the PTX is clean, "
+            "ptxas up to 13.2 re-creates the hazard).");
   // A 3.0.0 report has no remedies block: the rows say how to measure them.
   EXPECT_EQ(m.rows[0].remedy, "no remedy measured: run the sweep with --remedies to measure them");
   EXPECT_TRUE(m.rows[3].remedy.empty());
@@ -263,6 +266,10 @@ TEST(StackMatrix, TheSeedReportAnswersWhichStackIsFixedAndWhoseFaultTheRestIs) {
   const std::string md = markdown_of(seed());
   EXPECT_LT(md.find("## Is my stack fixed?"), md.find("## Environment"));
   EXPECT_NE(md.find("| 3.8.0 (own ptxas 12.9.86) | **hazard (ptxas)** |"), std::string::npos) << md.substr(0, 1500);
+  EXPECT_NE(md.find("The PTX: no ptxas fixes it. ptxas: ptxas \\>= 13.3 fixes it (the PTX is clean, ptxas up to 13.2 "
+                    "re-creates the hazard).\n"),
+            std::string::npos)
+      << md.substr(0, 1500);
   const std::string summary = summary_of(seed());
   EXPECT_EQ(summary.find("is my stack fixed?"), summary.find('\n') + 1) << summary.substr(0, 400);
   // One screen: no line past k_summary_width but the command, which must stay copyable.

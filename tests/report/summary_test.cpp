@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/report.hpp"
+#include "report/verdict.hpp"
 #include "util/files.hpp"
 
 namespace lp::report {
@@ -109,6 +110,17 @@ TEST(Verdict, SpellingsRoundTrip) {
   EXPECT_EQ(verdict_letter(Verdict::incompatible), 'x');
   EXPECT_EQ(parse_verdict("latent"), Verdict::latent);
   EXPECT_FALSE(parse_verdict("maybe").has_value());
+}
+
+TEST(Verdict, AHazardPtxasMadeNamesThePtxasThatFixesIt) {
+  // Triton 3.8/3.9's PTX is clean; ptxas up to 13.2 folds its copies away, 13.3 keeps them.
+  EXPECT_EQ(k_fixing_ptxas, (Release{13, 3, 0}));
+  EXPECT_EQ(fixing_ptxas_version(), "13.3");
+  EXPECT_EQ(ptxas_fix_text(), "ptxas >= 13.3 fixes it (the PTX is clean, ptxas up to 13.2 re-creates the hazard)");
+  EXPECT_EQ(attribution_note("ptxas"), "; ptxas made the hazard: " + ptxas_fix_text());
+  // The PTX's own hazard: no ptxas version is named, none fixes it.
+  EXPECT_EQ(attribution_note("ptx").find("13."), std::string::npos);
+  EXPECT_EQ(attribution_note("none"), "");
 }
 
 TEST(Report, WritesAtomicallyAndCarriesTheSchemaVersion) {
