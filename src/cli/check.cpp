@@ -18,6 +18,7 @@
 #include "kernels/kernel_sets.hpp"
 #include "plan/embedded_configs.hpp"
 #include "plan/plan.hpp"
+#include "report/verdict.hpp"
 #include "sass/nvdisasm.hpp"
 #include "stack/answer.hpp"
 #include "stack/build.hpp"
@@ -90,7 +91,7 @@ plan::Plan plan_of(const CheckOptions& o, const stack::PythonStack& s, const ker
 }
 
 /// The ptxas binaries the remedies are compiled with: the other one Triton's wheel
-/// carries, and the newest installed 13.3 or later (the first release that keeps the
+/// carries, and the newest installed report::k_fixing_ptxas or later (the first release that keeps the
 /// fragment copies, triton #9433).
 std::vector<stack::RemedyPtxas> remedy_ptxas(const stack::PythonStack& s) {
   std::vector<stack::RemedyPtxas> out;
@@ -104,7 +105,7 @@ std::vector<stack::RemedyPtxas> remedy_ptxas(const stack::PythonStack& s) {
   std::optional<compile::PtxasInfo> newest;
   for (const compile::PtxasInfo& p : compile::discover_ptxas()) {
     const std::optional<Release> v = parse_release(p.version, ReleaseParts::two_or_three);
-    if (v && *v >= Release{13, 3, 0} && !seen.count(p.sha256)) {
+    if (v && *v >= report::k_fixing_ptxas && !seen.count(p.sha256)) {
       newest = p;  // discover_ptxas lists the installed versions in order
     }
   }

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "report/verdict.hpp"
 #include "util/escape.hpp"
 #include "util/release.hpp"
 
@@ -218,7 +219,7 @@ Remedy verified_by(Remedy r, std::optional<bool> fixed, const std::string& fixed
 void ptxas_remedies(const CheckInputs& in, const std::vector<std::string>& ids, const ResultIndex& index,
                     std::vector<Remedy>& out) {
   const std::string knob = in.stack.ptxas.knob.empty() ? "TRITON_PTXAS_PATH" : in.stack.ptxas.knob;
-  std::optional<bool> fixed_by_13_3;  ///< what a ptxas >= 13.3 made of the PTX, when one ran
+  std::optional<bool> fixed_by_fixing;  ///< what a ptxas >= report::k_fixing_ptxas made of the PTX, when one ran
   for (const RemedyPtxas& p : in.ptxas) {
     Remedy r;
     r.id = p.origin == "beside Triton's ptxas" ? "ptxas_beside_triton" : "ptxas_installed";
@@ -230,23 +231,25 @@ void ptxas_remedies(const CheckInputs& in, const std::vector<std::string>& ids, 
                               fmt::format("the same PTX of {} kernel(s) compiled by it: 0 findings", ids.size()),
                               "the same PTX compiled by it still has the hazard"));
     const std::optional<Release> v = parse_release(p.info.version, ReleaseParts::two_or_three);
-    if (fixed && v && *v >= Release{13, 3, 0}) {
-      fixed_by_13_3 = fixed_by_13_3.value_or(false) || *fixed;
+    if (fixed && v && *v >= report::k_fixing_ptxas) {
+      fixed_by_fixing = fixed_by_fixing.value_or(false) || *fixed;
     }
   }
   Remedy pip;
   pip.id = "ptxas_pip";
   pip.fixes = std::string(k_register_hazard);
-  pip.what = "install ptxas 13.3 or newer from PyPI and point Triton at it";
-  pip.how = fmt::format("pip install \"nvidia-cuda-nvcc==13.3.*\" and export {}=<its bin/ptxas>", knob);
-  if (!fixed_by_13_3) {
+  const std::string fixing = report::fixing_ptxas_version();
+  pip.what = fmt::format("install ptxas {} or newer from PyPI and point Triton at it", fixing);
+  pip.how = fmt::format("pip install \"nvidia-cuda-nvcc=={}.*\" and export {}=<its bin/ptxas>", fixing, knob);
+  if (!fixed_by_fixing) {
     pip.status = RemedyStatus::not_verified;
-    pip.evidence = "no ptxas 13.3 or newer here to compile with (scripts/install_tools.sh ptxas=13.3.73, or pip install "
-                   "\"loraprobe[ptxas]\", then check again)";
+    pip.evidence = fmt::format("no ptxas {} or newer here to compile with (scripts/install_tools.sh, or pip install "
+                               "\"loraprobe[ptxas]\", then check again)",
+                               fixing);
   } else {
-    pip.status = *fixed_by_13_3 ? RemedyStatus::verified : RemedyStatus::does_not_fix;
-    pip.evidence = *fixed_by_13_3 ? "a ptxas 13.3 or newer compiled the same PTX clean (above)"
-                                  : "a ptxas 13.3 or newer compiled the same PTX with the hazard (above): the PTX has it";
+    pip.status = *fixed_by_fixing ? RemedyStatus::verified : RemedyStatus::does_not_fix;
+    pip.evidence = fmt::format("a ptxas {} or newer compiled the same PTX {} (above)", fixing,
+                               *fixed_by_fixing ? "clean" : "with the hazard: the PTX has it");
   }
   out.push_back(std::move(pip));
 }
