@@ -11,6 +11,7 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_probe.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/validators.hpp"
 #include "inspect/cache.hpp"
@@ -319,6 +320,13 @@ int run_check(const CheckOptions& o) {
     // The environment cannot answer (a Python that does not run, a build that fails):
     // that is the answer, with the stack as far as it was read.
     answer = stack::cannot_tell(std::move(probed), e.what());
+  }
+  std::string no_gpu;
+  if (const std::optional<protocol::GpuRecord> gpu = probe_gpu(0, false, no_gpu)) {
+    answer.gpu = fmt::format("{}, compute capability {}, driver {}", gpu->name, gpu->compute_capability,
+                             gpu->driver_version);
+  } else {
+    answer.gpu = fmt::format("none ({})", no_gpu);
   }
   if (!o.output.empty()) {
     write_file_atomic(o.output, stack::answer_json(answer, command_line()).pretty() + "\n");

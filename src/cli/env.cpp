@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/gpu_probe.hpp"
 #include "cli/validators.hpp"
 #include "compile/toolchain.hpp"
 #include "cuda/context.hpp"
@@ -79,22 +80,8 @@ EnvRecord collect(const EnvOptions& o) {
   });
   // cuBLAS is found without a GPU (a dlopen): say which file the reference would use.
   env.cublas_error = error_of([&] { env.cublas_path = cublas_api().library; });
-  // The GPU part: the same record a sweep's worker sends. This process may touch
-  // CUDA: env runs no kernels, so a fault cannot hide behind it.
-  if (const std::string why = error_of([&] {
-        init_driver(o.allow_jit_cache);
-        if (o.device < 0 || o.device >= device_count()) {
-          throw EnvironmentError(fmt::format("no CUDA device {} ({} present)", o.device, device_count()));
-        }
-        // Free memory and the loading mode are read in a context, as a worker has one.
-        PrimaryContext context(o.device);
-        context.make_current();
-        env.gpu = worker::gpu_record(o.device);
-      });
-      !why.empty()) {
-    env.gpu.reset();
-    env.no_gpu_reason = fmt::format("no CUDA device: {}", why);
-  }
+  // The GPU part: the same record a sweep's worker sends.
+  env.gpu = probe_gpu(o.device, o.allow_jit_cache, env.no_gpu_reason);
   return env;
 }
 

@@ -84,6 +84,9 @@ struct CheckAnswer {
   std::vector<Remedy> remedies;
   std::vector<std::string> notes;  ///< what was not checked, and why
   double build_seconds = 0.0;
+  /// This host's GPU and driver ("NVIDIA H100 80GB HBM3, sm_90, driver 580.159.04"), or
+  /// "none (why)": the static answer needs none; --run does.
+  std::string gpu;
 
   /// The first line of every format: "<stack>: AFFECTED. ...".
   [[nodiscard]] std::string headline() const;

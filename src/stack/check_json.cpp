@@ -128,7 +128,8 @@ JsonText answer_json(const CheckAnswer& a, const std::vector<std::string>& argv)
       {"kernels", kernels},
       {"remedies", remedies},
       {"notes", a.notes},
-      {"build_seconds", a.build_seconds}};
+      {"build_seconds", a.build_seconds},
+      {"gpu", a.gpu}};
   return JsonText::of(j);
 }
 

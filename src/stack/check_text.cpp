@@ -77,6 +77,9 @@ std::string answer_text(const CheckAnswer& a) {
                  s.triton_dir ? fmt::format("  ({})", *s.triton_dir) : std::string());
   fmt::format_to(to, "  ptxas    {}\n", ptxas_line(s));
   fmt::format_to(to, "  PDL      {}\n", pdl_line(s));
+  if (!a.gpu.empty()) {
+    fmt::format_to(to, "  GPU      {}\n", a.gpu);
+  }
   fmt::format_to(to, "  configs  {}\n",
                  s.tuned_folder ? fmt::format("tuned, VLLM_TUNED_CONFIG_FOLDER={}", *s.tuned_folder)
                                 : std::string("vLLM's defaults (VLLM_TUNED_CONFIG_FOLDER unset)"));
@@ -121,8 +124,9 @@ std::string answer_markdown(const CheckAnswer& a) {
                  markdown_text(s.vllm_version.value_or("not installed")),
                  markdown_text(s.torch_version.value_or("not installed")),
                  markdown_text(s.triton_version.value_or("not installed")));
-  fmt::format_to(to, "| ptxas for sm_90 | {} |\n| dual-stream (PDL) | {} |\n\n", markdown_text(ptxas_line(s)),
-                 markdown_text(pdl_line(s)));
+  fmt::format_to(to, "| ptxas for sm_90 | {} |\n| dual-stream (PDL) | {} |\n| GPU | {} |\n\n",
+                 markdown_text(ptxas_line(s)), markdown_text(pdl_line(s)),
+                 markdown_text(a.gpu.empty() ? "not asked" : a.gpu));
   if (!a.kernels.empty()) {
     fmt::format_to(to, "## Kernels vLLM launches\n\n{}; built for sm_90a.\n\n| kernel | variant | SASS |\n|---|---|---|\n",
                    markdown_text(a.kernels_source));
