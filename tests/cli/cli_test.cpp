@@ -317,8 +317,8 @@ TEST(Cli, AConfigNameIsTheEmbeddedConfigFromAnyFolder) {
   for (const char* sub : {"sweep", "inspect"}) {
     const ProcessResult unknown = loraprobe({sub, "--config", "seed-4859"});
     EXPECT_EQ(unknown.exit_code, 2) << sub;
-    EXPECT_EQ(unknown.err, "loraprobe: --config seed-4859: no such file or embedded config (embedded: ci-gate, "
-                           "default, full, seed-48590, upgrade-gate)\n")
+    EXPECT_EQ(unknown.err, "loraprobe: --config seed-4859: no such file or embedded config (embedded: check, "
+                           "ci-gate, default, full, seed-48590, upgrade-gate)\n")
         << sub;
   }
 }
@@ -332,13 +332,13 @@ TEST(Cli, ListConfigsShowsEachEmbeddedConfigWithItsCases) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\ndefault          5280  "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\n5 embedded configs; cases over the Triton sets 3.6.0, 3.7.1, 3.8.0, 3.9.0;"),
+  EXPECT_NE(r.out.find("\n6 embedded configs; cases over the Triton sets 3.6.0, 3.7.1, 3.8.0, 3.9.0;"),
             std::string::npos)
       << r.out;
   const ProcessResult json = loraprobe({"list", "--configs", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json rows = nlohmann::json::parse(json.out);
-  ASSERT_EQ(rows.size(), 5U);
+  ASSERT_EQ(rows.size(), 6U);
   for (const nlohmann::json& row : rows) {
     // Each row's cases are what a dry run of that name plans.
     const ProcessResult plan =

@@ -273,7 +273,7 @@ std::string config_error(const std::string& value) {
 
 TEST(Config, ANameIsTheEmbeddedConfigOfThatName) {
   EXPECT_EQ(embedded_config_stems(),
-            (std::vector<std::string>{"ci-gate", "default", "full", "seed-48590", "upgrade-gate"}));
+            (std::vector<std::string>{"check", "ci-gate", "default", "full", "seed-48590", "upgrade-gate"}));
   for (const std::string& name : embedded_config_stems()) {
     SCOPED_TRACE(name);
     const SweepConfig c = load_config(name);
@@ -299,8 +299,8 @@ TEST(Config, AValueWithASlashOrDotJsonIsAFile) {
 
 TEST(Config, AnUnknownNameOrAMissingFileSaysWhatThereIs) {
   EXPECT_EQ(config_error("seed-4859"),
-            "--config seed-4859: no such file or embedded config (embedded: ci-gate, default, full, seed-48590, "
-            "upgrade-gate)");
+            "--config seed-4859: no such file or embedded config (embedded: check, ci-gate, default, full, "
+            "seed-48590, upgrade-gate)");
   // The README's old spelling outside a checkout: the file is not there, the name is.
   EXPECT_EQ(config_error("/nonexistent/configs/seed-48590.json"),
             "/nonexistent/configs/seed-48590.json: cannot read: no such file; the embedded config of that name is "
