@@ -424,7 +424,50 @@ std::string run_line(const RunTally& t) {
 
 }  // namespace
 
+namespace {
+
+/// check's remedy id of a sweep --remedies neighbour's name ("block_n 32"), or "".
+std::string remedy_id_of(const std::string& sweep_name) {
+  if (sweep_name == "block_n 32") {
+    return "block_n_32";
+  }
+  if (sweep_name == "num_stages 1") {
+    return "stages_1";
+  }
+  if (sweep_name == "bf16 input") {
+    return "input_16bit";
+  }
+  if (sweep_name.rfind("Triton ", 0) == 0 && sweep_name.find('+') == std::string::npos) {
+    return "triton_upgrade";
+  }
+  return {};
+}
+
+/// The sweep's measured remedies appended to the evidence of check's same remedy.
+void fold_remedies(CheckAnswer& answer, const report::Remedies& measured) {
+  std::map<std::string, std::vector<std::string>> seen;
+  for (const report::HazardRemedies& hazard : measured.hazards) {
+    for (const report::RemedyRecord& r : hazard.remedies) {
+      const std::string id = remedy_id_of(r.remedy);
+      if (!id.empty()) {
+        seen[id].push_back(fmt::format("{} at {} tokens{}", report::to_string(r.verdict), hazard.tokens,
+                                       r.reason ? fmt::format(" ({})", r.reason->substr(0, r.reason->find(':'))) : ""));
+      }
+    }
+  }
+  for (Remedy& r : answer.remedies) {
+    if (const auto it = seen.find(r.id); it != seen.end()) {
+      r.evidence += fmt::format("; run on this GPU: {}", fmt::join(it->second, ", "));
+    }
+  }
+}
+
+}  // namespace
+
 void fold_run(CheckAnswer& answer, const formats::Document& report, const std::string& path) {
+  if (report.remedies) {
+    fold_remedies(answer, *report.remedies);
+  }
   std::map<std::string, RunTally> by_variant;
   for (const report::CaseRecord c : report.cases) {
     if (!c.variant) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/document.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "plan/config.hpp"
 #include "plan/embedded_configs.hpp"
@@ -257,6 +258,30 @@ TEST(Decide, AnEarlyReadUnderPdlNamesTheDisablePdlRemedy) {
   ASSERT_NE(pdl, nullptr);
   EXPECT_EQ(pdl->status, RemedyStatus::verified);
   EXPECT_EQ(pdl->fixes, "gdc early read");
+}
+
+// The sweep report `check --run --amplify 2 --tokens 384,2048` wrote on an H100 (Triton
+// 3.6.0, 2026-12-06; the command is in its meta.argv): the amplified fp32 expand at block_n
+// 128 FAILs at 2048 tokens (28800 NaN) and is LATENT at 384; block_n 32, num_stages 1 and
+// a bf16 input PASS.
+TEST(Run, TheSweepsCasesAndMeasuredRemediesFoldIntoTheAnswer) {
+  Fixture f;
+  CheckAnswer a = decide(f.in);
+  const std::string path = std::string(LP_SOURCE_DIR) + "/tests/stack/fixtures/h100-check-run-amplify2.json";
+  fold_run(a, formats::read_document(path), path);
+  EXPECT_EQ(a.verdict, Verdict::affected);
+  EXPECT_NE(a.sentence.find("On this GPU, expand fp32->bf16, 1 slice, block_n 128, 2 stages returned wrong values (FAIL)."),
+            std::string::npos)
+      << a.sentence;
+  const auto kernel = std::find_if(a.kernels.begin(), a.kernels.end(),
+                                   [&](const KernelAnswer& k) { return k.variant == f.hazardous; });
+  ASSERT_NE(kernel, a.kernels.end());
+  EXPECT_EQ(kernel->run, "2 case(s) (2 amplified): 1 FAIL, 1 LATENT; 28800 NaN, 512 Inf, 1526861 wrong values");
+  ASSERT_NE(f.remedy(a, "block_n_32"), nullptr);
+  EXPECT_NE(f.remedy(a, "block_n_32")->evidence.find("; run on this GPU: PASS at 2048 tokens"), std::string::npos)
+      << f.remedy(a, "block_n_32")->evidence;
+  ASSERT_NE(f.remedy(a, "stages_1"), nullptr);
+  EXPECT_NE(f.remedy(a, "stages_1")->evidence.find("PASS at 2048 tokens"), std::string::npos);
 }
 
 TEST(Formats, EveryFormatOpensWithTheAnswerAndEscapesWhatTheMachineSaid) {
