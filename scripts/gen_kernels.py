@@ -261,9 +261,8 @@ def compile_all(variants, jobs, header, log, stack=False, vllm_ops=None):
         }
         if not stack:
             worker_env["TRITON_PTXAS_PATH"] = build.tool_path("ptxas")
-        elif os.environ.get("TRITON_PTXAS_PATH"):
-            # The user's override reaches the workers as it reaches their Triton (and is checked there).
-            worker_env["TRITON_PTXAS_PATH"] = os.environ["TRITON_PTXAS_PATH"]
+        # --stack: the workers inherit the user's ptxas variables as their Triton reads them
+        # (Triton ignores one that names no file; the manifest names what it really ran).
         # ptxas's working directory (see init_worker): empty, so the line
         # info's relative paths resolve to nothing.
         empty_cwd = os.path.join(tmp, "ptxas-cwd")

@@ -114,6 +114,18 @@ def triton_ptxas(triton_dir):
     return out
 
 
+def utf8(value):
+    """value with every str made valid UTF-8: a file name's undecodable bytes (Python holds
+    them as lone surrogates, which JSON readers refuse) are written as backslash escapes."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {utf8(k): utf8(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [utf8(v) for v in value]
+    return value
+
+
 def main():
     vllm_dir = package_dir("vllm")
     ops = os.path.join(vllm_dir, "lora", "ops", "triton_ops") if vllm_dir else None
@@ -130,7 +142,7 @@ def main():
                        ("VLLM_LORA_ENABLE_DUAL_STREAM", "VLLM_LORA_DISABLE_PDL", "VLLM_BATCH_INVARIANT")},
         "ptxas": triton_ptxas(triton_dir) if triton_dir else None,
     }
-    json.dump(report, sys.stdout, sort_keys=True)
+    json.dump(utf8(report), sys.stdout, sort_keys=True)
     sys.stdout.write("\n")
     return 0
 

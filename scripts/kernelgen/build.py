@@ -168,7 +168,8 @@ def kernel_function(v: Variant):
         return getattr(importlib.import_module(module), name)
     fn = getattr(lifted, name, None)
     if fn is None:
-        raise LookupError(f"vLLM's LoRA ops at {_state['vllm_ops_dir']} define no @triton.jit {name}")
+        missing = f" (it has no {', '.join(lifted.MISSING_FILES)})" if lifted.MISSING_FILES else ""
+        raise LookupError(f"vLLM's LoRA ops at {_state['vllm_ops_dir']} define no @triton.jit {name}{missing}")
     return fn
 
 

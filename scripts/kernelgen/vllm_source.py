@@ -55,13 +55,17 @@ def lift_functions(source: str, path: str) -> list:
 
 def write_module(ops_dir: str, out_dir: str) -> str:
     """Writes out_dir/vllm_lora_kernels.py from the files of ops_dir; returns its path.
-    Raises FileNotFoundError naming a missing file, ValueError for a name defined twice."""
+    A file ops_dir lacks is listed in MISSING_FILES; ValueError for a name defined twice."""
     parts = ["# Lifted by loraprobe (scripts/kernelgen/vllm_source.py) from vLLM's LoRA ops at",
              f"# {ops_dir}; only the @triton.jit functions, unchanged.",
              "import triton", "import triton.language as tl", ""]
     seen = {}
+    missing = []
     for name in SOURCE_FILES:
         path = os.path.join(ops_dir, name)
+        if not os.path.isfile(path):
+            missing.append(name)  # an older vLLM: its kernels are not built, each saying why
+            continue
         with open(path, encoding="utf-8") as f:
             source = f.read()
         for fn, text in lift_functions(source, path):
@@ -70,6 +74,7 @@ def write_module(ops_dir: str, out_dir: str) -> str:
             seen[fn] = name
             parts += [f"# from {name}", text, ""]
     parts.append(f"LIFTED_FROM = {dict(sorted(seen.items()))!r}")
+    parts.append(f"MISSING_FILES = {missing!r}")
     os.makedirs(out_dir, exist_ok=True)
     out = os.path.join(out_dir, MODULE_NAME + ".py")
     with open(out, "w", encoding="utf-8") as f:

@@ -3,6 +3,8 @@
 // the ptxas Triton picks, inspect checks their SASS, and the remedies are verified by
 // compiling the same kernels with them (src/stack/ has the parts, docs/check.md the story).
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -28,6 +30,7 @@
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/files.hpp"
+#include "util/interrupt.hpp"
 #include "util/release.hpp"
 #include "util/subprocess.hpp"
 #include "formats/document.hpp"
@@ -69,9 +72,19 @@ plan::Plan plan_of(const CheckOptions& o, const stack::PythonStack& s, const ker
     p.flags.vllm_dual_stream = true;
     notes.push_back("planned as vLLM's dual-stream LoRA (VLLM_LORA_ENABLE_DUAL_STREAM is on, PDL not disabled)");
   }
-  if (s.tuned_folder && !p.flags.vllm_configs) {
-    p.flags.vllm_configs = *s.tuned_folder;
-    notes.push_back(fmt::format("knobs from vLLM's tuned files in {} (VLLM_TUNED_CONFIG_FOLDER)", *s.tuned_folder));
+  const bool tuned_from_env = s.tuned_folder && !p.flags.vllm_configs;
+  if (tuned_from_env) {
+    std::error_code ec;
+    if (s.batch_invariant.on) {
+      notes.push_back("VLLM_TUNED_CONFIG_FOLDER is ignored: VLLM_BATCH_INVARIANT is on, and vLLM then skips the tuned files");
+    } else if (!fs::is_directory(*s.tuned_folder, ec)) {
+      // vLLM only warns ("No LoRA kernel configs found") and launches its defaults.
+      notes.push_back(fmt::format("VLLM_TUNED_CONFIG_FOLDER={} is no folder: vLLM warns and launches its defaults",
+                                  *s.tuned_folder));
+    } else {
+      p.flags.vllm_configs = *s.tuned_folder;
+      notes.push_back(fmt::format("knobs from vLLM's tuned files in {} (VLLM_TUNED_CONFIG_FOLDER)", *s.tuned_folder));
+    }
   }
   if (s.batch_invariant.on) {
     p.flags.vllm_batch_invariant = true;
@@ -86,9 +99,17 @@ plan::Plan plan_of(const CheckOptions& o, const stack::PythonStack& s, const ker
           ? plan::parse_config(plan::embedded_config(k_check_config),
                                std::string(plan::k_embedded_prefix) + std::string(k_check_config))
           : plan::load_config(p.config_path);
-  plan::apply_flags(config, p.flags);
-  print_notes(config.notes);
-  return plan::expand_plan(config, sets.versions());
+  try {
+    plan::apply_flags(config, p.flags);
+    print_notes(config.notes);
+    return plan::expand_plan(config, sets.versions());
+  } catch (const Fatal& e) {
+    if (!tuned_from_env || p.flags.vllm_configs != s.tuned_folder) {
+      throw;
+    }
+    // The environment's folder, not a flag the user gave: vLLM itself would fail on it.
+    throw EnvironmentError(fmt::format("VLLM_TUNED_CONFIG_FOLDER={}: {}", *s.tuned_folder, e.what()));
+  }
 }
 
 /// The ptxas binaries the remedies are compiled with: the other one Triton's wheel
@@ -157,6 +178,20 @@ bool use_vllm_kernels(const CheckOptions& o, const stack::PythonStack& s) {
                                        s.python));
   }
   return s.vllm_ops_dir.has_value();
+}
+
+/// The set the generator wrote (the one not embedded), held to the version the probe read.
+const kernels::KernelSet* built_set(const kernels::KernelSets& sets, const std::string& probed) {
+  for (const kernels::KernelSet& set : sets.all()) {
+    if (!set.is_embedded()) {
+      if (set.triton() != probed) {
+        throw EnvironmentError(fmt::format("the probe read Triton {}, but Triton {} built the kernels", probed,
+                                           set.triton()));
+      }
+      return &set;
+    }
+  }
+  throw EnvironmentError("the generator wrote no kernel set");
 }
 
 /// The embedded set that stands for "upgrade Triton": the newest, when the user's is older.
@@ -244,8 +279,8 @@ stack::CheckAnswer check_stack(const CheckOptions& o, stack::PythonStack s) {
                                             "(give the interpreter vLLM runs with --python PATH)");
   }
   if (!s.ptxas.sm90) {
-    return stack::cannot_tell(std::move(s), fmt::format("Triton could not say which ptxas it runs for sm_90: {}",
-                                                        s.ptxas.error));
+    const std::string why = s.ptxas.error.empty() ? std::string("the probe named none") : s.ptxas.error;
+    return stack::cannot_tell(std::move(s), fmt::format("Triton could not say which ptxas it runs for sm_90: {}", why));
   }
   const auto embedded = std::make_shared<const kernels::KernelSets>(kernels::KernelSets::load());
   std::vector<std::string> notes;
@@ -263,7 +298,8 @@ stack::CheckAnswer check_stack(const CheckOptions& o, stack::PythonStack s) {
   }
   const bool vllm = use_vllm_kernels(o, s);
   std::optional<TempDir> scratch;
-  std::string out_dir = o.keep;
+  // Absolute: the generator runs in its own folder.
+  std::string out_dir = o.keep.empty() ? std::string() : fs::absolute(o.keep).lexically_normal().string();
   if (out_dir.empty()) {
     scratch.emplace("loraprobe-check-");
     out_dir = scratch->path() + "/kernels";
@@ -271,7 +307,7 @@ stack::CheckAnswer check_stack(const CheckOptions& o, stack::PythonStack s) {
   const stack::BuildOutcome built = stack::build_kernels(
       {s.python, ids, out_dir, o.jobs == 0 ? 2U : o.jobs, vllm ? s.vllm_ops_dir : std::nullopt});
   const auto sets = std::make_shared<const kernels::KernelSets>(kernels::KernelSets::load({built.dir}));
-  in.built = &sets->at(*s.triton_version);
+  in.built = built_set(*sets, *s.triton_version);
   in.kernels_source = kernels_source(s, vllm);
   in.ptxas = remedy_ptxas(s);
   sass::NvdisasmSearch search;
@@ -286,12 +322,18 @@ stack::CheckAnswer check_stack(const CheckOptions& o, stack::PythonStack s) {
     compilers.push_back(*compile::Compiler::parse(p.label));
   }
   in.results = inspect_variants(inspector, sets, *in.built, in.selection.ids(), compilers);
+  if (inspector.interrupted_by() != 0) {
+    throw Interrupted(inspector.interrupted_by());  // 128 + the signal; a partial answer would mislead
+  }
   if (const kernels::KernelSet* up = upgrade_set(*embedded, s)) {
     in.upgrade_triton = up->triton();
     const std::string& banner = up->manifest().ptxas.version;
     const std::optional<tools::ToolVersion> version = tools::parse_tool_version(banner);
     in.upgrade_ptxas = version ? version->version : banner;
     in.upgrade_results = inspect_variants(inspector, embedded, *up, in.selection.launched, {compile::Compiler::prebuilt()});
+    if (inspector.interrupted_by() != 0) {
+      throw Interrupted(inspector.interrupted_by());
+    }
   }
   const RunTarget target{built.dir, *s.triton_version, s.use_gdc(), s.tuned_folder};
   in.stack = std::move(s);
@@ -308,6 +350,20 @@ int run_check(const CheckOptions& o) {
   if (!o.run && o.plan.flags.axes.count(plan::AxisId::amplify) > 0) {
     // Amplified images are run, not inspected: without --run the flag would change nothing.
     throw UsageError("--amplify queues wgmma pairs in the images a sweep runs: give --run too (on a Hopper GPU)");
+  }
+  for (const std::string* path : {&o.output, &o.markdown, &o.junit}) {
+    // Refused before minutes of work, not after (the writer checks again when it writes).
+    std::error_code ec;
+    if (!path->empty() && fs::exists(*path, ec) && !fs::is_regular_file(*path, ec)) {
+      throw UsageError(fmt::format("{}: not a regular file; name a file to write the answer to", *path));
+    }
+  }
+  for (const char* knob : {"TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH"}) {
+    // The probe and the generator run in folders of their own: a relative path means what
+    // it means here, where vLLM would have been started.
+    if (const char* value = std::getenv(knob); value != nullptr && *value != '\0' && value[0] != '/') {
+      ::setenv(knob, fs::absolute(value).lexically_normal().c_str(), 1);
+    }
   }
   const std::string python = o.python.empty() ? stack::default_python() : o.python;
   stack::PythonStack probed;
@@ -328,6 +384,18 @@ int run_check(const CheckOptions& o) {
   } else {
     answer.gpu = fmt::format("none ({})", no_gpu);
   }
+  // The answer first: a file that cannot be written must not lose it.
+  if (o.json) {
+    fmt::print("{}\n", stack::answer_json(answer, command_line()).pretty());
+  } else {
+    fmt::print("{}", escape::terminal(stack::answer_text(answer)));
+  }
+  std::fflush(stdout);
+  if (answer.verdict == stack::Verdict::cannot_tell) {
+    // One line: the reason's first (a failed build's own lines are in the output above).
+    fmt::print(stderr, "loraprobe check: cannot tell: {}\n",
+               escape::terminal_line(answer.sentence.substr(0, answer.sentence.find('\n'))));
+  }
   if (!o.output.empty()) {
     write_file_atomic(o.output, stack::answer_json(answer, command_line()).pretty() + "\n");
   }
@@ -336,16 +404,6 @@ int run_check(const CheckOptions& o) {
   }
   if (!o.junit.empty()) {
     write_file_atomic(o.junit, stack::answer_junit(answer));
-  }
-  if (o.json) {
-    fmt::print("{}\n", stack::answer_json(answer, command_line()).pretty());
-  } else {
-    fmt::print("{}", escape::terminal(stack::answer_text(answer)));
-  }
-  if (answer.verdict == stack::Verdict::cannot_tell) {
-    // One line: the reason's first (a failed build's own lines are in the output above).
-    fmt::print(stderr, "loraprobe check: cannot tell: {}\n",
-               escape::terminal_line(answer.sentence.substr(0, answer.sentence.find('\n'))));
   }
   return answer.exit_code();
 }

@@ -377,8 +377,12 @@ CheckAnswer decide(const CheckInputs& in) {
   }
   if (!unknown.empty()) {
     a.verdict = Verdict::cannot_tell;
-    a.sentence = fmt::format("{} of the {} kernels vLLM launches could not be built or inspected; the others are clean",
-                             unknown.size(), a.kernels.size());
+    a.sentence = unknown.size() == a.kernels.size()
+                     ? fmt::format("none of the {} kernels vLLM launches could be built or inspected (the notes say why)",
+                                   a.kernels.size())
+                     : fmt::format("{} of the {} kernels vLLM launches could not be built or inspected (the notes say "
+                                   "why); the others are clean",
+                                   unknown.size(), a.kernels.size());
     return a;
   }
   a.verdict = Verdict::clean;

@@ -72,8 +72,11 @@ BuildOutcome build_kernels(const BuildRequest& request) {
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.log = r.err;
   if (!r.ok()) {
-    throw EnvironmentError(fmt::format("building the kernels with the Triton of {} failed ({}):\n{}",
-                                       request.python, r.describe(), tail_lines(r.err, 12)));
+    // The generator's last line says why (an exception's message); the lines before it where.
+    const std::string tail = tail_lines(r.err, 12);
+    std::string last = tail_lines(tail.substr(0, tail.find_last_not_of("\n \t") + 1), 1);
+    throw EnvironmentError(fmt::format("building the kernels with the Triton of {} failed ({}): {}\n{}", request.python,
+                                       r.describe(), last.empty() ? "it printed nothing" : last, tail));
   }
   return out;
 }

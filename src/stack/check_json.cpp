@@ -1,6 +1,9 @@
 // The stack library's one unit with the JSON library: the probe's answer read, and the
 // check document (configs/schema/check.schema.json) and the stack record written.
 
+#include <algorithm>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "check_schema_version.hpp"
@@ -32,6 +35,17 @@ nlohmann::json flag_json(const VllmFlag& f) {
 
 nlohmann::json ptxas_json(const std::optional<compile::PtxasInfo>& p) { return p ? p->to_json() : nlohmann::json(); }
 
+/// A version as a distribution states it ("2.14.0+cu130"): 1 to 64 printable characters
+/// without spaces, so that it cannot break the answer's first line.
+std::optional<std::string> version_at(const JsonIn& parent, std::string_view key) {
+  std::optional<std::string> v = parent.optional_string(key);
+  if (v && (v->empty() || v->size() > 64 ||
+            std::any_of(v->begin(), v->end(), [](char c) { return c <= ' ' || c > '~'; }))) {
+    parent.at(key).fail(fmt::format("\"{}\" is no version", *v));
+  }
+  return v;
+}
+
 }  // namespace
 
 PythonStack stack_from_probe_json(std::string_view text, const std::string& source) {
@@ -44,14 +58,14 @@ PythonStack stack_from_probe_json(std::string_view text, const std::string& sour
   PythonStack s;
   const JsonIn python = in.at("python");
   s.executable = python.at("executable").string();
-  s.python_version = python.at("version").string();
+  s.python_version = version_at(python, "version").value_or("?");
   const JsonIn vllm = in.at("vllm");
-  s.vllm_version = vllm.optional_string("version");
+  s.vllm_version = version_at(vllm, "version");
   s.vllm_dir = vllm.optional_string("dir");
   s.vllm_ops_dir = vllm.optional_string("lora_ops_dir");
-  s.torch_version = in.at("torch").optional_string("version");
+  s.torch_version = version_at(in.at("torch"), "version");
   const JsonIn triton = in.at("triton");
-  s.triton_version = triton.optional_string("version");
+  s.triton_version = version_at(triton, "version");
   s.triton_dir = triton.optional_string("dir");
   for (const auto& [name, value] : in.at("env").members()) {
     if (!value.is_null()) {
@@ -70,7 +84,7 @@ PythonStack stack_from_probe_json(std::string_view text, const std::string& sour
     const JsonIn bundled = ptxas->at("bundled");
     s.ptxas.bundled_path = bundled.optional_string("ptxas");
     s.ptxas.blackwell_path = bundled.optional_string("ptxas-blackwell");
-    if (const auto imported = ptxas->optional_string("imported_version")) {
+    if (const auto imported = version_at(*ptxas, "imported_version")) {
       s.triton_version = imported;  // what `import triton` says wins over a distribution's name
     }
   }

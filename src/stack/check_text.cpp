@@ -13,7 +13,9 @@ namespace {
 
 std::string ptxas_line(const PythonStack& s) {
   if (!s.ptxas.sm90) {
-    return fmt::format("unknown ({})", s.ptxas.error.empty() ? "no Triton to ask" : s.ptxas.error);
+    return fmt::format("unknown ({})", !s.ptxas.error.empty() ? s.ptxas.error
+                                       : s.triton_version   ? "the probe named none"
+                                                            : "no Triton to ask");
   }
   return fmt::format("{} for sm_90: {} ({})", s.ptxas.sm90->version, s.ptxas.sm90->path,
                      s.ptxas.overridden ? fmt::format("set by {}", s.ptxas.knob)
@@ -69,19 +71,21 @@ std::string answer_text(const CheckAnswer& a) {
   auto to = std::back_inserter(out);
   const PythonStack& s = a.stack;
   fmt::format_to(to, "{}\n\n", a.headline());
-  fmt::format_to(to, "stack: {} (Python {})\n", s.executable.empty() ? s.python : s.executable, s.python_version);
+  using escape::terminal_line;  // a path may hold a newline: it must not forge a line of the answer
+  fmt::format_to(to, "stack: {} (Python {})\n", terminal_line(s.executable.empty() ? s.python : s.executable),
+                 s.python_version);
   fmt::format_to(to, "  vLLM     {}{}\n", s.vllm_version.value_or("not installed"),
-                 s.vllm_ops_dir ? fmt::format("  (LoRA ops: {})", *s.vllm_ops_dir) : std::string());
+                 s.vllm_ops_dir ? fmt::format("  (LoRA ops: {})", terminal_line(*s.vllm_ops_dir)) : std::string());
   fmt::format_to(to, "  torch    {}\n", s.torch_version.value_or("not installed"));
   fmt::format_to(to, "  Triton   {}{}\n", s.triton_version.value_or("not installed"),
-                 s.triton_dir ? fmt::format("  ({})", *s.triton_dir) : std::string());
-  fmt::format_to(to, "  ptxas    {}\n", ptxas_line(s));
-  fmt::format_to(to, "  PDL      {}\n", pdl_line(s));
+                 s.triton_dir ? fmt::format("  ({})", terminal_line(*s.triton_dir)) : std::string());
+  fmt::format_to(to, "  ptxas    {}\n", terminal_line(ptxas_line(s)));
+  fmt::format_to(to, "  PDL      {}\n", terminal_line(pdl_line(s)));
   if (!a.gpu.empty()) {
     fmt::format_to(to, "  GPU      {}\n", a.gpu);
   }
   fmt::format_to(to, "  configs  {}\n",
-                 s.tuned_folder ? fmt::format("tuned, VLLM_TUNED_CONFIG_FOLDER={}", *s.tuned_folder)
+                 s.tuned_folder ? fmt::format("tuned, VLLM_TUNED_CONFIG_FOLDER={}", terminal_line(*s.tuned_folder))
                                 : std::string("vLLM's defaults (VLLM_TUNED_CONFIG_FOLDER unset)"));
   if (!a.kernels.empty()) {
     fmt::format_to(to, "\nkernels vLLM launches ({}), built with this Triton for sm_90a in {:.0f} s:\n", a.kernels_source,

@@ -100,12 +100,22 @@ PythonStack probe_stack(const std::string& python) {
                                        "runs with --python PATH",
                                        python, e.what()));
   }
-  if (!r.ok() || r.out_truncated) {
+  if (r.out_truncated) {
+    throw EnvironmentError(fmt::format("{} answered the probe with more than {} bytes: no probe's answer", python,
+                                       k_max_probe_output));
+  }
+  if (!r.ok()) {
     const std::string err = r.err.substr(r.err.rfind('\n', r.err.size() > 1 ? r.err.size() - 2 : 0) + 1);
     throw EnvironmentError(fmt::format("the probe did not run under {} ({}{}{})", python, r.describe(),
                                        err.empty() ? "" : ": ", err.substr(0, 300)));
   }
-  PythonStack stack = stack_from_probe_json(r.out, fmt::format("the probe's answer under {}", python));
+  PythonStack stack;
+  try {
+    stack = stack_from_probe_json(r.out, fmt::format("the probe's answer under {}", python));
+  } catch (const InputError& e) {
+    // Something else printed on its stdout (a sitecustomize, a wrapper), or it is no Python.
+    throw EnvironmentError(fmt::format("{} did not answer as the probe does: {}", python, e.what()));
+  }
   stack.python = python;
   describe_stack_ptxas(stack);
   return stack;

@@ -24,6 +24,7 @@ std::string_view to_string(KernelRemedy remedy) {
 
 std::vector<std::string> Selection::ids() const {
   std::set<std::string> all(launched.begin(), launched.end());
+  all.insert(for_run.begin(), for_run.end());
   for (const Neighbour& n : neighbours) {
     all.insert(n.id);
   }
@@ -79,8 +80,23 @@ Selection select_variants(const plan::Plan& plan, const kernels::KernelSets& set
   std::set<std::string> seen;
   for (const auto& [planned_set, variant] : planned.variants) {
     // The same kernel in every set: take it (by id) from the widest one.
-    if (set.find(variant->id) != nullptr && seen.insert(variant->id).second) {
-      out.launched.push_back(variant->id);
+    if (set.find(variant->id) == nullptr || !seen.insert(variant->id).second) {
+      continue;
+    }
+    std::string launched = variant->id;
+    if (variant->axes.integer("tail_ns").value_or(0) > 0) {
+      // The sweep's chain spins TAIL_NS before the shrink's store (sweep/case_variants.hpp);
+      // vLLM's shrink does not: the kernel it launches is the one without.
+      AxisValues wanted = variant->axes;
+      wanted.set("op", AxisValue::of_text(variant->op));
+      wanted.set("tail_ns", AxisValue::of_int(0));
+      if (const kernels::Variant* plain = set.lookup(wanted).variant) {
+        out.for_run.push_back(variant->id);
+        launched = plain->id;
+      }
+    }
+    if (std::find(out.launched.begin(), out.launched.end(), launched) == out.launched.end()) {
+      out.launched.push_back(launched);
     }
   }
   out.unavailable = planned.unavailable;

@@ -30,9 +30,12 @@ struct Selection {
   std::vector<std::string> launched;    ///< what vLLM launches for the plan, in first-seen order
   std::vector<Neighbour> neighbours;    ///< the remedies' variants (each id once per remedy and launched id)
   std::vector<std::string> unavailable;  ///< planned kernels the matrix has no variant of, why
+  /// Built but not judged: the sweep's own forms of launched kernels, which --run needs
+  /// (the dual-stream shrink with loraprobe's TAIL_NS spin, whose launched form has none).
+  std::vector<std::string> for_run;
   std::string resolved_in;               ///< the set the ids came from: "3.6.0"
 
-  /// launched and neighbours' ids, each once, sorted: what the generator builds.
+  /// launched, neighbours' and for_run ids, each once, sorted: what the generator builds.
   [[nodiscard]] std::vector<std::string> ids() const;
 };
 

@@ -10,7 +10,7 @@
 # The environments live in $LP_TOOLS_DIR/check-venvs (default <repo>/.tools), made once;
 # pip's own cache serves the wheels to a fresh clone.
 set -euo pipefail
-lp="$1"
+lp="$(realpath "$1")"
 repo="$2"
 tools="${LP_TOOLS_DIR:-$repo/.tools}"
 venvs="$tools/check-venvs"
@@ -85,6 +85,31 @@ echo "check_venvs_test: no Triton: exit 3: $(cat "$work/none.err")"
 
 # An interpreter that does not exist: cannot tell too, not an internal error.
 run 3 "$work/missing" --python "$work/no-such-python"
+# One whose stdout is not only the probe's (a sitecustomize that prints): cannot tell, not bad input.
+printf '#!/bin/sh\necho hello from sitecustomize\nexec "%s" "$@"\n' "$py38" >"$work/chatty-python"
+chmod +x "$work/chatty-python"
+run 3 "$work/chatty" --python "$work/chatty-python"
+grep -q "did not answer as the probe does" "$work/chatty.err" || fail "chatty interpreter: $(cat "$work/chatty.err")"
+# An output that is no regular file is refused before any work, with exit 2.
+run 2 "$work/outdir" --python "$py38" -o "$work"
+# A TRITON_PTXAS_PATH that names no file is ignored by Triton, which runs its own: affected as before.
+TRITON_PTXAS_PATH=/nonexistent/ptxas run 1 "$work/38ignored" --python "$py38" --kernels loraprobe
+# --keep relative to where loraprobe runs (the generator runs in a folder of its own).
+(cd "$work" && run 1 "$work/keep" --python "$py38" --kernels loraprobe --keep kept)
+[[ -f "$work/kept/manifest.json.xz" ]] || fail "--keep kept: no kernel set in $work/kept"
+echo "check_venvs_test: hostile interpreters, outputs, ignored TRITON_PTXAS_PATH and a relative --keep: as expected"
+
+# vLLM's ops folder of an older release, without some files: each kernel of a missing file is
+# 'not built' with why, not the whole build (scripts/kernelgen/vllm_source.py).
+mkdir -p "$work/ops-empty"
+"$py38" - "$repo/scripts" "$work/ops-empty" "$work/lifted" <<'PY' || fail "lifting from an ops folder without files"
+import sys
+sys.path.insert(0, sys.argv[1])
+from kernelgen import vllm_source
+module = vllm_source.load_module(vllm_source.write_module(sys.argv[2], sys.argv[3]))
+assert module.MISSING_FILES == list(vllm_source.SOURCE_FILES), module.MISSING_FILES
+assert not hasattr(module, "_lora_expand_kernel")
+PY
 
 # The JIT's specialisation decides the program: compiled without it, the same kernel differs.
 "$py38" "$repo/tests/stack/specialisation.py" "$repo" || fail "specialisation"

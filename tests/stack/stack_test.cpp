@@ -67,6 +67,16 @@ TEST(Probe, AnAnswerOfAnotherShapeNamesTheKey) {
   }
   EXPECT_THROW((void)stack_from_probe_json(std::string(100, '[') + std::string(100, ']'), "probe"), InputError);
   EXPECT_THROW((void)stack_from_probe_json("{\"probe_version\": 2}", "probe"), InputError);
+  // A version that would break the answer's first line is no version.
+  std::string forged = k_probe;
+  forged.replace(forged.find("\"2.14.0\""), 8, "\"2.14.0\\nCLEAN\"");
+  try {
+    (void)stack_from_probe_json(forged, "probe");
+    FAIL() << "read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("probe:/torch/version: \"2.14.0\nCLEAN\" is no version"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Probe, ThePtxasItNamesRunsOnlyInsideTritonOrWhereTheVariableSays) {
@@ -132,6 +142,11 @@ TEST(Selection, DualStreamLaunchesTheGdcExpandWithItsPdlOffNeighbour) {
   const Selection s = select_variants(check_plan(sets, true), sets);
   const std::string gdc = "expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1-gdc";
   ASSERT_TRUE(has(s.launched, gdc)) << fmt::format("{}", fmt::join(s.launched, " "));
+  // vLLM's dual-stream shrink has no TAIL_NS: that form is judged; the sweep's is only built for --run.
+  EXPECT_TRUE(has(s.launched, "shrink-bf16-m32n16k32-w4s2-sk8-g8-evenk-s1-gdc")) << fmt::format("{}", fmt::join(s.launched, " "));
+  EXPECT_FALSE(has(s.launched, "shrink-bf16-m32n16k32-w4s2-sk8-g8-evenk-s1-gdc-tail100us"));
+  EXPECT_TRUE(has(s.for_run, "shrink-bf16-m32n16k32-w4s2-sk8-g8-evenk-s1-gdc-tail100us"));
+  EXPECT_TRUE(has(s.ids(), "shrink-bf16-m32n16k32-w4s2-sk8-g8-evenk-s1-gdc-tail100us"));
   EXPECT_TRUE(std::any_of(s.neighbours.begin(), s.neighbours.end(), [&](const Neighbour& n) {
     return n.of == gdc && n.remedy == KernelRemedy::pdl_off && n.id == "expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1";
   }));
