@@ -67,9 +67,17 @@ std::string kernel_label(const kernels::Variant& v) {
   return out;
 }
 
+std::string_view verdict_word(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::clean: return "CLEAN";
+    case Verdict::affected: return "AFFECTED";
+    case Verdict::cannot_tell: return "CANNOT TELL";
+  }
+  return "?";
+}
+
 std::string CheckAnswer::headline() const {
-  const std::string word = verdict == Verdict::affected ? "AFFECTED" : verdict == Verdict::clean ? "CLEAN" : "CANNOT TELL";
-  return fmt::format("{}: {}. {}", stack.headline(), word, sentence);
+  return fmt::format("{}: {}. {}", stack.headline(), verdict_word(verdict), sentence);
 }
 
 CheckAnswer cannot_tell(PythonStack stack, std::string why) {

@@ -22,6 +22,7 @@ namespace lp::stack {
 
 enum class Verdict { clean, affected, cannot_tell };
 std::string_view to_string(Verdict verdict);  ///< "clean", "affected", "cannot_tell"
+std::string_view verdict_word(Verdict verdict);  ///< the answer's word: "CLEAN", "AFFECTED", "CANNOT TELL"
 /// The exit code of the verdict: 0 clean, 1 affected, 3 cannot tell.
 int exit_code_of(Verdict verdict);
 

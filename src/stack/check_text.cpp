@@ -1,5 +1,6 @@
 // check's answer for people (the terminal, a bug report's Markdown) and CI (JUnit).
 
+#include <algorithm>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -55,13 +56,11 @@ std::string kernel_status(const KernelAnswer& k) {
   return out;
 }
 
-std::string status_word(RemedyStatus s) {
-  switch (s) {
-    case RemedyStatus::verified: return "verified";
-    case RemedyStatus::does_not_fix: return "does not fix";
-    case RemedyStatus::not_verified: return "not verified";
-  }
-  return "?";
+/// to_string(status) for people: "does not fix".
+std::string status_word(RemedyStatus status) {
+  std::string word(to_string(status));
+  std::replace(word.begin(), word.end(), '_', ' ');
+  return word;
 }
 
 }  // namespace
@@ -120,8 +119,7 @@ std::string answer_markdown(const CheckAnswer& a) {
   std::string out;
   auto to = std::back_inserter(out);
   const PythonStack& s = a.stack;
-  const char* word = a.verdict == Verdict::affected ? "AFFECTED" : a.verdict == Verdict::clean ? "CLEAN" : "CANNOT TELL";
-  fmt::format_to(to, "# loraprobe check: {}\n\n{}\n\n", word, markdown_text(a.headline()));
+  fmt::format_to(to, "# loraprobe check: {}\n\n{}\n\n", verdict_word(a.verdict), markdown_text(a.headline()));
   fmt::format_to(to, "| part | what this Python runs |\n|---|---|\n");
   fmt::format_to(to, "| Python | {} ({}) |\n", markdown_code(s.executable), markdown_text(s.python_version));
   fmt::format_to(to, "| vLLM | {} |\n| torch | {} |\n| Triton | {} |\n",
