@@ -102,7 +102,7 @@ std::string answer_text(const CheckAnswer& a) {
   if (!a.remedies.empty()) {
     fmt::format_to(to, "\nremedies, each checked by compiling the same kernels with it:\n");
     for (const Remedy& r : a.remedies) {
-      fmt::format_to(to, "  [{}] {} (fixes the {})\n      {}\n      {}\n", status_word(r.status), r.what, r.fixes, r.how,
+      fmt::format_to(to, "  [{}] {} (for the {})\n      {}\n      {}\n", status_word(r.status), r.what, r.fixes, r.how,
                      r.evidence);
     }
   }
