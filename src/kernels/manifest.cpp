@@ -64,6 +64,12 @@ bool is_variant_id(const std::string& id) {
   return !id.empty() && id.size() <= 200 && std::all_of(id.begin(), id.end(), is_name_char);
 }
 
+/// "file:function" of a variant's `source`; empty when the manifest has none.
+std::string source_of(const JsonIn& v) {
+  const auto source = v.find("source");
+  return source ? fmt::format("{}:{}", source->at("file").string(), source->at("function").string()) : std::string();
+}
+
 Variant parse_variant(const JsonIn& v, const PackRef& pack) {
   Variant out;
   out.id = v.at("id").string();
@@ -82,9 +88,7 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
   if (const auto produced = v.find("produced")) {
     out.produced = produced->strings();
   }
-  if (const auto source = v.find("source")) {
-    out.source = fmt::format("{}:{}", source->at("file").string(), source->at("function").string());
-  }
+  out.source = source_of(v);
   if (out.status != "ok") {
     if (out.status != "rejected") {
       v.at("status").fail(fmt::format("unknown status \"{}\" (ok, rejected)", out.status));

@@ -13,8 +13,7 @@ lines after "Examples:") is checked by what it can be without a GPU:
     embedded sets hold); other inspects (minutes cold) get the option check alone;
   - `list`, `env` and `version` run as written;
 and the rest must exit 0. `check` examples need the Python environment vLLM runs in,
-with Triton (and `--run` a GPU): they get the option check alone, and none when this
-loraprobe has no `check`. Commands with placeholder paths (/path/to, ~/, my-set, your
+with Triton (and `--run` a GPU): they get the option check alone. Commands with placeholder paths (/path/to, ~/, my-set, your
 files) get the option check alone.
 
 Where an example runs says what it promises: `build/loraprobe` (the source build) runs
@@ -77,11 +76,9 @@ def markdown_examples(root: str, relative: str) -> list:
 
 
 def help_text(lp: str, sub: str):
-    """The subcommand's --help, or None when this loraprobe has no such subcommand."""
+    """The subcommand's --help; a subcommand the documents name must exist."""
     r = subprocess.run([lp, sub, "--help"], capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
-        if sub in NOT_RUN:
-            return None
         raise RuntimeError(f"{lp} {sub} --help exited {r.returncode}: {r.stderr}")
     return r.stdout
 
@@ -123,8 +120,6 @@ def check(lp: str, where: str, command: str, cwd: str, env: dict, helps: dict) -
     sub = words[1] if len(words) > 1 else ""
     if sub not in SUBCOMMANDS:
         return [f"{where}: `{command}`: no subcommand {sub!r}"], False
-    if helps[sub] is None:
-        return [], False  # NOT_RUN and absent from this loraprobe: nothing to check
     problems = []
     known = options_of(helps[sub])
     for w in words[2:]:
@@ -154,8 +149,7 @@ def main(argv):
         per_document[relative] = len(found)
         examples += found
     for sub in SUBCOMMANDS:
-        if helps[sub] is not None:
-            examples += help_examples(sub, helps[sub])
+        examples += help_examples(sub, helps[sub])
     problems = []
     ran = 0
     with tempfile.TemporaryDirectory(prefix="lp-examples-") as outside:
