@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -321,24 +322,27 @@ json intern_variants(json& variants) {
 }
 
 void restore_variants(json& variants, const json& interned) {
+  // Every part read through JsonIn: a wrong type anywhere is the document's fault,
+  // named by its pointer (an unchecked index into a boolean was an internal error).
+  static const std::string k_no_file;
+  (void)JsonIn(variants, k_no_file, "/variants").array();
+  const JsonIn lists(interned, k_no_file, "/interned");
+  (void)lists.object();
   for (std::size_t i = 0; i < variants.size(); ++i) {
     for (const Interned& what : k_interned) {
       json* slot = interned_slot(variants[i], what);
       if (slot == nullptr) {
-        continue;
+        continue;  // not an object where one is written: the variant's reader names it
       }
       const std::string pointer = what.parent != nullptr
                                       ? fmt::format("/variants/{}/{}/{}", i, what.parent, what.key)
                                       : fmt::format("/variants/{}/{}", i, what.key);
-      if (!slot->is_number_unsigned()) {
-        throw InputError("", pointer, fmt::format("not an index into /interned/{}", what.name));
-      }
-      const std::size_t at = slot->get<std::size_t>();
-      const json& list = interned.is_object() && interned.contains(what.name) ? interned[what.name] : json::array();
-      if (at >= list.size()) {
+      const std::size_t at = JsonIn(*slot, k_no_file, pointer).count();
+      const std::optional<JsonIn> list = lists.find(what.name);
+      if (!list || at >= list->array().size()) {
         throw InputError("", pointer, fmt::format("{} is not in /interned/{}", at, what.name));
       }
-      *slot = list[at];
+      *slot = list->array()[at];
     }
   }
 }
