@@ -155,6 +155,8 @@ report::CaseStore read_cases(const json& cases, std::size_t count, std::string_v
   return out;
 }
 
+SassView sass_view(const JsonIn& sass);
+
 /// A report's meta, controls and tolerances, read typed (report/blocks.hpp), out of
 /// the tree: each field's type and range checked and named by its pointer.
 void read_report_blocks(Document& d, json& tree) {
@@ -177,6 +179,9 @@ void read_report_blocks(Document& d, json& tree) {
     d.environment = report::Environment::from_json(doc.at("environment"));
     for (const JsonIn& v : doc.at("variants").items()) {
       d.variants.push_back(report::VariantRecord::from_json(v));
+      if (const auto sass = v.find("sass")) {
+        (void)sass_view(*sass);  // the formats draw it later (sass_view_of): read typed here, once
+      }
     }
     if (const auto remedies = doc.find("remedies")) {
       d.remedies = report::Remedies::from_json(*remedies);
@@ -215,35 +220,69 @@ Text text_field(const json& j, const char* key) {
   return v.is_string() ? Text(v.get<std::string>()) : std::nullopt;
 }
 
-SassView sass_view(const json& sass) {
+/// The member `key` of `j` as text: "" when absent or null; another type is refused.
+std::string text_in(const JsonIn& j, const char* key) { return j.optional_string(key).value_or(""); }
+
+/// The member `key` of `j` as a SASS address ("0x" and hex digits, as the formats
+/// print it without its "0x"): "" when absent or null; anything else is refused.
+std::string address_in(const JsonIn& j, const char* key) {
+  const std::optional<JsonIn> v = j.find(key);
+  if (!v) {
+    return "";
+  }
+  std::string a = v->string();
+  if (a.size() < 3 || a.rfind("0x", 0) != 0 || a.find_first_not_of("0123456789abcdef", 2) != std::string::npos) {
+    v->fail(fmt::format("expected an address (0x and hex digits), got {}", json_preview(v->json())));
+  }
+  return a;
+}
+
+Text address_field(const JsonIn& j, const char* key) {
+  std::string a = address_in(j, key);
+  return a.empty() ? std::nullopt : Text(std::move(a));
+}
+
+/// A SASS report (sass/analyze.hpp's JSON form) read typed: each part that is there
+/// has its type, or the document is refused at its pointer.
+SassView sass_view(const JsonIn& sass) {
   SassView view;
-  for (const json& kernel : member(sass, "kernels")) {
+  const std::optional<JsonIn> kernels = sass.find("kernels");
+  for (const JsonIn& kernel : kernels ? kernels->items() : std::vector<JsonIn>{}) {
     KernelView k;
-    for (const json& f : member(kernel, "findings")) {
+    const std::optional<JsonIn> findings = kernel.find("findings");
+    for (const JsonIn& f : findings ? findings->items() : std::vector<JsonIn>{}) {
       FindingView v;
-      v.address = text(f, "address");
-      v.instruction = text(f, "instruction");
-      v.access = text(f, "access");
-      for (const json& r : member(f, "registers")) {
-        v.registers.push_back(r.is_string() ? r.get<std::string>() : r.dump());
+      v.address = address_in(f, "address");
+      v.instruction = text_in(f, "instruction");
+      v.access = text_in(f, "access");
+      if (const auto registers = f.find("registers")) {
+        v.registers = registers->strings();
       }
-      v.over_back_edge = boolean(f, "over_back_edge", false);
-      v.wgmma_address = text(member(f, "wgmma"), "address");
-      v.wgmma_instruction = text(member(f, "wgmma"), "instruction");
-      const json& wait = member(f, "wait");
-      v.has_wait = wait.is_object();
-      v.wait_address = text(wait, "address");
-      v.wait_instruction = text(wait, "instruction");
+      if (const auto back = f.find("over_back_edge")) {
+        v.over_back_edge = back->boolean();
+      }
+      if (const auto wgmma = f.find("wgmma")) {
+        v.wgmma_address = address_in(*wgmma, "address");
+        v.wgmma_instruction = text_in(*wgmma, "instruction");
+      }
+      if (const auto wait = f.find("wait")) {
+        v.has_wait = true;
+        v.wait_address = address_in(*wait, "address");
+        v.wait_instruction = text_in(*wait, "instruction");
+      }
       if (!k.first_finding_json) {
-        k.first_finding_json = f.dump();
+        k.first_finding_json = f.json().dump();
       }
       k.findings.push_back(std::move(v));
     }
-    for (const json& r : member(kernel, "early_reads")) {
-      k.early_reads.push_back({text_field(r, "address"), text_field(r, "instruction"), text_field(r, "param"),
-                               text_field(member(r, "wait"), "address"), text_field(member(r, "wait"), "instruction")});
+    const std::optional<JsonIn> early = kernel.find("early_reads");
+    for (const JsonIn& r : early ? early->items() : std::vector<JsonIn>{}) {
+      const std::optional<JsonIn> wait = r.find("wait");
+      k.early_reads.push_back({address_field(r, "address"), r.optional_string("instruction"),
+                               r.optional_string("param"), wait ? address_field(*wait, "address") : std::nullopt,
+                               wait ? wait->optional_string("instruction") : std::nullopt});
       if (!k.first_early_read_json) {
-        k.first_early_read_json = r.dump();
+        k.first_early_read_json = r.json().dump();
       }
     }
     view.kernels.push_back(std::move(k));
@@ -251,38 +290,67 @@ SassView sass_view(const json& sass) {
   return view;
 }
 
-/// An inspect document's blocks as the converters draw them; read_document's checks
-/// have run, and a part of another shape reads as absent, as it always did.
-InspectDocument read_inspect(const json& tree) {
-  InspectDocument d;
-  d.schema_version = text_field(tree, "schema_version");
-  d.mode = text_field(tree, "mode");
-  const json& meta = member(tree, "meta");
-  d.version = text_field(meta, "version");
-  d.git_sha = text_field(meta, "git_sha");
-  if (const json& argv = member(meta, "argv"); argv.is_array()) {
-    d.argv = argv.get<std::vector<std::string>>();  // strings: checked by check_blocks
+/// The statuses an inspect item may have (inspect.schema.json#/$defs/item).
+constexpr std::array<std::string_view, 4> k_item_statuses = {"clean", "hazard", "error", "incompatible"};
+
+/// One item of an inspect document, read typed: what decides a JUnit failure or the
+/// exit code (its status, its counts) must be what the document says or be refused.
+InspectItem read_item(const JsonIn& item) {
+  InspectItem i;
+  i.name = item.optional_string("name");
+  i.triton = item.optional_string("triton");
+  i.compiler = item.optional_string("compiler");
+  const JsonIn status = item.at("status");
+  i.status = status.string();
+  if (std::find(k_item_statuses.begin(), k_item_statuses.end(), *i.status) == k_item_statuses.end()) {
+    status.fail(fmt::format("expected clean, hazard, error or incompatible, got {}", json_preview(status.json())));
   }
-  d.nvdisasm_version = text_field(member(tree, "nvdisasm"), "version");
-  d.nvdisasm_origin = text_field(member(tree, "nvdisasm"), "origin");
-  const json& s = member(tree, "summary");
-  d.summary = {integer(s, "items"),    integer(s, "clean"),       integer(s, "hazard"),
-               integer(s, "error"),    integer(s, "findings"),    integer(s, "early_reads"),
-               integer(s, "exit_code", -1)};
-  for (const json& item : member(tree, "items")) {
-    InspectItem i;
-    i.name = text_field(item, "name");
-    i.triton = text_field(item, "triton");
-    i.compiler = text_field(item, "compiler");
-    i.status = text_field(item, "status");
-    i.attribution = text_field(item, "attribution");
-    i.early_read_attribution = text_field(item, "early_read_attribution");
-    i.error = text_field(item, "error");
-    i.finding_count = integer(item, "finding_count");
-    i.early_read_count = integer(item, "early_read_count");
-    i.ms = number(item, "ms");
-    i.sass = sass_view(member(item, "sass"));
-    d.items.push_back(std::move(i));
+  i.attribution = item.optional_string("attribution");
+  i.early_read_attribution = item.optional_string("early_read_attribution");
+  i.error = item.optional_string("error");
+  if (const auto n = item.find("finding_count")) {
+    i.finding_count = static_cast<std::int64_t>(n->count());
+  }
+  if (const auto n = item.find("early_read_count")) {
+    i.early_read_count = static_cast<std::int64_t>(n->count());
+  }
+  i.ms = item.optional_number("ms").value_or(0.0);
+  if (const auto sass = item.find("sass")) {
+    i.sass = sass_view(*sass);
+  }
+  return i;
+}
+
+/// An inspect document's blocks as the converters draw them, read typed: a wrong type
+/// anywhere they read is refused at its pointer (a status of 5 read as "no status"
+/// made a hazard pass).
+InspectDocument read_inspect(const JsonIn& tree) {
+  InspectDocument d;
+  d.schema_version = tree.optional_string("schema_version");
+  d.mode = tree.optional_string("mode");
+  if (const auto meta = tree.find("meta")) {
+    d.version = meta->optional_string("version");
+    d.git_sha = meta->optional_string("git_sha");
+    if (const auto argv = meta->find("argv")) {
+      d.argv = argv->strings();
+    }
+  }
+  if (const auto nvdisasm = tree.find("nvdisasm")) {
+    d.nvdisasm_version = nvdisasm->optional_string("version");
+    d.nvdisasm_origin = nvdisasm->optional_string("origin");
+  }
+  if (const auto s = tree.find("summary")) {
+    const auto n = [&](const char* key) {
+      const auto v = s->find(key);
+      return v ? static_cast<std::int64_t>(v->count()) : 0;
+    };
+    d.summary = {n("items"), n("clean"), n("hazard"), n("error"), n("findings"), n("early_reads"), -1};
+    if (const auto code = s->find("exit_code")) {
+      d.summary.exit_code = code->whole<int>(0, 255);
+    }
+  }
+  for (const JsonIn& item : tree.at("items").items()) {
+    d.items.push_back(read_item(item));
   }
   return d;
 }
@@ -380,13 +448,18 @@ EnvironmentView environment_view(const Document& d) {
 
 }  // namespace
 
-SassView sass_view_of(const JsonText& sass) { return sass_view(sass.value()); }
+SassView sass_view_of(const JsonText& sass) {
+  // Read typed once already, by read_document (check_variant_sass): a bad one never gets here.
+  static const std::string k_no_file;
+  const json tree = sass.value();
+  return tree.is_object() ? sass_view(JsonIn(tree, k_no_file, "/sass")) : SassView{};
+}
 
 Document inspect_document_of(std::string path, std::shared_ptr<const nlohmann::json> tree) {
   Document d;
   d.kind = DocumentKind::inspect;
   d.path = std::move(path);
-  d.inspect = read_inspect(*tree);
+  d.inspect = read_inspect(JsonIn(*tree, d.path));
   d.schema_version = d.inspect.schema_version;
   for (const json& c : member(*tree, "compilers")) {
     d.compilers.push_back(compiler_view_of(c));
@@ -409,8 +482,8 @@ Document read_document(const std::string& path) {
   }
   const std::string version = tree["schema_version"].get<std::string>();
   check_blocks(JsonIn(tree, path));
-  const json* command = tree.contains("meta") ? &tree["meta"] : nullptr;
-  const bool is_inspect = command != nullptr && command->value("command", "") == "inspect";
+  const std::optional<JsonIn> meta = JsonIn(tree, path).find("meta");
+  const bool is_inspect = meta && meta->optional_string("command") == "inspect";
   d.kind = is_inspect ? DocumentKind::inspect : DocumentKind::report;
   // The converters read every major since 2 (2.x differs in the compiler records and
   // the open metrics, which they read tolerantly; 4.x writes the cases compact).

@@ -17,6 +17,7 @@
 #include "formats/view.hpp"
 #include "model/metrics_json.hpp"
 #include "report/compact.hpp"
+#include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/json_in.hpp"
 
@@ -406,36 +407,58 @@ TEST(View, InspectDocumentsGetTheirHazardousCubins) {
   EXPECT_NE(html_of(doc).find("<mark>/*0010*/ LDS.64 R88, [R1]"), std::string::npos);
 }
 
-TEST(View, AnInspectItemOfAnotherShapeIsReadAsAbsentPartsNotACrash) {
-  // Read once into InspectDocument: a field of the wrong type is absent, and each
-  // converter prints its own word for that ("?", nothing, 0), as it did reading JSON.
-  const json d = json::parse(R"({
+/// The message of the InputError that reading `d` as an inspect document throws, "" when none.
+std::string inspect_refusal(const json& d) {
+  try {
+    (void)inspect_document_of("t.json", std::make_shared<const json>(d));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(View, AnInspectItemOfTheWrongTypeIsRefusedAtItsPointer) {
+  // Issue 53, defect 3: a status of 5 used to read as no status, so a document with a
+  // hazard passed JUnit with failures="0"; /items as "str", 5 or null read as no items.
+  const json good = json::parse(R"({
     "schema_version": "3.5.0",
     "meta": {"command": "inspect"},
-    "summary": {"items": "2", "hazard": 1, "exit_code": 1},
+    "summary": {"items": 1, "hazard": 1, "exit_code": 1},
     "items": [
-      {"name": 7, "status": "hazard", "finding_count": "3", "triton": null, "compiler": [], "sass": "not a report"},
-      {"status": "hazard", "name": "b", "ms": 1500,
-       "sass": {"kernels": [{"findings": [{"address": 16, "registers": [88, "R89"]}]}]}}]})");
-  const Document doc = inspect_document_of("odd.json", std::make_shared<const json>(d));
-  ASSERT_EQ(doc.inspect.items.size(), 2U);
-  const InspectItem& odd = doc.inspect.items[0];
-  EXPECT_FALSE(odd.name.has_value());
-  EXPECT_FALSE(odd.triton.has_value());
-  EXPECT_EQ(odd.finding_count, 0);
-  EXPECT_TRUE(odd.sass.kernels.empty());
-  EXPECT_EQ(doc.inspect.summary.items, 0);
-  EXPECT_EQ(doc.inspect.summary.exit_code, 1);
-  const FindingView& f = doc.inspect.items[1].sass.kernels.at(0).findings.at(0);
-  EXPECT_EQ(f.address, "");
-  EXPECT_EQ(f.registers, (std::vector<std::string>{"88", "R89"}));
-  EXPECT_EQ(doc.inspect.items[1].sass.kernels[0].first_finding_json, R"({"address":16,"registers":[88,"R89"]})");
-  const std::string summary = summary_of(doc);
-  EXPECT_NE(summary.find("hazard: ? (?): 0 finding(s)"), std::string::npos) << summary;
-  const std::string xml = junit_of(doc, {});
-  EXPECT_NE(xml.find("<testcase name=\"b\" classname=\"loraprobe.inspect.files.\" time=\"1.500000\">"), std::string::npos)
-      << xml;
-  EXPECT_NE(xml.find(R"({&quot;address&quot;:16,&quot;registers&quot;:[88,&quot;R89&quot;]})"), std::string::npos) << xml;
+      {"status": "hazard", "name": "b", "compiler": "prebuilt", "ms": 1500, "finding_count": 1,
+       "sass": {"kernels": [{"findings": [{"address": "0x0010", "registers": ["R88"], "wgmma": {"address": "0x0060"}}]}]}}]})");
+  ASSERT_EQ(inspect_refusal(good), "");
+  EXPECT_NE(junit_of(inspect_document_of("t.json", std::make_shared<const json>(good)), {}).find("failures=\"1\""),
+            std::string::npos);
+  const std::vector<std::pair<std::string, json>> wrong = {
+      {"/items/0/status", 5},
+      {"/items/0/status", "hazardous"},
+      {"/items", "str"},
+      {"/items", 5},
+      {"/items", nullptr},
+      {"/items/0/name", 7},
+      {"/items/0/finding_count", "3"},
+      {"/items/0/sass", "not a report"},
+      {"/items/0/sass/kernels/0/findings/0/address", 16},
+      {"/items/0/sass/kernels/0/findings/0/address", "x"},
+      {"/items/0/sass/kernels/0/findings/0/registers/0", 88},
+      {"/items/0/sass/kernels/0/findings/0/wgmma", "HGMMA"},
+      {"/summary/items", "2"},
+      {"/meta/command", nullptr},
+  };
+  const TempDir scratch("lp-inspect-types-");
+  for (const auto& [pointer, value] : wrong) {
+    json d = good;
+    d[json::json_pointer(pointer)] = value;
+    if (pointer == "/meta/command") {
+      // No command: not an inspect document, but a report whose blocks are missing.
+      write_file_atomic(scratch.path() + "/no-command.json", d.dump());
+      EXPECT_THROW((void)read_document(scratch.path() + "/no-command.json"), InputError);
+      continue;
+    }
+    const std::string why = inspect_refusal(d);
+    EXPECT_EQ(why.rfind("t.json:" + pointer + ": expected ", 0), 0U) << pointer << " = " << value.dump() << ": " << why;
+  }
 }
 
 }  // namespace
