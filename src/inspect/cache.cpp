@@ -33,6 +33,17 @@ constexpr std::size_t k_max_entry_depth = 12;
 /// The envelope's format: entries of another (the bare payloads of format 1) are misses.
 constexpr int k_entry_format = 2;
 
+/// j[key] when j is an object that has it, else null: a look that never throws, whatever
+/// an entry holds (nlohmann's value() throws on a member of another type).
+const nlohmann::json& member_of(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json k_null;
+  if (!j.is_object()) {
+    return k_null;
+  }
+  const auto it = j.find(key);
+  return it == j.end() ? k_null : *it;
+}
+
 bool is_sha256_hex(const nlohmann::json& j) {
   if (!j.is_string() || j.get_ref<const std::string&>().size() != 64) {
     return false;
@@ -77,16 +88,16 @@ std::optional<nlohmann::json> load_payload(const std::string& path, std::string_
   std::ostringstream buffer;
   buffer << in.rdbuf();
   std::optional<nlohmann::json> entry = try_parse_json_bounded(buffer.str(), k_max_entry_depth);
-  if (!entry || !entry->is_object() || entry->size() != 6 || entry->value("format", 0) != k_entry_format ||
-      entry->value("kind", "") != kind || entry->value("key", "") != key || !entry->contains("payload") ||
-      !is_sha256_hex(entry->value("payload_sha256", nlohmann::json())) ||
-      !is_sha256_hex(entry->value("cubin_sha256", nlohmann::json()))) {
+  // Each member compared as JSON: one of another type is simply not equal (a miss).
+  if (!entry || !entry->is_object() || entry->size() != 6 || member_of(*entry, "format") != k_entry_format ||
+      member_of(*entry, "kind") != nlohmann::json(kind) || member_of(*entry, "key") != nlohmann::json(key) || !entry->contains("payload") ||
+      !is_sha256_hex(member_of(*entry, "payload_sha256")) || !is_sha256_hex(member_of(*entry, "cubin_sha256"))) {
     return std::nullopt;
   }
   nlohmann::json& payload = (*entry)["payload"];
   const std::string cubin = (*entry)["cubin_sha256"].get<std::string>();
   if (sha256_hex(payload.dump()) != (*entry)["payload_sha256"].get<std::string>() ||
-      (!cubin_sha256.empty() && cubin != cubin_sha256) || payload.value("cubin_sha256", "") != cubin) {
+      (!cubin_sha256.empty() && cubin != cubin_sha256) || member_of(payload, "cubin_sha256") != nlohmann::json(cubin)) {
     return std::nullopt;
   }
   rejected = false;
