@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -118,6 +119,34 @@ const JsonBulkPaths& case_paths() {
   return k_paths;
 }
 
+/// The configurations (a case's axes) of the cases read so far. A report holds each
+/// configuration once: diff pairs cases by it, the view finds a remedy's neighbours by
+/// it. The second occurrence is refused as it is read, for every command (diff alone
+/// used to refuse it, after report had read 317k such rows in 30-45 s). Each case is
+/// kept as a hash of its key beside its number; a hash seen before makes the earlier
+/// case's key again and compares, so a collision never refuses two configurations.
+class Configurations {
+ public:
+  /// Before `c` joins `cases` as their next: throws InputError at `at` + its number when
+  /// its configuration (`key`: c.axes.dump()) is an earlier case's.
+  void add(const std::string& key, const report::CaseRecord& c, const report::CaseStore& cases, std::string_view at) {
+    const std::size_t i = cases.size();
+    const std::size_t h = std::hash<std::string>{}(key);
+    const auto [first, last] = m_seen.equal_range(h);
+    for (auto it = first; it != last; ++it) {
+      if (cases[it->second].axes.dump() == key) {
+        throw InputError("", fmt::format("{}{}", at, i),
+                         fmt::format("the configuration {} (id {}) is also {}{}: a report holds each configuration once",
+                                     plan::row_label(c.axes), json(c.id).dump(), at, it->second));
+      }
+    }
+    m_seen.emplace(h, i);
+  }
+
+ private:
+  std::unordered_multimap<std::size_t, std::size_t> m_seen;  ///< (hash of the key, case)
+};
+
 /// A report's cases as the typed records they are (report/case_record.hpp; the metrics
 /// and timing through model/metrics_json.hpp), each record's axes checked, into the
 /// packed store: `cases` is the cases block without its bulk (a compact table's
@@ -129,6 +158,7 @@ report::CaseStore read_cases(const json& cases, std::size_t count, std::string_v
     return out;
   }
   out.reserve(count);
+  Configurations configurations;
   try {
     if (report::is_compact(cases)) {
       if (!cases.contains("rows") || !cases["rows"].is_array()) {
@@ -139,14 +169,18 @@ report::CaseStore read_cases(const json& cases, std::size_t count, std::string_v
         report::CaseRecord c = table.row(row, r);
         // The rows' axes come from the table's groups: checked as full cases' are (the
         // pointer is the row's).
-        check_axes(JsonIn(c.axes.to_json(), path, fmt::format("/cases/rows/{}/axes", r)));
+        const json axes = c.axes.to_json();
+        check_axes(JsonIn(axes, path, fmt::format("/cases/rows/{}/axes", r)));
+        configurations.add(axes.dump(), c, out, "/cases/rows/");
         out.push_back(c);
       });
     } else {
       for_each_bulk_element(text, path, k_max_document_depth, case_paths(), [&](json&& value, std::size_t i) {
         const JsonIn c(value, path, fmt::format("/cases/{}", i));
-        out.push_back(report::CaseRecord::from_json(c));
+        const report::CaseRecord record = report::CaseRecord::from_json(c);
         check_axes(c.at("axes"));
+        configurations.add(record.axes.dump(), record, out, "/cases/");
+        out.push_back(record);
       });
     }
   } catch (const InputError& e) {

@@ -123,6 +123,47 @@ TEST(Document, ACompactTablesRowsReadTheSameWhateverTheOrderOfItsKeys) {
   EXPECT_EQ(summary_of(other), summary_of(own));
 }
 
+/// The message of the InputError that read_document throws for `j` (written to a
+/// scratch file named `name`), "" when it reads.
+std::string read_refusal(const json& j, const std::string& name) {
+  const TempDir scratch("lp-read-refusal-");
+  const std::string path = scratch.path() + "/" + name;
+  write_file_atomic(path, j.dump());
+  try {
+    (void)read_document(path);
+  } catch (const InputError& e) {
+    return std::string(e.what()).substr(scratch.path().size() + 1);
+  }
+  return "";
+}
+
+TEST(Document, AConfigurationHeldTwiceIsRefusedWhenTheReportIsRead) {
+  // Issue 53: diff refused a report that holds a configuration twice, while report read
+  // it (45 s over 317k such rows). The reader refuses it, once, for every command.
+  json full = json::parse(read_file(k_seed));
+  ASSERT_EQ(read_refusal(full, "full.json"), "");
+  json copy = full["cases"][2];
+  copy["index"] = full["cases"].size();
+  full["cases"].push_back(copy);
+  const std::string why = read_refusal(full, "full.json");
+  EXPECT_EQ(why.rfind(fmt::format("full.json:/cases/{}: the configuration ", full["cases"].size() - 1), 0), 0U) << why;
+  EXPECT_NE(why.find(fmt::format("(id {}) is also /cases/2: a report holds each configuration once",
+                                 copy["id"].dump())),
+            std::string::npos)
+      << why;
+  json compact = json::parse(read_file(std::string(LP_SOURCE_DIR) + "/tests/stack/fixtures/h100-check-run-amplify2.json"));
+  ASSERT_EQ(read_refusal(compact, "compact.json"), "");
+  json& rows = compact["cases"]["rows"];
+  json row = rows[1];
+  row[0] = rows.size();  // the index column
+  rows.push_back(row);
+  const std::string compact_why = read_refusal(compact, "compact.json");
+  EXPECT_EQ(compact_why.rfind(fmt::format("compact.json:/cases/rows/{}: the configuration ", rows.size() - 1), 0), 0U)
+      << compact_why;
+  EXPECT_NE(compact_why.find("is also /cases/rows/1: a report holds each configuration once"), std::string::npos)
+      << compact_why;
+}
+
 TEST(CaseIndex, FindsTheLastCaseOfAKeyAndTheFirstRepeatInStoreOrder) {
   report::CaseStore cases;
   for (const auto& [id, key] : std::vector<std::pair<std::string, std::string>>{
