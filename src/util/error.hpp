@@ -9,6 +9,18 @@
 
 namespace lp {
 
+namespace detail {
+/// `text` with each NUL byte shown as \x00, as escape::terminal shows every other control
+/// byte: what() is a C string, and a NUL that a document put into a message would end the
+/// message there, the reason after it lost.
+inline std::string nul_shown(std::string text) {
+  for (std::size_t at = text.find('\0'); at != std::string::npos; at = text.find('\0', at)) {
+    text.replace(at, 1, "\\x00");
+  }
+  return text;
+}
+}  // namespace detail
+
 /// Exit codes: the CI contract of shared/DESIGN.md.
 enum class ExitCode : int {
   clean = 0,        ///< everything passed (or, for inspect, no hazard)
@@ -21,13 +33,13 @@ enum class ExitCode : int {
 /// A recoverable error: recorded against one case/variant, the run goes on.
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& what) : std::runtime_error(detail::nul_shown(what)) {}
 };
 
 /// A non-recoverable error: main prints `loraprobe: <what>` and exits with code().
 class Fatal : public std::runtime_error {
  public:
-  Fatal(ExitCode code, const std::string& what) : std::runtime_error(what), m_code(code) {}
+  Fatal(ExitCode code, const std::string& what) : std::runtime_error(detail::nul_shown(what)), m_code(code) {}
   /// The exit code main returns for this error.
   [[nodiscard]] ExitCode code() const noexcept { return m_code; }
 

@@ -164,6 +164,15 @@ TEST(Document, AConfigurationHeldTwiceIsRefusedWhenTheReportIsRead) {
       << compact_why;
 }
 
+TEST(Document, ANulInAValueDoesNotCutTheMessage) {
+  // Issue 53: what() is a C string; a NUL from the document ended the message there,
+  // and "is not loraprobe: not a loraprobe report" was lost.
+  json j = json::parse(read_file(k_seed));
+  j["meta"]["tool"] = std::string("lora\0probe", 10);
+  const std::string why = read_refusal(j, "nul.json");
+  EXPECT_EQ(why, "nul.json:/meta/tool: \"lora\\x00probe\" is not loraprobe: not a loraprobe report") << why;
+}
+
 TEST(CaseIndex, FindsTheLastCaseOfAKeyAndTheFirstRepeatInStoreOrder) {
   report::CaseStore cases;
   for (const auto& [id, key] : std::vector<std::pair<std::string, std::string>>{

@@ -35,6 +35,15 @@ TEST(Guard, ReturnsTheBodysStatus) {
   EXPECT_EQ(guarded([] { return 1; }), std::make_pair(1, std::string()));
 }
 
+TEST(Guard, ANulInAMessageIsShownAndTheRestKept) {
+  // Issue 53: what() is a C string, so a NUL that a document put into a message ended
+  // it there ("<file>:/meta/tool: \"lora" and nothing after). Shown as \x00 instead.
+  const std::string with_nul("key \"16\0\" is not a number", 25);
+  EXPECT_EQ(guarded([&]() -> int { throw InputError("t.json", "/1/1", with_nul); }),
+            std::make_pair(2, std::string("loraprobe: t.json:/1/1: key \"16\\x00\" is not a number\n")));
+  EXPECT_EQ(std::string(Error(with_nul).what()), "key \"16\\x00\" is not a number");
+}
+
 TEST(Guard, FatalErrorsExitWithTheirCodeAndOneLine) {
   EXPECT_EQ(guarded([]() -> int { throw UsageError("--x 3: bad"); }),
             std::make_pair(2, std::string("loraprobe: --x 3: bad\n")));
