@@ -8,8 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -77,17 +75,13 @@ std::optional<nlohmann::json> load_payload(const std::string& path, std::string_
     return std::nullopt;
   }
   rejected = true;
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec || size > k_max_entry_bytes) {
+  std::string text;
+  try {
+    text = read_file(path, k_max_entry_bytes);  // refuses a FIFO or a device there, and a file too large
+  } catch (const UsageError&) {
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::nullopt;
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::optional<nlohmann::json> entry = try_parse_json_bounded(buffer.str(), k_max_entry_depth);
+  std::optional<nlohmann::json> entry = try_parse_json_bounded(text, k_max_entry_depth);
   // Each member compared as JSON: one of another type is simply not equal (a miss).
   if (!entry || !entry->is_object() || entry->size() != 6 || member_of(*entry, "format") != k_entry_format ||
       member_of(*entry, "kind") != nlohmann::json(kind) || member_of(*entry, "key") != nlohmann::json(key) || !entry->contains("payload") ||

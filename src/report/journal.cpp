@@ -7,13 +7,13 @@
 #include <array>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "util/files.hpp"
 #include "util/json_bounded.hpp"
 
 namespace lp::report {
@@ -51,28 +51,20 @@ void require(const std::string& path, std::size_t number, const json& entry, con
 }
 
 /// Calls `line(number, text, last_without_newline)` for each line of `path` until it
-/// returns false, read in bounded chunks: a device or a file without newlines
-/// (/dev/zero) stops at k_max_journal_line.
+/// returns false, read in bounded chunks (util/files.hpp: a FIFO, a device or a folder
+/// is refused before it is opened); a line past k_max_journal_line is no journal's.
 template <typename F>
 void for_each_line(const std::string& path, F&& line) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw UsageError(fmt::format("{}: cannot read: is a directory, not a journal", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw UsageError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  }
   std::string pending;
   std::size_t number = 0;
-  std::array<char, 1 << 16> chunk{};
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    pending.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  bool stopped = false;
+  read_file_chunks(path, std::numeric_limits<std::size_t>::max(), [&](std::string_view chunk) {
+    pending.append(chunk);
     std::size_t start = 0;
     for (std::size_t nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n', start)) {
       if (!line(++number, std::string_view(pending).substr(start, nl - start), false)) {
-        return;
+        stopped = true;
+        return false;
       }
       start = nl + 1;
     }
@@ -81,8 +73,9 @@ void for_each_line(const std::string& path, F&& line) {
       bad_line(path, number + 1, fmt::format("longer than {} bytes without a newline: not a loraprobe journal",
                                               k_max_journal_line));
     }
-  }
-  if (!pending.empty()) {
+    return true;
+  });
+  if (!stopped && !pending.empty()) {
     line(++number, std::string_view(pending), true);  // no newline: torn by a crash, or the last line
   }
 }
@@ -212,16 +205,20 @@ JournalHeader read_journal_header(const std::string& path) { return read(path, t
 
 Journal::Journal(const std::string& path, const JournalHeader& header) : m_path(path) {
   // A line torn by a crash mid-write is dropped, so appended lines start clean.
-  {
-    std::ifstream existing(path, std::ios::binary);
-    if (existing) {
-      const std::string text((std::istreambuf_iterator<char>(existing)), std::istreambuf_iterator<char>());
-      if (!text.empty() && text.back() != '\n') {
-        const std::size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
-        if (::truncate(path.c_str(), static_cast<off_t>(keep)) != 0) {
-          throw UsageError(fmt::format("{}: cannot drop its torn last line: {}", path, std::strerror(errno)));
-        }
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    std::size_t size = 0;
+    std::size_t keep = 0;  // just past the last newline
+    read_file_chunks(path, std::numeric_limits<std::size_t>::max(), [&](std::string_view chunk) {
+      const std::size_t nl = chunk.rfind('\n');
+      if (nl != std::string_view::npos) {
+        keep = size + nl + 1;
       }
+      size += chunk.size();
+      return true;
+    });
+    if (keep != size && ::truncate(path.c_str(), static_cast<off_t>(keep)) != 0) {
+      throw UsageError(fmt::format("{}: cannot drop its torn last line: {}", path, std::strerror(errno)));
     }
   }
   m_file = std::fopen(path.c_str(), "a");

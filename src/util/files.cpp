@@ -11,43 +11,125 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/interrupt.hpp"
 
 namespace lp {
 
-std::string read_file(const std::string& path, std::size_t max_bytes) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw UsageError(fmt::format("{}: cannot read: is a directory", path));
+namespace {
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) {
+    return "a folder";
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw UsageError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (S_ISCHR(mode)) {
+    return "a character device";
   }
-  // A regular file's size is checked before reading; a device, pipe or FIFO
-  // (/dev/zero, a link to one) has none, so every input is also read in bounded
-  // chunks that stop at the limit.
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > max_bytes) {
-    throw UsageError(fmt::format("{}: cannot read: {} bytes is over the limit of {}", path, size, max_bytes));
+  if (S_ISBLK(mode)) {
+    return "a block device";
   }
-  std::string out;
-  std::array<char, 1 << 16> chunk{};
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const auto got = static_cast<std::size_t>(in.gcount());
-    if (out.size() + got > max_bytes) {
-      throw UsageError(fmt::format("{}: cannot read: more than the limit of {} bytes", path, max_bytes));
+  if (S_ISFIFO(mode)) {
+    return "a FIFO";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  return "not a regular file";
+}
+
+[[noreturn]] void cannot_read(const std::string& path, const std::string& why) {
+  throw UsageError(fmt::format("{}: cannot read: {}", path, why));
+}
+
+/// stat(2) of `path`, a symlink followed, refusing what is not a regular file: a
+/// FIFO would block the open, a device (/dev/zero) would stream without end.
+struct stat regular_stat(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    cannot_read(path, std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    cannot_read(path, fmt::format("it is {}, not a regular file", kind_of(st.st_mode)));
+  }
+  return st;
+}
+
+/// A read-only descriptor of the regular file at `path`, closed when it goes.
+class ReadFd {
+ public:
+  explicit ReadFd(const std::string& path) {
+    const struct stat named = regular_stat(path);
+    // O_NONBLOCK: a FIFO put in the file's place since the stat opens without waiting
+    // for a writer, and the fstat below refuses it.
+    m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (m_fd < 0) {
+      cannot_read(path, std::strerror(errno));
     }
-    out.append(chunk.data(), got);
+    struct stat opened {};
+    if (::fstat(m_fd, &opened) != 0 || !S_ISREG(opened.st_mode) || opened.st_ino != named.st_ino ||
+        opened.st_dev != named.st_dev) {
+      ::close(m_fd);
+      cannot_read(path, "it changed while it was opened");
+    }
+    m_size = static_cast<std::size_t>(opened.st_size);
   }
-  if (in.bad()) {
-    throw UsageError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  ~ReadFd() { ::close(m_fd); }
+  ReadFd(const ReadFd&) = delete;
+  ReadFd& operator=(const ReadFd&) = delete;
+  [[nodiscard]] int fd() const { return m_fd; }
+  /// What fstat said; /proc files say 0 and have more, so reads go on to the end.
+  [[nodiscard]] std::size_t size() const { return m_size; }
+
+ private:
+  int m_fd = -1;
+  std::size_t m_size = 0;
+};
+
+}  // namespace
+
+std::size_t regular_file_size(const std::string& path) {
+  return static_cast<std::size_t>(regular_stat(path).st_size);
+}
+
+void read_file_chunks(const std::string& path, std::size_t max_bytes,
+                      const std::function<bool(std::string_view)>& chunk) {
+  const ReadFd file(path);
+  if (file.size() > max_bytes) {
+    cannot_read(path, fmt::format("{} bytes is over the limit of {}", file.size(), max_bytes));
   }
+  std::array<char, 1 << 16> buffer{};
+  std::size_t total = 0;
+  for (;;) {
+    const ssize_t got = ::read(file.fd(), buffer.data(), buffer.size());
+    if (got < 0) {
+      if (errno == EINTR) {
+        throw_if_interrupted();  // Ctrl-C is exit 130, not a read error
+        continue;
+      }
+      cannot_read(path, std::strerror(errno));
+    }
+    if (got == 0) {
+      return;
+    }
+    total += static_cast<std::size_t>(got);
+    if (total > max_bytes) {  // it grew since the fstat
+      cannot_read(path, fmt::format("more than the limit of {} bytes", max_bytes));
+    }
+    if (!chunk(std::string_view(buffer.data(), static_cast<std::size_t>(got)))) {
+      return;
+    }
+  }
+}
+
+std::string read_file(const std::string& path, std::size_t max_bytes) {
+  std::string out;
+  read_file_chunks(path, max_bytes, [&](std::string_view piece) {
+    out.append(piece);
+    return true;
+  });
   return out;
 }
 
@@ -70,25 +152,6 @@ mode_t current_umask() {
   const mode_t mask = ::umask(022);
   ::umask(mask);
   return mask;
-}
-
-std::string kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) {
-    return "a folder";
-  }
-  if (S_ISCHR(mode)) {
-    return "a character device";
-  }
-  if (S_ISBLK(mode)) {
-    return "a block device";
-  }
-  if (S_ISFIFO(mode)) {
-    return "a FIFO";
-  }
-  if (S_ISSOCK(mode)) {
-    return "a socket";
-  }
-  return "not a regular file";
 }
 
 }  // namespace

@@ -7,9 +7,24 @@
 
 namespace lp {
 
-/// Contents of the file at `path`; throws lp::UsageError "<path>: cannot read: <reason>"
-/// when it does not exist or cannot be read, or is larger than `max_bytes`.
+/// The one reader of every file loraprobe takes in (documents, configs, manifests,
+/// packs, tuned configs, journals, cache entries, inspect inputs): the contents of
+/// the regular file at `path`, a symlink followed. Throws lp::UsageError
+/// "<path>: cannot read: <reason>" when it does not exist, cannot be read, is larger
+/// than `max_bytes`, or is not a regular file: a FIFO, a device (/dev/zero, a link to
+/// one), a socket or a folder is refused before it is opened, so nothing blocks or
+/// streams. A signal that asks the run to stop during the read throws lp::Interrupted.
 std::string read_file(const std::string& path, std::size_t max_bytes = std::size_t{1} << 30);
+
+/// As read_file, handing the contents to `chunk` a piece (at most 64 KiB) at a time
+/// until it returns false: for files read line by line (a journal of a million cases).
+void read_file_chunks(const std::string& path, std::size_t max_bytes,
+                      const std::function<bool(std::string_view)>& chunk);
+
+/// The size in bytes of the regular file at `path` (a symlink followed), checked as
+/// read_file checks it, so a size a manifest states is compared before anything is
+/// read. Throws as read_file does.
+std::size_t regular_file_size(const std::string& path);
 
 /// The one way loraprobe writes an output file (a report, a Markdown or HTML page,
 /// JUnit, a repro bundle's files): `contents` go to a temporary file beside the

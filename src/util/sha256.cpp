@@ -3,12 +3,13 @@
 #include <openssl/evp.h>
 
 #include <array>
-#include <fstream>
+#include <limits>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace lp {
 namespace {
@@ -46,18 +47,15 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(fmt::format("{}: cannot open for reading", path));
-  }
   DigestContext ctx = make_context();
-  std::array<char, 1 << 16> buffer{};
-  while (in) {
-    in.read(buffer.data(), buffer.size());
-    EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) {
-    throw Error(fmt::format("{}: read error", path));
+  try {
+    // The bounded reader (util/files.hpp): a FIFO or a device named as a tool is refused.
+    read_file_chunks(path, std::numeric_limits<std::size_t>::max(), [&](std::string_view chunk) {
+      EVP_DigestUpdate(ctx.get(), chunk.data(), chunk.size());
+      return true;
+    });
+  } catch (const UsageError& e) {
+    throw Error(e.what());
   }
   return finish(ctx.get());
 }

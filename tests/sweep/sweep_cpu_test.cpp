@@ -573,18 +573,26 @@ TEST(Journal, EveryMalformedJournalIsFileLineMessage) {
             0U);
   EXPECT_EQ(journal_error(dir, header + "\n" R"({"type":7})" "\n"), ":2: \"type\" is number, expected a string");
   EXPECT_EQ(journal_error(dir, ""), ": empty: no journal header (not a loraprobe journal)");
-  // A folder, and a device without newlines, are refused too (bounded: 16 MiB at most).
+  // A folder and a device are refused before they are read (util/files.hpp), and a
+  // file without newlines after 16 MiB.
   try {
     (void)read_journal(dir.path());
     ADD_FAILURE();
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()), dir.path() + ": cannot read: is a directory, not a journal");
+    EXPECT_EQ(std::string(e.what()), dir.path() + ": cannot read: it is a folder, not a regular file");
   }
   try {
     (void)read_journal("/dev/zero");
     ADD_FAILURE();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "/dev/zero: cannot read: it is a character device, not a regular file");
+  }
+  const std::string endless = dir.write("endless.jsonl", std::string((std::size_t{16} << 20) + 1, 'x'));
+  try {
+    (void)read_journal(endless);
+    ADD_FAILURE();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "/dev/zero:1: longer than 16777216 bytes without a newline: not a loraprobe journal");
+    EXPECT_EQ(std::string(e.what()), endless + ":1: longer than 16777216 bytes without a newline: not a loraprobe journal");
   }
 }
 

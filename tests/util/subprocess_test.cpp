@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -147,6 +150,47 @@ TEST(Files, AProducedFileIsWrittenPieceByPieceAndAFailedProducerLeavesTheTargetA
     ++files;
   }
   EXPECT_EQ(files, 1U) << "the temporary file was left behind";
+}
+
+// Issue 53: a kernel-dir pack linked to /dev/zero was read for 1 GiB before it was
+// refused, and a FIFO named as a manifest or tuned file blocked the run. Every input is
+// read by read_file, which refuses what is not a regular file before opening it.
+TEST(Files, WhatIsNotARegularFileIsRefusedBeforeItIsRead) {
+  const TempDir dir("lp-read-kinds-");
+  const std::string fifo = dir.path() + "/manifest.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string zero = dir.path() + "/set.pack.xz";
+  std::filesystem::create_symlink("/dev/zero", zero);
+  auto error = [](const std::function<void()>& read) {
+    try {
+      read();
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // The FIFO has no writer: opening it for reading would block.
+  EXPECT_EQ(error([&] { (void)read_file(fifo); }), fifo + ": cannot read: it is a FIFO, not a regular file");
+  EXPECT_EQ(error([&] { (void)read_file(zero, 1 << 20); }),
+            zero + ": cannot read: it is a character device, not a regular file");
+  EXPECT_EQ(error([&] { (void)read_file(dir.path()); }),
+            dir.path() + ": cannot read: it is a folder, not a regular file");
+  EXPECT_EQ(error([&] { (void)regular_file_size(zero); }),
+            zero + ": cannot read: it is a character device, not a regular file");
+  EXPECT_EQ(error([&] { (void)read_file_chunks(fifo, 100, [](std::string_view) { return true; }); }),
+            fifo + ": cannot read: it is a FIFO, not a regular file");
+  EXPECT_THROW((void)sha256_file_hex(fifo), Error);
+  // A regular file: its size, its contents (in chunks, stopped early on request), its limit.
+  const std::string file = dir.write("file.txt", std::string(200000, 'x'));
+  EXPECT_EQ(regular_file_size(file), 200000U);
+  EXPECT_EQ(read_file(file).size(), 200000U);
+  std::size_t chunks = 0;
+  read_file_chunks(file, 200000, [&](std::string_view piece) {
+    EXPECT_LE(piece.size(), 65536U);
+    return ++chunks < 2;
+  });
+  EXPECT_EQ(chunks, 2U);
+  EXPECT_EQ(error([&] { (void)read_file(file, 1000); }), file + ": cannot read: 200000 bytes is over the limit of 1000");
 }
 
 }  // namespace
