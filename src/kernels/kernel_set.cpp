@@ -158,8 +158,20 @@ const KernelSet::LazyPack& KernelSet::indexed_pack() const {
   const PackRef& pack = m_manifest.pack;
   const std::string where = fmt::format("{}/{}", m_origin, pack.path);
   if (m_dir) {
-    // The stored pack is a few MB; the cap only stops a wrong file from being slurped.
-    lazy.read = read_file((std::filesystem::path(*m_dir) / pack.path).string(), k_max_pack_bytes);
+    // The manifest says how large the stored pack is: a file of another size (a link to
+    // /dev/zero, another set's pack, a truncated copy) is refused before a byte is read.
+    const std::string file = (std::filesystem::path(*m_dir) / pack.path).string();
+    const std::size_t size = regular_file_size(file);
+    if (size != pack.stored_bytes) {
+      // An Error as corrupt xz data is: a --kernel-dir's caller names the folder.
+      throw Error(fmt::format("{}: {} bytes, but its manifest says {}: not this set's pack", where, size,
+                              pack.stored_bytes));
+    }
+    lazy.read = read_file(file, pack.stored_bytes);
+    if (lazy.read.size() != pack.stored_bytes) {
+      throw Error(fmt::format("{}: {} bytes read, but its manifest says {}: it changed while it was read", where,
+                              lazy.read.size(), pack.stored_bytes));
+    }
     lazy.stored = lazy.read;
   } else {
     const std::optional<std::string_view> bytes = embedded_file(m_embedded_prefix + pack.path);

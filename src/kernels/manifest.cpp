@@ -45,6 +45,10 @@ PackRef read_pack(const JsonIn& doc) {
   if (ref.bytes > k_max_pack_bytes) {
     p.at("bytes").fail(fmt::format("{} bytes, over the limit of {}", ref.bytes, k_max_pack_bytes));
   }
+  // The stored size is what a --kernel-dir pack is read for: bounded as the pack is.
+  if (ref.stored_bytes > k_max_pack_bytes) {
+    p.at("stored_bytes").fail(fmt::format("{} bytes, over the limit of {}", ref.stored_bytes, k_max_pack_bytes));
+  }
   return ref;
 }
 

@@ -2,6 +2,7 @@
 #include "kernels/xz.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -439,9 +440,30 @@ TEST(KernelSet, TruncatedPackIsDetected) {
   dir.write("manifest.json", manifest_text());
   dir.write("set.pack.xz", stored("set.pack.xz").substr(0, 100000));
   const KernelSet copy = KernelSet::from_directory(dir.path());
-  EXPECT_EQ(error_of([&] { (void)copy.contents(*first_ok(copy).ptx); })
-                .rfind(dir.path() + "/set.pack.xz: corrupt xz data: truncated (no stream footer ends at byte 100000", 0),
-            0U);
+  // The manifest's stored size tells before a byte is read.
+  EXPECT_EQ(error_of([&] { (void)copy.contents(*first_ok(copy).ptx); }),
+            fmt::format("{}/set.pack.xz: 100000 bytes, but its manifest says {}: not this set's pack", dir.path(),
+                        set().manifest().pack.stored_bytes));
+}
+
+// Issue 53: a pack linked to /dev/zero was read for 1 GiB (6.4 s, 1.1 GB) before exit 2.
+TEST(KernelSet, APackThatIsNoRegularFileOrNotTheManifestsSizeIsRefusedBeforeItIsRead) {
+  const KernelDirCopy dir("lp-kernel-dir-zero");
+  dir.write("manifest.json", manifest_text());
+  std::filesystem::create_symlink("/dev/zero", dir.path() + "/set.pack.xz");
+  const KernelSet copy = KernelSet::from_directory(dir.path());
+  EXPECT_EQ(fatal_of([&] { (void)copy.contents(*first_ok(copy).ptx); }),
+            dir.path() + "/set.pack.xz: cannot read: it is a character device, not a regular file");
+  std::filesystem::remove(dir.path() + "/set.pack.xz");
+  dir.write("set.pack.xz", stored("set.pack.xz") + "trailing");
+  EXPECT_EQ(error_of([&] { (void)copy.contents(*first_ok(copy).ptx); }),
+            fmt::format("{}/set.pack.xz: {} bytes, but its manifest says {}: not this set's pack", dir.path(),
+                        set().manifest().pack.stored_bytes + 8, set().manifest().pack.stored_bytes));
+  // A FIFO as the manifest is refused at once, not waited on.
+  const KernelDirCopy fifo_dir("lp-kernel-dir-fifo");
+  ASSERT_EQ(::mkfifo((fifo_dir.path() + "/manifest.json.xz").c_str(), 0600), 0);
+  EXPECT_EQ(fatal_of([&] { (void)KernelSet::from_directory(fifo_dir.path()); }),
+            fifo_dir.path() + "/manifest.json.xz: cannot read: it is a FIFO, not a regular file");
 }
 
 TEST(KernelSet, WrongPackSha256IsDetected) {
