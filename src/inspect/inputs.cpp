@@ -5,6 +5,9 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <utility>
+
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -90,7 +93,75 @@ std::optional<InputKind> classify_input(std::string_view bytes) {
   return std::nullopt;
 }
 
-std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths) {
+namespace {
+
+/// The *.ptx and *.cubin files under the folder `path`, sorted. Linked folders are
+/// followed (a Triton cache is often a link); a folder already walked (a link back up
+/// is a loop) is not entered again, known by its device and inode: one stat per folder,
+/// where resolving each one's path (canonical) cost time growing with the cube of the depth.
+/// Dangling links and loops are counted and said. `so_far`: inputs of earlier paths.
+std::vector<std::string> find_inputs(const std::string& path, const InputLimits& limits, std::size_t so_far) {
+  std::vector<std::string> found;
+  std::set<std::pair<dev_t, ino_t>> walked;
+  auto first_visit = [&walked](const fs::path& folder) {
+    struct stat st {};
+    return ::stat(folder.c_str(), &st) != 0 || walked.emplace(st.st_dev, st.st_ino).second;
+  };
+  (void)first_visit(path);
+  std::size_t dangling = 0;
+  std::size_t loops = 0;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(
+      path, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink, ec);
+  if (ec) {
+    throw UsageError(fmt::format("{}: cannot read: {}", path, ec.message()));
+  }
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) {
+      throw UsageError(fmt::format("{}: cannot read: {}", it->path().string(), ec.message()));
+    }
+    const fs::path& entry = it->path();
+    std::error_code link_ec;
+    if (it->is_symlink(link_ec) && !fs::exists(entry, link_ec)) {
+      ++dangling;
+      continue;
+    }
+    if (it->is_directory(link_ec)) {
+      if (static_cast<std::size_t>(it.depth()) + 1 > limits.max_depth) {
+        throw UsageError(fmt::format("{}: folders nested deeper than {} levels (at {}); a Triton cache is two: "
+                                     "name the folder that holds the kernels",
+                                     path, limits.max_depth, entry.string()));
+      }
+      if (!first_visit(entry)) {
+        ++loops;
+        it.disable_recursion_pending();
+      }
+      continue;
+    }
+    const std::string ext = entry.extension().string();
+    if ((ext == ".ptx" || ext == ".cubin") && it->is_regular_file(link_ec)) {
+      if (so_far + found.size() >= limits.max_files) {
+        throw UsageError(fmt::format("{}: more than {} *.ptx and *.cubin files; name a smaller folder (a Triton "
+                                     "cache entry, or a few of them)",
+                                     path, limits.max_files));
+      }
+      found.push_back(entry.string());
+    }
+  }
+  if (dangling + loops > 0) {
+    fmt::print(stderr, "inspect: {}: skipped {} dangling link(s) and {} link(s) back to a folder already walked\n",
+               path, dangling, loops);
+  }
+  if (found.empty()) {
+    throw UsageError(fmt::format("{}: no *.ptx or *.cubin files in this folder", path));
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace
+
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, const InputLimits& limits) {
   std::vector<InputFile> out;
   for (const std::string& path : paths) {
     std::error_code ec;
@@ -103,49 +174,7 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths) {
       out.push_back(read_input(path));
       continue;
     }
-    // Linked folders are followed (a Triton cache is often a link); a link back to a
-    // folder already walked is a loop and is not entered again; dangling links and loops
-    // are counted and said.
-    std::vector<std::string> found;
-    std::set<fs::path> walked = {fs::weakly_canonical(path, ec)};
-    std::size_t dangling = 0;
-    std::size_t loops = 0;
-    fs::recursive_directory_iterator it(
-        path, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink, ec);
-    if (ec) {
-      throw UsageError(fmt::format("{}: cannot read: {}", path, ec.message()));
-    }
-    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (ec) {
-        throw UsageError(fmt::format("{}: cannot read: {}", it->path().string(), ec.message()));
-      }
-      const fs::path& entry = it->path();
-      std::error_code link_ec;
-      if (it->is_symlink(link_ec) && !fs::exists(entry, link_ec)) {
-        ++dangling;
-        continue;
-      }
-      if (it->is_directory(link_ec)) {
-        if (!walked.insert(fs::weakly_canonical(entry, link_ec)).second) {
-          ++loops;
-          it.disable_recursion_pending();
-        }
-        continue;
-      }
-      const std::string ext = entry.extension().string();
-      if ((ext == ".ptx" || ext == ".cubin") && it->is_regular_file(link_ec)) {
-        found.push_back(entry.string());
-      }
-    }
-    if (dangling + loops > 0) {
-      fmt::print(stderr, "inspect: {}: skipped {} dangling link(s) and {} link(s) back to a folder already walked\n",
-                 path, dangling, loops);
-    }
-    if (found.empty()) {
-      throw UsageError(fmt::format("{}: no *.ptx or *.cubin files in this folder", path));
-    }
-    std::sort(found.begin(), found.end());
-    for (const std::string& file : found) {
+    for (const std::string& file : find_inputs(path, limits, out.size())) {
       // In a folder, a file that is named like an input but is none (a zero-byte or
       // truncated .cubin) is an error row of the results, not the end of the scan.
       InputFile f;

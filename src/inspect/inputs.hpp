@@ -4,6 +4,7 @@
 // directory holds <hash>/<kernel>.ptx and <kernel>.cubin next to .json, .ttir,
 // .llir and others, which are ignored).
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,15 +29,25 @@ struct InputFile {
 /// directive before any other directive (after comments) is PTX; nullopt otherwise.
 std::optional<InputKind> classify_input(std::string_view bytes);
 
+/// How far a folder is searched: a Triton cache is two levels deep and holds a few
+/// thousand kernels; past these a folder is no cache, and is refused before its files
+/// are read (each found file is held in memory until the run ends).
+struct InputLimits {
+  std::size_t max_depth = 64;       ///< folders below the named one
+  std::size_t max_files = 20'000;   ///< *.ptx and *.cubin files, over all the paths
+};
+
 /// Reads the inputs: a named file is taken by its content whatever its name; a
-/// folder is searched recursively (sorted, symbolic links to folders not followed)
-/// for *.ptx and *.cubin, everything else being ignored. Throws lp::UsageError:
-///   "<path>: cannot read: <reason>"                 (missing, unreadable)
+/// folder is searched recursively (sorted; symbolic links to folders followed, a
+/// folder reached twice walked once) for *.ptx and *.cubin, everything else being
+/// ignored. Throws lp::UsageError:
+///   "<path>: cannot read: <reason>"                 (missing, unreadable, not a regular file)
 ///   "<path>: not a PTX file or a cubin (no ELF header and no .version directive)"
 ///                                                   (a named file, or a *.ptx / *.cubin
 ///                                                    found in a folder, that is neither)
 ///   "<path>: no *.ptx or *.cubin files in this folder"
-std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths);
+///   "<path>: folders nested deeper than N levels ..." / "more than N *.ptx and *.cubin files ..."
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, const InputLimits& limits = {});
 
 /// The PTX beside a cubin named on its own: <stem>.ptx in the same folder, when that
 /// file exists and holds PTX (a repro bundle's kernel.ptx, a Triton cache entry's).

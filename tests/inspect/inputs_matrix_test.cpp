@@ -88,6 +88,40 @@ TEST(Inputs, BadInputMessagesArePinned) {
   EXPECT_TRUE(scanned[0].contents.empty());
 }
 
+// Issue 53: a 1,500-deep tree took 42 s (34 s in the kernel: every folder's path was
+// resolved again, component by component) and 100,000 empty .cubin files 482 MB. A
+// folder is walked to a bounded depth and for a bounded number of inputs, and a link
+// back up is still a loop walked once.
+TEST(Inputs, AFolderWalkIsBoundedInDepthAndFiles) {
+  const TempDir dir("lp-inspect-bounds-");
+  std::string deep = dir.path() + "/deep";
+  for (int level = 0; level < 70; ++level) {
+    deep += "/d";
+  }
+  fs::create_directories(deep);
+  (void)dir.write(deep.substr(dir.path().size() + 1) + "/k.cubin", "");
+  const std::string message = usage_error({dir.path() + "/deep"});
+  EXPECT_EQ(message.rfind(dir.path() + "/deep: folders nested deeper than 64 levels (at " + dir.path() + "/deep/d", 0),
+            0U)
+      << message;
+  fs::create_directories(dir.path() + "/many/sub");
+  for (int i = 0; i < 5; ++i) {
+    (void)dir.write("many/sub/k" + std::to_string(i) + ".cubin", "");
+  }
+  fs::create_directory_symlink("..", dir.path() + "/many/sub/up");  // a loop
+  try {
+    (void)collect_inputs({dir.path() + "/many"}, InputLimits{64, 4});
+    ADD_FAILURE() << "five inputs passed a limit of four";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.path() + "/many: more than 4 *.ptx and *.cubin files; name a smaller folder "
+                                                  "(a Triton cache entry, or a few of them)");
+  }
+  EXPECT_EQ(collect_inputs({dir.path() + "/many"}, InputLimits{64, 5}).size(), 5U);
+  EXPECT_EQ(collect_inputs({dir.path() + "/many"}, InputLimits{2, 5}).size(), 5U);  // sub is 1 deep, up is the loop
+  // The limit is over all the paths named: five and five more.
+  EXPECT_THROW((void)collect_inputs({dir.path() + "/many", dir.path() + "/many/sub"}, InputLimits{64, 9}), UsageError);
+}
+
 TEST(Matrix, VersionsSortNumerically) {
   EXPECT_TRUE(version_less("12.8.93", "12.9.86"));
   EXPECT_TRUE(version_less("13.9.1", "13.10.2"));
