@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -229,6 +230,37 @@ TEST(Tuned, BadFilesNameTheFileAndThePointer) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "--vllm-configs " + dir + ": no NVIDIA_H200_EXPAND_TRUE.json, _EXPAND_FALSE.json "
                                      "or _SHRINK.json there (the GPU name: --vllm-gpu)");
+  }
+}
+
+// Issue 53: the file is read by a linear parse now (nlohmann's ordered parse looked each
+// key up in a list: 100,000 keys took 15 s); what it reads must be what that parse read:
+// keys in file order (a tie goes to the first), a repeated key in its first place with
+// its last value, as Python's json gives vLLM.
+TEST(Tuned, FileOrderAndRepeatedKeysReadAsVllmReadsThem) {
+  auto leaf = [](int block_n) {
+    return R"({"block_m": 64, "block_n": )" + std::to_string(block_n) +
+           R"(, "block_k": 32, "num_warps": 4, "num_ctas": 1, "num_stages": 2})";
+  };
+  auto entry = [&](const std::string& m, int block_n) {
+    return "\"" + m + R"(": {"64": {"4096": )" + leaf(block_n) + "}}";
+  };
+  const std::string text = R"({"1": {"1": {)" + entry("48", 16) + ", " + entry("16", 32) + ", " + entry("48", 64) +
+                           ", " + entry("016", 128) + "}}}";
+  const TunedConfigs t = TunedConfigs::parse("G", "EXPAND_FALSE", text, "mine.json");
+  // 32 is 16 from 48 and from 16 (and "016"): 48 comes first in the file, with its last value.
+  EXPECT_EQ(t.expand(false, 0, 1, 32, 64, 4096)->describe(), "G_EXPAND_FALSE.json[1][1][48][64][4096]");
+  EXPECT_EQ(t.expand(false, 0, 1, 32, 64, 4096)->knobs.block_n, 64);
+  EXPECT_EQ(t.expand(false, 0, 1, 16, 64, 4096)->knobs.block_n, 32);  // the exact key "16", not "016"
+  EXPECT_EQ(t.expand(false, 0, 1, 10, 64, 4096)->describe(), "G_EXPAND_FALSE.json[1][1][16][64][4096]");
+  // A FIFO where a tuned file would be is refused at once (it blocked the run).
+  const TempDir dir("lp-tuned-fifo-");
+  ASSERT_EQ(::mkfifo((dir.path() + "/G_SHRINK.json").c_str(), 0600), 0);
+  try {
+    (void)TunedConfigs::load(dir.path(), "G");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.path() + "/G_SHRINK.json: cannot read: it is a FIFO, not a regular file");
   }
 }
 
