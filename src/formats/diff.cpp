@@ -15,6 +15,7 @@
 #include "report/verdict.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/json_in.hpp"
 
 namespace lp::formats {
@@ -220,7 +221,7 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
   return d;
 }
 
-std::string Diff::json_text() const { return to_json().dump(2) + "\n"; }
+std::string Diff::json_text() const { return escape::json_c1(to_json().dump(2)) + "\n"; }
 
 json Diff::to_json() const {
   auto changes = [](const std::vector<VerdictChange>& list) {

@@ -1,6 +1,5 @@
 #include "formats/document.hpp"
 
-#include "util/escape.hpp"
 #include "util/json_bounded.hpp"
 #include "util/json_in.hpp"
 
@@ -21,6 +20,7 @@
 #include "report/report.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/files.hpp"
 #include "util/release.hpp"
 
@@ -561,7 +561,7 @@ Document read_document(const std::string& path) {
 }
 
 std::string full_json_text(const Document& doc) {
-  return (doc.kind == DocumentKind::inspect ? doc.json->dump(2) : full_json(doc).dump(2)) + "\n";
+  return escape::json_c1(doc.kind == DocumentKind::inspect ? doc.json->dump(2) : full_json(doc).dump(2)) + "\n";
 }
 
 void shape_checked(const std::string& source, const std::function<void()>& convert, bool several) {

@@ -21,6 +21,7 @@
 #include "plan/models.hpp"
 #include "util/checked.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/json_bounded.hpp"
 #include "util/json_in.hpp"
 #include "util/text.hpp"
@@ -574,7 +575,7 @@ JsonText configs_listing_json(const std::vector<ConfigListing>& rows) {
   return JsonText::of(out);
 }
 
-std::string SweepConfig::json_text() const { return to_json().dump(2) + "\n"; }
+std::string SweepConfig::json_text() const { return escape::json_c1(to_json().dump(2)) + "\n"; }
 
 JsonText SweepConfig::to_json_text() const { return JsonText::of(to_json()); }
 

@@ -19,6 +19,7 @@
 
 #include "util/checked.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/sha256.hpp"
 
 namespace lp::plan {
@@ -694,10 +695,10 @@ void write_plan_json(std::FILE* file, const SweepConfig& config, const Plan& p) 
   }
   std::string text = head.dump(2);
   text.resize(text.size() - 2);  // drop the closing "\n}": the cases follow
-  fmt::print(file, "{},\n  \"cases\": [", text);
+  fmt::print(file, "{},\n  \"cases\": [", escape::json_c1(text));
   // One case per line, written as it goes.
   for (std::size_t i = 0; i < p.cases.size(); ++i) {
-    fmt::print(file, "{}\n    {}", i == 0 ? "" : ",", case_to_json(p.cases[i]).dump());
+    fmt::print(file, "{}\n    {}", i == 0 ? "" : ",", escape::json_c1(case_to_json(p.cases[i]).dump()));
   }
   fmt::print(file, "{}]\n}}\n", p.cases.empty() ? "" : "\n  ");
 }

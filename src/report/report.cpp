@@ -10,6 +10,7 @@
 #include "report/compact.hpp"
 #include "report_schema_version.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/files.hpp"
 
 namespace lp::report {
@@ -169,7 +170,8 @@ std::string Report::dump() const {
   return out;
 }
 
-void Report::dump(const TextSink& sink) const {
+void Report::dump(const TextSink& to) const {
+  const TextSink sink = escape::json_c1_sink(to);  // C1 controls as \u escapes: inert on a terminal
   if (detail == Detail::full) {
     dump_full_report(report_json(*this, json::array()), cases, sink);
     return;

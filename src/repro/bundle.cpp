@@ -338,8 +338,8 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
                                                       escape::terminal_line(triton))
                                         : std::string()));
   const json config = case_config(the_case, meta);
-  put("case.json", config.dump(2) + "\n");
-  put("case-record.json", record.dump(2) + "\n");
+  put("case.json", escape::json_c1(config.dump(2)) + "\n");
+  put("case-record.json", escape::json_c1(record.dump(2)) + "\n");
   // The bundle's config must plan exactly this case, or its README would lie.
   bool same_id = false;
   try {

