@@ -74,7 +74,7 @@ Command add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"summary", "junit", "json", "md", "html"}));
   sub->add_option("--detail", o->detail, "json: compact (default) or full case records, as sweep --detail")
       ->check(CLI::IsMember({"compact", "full"}));
-  sub->add_option("-o,--out", o->out, "Write here instead of stdout (atomically)");
+  sub->add_option("-o,--out", o->out, "Write here instead of stdout (atomically; - is stdout)")->check(non_empty());
   sub->add_option("--fail-on", o->fail_on,
                   "JUnit: the verdicts that fail, as sweep's --fail-on (LATENT is a <failure> with latent, a "
                   "<skipped> without); default: the report's own")

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -327,6 +328,43 @@ TEST(Security, OutputsNeverClobberWhatIsNotARegularFile) {
   const ProcessResult r = loraprobe({"repro", k_seed, k_case, "--out", file});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(read_file(file).find("# loraprobe"), std::string::npos);
+}
+
+// Issue 53: `report ... -o ''` wrote to stdout and exited 0. An empty path is one
+// line and exit 2 for every flag that names an output.
+TEST(Security, AnEmptyOutputPathIsRefusedByEveryCommand) {
+  const std::string out = scratch().path() + "/empty-flag-out.json";
+  const std::vector<std::vector<std::string>> commands = {
+      {"report", k_seed, "-o", ""},
+      {"report", k_seed, "--format", "json", "--out", ""},
+      {"merge", k_seed, "-o", ""},
+      {"merge", k_seed, "-o", out, "--markdown", ""},
+      {"merge", k_seed, "-o", out, "--html", ""},
+      {"merge", k_seed, "-o", out, "--junit", ""},
+      {"repro", k_seed, k_case, "--out", ""},
+      {"sweep", "--dry-run", "--out", ""},
+      {"sweep", "--dry-run", "--junit", ""},
+      {"sweep", "--dry-run", "--markdown", ""},
+      {"sweep", "--dry-run", "--html", ""},
+      {"inspect", "--junit", ""},
+      {"inspect", "--markdown", ""},
+      {"inspect", "--html", ""},
+      {"check", "-o", ""},
+      {"check", "--markdown", ""},
+      {"check", "--junit", ""},
+      {"check", "--keep", ""},
+      {"check", "--run-report", ""},
+  };
+  for (const std::vector<std::string>& args : commands) {
+    const std::string flag = args[args.size() - 2];
+    const ProcessResult r = loraprobe(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << flag << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args[0] << " " << flag << " wrote: " << r.out.substr(0, 200);
+    EXPECT_NE(r.err.find(": an empty value: give one, or leave the option out\n"), std::string::npos)
+        << args[0] << " " << flag << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace
