@@ -14,6 +14,7 @@
 #include "report/journal.hpp"
 #include "util/error.hpp"
 #include "util/json_in.hpp"
+#include "util/sha256.hpp"
 
 namespace lp::formats {
 
@@ -147,6 +148,24 @@ std::vector<report::VariantRecord> merged_variants(const std::vector<Part>& part
   return out;
 }
 
+/// "" when the merged cases, in plan order, are exactly the plan's: as many as it
+/// planned, and their ids hash to its plan_sha256 (plan/shard.hpp). Else what differs.
+std::string plan_mismatch(const report::CaseStore& cases, const report::ShardRecord& shard) {
+  std::string ids;
+  for (const CaseRecord& c : cases) {
+    ids += c.id;
+  }
+  if (cases.size() != shard.plan_cases) {
+    return fmt::format("the parts hold {} case(s), the plan {} (plan sha256 {})", cases.size(), shard.plan_cases,
+                       shard.plan_sha256.substr(0, 12));
+  }
+  if (sha256_hex(ids) != shard.plan_sha256) {
+    return fmt::format("the parts' {} case ids are not the plan's: they hash to {}, the plan to {}", cases.size(),
+                       sha256_hex(ids).substr(0, 12), shard.plan_sha256.substr(0, 12));
+  }
+  return "";
+}
+
 }  // namespace
 
 report::Report merge_reports(const std::vector<std::string>& paths, const MergeOptions& options) {
@@ -251,6 +270,13 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
   for (const auto& [index, p, at] : order) {
     r.cases.push_back(p->cases[at]);
   }
+  // Shard records and case counts can be forged to agree with too few cases; with no
+  // shard missing and none short, the ids must still be the plan's.
+  const std::string not_the_plan =
+      missing.empty() && short_parts.empty() ? plan_mismatch(r.cases, first.shard) : std::string();
+  if (!not_the_plan.empty() && !options.allow_partial) {
+    throw UsageError(fmt::format("merge: {}; give every shard's report or journal, or --allow-partial", not_the_plan));
+  }
   // meta: the base part's, the shard record replaced by what was merged.
   r.meta = base->meta;
   r.meta.shard.reset();
@@ -277,14 +303,15 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
   }
   r.meta.started_at = started;
   r.meta.finished_at = finished;
-  const bool incomplete = !missing.empty() || !short_parts.empty();
+  const bool incomplete = !missing.empty() || !short_parts.empty() || !not_the_plan.empty();
   r.meta.merged = JsonText::of({{"parts", std::move(part_list)},
                                 {"missing_shards", missing},
                                 {"short_parts", short_parts},
+                                {"not_the_plan", not_the_plan.empty() ? json() : json(not_the_plan)},
                                 {"incomplete", incomplete}});
   if (incomplete) {
-    r.stop(fmt::format("merged with --allow-partial: {} of {} cases, {} shard(s) missing", r.cases.size(), plan_cases,
-                       missing.size()));
+    r.stop(fmt::format("merged with --allow-partial: {} of {} cases, {} shard(s) missing{}", r.cases.size(), plan_cases,
+                       missing.size(), not_the_plan.empty() ? "" : "; " + not_the_plan));
   }
   r.environment = base->environment;
   r.tolerances = base->tolerances;

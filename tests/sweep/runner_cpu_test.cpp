@@ -272,6 +272,55 @@ TEST_F(ShardsWithFakeWorker, MergeRefusesWhatIsNotOneWholePlan) {
   EXPECT_EQ(from_journal.meta.merged.value()["parts"][1]["kind"], "journal");
 }
 
+// Issue 53 defect 2: shard records rewritten to agree with too few cases used to merge
+// as complete ("10 of 240 planned ... exit code 0"). The parts' ids must be the plan's.
+TEST_F(ShardsWithFakeWorker, MergeRefusesForgedShardRecords) {
+  for (std::size_t i = 0; i < 3; ++i) {
+    sweep(fmt::format("shard-{}.json", i), plan::Shard{i, 3});
+  }
+  const auto forge = [&](const std::string& from, const std::string& to, std::size_t index, std::size_t count,
+                         std::size_t plan_cases, const std::string& sha) {
+    json j = json::parse(read_file(path(from), 1 << 24));
+    j["meta"]["shard"] = {{"index", index}, {"count", count}, {"plan_sha256", sha}, {"plan_cases", plan_cases}};
+    j["meta"]["plan"]["cases"] = j["cases"]["rows"].size();
+    write_file_atomic(path(to), j.dump());
+  };
+  auto refusal = [](const std::vector<std::string>& parts) {
+    try {
+      (void)formats::merge_reports(parts, {});
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("merged");
+  };
+  const std::string sha = json::parse(read_file(path("shard-0.json"), 1 << 24))["meta"]["shard"]["plan_sha256"];
+  const std::string a64(64, 'a');
+  // One shard of one, claiming the plan is its 2 cases (plan_cases must match the rows).
+  forge("shard-0.json", "one.json", 0, 1, 6, a64);
+  EXPECT_EQ(refusal({path("one.json")}),
+            "merge: the parts hold 2 case(s), the plan 6 (plan sha256 aaaaaaaaaaaa); give every shard's report or "
+            "journal, or --allow-partial");
+  forge("shard-0.json", "one-small.json", 0, 1, 2, a64);
+  EXPECT_EQ(refusal({path("one-small.json")}).rfind("merge: the parts' 2 case ids are not the plan's: they hash to ", 0),
+            0U);
+  // Two shards whose counts add up to a plan of 4, with the real plan's sha256.
+  forge("shard-0.json", "two-0.json", 0, 2, 4, sha);
+  forge("shard-1.json", "two-1.json", 1, 2, 4, sha);
+  const std::string two = refusal({path("two-0.json"), path("two-1.json")});
+  EXPECT_EQ(two.rfind("merge: the parts' 4 case ids are not the plan's: they hash to ", 0), 0U) << two;
+  EXPECT_NE(two.find(", the plan to " + sha.substr(0, 12)), std::string::npos) << two;
+  // --allow-partial merges it, marked incomplete with the reason.
+  formats::MergeOptions partial;
+  partial.allow_partial = true;
+  const report::Report r = formats::merge_reports({path("two-0.json"), path("two-1.json")}, partial);
+  EXPECT_EQ(r.meta.merged.value()["incomplete"], true);
+  EXPECT_EQ(r.to_json()["meta"]["interrupted"].get<std::string>().rfind(
+                "merged with --allow-partial: 4 of 4 cases, 0 shard(s) missing; the parts' 4 case ids are not the "
+                "plan's",
+                0),
+            0U);
+}
+
 }  // namespace
 }  // namespace lp::sweep
 
