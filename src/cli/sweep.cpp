@@ -22,6 +22,7 @@
 #include "plan/plan.hpp"
 #include "report/verdict.hpp"
 #include "report/journal.hpp"
+#include "sweep/device_pool.hpp"
 #include "sweep/entries.hpp"
 #include "sweep/runner.hpp"
 #include "util/error.hpp"
@@ -190,10 +191,14 @@ sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> a
   return r;
 }
 
-/// The tools a run would use, resolved as the run resolves them: each ptxas= of the
-/// compilers axis (by its --version; ptxas=triton is per set and checked by the run),
-/// and --nvdisasm when given.
-void validate_tools(const plan::SweepConfig& config, const sweep::SweepRequest& request) {
+/// What a dry run checks that request_of does not: the tools a run would use, resolved
+/// as the run resolves them (each ptxas= of the compilers axis by its --version;
+/// ptxas=triton is per set and checked by the run; --nvdisasm when given), and
+/// --devices as the run reads it (the run checks the ordinals against the GPUs it finds).
+void validate_run_flags(const plan::SweepConfig& config, const sweep::SweepRequest& request) {
+  if (!request.devices.empty()) {
+    sweep::check_devices_text(request.devices);
+  }
   for (const AxisValue& value : config.values(plan::AxisId::compiler)) {
     const std::string compiler = value.text().value_or("");
     if (compiler.rfind("ptxas=", 0) == 0 && compiler != "ptxas=triton") {
@@ -298,7 +303,7 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   // checked before it is queued on a GPU box.
   const sweep::SweepRequest request = request_of(o, recorded_argv);
   if (o.dry_run) {
-    validate_tools(config, request);
+    validate_run_flags(config, request);
     const plan::PlannedRun run = plan::plan_for(config, kernels::KernelSets::load(o.kernel_dirs).versions(),
                                                 request.only_cases, request.shard);
     if (o.json) {

@@ -208,8 +208,14 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
   Pool(slots, count, callbacks).run();
 }
 
-std::vector<int> parse_devices(const std::string& text, int device_count) {
+namespace {
+
+/// parse_devices without a GPU count (nullopt: k_max_device is the last ordinal).
+std::vector<int> devices_of(const std::string& text, std::optional<int> device_count) {
   std::set<int> out;
+  if (text == "all" && !device_count) {
+    return {0};
+  }
   if (text == "all") {
     for (int d = 0; d < device_count; ++d) {
       out.insert(d);
@@ -222,9 +228,12 @@ std::vector<int> parse_devices(const std::string& text, int device_count) {
         throw UsageError(fmt::format("--devices {}: write GPU ordinals (0,1,3) or all", text));
       }
       const int d = *ordinal;
-      if (d >= device_count) {
-        throw UsageError(fmt::format("--devices {}: GPU {} is not there ({} GPU(s): 0 to {})", text, d, device_count,
-                                     device_count - 1));
+      if (!device_count && d > report::k_max_device) {
+        throw UsageError(fmt::format("--devices {}: GPU ordinals are 0 to {}", text, report::k_max_device));
+      }
+      if (device_count && d >= *device_count) {
+        throw UsageError(fmt::format("--devices {}: GPU {} is not there ({} GPU(s): 0 to {})", text, d, *device_count,
+                                     *device_count - 1));
       }
       out.insert(d);
     }
@@ -234,5 +243,11 @@ std::vector<int> parse_devices(const std::string& text, int device_count) {
   }
   return {out.begin(), out.end()};
 }
+
+}  // namespace
+
+std::vector<int> parse_devices(const std::string& text, int device_count) { return devices_of(text, device_count); }
+
+void check_devices_text(const std::string& text) { (void)devices_of(text, std::nullopt); }
 
 }  // namespace lp::sweep

@@ -60,4 +60,8 @@ void run_on_devices(std::vector<DeviceSlot>& slots, std::size_t count, const Poo
 /// Throws lp::UsageError naming the value.
 std::vector<int> parse_devices(const std::string& text, int device_count);
 
+/// The checks of parse_devices that need no GPU (a dry run): the syntax, and each
+/// ordinal at most report::k_max_device. Throws lp::UsageError naming the value.
+void check_devices_text(const std::string& text);
+
 }  // namespace lp::sweep

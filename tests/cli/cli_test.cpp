@@ -67,6 +67,10 @@ TEST(Cli, DryRunChecksEveryOptionAsARunWould) {
        "loraprobe: ptxas=/bin/sh: `/bin/sh --version` does not print a CUDA tool version: not a ptxas\n"},
       {{"--compiler", "ptxas=/nonexistent"}, "loraprobe: ptxas=/nonexistent: no executable file at that path\n"},
       {{"--kernel-dir", "/nonexistent"}, "loraprobe: --kernel-dir /nonexistent: not a folder\n"},
+      // Issue 53 defect 4: --devices was checked by a run only.
+      {{"--devices", "abc"}, "loraprobe: --devices abc: write GPU ordinals (0,1,3) or all\n"},
+      {{"--devices=-5"}, "loraprobe: --devices -5: write GPU ordinals (0,1,3) or all\n"},
+      {{"--devices", "0,1024"}, "loraprobe: --devices 0,1024: GPU ordinals are 0 to 1023\n"},
       {{"--tokens", "256", "--hidden", "4096/1024/1024"}, ""},  // 0 cases: checked below
   };
   for (const auto& [flags, message] : cases) {
@@ -85,6 +89,8 @@ TEST(Cli, DryRunChecksEveryOptionAsARunWould) {
   }
   // The largest seed a report can record is accepted, from a flag and from a config.
   EXPECT_EQ(loraprobe({"sweep", "--dry-run", "--seed", "18446744073709551615"}).exit_code, 0);
+  EXPECT_EQ(loraprobe({"sweep", "--dry-run", "--devices", "0,1,3"}).exit_code, 0);
+  EXPECT_EQ(loraprobe({"sweep", "--dry-run", "--devices", "all"}).exit_code, 0);
   const std::string big = write_temp("big-seed.json", R"({"seed": 18446744073709551615})");
   EXPECT_EQ(loraprobe({"sweep", "--dry-run", "--config", big}).exit_code, 0);
   const std::string neg = write_temp("neg-seed.json", R"({"seed": -3})");
