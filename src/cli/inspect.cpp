@@ -371,7 +371,7 @@ Command add_inspect_command(CLI::App& app) {
                   "Re-analyse up to N reports the cache has and fail (exit 3) if any differs from the fresh analysis")
       ->expected(0, 1)
       ->default_str("16")
-      ->check(CLI::PositiveNumber);
+      ->check(count_from_one());
   sub->add_option("--junit", o->junit, "Also write JUnit XML here: one testcase per cubin, a hazard a failure")
       ->check(non_empty());
   sub->add_option("--markdown", o->markdown, "Also write Markdown here: the hazardous cubins with their SASS excerpts")

@@ -44,6 +44,17 @@ inline CLI::Validator finite_number() {
       "FINITE", "Finite");
 }
 
+/// A count of at least one: a whole number 1 or more ("0 not in range 0.000000 to
+/// 1.8e308" was CLI::PositiveNumber's word for 0).
+inline CLI::Validator count_from_one() {
+  return CLI::Validator(
+      [](std::string& value) {
+        const std::optional<unsigned long long> v = parse_number<unsigned long long>(value);
+        return v && *v >= 1 ? std::string() : "\"" + value + "\": expected a whole number, 1 or more";
+      },
+      "COUNT", "CountFromOne");
+}
+
 /// The one -j rule of sweep and inspect: 0 (one per hardware thread) to 1024.
 inline constexpr unsigned k_max_jobs = 1024;
 

@@ -37,36 +37,9 @@ namespace {
 const std::vector<std::string_view> k_top_level_keys = {"$schema",   "name",    "description", "axes",    "repeats",
                                                         "seed",      "tolerance", "exclude",   "model", "remedies"};
 
-/// Levenshtein distance, for "did you mean" hints on mistyped keys.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) {
-    row[j] = j;
-  }
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string did_you_mean(std::string_view key, const std::vector<std::string_view>& known) {
-  std::string_view best;
-  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-  for (std::string_view candidate : known) {
-    const std::size_t d = edit_distance(key, candidate);
-    if (d < best_distance) {
-      best_distance = d;
-      best = candidate;
-    }
-  }
-  if (best_distance <= std::max<std::size_t>(2, key.size() / 3)) {
-    return fmt::format(" (did you mean \"{}\"?)", best);
+  if (const std::optional<std::string_view> best = nearest(key, known)) {
+    return fmt::format(" (did you mean \"{}\"?)", *best);
   }
   std::vector<std::string_view> list;
   std::copy_if(known.begin(), known.end(), std::back_inserter(list), [](std::string_view k) { return k != "$schema"; });

@@ -1,8 +1,10 @@
 #pragma once
 // Small text helpers the parsers share.
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstddef>
 #include <optional>
 #include <string_view>
 #include <system_error>
@@ -43,6 +45,40 @@ inline std::vector<std::string_view> split(std::string_view text, char sep = ','
     }
     start = end + 1;
   }
+}
+
+/// Levenshtein distance: the fewest one-character insertions, deletions and
+/// substitutions that turn `a` into `b`.
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The one "did you mean" rule (config keys, subcommands, flags): the known word
+/// nearest to `typed`, when it is within max(2, a third of `typed`'s length) edits;
+/// the first of equals. nullopt when none is that near.
+inline std::optional<std::string_view> nearest(std::string_view typed, const std::vector<std::string_view>& known) {
+  std::optional<std::string_view> best;
+  std::size_t best_distance = std::max<std::size_t>(2, typed.size() / 3) + 1;
+  for (const std::string_view candidate : known) {
+    if (const std::size_t d = edit_distance(typed, candidate); d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
 }
 
 /// The number `s` spells, all of it (no sign for unsigned types, no spaces, no "0x"),

@@ -119,6 +119,45 @@ TEST(Cli, UnknownFlagIsOneLineUsageError) {
   EXPECT_NE(r.err.find("--tokes"), std::string::npos) << r.err;
 }
 
+// Issue 53: 'loraprobe bogus', '--version' and 'help' all said "A subcommand is
+// required"; '--confg' got no suggestion; 'diff a.json' said only "new is required";
+// '--verify-cache 0' was "not in range 0.000000 to 1797693...".
+TEST(Cli, MistypedCommandsGetTheNearestWord) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"swep"},
+       "loraprobe: 'swep' is not a subcommand (did you mean 'sweep'?); the subcommands: sweep, list, inspect, env, "
+       "check, report, diff, repro, merge, version\n"},
+      {{"bogus"},
+       "loraprobe: 'bogus' is not a subcommand; the subcommands: sweep, list, inspect, env, check, report, diff, "
+       "repro, merge, version\n"},
+      {{"help", "repot"},
+       "loraprobe: 'repot' is not a subcommand (did you mean 'report'?); the subcommands: sweep, list, inspect, env, "
+       "check, report, diff, repro, merge, version\n"},
+      {{"sweep", "--confg", "x"},
+       "loraprobe: sweep: unknown option --confg (did you mean --config?); 'loraprobe sweep --help' lists them\n"},
+      {{"sweep", "--dry-run", "--tokns=16"},
+       "loraprobe: sweep: unknown option --tokns (did you mean --tokens?); 'loraprobe sweep --help' lists them\n"},
+      {{"diff", "a.json"},
+       "loraprobe: diff: NEW is missing (The report after); usage: loraprobe diff OLD NEW [OPTIONS]\n"},
+      {{"inspect", "--verify-cache", "0"}, "loraprobe: --verify-cache: \"0\": expected a whole number, 1 or more\n"},
+  };
+  for (const auto& [args, message] : refused) {
+    const ProcessResult r = loraprobe(args);
+    EXPECT_EQ(r.exit_code, 2) << args.front();
+    EXPECT_EQ(r.err, message);
+  }
+  const ProcessResult version = loraprobe({"--version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_EQ(version.out, loraprobe({"version"}).out);
+  const ProcessResult help = loraprobe({"help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out, loraprobe({"--help"}).out);
+  EXPECT_NE(help.out.find("Usage: loraprobe [OPTIONS] SUBCOMMAND"), std::string::npos) << help.out;
+  const ProcessResult sweep_help = loraprobe({"help", "sweep"});
+  EXPECT_EQ(sweep_help.exit_code, 0);
+  EXPECT_EQ(sweep_help.out, loraprobe({"sweep", "--help"}).out);
+}
+
 TEST(Cli, HelpShowsExamples) {
   const ProcessResult r = loraprobe({"sweep", "--help"});
   EXPECT_EQ(r.exit_code, 0);
