@@ -56,7 +56,8 @@ void add_plan_options(CLI::App& sub, PlanOptions& o, const std::set<plan::AxisId
   }
   sub.add_option("--model", o.flags.model,
                  "A model's LoRA projections (attention, linear attention, MLP, shared expert; loraprobe list "
-                 "--models) instead of the num_slices and hidden axes");
+                 "--models) instead of the num_slices and hidden axes")
+      ->check(non_empty());
   sub.add_option("--tp", o.flags.tp, "With --model: tensor parallelism, dividing the sizes vLLM shards");
   sub.add_option("--vllm-configs", o.flags.vllm_configs,
                  "vLLM's tuned LoRA config folder (VLLM_TUNED_CONFIG_FOLDER): every \"vllm\" knob is what vLLM "

@@ -56,6 +56,7 @@ TEST(Cli, DryRunChecksEveryOptionAsARunWould) {
       {{"--seed", "18446744073709551616"},
        "loraprobe: --seed \"18446744073709551616\": expected a whole number from 0 to 18446744073709551615\n"},
       {{"--config", ""}, "loraprobe: --config: an empty value: give one, or leave the option out\n"},
+      {{"--model", ""}, "loraprobe: --model: an empty value: give one, or leave the option out\n"},  // was "--tp: needs a model"
       {{"--out", ""}, "loraprobe: --out: an empty value: give one, or leave the option out\n"},
       {{"--case-timeout", "nan"}, "loraprobe: --case-timeout: \"nan\" is not a finite number\n"},
       {{"--device", "-1"}, "loraprobe: --device: Value -1 not in range 0 to 1023\n"},
