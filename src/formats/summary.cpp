@@ -34,9 +34,14 @@ std::string case_line(const char* what, const std::optional<CaseRef>& ref, const
   const std::string id = line_of(ref->id, "");
   for (const report::CaseRecord& c : cases) {
     if (static_cast<std::int64_t>(c.index) == ref->index && escape::terminal_line(c.id) == id) {
+      // A reason of several lines (a ptxas log) goes on as indented lines, not as "\n".
+      std::string reason = escape::terminal(c.reason);
+      for (std::size_t at = reason.find('\n'); at != std::string::npos; at = reason.find('\n', at + 5)) {
+        reason.replace(at, 1, "\n    ");
+      }
       return fmt::format("{}: case {} ({}, {} tokens): {} {}\n", what, escape::terminal_line(c.id),
                          plan::row_label(c.axes), c.axes.integer("tokens").value_or(0),
-                         report::to_string(c.verdict), escape::terminal_line(c.reason));
+                         report::to_string(c.verdict), reason);
     }
   }
   return fmt::format("{}: case {}\n", what, line_of(ref->id));

@@ -275,6 +275,20 @@ Excerpt excerpt_of_item(const InspectItem& item) {
   return e;
 }
 
+/// `text` whole when it has at most `most` bytes, else cut at the last clause ("; ")
+/// before that, or failing one the last space, with " ..." after: never mid-word or
+/// inside a UTF-8 sequence ("...writes registers of )" was a cut at byte 160).
+std::string shortened(const std::string& text, std::size_t most) {
+  if (text.size() <= most) {
+    return text;
+  }
+  std::size_t cut = text.rfind("; ", most);
+  if (cut == std::string::npos || cut < most / 3) {
+    cut = text.rfind(' ', most);
+  }
+  return (cut == std::string::npos ? std::string() : text.substr(0, cut)) + " ...";
+}
+
 std::vector<std::string> remedy_lines(const report::HazardRemedies& hazard) {
   std::vector<std::string> lines;
   for (const report::RemedyRecord& x : hazard.remedies) {
@@ -287,7 +301,7 @@ std::vector<std::string> remedy_lines(const report::HazardRemedies& hazard) {
                                        : std::string("kernel time not measured"),
                                 reason.empty() || x.verdict == report::Verdict::pass
                                     ? ""
-                                    : " (" + reason.substr(0, 160) + ")"));
+                                    : " (" + shortened(reason, 200) + ")"));
   }
   return lines;
 }

@@ -293,6 +293,31 @@ TEST(View, AModelSweepSaysWhatItDidNotSweepInEveryFormat) {
   EXPECT_EQ(markdown_of(seed()).find("Not swept"), std::string::npos);
 }
 
+// Issue 53: the summary showed a multi-line reason (a ptxas log) as literal "\n", and
+// a remedy's reason was cut at byte 160, mid-word ("...writes registers of )").
+TEST(View, LongAndMultiLineReasonsReadAsText) {
+  Document doc = read_document(LP_SOURCE_DIR "/tests/stack/fixtures/h100-check-run-amplify2.json");
+  ASSERT_TRUE(doc.summary.first_failure);
+  for (std::size_t i = 0; i < doc.cases.size(); ++i) {
+    report::CaseRecord c = doc.cases[i];
+    if (static_cast<std::int64_t>(c.index) == doc.summary.first_failure->index) {
+      c.reason = "ptxas fatal: first line\nsecond line";
+      doc.cases.set(i, c);
+    }
+  }
+  const std::string summary = summary_of(doc);
+  EXPECT_EQ(summary.find("\\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("ptxas fatal: first line\n    second line\n"), std::string::npos) << summary;
+  ASSERT_TRUE(doc.remedies && !doc.remedies->hazards.empty());
+  report::RemedyRecord& r = doc.remedies->hazards.front().remedies.front();
+  r.verdict = report::Verdict::fail;
+  r.reason = std::string(150, 'x') + "; the PTX itself writes registers of the pending wgmma (fix in the PTX producer)";
+  const std::vector<std::string> lines = remedy_lines(doc.remedies->hazards.front());
+  EXPECT_NE(lines.front().find(" (" + std::string(150, 'x') + " ...)"), std::string::npos) << lines.front();
+  r.reason = "short; reason";
+  EXPECT_NE(remedy_lines(doc.remedies->hazards.front()).front().find(" (short; reason)"), std::string::npos);
+}
+
 TEST(StackMatrix, TheSeedReportAnswersWhichStackIsFixedAndWhoseFaultTheRestIs) {
   const StackMatrix m = stack_matrix(seed());
   ASSERT_EQ(m.rows.size(), 4U);
