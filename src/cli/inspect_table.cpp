@@ -124,6 +124,12 @@ std::string format_inspect_table(const std::vector<inspect::InspectResult>& resu
                        f.registers ? std::to_string(*f.registers) : std::string("-"), local,
                        f.first_finding.empty() ? "-" : f.first_finding);
   }
+  // A "?" whose PTX was there but did not parse says why (a .ptx joined onto one line).
+  for (const inspect::InspectResult& r : results) {
+    if (r.attribution.empty() && r.finding_count > 0 && r.ptx && !r.ptx->report) {
+      out += fmt::format("made_by ? for {}: its PTX did not parse: {}\n", r.name, r.ptx->error.substr(0, r.ptx->error.find('\n')));
+    }
+  }
   return out;
 }
 

@@ -194,11 +194,10 @@ std::optional<std::string> sibling_ptx(const std::string& cubin_path) {
   if (ptx == fs::path(cubin_path) || !fs::is_regular_file(ptx, ec)) {
     return std::nullopt;
   }
-  std::string contents = read_file(ptx.string(), k_max_input_bytes);
-  if (classify_input(contents) == InputKind::ptx) {
-    return contents;
-  }
-  return std::nullopt;
+  // Handed to the PTX check even when it does not read as PTX: the check then says why
+  // (a file joined onto one line is one comment after its first "//"), where dropping
+  // it left only a "?" for who made the hazard.
+  return read_file(ptx.string(), k_max_input_bytes);
 }
 
 }  // namespace lp::inspect

@@ -50,9 +50,10 @@ struct InputLimits {
 std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, const InputLimits& limits = {});
 
 /// The PTX beside a cubin named on its own: <stem>.ptx in the same folder, when that
-/// file exists and holds PTX (a repro bundle's kernel.ptx, a Triton cache entry's).
-/// nullopt when there is none or it holds no PTX; lp::UsageError "<path>: cannot read:
-/// ..." when it is there but cannot be read (as a named input would be).
+/// file exists (a repro bundle's kernel.ptx, a Triton cache entry's), whatever it
+/// holds: the PTX check says when it is not PTX. nullopt when there is none;
+/// lp::UsageError "<path>: cannot read: ..." when it is there but cannot be read (as
+/// a named input would be).
 std::optional<std::string> sibling_ptx(const std::string& cubin_path);
 
 }  // namespace lp::inspect

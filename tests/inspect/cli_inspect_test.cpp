@@ -180,6 +180,28 @@ TEST_F(InspectCli, ACubinWithItsPtxBesideItSaysWhoMadeTheHazard) {
   EXPECT_EQ(one["items"][0]["attribution"], "ptx") << one["items"][0].dump();
 }
 
+// Issue 53: a real PTX joined onto one line (one comment after its first "//") was
+// dropped as "not PTX": the table said "?" and the JSON's ptx was null, hiding why.
+TEST_F(InspectCli, APtxBesideThatDoesNotParseSaysWhy) {
+  LP_REQUIRE_NVDISASM(tool);
+  std::string joined = fixture(k_hazard_id + ".ptx");
+  std::replace(joined.begin(), joined.end(), '\n', ' ');
+  fs::create_directories(m_scratch.path() + "/joined");
+  (void)m_scratch.write("joined/kernel.ptx", joined);
+  (void)m_scratch.write("joined/kernel.cubin", fixture(k_hazard_id + ".cubin"));
+  const std::string cubin = m_scratch.path() + "/joined/kernel.cubin";
+  const ProcessResult json = loraprobe({"inspect", "--no-cache", "--json", cubin});
+  EXPECT_EQ(json.exit_code, 1) << json.err;
+  const nlohmann::json item = nlohmann::json::parse(json.out).at("items").at(0);
+  EXPECT_TRUE(item["attribution"].is_null()) << item.dump();
+  EXPECT_EQ(item["ptx"]["error"], cubin + ":0: no .entry or .func with a body: not PTX") << item["ptx"].dump();
+  const ProcessResult table = loraprobe({"inspect", "--no-cache", cubin});
+  EXPECT_NE(table.out.find("made_by ? for " + cubin + ": its PTX did not parse: " + cubin +
+                           ":0: no .entry or .func with a body: not PTX\n"),
+            std::string::npos)
+      << table.out;
+}
+
 TEST_F(InspectCli, CleanFilterExitsZero) {
   LP_REQUIRE_NVDISASM(tool);
   const ProcessResult r =
