@@ -144,11 +144,10 @@ std::string missing_argument(const CLI::App& app, const CLI::RequiredError& e) {
 /// The arguments to parse: 'loraprobe help [SUBCOMMAND]' is '[SUBCOMMAND] --help'. A
 /// first word that is no subcommand is refused with the nearest.
 std::vector<std::string> arguments_to_parse(const CLI::App& app, const std::vector<std::string>& args) {
-  const auto known = [&](const std::string& name) {
-    const std::vector<const CLI::App*> subs = visible_subcommands(app);
-    return std::any_of(subs.begin(), subs.end(), [&](const CLI::App* s) { return s->get_name() == name; });
+  const auto known = [&](const std::string& name) {  // hidden ones too: the worker is started by name
+    return !app.get_subcommands([&](const CLI::App* s) { return s->get_name() == name; }).empty();
   };
-  if (args.empty() || args.front().rfind('-', 0) == 0 || args.front() == "worker") {
+  if (args.empty() || args.front().rfind('-', 0) == 0) {
     return args;
   }
   if (args.front() == "help") {

@@ -120,7 +120,7 @@ std::string summary_line(const inspect::Work& w, const inspect::InspectTotals& t
                               cache.rejected > 0 ? fmt::format(" ({} {} not whole: redone and rewritten)", cache.rejected,
                                                                cache.rejected == 1 ? "entry" : "entries")
                                                  : std::string(),
-                              cache.verified > 0 ? fmt::format(", {} re-analysed ({} differ)", cache.verified,
+                              cache.verified > 0 ? fmt::format(", {} re-checked ({} differ)", cache.verified,
                                                                cache.differences)
                                                  : std::string(),
                               cache.write_errors > 0 ? fmt::format(" ({} not written: {})", cache.write_errors,
@@ -264,7 +264,7 @@ int run_inspect(const InspectOptions& o) {
     const inspect::CacheStats stats = inspector.cache_stats();
     if (stats.differences > 0) {
       throw EnvironmentError(fmt::format(
-          "--verify-cache: {} of {} cached report(s) differ from a fresh analysis (first: {}); the results above "
+          "--verify-cache: {} of {} cache entries differ from a fresh result (first: {}); the results above "
           "are the fresh ones. Someone or something changed the cache under {}: remove it",
           stats.differences, stats.verified, stats.first_difference, cache_root.value_or("?")));
     }
@@ -366,9 +366,11 @@ Command add_inspect_command(CLI::App& app) {
                 "Neither read nor write the report cache ($XDG_CACHE_HOME/loraprobe, else ~/.cache/loraprobe)");
   sub->add_flag("--trust-cache", o->trust_cache,
                 "Take the cache's word for what a PTX compiles to (saves the ptxas runs; by default ptxas runs again "
-                "and the report is looked up by the cubin it really made). Only for a cache only you write");
+                "and the report is looked up by the cubin it really made). Only for a cache only you write: a forged "
+                "compile record is believed (--verify-cache runs its ptxas again)");
   sub->add_option("--verify-cache", o->verify_cache,
-                  "Re-analyse up to N reports the cache has and fail (exit 3) if any differs from the fresh analysis")
+                  "Re-check up to N cache entries (reports by nvdisasm; with --trust-cache, compile records by their "
+                  "ptxas) and fail (exit 3) if any differs from the fresh result")
       ->expected(0, 1)
       ->default_str("16")
       ->check(count_from_one());

@@ -209,6 +209,20 @@ void Inspector::compare_with_cache(const Pending& pending, const sass::CubinRepo
   }
 }
 
+void Inspector::compare_compile_with_cache(const InspectItem& item, const std::string& cached_cubin,
+                                           const std::string& fresh_cubin) const {
+  ++m_verified;
+  if (cached_cubin == fresh_cubin) {
+    return;
+  }
+  ++m_differences;
+  std::lock_guard lock(m_write_error_mutex);
+  if (m_first_difference.empty()) {
+    m_first_difference = fmt::format("{} ({}): the cache says its PTX compiles to cubin sha256 {}, ptxas made {}",
+                                     item.name, item.compiler, cached_cubin.substr(0, 12), fresh_cubin.substr(0, 12));
+  }
+}
+
 Inspector::Outcome Inspector::finish(const Pending& pending, const sass::CubinOutcome& analysed) const {
   Outcome outcome;
   if (!analysed.report) {
@@ -278,6 +292,9 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
   }
   const compile::PtxasInfo& ptxas = item.ptx->ptxas;
   const std::string key = compile_cache_key(input_sha256, ptxas.sha256, item.ptx->options);
+  // --trust-cache with --verify-cache: a trusted compile record this run re-checks by
+  // running its ptxas again (a forged record can map a hazardous PTX to a clean cubin).
+  std::optional<std::string> recheck_cubin;
   if (m_cache && !m_options.verify_compile_hits) {
     ResultCache::Loaded<CompiledPtx> record = m_cache->load_compile(key);
     if (record.rejected) {
@@ -285,7 +302,10 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
     }
     if (record.payload) {
       // The compile is known; only a cached report saves running ptxas again.
-      if (std::optional<Outcome> hit = cached_report(record.payload->cubin_sha256, item.produced)) {
+      std::optional<Outcome> hit = cached_report(record.payload->cubin_sha256, item.produced);
+      if (hit && take_verification()) {
+        recheck_cubin = record.payload->cubin_sha256;
+      } else if (hit) {
         ++m_compile_hits;
         ++m_sass_hits;
         hit->compile = CompileRecord{{}, std::move(*record.payload), {}, true};
@@ -312,6 +332,9 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
     return done(std::move(outcome));
   }
   const std::string cubin_sha256 = sha256_hex(out.cubin);
+  if (recheck_cubin) {
+    compare_compile_with_cache(item, *recheck_cubin, cubin_sha256);
+  }
   CompiledPtx compiled{cubin_sha256, out.cubin.size(), out.ms, out.log};
   if (m_cache) {
     note_write(m_cache->store_compile(key, compiled));

@@ -156,8 +156,10 @@ struct InspectorOptions {
   /// report is looked up by the cubin it really made. false (inspect --trust-cache)
   /// takes the ptxas/ record's word and saves those compiles.
   bool verify_compile_hits = true;
-  /// Re-analyse the first this many reports the cache has (inspect --verify-cache)
-  /// and count every one that differs from the fresh analysis (which is used).
+  /// Re-check the first this many entries the cache has (inspect --verify-cache) and
+  /// count every one that differs from the fresh result (which is used): a report by
+  /// running nvdisasm again, and under --trust-cache a compile record by running its
+  /// ptxas again.
   std::size_t verify_sample = 0;
 };
 
@@ -170,7 +172,7 @@ struct CacheStats {
   std::size_t write_errors = 0;
   std::string first_write_error;  ///< the first reason a store failed, for the user
   std::size_t rejected = 0;       ///< entries there but not whole (cache.hpp): misses, rewritten
-  std::size_t verified = 0;       ///< cached reports re-analysed (verify_sample)
+  std::size_t verified = 0;       ///< cache entries re-checked (verify_sample): reports, trusted compiles
   std::size_t differences = 0;    ///< of which the fresh analysis contradicts
   std::string first_difference;   ///< the first of those, for the user
   /// {enabled, root, sass_hits, sass_misses, compile_hits, compile_misses, write_errors,
@@ -230,6 +232,9 @@ class Inspector {
   [[nodiscard]] std::string fingerprint_for(const std::map<int, std::string>& produced) const;
   /// One of the verify_sample re-analyses, if any is left (never more than asked, whatever the threads).
   [[nodiscard]] bool take_verification() const;
+  /// Compares the cubin ptxas made with the one a trusted compile record names (verify_sample).
+  void compare_compile_with_cache(const InspectItem& item, const std::string& cached_cubin,
+                                  const std::string& fresh_cubin) const;
   /// Compares a fresh report with the cached one it re-checks (verify_sample).
   void compare_with_cache(const Pending& pending, const sass::CubinReport& fresh) const;
   /// The outcome of a pending input from its analysis (stored in the disk cache).

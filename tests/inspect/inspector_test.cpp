@@ -174,6 +174,38 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
   EXPECT_EQ(hit.status, StaticOutcome::hazard);
 }
 
+// Issue 53: a forged compile record under --trust-cache turned a hazardous PTX clean,
+// and --verify-cache did not run that ptxas again. Now it does, and says so.
+TEST(Inspector, VerifyCacheRunsTheTrustedPtxasAgain) {
+  LP_REQUIRE_NVDISASM(tool);
+  const auto ptxas = test::some_ptxas();
+  if (!ptxas) {
+    GTEST_SKIP() << "skipped: no ptxas";
+  }
+  const TempDir cache("lp-inspect-cache-");
+  const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
+  const InspectItem a{k_hazard_id, k_hazard_id, "ptxas=" + ptxas->spec, {}, PtxInput{ptx, *ptxas}, nullptr, "", {}, {}};
+  // The clean cubin's report is in the cache, and the hazardous PTX's compile record is
+  // rewritten to name that cubin: what someone with write access to the cache can do.
+  (void)Inspector(options(*tool, 1, cache.path())).inspect_all({a, cubin_item(k_clean_id)});
+  const std::string clean_sha = sha256_hex(fixture(k_clean_id + ".cubin"));
+  const std::string key = compile_cache_key(sha256_hex(*ptx), ptxas->sha256, a.ptx->options);
+  ASSERT_FALSE(ResultCache(cache.path()).store_compile(key, CompiledPtx{clean_sha, 1000, 1.0, ""}));
+  InspectorOptions trusting = options(*tool, 1, cache.path());
+  trusting.verify_compile_hits = false;  // inspect --trust-cache: the forgery is believed
+  EXPECT_EQ(Inspector(trusting).inspect(a).status, StaticOutcome::clean);
+  trusting.verify_sample = 1;  // --verify-cache 1: ptxas runs again, the fresh cubin is used
+  const Inspector checked(trusting);
+  const InspectResult r = checked.inspect(a);
+  EXPECT_EQ(r.status, StaticOutcome::hazard);
+  EXPECT_EQ(checked.cache_stats().verified, 1U);
+  EXPECT_EQ(checked.cache_stats().differences, 1U);
+  EXPECT_NE(checked.cache_stats().first_difference.find("the cache says its PTX compiles to cubin sha256 " +
+                                                        clean_sha.substr(0, 12) + ", ptxas made "),
+            std::string::npos)
+      << checked.cache_stats().first_difference;
+}
+
 /// The sass/ entry of the hazardous fixture cubin, as JSON, and where it lies.
 struct Entry {
   std::string path;
