@@ -26,6 +26,7 @@
 #include "util/escape.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
+#include "version.hpp"
 #include "util/text.hpp"
 
 namespace lp::repro {
@@ -229,6 +230,36 @@ compile::Compiler trusted_compiler(const formats::Document& report, const std::s
                                here.empty() ? "none found" : fmt::format("{}", fmt::join(here, ", ")), version));
 }
 
+/// Why the cubin rebuilt here differs from the one that ran, by what the report
+/// recorded of its build: the compiler's binary, its options, or (both the same) the
+/// PTX, that is the kernel set, which a report of another loraprobe may have had.
+std::string cubin_difference(const formats::Document& report, const report::VariantRecord& ran,
+                             const sweep::Image& image) {
+  const nlohmann::json& recorded = ran.compile.value();
+  const std::string ran_ptxas = text(recorded, "sha256");
+  const std::string here_ptxas = image.compile ? image.compile->sha256.value_or("") : std::string();
+  const std::string compiler = image.compiler.to_string();
+  if (ran_ptxas.empty() || here_ptxas.empty()) {
+    return fmt::format("the report does not record which {} built it, so what differs is not known", compiler);
+  }
+  if (ran_ptxas != here_ptxas) {
+    return fmt::format("the {} here (sha256 {}) is not the one the sweep used (sha256 {})", compiler,
+                       here_ptxas.substr(0, 12), ran_ptxas.substr(0, 12));
+  }
+  const nlohmann::json ran_options = recorded.is_object() ? recorded.value("options", nlohmann::json()) : nlohmann::json();
+  const nlohmann::json here_options = image.compile && image.compile->options ? nlohmann::json(*image.compile->options)
+                                                                              : nlohmann::json();
+  if (!ran_options.is_null() && ran_options != here_options) {
+    return fmt::format("the same {} (sha256 {}) with other options: {} here, {} in the sweep", compiler,
+                       here_ptxas.substr(0, 12), escape::terminal_line(here_options.dump()),
+                       escape::terminal_line(ran_options.dump()));
+  }
+  return fmt::format("the same {} (sha256 {}) and options, so the PTX differs: Triton {}'s kernel set here (loraprobe "
+                     "{}, git {}) is not the one the sweep loaded (loraprobe {}, git {})",
+                     compiler, here_ptxas.substr(0, 12), image.triton, k_version, k_git_sha,
+                     escape::terminal_line(report.meta.version), escape::terminal_line(report.meta.git_sha));
+}
+
 }  // namespace
 
 Bundle write_bundle(const formats::Document& report, const std::string& case_id, const std::string& dir,
@@ -297,9 +328,8 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
     const std::string sha = sha256_hex(image.cubin);
     const std::string ran_sha = ran.cubin_sha256.value_or("");
     if (!ran_sha.empty() && ran_sha != sha) {
-      b.notes.push_back(fmt::format("kernel.cubin (sha256 {}) is not the cubin that ran (sha256 {}): the {} here "
-                                    "is not the one the sweep used",
-                                    sha.substr(0, 12), ran_sha.substr(0, 12), compiler_name));
+      b.notes.push_back(fmt::format("kernel.cubin (sha256 {}) is not the cubin that ran (sha256 {}): {}",
+                                    sha.substr(0, 12), ran_sha.substr(0, 12), cubin_difference(report, ran, image)));
     }
     // Without nvdisasm (or with a cubin it cannot read) the bundle is still one, without kernel.sass.
     const std::string why_not = error_of([&] {
