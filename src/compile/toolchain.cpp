@@ -298,4 +298,22 @@ std::vector<PtxasInfo> discover_ptxas() {
   return found;
 }
 
+std::optional<PtxasInfo> ptxas_standing_in_for(std::string_view bundled_version) {
+  const std::optional<tools::ToolVersion> banner = tools::parse_tool_version(std::string(bundled_version));
+  const std::optional<Release> floor = parse_release(banner ? std::string_view(banner->version) : bundled_version);
+  if (!floor) {
+    return std::nullopt;
+  }
+  std::optional<PtxasInfo> newest;
+  std::optional<Release> newest_release;
+  for (PtxasInfo& info : discover_ptxas()) {
+    const std::optional<Release> v = parse_release(info.version);
+    if (v && *v >= *floor && info.spec != "triton" && (!newest_release || *newest_release < *v)) {
+      newest_release = v;
+      newest = std::move(info);
+    }
+  }
+  return newest;
+}
+
 }  // namespace lp::compile

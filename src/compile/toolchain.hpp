@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -73,5 +74,13 @@ PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled);
 
 /// Every ptxas found: toolkit, Triton's, and each version under tools::tools_dir()/ptxas/.
 std::vector<PtxasInfo> discover_ptxas();
+
+/// What stands in for a Triton set's bundled ptxas that is not here, where a run needs
+/// a ptxas of that set and not that exact binary (an amplified prebuilt image, an
+/// amplified control): the newest discover_ptxas() finds, Triton's own aside, whose
+/// release is at least the bundled one's (`bundled_version`: its banner or "12.8.93"),
+/// since it reads the set's PTX and treats its wgmmas as the bundled one does. nullopt
+/// when none is, or the bundled version is not known.
+std::optional<PtxasInfo> ptxas_standing_in_for(std::string_view bundled_version);
 
 }  // namespace lp::compile

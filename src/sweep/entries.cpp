@@ -11,7 +11,6 @@
 #include "compile/toolchain.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
-#include "util/release.hpp"
 #include "util/sha256.hpp"
 
 namespace lp::sweep {
@@ -284,14 +283,7 @@ std::optional<compile::Compiler> control_compiler(const kernels::KernelSet& set,
     return compile::Compiler::prebuilt();
   } catch (const EnvironmentError& e) {  // not installed here: what resolve_bundled_ptxas says
     const std::optional<tools::ToolVersion> bundled = tools::parse_tool_version(p.version);
-    const std::optional<Release> floor = bundled ? parse_release(bundled->version) : std::nullopt;
-    std::optional<compile::PtxasInfo> newest;
-    for (const compile::PtxasInfo& info : compile::discover_ptxas()) {
-      const std::optional<Release> v = parse_release(info.version);
-      if (v && floor && *v >= *floor && info.spec != "triton" && (!newest || *parse_release(newest->version) < *v)) {
-        newest = info;
-      }
-    }
+    const std::optional<compile::PtxasInfo> newest = compile::ptxas_standing_in_for(p.version);
     if (!newest) {
       note = fmt::format("the amplified {} control of Triton {} did not run: {}; and no installed ptxas is as new as "
                          "it ({})",
@@ -495,6 +487,11 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   }
   if (amplified && amplified->sites == 0) {
     c.reason += fmt::format("{}amplify {}: {}", c.reason.empty() ? "" : "; ", amplified->pairs, amplified->void_reason);
+  }
+  if (e.amplify > 0 && e.job.expand) {
+    if (const std::string& note = images->at(e.job.expand->key).compiler_note; !note.empty()) {
+      c.reason += (c.reason.empty() ? "" : "; ") + note;  // another ptxas for the set's bundled one
+    }
   }
   if (e.job.pdl) {
     c.reason += (c.reason.empty() ? "" : "; ") + chain_note(t);

@@ -130,6 +130,16 @@ void ImageSet::resolve_compilers(const kernels::KernelSets& sets) {
       m_ptxas_errors.emplace(pkey, why_not);
     }
   }
+  // An amplified prebuilt image whose set's bundled ptxas is not here is compiled by the
+  // newest ptxas at least as new, as the amplified controls are (the case says which).
+  for (const auto& [key, image] : m_images) {
+    if (image.compiler.kind == compile::CompilerKind::prebuilt && image.amplify > 0 &&
+        m_ptxas_errors.count(ptxas_key(image)) > 0 && m_stand_in.count(image.triton) == 0) {
+      if (std::optional<compile::PtxasInfo> p = compile::ptxas_standing_in_for(sets.at(image.triton).manifest().ptxas.version)) {
+        m_stand_in.emplace(image.triton, std::move(*p));
+      }
+    }
+  }
 }
 
 void ImageSet::read_ptx(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& without_ptx) {
@@ -193,10 +203,18 @@ void ImageSet::compile_images(const kernels::KernelSets& sets, std::size_t threa
           return;
         }
         const std::string pkey = ptxas_key(image);
+        const compile::PtxasInfo* stand_in = nullptr;
         if (const auto bad = m_ptxas_errors.find(pkey); bad != m_ptxas_errors.end()) {
-          throw Error(bad->second);
+          const auto other = m_stand_in.find(image.triton);
+          if (image.compiler.kind != compile::CompilerKind::prebuilt || other == m_stand_in.end()) {
+            throw Error(bad->second);
+          }
+          stand_in = &other->second;
+          image.compiler_note = fmt::format("compiled by ptxas {} ({}), the newest here at least as new as Triton "
+                                            "{}'s bundled ptxas, which is not here: {}",
+                                            stand_in->version, stand_in->path, set.triton(), bad->second);
         }
-        const compile::PtxasInfo& ptxas = m_ptxas.at(pkey);
+        const compile::PtxasInfo& ptxas = stand_in != nullptr ? *stand_in : m_ptxas.at(pkey);
         const std::vector<std::string>& options = set.manifest().ptxas_options;
         const compile::PtxasOutput out = [&] {
           try {
@@ -222,7 +240,10 @@ void ImageSet::compile_images(const kernels::KernelSets& sets, std::size_t threa
           // set's cubins: the set's bundled ptxas, with the set's options.
           image.compile->amplified = image.amplify;
           if (image.compiler.kind == compile::CompilerKind::prebuilt) {
-            image.compile->tool = fmt::format("Triton {}'s bundled ptxas ({})", set.triton(), ptxas.path);
+            image.compile->tool = stand_in != nullptr
+                                      ? fmt::format("ptxas {} ({}) for Triton {}'s bundled ptxas, which is not here",
+                                                    ptxas.version, ptxas.path, set.triton())
+                                      : fmt::format("Triton {}'s bundled ptxas ({})", set.triton(), ptxas.path);
           }
           image.amplification->serialised = serialisation_note(out.log);
         }

@@ -50,6 +50,9 @@ struct Image {
   /// Set with error when the compiler cannot read the PTX's ISA version at all (the
   /// cases get incompatible, with this as the reason): "the PTX is .version 9.4; ...".
   std::string incompatible;
+  /// An amplified prebuilt image compiled by another ptxas than the set's bundled one
+  /// (not here): which, and why; the case's reason says it. Empty otherwise.
+  std::string compiler_note;
   std::optional<compile::BuildRecord> compile;  ///< how it was built, once it was
   std::optional<int> findings;  ///< static hazards, once inspected
   int early_reads = 0;          ///< gdc-early-read findings, once inspected (sass/early_read.hpp)
@@ -121,6 +124,10 @@ class ImageSet {
   static std::string ptxas_key(const Image& image);
   std::map<std::string, compile::PtxasInfo> m_ptxas;  ///< by ptxas_key, resolved once
   std::map<std::string, std::string> m_ptxas_errors;  ///< by ptxas_key
+  /// By Triton version: the ptxas an amplified prebuilt image is compiled with where the
+  /// set's bundled one is not here (compile::ptxas_standing_in_for), as the amplified
+  /// controls are; absent when none is.
+  std::map<std::string, compile::PtxasInfo> m_stand_in;
   std::map<std::string, std::vector<std::string>> m_options;  ///< ptxas options by Triton version
 };
 

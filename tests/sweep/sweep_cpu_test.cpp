@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compile/ptxas.hpp"
+#include "compile/toolchain.hpp"
 #include "sass/analyze.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "sweep/case_variants.hpp"
@@ -479,6 +480,44 @@ TEST(Images, AnAmplifiedDriverImageSendsItsPtxAndAnUnchangedOneTakesItsBasesCubi
   EXPECT_EQ(images.at(hazard).compile.value().amplified, 2);
   EXPECT_EQ(images.at(hazard).amplification->serialised, "(C7515) Potential Performance Loss: serialized");
   EXPECT_EQ(images.at(bf16).cubin, "cubin of " + images.at(bf16).base_key);
+}
+
+// Issue 53: an amplified prebuilt image whose set's bundled ptxas is not here was a
+// compile_error (an 'error' cell in the stack matrix) where the amplified controls use
+// the newest installed ptxas at least as new. Now the image does the same, and says so.
+TEST(Images, AnAmplifiedPrebuiltImageWithoutItsBundledPtxasUsesTheNewestAsNew) {
+  const kernels::KernelSets sets = kernels::KernelSets::load();
+  const kernels::KernelSet& set = sets.at("3.9.0");
+  const kernels::PtxasRecord& bundled = set.manifest().ptxas;
+  if (error_of([&] {
+        (void)compile::resolve_bundled_ptxas({set.triton(), bundled.path_hint, bundled.sha256, bundled.version});
+      }).empty()) {
+    GTEST_SKIP() << "skipped: Triton 3.9.0's bundled ptxas is installed here";
+  }
+  const std::optional<compile::PtxasInfo> stand_in = compile::ptxas_standing_in_for(bundled.version);
+  ImageSet images;
+  const std::string key =
+      images.add("3.9.0", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1", compile::Compiler::prebuilt(), 2);
+  images.build_on_cpu(sets, 1);
+  const Image& image = images.at(key);
+  if (!stand_in) {
+    EXPECT_FALSE(image.error.empty());  // nothing to stand in: the case is compile_error, as before
+    GTEST_SKIP() << "skipped: no ptxas 13.4.59 or newer here (scripts/install_tools.sh installs 13.5.37)";
+  }
+  EXPECT_TRUE(image.error.empty()) << image.error;
+  EXPECT_FALSE(image.cubin.empty());
+  EXPECT_EQ(image.compiler_note.rfind("compiled by ptxas " + stand_in->version + " (" + stand_in->path +
+                                          "), the newest here at least as new as Triton 3.9.0's bundled ptxas, which "
+                                          "is not here: ",
+                                      0),
+            0U)
+      << image.compiler_note;
+  ASSERT_TRUE(image.compile.has_value());
+  EXPECT_EQ(image.compile->sha256, stand_in->sha256);
+  EXPECT_NE(image.compile->tool.find("for Triton 3.9.0's bundled ptxas, which is not here"), std::string::npos);
+  // The unamplified prebuilt image is the set's own cubin, whatever ptxas is here.
+  EXPECT_TRUE(images.at(image.base_key).compiler_note.empty());
+  EXPECT_FALSE(images.at(image.base_key).cubin.empty());
 }
 
 report::CaseRecord record(const std::string& id, std::int64_t tokens, int block_n, Verdict v) {
