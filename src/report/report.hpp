@@ -32,7 +32,9 @@ enum class Outcome { clean, failures, invalid_controls, interrupted, nothing_com
 struct Summary {
   std::map<Verdict, std::size_t> counts;
   std::optional<std::size_t> first_failure;    ///< index into the cases vector
-  std::optional<std::size_t> minimal_failure;  ///< fewest tokens, then smallest rank, then plan order
+  /// The failing case with the strongest evidence (FAIL, then fault/timeout, LATENT,
+  /// incomplete, skipped, compile_error), then the fewest tokens, the smallest rank, plan order.
+  std::optional<std::size_t> minimal_failure;
   std::optional<std::size_t> first_latent;
   Outcome outcome = Outcome::clean;
   int exit_code = 0;

@@ -36,12 +36,27 @@ TEST(Summary, CleanSweepExitsZero) {
 TEST(Summary, FirstFailureIsPlanOrderMinimalIsFewestTokensThenRank) {
   const std::vector<CaseRecord> cases = {
       record(0, 256, 64, Verdict::pass), record(1, 1024, 16, Verdict::fail), record(2, 384, 128, Verdict::fail),
-      record(3, 384, 64, Verdict::fault), record(4, 8192, 16, Verdict::fail)};
+      record(3, 384, 64, Verdict::fail), record(4, 8192, 16, Verdict::fail), record(5, 16, 8, Verdict::fault)};
   const Summary s = summarize(cases, default_fail_on(), true);
   EXPECT_EQ(s.exit_code, 1);
   EXPECT_EQ(s.outcome, Outcome::failures);
   EXPECT_EQ(s.first_failure, 1U);
-  EXPECT_EQ(s.minimal_failure, 3U);  // 384 tokens ties with case 2; rank 64 < 128
+  EXPECT_EQ(s.minimal_failure, 3U);  // 384 tokens ties with case 2; rank 64 < 128; a fault is weaker evidence
+}
+
+// Issue 53: the minimal failure was the fewest tokens whatever the verdict, so a
+// compile_error at 16 tokens hid a FAIL at 384. Wrong numbers come first, a case that
+// was not built last, and a compile_error over nothing.
+TEST(Summary, MinimalFailurePrefersWrongNumbersOverACompileError) {
+  const std::vector<CaseRecord> mixed = {record(0, 16, 8, Verdict::compile_error), record(1, 2048, 64, Verdict::fault),
+                                         record(2, 384, 64, Verdict::fail), record(3, 16, 64, Verdict::timeout)};
+  EXPECT_EQ(summarize(mixed, default_fail_on(), true).minimal_failure, 2U);
+  const std::vector<CaseRecord> ran_and_broke = {record(0, 16, 8, Verdict::compile_error),
+                                                 record(1, 2048, 64, Verdict::fault)};
+  EXPECT_EQ(summarize(ran_and_broke, default_fail_on(), true).minimal_failure, 1U);
+  const std::vector<CaseRecord> only_unbuilt = {record(0, 256, 8, Verdict::pass),
+                                                record(1, 2048, 64, Verdict::compile_error)};
+  EXPECT_EQ(summarize(only_unbuilt, default_fail_on(), true).minimal_failure, 1U);
 }
 
 TEST(Summary, LatentFailsOnlyWhenAsked) {
