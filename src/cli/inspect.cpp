@@ -229,8 +229,8 @@ inspect::InspectRequest request_of(const InspectOptions& o) {
     for (const std::string& line : planned.unavailable) {
       fmt::print(stderr, "inspect: {} (a sweep records those cases as skipped)\n", line);
     }
-    for (const auto& [set, variant] : planned.variants) {
-      r.config_variants.push_back({set, variant});
+    for (const sweep::PlannedVariant& v : planned.variants) {
+      r.config_variants.push_back({v.set, v.variant, v.amplify});
     }
     r.config_compilers = planned.compilers;
     r.config_path = config.source;

@@ -104,7 +104,7 @@ json compilers_json(const Work& w) {
 }  // namespace
 
 json InspectResult::to_json() const {
-  return json{{"name", name},
+  json j{{"name", name},
               {"variant", variant ? json(*variant) : json(nullptr)},
               {"triton", null_if_empty(triton)},
               {"compiler", compiler},
@@ -121,6 +121,10 @@ json InspectResult::to_json() const {
               {"attribution", null_if_empty(attribution)},
               {"early_read_attribution", null_if_empty(early_read_attribution)},
               {"early_read_not_checked", null_if_empty(early_read_not_checked)}};
+  if (amplify > 0) {
+    j["amplify"] = amplify;  // since 3.6.0: only an amplified image has the key
+  }
+  return j;
 }
 
 json PtxasMatrix::to_json() const {

@@ -374,6 +374,7 @@ InspectResult Inspector::result_of(const InspectItem& item, const Outcome& outco
   result.finding_count = outcome.finding_count;
   result.early_read_count = outcome.early_read_count;
   result.early_read_not_checked = item.produced_not_checked;
+  result.amplify = item.amplify;
   result.sass = outcome.sass;
   result.compile = outcome.compile;
   if (item.ptx && result.compile) {

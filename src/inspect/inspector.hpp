@@ -68,6 +68,9 @@ struct InspectItem {
   /// Why gdc-early-read cannot run on this item although its PTX waits (no contract,
   /// no parameter names: inspect/produced.hpp); empty otherwise.
   std::string produced_not_checked;
+  /// The wgmma pairs the PTX was amplified with (inspect --config with --amplify: the
+  /// image a sweep loads); 0 for the variant as built.
+  int amplify = 0;
 };
 
 /// What the static analysis of one item found (a case's outcome is its verdict,
@@ -128,10 +131,12 @@ struct InspectResult {
   std::string skipped;  ///< why nvdisasm did not run (no wgmma.mma_async in the PTX); `sass` is then null
   bool cached = false;  ///< `sass` was read from the disk cache, not computed
   double ms = 0.0;      ///< wall time spent on this input (0 for a repeat)
+  int amplify = 0;      ///< InspectItem::amplify
 
   /// {name, variant, triton, compiler, status, finding_count, early_read_count, cached,
   /// error, compile, sass, ptx, attribution, early_read_attribution, early_read_not_checked}:
   /// the `items` entries of configs/schema/inspect.schema.json.
+  /// `amplify` only when above 0 (since 3.6.0).
   [[nodiscard]] nlohmann::json to_json() const;
 };
 

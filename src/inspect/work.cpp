@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "compile/ptxas.hpp"
+#include "compile/toolchain.hpp"
+#include "ptx/amplify.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
 
@@ -107,13 +109,38 @@ std::vector<SetVariant> select_variants(const std::vector<const kernels::KernelS
   return out;
 }
 
+/// The ptxas an amplified prebuilt image of `set` is compiled with, as a sweep builds
+/// it (sweep/images.cpp): the set's bundled one, else the newest installed ptxas at
+/// least as new (said on stderr). Throws lp::EnvironmentError when neither is here.
+compile::PtxasInfo amplified_prebuilt_ptxas(const kernels::KernelSet& set) {
+  try {
+    return compile::resolve_bundled_ptxas(bundled_of(set));
+  } catch (const EnvironmentError& e) {
+    std::optional<compile::PtxasInfo> stand_in = compile::ptxas_standing_in_for(set.manifest().ptxas.version);
+    if (!stand_in) {
+      throw EnvironmentError(fmt::format("--amplify: the amplified PTX of Triton {}'s prebuilt images is compiled by "
+                                         "its bundled ptxas, and neither it nor a ptxas at least as new is here: {}",
+                                         set.triton(), e.what()));
+    }
+    fmt::print(stderr, "inspect: Triton {}'s amplified prebuilt images are compiled by ptxas {} ({}), as a sweep "
+                       "does: its bundled ptxas is not here\n",
+               set.triton(), stand_in->version, stand_in->path);
+    return std::move(*stand_in);
+  }
+}
+
 /// One item per (variant, compiler), PTX and cubins read once per variant; a ptxas
-/// compile uses the options of the variant's Triton.
+/// compile uses the options of the variant's Triton. An amplified variant (--config's
+/// plan with --amplify) is its amplified PTX under every compiler, prebuilt's compiled
+/// by the set's bundled ptxas: the images the sweep loads.
 std::vector<InspectItem> variant_items(const std::vector<SetVariant>& variants,
                                                 const std::vector<RunCompiler>& compilers) {
   std::vector<InspectItem> items;
   std::map<std::string, compile::PtxasInfo> bundled;  // by Triton version
-  for (const auto& [set, v] : variants) {
+  std::map<std::string, compile::PtxasInfo> amplifying;  // by Triton version: amplified_prebuilt_ptxas
+  for (const SetVariant& sv : variants) {
+    const kernels::KernelSet* set = sv.set;
+    const kernels::Variant* v = sv.variant;
     // Every item of a variant shares its PTX: compiled by the ptxas items, checked by all.
     // A --kernel-dir set whose pack is corrupt is bad input (exit 2); an embedded one
     // that is corrupt is a broken build (main's internal error).
@@ -127,10 +154,20 @@ std::vector<InspectItem> variant_items(const std::vector<SetVariant>& variants,
         throw UsageError(fmt::format("--kernel-dir {}: {}", s->origin(), e.what()));
       }
     };
-    const auto ptx = std::make_shared<const std::string>(contents(*v->ptx));
+    auto ptx = std::make_shared<const std::string>(contents(*v->ptx));
+    if (sv.amplify > 0) {
+      ptx = std::make_shared<const std::string>(ptx::amplify_ptx(*ptx, sv.amplify, v->id + ".ptx").ptx);
+    }
+    const std::string name = sv.amplify > 0 ? fmt::format("{}|amplify={}", v->id, sv.amplify) : v->id;
     for (const RunCompiler& c : compilers) {
-      InspectItem item{v->id, v->id, c.label, {}, std::nullopt, ptx, set->triton(), v->produced_ordinals(), {}};
-      if (c.compiler.kind == CompilerKind::prebuilt) {
+      InspectItem item{name, v->id, c.label, {}, std::nullopt, ptx, set->triton(), v->produced_ordinals(), {}};
+      item.amplify = sv.amplify;
+      if (c.compiler.kind == CompilerKind::prebuilt && sv.amplify > 0) {
+        if (amplifying.count(set->triton()) == 0) {
+          amplifying.emplace(set->triton(), amplified_prebuilt_ptxas(*set));
+        }
+        item.ptx = PtxInput{ptx, amplifying.at(set->triton()), set->manifest().ptxas_options};
+      } else if (c.compiler.kind == CompilerKind::prebuilt) {
         item.cubin = contents(*v->cubin);
       } else {
         if (c.per_triton_set() && bundled.count(set->triton()) == 0) {

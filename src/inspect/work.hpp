@@ -33,6 +33,9 @@ struct RunCompiler {
 struct SetVariant {
   const kernels::KernelSet* set = nullptr;
   const kernels::Variant* variant = nullptr;
+  /// --config's plan: the wgmma pairs its image is amplified with, as the sweep's
+  /// (ptx/amplify.hpp); 0: the variant as built.
+  int amplify = 0;
 };
 
 enum class Mode { kernel_set, files, ptxas_matrix };

@@ -78,7 +78,8 @@ Selection select_variants(const plan::Plan& plan, const kernels::KernelSets& set
   out.resolved_in = set.triton();
   const sweep::PlannedVariants planned = sweep::planned_variants(plan, sets);
   std::set<std::string> seen;
-  for (const auto& [planned_set, variant] : planned.variants) {
+  for (const sweep::PlannedVariant& planned_variant : planned.variants) {
+    const kernels::Variant* variant = planned_variant.variant;
     // The same kernel in every set: take it (by id) from the widest one.
     if (set.find(variant->id) == nullptr || !seen.insert(variant->id).second) {
       continue;

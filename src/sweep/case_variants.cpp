@@ -77,17 +77,20 @@ PlannedVariants planned_variants(const plan::Plan& plan, const kernels::KernelSe
   for (const plan::Case& c : plan.cases) {
     compilers.insert(c.compiler);
     const kernels::KernelSet& set = sets.at(c.triton);
-    std::vector<AxisValues> wanted;
+    std::vector<std::pair<AxisValues, int>> wanted;  // the axes, the pairs its image gets
     if (c.shrink) {
-      wanted.push_back(wanted_shrink_axes(c));
+      wanted.emplace_back(wanted_shrink_axes(c), 0);
     }
     if (c.expand) {
-      wanted.push_back(wanted_expand_axes(c));
+      wanted.emplace_back(wanted_expand_axes(c), c.amplify);
     }
-    for (const AxisValues& axes : wanted) {
+    for (const auto& [axes, amplify] : wanted) {
       const kernels::Lookup found = set.lookup(axes);
-      if (found.variant != nullptr && seen.insert({c.triton, found.variant->id}).second) {
-        out.variants.emplace_back(&set, found.variant);
+      const std::string image = found.variant == nullptr ? std::string()
+                                : amplify > 0 ? fmt::format("{}|amplify={}", found.variant->id, amplify)
+                                              : found.variant->id;
+      if (found.variant != nullptr && seen.insert({c.triton, image}).second) {
+        out.variants.push_back({&set, found.variant, amplify});
       } else if (found.variant == nullptr && seen.insert({c.triton, found.problem}).second) {
         out.unavailable.push_back(fmt::format("Triton {}: {}", c.triton, found.problem));
       }

@@ -28,11 +28,19 @@ AxisValues wanted_expand_axes(const plan::Case& c);
 /// the first half of lora_linear. Precondition: c.shrink is set.
 AxisValues wanted_shrink_axes(const plan::Case& c);
 
-/// The static half of a sweep of `plan`: every (set, variant) its cases load, in
-/// first-seen order, and its compilers (sorted). A case whose variant is missing is
+/// A (set, variant) a sweep loads, and the wgmma pairs its image is amplified with (0:
+/// as built; only an expand is amplified: sweep/entries.cpp).
+struct PlannedVariant {
+  const kernels::KernelSet* set = nullptr;
+  const kernels::Variant* variant = nullptr;
+  int amplify = 0;
+};
+
+/// The static half of a sweep of `plan`: every (set, variant, amplify) its cases load,
+/// in first-seen order, and its compilers (sorted). A case whose variant is missing is
 /// named once per (Triton, problem) in `unavailable` ("Triton 3.8.0: ...").
 struct PlannedVariants {
-  std::vector<std::pair<const kernels::KernelSet*, const kernels::Variant*>> variants;
+  std::vector<PlannedVariant> variants;
   std::vector<compile::Compiler> compilers;
   std::vector<std::string> unavailable;
 };

@@ -202,6 +202,35 @@ TEST_F(InspectCli, APtxBesideThatDoesNotParseSaysWhy) {
       << table.out;
 }
 
+// Issue 53 defect 5: --amplify was accepted and ignored, so inspect answered for the
+// images as built while a sweep with the same flags loads amplified ones.
+TEST_F(InspectCli, AmplifyInspectsTheAmplifiedImagesASweepLoads) {
+  LP_REQUIRE_NVDISASM(tool);
+  const auto items = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"inspect", "--config", "seed-48590", "--triton", "3.6.0",
+                                     "--compiler", "ptxas=toolkit", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const ProcessResult r = loraprobe(args);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    expect_valid(r.out, "amplify");
+    return nlohmann::json::parse(r.out).at("items");
+  };
+  const nlohmann::json plain = items({});
+  const nlohmann::json amplified = items({"--amplify", "2"});
+  ASSERT_EQ(plain.size(), 2U);
+  ASSERT_EQ(amplified.size(), 2U);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_FALSE(plain[i].contains("amplify"));
+    EXPECT_EQ(amplified[i]["amplify"], 2);
+    EXPECT_EQ(amplified[i]["name"], plain[i]["name"].get<std::string>() + "|amplify=2");
+    EXPECT_EQ(amplified[i]["variant"], plain[i]["variant"]);
+    EXPECT_NE(amplified[i]["compile"]["cubin_sha256"], plain[i]["compile"]["cubin_sha256"])
+        << amplified[i]["compile"].dump();
+    // The pairs read shared memory only: the hazard (or its absence) is the variant's.
+    EXPECT_EQ(amplified[i]["finding_count"], plain[i]["finding_count"]);
+  }
+}
+
 TEST_F(InspectCli, CleanFilterExitsZero) {
   LP_REQUIRE_NVDISASM(tool);
   const ProcessResult r =
