@@ -49,14 +49,28 @@ std::string key_of(const report::CaseRecord& c, const std::map<std::string, std:
   return axes.dump();
 }
 
-/// The cases of `doc` by configuration (the compiler mapped). A configuration held twice
-/// is refused: which copy would the other report be compared with?
+/// The cases of `doc` by configuration (the compiler mapped). The reader refused a
+/// report that holds a configuration twice; a repeat here is the mapping's making (two
+/// compilers of the old report mapped onto one), refused as the flag's fault: which
+/// copy would the other report be compared with?
 CaseIndex index(const Document& doc, const std::map<std::string, std::string>* mapping) {
   CaseIndex out(doc.cases, [mapping](const report::CaseRecord& c) { return key_of(c, mapping); });
   if (const auto repeat = out.first_repeat()) {
-    throw InputError(doc.path, fmt::format("/cases/{}", repeat->first),
-                     fmt::format("the configuration {} is also /cases/{}: a report holds each configuration once",
-                                 plan::row_label(doc.cases[repeat->first].axes), repeat->second));
+    const report::CaseRecord again = doc.cases[repeat->first];
+    const report::CaseRecord first = doc.cases[repeat->second];
+    const std::string compiler = again.axes.text("compiler").value_or("?");
+    const std::string mapped = mapping != nullptr && mapping->count(compiler) > 0 ? mapping->at(compiler) : compiler;
+    std::vector<std::string> pairs;
+    if (mapping != nullptr) {
+      for (const auto& [from, to] : *mapping) {
+        pairs.push_back(from + "=" + to);
+      }
+    }
+    throw UsageError(fmt::format("--match-compiler {}: cases {} ({}) and {} ({}) of {} are then one configuration, "
+                                 "both matched as {}: map each compiler onto one the old report does not run too",
+                                 fmt::join(pairs, ","), first.id,
+                                 escape::terminal_line(first.axes.text("compiler").value_or("?")), again.id,
+                                 escape::terminal_line(compiler), doc.path, escape::terminal_line(mapped)));
   }
   return out;
 }

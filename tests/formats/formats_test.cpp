@@ -566,6 +566,31 @@ TEST(Diff, AmplifiedCasesAreConfigurationsOfTheirOwnWithTheirLabel) {
   EXPECT_EQ(d.to_json()["matched"], before.cases.size());
 }
 
+// Issue 53: a --match-compiler that maps one compiler of the old report onto another it
+// also ran makes two of its cases one configuration; that was blamed on the report file
+// ("a report holds each configuration once"). It is the flag's doing, and said so.
+TEST(Diff, AMatchCompilerThatMergesTwoOfTheOldCompilersBlamesTheFlag) {
+  Document before = read_document(std::string(LP_SOURCE_DIR) + "/tests/report/fixtures/seed-h200-3.0.0.json");
+  report::CaseRecord twin = before.cases[0];
+  twin.axes.set("compiler", "ptxas=13.0.88");
+  twin.id = "00000000b0b0";
+  before.cases.push_back(twin);
+  DiffOptions options;
+  options.match_compiler["prebuilt"] = "ptxas=13.0.88";
+  try {
+    (void)diff_reports(before, before, options);
+    ADD_FAILURE() << "diff accepted a mapping that merges two cases of the old report";
+  } catch (const InputError& e) {
+    ADD_FAILURE() << "blamed the report: " << e.what();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--match-compiler prebuilt=ptxas=13.0.88: cases " + before.cases[0].id +
+                  " (prebuilt) and 00000000b0b0 (ptxas=13.0.88) of " + before.path +
+                  " are then one configuration, both matched as ptxas=13.0.88: map each compiler onto one the old "
+                  "report does not run too");
+  }
+}
+
 TEST(Diff, IncompatibleIsARegressionFromPassAndNowCompilableBackToPass) {
   const Document seed_report = read_document(std::string(LP_SOURCE_DIR) + "/tests/report/fixtures/seed-h200-3.0.0.json");
   std::size_t pass = 0;
