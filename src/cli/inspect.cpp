@@ -210,6 +210,12 @@ inspect::InspectRequest request_of(const InspectOptions& o) {
   if (!o.matrix && !o.plan.given() && !o.paths.empty()) {
     return r;  // files: no kernel set
   }
+  if (o.plan.given() && o.matrix) {
+    // The matrix rows are vLLM's default expand configs (or --filter) as built: a plan's
+    // flags (--amplify among them) would be silently ignored.
+    throw UsageError("--ptxas-matrix compiles vLLM's default expand configs (or --filter) as built with every ptxas; "
+                     "--config and the plan's flags (--amplify, --model, --tokens, ...) do not apply to it");
+  }
   if (o.plan.given() && !o.matrix) {
     if (!o.paths.empty() || !o.filter.empty()) {
       throw UsageError("--config and the plan's flags (--model, --tokens, ...) pick the variants a sweep loads; they "

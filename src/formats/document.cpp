@@ -412,24 +412,31 @@ CompilerView compiler_view_of(const json& record) {
           texts_of(member(record, "options"))};
 }
 
-std::optional<CaseRef> case_ref(const json& summary, const char* key) {
-  const json& ref = member(summary, key);
-  if (!ref.is_object()) {
-    return std::nullopt;
+/// A report's summary as its cases say it, not as its `summary` block was written:
+/// every format answers from the same rows (a stale or forged block said "10 PASS,
+/// exit 0" in the text and Markdown while JUnit failed). Only "interrupted", which the
+/// rows cannot tell, is taken from the block, as as_report takes it.
+SummaryView summary_of_cases(const Document& d, const json& stored) {
+  report::Summary s = report::summarize(d.cases, d.fail_on, d.controls.trusted());
+  if (d.interrupted && text_field(stored, "outcome").value_or("") == "interrupted") {
+    s.outcome = report::Outcome::interrupted;
   }
-  return CaseRef{integer(ref, "index", -1), text_field(ref, "id")};
-}
-
-SummaryView summary_view(const json& summary) {
   SummaryView v;
-  for (const auto& [verdict, n] : member(summary, "counts").items()) {
-    v.counts[verdict] = n.get<std::size_t>();
+  for (const auto& [verdict, n] : s.counts) {
+    v.counts[std::string(report::to_string(verdict))] = n;
   }
-  v.first_failure = case_ref(summary, "first_failure");
-  v.minimal_failure = case_ref(summary, "minimal_failure");
-  v.first_latent = case_ref(summary, "first_latent");
-  v.exit_code = integer(summary, "exit_code", -1);
-  v.outcome = text_field(summary, "outcome");
+  const auto ref = [&](const std::optional<std::size_t>& at) -> std::optional<CaseRef> {
+    if (!at) {
+      return std::nullopt;
+    }
+    const report::CaseRecord c = d.cases[*at];
+    return CaseRef{static_cast<std::int64_t>(c.index), Text(c.id)};
+  };
+  v.first_failure = ref(s.first_failure);
+  v.minimal_failure = ref(s.minimal_failure);
+  v.first_latent = ref(s.first_latent);
+  v.exit_code = s.exit_code;
+  v.outcome = Text(std::string(report::to_string(s.outcome)));
   return v;
 }
 
@@ -554,7 +561,7 @@ Document read_document(const std::string& path) {
     d.compilers.push_back(compiler_view_of(c.value()));
   }
   d.schema_version = text_field(tree, "schema_version");
-  d.summary = summary_view(member(tree, "summary"));
+  d.summary = summary_of_cases(d, member(tree, "summary"));
   d.environment_view = environment_view(d);
   d.json = std::make_shared<const json>(std::move(tree));
   return d;

@@ -282,7 +282,11 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
     return std::move(p);
   };
   if (!item.ptx) {
-    if (std::string why = skip_reason(item.source_ptx, m_options.skip_without_wgmma); !why.empty()) {
+    // Only a kernel-set variant's PTX is known to be its cubin's source (the manifest
+    // pairs them). A user's cubin is always disassembled: the .ptx beside it may be
+    // empty, junk or another kernel's, and skipping on it turned a hazard clean.
+    const bool source_known = item.variant.has_value();
+    if (std::string why = skip_reason(item.source_ptx, m_options.skip_without_wgmma && source_known); !why.empty()) {
       Outcome outcome;
       outcome.status = StaticOutcome::clean;
       outcome.skipped = std::move(why);

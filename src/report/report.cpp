@@ -62,6 +62,22 @@ int evidence_rank(Verdict v) {
 
 }  // namespace
 
+std::string_view to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::clean:
+      break;
+    case Outcome::failures:
+      return "failures";
+    case Outcome::invalid_controls:
+      return "invalid_controls";
+    case Outcome::interrupted:
+      return "interrupted";
+    case Outcome::nothing_compatible:
+      return "nothing_compatible";
+  }
+  return "clean";
+}
+
 Summary summarize(const CaseStore& cases, const std::set<Verdict>& fail_on, bool controls_valid) {
   Summary s;
   auto axis_int = [](const AxisValues& axes, const char* key) { return axes.integer(key).value_or(0); };
@@ -125,23 +141,7 @@ json report_json(const Report& r, json case_list) {
     counts[std::string(to_string(verdict))] = n;
   }
   auto ref = [&](const std::optional<std::size_t>& i) { return i ? cases[*i].to_ref() : json(); };
-  std::string outcome = "clean";
-  switch (s.outcome) {
-    case Outcome::clean:
-      break;
-    case Outcome::failures:
-      outcome = "failures";
-      break;
-    case Outcome::invalid_controls:
-      outcome = "invalid_controls";
-      break;
-    case Outcome::interrupted:
-      outcome = "interrupted";
-      break;
-    case Outcome::nothing_compatible:
-      outcome = "nothing_compatible";
-      break;
-  }
+  const std::string outcome(to_string(s.outcome));
   const Detail detail = r.detail;
   json m = r.meta.to_json();
   m["detail"] = to_string(detail);

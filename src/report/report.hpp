@@ -28,6 +28,9 @@ std::string_view schema_version();
 /// Triton and one ptxas that cannot read its PTX never passes on nothing.
 enum class Outcome { clean, failures, invalid_controls, interrupted, nothing_compatible };
 
+/// The summary's "outcome" word: "clean", "failures", "invalid_controls", ...
+std::string_view to_string(Outcome outcome);
+
 /// Counts and the failures worth reading first.
 struct Summary {
   std::map<Verdict, std::size_t> counts;

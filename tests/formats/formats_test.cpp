@@ -318,6 +318,24 @@ TEST(View, LongAndMultiLineReasonsReadAsText) {
   EXPECT_NE(remedy_lines(doc.remedies->hazards.front()).front().find(" (short; reason)"), std::string::npos);
 }
 
+// Issue 53 re-test: the text summary and Markdown read the stored summary block, so a
+// stale or forged one ("10 PASS, exit 0") was believed while JUnit, from the rows, failed.
+TEST(View, EveryFormatAnswersFromTheCasesNotAStoredSummary) {
+  json forged = json::parse(read_file(LP_SOURCE_DIR "/tests/stack/fixtures/h100-check-run-amplify2.json"));
+  forged["summary"] = {{"counts", {{"PASS", 10}}}, {"first_failure", nullptr}, {"minimal_failure", nullptr},
+                       {"first_latent", nullptr}, {"exit_code", 0}, {"outcome", "clean"}};
+  const TempDir dir("lp-forged-summary-");
+  const std::string path = dir.write("forged.json", forged.dump());
+  const Document doc = read_document(path);
+  EXPECT_EQ(doc.summary.exit_code, 1);
+  EXPECT_EQ(doc.summary.counts.at("FAIL"), 1U);
+  ASSERT_TRUE(doc.summary.minimal_failure);
+  EXPECT_EQ(doc.summary.minimal_failure->id, "3adf242cc0f2");
+  EXPECT_NE(summary_of(doc).find("exit code 1 (failures)"), std::string::npos) << summary_of(doc);
+  EXPECT_EQ(markdown_of(doc).find("exit code 0"), std::string::npos);
+  EXPECT_NE(junit_of(doc).find("failures=\"1\""), std::string::npos);
+}
+
 TEST(StackMatrix, TheSeedReportAnswersWhichStackIsFixedAndWhoseFaultTheRestIs) {
   const StackMatrix m = stack_matrix(seed());
   ASSERT_EQ(m.rows.size(), 4U);

@@ -204,6 +204,24 @@ TEST_F(InspectCli, APtxBesideThatDoesNotParseSaysWhy) {
 
 // Issue 53 defect 5: --amplify was accepted and ignored, so inspect answered for the
 // images as built while a sweep with the same flags loads amplified ones.
+// Issue 53 re-test: a hazardous cubin with an empty, junk or unrelated .ptx beside it
+// was reported clean (exit 0): the PTX without wgmma let nvdisasm be skipped. Only a
+// kernel-set variant's PTX is known to be its cubin's source.
+TEST_F(InspectCli, AnUnrelatedPtxBesideACubinNeverSkipsItsDisassembly) {
+  LP_REQUIRE_NVDISASM(tool);
+  fs::create_directories(m_scratch.path() + "/beside");
+  (void)m_scratch.write("beside/kernel.cubin", fixture(k_hazard_id + ".cubin"));
+  const std::string cubin = m_scratch.path() + "/beside/kernel.cubin";
+  for (const std::string& ptx : {std::string(), std::string("junk \x01\x02"),
+                                std::string(".version 8.7\n.target sm_90a\n.address_size 64\n"
+                                            ".visible .entry noop() {\n  ret;\n}\n")}) {
+    (void)m_scratch.write("beside/kernel.ptx", ptx);
+    const ProcessResult r = loraprobe({"inspect", "--no-cache", cubin});
+    EXPECT_EQ(r.exit_code, 1) << ptx << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out.find("not disassembled"), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(InspectCli, AmplifyInspectsTheAmplifiedImagesASweepLoads) {
   LP_REQUIRE_NVDISASM(tool);
   const auto items = [&](const std::vector<std::string>& extra) {
@@ -229,6 +247,12 @@ TEST_F(InspectCli, AmplifyInspectsTheAmplifiedImagesASweepLoads) {
     // The pairs read shared memory only: the hazard (or its absence) is the variant's.
     EXPECT_EQ(amplified[i]["finding_count"], plain[i]["finding_count"]);
   }
+  // The matrix is the default configs as built: a plan's flag there is refused, not ignored.
+  const ProcessResult matrix = loraprobe({"inspect", "--ptxas-matrix", "--amplify", "2", "--triton", "3.6.0"});
+  EXPECT_EQ(matrix.exit_code, 2) << matrix.out;
+  EXPECT_EQ(matrix.err, "loraprobe: --ptxas-matrix compiles vLLM's default expand configs (or --filter) as built with "
+                        "every ptxas; --config and the plan's flags (--amplify, --model, --tokens, ...) do not apply "
+                        "to it\n");
 }
 
 TEST_F(InspectCli, CleanFilterExitsZero) {
