@@ -1,8 +1,11 @@
 // loraprobe diff: the upgrade gate's before/after of two sweep reports.
 
+#include <map>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
@@ -23,6 +26,21 @@ struct DiffCliOptions {
   bool json = false;
 };
 
+/// Each OLD of --match-compiler is a compiler the old report ran: a pair that matches
+/// nothing is a typo, and was silently ignored.
+void check_old_compilers(const std::map<std::string, std::string>& match, const formats::Document& old_doc) {
+  std::set<std::string> ran;
+  for (const report::CaseRecord& c : old_doc.cases) {
+    ran.insert(c.axes.text("compiler").value_or(""));
+  }
+  for (const auto& [from, to] : match) {
+    if (ran.count(from) == 0) {
+      throw UsageError(fmt::format("--match-compiler {}={}: {} has no case of compiler {} (its compilers: {})", from,
+                                   to, old_doc.path, from, fmt::join(ran, ", ")));
+    }
+  }
+}
+
 int run_diff(const DiffCliOptions& o) {
   formats::DiffOptions options;
   for (const std::string& pair : o.match_compiler) {
@@ -39,11 +57,16 @@ int run_diff(const DiffCliOptions& o) {
                                    "(ptxas=13.0.88=ptxas=13.3.73)",
                                    pair));
     }
-    options.match_compiler[pair.substr(0, split)] = pair.substr(split + 1);
+    const auto [it, added] = options.match_compiler.emplace(pair.substr(0, split), pair.substr(split + 1));
+    if (!added) {
+      throw UsageError(fmt::format("--match-compiler {}: {} is already matched with {}; give each old compiler once",
+                                   pair, it->first, it->second));
+    }
   }
   options.latent_fails = failing_verdicts(o.fail_on).count(report::Verdict::latent) > 0;
   const formats::Document old_doc = formats::read_document(o.old_path);
   const formats::Document new_doc = formats::read_document(o.new_path);
+  check_old_compilers(options.match_compiler, old_doc);
   formats::Diff d;
   // The records were read typed by their own files; what is left is the pair's.
   formats::shape_checked(fmt::format("{} and {}", o.old_path, o.new_path),

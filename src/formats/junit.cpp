@@ -209,7 +209,24 @@ Tests report_tests(const Document& doc, bool latent_fails) {
     tests.suites[it->second].members.push_back(i++);
   }
   add_stack_properties(tests.suites, pairs, stack_matrix(doc));
+  // A run that stopped short of its plan (a signal, a merge --allow-partial) is an error
+  // of its own: the cases it holds may all pass, and a gate must not read that as green.
+  if (doc.interrupted) {
+    tests.suites.emplace_back();
+    tests.suites.back().name = "loraprobe run";
+    tests.suites.back().members.push_back(doc.cases.size());
+  }
   tests.make = [&doc, latent_fails, remedies_of](std::size_t number) {
+    if (number == doc.cases.size()) {
+      TestCase t;
+      t.name = "the whole plan ran";
+      t.classname = "loraprobe.run";
+      t.kind = "error";
+      t.type = "incomplete";
+      t.message = fmt::format("{} of {} planned case(s) are here; stopped: {}", doc.cases.size(), doc.meta.plan.cases,
+                              doc.interrupted.value_or(""));
+      return t;
+    }
     return report_test_case(doc.cases[number], latent_fails, *remedies_of);
   };
   return tests;

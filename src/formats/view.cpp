@@ -379,6 +379,11 @@ ReportView view_of(const Document& doc) {
                      : fmt::format("FAIL: wrong numbers in {} case(s), {} of them under amplification ({}).",
                                    counts["FAIL"], amplified_fails, pairs);
   }
+  if (doc.interrupted) {
+    // Stopped short of the plan (a signal, merge --allow-partial): said before anything else.
+    v.headline = fmt::format("INCOMPLETE: {} of {} planned case(s) are here (stopped: {}). Of those: {}", records.size(),
+                             doc.meta.plan.cases, *doc.interrupted, v.headline);
+  }
   v.map = report::verdict_map(records);
   for (const auto& [ref, title] : {std::pair{&summary.first_failure, "First failure"},
                                    std::pair{&summary.minimal_failure, "Minimal failure"},

@@ -9,6 +9,7 @@
 
 #include "stack/python_tree.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/files.hpp"
 #include "util/subprocess.hpp"
 
@@ -75,8 +76,10 @@ BuildOutcome build_kernels(const BuildRequest& request) {
     // The generator's last line says why (an exception's message); the lines before it where.
     const std::string tail = tail_lines(r.err, 12);
     std::string last = tail_lines(tail.substr(0, tail.find_last_not_of("\n \t") + 1), 1);
-    throw EnvironmentError(fmt::format("building the kernels with the Triton of {} failed ({}): {}\n{}", request.python,
-                                       r.describe(), last.empty() ? "it printed nothing" : last, tail));
+    // The tail goes to stderr as the generator wrote it (escaped); the error is one line.
+    fmt::print(stderr, "{}", escape::terminal(tail));
+    throw EnvironmentError(fmt::format("building the kernels with the Triton of {} failed ({}): {}", request.python,
+                                       r.describe(), last.empty() ? "it printed nothing" : last));
   }
   return out;
 }

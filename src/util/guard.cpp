@@ -15,8 +15,9 @@ int run_guarded(const std::function<int()>& body, std::FILE* err) {
   try {
     return body();
   } catch (const Fatal& e) {
-    // Messages quote values from documents and devices: shown, never interpreted by the terminal.
-    fmt::print(err, "loraprobe: {}\n", escape::terminal(e.what()));
+    // Messages quote values from documents, flags and devices: shown, never interpreted
+    // by the terminal, and one line (a newline in a value is shown as \n).
+    fmt::print(err, "loraprobe: {}\n", escape::terminal_line(e.what()));
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
     // The machine's limit (a huge document, a memory cap), not a bug: nothing was written.

@@ -160,6 +160,22 @@ TEST(Cli, MistypedCommandsGetTheNearestWord) {
   EXPECT_EQ(sweep_help.out, loraprobe({"sweep", "--help"}).out);
 }
 
+// Issue 53 re-test: a second --match-compiler for the same old compiler silently
+// replaced the first, and a pair naming a compiler the old report never ran matched
+// nothing without a word; the refusal then blamed the report file.
+TEST(Cli, MatchCompilerPairsAreCheckedAgainstTheOldReport) {
+  const std::string f = LP_SOURCE_DIR "/tests/stack/fixtures/h100-check-run-amplify2.json";
+  ProcessResult r = loraprobe({"diff", f, f, "--match-compiler", "prebuilt=ptxas=toolkit", "--match-compiler",
+                               "prebuilt=ptxas=12.8.93"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: --match-compiler prebuilt=ptxas=12.8.93: prebuilt is already matched with "
+                   "ptxas=toolkit; give each old compiler once\n");
+  r = loraprobe({"diff", f, f, "--match-compiler", "ptxas=13.0.88=prebuilt"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "loraprobe: --match-compiler ptxas=13.0.88=prebuilt: " + f +
+                       " has no case of compiler ptxas=13.0.88 (its compilers: prebuilt)\n");
+}
+
 TEST(Cli, HelpShowsExamples) {
   const ProcessResult r = loraprobe({"sweep", "--help"});
   EXPECT_EQ(r.exit_code, 0);

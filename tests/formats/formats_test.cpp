@@ -336,6 +336,28 @@ TEST(View, EveryFormatAnswersFromTheCasesNotAStoredSummary) {
   EXPECT_NE(junit_of(doc).find("failures=\"1\""), std::string::npos);
 }
 
+// Issue 53 re-test: a merge --allow-partial (or a sweep stopped by a signal) read as
+// clean in JUnit and Markdown when the cases it holds passed: a gate went green on a
+// fraction of its plan. Both now say it stopped, JUnit as an error.
+TEST(View, AReportThatStoppedShortOfItsPlanSaysSoInEveryFormat) {
+  Document doc = read_document(LP_SOURCE_DIR "/tests/stack/fixtures/h100-check-run-amplify2.json");
+  const std::string junit_whole = junit_of(doc);
+  EXPECT_EQ(junit_whole.find("loraprobe run"), std::string::npos);
+  doc.interrupted = "merged with --allow-partial: 10 of 20 cases, 1 shard(s) missing";
+  const std::string junit = junit_of(doc);
+  EXPECT_NE(junit.find("<testcase name=\"the whole plan ran\" classname=\"loraprobe.run\""), std::string::npos)
+      << junit;
+  EXPECT_NE(junit.find("<error message=\"10 of 10 planned case(s) are here; stopped: merged with --allow-partial: 10 "
+                       "of 20 cases, 1 shard(s) missing\" type=\"incomplete\">"),
+            std::string::npos)
+      << junit;
+  EXPECT_EQ(markdown_of(doc).rfind("# loraprobe: INCOMPLETE: 10 of 10 planned case(s) are here (stopped: merged with "
+                                   "--allow-partial: 10 of 20 cases, 1 shard(s) missing). Of those: ",
+                                   0),
+            0U)
+      << markdown_of(doc).substr(0, 300);
+}
+
 TEST(StackMatrix, TheSeedReportAnswersWhichStackIsFixedAndWhoseFaultTheRestIs) {
   const StackMatrix m = stack_matrix(seed());
   ASSERT_EQ(m.rows.size(), 4U);

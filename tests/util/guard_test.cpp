@@ -53,6 +53,9 @@ TEST(Guard, FatalErrorsExitWithTheirCodeAndOneLine) {
             std::make_pair(3, std::string("loraprobe: no nvdisasm\n")));
   // A value quoted from a document cannot drive the terminal.
   EXPECT_EQ(guarded([]() -> int { throw UsageError("x\x1b]0;owned\x07y"); }).second.find('\x1b'), std::string::npos);
+  // Issue 53 re-test: a newline in a flag's value (--devices $'0\n1') made two lines.
+  EXPECT_EQ(guarded([]() -> int { throw UsageError("--devices 0\n1: write GPU ordinals"); }),
+            std::make_pair(2, std::string("loraprobe: --devices 0\\n1: write GPU ordinals\n")));
 }
 
 TEST(Guard, OutOfMemoryIsTheEnvironmentNotABug) {
