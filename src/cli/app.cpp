@@ -151,6 +151,9 @@ std::vector<std::string> arguments_to_parse(const CLI::App& app, const std::vect
     return args;
   }
   if (args.front() == "help") {
+    if (args.size() > 1 && args[1] == "help") {
+      return {"--help"};
+    }
     if (args.size() > 1 && !known(args[1])) {
       throw UsageError(not_a_subcommand(app, args[1]));
     }

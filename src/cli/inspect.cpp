@@ -218,8 +218,8 @@ inspect::InspectRequest request_of(const InspectOptions& o) {
   }
   if (o.plan.given() && !o.matrix) {
     if (!o.paths.empty() || !o.filter.empty()) {
-      throw UsageError("--config and the plan's flags (--model, --tokens, ...) pick the variants a sweep loads; they "
-                       "take no files or --filter");
+      throw UsageError("--config and the plan's flags (--amplify, --model, --tokens, ...) pick the variants a sweep "
+                       "loads; they take no files or --filter");
     }
     PlanOptions plan_options = o.plan;
     if (!o.kernels.tritons.empty()) {

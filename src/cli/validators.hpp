@@ -50,7 +50,8 @@ inline CLI::Validator count_from_one() {
   return CLI::Validator(
       [](std::string& value) {
         const std::optional<unsigned long long> v = parse_number<unsigned long long>(value);
-        return v && *v >= 1 ? std::string() : "\"" + value + "\": expected a whole number, 1 or more";
+        return v && *v >= 1 ? std::string()
+                             : "\"" + value + "\": expected a whole number from 1 to 18446744073709551615";
       },
       "COUNT", "CountFromOne");
 }

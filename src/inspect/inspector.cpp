@@ -390,7 +390,8 @@ InspectResult Inspector::result_of(const InspectItem& item, const Outcome& outco
   result.cached = outcome.cached;
   const std::shared_ptr<const std::string> ptx = item.ptx ? item.ptx->ptx : item.source_ptx;
   if (ptx) {
-    result.ptx = check_ptx(*ptx, item.name, item.produced);
+    result.ptx = check_ptx(*ptx, item.ptx || item.source_ptx_name.empty() ? item.name : item.source_ptx_name,
+                           item.produced);
     if (result.status != StaticOutcome::error && result.status != StaticOutcome::incompatible &&
         result.ptx->report) {
       result.attribution = ptx::attribution(result.ptx->report->finding_count(), result.finding_count);

@@ -71,6 +71,9 @@ struct InspectItem {
   /// The wgmma pairs the PTX was amplified with (inspect --config with --amplify: the
   /// image a sweep loads); 0 for the variant as built.
   int amplify = 0;
+  /// The file `source_ptx` was read from (the .ptx beside a user's cubin), which the
+  /// PTX check's messages name; empty: `name`.
+  std::string source_ptx_name{};
 };
 
 /// What the static analysis of one item found (a case's outcome is its verdict,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -323,11 +324,11 @@ Work plan_files(const InspectRequest& r) {
   }
   // A cubin with a .ptx of the same name beside it (a Triton cache entry) is
   // checked at both levels, which says who made its hazard.
-  std::map<std::string, std::shared_ptr<const std::string>> ptx_by_stem;
+  std::map<std::string, std::pair<std::string, std::shared_ptr<const std::string>>> ptx_by_stem;  // stem -> (path, PTX)
   for (const InputFile& f : w.files) {
     if (f.kind == InputKind::ptx) {
-      ptx_by_stem[std::filesystem::path(f.path).replace_extension().string()] =
-          std::make_shared<const std::string>(f.contents);
+      ptx_by_stem[std::filesystem::path(f.path).replace_extension().string()] = {
+          f.path, std::make_shared<const std::string>(f.contents)};
     }
   }
   // The gdc-early-read contract of each file's kernel; the embedded manifests are read
@@ -342,16 +343,20 @@ Work plan_files(const InspectRequest& r) {
   for (const InputFile& f : w.files) {
     if (f.kind == InputKind::cubin) {
       std::shared_ptr<const std::string> ptx;
+      std::string ptx_path;
       if (const auto sibling = ptx_by_stem.find(std::filesystem::path(f.path).replace_extension().string());
           sibling != ptx_by_stem.end()) {
-        ptx = sibling->second;
+        std::tie(ptx_path, ptx) = sibling->second;
       } else if (std::optional<std::string> beside = sibling_ptx(f.path)) {
         // A cubin named alone (a repro bundle's kernel.cubin) with its PTX beside it.
         ptx = std::make_shared<const std::string>(std::move(*beside));
+        ptx_path = std::filesystem::path(f.path).replace_extension(".ptx").string();
       }
       ProducedParams produced = produced_of(f.path, ptx.get());
-      w.items.push_back({f.path, std::nullopt, "file", f.contents, std::nullopt, ptx, "", std::move(produced.produced),
-                         std::move(produced.not_checked)});
+      InspectItem item{f.path, std::nullopt, "file", f.contents, std::nullopt, ptx, "", std::move(produced.produced),
+                       std::move(produced.not_checked)};
+      item.source_ptx_name = std::move(ptx_path);
+      w.items.push_back(std::move(item));
       continue;
     }
     const auto text = std::make_shared<const std::string>(f.contents);

@@ -141,7 +141,10 @@ TEST(Cli, MistypedCommandsGetTheNearestWord) {
        "loraprobe: sweep: unknown option --tokns (did you mean --tokens?); 'loraprobe sweep --help' lists them\n"},
       {{"diff", "a.json"},
        "loraprobe: diff: NEW is missing (The report after); usage: loraprobe diff OLD NEW [OPTIONS]\n"},
-      {{"inspect", "--verify-cache", "0"}, "loraprobe: --verify-cache: \"0\": expected a whole number, 1 or more\n"},
+      {{"inspect", "--verify-cache", "0"},
+       "loraprobe: --verify-cache: \"0\": expected a whole number from 1 to 18446744073709551615\n"},
+      {{"inspect", "--verify-cache", "99999999999999999999"},
+       "loraprobe: --verify-cache: \"99999999999999999999\": expected a whole number from 1 to 18446744073709551615\n"},
   };
   for (const auto& [args, message] : refused) {
     const ProcessResult r = loraprobe(args);
@@ -154,6 +157,7 @@ TEST(Cli, MistypedCommandsGetTheNearestWord) {
   const ProcessResult help = loraprobe({"help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_EQ(help.out, loraprobe({"--help"}).out);
+  EXPECT_EQ(loraprobe({"help", "help"}).out, help.out);
   EXPECT_NE(help.out.find("Usage: loraprobe [OPTIONS] SUBCOMMAND"), std::string::npos) << help.out;
   const ProcessResult sweep_help = loraprobe({"help", "sweep"});
   EXPECT_EQ(sweep_help.exit_code, 0);
