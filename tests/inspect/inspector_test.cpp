@@ -32,6 +32,12 @@ InspectItem cubin_item(const std::string& id, const std::string& compiler = "pre
   return {id, id, compiler, fixture(id + ".cubin"), std::nullopt, nullptr, "", {}, {}};
 }
 
+/// The hazardous fixture's PTX, to be compiled by `ptxas`.
+InspectItem hazard_ptx_item(const compile::PtxasInfo& ptxas) {
+  const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
+  return {k_hazard_id, k_hazard_id, "ptxas=" + ptxas.spec, {}, PtxInput{ptx, ptxas}, nullptr, "", {}, {}};
+}
+
 /// Options without the designated-initializer form, which -Wextra flags for every
 /// member left out.
 InspectorOptions options(const sass::Nvdisasm& tool, unsigned jobs = 1,
@@ -134,8 +140,7 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
     GTEST_SKIP() << "skipped: no ptxas";
   }
   const TempDir cache("lp-inspect-cache-");
-  const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
-  const InspectItem a{k_hazard_id, k_hazard_id, "ptxas=" + ptxas->spec, {}, PtxInput{ptx, *ptxas}, nullptr, "", {}, {}};
+  const InspectItem a = hazard_ptx_item(*ptxas);
   InspectItem b = a;
   b.compiler = "ptxas=same-binary-other-label";
   {
@@ -183,13 +188,12 @@ TEST(Inspector, VerifyCacheRunsTheTrustedPtxasAgain) {
     GTEST_SKIP() << "skipped: no ptxas";
   }
   const TempDir cache("lp-inspect-cache-");
-  const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
-  const InspectItem a{k_hazard_id, k_hazard_id, "ptxas=" + ptxas->spec, {}, PtxInput{ptx, *ptxas}, nullptr, "", {}, {}};
+  const InspectItem a = hazard_ptx_item(*ptxas);
   // The clean cubin's report is in the cache, and the hazardous PTX's compile record is
   // rewritten to name that cubin: what someone with write access to the cache can do.
   (void)Inspector(options(*tool, 1, cache.path())).inspect_all({a, cubin_item(k_clean_id)});
   const std::string clean_sha = sha256_hex(fixture(k_clean_id + ".cubin"));
-  const std::string key = compile_cache_key(sha256_hex(*ptx), ptxas->sha256, a.ptx->options);
+  const std::string key = compile_cache_key(sha256_hex(*a.ptx->ptx), ptxas->sha256, a.ptx->options);
   ASSERT_FALSE(ResultCache(cache.path()).store_compile(key, CompiledPtx{clean_sha, 1000, 1.0, ""}));
   InspectorOptions trusting = options(*tool, 1, cache.path());
   trusting.verify_compile_hits = false;  // inspect --trust-cache: the forgery is believed
