@@ -14,7 +14,9 @@
 
 namespace lp {
 
-/// What the kernel under test computes (docs/problem.md).
+/// What the kernel under test computes (docs/problem.md): the kernel family. Each
+/// value is a family of src/families/ (registry.cpp), which answers everything that
+/// depends on it: its name, its rules, its tolerance, its buffers and kernels.
 enum class Op : std::uint8_t {
   expand,       ///< buf [S,T,R] (dtype I) -> y [T,H_tot] (dtype W)
   shrink,       ///< x [T,H] (dtype X) -> buf [S,T,R] fp32, times scale
@@ -38,11 +40,6 @@ struct ExpertRouting {
   std::int32_t block_m = 0;
   bool operator==(const ExpertRouting&) const = default;
 };
-
-/// "expand", "shrink", "lora_linear", "fused_moe".
-std::string_view op_name(Op op) noexcept;
-/// Inverse of op_name; nullopt for anything else.
-std::optional<Op> parse_op(std::string_view name) noexcept;
 
 /// Sizes, types and mapping of one case. Field names follow docs/problem.md.
 struct Problem {
@@ -76,26 +73,10 @@ struct Problem {
   [[nodiscard]] std::int64_t hidden_total() const noexcept;
   /// off_s = sum_{j<s} H_j (size S).
   [[nodiscard]] std::vector<std::int64_t> slice_offsets() const;
-  /// Rows of the output: T, or T * top_k routed pairs for fused_moe.
-  [[nodiscard]] std::int64_t output_rows() const noexcept { return op == Op::fused_moe ? num_tokens * moe.top_k : num_tokens; }
-  /// Rows of x: T, or one per pair for fused_moe's down projection.
-  [[nodiscard]] std::int64_t x_rows() const noexcept { return op == Op::fused_moe && moe.mul_routed_weight ? output_rows() : num_tokens; }
-  /// The dtype of what the op writes: fp32 for shrink, W otherwise.
-  [[nodiscard]] DType output_dtype() const noexcept { return op == Op::shrink ? DType::f32 : weight_dtype; }
-  /// The dtype expand casts its A operand from: I for expand, fp32 for lora_linear.
-  [[nodiscard]] DType expand_input_dtype() const noexcept { return op == Op::lora_linear ? DType::f32 : input_dtype; }
-  /// One line for logs and failure messages: "expand T=256 R=64 H=[4096] L=1 fp32->bf16 seed=1".
-  [[nodiscard]] std::string describe() const;
 };
 
 /// The maximum number of slices (docs/problem.md: 1, 2 or 3).
 inline constexpr std::int64_t k_max_slices = 3;
-
-/// Throws lp::Error naming the first field that breaks docs/problem.md: sizes not
-/// positive, T beyond int32 (the index tensors are int32), S outside 1..3, dtypes
-/// outside the op's set, add_inputs / scale / split_k on an op without them, shrink
-/// slices of unequal width, lora_of of the wrong length or out of {-1..L-1}.
-void validate(const Problem& problem);
 
 /// What vLLM's LoRA mapping hands the kernels (docs/problem.md), all int32.
 struct LoraMetadata {

@@ -75,99 +75,59 @@ std::string Tolerance::describe() const {
   return text;
 }
 
-Tolerance tolerance_for(const Problem& p) {
-  validate(p);
+Tolerance fp32_output_tolerance(double k, double scale, int split_k) {
   Tolerance t;
   const double act_max = k_activation_range.hi;
   const double w_max = k_weight_range.hi;
-  const double act_rms = rms(k_activation_range);
-  const double w_rms = rms(k_weight_range);
-  const double scale = std::abs(static_cast<double>(p.scale));
-  const auto rank = static_cast<double>(p.rank);
-  const DType out = p.output_dtype();
-  const double u_out = unit_roundoff(out);
-
-  if (p.op == Op::shrink) {
-    const auto k = static_cast<double>(p.hidden_in);
-    add_term(t, "accumulation", 2.0 * accumulation_error(k, act_max, w_max) * scale,
-             "fp32 accumulation order of the kernel and of cuBLAS over K = hidden_in, sqrt(K) 2^-24 sum|terms| each");
-    if (p.split_k > 1) {
-      add_term(t, "split_k", (p.split_k - 1) * k_u32 * k * act_max * w_max * scale,
-               "SPLIT_K partial sums added by atomics in any order: (SPLIT_K - 1) 2^-24 sum|terms|");
-    }
-    t.rtol = k_margin * 2.0 * k_u32;
-    t.rtol_reason = fmt::format("fp32 output: one rounding of the final product; rtol = {} x 2^-23", k_margin);
-    finish(t);
-    return t;
+  add_term(t, "accumulation", 2.0 * accumulation_error(k, act_max, w_max) * scale,
+           "fp32 accumulation order of the kernel and of cuBLAS over K = hidden_in, sqrt(K) 2^-24 sum|terms| each");
+  if (split_k > 1) {
+    add_term(t, "split_k", (split_k - 1) * k_u32 * k * act_max * w_max * scale,
+             "SPLIT_K partial sums added by atomics in any order: (SPLIT_K - 1) 2^-24 sum|terms|");
   }
+  t.rtol = k_margin * 2.0 * k_u32;
+  t.rtol_reason = fmt::format("fp32 output: one rounding of the final product; rtol = {} x 2^-23", k_margin);
+  finish(t);
+  return t;
+}
 
-  // expand and lora_linear: y in W, K = R.
-  double a_max = act_max;    // bound on the expand's A operand
-  double a_rms = act_rms;
-  if (p.op == Op::lora_linear || p.op == Op::fused_moe) {
-    // buf comes out of the shrink: a random-sign sum of hidden_in terms. fused_moe's
-    // rank tile is the same (cast to W before its expand); its routing weights, in
-    // [1/16, 1], only scale the result down, so the lora_linear terms bound it.
-    const double buf_sigma = std::sqrt(static_cast<double>(p.hidden_in)) * act_rms * w_rms * scale;
+Tolerance w_output_tolerance(const WOutputShape& s) {
+  Tolerance t;
+  const double w_max = k_weight_range.hi;
+  const double w_rms = rms(k_weight_range);
+  const double u_out = unit_roundoff(s.output);
+  double a_max = k_activation_range.hi;  // bound on the expand's A operand
+  double a_rms = rms(k_activation_range);
+  if (s.a_shrunk_over > 0) {
+    // A comes out of a shrink: a random-sign sum of a_shrunk_over terms, cast to W.
+    const double buf_sigma = std::sqrt(static_cast<double>(s.a_shrunk_over)) * a_rms * w_rms * s.shrink_scale;
     a_max = k_sigmas * buf_sigma;
     a_rms = buf_sigma;
     add_term(t, "buf_cast_flip", 2.0 * u_out * a_max * w_max,
              fmt::format("the two shrinks differ by their fp32 accumulation error, so cast_{}(buf) may round one "
                          "element to a neighbouring value: one ulp (2u) of a {}-sigma buf times the largest weight",
-                         dtype_name(out), k_sigmas));
+                         dtype_name(s.output), k_sigmas));
   }
+  const auto rank = static_cast<double>(s.rank);
   add_term(t, "accumulation", 2.0 * accumulation_error(rank, a_max, w_max),
            "fp32 accumulation order of the kernel and of cuBLAS over K = R, sqrt(K) 2^-24 sum|terms| each");
-  if (p.amplify_pairs > 0) {
-    add_term(t, "amplify_pairs", amplify_pairs_error(p.amplify_pairs, rank, a_max, w_max),
+  if (s.amplify_pairs > 0) {
+    add_term(t, "amplify_pairs", amplify_pairs_error(s.amplify_pairs, rank, a_max, w_max),
              fmt::format("the amplifier's {} pair(s) (acc - p) + p before each of the K/16 wgmmas: two fp32 "
                          "additions per pair, each at most one ulp (2^-23) of |acc| + |p| (|acc| <= K a_max b_max, "
                          "|p| <= 16 b_max^2), grown as the square root of their number",
-                         p.amplify_pairs));
+                         s.amplify_pairs));
   }
-  if (p.add_inputs) {
+  if (s.add_inputs) {
     const double acc_sigma = std::sqrt(rank) * a_rms * w_rms;
     add_term(t, "add_inputs_rounding", 2.0 * u_out * k_sigmas * acc_sigma,
              fmt::format("ADD_INPUTS rounds acc to {} before adding y_in, so a flip there is one ulp of acc, not of "
                          "y (they differ when y_in cancels acc): 2u of a {}-sigma acc",
-                         dtype_name(out), k_sigmas));
+                         dtype_name(s.output), k_sigmas));
   }
-  set_output_rtol(t, out);
+  set_output_rtol(t, s.output);
   finish(t);
   return t;
-}
-
-std::vector<ToleranceRow> tolerance_table() {
-  std::vector<ToleranceRow> rows;
-  const auto row = [&](Op op, DType w, std::int64_t rank, std::int64_t hidden_in, bool add_inputs) {
-    Problem p;
-    p.op = op;
-    p.num_tokens = 1;
-    p.rank = rank;
-    p.hidden_in = op == Op::expand ? 0 : hidden_in;
-    p.slice_hidden = {op == Op::shrink ? hidden_in : 4096};
-    p.input_dtype = op == Op::expand ? DType::f32 : w;
-    p.weight_dtype = w;
-    p.add_inputs = add_inputs;
-    p.lora_of = {0};
-    rows.push_back(ToleranceRow{op, p.output_dtype(), op == Op::shrink ? hidden_in : rank, add_inputs, hidden_in,
-                                tolerance_for(p)});
-  };
-  for (const DType w : {DType::bf16, DType::f16}) {
-    for (const std::int64_t rank : {16, 64, 256, 1024}) {
-      row(Op::expand, w, rank, 0, false);
-      row(Op::expand, w, rank, 0, true);
-    }
-  }
-  for (const std::int64_t hidden : {1024, 4096, 16384}) {
-    row(Op::shrink, DType::bf16, 64, hidden, false);
-  }
-  for (const DType w : {DType::bf16, DType::f16}) {
-    for (const std::int64_t rank : {16, 64, 256}) {
-      row(Op::lora_linear, w, rank, 4096, false);
-    }
-  }
-  return rows;
 }
 
 }  // namespace lp

@@ -90,8 +90,21 @@ struct Tolerance {
   [[nodiscard]] std::string describe() const;
 };
 
-/// The tolerance of `problem` (reasoning above). Throws lp::Error for an invalid problem.
-[[nodiscard]] Tolerance tolerance_for(const Problem& problem);
+/// The tolerance of a shrink-shaped product (fp32 output): K = `k` terms of
+/// activations times weights, times `scale`, its partial sums split `split_k` ways.
+[[nodiscard]] Tolerance fp32_output_tolerance(double k, double scale, int split_k);
+
+/// What the tolerance of an expand-shaped product (output in W, K = R) depends on.
+struct WOutputShape {
+  DType output = DType::bf16;
+  std::int64_t rank = 0;
+  int amplify_pairs = 0;
+  bool add_inputs = false;
+  /// A is a shrink's result over this many terms, cast to W (0: A is an activation).
+  std::int64_t a_shrunk_over = 0;
+  double shrink_scale = 1.0;  ///< that shrink's scale
+};
+[[nodiscard]] Tolerance w_output_tolerance(const WOutputShape& shape);
 
 /// One row of the documented table.
 struct ToleranceRow {
@@ -102,8 +115,5 @@ struct ToleranceRow {
   std::int64_t hidden_in;  ///< lora_linear's shrink K (0 for expand)
   Tolerance tolerance;
 };
-
-/// The rows of the table above, computed by tolerance_for().
-[[nodiscard]] std::vector<ToleranceRow> tolerance_table();
 
 }  // namespace lp

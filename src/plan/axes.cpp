@@ -1,9 +1,11 @@
 #include "plan/axes.hpp"
 
+#include "families/family.hpp"
 #include "compile/compiler.hpp"
 #include "util/release.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <limits>
@@ -140,11 +142,19 @@ std::optional<std::string> check_value(const AxisInfo& axis, const nlohmann::jso
       }
       return check_integer(axis, value);
     }
-    case AxisKind::op:
-      if (!value.is_string() || !parse_op(value.get<std::string>())) {
-        return fmt::format("expected one of expand, shrink, lora_linear, got {}", value.dump());
+    case AxisKind::op: {
+      const std::optional<Op> op = value.is_string() ? parse_op(value.get<std::string>()) : std::nullopt;
+      if (!op || !family_of(*op).traits().on_op_axis) {
+        std::vector<std::string_view> names;
+        for (const KernelFamily* f : families()) {
+          if (f->traits().on_op_axis) {
+            names.push_back(f->name());
+          }
+        }
+        return fmt::format("expected one of {}, got {}", fmt::join(names, ", "), value.dump());
       }
       return std::nullopt;
+    }
     case AxisKind::dtype:
       if (!value.is_string() || !parse_dtype(value.get<std::string>())) {
         return fmt::format("expected one of fp32, bf16, fp16, got {}", value.dump());

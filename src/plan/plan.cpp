@@ -1,5 +1,6 @@
 #include "plan/plan.hpp"
 
+#include "families/family.hpp"
 #include "plan/models.hpp"
 #include "plan/tuned.hpp"
 
@@ -83,7 +84,7 @@ json case_axis_value(const Case& c, AxisId id) {
     case AxisId::op:
       return std::string(op_name(c.op));
     case AxisId::input_dtype:
-      return c.op == Op::lora_linear ? json() : json(std::string(dtype_name(c.input_dtype)));
+      return family_of(c.op).traits().input_dtype_axis ? json(std::string(dtype_name(c.input_dtype))) : json();
     case AxisId::weight_dtype:
       return std::string(dtype_name(c.weight_dtype));
     case AxisId::num_slices:
@@ -95,9 +96,9 @@ json case_axis_value(const Case& c, AxisId id) {
     case AxisId::num_loras:
       return c.num_loras;
     case AxisId::add_inputs:
-      return c.op == Op::shrink ? json() : json(c.add_inputs);
+      return family_of(c.op).traits().add_inputs_axis ? json(c.add_inputs) : json();
     case AxisId::gdc:
-      return c.op == Op::lora_linear ? json(c.gdc) : json();
+      return family_of(c.op).traits().gdc_axis ? json(c.gdc) : json();
     case AxisId::block_m:
       return knobs->block_m;
     case AxisId::block_n:
@@ -201,11 +202,10 @@ std::vector<std::vector<json>> axis_lists(const SweepConfig& config, const std::
   return lists;
 }
 
-/// The case of one combination (`v` gives each axis's value), or nullopt with
-/// `why` saying why the combination is not a LoRA configuration.
+/// The axes' values of one combination into `c` (`v` gives each axis's value);
+/// false with `why` when they do not make a LoRA configuration.
 template <class Pick>
-std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs* tuned, bool batch_invariant) {
-  Case c;
+bool read_case_axes(const Pick& v, Case& c, std::string& why) {
   c.op = *parse_op(v(AxisId::op).template get<std::string>());
   c.tokens = v(AxisId::tokens).template get<std::int64_t>();
   c.rank = v(AxisId::rank).template get<std::int64_t>();
@@ -215,79 +215,100 @@ std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs*
   c.input_dtype = *parse_dtype(v(AxisId::input_dtype).template get<std::string>());
   c.add_inputs = v(AxisId::add_inputs).template get<bool>();
   c.gdc = v(AxisId::gdc).template get<bool>();
-  if (c.gdc && c.op != Op::lora_linear) {
+  if (c.gdc && !family_of(c.op).traits().gdc_axis) {
     why = "gdc is vLLM's dual-stream chain, a shrink then a dependent expand: op lora_linear";
-    return std::nullopt;
+    return false;
   }
   if (c.gdc && c.add_inputs) {
     why = "vLLM's dual-stream expand never adds into y (its tuned file is _EXPAND_FALSE): gdc needs add_inputs false";
-    return std::nullopt;
+    return false;
   }
   c.compiler = *compile::Compiler::parse(v(AxisId::compiler).template get<std::string>());
   c.amplify = v(AxisId::amplify).template get<int>();
   c.triton = v(AxisId::triton).template get<std::string>();
-
   const json& hidden = v(AxisId::hidden);
-  if (hidden.is_array()) {
-    if (static_cast<int>(hidden.size()) != c.num_slices) {
-      why = fmt::format("hidden lists {} sizes but num_slices is {}", hidden.size(), c.num_slices);
-      return std::nullopt;
-    }
-    c.hidden = hidden.template get<std::vector<std::int64_t>>();
-  } else {
+  if (!hidden.is_array()) {
     c.hidden.assign(static_cast<std::size_t>(c.num_slices), hidden.template get<std::int64_t>());
+    return true;
+  }
+  if (static_cast<int>(hidden.size()) != c.num_slices) {
+    why = fmt::format("hidden lists {} sizes but num_slices is {}", hidden.size(), c.num_slices);
+    return false;
+  }
+  c.hidden = hidden.template get<std::vector<std::int64_t>>();
+  return true;
+}
+
+/// What the case's family makes of it (families/family.hpp FamilyTraits): x in the
+/// weight dtype, one hidden size where one x is read, no add_inputs where it has none.
+bool shape_by_family(Case& c, std::string& why) {
+  const FamilyTraits& traits = family_of(c.op).traits();
+  if (traits.input_is_weight_dtype) {
+    if (traits.input_dtype_axis && c.input_dtype != c.weight_dtype) {
+      why = fmt::format("{} reads x in the weight dtype (input_dtype must equal weight_dtype)", op_name(c.op));
+      return false;
+    }
+    c.input_dtype = c.weight_dtype;  // x is in the weight dtype (lora_linear's buf is fp32 by construction)
   }
   const bool one_hidden = std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) == c.hidden.end();
-  if (c.op == Op::shrink) {
-    if (c.input_dtype != c.weight_dtype) {
-      why = "shrink reads x in the weight dtype (input_dtype must equal weight_dtype)";
-      return std::nullopt;
-    }
-    if (!one_hidden) {
-      why = "shrink slices share one input x, so they share one hidden size";
-      return std::nullopt;
-    }
+  if (!traits.one_hidden_why.empty() && !one_hidden) {
+    why = traits.one_hidden_why;
+    return false;
+  }
+  if (!traits.add_inputs_axis) {
     c.add_inputs = false;
   }
-  if (c.op == Op::lora_linear) {
-    c.input_dtype = c.weight_dtype;  // x is in the weight dtype; buf is fp32 by construction
-  }
+  return true;
+}
 
-  KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
-  KernelKnobs s_def = vllm_shrink_defaults(c.tokens, batch_invariant);
-  if (tuned != nullptr && batch_invariant) {
-    c.set_tuned("vLLM defaults (VLLM_BATCH_INVARIANT skips the tuned files)");
-  } else if (tuned != nullptr) {
-    // What vLLM launches with these files: the knobs "vllm" stands for. lora_linear
-    // reads both files, as vLLM's shrink and expand each do (the dual-stream expand,
-    // without ADD_INPUTS, reads _EXPAND_FALSE).
-    const std::int64_t width = *std::max_element(c.hidden.begin(), c.hidden.end());
-    std::vector<std::string> described;
-    auto take = [&](const std::optional<TunedChoice>& t, KernelKnobs& knobs, const char* file) {
-      if (t && !t->vllm_error.empty()) {
-        why = t->vllm_error;
-        return false;
-      }
-      if (t) {
-        knobs = t->knobs;
-        described.push_back(t->describe());
-      } else {
-        described.push_back(fmt::format("vLLM defaults (no {}_{}.json)", tuned->prefix(), file));
-      }
-      return true;
-    };
-    if ((c.op == Op::shrink || c.op == Op::lora_linear) &&
-        !take(tuned->shrink(c.num_loras, c.num_slices, c.tokens, c.hidden[0], c.rank), s_def, "SHRINK")) {
-      return std::nullopt;
-    }
-    if ((c.op == Op::expand || c.op == Op::lora_linear) &&
-        !take(tuned->expand(c.add_inputs, c.num_loras, c.num_slices, c.tokens, c.rank, width), e_def,
-              c.add_inputs ? "EXPAND_TRUE" : "EXPAND_FALSE")) {
-      return std::nullopt;
-    }
-    c.set_tuned(fmt::format("{}", fmt::join(described, "; ")));
+/// What vLLM launches with the tuned files: the knobs "vllm" stands for, into
+/// `expand` and `shrink`. A family with both knobs reads both files, as vLLM's shrink
+/// and expand each do (the dual-stream expand, without ADD_INPUTS, reads
+/// _EXPAND_FALSE). False with `why` when vLLM itself would fail on the files.
+bool tuned_knobs(Case& c, const TunedConfigs* tuned, bool batch_invariant, KernelKnobs& expand, KernelKnobs& shrink,
+                 std::string& why) {
+  if (tuned == nullptr) {
+    return true;
   }
-  if (c.op == Op::shrink) {
+  if (batch_invariant) {
+    c.set_tuned("vLLM defaults (VLLM_BATCH_INVARIANT skips the tuned files)");
+    return true;
+  }
+  const FamilyTraits& traits = family_of(c.op).traits();
+  const std::int64_t width = *std::max_element(c.hidden.begin(), c.hidden.end());
+  std::vector<std::string> described;
+  auto take = [&](const std::optional<TunedChoice>& t, KernelKnobs& knobs, const char* file) {
+    if (t && !t->vllm_error.empty()) {
+      why = t->vllm_error;
+      return false;
+    }
+    if (t) {
+      knobs = t->knobs;
+      described.push_back(t->describe());
+    } else {
+      described.push_back(fmt::format("vLLM defaults (no {}_{}.json)", tuned->prefix(), file));
+    }
+    return true;
+  };
+  if (traits.shrink_knobs &&
+      !take(tuned->shrink(c.num_loras, c.num_slices, c.tokens, c.hidden[0], c.rank), shrink, "SHRINK")) {
+    return false;
+  }
+  if (traits.expand_knobs && !take(tuned->expand(c.add_inputs, c.num_loras, c.num_slices, c.tokens, c.rank, width),
+                                   expand, c.add_inputs ? "EXPAND_TRUE" : "EXPAND_FALSE")) {
+    return false;
+  }
+  c.set_tuned(fmt::format("{}", fmt::join(described, "; ")));
+  return true;
+}
+
+/// The case's knobs: the axes' values, "vllm" resolved to `e_def` / `s_def`. A
+/// family with expand knobs takes its tile from the axes (and a chain's shrink its
+/// SPLIT_K); a shrink alone takes its own.
+template <class Pick>
+void set_knobs(const Pick& v, Case& c, const KernelKnobs& e_def, const KernelKnobs& s_def) {
+  const FamilyTraits& traits = family_of(c.op).traits();
+  if (!traits.expand_knobs) {
     KernelKnobs k{resolve(v(AxisId::block_m), s_def.block_m),     resolve(v(AxisId::block_n), s_def.block_n),
                   resolve(v(AxisId::block_k), s_def.block_k),     resolve(v(AxisId::num_warps), s_def.num_warps),
                   resolve(v(AxisId::num_stages), s_def.num_stages), resolve(v(AxisId::split_k), s_def.split_k),
@@ -296,24 +317,36 @@ std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs*
     k.num_ctas = s_def.num_ctas;  // not axes: what vLLM's defaults or the tuned entry say
     k.group_size_m = s_def.group_size_m;
     c.shrink = k;
-  } else {
-    KernelKnobs k{resolve(v(AxisId::block_m), e_def.block_m),     resolve(v(AxisId::block_n), e_def.block_n),
-                  resolve(v(AxisId::block_k), e_def.block_k),     resolve(v(AxisId::num_warps), e_def.num_warps),
-                  resolve(v(AxisId::num_stages), e_def.num_stages), 1, false};
-    k.even_k = c.rank % k.block_k == 0;
-    k.num_ctas = e_def.num_ctas;
-    c.expand = k;
-    if (c.op == Op::lora_linear) {
-      KernelKnobs s = s_def;
-      s.split_k = resolve(v(AxisId::split_k), s_def.split_k);
-      s.even_k = c.hidden[0] % (static_cast<std::int64_t>(s.block_k) * s.split_k) == 0;
-      c.shrink = s;
-    }
+    return;
   }
-  if (c.op == Op::lora_linear && !one_hidden) {
-    why = "lora_linear shrinks one x, so its slices share one hidden size";
+  KernelKnobs k{resolve(v(AxisId::block_m), e_def.block_m),     resolve(v(AxisId::block_n), e_def.block_n),
+                resolve(v(AxisId::block_k), e_def.block_k),     resolve(v(AxisId::num_warps), e_def.num_warps),
+                resolve(v(AxisId::num_stages), e_def.num_stages), 1, false};
+  k.even_k = c.rank % k.block_k == 0;
+  k.num_ctas = e_def.num_ctas;
+  c.expand = k;
+  if (traits.shrink_knobs) {
+    KernelKnobs s = s_def;
+    s.split_k = resolve(v(AxisId::split_k), s_def.split_k);
+    s.even_k = c.hidden[0] % (static_cast<std::int64_t>(s.block_k) * s.split_k) == 0;
+    c.shrink = s;
+  }
+}
+
+/// The case of one combination (`v` gives each axis's value), or nullopt with
+/// `why` saying why the combination is not a LoRA configuration.
+template <class Pick>
+std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs* tuned, bool batch_invariant) {
+  Case c;
+  if (!read_case_axes(v, c, why) || !shape_by_family(c, why)) {
     return std::nullopt;
   }
+  KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
+  KernelKnobs s_def = vllm_shrink_defaults(c.tokens, batch_invariant);
+  if (!tuned_knobs(c, tuned, batch_invariant, e_def, s_def, why)) {
+    return std::nullopt;
+  }
+  set_knobs(v, c, e_def, s_def);
   return c;
 }
 
@@ -414,7 +447,8 @@ json canonical_axes(const Case& c) {
                {"weight_dtype", dtype_name(c.weight_dtype)},
                {"compiler", c.compiler.to_string()},
                {"triton", c.triton}};
-  if (c.op != Op::lora_linear && c.op != Op::fused_moe) {
+  const FamilyTraits& traits = family_of(c.op).traits();
+  if (traits.input_dtype_axis) {
     axes["input_dtype"] = dtype_name(c.input_dtype);
   }
   if (const FusedMoeCase* fused = c.fused_moe()) {
@@ -428,15 +462,15 @@ json canonical_axes(const Case& c) {
   if (c.amplify > 0) {
     axes["amplify"] = c.amplify;
   }
-  if (c.op != Op::shrink) {
+  if (traits.add_inputs_axis) {
     axes["add_inputs"] = c.add_inputs;
   }
   if (c.gdc) {
     axes["gdc"] = true;  // only when on: every case without it keeps the id it always had
   }
   const KernelKnobs& main_knobs = c.expand ? *c.expand : *c.shrink;
-  axes.update(knobs_json(main_knobs, c.op == Op::shrink));
-  if (c.op == Op::lora_linear) {
+  axes.update(knobs_json(main_knobs, !traits.expand_knobs));
+  if (traits.expand_knobs && traits.shrink_knobs) {
     axes["shrink"] = knobs_json(*c.shrink, true);
   }
   return axes;
@@ -555,83 +589,98 @@ std::optional<Case> fused_moe_case(const Case& shape, const Projection& p, std::
   return c;
 }
 
+/// The sub-config that plans projection `p`'s cases of `op`: its slices and widths,
+/// and for a fused-MoE projection the fast path's hard-coded knobs.
+SweepConfig projection_config(const SweepConfig& config, const Projection& p, const char* op, bool fused) {
+  const bool chain = op == std::string("lora_linear");
+  SweepConfig sub = config;
+  sub.model.value.reset();
+  sub.axes[AxisId::op].value = {AxisValue::from_json(op)};
+  sub.axes[AxisId::num_slices].value = {AxisValue::from_json(p.out.size())};
+  sub.axes[AxisId::hidden].value = {AxisValue::from_json(op == std::string("expand") || chain ? json(p.out) : json(p.in))};
+  if (fused) {
+    // The fast path's knobs are hard-coded (vllm_fused_moe_launch), its input is x in
+    // the weight dtype: the sub-plan only supplies the other axes' product.
+    for (AxisId knob : {AxisId::block_m, AxisId::block_n, AxisId::block_k, AxisId::num_warps, AxisId::num_stages,
+                        AxisId::split_k}) {
+      sub.axes[knob].value = {AxisValue::from_json("vllm")};
+    }
+    sub.axes[AxisId::input_dtype].value = {AxisValue::from_json("bf16")};
+    sub.vllm_configs.value.reset();
+  }
+  return sub;
+}
+
+/// `part`'s cases as fused-MoE cases of projection `p` (those vLLM takes the fast path for).
+void convert_to_fused(Plan& part, const Projection& p, Plan& out) {
+  std::deque<Case> converted;
+  for (const Case& shape : part.cases) {
+    std::string why;
+    std::optional<Case> c = fused_moe_case(shape, p, why);
+    if (!c) {
+      count_reason(out.not_applicable, why);
+      continue;
+    }
+    converted.push_back(std::move(*c));
+  }
+  part.cases = std::move(converted);
+}
+
+/// Adds projection `p`'s sub-plan to `out`: its counts, and its cases, a case that
+/// another projection planned already shared (its projection list grows).
+void merge_part(Plan& part, const Projection& p, Plan& out, std::map<std::string, std::size_t>& at) {
+  out.combinations += part.combinations;
+  out.duplicates += part.duplicates;
+  for (const Dropped& d : part.not_applicable) {
+    count_reason(out.not_applicable, d.reason, d.count);
+  }
+  out.excluded_by_rule.resize(part.excluded_by_rule.size(), 0);
+  for (std::size_t i = 0; i < part.excluded_by_rule.size(); ++i) {
+    out.excluded_by_rule[i] += part.excluded_by_rule[i];
+  }
+  for (Case& c : part.cases) {
+    if (const auto it = at.find(c.id); it != at.end()) {
+      Case& shared = out.cases[it->second];
+      shared.set_projection(shared.projection() + "," + p.name);
+      continue;
+    }
+    c.set_projection(p.name);
+    c.index = out.cases.size();
+    at.emplace(c.id, c.index);
+    out.cases.push_back(std::move(c));
+  }
+}
+
 Plan expand_model_plan(const SweepConfig& config, const std::vector<std::string>& available) {
   const ModelChoice& m = *config.model.value;
   Plan out;
   std::map<std::string, std::size_t> at;  // id -> index in out
+  const std::vector<AxisValue>& ops = config.values(AxisId::op);
+  const auto wanted = [&](const char* op) { return std::find(ops.begin(), ops.end(), AxisValue::from_json(op)) != ops.end(); };
   for (const Projection& p : projections(find_model(m.name), m.tp)) {
     const bool fused = p.kernel == LoraKernel::fused_moe;
-    const std::vector<AxisValue>& ops = config.values(AxisId::op);
-    if (fused && std::find(ops.begin(), ops.end(), AxisValue::from_json("expand")) == ops.end()) {
+    if (fused && !wanted("expand")) {
       out.not_swept.push_back({p.name, "vLLM runs the routed experts' LoRA as one fused-MoE kernel (shrink and expand "
                                        "in one launch), which the plan includes with --op expand"});
       continue;
     }
     for (const char* op : {"expand", "shrink", "lora_linear"}) {
-      if (std::find(ops.begin(), ops.end(), AxisValue::from_json(op)) == ops.end()) {
-        continue;
-      }
-      if (fused && op != std::string("expand")) {
+      if (!wanted(op) || (fused && op != std::string("expand"))) {
         continue;  // the fused kernel is the projection's shrink and expand in one: planned once
       }
-      const bool chain = op == std::string("lora_linear");
-      if (chain && std::any_of(p.out.begin(), p.out.end(), [&](std::int64_t n) { return n != p.in; })) {
+      if (op == std::string("lora_linear") &&
+          std::any_of(p.out.begin(), p.out.end(), [&](std::int64_t n) { return n != p.in; })) {
         // The chain's host model has one width for x and every slice of y (docs/problem.md).
         out.not_swept.push_back({p.name, "the shrink->expand chain (op lora_linear, --vllm-dual-stream) is modelled "
                                          "for projections whose input and output widths are equal; sweep this one's "
                                          "expand and shrink apart (--op expand,shrink)"});
         continue;
       }
-      SweepConfig sub = config;
-      sub.model.value.reset();
-      sub.axes[AxisId::op].value = {AxisValue::from_json(op)};
-      sub.axes[AxisId::num_slices].value = {AxisValue::from_json(p.out.size())};
-      sub.axes[AxisId::hidden].value = {
-          AxisValue::from_json(op == std::string("expand") || chain ? json(p.out) : json(p.in))};
+      Plan part = expand_plan(projection_config(config, p, op, fused), available);
       if (fused) {
-        // The fast path's knobs are hard-coded (vllm_fused_moe_launch), its input is x in
-        // the weight dtype: the sub-plan only supplies the other axes' product.
-        for (AxisId knob : {AxisId::block_m, AxisId::block_n, AxisId::block_k, AxisId::num_warps,
-                            AxisId::num_stages, AxisId::split_k}) {
-          sub.axes[knob].value = {AxisValue::from_json("vllm")};
-        }
-        sub.axes[AxisId::input_dtype].value = {AxisValue::from_json("bf16")};
-        sub.vllm_configs.value.reset();
+        convert_to_fused(part, p, out);
       }
-      Plan part = expand_plan(sub, available);
-      if (fused) {
-        std::deque<Case> converted;
-        for (const Case& shape : part.cases) {
-          std::string why;
-          std::optional<Case> c = fused_moe_case(shape, p, why);
-          if (!c) {
-            count_reason(out.not_applicable, why);
-            continue;
-          }
-          converted.push_back(std::move(*c));
-        }
-        part.cases = std::move(converted);
-      }
-      out.combinations += part.combinations;
-      out.duplicates += part.duplicates;
-      for (const Dropped& d : part.not_applicable) {
-        count_reason(out.not_applicable, d.reason, d.count);
-      }
-      out.excluded_by_rule.resize(part.excluded_by_rule.size(), 0);
-      for (std::size_t i = 0; i < part.excluded_by_rule.size(); ++i) {
-        out.excluded_by_rule[i] += part.excluded_by_rule[i];
-      }
-      for (Case& c : part.cases) {
-        if (const auto it = at.find(c.id); it != at.end()) {
-          Case& shared = out.cases[it->second];
-          shared.set_projection(shared.projection() + "," + p.name);
-          continue;
-        }
-        c.set_projection(p.name);
-        c.index = out.cases.size();
-        at.emplace(c.id, c.index);
-        out.cases.push_back(std::move(c));
-      }
+      merge_part(part, p, out, at);
     }
   }
   return out;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "families/family.hpp"
 #include "model/metrics_json.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"

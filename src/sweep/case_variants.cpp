@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "families/family.hpp"
 #include "plan/vllm_defaults.hpp"
 
 namespace lp::sweep {
@@ -42,7 +43,11 @@ AxisValues wanted_expand_axes(const plan::Case& c) {
   }
   const bool same_stride =
       std::adjacent_find(c.hidden.begin(), c.hidden.end(), std::not_equal_to<>()) == c.hidden.end();
-  const DType input = c.op == Op::lora_linear ? DType::f32 : c.input_dtype;
+  // The dtype the expand reads its A operand in: the family's (lora_linear: fp32 buf).
+  Problem shape;
+  shape.op = c.op;
+  shape.input_dtype = c.input_dtype;
+  const DType input = a_operand_dtype(shape);
   AxisValues wanted = tile_axes("expand", input, c.weight_dtype, k);
   wanted.set("add_inputs", AxisValue::of_bool(c.add_inputs));
   wanted.set("num_slices", AxisValue::of_int(c.num_slices));

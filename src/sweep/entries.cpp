@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "families/family.hpp"
 #include "sweep/case_variants.hpp"
 #include "sweep/decide.hpp"
 #include "compile/toolchain.hpp"
@@ -62,21 +63,20 @@ Problem problem_of(const plan::Case& c, std::uint64_t seed) {
   p.num_tokens = c.tokens;
   p.rank = c.rank;
   p.slice_hidden = c.hidden;
-  p.hidden_in = c.op == Op::expand ? 0 : c.hidden.at(0);
+  p.hidden_in = c.hidden.at(0);
   p.num_loras = c.num_loras;
-  p.input_dtype = c.op == Op::expand ? c.input_dtype : c.weight_dtype;
+  p.input_dtype = c.input_dtype;
   p.weight_dtype = c.weight_dtype;
-  p.add_inputs = c.op != Op::shrink && c.add_inputs;
-  p.scale = c.op == Op::expand ? 1.0F : k_shrink_scale;
+  p.add_inputs = c.add_inputs;
+  p.scale = k_shrink_scale;
   p.seed = seed;
   p.split_k = c.shrink ? c.shrink->split_k : 1;
   if (const plan::FusedMoeCase* fused = c.fused_moe()) {
     p.hidden_in = fused->hidden_in;
-    p.input_dtype = c.weight_dtype;
-    p.scale = 1.0F;
     p.moe = ExpertRouting{fused->num_experts, fused->top_k, fused->mul_routed_weight,
                           c.expand->block_m};
   }
+  family_of(c.op).shape(p);
   return p;
 }
 
@@ -96,7 +96,7 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
     const plan::KernelKnobs& tile = c.expand ? *c.expand : *c.shrink;
     e.job.block_m = tile.block_m;
     e.job.block_n = tile.block_n;
-    const DType out = c.op == Op::shrink ? DType::f32 : c.weight_dtype;
+    const DType out = output_dtype(e.job.problem);
     if (const auto tol = config.tolerance.find(out); tol != config.tolerance.end()) {
       e.job.atol = tol->second.value.atol;
       e.job.rtol = tol->second.value.rtol;

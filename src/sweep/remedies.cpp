@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "families/family.hpp"
 #include "plan/axes.hpp"
 #include "report/verdict.hpp"
 #include "report/verdict_table.hpp"
@@ -49,7 +50,7 @@ std::vector<Rule> rules(const std::vector<std::string>& tritons, const std::stri
                  }});
   out.push_back({"bf16 input", "a bf16 shrink buffer, so the expand reads bf16 from shared memory (vLLM PR #47869)",
                  [](plan::Case& c) {
-                   if (c.op != Op::expand || c.input_dtype == DType::bf16) {
+                   if (!family_of(c.op).traits().bf16_input_remedy || c.input_dtype == DType::bf16) {
                      return false;
                    }
                    c.input_dtype = DType::bf16;
@@ -91,19 +92,16 @@ std::vector<Rule> rules(const std::vector<std::string>& tritons, const std::stri
   return out;
 }
 
-}  // namespace
+// A configuration's hazardous cases at its fewest and most tokens.
+struct Chosen {
+  report::CaseRecord fewest;
+  report::CaseRecord most;
+};
 
-RemedyPlan plan_remedies(const report::CaseStore& records,
-                         const std::map<std::string, const plan::Case*>& cases, const std::vector<std::string>& tritons,
-                         const std::string& ptxas_13_3) {
-  RemedyPlan out;
-  // Per configuration (every axis but tokens), the hazardous cases at its fewest and most tokens.
-  struct Chosen {
-    report::CaseRecord fewest;
-    report::CaseRecord most;
-  };
+// Per configuration (every axis but tokens), its hazardous cases at the fewest and
+// most tokens, in the order configurations first appear; `order` gets the keys.
+std::map<std::string, Chosen> hazards_by_config(const report::CaseStore& records, std::vector<std::string>& order) {
   std::map<std::string, Chosen> by_config;
-  std::vector<std::string> order;
   for (const report::CaseRecord& r : records) {
     if (r.verdict != Verdict::latent && r.verdict != Verdict::fail) {
       continue;
@@ -133,6 +131,17 @@ RemedyPlan plan_remedies(const report::CaseStore& records,
       most = r;
     }
   }
+  return by_config;
+}
+
+}  // namespace
+
+RemedyPlan plan_remedies(const report::CaseStore& records,
+                         const std::map<std::string, const plan::Case*>& cases, const std::vector<std::string>& tritons,
+                         const std::string& ptxas_13_3) {
+  RemedyPlan out;
+  std::vector<std::string> order;
+  std::map<std::string, Chosen> by_config = hazards_by_config(records, order);
   std::map<std::string, std::size_t> record_by_id;
   std::size_t i = 0;
   for (const report::CaseRecord& r : records) {

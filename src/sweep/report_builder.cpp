@@ -1,5 +1,6 @@
 #include "sweep/report_builder.hpp"
 
+#include "families/family.hpp"
 #include "compile/compiler.hpp"
 #include "compile/toolchain.hpp"
 #include "model/tolerance.hpp"

@@ -3,11 +3,13 @@
 // row-major), with seeded inputs and the output's pre-launch state.
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "cuda/memory.hpp"
 #include "cuda/stream.hpp"
-#include "model/moe_routing.hpp"
+#include "families/fused_moe/routing.hpp"
+#include "families/family.hpp"
 #include "model/problem.hpp"
 
 namespace lp {
@@ -20,7 +22,7 @@ enum class OutputInit : std::uint8_t {
   zero,    ///< SPLIT_K > 1: atomics add into zeros; unwritten not measurable
 };
 
-/// How the output the comparison checks (y, or buf for shrink) starts.
+/// How the output the comparison checks (y, or buf where the family writes buf) starts.
 [[nodiscard]] OutputInit output_init(const Problem& problem) noexcept;
 /// True when output_init() is poison.
 [[nodiscard]] bool unwritten_measurable(const Problem& problem) noexcept;
@@ -44,7 +46,7 @@ struct CaseBuffers {
   DeviceBuffer num_tokens_per_lora;   ///< [J]
   DeviceBuffer lora_token_start_loc;  ///< [J + 1]
   DeviceBuffer token_indices_sorted_by_lora_ids;  ///< [T]
-  // fused_moe's routing (model/moe_routing.hpp): the host copy the device tensors
+  // fused_moe's routing (families/fused_moe/routing.hpp): the host copy the device tensors
   // were uploaded from (the reference walks its groups), then the tensors.
   MoeRouting routing;
   DeviceBuffer topk_weights;            ///< [T * top_k] fp32
@@ -55,24 +57,32 @@ struct CaseBuffers {
   DeviceBuffer pair_lora;               ///< [T * top_k] int32: the adapter of each output row
   DeviceBuffer group_pairs;             ///< routing.group_pairs, for the reference
 
-  /// The tensor the comparison checks: buf for shrink, y otherwise.
+  /// The tensor the comparison checks: buf where the family writes buf, y otherwise.
   [[nodiscard]] const DeviceBuffer& output(const Problem& problem) const noexcept;
   [[nodiscard]] DeviceBuffer& output(const Problem& problem) noexcept;
-  /// The adapter of each row of output(): lora_of, or pair_lora for fused_moe.
+  /// The adapter of each row of output(): pair_lora where the family routes pairs
+  /// (its buffers hold one), lora_of otherwise.
   [[nodiscard]] const DeviceBuffer& row_lora(const Problem& problem) const noexcept;
 };
 
-/// Allocates every tensor of `problem`, uploads the mapping metadata and generates
-/// the inputs (inputs.hpp: x, A, B, expand's buf, y_in) from problem.seed. Outputs
-/// are left unset: call reset_output() before each launch. Everything is queued on
-/// `stream` and the buffers are stream-ordered there (they must die before it).
-/// Throws lp::Error for an invalid problem, lp::CudaError on allocation/launch failure.
-[[nodiscard]] CaseBuffers make_case_buffers(const Problem& problem, const LoraMetadata& metadata,
-                                            const Stream& stream);
+// The steps a family's make_buffers (families/device.hpp) composes. Everything is
+// queued on `stream` and the buffers are stream-ordered there (they must die before it).
 
-/// Puts the output (and lora_linear's intermediate buf) in its pre-launch state:
-/// poison, a copy of y_in (ADD_INPUTS) or zeros (SPLIT_K > 1). Call before every
-/// launch, so each repeat starts fresh. Asynchronous on `stream`. Throws lp::CudaError.
-void reset_output(const Problem& problem, CaseBuffers& buffers, const Stream& stream);
+/// elements of the dims' product.
+[[nodiscard]] std::size_t elements(std::initializer_list<std::int64_t> dims);
+/// An int32 host vector on the device.
+[[nodiscard]] DeviceBuffer upload_ints(const std::vector<std::int32_t>& values, const Stream& stream);
+/// Fills `buffer` with the poison of `t` (verify/poison.hpp).
+void fill_poison(DeviceBuffer& buffer, DType t, const Stream& stream);
+/// lora_of and the mapping's metadata, all five.
+void upload_metadata(CaseBuffers& b, const Problem& p, const LoraMetadata& m, const Stream& stream);
+/// The shrink's inputs: x [T, H_in] and A per slice [L, R, H_in], in X, generated.
+void add_shrink_inputs(CaseBuffers& b, const Problem& p, const Stream& stream);
+/// The expand's weights B per slice [L, H_s, R] (generated), y [T, H_tot] and, with
+/// ADD_INPUTS, y_in (generated), all in W.
+void add_expand_tensors(CaseBuffers& b, const Problem& p, const Stream& stream);
+/// Puts the output in its pre-launch state: poison, a copy of y_in (ADD_INPUTS) or
+/// zeros (SPLIT_K > 1). Asynchronous on `stream`.
+void reset_output_tensor(const Problem& p, CaseBuffers& b, const Stream& stream);
 
 }  // namespace lp

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "families/family.hpp"
 #include "model/symptom.hpp"
 #include "util/error.hpp"
 #include "verify/compare_internal.hpp"
@@ -46,11 +47,11 @@ CompareLayout CompareLayout::shrink_output(std::int64_t num_slices, std::int64_t
 }
 
 CompareLayout CompareLayout::for_problem(const Problem& problem) {
-  if (problem.op == Op::shrink) {
+  if (family_of(problem.op).writes_buf()) {
     return shrink_output(problem.num_slices(), problem.num_tokens, problem.rank);
   }
-  // fused_moe's out [T * top_k, S * N] is laid out like y, one row per routed pair.
-  return expand_output(problem.output_rows(), problem.slice_hidden);
+  // y, or fused_moe's out [T * top_k, S * N], laid out like y with one row per routed pair.
+  return expand_output(output_rows(problem), problem.slice_hidden);
 }
 
 std::int64_t CompareLayout::total_elements() const noexcept {

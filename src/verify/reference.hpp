@@ -1,38 +1,68 @@
 #pragma once
-// The cuBLAS reference of docs/problem.md. Per LoRA in use and per slice: gather
-// the rows of the LoRA's tokens (token_indices_sorted_by_lora_ids), one
+// The steps of the cuBLAS reference of docs/problem.md, which each kernel family
+// (families/*/..._device.cpp) composes into its own. Per LoRA in use and per slice:
+// gather the rows of the LoRA's tokens (token_indices_sorted_by_lora_ids), one
 // cublasGemmEx with CUBLAS_COMPUTE_32F on a pedantic-math handle (never TF32, no
 // reduced-precision reductions), fp32 output, then the kernel's own finishing:
-//   expand:      cast_W(buf) first (the operand the kernel's CAST_TYPE path sees),
+//   the expand:  cast_W(buf) first (the operand the kernel's CAST_TYPE path sees),
 //                y = round_W(acc), or round_W(round_W(acc) + y_in) with ADD_INPUTS;
-//   shrink:      buf = scale * acc in fp32 (alpha = scale), no further rounding;
-//   lora_linear: the shrink above into an fp32 buf, then the expand with I = fp32.
-//   fused_moe:   per (adapter, expert) group of routed pairs instead of per LoRA: the
-//                shrink, its result rounded to W, the expand, times the routing weight
-//                for the down projection, then the expand's finishing into the pairs' rows.
+//   the shrink:  buf = scale * acc in fp32 (alpha = scale), no further rounding.
 // Rows of tokens without a LoRA hold exactly what the output held before the
-// launch (poison, y_in or zero: reset_output()), so any write there shows.
+// launch (poison, y_in or zero: init_reference()), so any write there shows.
+
+#include <cstddef>
+#include <cstdint>
 
 #include "cuda/cublas.hpp"
+#include "cuda/memory.hpp"
 #include "cuda/stream.hpp"
 #include "verify/case_buffers.hpp"
 #include "model/problem.hpp"
 
 namespace lp {
 
-/// Writes the expected output into buffers.reference from the generated inputs in
-/// `buffers` (independent of the output buffer, so it may run before or after the
-/// kernel). `cublas` must be bound to `stream`. Synchronises `stream` and returns
-/// the CUDA-event time in ms of the reference's GPU work (casts, gathers, GEMMs;
-/// scratch buffers are allocated before the timed part).
-/// Throws lp::Error for an invalid problem or a dimension beyond cuBLAS's int range,
-/// lp::CudaError when a call fails.
-double compute_reference(const Problem& problem, const LoraMetadata& metadata, CaseBuffers& buffers,
-                         const CublasHandle& cublas, const Stream& stream);
+/// Every scratch buffer of one reference, allocated before the timed part so the
+/// cuBLAS time is GPU work only (no cuMemAlloc in between), and freed only after the
+/// stream has drained. A family allocates the ones its steps use.
+struct Workspace {
+  DeviceBuffer gathered_x;    ///< [largest group, H_in] X (shrink)
+  DeviceBuffer shrink_acc;    ///< [largest group, R] fp32 (shrink)
+  DeviceBuffer intermediate;  ///< [S, T, R] fp32 (lora_linear's buf)
+  DeviceBuffer cast;          ///< [S, T, R] W: cast_W of expand's input (when I != W)
+  DeviceBuffer gathered_a;    ///< [largest group, R] W (expand)
+  DeviceBuffer expand_acc;    ///< [largest group, widest slice] fp32 (expand)
+  DeviceBuffer shrink_w;      ///< [largest group, R] W: fused_moe's rank tile, rounded
+};
 
-/// compute_reference without the wait: the reference's work queued on `stream`
-/// between `span`'s events (span.ms() waits for it and gives its time).
-void enqueue_reference(const Problem& problem, const LoraMetadata& metadata, CaseBuffers& buffers,
-                       const CublasHandle& cublas, const Stream& stream, GpuSpan& span);
+/// rows * cols elements of `element` bytes.
+[[nodiscard]] std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, std::size_t element);
+/// The most tokens one LoRA in use has.
+[[nodiscard]] std::int64_t largest_group(const LoraMetadata& m);
+/// The shrink step's scratch, and the expand step's (its cast when A's dtype is not W).
+void add_shrink_workspace(Workspace& w, const Problem& p, const LoraMetadata& m, const Stream& stream);
+void add_expand_workspace(Workspace& w, const Problem& p, const LoraMetadata& m, const Stream& stream);
+
+/// The buffer's element `index` of dtype `t`.
+[[nodiscard]] const void* element_at(const DeviceBuffer& b, std::size_t index, DType t);
+/// The buffer as a typed device pointer.
+template <class T>
+[[nodiscard]] T* typed(const DeviceBuffer& b) {
+  return static_cast<T*>(b.raw());
+}
+/// Row-major c[rows, cols] (fp32) = alpha * a[rows, k] * b[cols, k]^T, a and b of
+/// dtype t, on `cublas`. Throws lp::Error when a dimension is beyond cuBLAS's int.
+void gemm_abt(const CublasHandle& cublas, std::int64_t rows, std::int64_t cols, std::int64_t k, DType t, const void* a,
+              const void* b, float alpha, float* c);
+
+/// The shrink step: buf_out [S, T, R] fp32, rows of live tokens = scale * x A_s^T;
+/// other rows untouched.
+void reference_shrink(const Problem& p, const LoraMetadata& m, const CaseBuffers& b, Workspace& w, float* buf_out,
+                      const Stream& stream, const CublasHandle& cublas);
+/// The expand step: y [T, H_tot] in W, rows of live tokens from `in` [S, T, R] of
+/// dtype `in_type`, cast to W first.
+void reference_expand(const Problem& p, const LoraMetadata& m, const CaseBuffers& b, Workspace& w, const void* in,
+                      DType in_type, DeviceBuffer& y, const Stream& stream, const CublasHandle& cublas);
+/// The reference starts as the output does before a launch (output_init()).
+void init_reference(const Problem& p, CaseBuffers& b, const Stream& stream);
 
 }  // namespace lp

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "model/metrics.hpp"
-#include "model/moe_routing.hpp"
+#include "families/fused_moe/routing.hpp"
 #include "model/problem.hpp"
 
 namespace lp {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "families/device.hpp"
 #include "cuda/check.hpp"
 #include "cuda/driver.hpp"
 #include "worker/launch.hpp"
@@ -14,7 +15,7 @@
 #include "verify/reference.hpp"
 #include "verify/stats.hpp"
 #include "util/checked.hpp"
-#include "model/tolerance.hpp"
+
 
 namespace lp::worker {
 
@@ -32,7 +33,7 @@ bool worse(const CompareMetrics& a, const CompareMetrics& b) {
          std::make_tuple(!b.passed(), b.mismatches + b.untouched_rows_written, b.worst_dev_over_tolerance);
 }
 
-const LoadedImage& image_for(const ImageTable& images, const std::optional<ImageRef>& ref, const char* what) {
+const LoadedImage& image_for(const ImageTable& images, const std::optional<ImageRef>& ref, std::string_view what) {
   if (!ref) {
     throw AbiViolation(fmt::format("the job has no {} kernel", what));
   }
@@ -52,55 +53,9 @@ std::uint64_t free_device_bytes() {
   return free_bytes;
 }
 
-std::uint64_t estimate_device_bytes(const Problem& p) {
-  // Saturating: a product too large for 64 bits is "more than any GPU has", never a small wrapped number.
-  const auto mul = [](std::initializer_list<std::uint64_t> factors) {
-    std::uint64_t out = 1;
-    for (std::uint64_t f : factors) {
-      out = saturating_mul(out, f);
-    }
-    return out;
-  };
-  const auto sum = [](std::initializer_list<std::uint64_t> terms) {
-    std::uint64_t out = 0;
-    for (std::uint64_t t : terms) {
-      out = saturating_add(out, t);
-    }
-    return out;
-  };
-  const auto u = [](std::int64_t v) { return v > 0 ? static_cast<std::uint64_t>(v) : std::uint64_t{0}; };
-  const std::uint64_t T = u(p.num_tokens);
-  const std::uint64_t R = u(p.rank);
-  const std::uint64_t S = static_cast<std::uint64_t>(p.num_slices());
-  const std::uint64_t L = u(p.num_loras);
-  const std::uint64_t w = dtype_size(p.weight_dtype);
-  std::uint64_t h_tot = 0;
-  for (std::int64_t h : p.slice_hidden) {
-    h_tot = saturating_add(h_tot, u(h));
-  }
-  const std::uint64_t h_in = u(p.hidden_in);
-  std::uint64_t bytes = 0;
-  if (p.op == Op::fused_moe) {
-    const std::uint64_t E = u(p.moe.num_experts);
-    const std::uint64_t P = mul({T, u(p.moe.top_k)});
-    const std::uint64_t padded = sum({P, mul({E, u(p.moe.block_m)})});
-    bytes = sum({mul({u(p.x_rows()), h_in, w}), mul({S, L, E, R, h_in, w}), mul({S, L, E, h_tot / std::max<std::uint64_t>(S, 1), R, w}),
-                 mul({3, P, h_tot, w}), mul({L, padded, 8}), mul({P, 12})});  // x, A, B, y/y_in/reference, routing
-    return sum({mul({2, bytes}), std::uint64_t{64} << 20});
-  }
-  if (p.op != Op::expand) {
-    bytes = sum({bytes, mul({T, h_in, w}), mul({S, L, R, h_in, w})});  // x, A
-  }
-  bytes = sum({bytes, mul({S, T, R, 4})});  // buf (fp32 at most)
-  if (p.op != Op::shrink) {
-    bytes = sum({bytes, mul({L, h_tot, R, w}), mul({3, T, h_tot, w})});  // B; y, y_in, reference
-  } else {
-    bytes = sum({bytes, mul({S, T, R, 4})});  // reference
-  }
-  bytes = sum({bytes, mul({4, T, 4})});  // mapping metadata
-  // The reference gathers and casts operands into scratch of about the same size.
-  return sum({mul({2, bytes}), std::uint64_t{64} << 20});
-}
+// An upper estimate of what the case allocates: its family's tensors and the
+// reference's scratch (families/*: device_bytes).
+std::uint64_t estimate_device_bytes(const Problem& p) { return family_of(p.op).device_bytes(p); }
 
 class RunningJob {
  public:
@@ -232,26 +187,16 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     // the work is handed on to the caller, an exception still leaves none of it queued.
     r.buffers = make_case_buffers(problem, *r.metadata, stream);
     StreamDrain drain(stream);
-    if (problem.op == Op::fused_moe) {
-      // Its one kernel travels in the expand slot: it is the kernel that writes y.
-      const LoadedImage& image = image_for(images, job.expand, "fused_moe");
-      r.kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::fused_moe, problem,
-                                                                     *r.metadata, *r.buffers, stream)});
-    }
-    if (problem.op == Op::shrink || problem.op == Op::lora_linear) {
-      const LoadedImage& image = image_for(images, job.shrink, "shrink");
-      r.kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::shrink, problem,
-                                                                     *r.metadata, *r.buffers, stream)});
-    }
-    if (problem.op == Op::expand || problem.op == Op::lora_linear) {
-      const LoadedImage& image = image_for(images, job.expand, "expand");
-      r.kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, KernelRole::expand, problem,
-                                                                     *r.metadata, *r.buffers, stream)});
+    for (const KernelLaunch& k : family_of(problem.op).kernels()) {
+      const std::optional<ImageRef>& ref = k.slot == ImageSlot::expand ? job.expand : job.shrink;
+      const LoadedImage& image = image_for(images, ref, op_name(k.kernel));
+      r.kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, k.kernel, problem, *r.metadata,
+                                                                     *r.buffers, stream)});
     }
     enqueue_reference(problem, *r.metadata, *r.buffers, cublas, stream, r.reference_span);
     r.tolerance = tolerance_for(problem);
     CompareSpec spec;
-    spec.dtype = problem.output_dtype();
+    spec.dtype = output_dtype(problem);
     spec.atol = job.atol.value_or(r.tolerance->atol);
     spec.rtol = job.rtol.value_or(r.tolerance->rtol);
     spec.tile = TileShape{job.block_m, job.block_n};

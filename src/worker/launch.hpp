@@ -15,30 +15,24 @@
 #include "kernels/manifest.hpp"
 #include "util/error.hpp"
 #include "verify/case_buffers.hpp"
+#include "families/device.hpp"
 #include "model/problem.hpp"
 
 namespace lp::worker {
 
-/// Which kernel of a case a launch is: lora_linear launches both; fused_moe launches
-/// its one kernel.
-enum class KernelRole { expand, shrink, fused_moe };
-
-/// A case that must not be launched with a variant: the argument and the reason.
-class AbiViolation : public Error {
- public:
-  using Error::Error;
-};
+using lp::AbiViolation;  // families/device.hpp
 
 /// Everything one launch needs, built once per case and reused for every repeat:
 /// parameter storage, device arrays of per-slice pointers/strides, scratch.
 class PreparedLaunch {
  public:
-  /// Fills the variant's parameters for `role` of `problem` on `buffers`. Throws
+  /// Fills the variant's parameters for `kernel` (the single-kernel family whose
+  /// kernel this launch is: families/family.hpp KernelLaunch) of `problem` on `buffers`. Throws
   /// AbiViolation when a runtime value breaks the variant's specialisation (not
   /// divisible by 16, misaligned, not 1, beyond int32) or the variant's constexprs
   /// disagree with the problem (SLICE_NUM, EVEN_K, ADD_INPUTS, dtypes).
   /// Per-slice arrays are uploaded on `stream` (synchronously).
-  PreparedLaunch(const kernels::Variant& variant, KernelRole role, const Problem& problem,
+  PreparedLaunch(const kernels::Variant& variant, Op kernel, const Problem& problem,
                  const LoraMetadata& metadata, CaseBuffers& buffers, const Stream& stream);
 
   /// Launches on `stream` (asynchronous) with function `fn` from the variant's module;
@@ -49,6 +43,15 @@ class PreparedLaunch {
   [[nodiscard]] const LaunchConfig& config() const noexcept { return m_config; }
 
  private:
+  /// The grid and block from the manifest's factors; the number of programs.
+  std::int64_t set_grid(const kernels::Variant& v, const LaunchInputs& in);
+  /// A pointer parameter's value (per-slice arrays uploaded and kept in m_arrays).
+  CUdeviceptr pointer_argument(const kernels::Variant& v, const kernels::Param& param, const LaunchValue& value,
+                               const Stream& stream);
+  /// A scalar parameter's bytes, checked against its type and specialisation.
+  static void store_scalar(const kernels::Variant& v, const kernels::Param& param, const LaunchValue& value,
+                           std::uint64_t& slot);
+
   LaunchConfig m_config;
   std::vector<std::uint64_t> m_storage;  ///< one 8-byte slot per parameter (u32/f32 use the low bytes)
   std::vector<void*> m_args;

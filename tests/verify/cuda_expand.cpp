@@ -1,4 +1,6 @@
 #include "cuda_expand.hpp"
+#include "families/device.hpp"
+#include "families/family.hpp"
 
 #include <algorithm>
 #include <climits>

@@ -8,6 +8,8 @@
 #include <cstdio>
 
 #include "cuda/stream.hpp"
+#include "families/device.hpp"
+#include "families/family.hpp"
 #include "gpu_fixture.hpp"
 #include "test_problems.hpp"
 #include "verify/case_buffers.hpp"
@@ -31,14 +33,14 @@ class CudaExpandEndToEnd : public VerifyGpu {
     }
     const Tolerance tol = tolerance_for(p);
     CompareSpec spec;
-    spec.dtype = p.output_dtype();
+    spec.dtype = output_dtype(p);
     spec.atol = tol.atol;
     spec.rtol = tol.rtol;
     spec.tile = compare_tile;
     spec.unwritten_measurable = unwritten_measurable(p);
     const CompareMetrics metrics = compare_on_device(CompareLayout::for_problem(p), spec, b.y, b.reference, b.lora_of,
                                                      stream());
-    std::printf("%s, CUDA expand fault=%s: %s\n", p.describe().c_str(), std::string(expand_fault_name(fault)).c_str(),
+    std::printf("%s, CUDA expand fault=%s: %s\n", describe(p).c_str(), std::string(expand_fault_name(fault)).c_str(),
                 metrics.summary().c_str());
     return metrics;
   }

@@ -3,7 +3,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "model/moe_routing.hpp"
+#include "families/family.hpp"
+#include "families/fused_moe/routing.hpp"
 #include "verify/case_buffers.hpp"
 #include "verify/inputs.hpp"
 #include "verify/poison.hpp"
@@ -112,7 +113,7 @@ void put(DType t, std::vector<std::byte>& out, std::size_t index, std::uint32_t 
 std::uint32_t pre_launch_bits(const Problem& p, const HostInputs& in, std::size_t index) {
   switch (output_init(p)) {
     case OutputInit::poison:
-      return poison_bits(p.output_dtype());
+      return poison_bits(output_dtype(p));
     case OutputInit::y_in:
       return in.y_in[index];
     case OutputInit::zero:
@@ -134,9 +135,9 @@ std::vector<std::byte> fused_moe_output(const Problem& p, const HostInputs& in, 
   const std::int64_t row = p.num_slices() * n_count;
   const std::int64_t factor = p.moe.mul_routed_weight ? 1 : p.moe.top_k;
   const Accumulation shrink_acc = acc == Accumulation::fp32_amplified ? Accumulation::fp32_blocked : acc;
-  std::vector<std::byte> out(static_cast<std::size_t>(p.output_rows() * row) * dtype_size(w));
+  std::vector<std::byte> out(static_cast<std::size_t>(output_rows(p) * row) * dtype_size(w));
   std::vector<float> tmp(static_cast<std::size_t>(r_count));
-  for (std::int64_t pair = 0; pair < p.output_rows(); ++pair) {
+  for (std::int64_t pair = 0; pair < output_rows(p); ++pair) {
     const std::int32_t lora = routing.pair_lora[static_cast<std::size_t>(pair)];
     const std::int64_t weights = lora * e_count + routing.topk_ids[static_cast<std::size_t>(pair)];
     const std::int64_t x_row = pair / factor;
@@ -195,7 +196,7 @@ HostInputs generate_host_inputs(const Problem& p) {
     const auto k = static_cast<std::size_t>(p.hidden_in);
     const auto n = static_cast<std::size_t>(p.slice_hidden.at(0));
     const DType w = p.weight_dtype;
-    in.x = generate(w, k_activation_range, p.seed, tensor_id::x, static_cast<std::size_t>(p.x_rows()) * k);
+    in.x = generate(w, k_activation_range, p.seed, tensor_id::x, static_cast<std::size_t>(x_rows(p)) * k);
     for (std::size_t s = 0; s < s_count; ++s) {
       const auto slice = static_cast<std::int64_t>(s);
       in.lora_a.push_back(generate(w, k_weight_range, p.seed, tensor_id::lora_a(slice), l * e * r * k));
@@ -203,7 +204,7 @@ HostInputs generate_host_inputs(const Problem& p) {
     }
     if (p.add_inputs) {
       in.y_in = generate(w, k_activation_range, p.seed, tensor_id::y_in,
-                         static_cast<std::size_t>(p.output_rows()) * s_count * n);
+                         static_cast<std::size_t>(output_rows(p)) * s_count * n);
     }
     return in;
   }
@@ -232,7 +233,7 @@ HostInputs generate_host_inputs(const Problem& p) {
 
 std::vector<std::byte> host_output(const Problem& p, const HostInputs& in, Accumulation acc) {
   validate(p);
-  const DType out_type = p.output_dtype();
+  const DType out_type = output_dtype(p);
   const std::int64_t t_count = p.num_tokens;
   const std::int64_t r_count = p.rank;
   const Accumulation shrink_acc = acc == Accumulation::fp32_amplified ? Accumulation::fp32_blocked : acc;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "gpu_fixture.hpp"
+#include "families/device.hpp"
 #include "host_model.hpp"
 #include "test_problems.hpp"
 #include "verify/case_buffers.hpp"

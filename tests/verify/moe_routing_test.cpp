@@ -1,7 +1,8 @@
-// The fused-MoE routing (model/moe_routing.hpp): what vLLM's moe_lora_align_block_size
+// The fused-MoE routing (families/fused_moe/routing.hpp): what vLLM's moe_lora_align_block_size
 // hands the kernel, checked against its definition on seeded problems.
 
-#include "model/moe_routing.hpp"
+#include "families/fused_moe/routing.hpp"
+#include "families/family.hpp"
 
 #include <gtest/gtest.h>
 
@@ -136,10 +137,10 @@ TEST(MoeRouting, RefusesOtherOpsAndBadShapes) {
 
 TEST(MoeRouting, PairRowsAndXRows) {
   const Problem up = moe_problem(10, 1, 8, 2, 16, false);
-  EXPECT_EQ(up.output_rows(), 20);
-  EXPECT_EQ(up.x_rows(), 10);
+  EXPECT_EQ(output_rows(up), 20);
+  EXPECT_EQ(x_rows(up), 10);
   const Problem down = moe_problem(10, 1, 8, 2, 16, true);
-  EXPECT_EQ(down.x_rows(), 20);
+  EXPECT_EQ(x_rows(down), 20);
   EXPECT_EQ(parse_op("fused_moe"), Op::fused_moe);
   EXPECT_EQ(op_name(Op::fused_moe), "fused_moe");
 }

@@ -1,6 +1,7 @@
 // Problem validation, the token -> LoRA mapping and the metadata of docs/problem.md.
 
 #include "model/problem.hpp"
+#include "families/family.hpp"
 
 #include <gtest/gtest.h>
 
@@ -124,9 +125,9 @@ TEST(Problem, DerivedSizes) {
   EXPECT_EQ(p.num_slices(), 2);
   EXPECT_EQ(p.hidden_total(), 96);
   EXPECT_EQ(p.slice_offsets(), (std::vector<std::int64_t>{0, 64}));
-  EXPECT_EQ(p.output_dtype(), DType::bf16);
-  EXPECT_EQ(p.expand_input_dtype(), DType::f32);
-  EXPECT_EQ(p.describe(), "expand T=4 R=16 H=[64,32] L=2 fp32->bf16 seed=0");
+  EXPECT_EQ(output_dtype(p), DType::bf16);
+  EXPECT_EQ(a_operand_dtype(p), DType::f32);
+  EXPECT_EQ(describe(p), "expand T=4 R=16 H=[64,32] L=2 fp32->bf16 seed=0");
 }
 
 TEST(Problem, ValidationNamesTheField) {
@@ -156,8 +157,8 @@ TEST(Problem, ShrinkRules) {
   p.scale = 0.25f;
   p.split_k = 4;
   EXPECT_EQ(validation_error(p), "");
-  EXPECT_EQ(p.output_dtype(), DType::f32);
-  EXPECT_EQ(p.describe(), "shrink T=4 R=16 H=[64,64] H_in=64 L=2 bf16->fp32 scale=0.25 split_k=4 seed=0");
+  EXPECT_EQ(output_dtype(p), DType::f32);
+  EXPECT_EQ(describe(p), "shrink T=4 R=16 H=[64,64] H_in=64 L=2 bf16->fp32 scale=0.25 split_k=4 seed=0");
   p.slice_hidden = {64, 32};
   EXPECT_EQ(validation_error(p),
             "invalid problem (shrink): slice_hidden[1] = 32 differs from hidden_in 64: every shrink slice reads the same x");
@@ -177,9 +178,9 @@ TEST(Problem, LoraLinear) {
   p.hidden_in = 128;
   p.add_inputs = true;
   EXPECT_EQ(validation_error(p), "");
-  EXPECT_EQ(p.expand_input_dtype(), DType::f32);
-  EXPECT_EQ(p.output_dtype(), DType::bf16);
-  EXPECT_EQ(p.describe(), "lora_linear T=4 R=16 H=[64,32] H_in=128 L=2 bf16->fp32->bf16 add_inputs scale=1 split_k=1 seed=0");
+  EXPECT_EQ(a_operand_dtype(p), DType::f32);
+  EXPECT_EQ(output_dtype(p), DType::bf16);
+  EXPECT_EQ(describe(p), "lora_linear T=4 R=16 H=[64,32] H_in=128 L=2 bf16->fp32->bf16 add_inputs scale=1 split_k=1 seed=0");
 }
 
 TEST(Names, RoundTrip) {

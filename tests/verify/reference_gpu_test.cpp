@@ -11,6 +11,8 @@
 #include <string>
 
 #include "gpu_fixture.hpp"
+#include "families/device.hpp"
+#include "families/family.hpp"
 #include "host_model.hpp"
 #include "test_problems.hpp"
 #include "verify/case_buffers.hpp"
@@ -46,16 +48,16 @@ TEST_P(ReferenceVsFloat64, AgreesWithinToleranceWithMargin) {
 
   const Tolerance tol = tolerance_for(p);
   CompareSpec spec;
-  spec.dtype = p.output_dtype();
+  spec.dtype = output_dtype(p);
   spec.atol = tol.atol;
   spec.rtol = tol.rtol;
   spec.tile = TileShape{16, 32};
   spec.unwritten_measurable = unwritten_measurable(p);
   const CompareMetrics metrics =
       compare_on_host(CompareLayout::for_problem(p), spec, cublas_ref, host_ref, row_lora(p));
-  std::printf("%s: cuBLAS reference %.3f ms; vs float64: %s\n", p.describe().c_str(), ms, metrics.summary().c_str());
-  EXPECT_TRUE(metrics.passed()) << p.describe() << ": " << metrics.summary() << "; " << tol.describe();
-  EXPECT_LE(metrics.worst_dev_over_tolerance, 0.5) << p.describe() << ": " << metrics.summary() << "; " << tol.describe();
+  std::printf("%s: cuBLAS reference %.3f ms; vs float64: %s\n", describe(p).c_str(), ms, metrics.summary().c_str());
+  EXPECT_TRUE(metrics.passed()) << describe(p) << ": " << metrics.summary() << "; " << tol.describe();
+  EXPECT_LE(metrics.worst_dev_over_tolerance, 0.5) << describe(p) << ": " << metrics.summary() << "; " << tol.describe();
   EXPECT_EQ(metrics.untouched_rows_written, 0u) << "rows without LoRA must hold the pre-launch state";
   if (metrics.unwritten) {
     EXPECT_EQ(*metrics.unwritten, 0u);

@@ -1,6 +1,7 @@
 // Failure rates, the rule of three, bytes and bandwidth.
 
 #include "verify/stats.hpp"
+#include "families/family.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,6 +2,7 @@
 // implementations summing in different orders must pass with margin.
 
 #include "model/tolerance.hpp"
+#include "families/family.hpp"
 
 #include <gtest/gtest.h>
 
@@ -146,7 +147,7 @@ TEST_P(AccumulationOrder, CleanResultsPassWithMargin) {
   const Tolerance tol = tolerance_for(p);
   const CompareLayout layout = CompareLayout::for_problem(p);
   CompareSpec spec;
-  spec.dtype = p.output_dtype();
+  spec.dtype = output_dtype(p);
   spec.atol = tol.atol;
   spec.rtol = tol.rtol;
   spec.tile = TileShape{16, 32};
@@ -157,11 +158,11 @@ TEST_P(AccumulationOrder, CleanResultsPassWithMargin) {
        {test::Accumulation::fp32_forward, test::Accumulation::fp32_reverse, test::Accumulation::fp32_blocked}) {
     const std::vector<std::byte> other = test::host_output(p, inputs, order);
     const CompareMetrics m = compare_on_host(layout, spec, other, reference, test::row_lora(p));
-    EXPECT_TRUE(m.passed()) << p.describe() << ": " << m.summary();
-    EXPECT_LE(m.worst_dev_over_tolerance, 0.5) << p.describe() << ": " << m.summary() << "; " << tol.describe();
+    EXPECT_TRUE(m.passed()) << describe(p) << ": " << m.summary();
+    EXPECT_LE(m.worst_dev_over_tolerance, 0.5) << describe(p) << ": " << m.summary() << "; " << tol.describe();
     worst = std::max(worst, m.worst_dev_over_tolerance);
   }
-  std::printf("%s: worst dev/tol %.3f (%s)\n", p.describe().c_str(), worst, tol.describe().c_str());
+  std::printf("%s: worst dev/tol %.3f (%s)\n", describe(p).c_str(), worst, tol.describe().c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -217,7 +218,7 @@ TEST(Tolerance, AnAmplifiedCleanResultStaysInsideTodaysToleranceWithItsMargin) {
       p.amplify_pairs = pairs;
       const test::HostInputs inputs = test::generate_host_inputs(p);
       CompareSpec spec;
-      spec.dtype = p.output_dtype();
+      spec.dtype = output_dtype(p);
       spec.atol = today.atol;
       spec.rtol = today.rtol;
       spec.tile = TileShape{16, 32};

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/problem.hpp"
+#include "families/family.hpp"
 
 namespace lp {
 

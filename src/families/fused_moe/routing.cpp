@@ -1,9 +1,10 @@
-#include "model/moe_routing.hpp"
+#include "families/fused_moe/routing.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
+#include "families/fused_moe/fused_moe.hpp"
 #include "model/splitmix.hpp"
 #include "util/error.hpp"
 
@@ -13,23 +14,11 @@ namespace {
 // Keeps the routing's stream apart from the token mapping's and the inputs'.
 constexpr std::uint64_t k_routing_stream = 0x6D6F652D726F7574ull;  // "moe-rout"
 
-}  // namespace
-
-MoeRouting make_moe_routing(const Problem& problem) {
-  if (problem.op != Op::fused_moe) {
-    throw Error(fmt::format("make_moe_routing: a {} problem has no routing", op_name(problem.op)));
-  }
-  validate(problem);
-  const ExpertRouting& shape = problem.moe;
+// Each token's top_k distinct experts and routing weights, and each pair's adapter.
+void draw_routes(const Problem& problem, MoeRouting& r) {
   const std::int64_t tokens = problem.num_tokens;
-  const std::int64_t top_k = shape.top_k;
-  const std::int64_t experts = shape.num_experts;
-  const std::int64_t block = shape.block_m;
-  const std::int64_t pairs = tokens * top_k;
-  MoeRouting r;
-  r.topk_ids.resize(static_cast<std::size_t>(pairs));
-  r.topk_weights.resize(static_cast<std::size_t>(pairs));
-  r.pair_lora.resize(static_cast<std::size_t>(pairs));
+  const std::int64_t top_k = problem.moe.top_k;
+  const std::int64_t experts = problem.moe.num_experts;
   SplitMix64 rng(problem.seed ^ k_routing_stream);
   std::vector<std::int32_t> chosen;
   for (std::int64_t t = 0; t < tokens; ++t) {
@@ -50,6 +39,26 @@ MoeRouting make_moe_routing(const Problem& problem) {
       r.pair_lora[p] = problem.lora_of[static_cast<std::size_t>(t)];
     }
   }
+}
+
+}  // namespace
+
+MoeRouting make_moe_routing(const Problem& problem) {
+  if (&family_of(problem.op) != &fused_moe_family()) {
+    throw Error(fmt::format("make_moe_routing: a {} problem has no routing", op_name(problem.op)));
+  }
+  validate(problem);
+  const ExpertRouting& shape = problem.moe;
+  const std::int64_t tokens = problem.num_tokens;
+  const std::int64_t top_k = shape.top_k;
+  const std::int64_t experts = shape.num_experts;
+  const std::int64_t block = shape.block_m;
+  const std::int64_t pairs = tokens * top_k;
+  MoeRouting r;
+  r.topk_ids.resize(static_cast<std::size_t>(pairs));
+  r.topk_weights.resize(static_cast<std::size_t>(pairs));
+  r.pair_lora.resize(static_cast<std::size_t>(pairs));
+  draw_routes(problem, r);
 
   const std::int64_t loras = problem.num_loras;
   // vLLM's max_num_tokens_padded: room for every pair plus block - 1 padding per

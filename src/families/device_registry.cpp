@@ -1,0 +1,73 @@
+// The one place a family's device half is registered (registry.cpp has its host
+// half, in the same order), and what every family's device half shares.
+#include <array>
+
+#include <fmt/format.h>
+
+#include "families/device.hpp"
+#include "families/expand/expand_device.hpp"
+#include "families/fused_moe/fused_moe_device.hpp"
+#include "families/lora_linear/lora_linear_device.hpp"
+#include "families/shrink/shrink_device.hpp"
+
+namespace lp {
+namespace {
+
+const std::array<const DeviceFamily*, 4> k_device_families = {&expand_device(), &shrink_device(),
+                                                              &lora_linear_device(), &fused_moe_device()};
+
+}  // namespace
+
+const DeviceFamily& device_family_of(Op op) noexcept { return *k_device_families[static_cast<std::size_t>(op)]; }
+
+std::optional<LaunchValue> DeviceFamily::argument(const LaunchInputs&, const std::string&, bool) const {
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> DeviceFamily::grid_quantity(const LaunchInputs&, const std::string&) const {
+  return std::nullopt;
+}
+
+void DeviceFamily::check_variant(const kernels::Variant& v, const Problem& p) const {
+  throw AbiViolation(fmt::format("variant {} ({}) is not a kernel of its own: {} has no launch of it", v.id, v.op,
+                                 op_name(p.op)));
+}
+
+CaseBuffers make_case_buffers(const Problem& problem, const LoraMetadata& metadata, const Stream& stream) {
+  validate(problem);
+  const LoraMetadata expected = build_lora_metadata(problem.lora_of, problem.num_loras);
+  if (metadata.lora_ids != expected.lora_ids || metadata.num_tokens_per_lora != expected.num_tokens_per_lora ||
+      metadata.lora_token_start_loc != expected.lora_token_start_loc ||
+      metadata.token_indices_sorted_by_lora_ids != expected.token_indices_sorted_by_lora_ids) {
+    throw Error("make_case_buffers: the metadata was not built from this problem's lora_of");
+  }
+  return device_family_of(problem.op).make_buffers(problem, metadata, stream);
+}
+
+void reset_output(const Problem& problem, CaseBuffers& buffers, const Stream& stream) {
+  device_family_of(problem.op).reset_output(problem, buffers, stream);
+}
+
+void enqueue_reference(const Problem& problem, const LoraMetadata& metadata, CaseBuffers& buffers,
+                       const CublasHandle& cublas, const Stream& stream, GpuSpan& span) {
+  validate(problem);
+  if (cublas.stream() != stream.get()) {
+    throw Error("compute_reference: the cuBLAS handle is bound to another stream");
+  }
+  const DeviceFamily& family = device_family_of(problem.op);
+  // Stream-ordered: freed after the work queued here, however this returns.
+  Workspace workspace = family.workspace(problem, metadata, buffers, stream);
+  span.time(stream, [&] {
+    init_reference(problem, buffers, stream);
+    family.reference(problem, metadata, buffers, workspace, cublas, stream);
+  });
+}
+
+double compute_reference(const Problem& problem, const LoraMetadata& metadata, CaseBuffers& buffers,
+                         const CublasHandle& cublas, const Stream& stream) {
+  GpuSpan span;
+  enqueue_reference(problem, metadata, buffers, cublas, stream, span);
+  return span.ms();
+}
+
+}  // namespace lp
