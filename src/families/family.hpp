@@ -39,8 +39,9 @@ struct KernelLaunch {
 
 /// How the plan shapes a family's cases, as data (plan/plan.cpp reads it).
 struct FamilyTraits {
-  /// The op axis may name the family (fused_moe is planned from a model's experts only).
-  bool on_op_axis = true;
+  /// Why the op axis may not name the family ("" when it may: fused_moe is planned
+  /// from a model's experts only).
+  std::string_view off_op_axis_why;
   /// input_dtype is an axis of its cases (in their ids and exclude matching).
   bool input_dtype_axis = false;
   /// x is read in the weight dtype: input_dtype equals weight_dtype.
@@ -52,8 +53,10 @@ struct FamilyTraits {
   /// Its slices read one x, so they have one hidden size: the reason when they do not
   /// ("" when slices may differ).
   std::string_view one_hidden_why;
-  /// The field remedy "bf16 input" (a bf16 buffer instead of fp32) applies.
-  bool bf16_input_remedy = false;
+  /// Its kernel casts its A operand in registers from the input dtype (the hazard's
+  /// site), so the field report's remedies apply to it: block_n 32, a 16-bit input
+  /// (vLLM PR #47869's bf16 buffer), 1 stage.
+  bool register_a_remedies = false;
 };
 
 /// One kernel family. Implementations live in src/families/<name>/.
@@ -67,6 +70,9 @@ class KernelFamily {
   [[nodiscard]] virtual const FamilyTraits& traits() const noexcept = 0;
   /// The kernels one case launches, in order.
   [[nodiscard]] virtual std::span<const KernelLaunch> kernels() const noexcept = 0;
+  /// A one-kernel family's kernel parameters, as our Triton kernel declares them
+  /// before Triton's two scratch pointers (kernels/triton/*.py; empty for a chain).
+  [[nodiscard]] virtual std::span<const std::string_view> kernel_arguments() const noexcept { return {}; }
 
   // ---- its problem (docs/problem.md) ----
   /// Given a problem filled from a planned case as if every family had every field
@@ -107,6 +113,9 @@ class KernelFamily {
 [[nodiscard]] const KernelFamily& family_of(Op op) noexcept;
 /// Every family, in registration order.
 [[nodiscard]] std::span<const KernelFamily* const> families() noexcept;
+/// The family whose name (or whose one kernel's name, a kernel set variant's op) is
+/// `name`; nullptr for a kernel no family launches (the two-kernel fused-MoE path's).
+[[nodiscard]] const KernelFamily* family_named(std::string_view name) noexcept;
 
 /// "expand", "shrink", "lora_linear", "fused_moe".
 [[nodiscard]] std::string_view op_name(Op op) noexcept;

@@ -21,6 +21,11 @@ const KernelFamily& family_of(Op op) noexcept { return *k_families[static_cast<s
 
 std::span<const KernelFamily* const> families() noexcept { return k_families; }
 
+const KernelFamily* family_named(std::string_view name) noexcept {
+  const std::optional<Op> op = parse_op(name);
+  return op ? &family_of(*op) : nullptr;
+}
+
 std::string_view op_name(Op op) noexcept {
   return static_cast<std::size_t>(op) < k_families.size() ? family_of(op).name() : std::string_view("?");
 }

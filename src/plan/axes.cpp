@@ -116,10 +116,10 @@ const AxisInfo* find_axis(std::string_view key, bool* deprecated) {
 }
 
 std::optional<std::string> check_sweep_value(const AxisInfo& axis, const nlohmann::json& value) {
-  if (axis.id == AxisId::op && value.is_string() && value.get<std::string>() == "fused_moe") {
-    // Its cases need experts, top_k and the projection's K, which only a model has.
-    return "fused_moe cases come from a MoE model: --model qwen3.6-35b-a3b (or another preset with a moe block; "
-           "loraprobe list --models) plans the routed experts' fused-MoE kernel with the expand op";
+  if (const KernelFamily* f = axis.id == AxisId::op && value.is_string() ? family_named(value.get<std::string>())
+                                                                          : nullptr;
+      f != nullptr && !f->traits().off_op_axis_why.empty()) {
+    return std::string(f->traits().off_op_axis_why);  // e.g. fused_moe: its cases need a model's experts
   }
   return check_value(axis, value);
 }
@@ -144,10 +144,10 @@ std::optional<std::string> check_value(const AxisInfo& axis, const nlohmann::jso
     }
     case AxisKind::op: {
       const std::optional<Op> op = value.is_string() ? parse_op(value.get<std::string>()) : std::nullopt;
-      if (!op || !family_of(*op).traits().on_op_axis) {
+      if (!op || !family_of(*op).traits().off_op_axis_why.empty()) {
         std::vector<std::string_view> names;
         for (const KernelFamily* f : families()) {
-          if (f->traits().on_op_axis) {
+          if (f->traits().off_op_axis_why.empty()) {
             names.push_back(f->name());
           }
         }

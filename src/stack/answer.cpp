@@ -1,5 +1,6 @@
 // Deciding check's answer from what the built kernels' SASS showed.
 
+#include "families/family.hpp"
 #include "stack/answer.hpp"
 
 #include <algorithm>
@@ -45,7 +46,10 @@ std::string_view to_string(RemedyStatus status) {
 std::string kernel_label(const kernels::Variant& v) {
   const AxisValues& a = v.axes;
   std::string out = v.op;
-  if (const auto input = a.text("input_dtype"), weight = a.text("weight_dtype"); input && weight && v.op != "expand") {
+  // A kernel that reads x in the weight dtype shows one dtype; the expand its input's and W.
+  const KernelFamily* family = family_named(v.op);
+  const bool one_dtype = family == nullptr || family->traits().input_is_weight_dtype;
+  if (const auto input = a.text("input_dtype"), weight = a.text("weight_dtype"); input && weight && one_dtype) {
     out += fmt::format(" {}", *input);
   } else if (input && weight) {
     out += fmt::format(" {}->{}", *input, *weight);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "families/family.hpp"
 #include "sweep/case_variants.hpp"
 #include "util/error.hpp"
 
@@ -34,9 +35,12 @@ std::vector<std::string> Selection::ids() const {
 const kernels::Variant* neighbour_of(const kernels::KernelSet& set, const kernels::Variant& v, KernelRemedy remedy) {
   AxisValues wanted = v.axes;
   wanted.set("op", AxisValue::of_text(v.op));
+  // The field report's remedies are for a kernel that casts its A in registers.
+  const KernelFamily* family = family_named(v.op);
+  const bool register_a = family != nullptr && family->traits().register_a_remedies;
   switch (remedy) {
     case KernelRemedy::block_n_32:
-      if (v.op != "expand" || v.axes.integer("block_n") == 32) {
+      if (!register_a || v.axes.integer("block_n") == 32) {
         return nullptr;
       }
       wanted.set("block_n", AxisValue::of_int(32));
@@ -44,14 +48,14 @@ const kernels::Variant* neighbour_of(const kernels::KernelSet& set, const kernel
     case KernelRemedy::input_16bit: {
       const std::optional<std::string> input = v.axes.text("input_dtype");
       const std::optional<std::string> weight = v.axes.text("weight_dtype");
-      if (v.op != "expand" || !input || !weight || *input == *weight) {
+      if (!register_a || !input || !weight || *input == *weight) {
         return nullptr;
       }
       wanted.set("input_dtype", AxisValue::of_text(*weight));
       break;
     }
     case KernelRemedy::stages_1:
-      if (v.op != "expand" || v.axes.integer("num_stages").value_or(1) == 1) {
+      if (!register_a || v.axes.integer("num_stages").value_or(1) == 1) {
         return nullptr;
       }
       wanted.set("num_stages", AxisValue::of_int(1));

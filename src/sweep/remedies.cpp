@@ -50,7 +50,7 @@ std::vector<Rule> rules(const std::vector<std::string>& tritons, const std::stri
                  }});
   out.push_back({"bf16 input", "a bf16 shrink buffer, so the expand reads bf16 from shared memory (vLLM PR #47869)",
                  [](plan::Case& c) {
-                   if (!family_of(c.op).traits().bf16_input_remedy || c.input_dtype == DType::bf16) {
+                   if (!family_of(c.op).traits().register_a_remedies || c.input_dtype == DType::bf16) {
                      return false;
                    }
                    c.input_dtype = DType::bf16;

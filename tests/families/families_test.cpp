@@ -136,13 +136,17 @@ TEST(Families, DeviceBytesGrowWithTheProblemAndNeverWrap) {
 TEST(Families, OnlyTheFamiliesThePlanMayNameAreOnTheOpAxis) {
   std::vector<std::string_view> on_axis;
   for (const KernelFamily* f : families()) {
-    if (f->traits().on_op_axis) {
+    if (f->traits().off_op_axis_why.empty()) {
       on_axis.push_back(f->name());
     }
   }
   EXPECT_EQ(on_axis, (std::vector<std::string_view>{"expand", "shrink", "lora_linear"}));
-  EXPECT_TRUE(family_of(Op::expand).traits().bf16_input_remedy);
-  EXPECT_FALSE(family_of(Op::lora_linear).traits().bf16_input_remedy);
+  EXPECT_NE(family_of(Op::fused_moe).traits().off_op_axis_why.find("--model"), std::string_view::npos)
+      << "the refusal says where fused_moe cases come from";
+  EXPECT_TRUE(family_of(Op::expand).traits().register_a_remedies);
+  EXPECT_FALSE(family_of(Op::lora_linear).traits().register_a_remedies);
+  EXPECT_EQ(family_named("shrink"), &family_of(Op::shrink));
+  EXPECT_EQ(family_named("fused_moe_shrink"), nullptr) << "the two-kernel path's kernels are no family";
 }
 
 }  // namespace

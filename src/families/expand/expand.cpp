@@ -77,8 +77,18 @@ class Expand final : public KernelFamily {
     return with_reference_scratch(sum({buf, expand_tensor_bytes(p), mul({4, u(p.num_tokens), 4})}));
   }
 
+  [[nodiscard]] std::span<const std::string_view> kernel_arguments() const noexcept override { return k_arguments; }
+
  private:
-  static constexpr FamilyTraits k_traits{.on_op_axis = true,
+  // _lora_expand_kernel's runtime arguments (kernels/triton), in signature order.
+  static constexpr std::array<std::string_view, 20> k_arguments = {
+      "input_ptr",       "lora_ptr",        "out_ptr",         "M",
+      "N",               "K",               "token_indices_sorted_by_lora_ids",
+      "num_tokens_per_lora",                "lora_token_start_loc",
+      "lora_ids",        "slice_start_loc", "input_d0_stride", "input_d1_stride",
+      "input_d2_stride", "ls_d0_ptr",       "ls_d1_ptr",       "ls_d2_ptr",
+      "output_d0_stride", "output_d1_stride", "output_hs_ptr"};
+  static constexpr FamilyTraits k_traits{.off_op_axis_why = "",
                                          .input_dtype_axis = true,
                                          .input_is_weight_dtype = false,
                                          .add_inputs_axis = true,
@@ -86,7 +96,7 @@ class Expand final : public KernelFamily {
                                          .shrink_knobs = false,
                                          .expand_knobs = true,
                                          .one_hidden_why = "",
-                                         .bf16_input_remedy = true};
+                                         .register_a_remedies = true};
   static constexpr std::array<KernelLaunch, 1> k_kernels{{{Op::expand, ImageSlot::expand}}};
 };
 

@@ -107,8 +107,20 @@ class FusedMoe final : public KernelFamily {
              mul({L, padded, 8}), mul({P, 12})}));  // x, A, B, y/y_in/reference, routing
   }
 
+  [[nodiscard]] std::span<const std::string_view> kernel_arguments() const noexcept override { return k_arguments; }
+
  private:
-  static constexpr FamilyTraits k_traits{.on_op_axis = false,
+  // _fused_moe_lora_one_shot_kernel's runtime arguments (kernels/triton), in signature order.
+  static constexpr std::array<std::string_view, 31> k_arguments = {
+      "x_ptr",          "A_ptrs",          "B_ptrs",           "out_ptr",
+      "topk_weights_ptr", "sorted_token_ids_ptr", "expert_ids_ptr", "num_tokens_post_padded_ptr",
+      "token_lora_mapping_ptr", "lora_ids_ptr", "adapter_enabled_ptr", "N",
+      "K",              "num_valid_tokens", "top_k_num",        "max_loras",
+      "stride_xm",      "stride_xk",       "stride_A_lora",    "stride_A_expert",
+      "stride_A_r",     "stride_A_k",      "stride_B_lora",    "stride_B_expert",
+      "stride_B_n",     "stride_B_r",      "stride_om",        "stride_on",
+      "stride_tl_",     "stride_el",       "slice_n_offset"};
+  static constexpr FamilyTraits k_traits{.off_op_axis_why = "fused_moe cases come from a MoE model: --model qwen3.6-35b-a3b (or another preset with a moe block; loraprobe list --models) plans the routed experts' fused-MoE kernel with the expand op",
                                          .input_dtype_axis = false,
                                          .input_is_weight_dtype = true,
                                          .add_inputs_axis = true,
@@ -116,7 +128,7 @@ class FusedMoe final : public KernelFamily {
                                          .shrink_knobs = false,
                                          .expand_knobs = true,
                                          .one_hidden_why = "",
-                                         .bf16_input_remedy = false};
+                                         .register_a_remedies = false};
   // Its one kernel travels in the expand slot: it is the kernel that writes y.
   static constexpr std::array<KernelLaunch, 1> k_kernels{{{Op::fused_moe, ImageSlot::expand}}};
 };

@@ -70,7 +70,7 @@ class LoraLinear final : public KernelFamily {
   }
 
  private:
-  static constexpr FamilyTraits k_traits{.on_op_axis = true,
+  static constexpr FamilyTraits k_traits{.off_op_axis_why = "",
                                          .input_dtype_axis = false,
                                          .input_is_weight_dtype = true,
                                          .add_inputs_axis = true,
@@ -78,7 +78,7 @@ class LoraLinear final : public KernelFamily {
                                          .shrink_knobs = true,
                                          .expand_knobs = true,
                                          .one_hidden_why = "lora_linear shrinks one x, so its slices share one hidden size",
-                                         .bf16_input_remedy = false};
+                                         .register_a_remedies = false};
   static constexpr std::array<KernelLaunch, 2> k_kernels{
       {{Op::shrink, ImageSlot::shrink}, {Op::expand, ImageSlot::expand}}};
 };

@@ -78,8 +78,18 @@ class Shrink final : public KernelFamily {
     return with_reference_scratch(sum({shrink_tensor_bytes(p), buf, buf, mul({4, u(p.num_tokens), 4})}));
   }
 
+  [[nodiscard]] std::span<const std::string_view> kernel_arguments() const noexcept override { return k_arguments; }
+
  private:
-  static constexpr FamilyTraits k_traits{.on_op_axis = true,
+  // _lora_shrink_kernel's runtime arguments (kernels/triton), in signature order.
+  static constexpr std::array<std::string_view, 19> k_arguments = {
+      "input_ptr",       "lora_ptr",        "out_ptr",        "M",
+      "N",               "K",               "token_indices_sorted_by_lora_ids",
+      "num_tokens_per_lora",                "lora_token_start_loc",
+      "lora_ids",        "scaling",         "input_d0_stride", "input_d1_stride",
+      "lora_d0_stride",  "lora_d1_stride",  "lora_d2_stride", "output_d0_stride",
+      "output_d1_stride", "output_d2_stride"};
+  static constexpr FamilyTraits k_traits{.off_op_axis_why = "",
                                          .input_dtype_axis = true,
                                          .input_is_weight_dtype = true,
                                          .add_inputs_axis = false,
@@ -87,7 +97,7 @@ class Shrink final : public KernelFamily {
                                          .shrink_knobs = true,
                                          .expand_knobs = false,
                                          .one_hidden_why = "shrink slices share one input x, so they share one hidden size",
-                                         .bf16_input_remedy = false};
+                                         .register_a_remedies = false};
   static constexpr std::array<KernelLaunch, 1> k_kernels{{{Op::shrink, ImageSlot::shrink}}};
 };
 
