@@ -211,6 +211,37 @@ void transfer(const Instruction& insn, RegisterParams& s, const Produced& produc
   }
 }
 
+/// The provenance at each block's entry, to a fixed point (sets only grow).
+std::vector<RegisterParams> entry_provenance(const KernelListing& kernel, const std::vector<BasicBlock>& blocks,
+                                             const Produced& params) {
+  std::vector<RegisterParams> in(blocks.size(), RegisterParams(k_gprs + k_uniform, 0));
+  std::deque<std::size_t> todo{0};
+  std::vector<bool> queued(blocks.size(), false);
+  queued[0] = true;
+  while (!todo.empty()) {
+    const std::size_t b = todo.front();
+    todo.pop_front();
+    queued[b] = false;
+    RegisterParams s = in[b];
+    for (std::size_t i = blocks[b].first; i < blocks[b].last; ++i) {
+      transfer(kernel.instructions[i], s, params);
+    }
+    for (std::size_t succ : blocks[b].successors) {
+      bool grew = false;
+      for (std::size_t r = 0; r < s.size(); ++r) {
+        const ParamBits merged = in[succ][r] | s[r];
+        grew = grew || merged != in[succ][r];
+        in[succ][r] = merged;
+      }
+      if (grew && !queued[succ]) {
+        queued[succ] = true;
+        todo.push_back(succ);
+      }
+    }
+  }
+  return in;
+}
+
 }  // namespace
 
 ProducedSet::ProducedSet(const std::map<int, std::string>& produced) {
@@ -257,32 +288,7 @@ EarlyReadScan find_early_reads(const KernelListing& kernel, const ControlFlowGra
     return scan;
   }
 
-  // The provenance at each block's entry, to a fixed point (sets only grow).
-  std::vector<RegisterParams> in(blocks.size(), RegisterParams(k_gprs + k_uniform, 0));
-  std::deque<std::size_t> todo{0};
-  std::vector<bool> queued(blocks.size(), false);
-  queued[0] = true;
-  while (!todo.empty()) {
-    const std::size_t b = todo.front();
-    todo.pop_front();
-    queued[b] = false;
-    RegisterParams s = in[b];
-    for (std::size_t i = blocks[b].first; i < blocks[b].last; ++i) {
-      transfer(kernel.instructions[i], s, params);
-    }
-    for (std::size_t succ : blocks[b].successors) {
-      bool grew = false;
-      for (std::size_t r = 0; r < s.size(); ++r) {
-        const ParamBits merged = in[succ][r] | s[r];
-        grew = grew || merged != in[succ][r];
-        in[succ][r] = merged;
-      }
-      if (grew && !queued[succ]) {
-        queued[succ] = true;
-        todo.push_back(succ);
-      }
-    }
-  }
+  const std::vector<RegisterParams> in = entry_provenance(kernel, blocks, params);
 
   // The blocks reached before an unguarded acquire, and the loads there.
   std::vector<bool> reached(blocks.size(), false);
