@@ -93,35 +93,24 @@ const std::string* global_read_address(const Statement& st) {
   return &st.operands[1];
 }
 
-}  // namespace
+/// Which registers hold a value derived from which produced parameters.
+using Provenance = std::map<std::string, ParamBits>;
 
-EarlyReadScan find_early_reads(const Function& f, const ProducedParams& produced, std::string_view source) {
-  EarlyReadScan scan;
-  const Statement* first_wait = nullptr;
-  for (const Statement& st : f.body) {
-    if (st.opcode == "griddepcontrol.wait") {
-      ++scan.waits;
-      first_wait = first_wait != nullptr ? first_wait : &st;
-    } else if (st.opcode == "griddepcontrol.launch_dependents") {
-      ++scan.launch_dependents;
+/// The produced parameters an operand's value derives from: those it names, and
+/// those of the registers in it.
+ParamBits bits_of(const Provenance& of, const Produced& params, const std::string& operand) {
+  ParamBits bits = params.named_in(operand);
+  for (const std::string& r : registers_in(operand)) {
+    if (auto it = of.find(r); it != of.end()) {
+      bits |= it->second;
     }
   }
-  const Produced params(f.name, produced);
-  if (first_wait == nullptr || params.empty()) {
-    return scan;
-  }
+  return bits;
+}
 
-  // Provenance: the union over every write of each register, to a fixed point.
-  std::map<std::string, ParamBits> of;
-  auto bits_of = [&](const std::string& operand) {
-    ParamBits bits = params.named_in(operand);
-    for (const std::string& r : registers_in(operand)) {
-      if (auto it = of.find(r); it != of.end()) {
-        bits |= it->second;
-      }
-    }
-    return bits;
-  };
+/// Provenance: the union over every write of each register, to a fixed point.
+Provenance provenance_of(const Function& f, const Produced& params) {
+  Provenance of;
   for (bool changed = true; changed;) {
     changed = false;
     for (const Statement& st : f.body) {
@@ -133,7 +122,7 @@ EarlyReadScan find_early_reads(const Function& f, const ProducedParams& produced
         bits = params.named_in(st.operands[1]);
       } else if (!loads_a_value(st)) {
         for (std::size_t i = 1; i < st.operands.size(); ++i) {
-          bits |= bits_of(st.operands[i]);
+          bits |= bits_of(of, params, st.operands[i]);
         }
       }
       if (bits == 0) {
@@ -148,8 +137,12 @@ EarlyReadScan find_early_reads(const Function& f, const ProducedParams& produced
       }
     }
   }
+  return of;
+}
 
-  // Reachability from the entry along paths that have not passed an unguarded wait.
+/// Per statement: reachable from the entry along a path that has not passed an
+/// unguarded wait.
+std::vector<bool> before_the_wait(const Function& f, std::string_view source) {
   const sass::ControlFlowGraph cfg = sass::ControlFlowGraph::build(control_flow_listing(f), source);
   const auto& blocks = cfg.blocks();
   std::vector<bool> early(f.body.size(), false);
@@ -177,14 +170,35 @@ EarlyReadScan find_early_reads(const Function& f, const ProducedParams& produced
       }
     }
   }
+  return early;
+}
 
+}  // namespace
+
+EarlyReadScan find_early_reads(const Function& f, const ProducedParams& produced, std::string_view source) {
+  EarlyReadScan scan;
+  const Statement* first_wait = nullptr;
+  for (const Statement& st : f.body) {
+    if (st.opcode == "griddepcontrol.wait") {
+      ++scan.waits;
+      first_wait = first_wait != nullptr ? first_wait : &st;
+    } else if (st.opcode == "griddepcontrol.launch_dependents") {
+      ++scan.launch_dependents;
+    }
+  }
+  const Produced params(f.name, produced);
+  if (first_wait == nullptr || params.empty()) {
+    return scan;
+  }
+  const Provenance of = provenance_of(f, params);
+  const std::vector<bool> early = before_the_wait(f, source);
   for (std::size_t i = 0; i < f.body.size(); ++i) {
     const Statement& st = f.body[i];
     const std::string* address = early[i] ? global_read_address(st) : nullptr;
     if (address == nullptr) {
       continue;
     }
-    const ParamBits bits = bits_of(*address);
+    const ParamBits bits = bits_of(of, params, *address);
     if (bits != 0) {
       scan.findings.push_back(
           EarlyRead{f.name, st.line, st.text, params.first_name(bits), first_wait->line, first_wait->text});

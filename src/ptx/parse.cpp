@@ -120,6 +120,71 @@ Statement parse_statement(std::string_view raw, int line, std::size_t offset, st
   return st;
 }
 
+/// Where the body that opens at `brace` closes (its matching brace; operand vectors
+/// {...} nest inside it); text.size() when it does not.
+std::size_t body_end(const std::string& text, std::size_t brace) {
+  int depth = 0;
+  std::size_t end = brace;
+  for (; end < text.size(); ++end) {
+    if (text[end] == '{') {
+      ++depth;
+    } else if (text[end] == '}' && --depth == 0) {
+      break;
+    }
+  }
+  return end;
+}
+
+/// The statements of the body between `brace` and `end` into `f`: split at ';'; a
+/// brace that opens or closes a statement-free scope (inline asm) is dropped; labels
+/// "name:" are taken off the front.
+void read_body(const std::string& text, std::size_t brace, std::size_t end, const LineIndex& lines,
+               std::string_view source, Function& f) {
+  std::string cur;
+  std::size_t cur_start = std::string::npos;
+  std::vector<std::string> labels;
+  int operand_depth = 0;
+  for (std::size_t k = brace + 1; k < end; ++k) {
+    const char c = text[k];
+    const bool blank = cur_start == std::string::npos;  // nothing but spaces so far
+    if ((c == '{' || c == '}') && blank) {
+      continue;  // a scope brace
+    }
+    if (c == '{') {
+      ++operand_depth;
+    } else if (c == '}') {
+      --operand_depth;
+    }
+    const bool scope_colon = (k + 1 < end && text[k + 1] == ':') || text[k - 1] == ':';  // shared::cta
+    constexpr std::size_t k_longest_label = 256;  // only a short prefix can be a label: keeps this linear
+    if (c == ':' && operand_depth == 0 && !blank && !scope_colon && cur.size() <= k_longest_label) {
+      const std::string label = collapse(cur);
+      const bool is_label = std::all_of(label.begin(), label.end(), is_ident_char);
+      if (is_label) {
+        labels.push_back(label);
+        cur.clear();
+        cur_start = std::string::npos;
+        continue;
+      }
+    }
+    if (c == ';' && operand_depth == 0) {
+      const std::string stmt = collapse(cur);
+      if (!stmt.empty() && stmt[0] != '.') {  // directives (.reg, .shared, .pragma) hold no instruction
+        f.body.push_back(parse_statement(stmt, lines.line_at(cur_start), cur_start, std::move(labels), source));
+        labels.clear();
+      }
+      cur.clear();
+      cur_start = std::string::npos;
+      continue;
+    }
+    if (cur_start == std::string::npos && !std::isspace(static_cast<unsigned char>(c))) {
+      cur_start = k;
+    }
+    cur += c;
+  }
+  f.trailing_labels = std::move(labels);
+}
+
 /// The body of every `.entry` / `.func` that has one.
 std::vector<Function> split_functions(const std::string& text, std::string_view source) {
   std::vector<Function> out;
@@ -168,64 +233,11 @@ std::vector<Function> split_functions(const std::string& text, std::string_view 
       pos = i;  // a prototype (".extern .func f(...);") or no name: no body here
       continue;
     }
-    // The body: up to the matching brace; operand vectors {...} nest inside it.
-    int depth = 0;
-    std::size_t end = brace;
-    for (; end < text.size(); ++end) {
-      if (text[end] == '{') {
-        ++depth;
-      } else if (text[end] == '}' && --depth == 0) {
-        break;
-      }
-    }
+    const std::size_t end = body_end(text, brace);
     if (end >= text.size()) {
       throw ListingError(std::string(source), lines.line_at(brace), "function '" + f.name + "' has no closing '}'");
     }
-    // Statements: split at ';'; a brace that opens or closes a statement-free
-    // scope (inline asm) is dropped; labels "name:" are taken off the front.
-    std::string cur;
-    std::size_t cur_start = std::string::npos;
-    std::vector<std::string> labels;
-    int operand_depth = 0;
-    for (std::size_t k = brace + 1; k < end; ++k) {
-      const char c = text[k];
-      const bool blank = cur_start == std::string::npos;  // nothing but spaces so far
-      if ((c == '{' || c == '}') && blank) {
-        continue;  // a scope brace
-      }
-      if (c == '{') {
-        ++operand_depth;
-      } else if (c == '}') {
-        --operand_depth;
-      }
-      const bool scope_colon = (k + 1 < end && text[k + 1] == ':') || text[k - 1] == ':';  // shared::cta
-      constexpr std::size_t k_longest_label = 256;  // only a short prefix can be a label: keeps this linear
-      if (c == ':' && operand_depth == 0 && !blank && !scope_colon && cur.size() <= k_longest_label) {
-        const std::string label = collapse(cur);
-        const bool is_label = std::all_of(label.begin(), label.end(), is_ident_char);
-        if (is_label) {
-          labels.push_back(label);
-          cur.clear();
-          cur_start = std::string::npos;
-          continue;
-        }
-      }
-      if (c == ';' && operand_depth == 0) {
-        const std::string stmt = collapse(cur);
-        if (!stmt.empty() && stmt[0] != '.') {  // directives (.reg, .shared, .pragma) hold no instruction
-          f.body.push_back(parse_statement(stmt, lines.line_at(cur_start), cur_start, std::move(labels), source));
-          labels.clear();
-        }
-        cur.clear();
-        cur_start = std::string::npos;
-        continue;
-      }
-      if (cur_start == std::string::npos && !std::isspace(static_cast<unsigned char>(c))) {
-        cur_start = k;
-      }
-      cur += c;
-    }
-    f.trailing_labels = std::move(labels);
+    read_body(text, brace, end, lines, source, f);
     out.push_back(std::move(f));
     pos = end + 1;
   }
