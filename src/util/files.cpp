@@ -175,13 +175,19 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   write_file_atomic(path, [&](const TextSink& sink) { sink(contents); });
 }
 
-void write_file_atomic(const std::string& path, const std::function<void(const TextSink&)>& produce) {
-  if (path.empty()) {
-    cannot_write(path, "an empty path");
-  }
-  // What the rename will replace: the file itself, or the file a symlink names.
-  std::string target = path;
-  mode_t mode = 0666 & ~current_umask();
+namespace {
+
+/// What write_file_atomic's rename replaces (the file itself, or the file a symlink
+/// names) and the mode the new file gets (the old one's, else 0666 less the umask).
+struct WriteTarget {
+  std::string path;
+  mode_t mode = 0;
+};
+
+/// `path`'s WriteTarget; throws (cannot_write) when it is not a regular file or a
+/// symlink to one.
+WriteTarget write_target(const std::string& path) {
+  WriteTarget out{path, static_cast<mode_t>(0666 & ~current_umask())};
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (S_ISLNK(st.st_mode)) {
@@ -189,9 +195,9 @@ void write_file_atomic(const std::string& path, const std::function<void(const T
       if (resolved == nullptr) {
         cannot_write(path, fmt::format("a symlink to nothing ({})", std::strerror(errno)));
       }
-      target = resolved;
+      out.path = resolved;
       std::free(resolved);
-      if (::stat(target.c_str(), &st) != 0) {
+      if (::stat(out.path.c_str(), &st) != 0) {
         cannot_write(path, std::strerror(errno));
       }
     }
@@ -200,10 +206,22 @@ void write_file_atomic(const std::string& path, const std::function<void(const T
                                      "the command takes it)",
                                      kind_of(st.st_mode)));
     }
-    mode = st.st_mode & 07777;
+    out.mode = st.st_mode & 07777;
   } else if (errno != ENOENT) {
     cannot_write(path, std::strerror(errno));
   }
+  return out;
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::function<void(const TextSink&)>& produce) {
+  if (path.empty()) {
+    cannot_write(path, "an empty path");
+  }
+  const WriteTarget written = write_target(path);
+  const std::string& target = written.path;
+  const mode_t mode = written.mode;
   const std::filesystem::path target_path(target);
   const std::filesystem::path dir = target_path.has_parent_path() ? target_path.parent_path() : ".";
   std::string tmpl = (dir / ("." + target_path.filename().string() + ".tmp.XXXXXX")).string();
