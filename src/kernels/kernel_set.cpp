@@ -285,52 +285,22 @@ const Variant* KernelSet::with_role(const std::string& role) const {
   return nullptr;
 }
 
-Lookup KernelSet::lookup(const AxisValues& wanted_values) const {
-  const std::vector<std::pair<std::string_view, AxisValue>> wanted = wanted_values.entries();
-  // An exact match, the common case (a sweep asks once per case), from the index.
-  {
-    std::string keys;
-    for (const auto& [key, value] : wanted) {
-      keys += std::string(key) + '\n';
-    }
-    const std::lock_guard<std::mutex> lock(m_index->mutex);
-    auto [it, added] = m_index->by_keys.try_emplace(keys);
-    if (added) {
-      const std::string op = wanted_values.text("op").value_or("");
-      for (const Variant& v : m_manifest.variants) {
-        if (v.op == op && is_kernel_role(v.role)) {
-          std::string values;
-          for (const auto& [key, value] : wanted) {
-            values += variant_field(v, key).dump() + '\n';
-          }
-          it->second.try_emplace(values, &v);  // the first in manifest order, as below
-        }
-      }
-    }
-    std::string values;
-    for (const auto& [key, value] : wanted) {
-      values += value.dump() + '\n';
-    }
-    if (const auto hit = it->second.find(values); hit != it->second.end()) {
-      const Variant* v = hit->second;
-      if (!v->ok()) {
-        return {nullptr, fmt::format("variant {} was rejected when the set was generated: {}", v->id, v->reason)};
-      }
-      return {v, ""};
-    }
+namespace {
+
+using WantedAxes = std::vector<std::pair<std::string_view, AxisValue>>;
+
+/// The lookup of a variant that matches: it, or why it cannot be used.
+Lookup found(const Variant* v) {
+  if (!v->ok()) {
+    return {nullptr, fmt::format("variant {} was rejected when the set was generated: {}", v->id, v->reason)};
   }
-  // No exact match: the nearest variants, to say what differs.
-  const std::string op = wanted_values.text("op").value_or("");
-  std::vector<const Variant*> candidates;
-  for (const Variant& v : m_manifest.variants) {
-    if (v.op == op && is_kernel_role(v.role)) {
-      candidates.push_back(&v);
-    }
-  }
-  if (candidates.empty()) {
-    return {nullptr, fmt::format("the kernel set {} has no {} variants", m_origin, op)};
-  }
-  // Fewest differing axes first: an exact match has none.
+  return {v, ""};
+}
+
+/// The variants of `candidates` that differ from `wanted` on the fewest axes, and on
+/// how many.
+std::pair<std::vector<const Variant*>, std::size_t> nearest_of(const std::vector<const Variant*>& candidates,
+                                                              const WantedAxes& wanted) {
   std::size_t best_diff = std::numeric_limits<std::size_t>::max();
   std::vector<const Variant*> nearest;
   for (const Variant* v : candidates) {
@@ -346,14 +316,13 @@ Lookup KernelSet::lookup(const AxisValues& wanted_values) const {
       nearest.push_back(v);
     }
   }
-  if (best_diff == 0) {
-    const Variant* v = nearest.front();
-    if (!v->ok()) {
-      return {nullptr, fmt::format("variant {} was rejected when the set was generated: {}", v->id, v->reason)};
-    }
-    return {v, ""};
-  }
-  // Name, for each axis that differs, the values the nearest variants offer instead.
+  return {nearest, best_diff};
+}
+
+/// Why no `op` variant has `wanted`: for each axis that differs, the values the
+/// `nearest` variants offer instead.
+std::string no_match(const std::string& op, const AxisValues& wanted_values, const WantedAxes& wanted,
+                     const std::vector<const Variant*>& nearest) {
   std::map<std::string, std::set<std::string>> offered;
   for (const Variant* v : nearest) {
     for (const auto& [key, value] : wanted) {
@@ -369,8 +338,63 @@ Lookup KernelSet::lookup(const AxisValues& wanted_values) const {
     wanted_text.push_back(fmt::format("{}={}", key, describe(wanted_values.at(key))));
     alternatives.push_back(fmt::format("{}={}", key, fmt::join(values, "|")));
   }
-  return {nullptr, fmt::format("no {} variant with {} in the kernel set (nearest: {}, e.g. {})", op,
-                               fmt::join(wanted_text, ", "), fmt::join(alternatives, ", "), nearest.front()->id)};
+  return fmt::format("no {} variant with {} in the kernel set (nearest: {}, e.g. {})", op,
+                     fmt::join(wanted_text, ", "), fmt::join(alternatives, ", "), nearest.front()->id);
+}
+
+}  // namespace
+
+const Variant* KernelSet::indexed_match(const AxisValues& wanted_values) const {
+  const WantedAxes wanted = wanted_values.entries();
+  std::string keys;
+  for (const auto& [key, value] : wanted) {
+    keys += std::string(key) + '\n';
+  }
+  const std::lock_guard<std::mutex> lock(m_index->mutex);
+  auto [it, added] = m_index->by_keys.try_emplace(keys);
+  if (added) {
+    const std::string op = wanted_values.text("op").value_or("");
+    for (const Variant& v : m_manifest.variants) {
+      if (v.op == op && is_kernel_role(v.role)) {
+        std::string values;
+        for (const auto& [key, value] : wanted) {
+          values += variant_field(v, key).dump() + '\n';
+        }
+        it->second.try_emplace(values, &v);  // the first in manifest order, as lookup's nearest
+      }
+    }
+  }
+  std::string values;
+  for (const auto& [key, value] : wanted) {
+    values += value.dump() + '\n';
+  }
+  const auto hit = it->second.find(values);
+  return hit == it->second.end() ? nullptr : hit->second;
+}
+
+Lookup KernelSet::lookup(const AxisValues& wanted_values) const {
+  // An exact match, the common case (a sweep asks once per case), from the index.
+  if (const Variant* v = indexed_match(wanted_values)) {
+    return found(v);
+  }
+  // No exact match: the nearest variants, to say what differs.
+  const WantedAxes wanted = wanted_values.entries();
+  const std::string op = wanted_values.text("op").value_or("");
+  std::vector<const Variant*> candidates;
+  for (const Variant& v : m_manifest.variants) {
+    if (v.op == op && is_kernel_role(v.role)) {
+      candidates.push_back(&v);
+    }
+  }
+  if (candidates.empty()) {
+    return {nullptr, fmt::format("the kernel set {} has no {} variants", m_origin, op)};
+  }
+  // Fewest differing axes first: an exact match has none.
+  const auto [nearest, differing] = nearest_of(candidates, wanted);
+  if (differing == 0) {
+    return found(nearest.front());
+  }
+  return {nullptr, no_match(op, wanted_values, wanted, nearest)};
 }
 
 }  // namespace lp::kernels

@@ -129,6 +129,9 @@ class KernelSet {
         m_pack(std::make_unique<LazyPack>()),
         m_index(std::make_unique<LookupIndex>()) {}
 
+  /// lookup()'s exact match from m_index (built for this key set on its first use):
+  /// the first kernel variant in manifest order with every wanted value, or nullptr.
+  [[nodiscard]] const Variant* indexed_match(const AxisValues& wanted) const;
   /// The pack with its streams indexed (read and indexed on the first call); throws as
   /// contents() documents.
   [[nodiscard]] const LazyPack& indexed_pack() const;

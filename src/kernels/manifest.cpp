@@ -74,6 +74,53 @@ std::string source_of(const JsonIn& v) {
   return source ? fmt::format("{}:{}", source->at("file").string(), source->at("function").string()) : std::string();
 }
 
+/// A variant's grid (three dimensions, each a product of factors) and block.
+void read_launch_shape(const JsonIn& v, Variant& out) {
+  const std::vector<JsonIn> grid = v.at("grid").items();
+  if (grid.size() != 3) {
+    v.at("grid").fail("expected three dimensions");
+  }
+  for (std::size_t d = 0; d < 3; ++d) {
+    const std::vector<JsonIn> factors = grid[d].items();
+    if (factors.empty()) {
+      grid[d].fail("expected a non-empty list of factors");
+    }
+    for (const JsonIn& f : factors) {
+      // A number or a quantity's name ("num_tokens", "cdiv:hidden:BLOCK_N"): the launcher reads each (launch.cpp).
+      if (!f.json().is_number_integer() && !f.json().is_string()) {
+        f.fail(fmt::format("expected a whole number or a quantity's name, got {}", f.json().dump()));
+      }
+      out.grid[d].push_back(AxisValue::from_json(f.json()));
+    }
+  }
+  const std::vector<JsonIn> block = v.at("block").items();
+  if (block.size() != 3) {
+    v.at("block").fail("expected [x, y, z]");
+  }
+  for (std::size_t d = 0; d < 3; ++d) {
+    out.block[d] = block[d].whole<int>(1, 1024);
+  }
+}
+
+/// A variant's parameters, in order, and its produced ones among them.
+void read_params(const JsonIn& v, Variant& out) {
+  const std::vector<JsonIn> params = v.at("params").items();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const JsonIn& pi = params[i];
+    Param p{pi.at("index").whole<int>(0, static_cast<int>(params.size())), pi.at("ptx_type").string(),
+            pi.at("name").string(), pi.at("type").string()};
+    if (p.index != static_cast<int>(i)) {
+      pi.at("index").fail(fmt::format("expected {}, got {}", i, p.index));
+    }
+    out.params.push_back(std::move(p));
+  }
+  for (const std::string& name : out.produced) {
+    if (std::none_of(out.params.begin(), out.params.end(), [&](const Param& p) { return p.name == name; })) {
+      v.at("produced").fail(fmt::format("\"{}\" is not a parameter of {}", name, out.id));
+    }
+  }
+}
+
 Variant parse_variant(const JsonIn& v, const PackRef& pack) {
   Variant out;
   out.id = v.at("id").string();
@@ -106,46 +153,9 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
   const JsonIn spec = v.at("specialization");
   out.specialization = {spec.at("equal_to_1").strings(), spec.at("divisible_by_16").strings(),
                         spec.at("aligned_16").strings(), spec.at("unspecialized").strings()};
-  const std::vector<JsonIn> grid = v.at("grid").items();
-  if (grid.size() != 3) {
-    v.at("grid").fail("expected three dimensions");
-  }
-  for (std::size_t d = 0; d < 3; ++d) {
-    const std::vector<JsonIn> factors = grid[d].items();
-    if (factors.empty()) {
-      grid[d].fail("expected a non-empty list of factors");
-    }
-    for (const JsonIn& f : factors) {
-      // A number or a quantity's name ("num_tokens", "cdiv:hidden:BLOCK_N"): the launcher reads each (launch.cpp).
-      if (!f.json().is_number_integer() && !f.json().is_string()) {
-        f.fail(fmt::format("expected a whole number or a quantity's name, got {}", f.json().dump()));
-      }
-      out.grid[d].push_back(AxisValue::from_json(f.json()));
-    }
-  }
-  const std::vector<JsonIn> block = v.at("block").items();
-  if (block.size() != 3) {
-    v.at("block").fail("expected [x, y, z]");
-  }
-  for (std::size_t d = 0; d < 3; ++d) {
-    out.block[d] = block[d].whole<int>(1, 1024);
-  }
+  read_launch_shape(v, out);
   out.entry = v.at("entry").string();
-  const std::vector<JsonIn> params = v.at("params").items();
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const JsonIn& pi = params[i];
-    Param p{pi.at("index").whole<int>(0, static_cast<int>(params.size())), pi.at("ptx_type").string(),
-            pi.at("name").string(), pi.at("type").string()};
-    if (p.index != static_cast<int>(i)) {
-      pi.at("index").fail(fmt::format("expected {}, got {}", i, p.index));
-    }
-    out.params.push_back(std::move(p));
-  }
-  for (const std::string& name : out.produced) {
-    if (std::none_of(out.params.begin(), out.params.end(), [&](const Param& p) { return p.name == name; })) {
-      v.at("produced").fail(fmt::format("\"{}\" is not a parameter of {}", name, out.id));
-    }
-  }
+  read_params(v, out);
   out.shared_bytes = v.at("shared_bytes").integer(0);
   out.global_scratch_size = v.at("global_scratch_size").integer(0);
   out.global_scratch_align = v.at("global_scratch_align").integer(0);
