@@ -251,6 +251,50 @@ Inspector::Outcome Inspector::finish(const Pending& pending, const sass::CubinOu
   return outcome;
 }
 
+std::optional<Inspector::Outcome> Inspector::compiled_before(const InspectItem& item, const std::string& key,
+                                                             std::optional<std::string>& recheck_cubin) const {
+  if (!m_cache || m_options.verify_compile_hits) {
+    return std::nullopt;
+  }
+  ResultCache::Loaded<CompiledPtx> record = m_cache->load_compile(key);
+  if (record.rejected) {
+    ++m_rejected;
+  }
+  if (!record.payload) {
+    return std::nullopt;
+  }
+  // The compile is known; only a cached report saves running ptxas again.
+  std::optional<Outcome> hit = cached_report(record.payload->cubin_sha256, item.produced);
+  if (hit && take_verification()) {
+    recheck_cubin = record.payload->cubin_sha256;
+    return std::nullopt;
+  }
+  if (hit) {
+    ++m_compile_hits;
+    ++m_sass_hits;
+    hit->compile = CompileRecord{{}, std::move(*record.payload), {}, true};
+  }
+  return hit;
+}
+
+std::optional<Inspector::Outcome> Inspector::run_ptxas(const InspectItem& item, compile::PtxasOutput& out) const {
+  try {
+    out = compile::compile_with_ptxas(item.ptx->ptxas, *item.ptx->ptx, item.name, item.ptx->options);
+    return std::nullopt;
+  } catch (const compile::IncompatiblePtx& e) {
+    Outcome outcome;
+    outcome.status = StaticOutcome::incompatible;
+    outcome.error = e.reason() + std::string(k_incompatible_note);
+    outcome.compile = CompileRecord{{}, std::nullopt, e.what(), false};
+    return outcome;
+  } catch (const lp::Error& e) {
+    Outcome outcome;
+    outcome.error = e.what();
+    outcome.compile = CompileRecord{{}, std::nullopt, e.what(), false};
+    return outcome;
+  }
+}
+
 Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string& input_sha256) const {
   const auto start = Clock::now();
   Pending p;
@@ -294,46 +338,19 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
     }
     return to_disassemble(&item.cubin, input_sha256);
   }
-  const compile::PtxasInfo& ptxas = item.ptx->ptxas;
-  const std::string key = compile_cache_key(input_sha256, ptxas.sha256, item.ptx->options);
+  const std::string key = compile_cache_key(input_sha256, item.ptx->ptxas.sha256, item.ptx->options);
   // --trust-cache with --verify-cache: a trusted compile record this run re-checks by
   // running its ptxas again (a forged record can map a hazardous PTX to a clean cubin).
   std::optional<std::string> recheck_cubin;
-  if (m_cache && !m_options.verify_compile_hits) {
-    ResultCache::Loaded<CompiledPtx> record = m_cache->load_compile(key);
-    if (record.rejected) {
-      ++m_rejected;
-    }
-    if (record.payload) {
-      // The compile is known; only a cached report saves running ptxas again.
-      std::optional<Outcome> hit = cached_report(record.payload->cubin_sha256, item.produced);
-      if (hit && take_verification()) {
-        recheck_cubin = record.payload->cubin_sha256;
-      } else if (hit) {
-        ++m_compile_hits;
-        ++m_sass_hits;
-        hit->compile = CompileRecord{{}, std::move(*record.payload), {}, true};
-        return done(std::move(*hit));
-      }
-    }
+  if (std::optional<Outcome> hit = compiled_before(item, key, recheck_cubin)) {
+    return done(std::move(*hit));
   }
   if (m_cache) {
     ++m_compile_misses;  // ptxas runs (verify_compile_hits: always)
   }
   compile::PtxasOutput out;
-  try {
-    out = compile::compile_with_ptxas(ptxas, *item.ptx->ptx, item.name, item.ptx->options);
-  } catch (const compile::IncompatiblePtx& e) {
-    Outcome outcome;
-    outcome.status = StaticOutcome::incompatible;
-    outcome.error = e.reason() + std::string(k_incompatible_note);
-    outcome.compile = CompileRecord{{}, std::nullopt, e.what(), false};
-    return done(std::move(outcome));
-  } catch (const lp::Error& e) {
-    Outcome outcome;
-    outcome.error = e.what();
-    outcome.compile = CompileRecord{{}, std::nullopt, e.what(), false};
-    return done(std::move(outcome));
+  if (std::optional<Outcome> failed = run_ptxas(item, out)) {
+    return done(std::move(*failed));
   }
   const std::string cubin_sha256 = sha256_hex(out.cubin);
   if (recheck_cubin) {
@@ -424,35 +441,24 @@ std::shared_ptr<const PtxCheck> Inspector::check_ptx(const std::string& ptx, con
   return m_memo->ptx_reports.emplace(key, std::move(report)).first->second;
 }
 
-std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>& items) const {
-  // 1. Each distinct input once: cache lookups, ptxas, the no-wgmma skip (threads).
-  std::vector<std::string> keys(items.size());
-  std::vector<std::string> input_sha256(items.size());
-  std::map<std::string, std::size_t> first_of;  // key -> the first item naming it
-  std::vector<std::size_t> todo;                // those not known from earlier calls
-  {
-    std::lock_guard lock(m_memo->mutex);
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      keys[i] = memo_key(items[i], input_sha256[i]);
-      if (first_of.emplace(keys[i], i).second && m_memo->outcomes.count(keys[i]) == 0) {
-        todo.push_back(i);
-      }
-    }
-  }
-  std::vector<Pending> pending(todo.size());
-  std::atomic<std::size_t> prepared{0};
-  std::mutex progress_mutex;
-  auto progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
-    if (m_options.progress) {
-      std::lock_guard lock(progress_mutex);
-      m_options.progress(stage, done, total);
-    }
-  };
-  run_pool(todo.size(), [&](std::size_t t) {
-    pending[t] = prepare(items[todo[t]], input_sha256[todo[t]]);
-    progress("prepared", ++prepared, todo.size());
-  });
-  // 2. The cubins left, each distinct one disassembled once, many to an nvdisasm run.
+namespace {
+
+/// The result of an item inspect_all did not get to before `signal` stopped it.
+InspectResult not_inspected(const InspectItem& item, int signal) {
+  InspectResult result;
+  result.name = item.name;
+  result.variant = item.variant;
+  result.triton = item.triton;
+  result.compiler = item.compiler;
+  result.status = StaticOutcome::error;
+  result.error = fmt::format("not inspected: interrupted by {}", signal_name(signal));
+  return result;
+}
+
+}  // namespace
+
+void Inspector::analyse_prepared(std::vector<Pending>& pending, const std::vector<std::size_t>& todo,
+                                 const std::vector<std::string>& keys, const ProgressFunction& progress) const {
   std::vector<sass::BatchInput> batch;
   std::map<std::string, std::size_t> batch_of;  // cubin sha256 -> index in `batch`
   std::vector<std::size_t> batch_index(todo.size(), 0);
@@ -486,6 +492,38 @@ std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>
       }
     }
   }
+}
+
+std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>& items) const {
+  // 1. Each distinct input once: cache lookups, ptxas, the no-wgmma skip (threads).
+  std::vector<std::string> keys(items.size());
+  std::vector<std::string> input_sha256(items.size());
+  std::map<std::string, std::size_t> first_of;  // key -> the first item naming it
+  std::vector<std::size_t> todo;                // those not known from earlier calls
+  {
+    std::lock_guard lock(m_memo->mutex);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      keys[i] = memo_key(items[i], input_sha256[i]);
+      if (first_of.emplace(keys[i], i).second && m_memo->outcomes.count(keys[i]) == 0) {
+        todo.push_back(i);
+      }
+    }
+  }
+  std::vector<Pending> pending(todo.size());
+  std::atomic<std::size_t> prepared{0};
+  std::mutex progress_mutex;
+  const ProgressFunction progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
+    if (m_options.progress) {
+      std::lock_guard lock(progress_mutex);
+      m_options.progress(stage, done, total);
+    }
+  };
+  run_pool(todo.size(), [&](std::size_t t) {
+    pending[t] = prepare(items[todo[t]], input_sha256[todo[t]]);
+    progress("prepared", ++prepared, todo.size());
+  });
+  // 2. The cubins left, each distinct one disassembled once, many to an nvdisasm run.
+  analyse_prepared(pending, todo, keys, progress);
   // 3. One result per item, with the PTX check (threads; the first item of an input carries its time).
   std::vector<InspectResult> results(items.size());
   std::vector<char> have(items.size(), 0);  // written by the threads: not vector<bool>
@@ -511,12 +549,7 @@ std::vector<InspectResult> Inspector::inspect_all(const std::vector<InspectItem>
   if (m_interrupted_by != 0) {
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (!have[i]) {
-        results[i].name = items[i].name;
-        results[i].variant = items[i].variant;
-        results[i].triton = items[i].triton;
-        results[i].compiler = items[i].compiler;
-        results[i].status = StaticOutcome::error;
-        results[i].error = fmt::format("not inspected: interrupted by {}", signal_name(m_interrupted_by));
+        results[i] = not_inspected(items[i], m_interrupted_by);
       }
     }
   }

@@ -233,6 +233,19 @@ class Inspector {
   static std::string memo_key(const InspectItem& item, std::string& input_sha256);
   /// inspect_all's first phase for one input: everything before nvdisasm.
   [[nodiscard]] Pending prepare(const InspectItem& item, const std::string& input_sha256) const;
+  /// prepare's cached compile of a PTX (the record under `key`) when the disk cache also
+  /// has its cubin's report; nullopt otherwise, with `recheck_cubin` set when the hit
+  /// is one --verify-cache re-checks by running ptxas again.
+  [[nodiscard]] std::optional<Outcome> compiled_before(const InspectItem& item, const std::string& key,
+                                                       std::optional<std::string>& recheck_cubin) const;
+  /// Runs the item's ptxas on its PTX into `out`; the outcome when it could not
+  /// (incompatible, or an error), nullopt when it compiled.
+  [[nodiscard]] std::optional<Outcome> run_ptxas(const InspectItem& item, compile::PtxasOutput& out) const;
+  /// inspect_all's second phase: the prepared inputs left (`todo`'s, by index into
+  /// `pending`) disassembled and analysed, many to an nvdisasm run, and each outcome
+  /// memoised under its item's key.
+  void analyse_prepared(std::vector<Pending>& pending, const std::vector<std::size_t>& todo,
+                        const std::vector<std::string>& keys, const ProgressFunction& progress) const;
   /// The disk cache's report of a cubin, if it has a whole one.
   [[nodiscard]] std::optional<Outcome> cached_report(const std::string& cubin_sha256,
                                                      const std::map<int, std::string>& produced) const;
