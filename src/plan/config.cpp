@@ -324,6 +324,155 @@ const AxisInfo& axis_of_key(const std::string& key, const std::string& file, con
 
 }  // namespace
 
+namespace {
+
+/// The config's "name": printed on terminals (plan and verdict tables), so it holds
+/// no control character.
+std::string name_of(const json& value, const std::string& file) {
+  if (!value.is_string()) {
+    throw InputError(file, "/name", fmt::format("expected a string, got {}", value.dump()));
+  }
+  std::string name = value.get<std::string>();
+  for (const char ch : name) {
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+      throw InputError(file, "/name",
+                       fmt::format("contains the control character U+{:04X}; a name is printed on terminals",
+                                   static_cast<unsigned>(static_cast<unsigned char>(ch))));
+    }
+  }
+  return name;
+}
+
+/// The config's "axes" into `c` (each axis once, whatever its spelling).
+void read_axes(const json& axes, const std::string& file, const Origin& from_file, SweepConfig& c) {
+  if (!axes.is_object()) {
+    throw InputError(file, "/axes", fmt::format("expected an object of axes, got {}", axes.dump()));
+  }
+  std::set<AxisId> seen;
+  for (const auto& [key, value] : axes.items()) {
+    const std::string ptr = "/axes/" + json_pointer_token(key);
+    const AxisInfo& axis = axis_of_key(key, file, ptr, c.notes);
+    if (!seen.insert(axis.id).second) {
+      throw InputError(file, ptr, fmt::format("axis {} is given twice (as {} and {})", axis.key, axis.key, axis.old_key));
+    }
+    c.axes[axis.id] = {to_axis_values(parse_axis_values(axis, value, file, ptr, /*allow_vllm=*/true)), from_file};
+  }
+}
+
+/// The config's "model": {"name": "qwen3-8b", "tp": 2}, or just the name; a preset
+/// that has it.
+ModelChoice model_of(const json& value, const std::string& file) {
+  ModelChoice m;
+  if (value.is_string()) {
+    m.name = value.get<std::string>();
+  } else if (value.is_object() && value.contains("name") && value["name"].is_string()) {
+    for (const auto& [key, item] : value.items()) {
+      if (key != "name" && key != "tp") {
+        throw InputError(file, "/model/" + key, fmt::format("unknown key \"{}\" (name, tp)", key));
+      }
+    }
+    m.name = value["name"].get<std::string>();
+    if (value.contains("tp")) {
+      const json& tp = value["tp"];
+      if (!tp.is_number_integer() || tp.get<std::int64_t>() < 1 || tp.get<std::int64_t>() > 64) {
+        throw InputError(file, "/model/tp", fmt::format("expected a whole number in [1, 64], got {}", tp.dump()));
+      }
+      m.tp = tp.get<std::int64_t>();
+    }
+  } else {
+    throw InputError(file, "/model", fmt::format("expected a preset name or {{\"name\", \"tp\"}}, got {}", value.dump()));
+  }
+  try {
+    (void)projections(find_model(m.name), m.tp);
+  } catch (const UsageError& e) {
+    throw InputError(file, "/model", e.what());
+  }
+  return m;
+}
+
+/// The config's "seed": nlohmann keeps 2^63..2^64-1 as unsigned, so every seed a
+/// report records reads back.
+std::uint64_t seed_of(const json& value, const std::string& file) {
+  const bool fits = value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+  if (!fits) {
+    throw InputError(file, "/seed", fmt::format("expected a whole number from 0 to {}, got {}",
+                                                std::numeric_limits<std::uint64_t>::max(), value.dump()));
+  }
+  return value.get<std::uint64_t>();
+}
+
+/// The config's "tolerance" into `c`, keyed by dtype.
+void read_tolerance(const json& tolerance, const std::string& file, const Origin& from_file, SweepConfig& c) {
+  if (!tolerance.is_object()) {
+    throw InputError(file, "/tolerance", fmt::format("expected an object keyed by dtype, got {}", tolerance.dump()));
+  }
+  for (const auto& [key, value] : tolerance.items()) {
+    const std::string ptr = "/tolerance/" + json_pointer_token(key);
+    const std::optional<DType> dtype = parse_dtype(key);
+    if (!dtype) {
+      throw InputError(file, ptr, fmt::format("unknown dtype \"{}\" (fp32, bf16, fp16)", key));
+    }
+    c.tolerance[*dtype] = {parse_tolerance(value, file, ptr), from_file};
+  }
+}
+
+/// One rule of the config's "exclude" (at `ptr`): axis values a case must all have.
+ExcludeRule exclude_rule_of(const json& rule, const std::string& file, const std::string& ptr,
+                            std::vector<std::string>& notes) {
+  if (!rule.is_object()) {
+    throw InputError(file, ptr, fmt::format("expected an object of axis values, got {}", rule.dump()));
+  }
+  if (rule.empty()) {
+    throw InputError(file, ptr, "an empty rule would exclude every case");
+  }
+  ExcludeRule parsed;
+  parsed.pointer = ptr;
+  for (const auto& [key, value] : rule.items()) {
+    const std::string key_ptr = ptr + "/" + json_pointer_token(key);
+    const AxisInfo& axis = axis_of_key(key, file, key_ptr, notes);
+    if (parsed.match.count(axis.id) > 0) {
+      throw InputError(file, key_ptr,
+                       fmt::format("axis {} is given twice (as {} and {})", axis.key, axis.key, axis.old_key));
+    }
+    parsed.match[axis.id] = to_axis_values(parse_axis_values(axis, value, file, key_ptr, /*allow_vllm=*/false));
+  }
+  return parsed;
+}
+
+/// The config's "exclude" rules. Every case is matched against every rule: the cap
+/// keeps that in proportion (80,000 rules once ran for minutes).
+std::vector<ExcludeRule> exclude_rules_of(const json& exclude, const std::string& file,
+                                          std::vector<std::string>& notes) {
+  if (!exclude.is_array()) {
+    throw InputError(file, "/exclude", fmt::format("expected a list of rules, got {}", exclude.dump()));
+  }
+  if (exclude.size() > k_max_exclude_rules) {
+    throw InputError(file, "/exclude", fmt::format("{} rules, more than the {} a config may have; narrow the axes "
+                                                   "instead, or split the sweep",
+                                                   exclude.size(), k_max_exclude_rules));
+  }
+  std::vector<ExcludeRule> rules;
+  for (std::size_t i = 0; i < exclude.size(); ++i) {
+    rules.push_back(exclude_rule_of(exclude[i], file, fmt::format("/exclude/{}", i), notes));
+  }
+  return rules;
+}
+
+/// Refuses a top-level key a config does not have (an axis written outside "axes" is
+/// told so).
+void check_top_level_keys(const json& doc, const std::string& file) {
+  for (const auto& [key, value] : doc.items()) {
+    if (std::find(k_top_level_keys.begin(), k_top_level_keys.end(), key) == k_top_level_keys.end()) {
+      const bool is_axis = find_axis(key) != nullptr;
+      throw InputError(file, "/" + json_pointer_token(key),
+                       is_axis ? fmt::format("unknown key \"{}\": axes go inside \"axes\"", key)
+                               : fmt::format("unknown key \"{}\"{}", key, did_you_mean(key, k_top_level_keys)));
+    }
+  }
+}
+
+}  // namespace
+
 SweepConfig parse_config(std::string_view text, const std::string& file) {
   const json doc = parse_json_limited(text, file);
   if (!doc.is_object()) {
@@ -333,149 +482,42 @@ SweepConfig parse_config(std::string_view text, const std::string& file) {
   c.source = file;
   c.source_sha256 = sha256_hex(text);
   const Origin from_file{Origin::Kind::file, file};
-  for (const auto& [key, value] : doc.items()) {
-    if (std::find(k_top_level_keys.begin(), k_top_level_keys.end(), key) == k_top_level_keys.end()) {
-      const bool is_axis = find_axis(key) != nullptr;
-      throw InputError(file, "/" + json_pointer_token(key),
-                       is_axis ? fmt::format("unknown key \"{}\": axes go inside \"axes\"", key)
-                               : fmt::format("unknown key \"{}\"{}", key, did_you_mean(key, k_top_level_keys)));
+  check_top_level_keys(doc, file);
+  const auto it = doc.find("name");
+  c.name = it != doc.end() ? name_of(*it, file) : file;
+  if (const auto d = doc.find("description"); d != doc.end()) {
+    if (!d->is_string()) {
+      throw InputError(file, "/description", fmt::format("expected a string, got {}", d->dump()));
     }
+    c.description = d->get<std::string>();
   }
-  if (const auto it = doc.find("name"); it != doc.end()) {
-    if (!it->is_string()) {
-      throw InputError(file, "/name", fmt::format("expected a string, got {}", it->dump()));
-    }
-    c.name = it->get<std::string>();
-    // The name reaches terminals (plan and verdict tables): no escape sequences.
-    for (const char ch : c.name) {
-      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
-        throw InputError(file, "/name",
-                         fmt::format("contains the control character U+{:04X}; a name is printed on terminals",
-                                     static_cast<unsigned>(static_cast<unsigned char>(ch))));
-      }
-    }
-  } else {
-    c.name = file;
+  if (const auto axes = doc.find("axes"); axes != doc.end()) {
+    read_axes(*axes, file, from_file, c);
   }
-  if (const auto it = doc.find("description"); it != doc.end()) {
-    if (!it->is_string()) {
-      throw InputError(file, "/description", fmt::format("expected a string, got {}", it->dump()));
+  if (const auto r = doc.find("remedies"); r != doc.end()) {
+    if (!r->is_boolean()) {
+      throw InputError(file, "/remedies", fmt::format("expected true or false, got {}", r->dump()));
     }
-    c.description = it->get<std::string>();
+    c.remedies = {r->get<bool>(), from_file};
   }
-  if (const auto it = doc.find("axes"); it != doc.end()) {
-    if (!it->is_object()) {
-      throw InputError(file, "/axes", fmt::format("expected an object of axes, got {}", it->dump()));
-    }
-    std::set<AxisId> seen;
-    for (const auto& [key, value] : it->items()) {
-      const std::string ptr = "/axes/" + json_pointer_token(key);
-      const AxisInfo& axis = axis_of_key(key, file, ptr, c.notes);
-      if (!seen.insert(axis.id).second) {
-        throw InputError(file, ptr, fmt::format("axis {} is given twice (as {} and {})", axis.key, axis.key, axis.old_key));
-      }
-      c.axes[axis.id] = {to_axis_values(parse_axis_values(axis, value, file, ptr, /*allow_vllm=*/true)), from_file};
-    }
+  if (const auto m = doc.find("model"); m != doc.end()) {
+    c.model = {model_of(*m, file), from_file};
   }
-  if (const auto it = doc.find("remedies"); it != doc.end()) {
-    if (!it->is_boolean()) {
-      throw InputError(file, "/remedies", fmt::format("expected true or false, got {}", it->dump()));
-    }
-    c.remedies = {it->get<bool>(), from_file};
-  }
-  if (const auto it = doc.find("model"); it != doc.end()) {
-    // {"name": "qwen3-8b", "tp": 2}, or just the name.
-    ModelChoice m;
-    if (it->is_string()) {
-      m.name = it->get<std::string>();
-    } else if (it->is_object() && it->contains("name") && (*it)["name"].is_string()) {
-      for (const auto& [key, value] : it->items()) {
-        if (key != "name" && key != "tp") {
-          throw InputError(file, "/model/" + key, fmt::format("unknown key \"{}\" (name, tp)", key));
-        }
-      }
-      m.name = (*it)["name"].get<std::string>();
-      if (it->contains("tp")) {
-        const json& tp = (*it)["tp"];
-        if (!tp.is_number_integer() || tp.get<std::int64_t>() < 1 || tp.get<std::int64_t>() > 64) {
-          throw InputError(file, "/model/tp", fmt::format("expected a whole number in [1, 64], got {}", tp.dump()));
-        }
-        m.tp = tp.get<std::int64_t>();
-      }
-    } else {
-      throw InputError(file, "/model", fmt::format("expected a preset name or {{\"name\", \"tp\"}}, got {}", it->dump()));
-    }
-    try {
-      (void)projections(find_model(m.name), m.tp);
-    } catch (const UsageError& e) {
-      throw InputError(file, "/model", e.what());
-    }
-    c.model = {m, from_file};
-  }
-  if (const auto it = doc.find("repeats"); it != doc.end()) {
-    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > k_max_repeats) {
+  if (const auto r = doc.find("repeats"); r != doc.end()) {
+    if (!r->is_number_integer() || r->get<std::int64_t>() < 1 || r->get<std::int64_t>() > k_max_repeats) {
       throw InputError(file, "/repeats",
-                       fmt::format("expected a whole number in [1, {}], got {}", k_max_repeats, it->dump()));
+                       fmt::format("expected a whole number in [1, {}], got {}", k_max_repeats, r->dump()));
     }
-    c.repeats = {it->get<std::int64_t>(), from_file};
+    c.repeats = {r->get<std::int64_t>(), from_file};
   }
-  if (const auto it = doc.find("seed"); it != doc.end()) {
-    // nlohmann keeps 2^63..2^64-1 as unsigned: every seed a report records reads back.
-    const bool fits = it->is_number_unsigned() || (it->is_number_integer() && it->get<std::int64_t>() >= 0);
-    if (!fits) {
-      throw InputError(file, "/seed", fmt::format("expected a whole number from 0 to {}, got {}",
-                                                  std::numeric_limits<std::uint64_t>::max(), it->dump()));
-    }
-    c.seed = {it->get<std::uint64_t>(), from_file};
+  if (const auto seed = doc.find("seed"); seed != doc.end()) {
+    c.seed = {seed_of(*seed, file), from_file};
   }
-  if (const auto it = doc.find("tolerance"); it != doc.end()) {
-    if (!it->is_object()) {
-      throw InputError(file, "/tolerance", fmt::format("expected an object keyed by dtype, got {}", it->dump()));
-    }
-    for (const auto& [key, value] : it->items()) {
-      const std::string ptr = "/tolerance/" + json_pointer_token(key);
-      const std::optional<DType> dtype = parse_dtype(key);
-      if (!dtype) {
-        throw InputError(file, ptr, fmt::format("unknown dtype \"{}\" (fp32, bf16, fp16)", key));
-      }
-      c.tolerance[*dtype] = {parse_tolerance(value, file, ptr), from_file};
-    }
+  if (const auto t = doc.find("tolerance"); t != doc.end()) {
+    read_tolerance(*t, file, from_file, c);
   }
-  if (const auto it = doc.find("exclude"); it != doc.end()) {
-    if (!it->is_array()) {
-      throw InputError(file, "/exclude", fmt::format("expected a list of rules, got {}", it->dump()));
-    }
-    // Every case is matched against every rule: the cap keeps that in proportion
-    // (80,000 rules once ran for minutes). Narrow the axes instead of listing cases.
-    if (it->size() > k_max_exclude_rules) {
-      throw InputError(file, "/exclude", fmt::format("{} rules, more than the {} a config may have; narrow the axes "
-                                                     "instead, or split the sweep",
-                                                     it->size(), k_max_exclude_rules));
-    }
-    std::vector<ExcludeRule> rules;
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      const std::string ptr = fmt::format("/exclude/{}", i);
-      const json& rule = (*it)[i];
-      if (!rule.is_object()) {
-        throw InputError(file, ptr, fmt::format("expected an object of axis values, got {}", rule.dump()));
-      }
-      if (rule.empty()) {
-        throw InputError(file, ptr, "an empty rule would exclude every case");
-      }
-      ExcludeRule parsed;
-      parsed.pointer = ptr;
-      for (const auto& [key, value] : rule.items()) {
-        const std::string key_ptr = ptr + "/" + json_pointer_token(key);
-        const AxisInfo& axis = axis_of_key(key, file, key_ptr, c.notes);
-        if (parsed.match.count(axis.id) > 0) {
-          throw InputError(file, key_ptr,
-                           fmt::format("axis {} is given twice (as {} and {})", axis.key, axis.key, axis.old_key));
-        }
-        parsed.match[axis.id] = to_axis_values(parse_axis_values(axis, value, file, key_ptr, /*allow_vllm=*/false));
-      }
-      rules.push_back(std::move(parsed));
-    }
-    c.exclude = {std::move(rules), from_file};
+  if (const auto e = doc.find("exclude"); e != doc.end()) {
+    c.exclude = {exclude_rules_of(*e, file, c.notes), from_file};
   }
   return c;
 }

@@ -20,12 +20,20 @@ namespace lp::plan {
 
 using nlohmann::json;
 
-std::vector<AxisValue> parse_flag_values(const AxisInfo& axis, std::string_view text) {
-  const std::string flag(axis.flag);
-  auto fail = [&](const std::string& message) -> UsageError {
-    return UsageError(fmt::format("{} {}: {}", flag, text, message));
-  };
-  auto parse_int = [&](std::string_view s) -> std::int64_t {
+namespace {
+
+/// The values of one axis flag as parse_flag_values reads them: each checked by the
+/// axis table's rules, none twice, at most k_max_axis_values; every error names the
+/// flag and its text.
+class FlagValues {
+ public:
+  FlagValues(const AxisInfo& axis, std::string_view text) : m_axis(axis), m_flag(axis.flag), m_text(text) {}
+
+  [[nodiscard]] UsageError fail(const std::string& message) const {
+    return UsageError(fmt::format("{} {}: {}", m_flag, m_text, message));
+  }
+
+  std::int64_t parse_int(std::string_view s) const {
     std::int64_t v = 0;
     const auto* end = s.data() + s.size();
     const auto [ptr, ec] = std::from_chars(s.data(), end, v);
@@ -37,74 +45,36 @@ std::vector<AxisValue> parse_flag_values(const AxisInfo& axis, std::string_view 
       throw fail(fmt::format("\"{}\" is not a whole number", s));
     }
     return v;
-  };
-  std::vector<json> values;
-  auto push = [&](json value) {
-    if (auto bad = check_sweep_value(axis, value)) {
+  }
+
+  void push(json value) {
+    if (auto bad = check_sweep_value(m_axis, value)) {
       throw fail(*bad);
     }
-    if (std::find(values.begin(), values.end(), value) != values.end()) {
+    if (std::find(m_values.begin(), m_values.end(), value) != m_values.end()) {
       throw fail(fmt::format("duplicate value {}", format_value(value)));
     }
-    if (values.size() >= k_max_axis_values) {
+    if (m_values.size() >= k_max_axis_values) {
       throw fail(fmt::format("more than {} values", k_max_axis_values));
     }
-    values.push_back(std::move(value));
-  };
-  if (axis.kind == AxisKind::compiler) {
-    push(json(std::string(text)));
-    return to_axis_values(values);
+    m_values.push_back(std::move(value));
   }
-  if (text.empty()) {
-    throw fail("empty axis: give at least one value");
-  }
-  for (const std::string_view item : split(text)) {
-    if (item.empty()) {
-      throw fail("empty value between commas");
-    }
-    switch (axis.kind) {
-      case AxisKind::integer: {
-        if (axis.allows_vllm && item == k_vllm_default) {
+
+  /// One comma-separated item, read by the axis's kind.
+  void add(std::string_view item) {
+    switch (m_axis.kind) {
+      case AxisKind::integer:
+        if (m_axis.allows_vllm && item == k_vllm_default) {
           push(json(std::string(item)));
-          break;
-        }
-        const std::size_t dots = item.find("..");
-        if (dots == std::string_view::npos) {
+        } else if (item.find("..") == std::string_view::npos) {
           push(json(parse_int(item)));
-          break;
-        }
-        const std::string_view rest = item.substr(dots + 2);
-        const std::size_t op = rest.find_first_of("*+");
-        if (op == std::string_view::npos) {
-          throw fail("a range is FROM..TO*MUL or FROM..TO+STEP");
-        }
-        json range = {{"from", parse_int(item.substr(0, dots))},
-                      {"to", parse_int(rest.substr(0, op))},
-                      {rest[op] == '*' ? "mul" : "step", parse_int(rest.substr(op + 1))}};
-        try {
-          for (json& v : expand_range(axis, range, flag, "")) {
-            push(std::move(v));
-          }
-        } catch (const InputError& e) {
-          throw fail(e.message());
+        } else {
+          add_range(item);
         }
         break;
-      }
-      case AxisKind::hidden: {
-        if (item.find('/') == std::string_view::npos) {
-          push(json(parse_int(item)));
-          break;
-        }
-        json sizes = json::array();
-        std::size_t s = 0;
-        while (s <= item.size()) {
-          const std::size_t slash = std::min(item.find('/', s), item.size());
-          sizes.push_back(parse_int(item.substr(s, slash - s)));
-          s = slash + 1;
-        }
-        push(std::move(sizes));
+      case AxisKind::hidden:
+        add_hidden(item);
         break;
-      }
       case AxisKind::boolean:
         if (item == "true") {
           push(json(true));
@@ -122,7 +92,70 @@ std::vector<AxisValue> parse_flag_values(const AxisInfo& axis, std::string_view 
         break;
     }
   }
-  return to_axis_values(values);
+
+  [[nodiscard]] std::vector<AxisValue> values() const { return to_axis_values(m_values); }
+
+ private:
+  /// FROM..TO*MUL or FROM..TO+STEP.
+  void add_range(std::string_view item) {
+    const std::size_t dots = item.find("..");
+    const std::string_view rest = item.substr(dots + 2);
+    const std::size_t op = rest.find_first_of("*+");
+    if (op == std::string_view::npos) {
+      throw fail("a range is FROM..TO*MUL or FROM..TO+STEP");
+    }
+    json range = {{"from", parse_int(item.substr(0, dots))},
+                  {"to", parse_int(rest.substr(0, op))},
+                  {rest[op] == '*' ? "mul" : "step", parse_int(rest.substr(op + 1))}};
+    try {
+      for (json& v : expand_range(m_axis, range, m_flag, "")) {
+        push(std::move(v));
+      }
+    } catch (const InputError& e) {
+      throw fail(e.message());
+    }
+  }
+
+  /// A hidden size, or a list of sizes written with '/' between them.
+  void add_hidden(std::string_view item) {
+    if (item.find('/') == std::string_view::npos) {
+      push(json(parse_int(item)));
+      return;
+    }
+    json sizes = json::array();
+    std::size_t s = 0;
+    while (s <= item.size()) {
+      const std::size_t slash = std::min(item.find('/', s), item.size());
+      sizes.push_back(parse_int(item.substr(s, slash - s)));
+      s = slash + 1;
+    }
+    push(std::move(sizes));
+  }
+
+  const AxisInfo& m_axis;
+  const std::string m_flag;
+  const std::string_view m_text;
+  std::vector<json> m_values;
+};
+
+}  // namespace
+
+std::vector<AxisValue> parse_flag_values(const AxisInfo& axis, std::string_view text) {
+  FlagValues values(axis, text);
+  if (axis.kind == AxisKind::compiler) {
+    values.push(json(std::string(text)));
+    return values.values();
+  }
+  if (text.empty()) {
+    throw values.fail("empty axis: give at least one value");
+  }
+  for (const std::string_view item : split(text)) {
+    if (item.empty()) {
+      throw values.fail("empty value between commas");
+    }
+    values.add(item);
+  }
+  return values.values();
 }
 
 std::uint64_t parse_seed(std::string_view text, std::string_view flag) {
