@@ -325,6 +325,26 @@ int run_inspect(const InspectOptions& o) {
   return verified_exit(exit_code_of(results, interrupted_by, cache_root));
 }
 
+/// inspect --help's examples, cache note and exit codes.
+constexpr std::string_view k_inspect_footer =
+    "Examples:\n"
+    "  loraprobe inspect --filter op=expand,block_n=128,num_stages=2,input_dtype=fp32\n"
+    "  loraprobe inspect --compiler prebuilt --hazards-only             # every Triton-built cubin\n"
+    "  loraprobe inspect --filter role=negative_control --ptxas 13.5 --json\n"
+    "  loraprobe inspect ~/.triton/cache                                # your own Triton kernels (the .ptx beside each .cubin)\n"
+    "  loraprobe inspect tests/ptx/fixtures --ptxas toolkit             # PTX files (in a checkout), compiled by your ptxas\n"
+    "  loraprobe inspect --ptxas-matrix                                 # every Triton set x every ptxas in .tools/ptxas\n"
+    "  loraprobe inspect --triton 3.8.0 --filter op=expand,input_dtype=fp32,block_n=128 --ptxas 13.3\n"
+    "  loraprobe inspect --ptxas-matrix=/opt/ptxas --filter op=expand,input_dtype=fp32,block_n=128\n"
+    "  loraprobe inspect --config seed-48590 --ptxas toolkit              # what the seed sweep loads, every Triton\n"
+    "  loraprobe inspect --model qwen3.6-35b-a3b --rank 64 --tokens 256   # what sweep plans with the same flags\n"
+    "  loraprobe inspect --list-checks\n"
+    "Reports are cached under $XDG_CACHE_HOME/loraprobe (else ~/.cache/loraprobe) by cubin, nvdisasm and\n"
+    "analysis version; --no-cache bypasses it.\n"
+    "Exit codes: 0 no hazard, 1 a hazard (or a cubin that could not be built or analysed), 2 bad input (also a\n"
+    "corrupt --kernel-dir set), 3 no nvdisasm, or every cubin incompatible (its compiler cannot read the PTX),\n"
+    "4 internal error (a bug: please report it).";
+
 }  // namespace
 
 Command add_inspect_command(CLI::App& app) {
@@ -392,24 +412,7 @@ Command add_inspect_command(CLI::App& app) {
       o->matrix = true;
     }
   });
-  sub->footer(
-      "Examples:\n"
-      "  loraprobe inspect --filter op=expand,block_n=128,num_stages=2,input_dtype=fp32\n"
-      "  loraprobe inspect --compiler prebuilt --hazards-only             # every Triton-built cubin\n"
-      "  loraprobe inspect --filter role=negative_control --ptxas 13.5 --json\n"
-      "  loraprobe inspect ~/.triton/cache                                # your own Triton kernels (the .ptx beside each .cubin)\n"
-      "  loraprobe inspect tests/ptx/fixtures --ptxas toolkit             # PTX files (in a checkout), compiled by your ptxas\n"
-      "  loraprobe inspect --ptxas-matrix                                 # every Triton set x every ptxas in .tools/ptxas\n"
-      "  loraprobe inspect --triton 3.8.0 --filter op=expand,input_dtype=fp32,block_n=128 --ptxas 13.3\n"
-      "  loraprobe inspect --ptxas-matrix=/opt/ptxas --filter op=expand,input_dtype=fp32,block_n=128\n"
-      "  loraprobe inspect --config seed-48590 --ptxas toolkit              # what the seed sweep loads, every Triton\n"
-      "  loraprobe inspect --model qwen3.6-35b-a3b --rank 64 --tokens 256   # what sweep plans with the same flags\n"
-      "  loraprobe inspect --list-checks\n"
-      "Reports are cached under $XDG_CACHE_HOME/loraprobe (else ~/.cache/loraprobe) by cubin, nvdisasm and\n"
-      "analysis version; --no-cache bypasses it.\n"
-      "Exit codes: 0 no hazard, 1 a hazard (or a cubin that could not be built or analysed), 2 bad input (also a\n"
-      "corrupt --kernel-dir set), 3 no nvdisasm, or every cubin incompatible (its compiler cannot read the PTX),\n"
-      "4 internal error (a bug: please report it).");
+  sub->footer(std::string(k_inspect_footer));
   return {sub, [o] { return run_inspect(*o); }};
 }
 

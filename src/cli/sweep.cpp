@@ -63,7 +63,8 @@ struct SweepOptions {
   std::string devices;
 };
 
-void add_options(CLI::App& sub, SweepOptions& o) {
+/// The plan's flags and what a sweep prints instead of running (--dry-run, --show-config).
+void add_plan_flags(CLI::App& sub, SweepOptions& o) {
   add_plan_options(sub, o.plan);
   sub.add_option("--repeats", o.plan.flags.repeats, "Runs per case (fresh poison each time)");
   sub.add_option("--seed", o.plan.flags.seed, "Seed of all generated inputs: a whole number from 0 to 2^64-1");
@@ -77,6 +78,36 @@ void add_options(CLI::App& sub, SweepOptions& o) {
   sub.add_flag("--dry-run", o.dry_run, "Print the plan (case count and table) without running anything");
   sub.add_flag("--json", o.json, "With --dry-run or --show-config: print JSON instead of a table");
   sub.add_flag("--show-config", o.show_config, "Print every setting with its origin (default, file, flag)");
+}
+
+/// How the cases run on the GPUs: the controls, the stop, the worker's flags, the
+/// static inspection's tools, the devices.
+void add_running_flags(CLI::App& sub, CLI::Option_group* run, SweepOptions& o) {
+  run->add_flag("--no-controls", o.no_controls, "Skip the positive and negative controls");
+  run->add_flag("--stop-on-first-failure", o.stop_on_first_failure, "Stop at the first failing case (bisecting)");
+  run->add_flag("--allow-jit-cache", o.allow_jit_cache,
+                "Leave the driver's JIT cache on (default: CUDA_CACHE_DISABLE=1, so no old JIT result is reused)");
+  run->add_option("--case-timeout", o.case_timeout_s, "Seconds one case (all repeats) may take before its worker "
+                                                      "is killed and the case recorded as timeout")
+      ->check(finite_number() & CLI::Range(1.0, 86400.0));
+  run->add_option("--nvdisasm", o.nvdisasm, "nvdisasm for the static inspection (default: searched)")
+      ->check(non_empty());
+  run->add_option("-j,--jobs", o.jobs, "CPU threads for ptxas and nvdisasm; 0: one per hardware thread (default)")
+      ->check(CLI::Range(0U, k_max_jobs));
+  run->add_option("--device", o.device, "CUDA device ordinal")->check(CLI::Range(0, k_max_device));
+  run->add_option("--devices", o.devices,
+                  "Several GPUs of this host, 0,1,3 or all: one worker per GPU, cases from one queue, one journal and "
+                  "report (each case says its GPU); a GPU that faults 3 times in a row leaves the rotation")
+      ->check(non_empty())
+      ->excludes("--device");
+  run->add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
+  add_ptxas_flag(sub, o.plan.flags.ptxas);
+  // Tests only: replace a case's expand kernel by a kernel that misbehaves on purpose.
+  sub.add_option("--test-hook", o.test_hooks, "INDEX=trap|spin|oob_write|skip_tile|pdl_no_wait")->group("");
+}
+
+void add_options(CLI::App& sub, SweepOptions& o) {
+  add_plan_flags(sub, o);
   auto* run = sub.add_option_group("Running");
   run->add_option("-o,--out", o.out, "Report path (default: loraprobe-report-<UTC time>.json here); the journal "
                                      "is the same path with .jsonl")
@@ -127,27 +158,7 @@ void add_options(CLI::App& sub, SweepOptions& o) {
                   "compact (default): each case's numbers, said once per kernel variant; full: one object per case "
                   "with its prose (metrics summary, tolerance derivation, reason), as reports before schema 4")
       ->check(CLI::IsMember({"compact", "full"}));
-  run->add_flag("--no-controls", o.no_controls, "Skip the positive and negative controls");
-  run->add_flag("--stop-on-first-failure", o.stop_on_first_failure, "Stop at the first failing case (bisecting)");
-  run->add_flag("--allow-jit-cache", o.allow_jit_cache,
-                "Leave the driver's JIT cache on (default: CUDA_CACHE_DISABLE=1, so no old JIT result is reused)");
-  run->add_option("--case-timeout", o.case_timeout_s, "Seconds one case (all repeats) may take before its worker "
-                                                      "is killed and the case recorded as timeout")
-      ->check(finite_number() & CLI::Range(1.0, 86400.0));
-  run->add_option("--nvdisasm", o.nvdisasm, "nvdisasm for the static inspection (default: searched)")
-      ->check(non_empty());
-  run->add_option("-j,--jobs", o.jobs, "CPU threads for ptxas and nvdisasm; 0: one per hardware thread (default)")
-      ->check(CLI::Range(0U, k_max_jobs));
-  run->add_option("--device", o.device, "CUDA device ordinal")->check(CLI::Range(0, k_max_device));
-  run->add_option("--devices", o.devices,
-                  "Several GPUs of this host, 0,1,3 or all: one worker per GPU, cases from one queue, one journal and "
-                  "report (each case says its GPU); a GPU that faults 3 times in a row leaves the rotation")
-      ->check(non_empty())
-      ->excludes("--device");
-  run->add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
-  add_ptxas_flag(sub, o.plan.flags.ptxas);
-  // Tests only: replace a case's expand kernel by a kernel that misbehaves on purpose.
-  sub.add_option("--test-hook", o.test_hooks, "INDEX=trap|spin|oob_write|skip_tile|pdl_no_wait")->group("");
+  add_running_flags(sub, run, o);
 }
 
 sweep::SweepRequest request_of(const SweepOptions& o, std::vector<std::string> argv) {
