@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "compile/compiler.hpp"
 #include "tools/tools.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -33,8 +34,8 @@ std::vector<std::string> named_programs(const std::vector<std::string>& args) {
       return;
     }
     for (const std::string_view item : split(value)) {  // --compiler / --compilers: a comma-separated list
-      if (item.starts_with("ptxas=")) {
-        named.emplace_back(item.substr(6));
+      if (const std::optional<compile::Compiler> c = compile::Compiler::parse(item); c && c->is_ptxas()) {
+        named.push_back(c->ptxas);
       }
     }
   };

@@ -16,6 +16,7 @@
 #include "cli/gpu_probe.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/validators.hpp"
+#include "compile/compiler.hpp"
 #include "inspect/cache.hpp"
 #include "inspect/work.hpp"
 #include "kernels/kernel_sets.hpp"
@@ -121,7 +122,7 @@ std::vector<stack::RemedyPtxas> remedy_ptxas(const stack::PythonStack& s) {
   std::set<std::string> seen{own};
   for (const auto* p : {&s.ptxas.bundled_blackwell, &s.ptxas.bundled}) {
     if (*p && seen.insert((*p)->sha256).second) {
-      out.push_back({"ptxas=" + (*p)->path, **p, "beside Triton's ptxas"});
+      out.push_back({compile::Compiler::with_ptxas((*p)->path).to_string(), **p, "beside Triton's ptxas"});
     }
   }
   std::optional<compile::PtxasInfo> newest;
@@ -134,7 +135,7 @@ std::vector<stack::RemedyPtxas> remedy_ptxas(const stack::PythonStack& s) {
   if (newest) {
     tools::allow_found_program(newest->path);
     const std::string spec = newest->spec.find('/') == std::string::npos ? newest->spec : newest->path;
-    out.push_back({"ptxas=" + spec, *newest, fmt::format("installed: {}", newest->path)});
+    out.push_back({compile::Compiler::with_ptxas(spec).to_string(), *newest, fmt::format("installed: {}", newest->path)});
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "cli/plan_options.hpp"
 #include "cli/plan_table.hpp"
 #include "cli/validators.hpp"
+#include "compile/compiler.hpp"
 #include "compile/toolchain.hpp"
 #include "sass/nvdisasm.hpp"
 #include "kernels/kernel_sets.hpp"
@@ -211,9 +212,9 @@ void validate_run_flags(const plan::SweepConfig& config, const sweep::SweepReque
     sweep::check_devices_text(request.devices);
   }
   for (const AxisValue& value : config.values(plan::AxisId::compiler)) {
-    const std::string compiler = value.text().value_or("");
-    if (compiler.rfind("ptxas=", 0) == 0 && compiler != "ptxas=triton") {
-      (void)compile::resolve_ptxas(compiler.substr(6));
+    const std::optional<compile::Compiler> c = compile::Compiler::parse(value.text().value_or(""));
+    if (c && c->is_ptxas() && !c->is_bundled_ptxas()) {
+      (void)compile::resolve_ptxas(c->ptxas);
     }
   }
   if (request.nvdisasm) {

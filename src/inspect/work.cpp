@@ -30,13 +30,13 @@ RunCompiler resolved_ptxas(const std::string& spec) {
   compile::PtxasInfo info = compile::resolve_ptxas(spec);
   const bool version_spec = !spec.empty() && spec.find('/') == std::string::npos && std::isdigit(spec[0]) != 0;
   const std::string label = version_spec && !info.version.empty() ? info.version : spec;
-  return {Compiler::with_ptxas(spec), "ptxas=" + label, std::move(info)};
+  return {Compiler::with_ptxas(spec), Compiler::with_ptxas(label).to_string(), std::move(info)};
 }
 
 /// ptxas=SPEC: for kernel-set variants, ptxas=triton is each set's bundled ptxas.
 RunCompiler ptxas_compiler(const std::string& spec, bool files_mode) {
   if (spec == "triton" && !files_mode) {
-    return {Compiler::with_ptxas("triton"), "ptxas=triton", std::nullopt};
+    return {Compiler::with_ptxas("triton"), Compiler::with_ptxas("triton").to_string(), std::nullopt};
   }
   return resolved_ptxas(spec);
 }
@@ -219,7 +219,7 @@ Work plan_matrix(const InspectRequest& r) {
     found.push_back(compile::resolve_ptxas(spec));
   }
   for (compile::PtxasInfo& info : found) {
-    RunCompiler c{Compiler::with_ptxas(info.spec), "ptxas=" + info.spec, info};
+    RunCompiler c{Compiler::with_ptxas(info.spec), Compiler::with_ptxas(info.spec).to_string(), info};
     w.columns.push_back({c.label, info.version.empty() ? info.spec : info.version, info.path});
     add_unique(w.compilers, std::move(c));
   }
