@@ -28,6 +28,7 @@ struct DriverState {
   DriverApi api;
   std::optional<DriverStatus> status;  // set on success
   std::string failure;                 // set on failure; rethrown by later calls
+  DeviceProbe::Absence failure_kind = DeviceProbe::Absence::init_error;  // what `failure` means
   bool allow_jit_cache = false;
   // &api once everything succeeded. Atomic and read without the mutex, because error
   // formatting (cu_result_name) asks for it while init_driver() holds the mutex.
@@ -53,6 +54,7 @@ DriverStatus load_and_init(DriverState& s, bool allow_jit_cache) {
   // RTLD_NODELETE: cuBLAS holds the same library; never unload it under it.
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
+    s.failure_kind = DeviceProbe::Absence::no_driver_library;
     const char* why = dlerror();
     throw EnvironmentError(fmt::format("cannot load the CUDA driver library libcuda.so.1: {}",
                                        why != nullptr ? why : "unknown dlopen error"));
@@ -83,6 +85,7 @@ DriverStatus load_and_init(DriverState& s, bool allow_jit_cache) {
     const char* text = nullptr;
     s.api.cuGetErrorName(init, &name);
     s.api.cuGetErrorString(init, &text);
+    s.failure_kind = init == CUDA_ERROR_NO_DEVICE ? DeviceProbe::Absence::no_device : DeviceProbe::Absence::init_error;
     throw EnvironmentError(fmt::format("cuInit(0) failed with {} ({}) using {}",
                                        name != nullptr ? name : "unknown error",
                                        text != nullptr ? text : "", status.library));
@@ -141,21 +144,33 @@ const DriverStatus& init_driver(bool allow_jit_cache) {
   return *s.status;
 }
 
-bool has_cuda_device() noexcept {
+DeviceProbe probe_cuda_device() noexcept {
+  using Absence = DeviceProbe::Absence;
   try {
+    DriverState& s = state();
     bool allow = false;
     {
-      DriverState& s = state();
       const std::lock_guard<std::mutex> lock(s.mutex);
       allow = s.attempted ? s.allow_jit_cache : false;
     }
-    return init_driver(allow).device_count > 0;
+    try {
+      const DriverStatus& status = init_driver(allow);
+      if (status.device_count > 0) {
+        return {};
+      }
+      return {Absence::no_device, fmt::format("the CUDA driver {} counts no device", status.library)};
+    } catch (const EnvironmentError& e) {
+      const std::lock_guard<std::mutex> lock(s.mutex);
+      return {s.failure_kind, e.what()};
+    }
+  } catch (const std::exception& e) {
+    return {Absence::init_error, e.what()};
   } catch (...) {
-    // Deliberately everything: this is the question "can we use a GPU here", and
-    // every failure (no library, no device, bad driver) answers it with no.
-    return false;
+    return {Absence::init_error, "an exception that is no std::exception"};
   }
 }
+
+bool has_cuda_device() noexcept { return probe_cuda_device().present(); }
 
 const DriverApi& driver() {
   const DriverApi* api = driver_if_loaded();

@@ -107,8 +107,32 @@ struct DriverStatus {
 /// driver/kernel module mismatch); the same error is thrown again by later calls.
 const DriverStatus& init_driver(bool allow_jit_cache);
 
+/// Whether a CUDA device can be used here, and if not, why.
+struct DeviceProbe {
+  enum class Absence {
+    none,               ///< a device is there
+    no_driver_library,  ///< libcuda.so.1 cannot be loaded: no driver installed
+    no_device,          ///< the driver works and sees no device (CUDA_ERROR_NO_DEVICE, or none counted)
+    init_error,         ///< the driver is there and failed: a missing entry point, cuInit's other errors
+  };
+  Absence absence = Absence::none;
+  std::string why;  ///< empty when a device is there; else the reason, with the CUDA error's name and text
+
+  [[nodiscard]] bool present() const noexcept { return absence == Absence::none; }
+  /// No driver or no device: a host without a GPU. An initialisation error is not
+  /// one (a broken driver, or a bug to report).
+  [[nodiscard]] bool genuinely_absent() const noexcept {
+    return absence == Absence::no_driver_library || absence == Absence::no_device;
+  }
+};
+
+/// Loads and initialises the driver (as has_cuda_device) and says whether it has a
+/// device, and if not why. Never throws.
+[[nodiscard]] DeviceProbe probe_cuda_device() noexcept;
+
 /// True when the driver loads, initialises and reports at least one device. Never
-/// throws: on a host without libcuda.so.1 or without a GPU it returns false. If
+/// throws: on a host without libcuda.so.1 or without a GPU it returns false (so does
+/// a driver that fails to initialise: probe_cuda_device() tells these apart). If
 /// init_driver() has not run yet it runs init_driver(false) (JIT cache disabled);
 /// call init_driver(true) first to choose otherwise.
 [[nodiscard]] bool has_cuda_device() noexcept;

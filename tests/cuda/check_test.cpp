@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cuda/cublas.hpp"
+#include "support/gpu.hpp"
 #include "cuda/driver.hpp"
 #include "util/error.hpp"
 
@@ -126,6 +127,40 @@ TEST(Driver, MissingLibcudaIsAnEnvironmentError) {
   }
   EXPECT_THROW(static_cast<void>(driver()), Error);
   EXPECT_EQ(driver_if_loaded(), nullptr);
+  // The probe says why: no driver library, a genuine absence, named with dlopen's reason.
+  const DeviceProbe probe = probe_cuda_device();
+  EXPECT_EQ(probe.absence, DeviceProbe::Absence::no_driver_library);
+  EXPECT_TRUE(probe.genuinely_absent());
+  EXPECT_NE(probe.why.find("libcuda.so.1"), std::string::npos) << probe.why;
+}
+
+TEST(Driver, TheProbeAgreesWithHasCudaDeviceAndSaysWhyNot) {
+  const DeviceProbe probe = probe_cuda_device();
+  EXPECT_EQ(probe.present(), has_cuda_device());
+  EXPECT_EQ(probe.why.empty(), probe.present()) << probe.why;
+}
+
+/// A GPU test skips only where there is genuinely no GPU, says why, and fails with
+/// LP_REQUIRE_GPU=1; a driver that fails to initialise fails it, required or not.
+TEST(GpuTests, SkipOnlyAGenuineAbsenceAndSayWhy) {
+  using test_support::GpuDecision;
+  using test_support::gpu_decision;
+  const std::string no_device = "cuInit(0) failed with CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)";
+  const DeviceProbe absent{DeviceProbe::Absence::no_device, no_device};
+  EXPECT_EQ(gpu_decision(absent, false).act, GpuDecision::Act::skip);
+  EXPECT_EQ(gpu_decision(absent, false).message, "skipped: no GPU (" + no_device + ")");
+  EXPECT_EQ(gpu_decision(absent, true).act, GpuDecision::Act::fail);
+  EXPECT_EQ(gpu_decision(absent, true).message, "LP_REQUIRE_GPU=1 and no GPU (" + no_device + ")");
+  const DeviceProbe no_library{DeviceProbe::Absence::no_driver_library, "cannot load libcuda.so.1"};
+  EXPECT_EQ(gpu_decision(no_library, false).act, GpuDecision::Act::skip);
+  const std::string mismatch = "cuInit(0) failed with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (system has unsupported "
+                               "display driver / cuda driver combination)";
+  const DeviceProbe broken{DeviceProbe::Absence::init_error, mismatch};
+  for (const bool required : {false, true}) {
+    EXPECT_EQ(gpu_decision(broken, required).act, GpuDecision::Act::fail);
+    EXPECT_EQ(gpu_decision(broken, required).message, "the CUDA driver failed to initialise: " + mismatch);
+  }
+  EXPECT_EQ(gpu_decision(DeviceProbe{}, true).act, GpuDecision::Act::run);
 }
 
 TEST(Cublas, VersionsNeedNoGpu) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "support/gpu.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
 #include "cuda/driver.hpp"
@@ -18,9 +19,7 @@ namespace lp {
 namespace {
 
 TEST(CudaFault, IllegalAddressIsStickyAndNamed) {
-  if (!has_cuda_device()) {
-    GTEST_SKIP() << "skipped: no GPU";
-  }
+  LP_REQUIRE_GPU();
   const PrimaryContext context(0);
   const Module module(test_ptx::k_store_kernel);
   const Stream stream;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "support/gpu.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
 #include "cuda/cublas.hpp"
@@ -27,9 +28,7 @@ namespace {
 class CudaGpu : public testing::Test {
  protected:
   void SetUp() override {
-    if (!has_cuda_device()) {
-      GTEST_SKIP() << "skipped: no GPU";
-    }
+    LP_REQUIRE_GPU();
     m_context.emplace(0);
   }
   std::optional<PrimaryContext> m_context;

@@ -1,5 +1,17 @@
 """What the GPU scripts of tests/kernels share: torch on a machine with a GPU, or the
-CTest skip line ("skipped: no GPU") when there is none."""
+CTest skip line ("skipped: no GPU (<why>)") when there is none. With LP_REQUIRE_GPU=1
+(scripts/gpu_acceptance.sh) an absence fails instead, as tests/support/gpu.hpp does."""
+
+import os
+import sys
+
+
+def _no_gpu(why):
+    """Says why there is no GPU: a skip, or with LP_REQUIRE_GPU=1 a failure (exit 1)."""
+    if os.environ.get("LP_REQUIRE_GPU") == "1":
+        print(f"LP_REQUIRE_GPU=1 and no GPU ({why})")
+        sys.exit(1)
+    print(f"skipped: no GPU ({why})")
 
 
 def torch_with_gpu():
@@ -8,9 +20,9 @@ def torch_with_gpu():
     try:
         import torch
     except ImportError:
-        print("skipped: no GPU (torch is not installed)")
+        _no_gpu("torch is not installed")
         return None
     if not torch.cuda.is_available():
-        print("skipped: no GPU")
+        _no_gpu("torch sees no CUDA device")
         return None
     return torch

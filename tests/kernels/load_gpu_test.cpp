@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "support/gpu.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
 #include "cuda/driver.hpp"
@@ -21,9 +22,7 @@ namespace lp::kernels {
 namespace {
 
 TEST(KernelSetOnDevice, EveryCubinAndPtxLoadsAndEveryEntryResolves) {
-  if (!has_cuda_device()) {
-    GTEST_SKIP() << "skipped: no GPU";
-  }
+  LP_REQUIRE_GPU();
   const KernelSets sets = KernelSets::load();
   PrimaryContext context(0);
   context.make_current();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/gpu.hpp"
 #include "compile/ptxas.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device_info.hpp"
@@ -16,9 +17,7 @@ namespace lp::sweep {
 namespace {
 
 TEST(RaceControlOnGpu, EveryTileReadsTheOverwrittenAAndEveryElementIsWritten) {
-  if (!has_cuda_device()) {
-    GTEST_SKIP() << "skipped: no GPU";
-  }
+  LP_REQUIRE_GPU();
   const compile::PtxasInfo ptxas = compile::resolve_ptxas("toolkit");
   const std::string cubin = compile::compile_with_ptxas(ptxas, race_control_ptx(), "race-control").cubin;
   init_driver(false);

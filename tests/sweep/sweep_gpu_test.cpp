@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/gpu.hpp"
 #include "cuda/driver.hpp"
 #include "formats/document.hpp"
 #include "util/child_process.hpp"
@@ -27,9 +28,7 @@ namespace fs = std::filesystem;
 class SweepOnGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!has_cuda_device()) {
-      GTEST_SKIP() << "skipped: no GPU";
-    }
+    LP_REQUIRE_GPU();
     m_dir = fs::temp_directory_path() / fmt::format("lp-sweep-gpu-{}", ::testing::UnitTest::GetInstance()->random_seed());
     fs::create_directories(m_dir);
   }

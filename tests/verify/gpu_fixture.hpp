@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "support/gpu.hpp"
 #include "cuda/context.hpp"
 #include "cuda/cublas.hpp"
 #include "cuda/driver.hpp"
@@ -22,9 +23,7 @@ namespace lp::test {
 class VerifyGpu : public testing::Test {
  protected:
   void SetUp() override {
-    if (!has_cuda_device()) {
-      GTEST_SKIP() << "skipped: no GPU";
-    }
+    LP_REQUIRE_GPU();
     m_context.emplace(0);
     m_stream.emplace();
     m_cublas.emplace(*m_stream);
