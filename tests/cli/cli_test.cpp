@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/cli.hpp"
 #include "util/files.hpp"
 #include "version.hpp"
 #include "util/subprocess.hpp"
@@ -19,18 +20,8 @@
 namespace lp {
 namespace {
 
-ProcessResult loraprobe(std::vector<std::string> args) {
-  args.insert(args.begin(), LP_LORAPROBE);
-  ProcessOptions options;
-  options.timeout = std::chrono::seconds(120);
-  return run_process(args, options);
-}
-
-/// This test program's own scratch folder, removed when the program ends.
-const TempDir& scratch() {
-  static const TempDir dir("lp-cli-test-");
-  return dir;
-}
+using test_support::loraprobe;
+using test_support::scratch;
 
 /// A file in scratch().
 std::string write_temp(const std::string& name, const std::string& text) { return scratch().write(name, text); }

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/cli.hpp"
 #include "util/files.hpp"
 #include "util/subprocess.hpp"
 
@@ -25,10 +26,7 @@ using nlohmann::json;
 
 const char* const k_seed = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
 
-const TempDir& scratch() {
-  static const TempDir dir("lp-documents-test-");
-  return dir;
-}
+using test_support::scratch;
 
 std::string write(const std::string& name, const std::string& text) {
   const std::string path = scratch().path() + "/" + name;
@@ -47,13 +45,7 @@ ProcessResult loraprobe_capped(const std::vector<std::string>& args, int mb = 10
   return run_process(argv, options);
 }
 
-ProcessResult loraprobe(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {LP_LORAPROBE};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ProcessOptions options;
-  options.timeout = std::chrono::seconds(120);
-  return run_process(argv, options);
-}
+using test_support::loraprobe;
 
 std::string deep(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 

@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "support/cli.hpp"
 #include "util/escape.hpp"
 #include "util/files.hpp"
 #include "util/sha256.hpp"
@@ -36,15 +37,8 @@ ProcessResult run(std::vector<std::string> args) {
   return run_process(args, options);
 }
 
-ProcessResult loraprobe(std::vector<std::string> args) {
-  args.insert(args.begin(), LP_LORAPROBE);
-  return run(std::move(args));
-}
-
-const TempDir& scratch() {
-  static const TempDir dir("lp-security-test-");
-  return dir;
-}
+using test_support::loraprobe;
+using test_support::scratch;
 
 /// A "ptxas" that leaves a marker when anything runs it: it must never appear.
 struct EvilPtxas {
