@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "support/nvdisasm.hpp"
 #include "compile/toolchain.hpp"
 #include "sass/nvdisasm.hpp"
 #include "util/error.hpp"
@@ -26,16 +27,6 @@ inline const std::string k_hazard_id = "expand-fp32-bf16-m64n128k32-w4s2-evenk-n
 /// The same at block_n 32: ptxas serialises the HGMMAs, clean.
 inline const std::string k_clean_id = "expand-fp32-bf16-m64n32k32-w4s2-evenk-noadd-s1";
 
-/// nvdisasm as loraprobe finds it (CUDA toolkit, the project's .tools, Triton's);
-/// nullopt when there is none.
-inline std::optional<sass::Nvdisasm> nvdisasm() {
-  try {
-    return sass::find_nvdisasm();
-  } catch (const lp::EnvironmentError&) {
-    return std::nullopt;
-  }
-}
-
 /// A ptxas to compile with: the newest under .tools/ptxas, else the toolkit's,
 /// else Triton's; nullopt when there is none.
 inline std::optional<compile::PtxasInfo> some_ptxas() {
@@ -51,10 +42,3 @@ inline std::optional<compile::PtxasInfo> some_ptxas() {
 }
 
 }  // namespace lp::inspect::test
-
-/// Skips the test, saying so, when no nvdisasm can be found (CI installs one).
-#define LP_REQUIRE_NVDISASM(var)                           \
-  const auto var = ::lp::inspect::test::nvdisasm();        \
-  if (!(var)) {                                            \
-    GTEST_SKIP() << "skipped: no nvdisasm";                \
-  }

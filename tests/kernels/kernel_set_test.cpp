@@ -1,3 +1,4 @@
+#include "support/error_of.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "kernels/xz.hpp"
 
@@ -295,26 +296,12 @@ class KernelDirCopy {
   std::filesystem::path m_dir;
 };
 
-/// The message of the lp::Error that `f` throws ("" when it throws none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_support::error_of;
 
 /// The message of the lp::Fatal (usage or input error) that `f` throws ("" when none).
 template <typename F>
 std::string fatal_of(F&& f) {
-  try {
-    f();
-  } catch (const Fatal& e) {
-    return e.what();
-  }
-  return "";
+  return error_of<Fatal>(std::forward<F>(f));
 }
 
 TEST(KernelSet, EverySetRecordsItsTritonItsOptionsAndTheControls) {

@@ -1,3 +1,4 @@
+#include "support/error_of.hpp"
 #include "kernels/xz.hpp"
 
 #include <gtest/gtest.h>
@@ -33,12 +34,7 @@ std::string text() {
 
 /// The message of the lp::Error unxz throws ("" when it throws none).
 std::string error_of(const std::string& compressed, std::size_t expected, std::size_t max) {
-  try {
-    (void)unxz(compressed, "t.xz", expected, max);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return test_support::error_of([&] { (void)unxz(compressed, "t.xz", expected, max); });
 }
 
 TEST(Xz, DecodesIntoABufferOfExactlyTheExpectedSize) {

@@ -1,3 +1,4 @@
+#include "support/error_of.hpp"
 #include "plan/config.hpp"
 
 #include <gtest/gtest.h>
@@ -16,12 +17,7 @@ namespace {
 
 /// The one-line message a bad config produces (what main prints after "loraprobe: ").
 std::string error_of(const std::string& text) {
-  try {
-    parse_config(text, "bad.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(accepted)";
+  return test_support::error_of<InputError>([&] { (void)parse_config(text, "bad.json"); }, "(accepted)");
 }
 
 struct BadInput {

@@ -3,6 +3,7 @@
 // fixtures; that every original byte stays in order; that the result assembles with
 // the toolkit's ptxas and 13.3; and that the SASS keeps (or stays without) the hazard.
 
+#include "support/nvdisasm.hpp"
 #include "ptx/amplify.hpp"
 
 #include <gtest/gtest.h>
@@ -228,12 +229,8 @@ std::optional<compile::PtxasInfo> ptxas_of(const std::string& spec) {
 }
 
 TEST(Amplify, TheAmplifiedPtxAssemblesAndItsSassKeepsTheHazardWhereTheOriginalHadOne) {
-  sass::Nvdisasm nvdisasm;
-  try {
-    nvdisasm = sass::find_nvdisasm();
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "skipped: no nvdisasm (" << e.what() << "); scripts/install_tools.sh installs one";
-  }
+  LP_REQUIRE_NVDISASM(found);
+  const sass::Nvdisasm& nvdisasm = *found;
   struct Row {
     std::string name;
     std::string ptx;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/error_of.hpp"
 #include "report/blocks.hpp"
 #include "util/error.hpp"
 
@@ -24,12 +25,8 @@ json round_trip(const json& j) {
 /// The message of the InputError reading `j` as T throws, "" when it reads.
 template <class T>
 std::string error_of(const json& j) {
-  try {
-    (void)T::from_json(JsonIn(j, k_file));
-  } catch (const InputError& e) {
-    return e.pointer() + ": " + e.message();
-  }
-  return "";
+  const auto e = test_support::thrown_by<InputError>([&] { (void)T::from_json(JsonIn(j, k_file)); });
+  return e ? e->pointer() + ": " + e->message() : "";
 }
 
 json meta_json() {

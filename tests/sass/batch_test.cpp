@@ -6,6 +6,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "support/nvdisasm.hpp"
 #include "sass/analyze.hpp"
 #include "sass/batch.hpp"
 #include "sass/cubin.hpp"
@@ -24,13 +25,6 @@ const std::vector<std::string> k_fixtures = {
 /// The committed cubin of fixture `id`.
 std::string cubin_of(const std::string& id) { return fixtures::fixture(id + ".cubin"); }
 
-using fixtures::any_nvdisasm;
-
-#define LP_NEED_NVDISASM(var)                                                            \
-  const auto var = any_nvdisasm();                                                       \
-  if (!(var)) {                                                                          \
-    GTEST_SKIP() << "skipped: no nvdisasm (scripts/install_tools.sh nvdisasm installs one)"; \
-  }
 
 /// Section header field `offset` (bytes into the header) of the section named `name`.
 std::uint64_t* section_field(std::string& elf, const std::string& name, std::size_t offset) {
@@ -175,7 +169,7 @@ TEST(Rebase, RefusesWhatItCannotMakeRelative) {
 }
 
 TEST(DisassembleBatch, EachCubinGivesTheReportItsElfGives) {
-  LP_NEED_NVDISASM(tool);
+  LP_REQUIRE_NVDISASM(tool);
   std::vector<std::string> cubins;
   std::vector<BatchInput> inputs;
   for (const std::string& id : k_fixtures) {
@@ -200,7 +194,7 @@ TEST(DisassembleBatch, EachCubinGivesTheReportItsElfGives) {
 }
 
 TEST(DisassembleBatch, ACubinsListingDoesNotDependOnItsNeighbours) {
-  LP_NEED_NVDISASM(tool);
+  LP_REQUIRE_NVDISASM(tool);
   const std::string a = cubin_of(k_fixtures[0]);
   const std::string b = cubin_of(k_fixtures[3]);
   const std::string c = cubin_of(k_fixtures[2]);
@@ -223,7 +217,7 @@ TEST(DisassembleBatch, ACubinsListingDoesNotDependOnItsNeighbours) {
 }
 
 TEST(DisassembleBatch, WhatCannotBeBatchedIsReadFromItsElfAndAFailureIsItsOwn) {
-  LP_NEED_NVDISASM(tool);
+  LP_REQUIRE_NVDISASM(tool);
   const std::string good = cubin_of(k_fixtures[1]);
   std::string relocated = good;
   *section_field(relocated, ".rela.text._lora_expand_kernel", 32) = 24;

@@ -6,6 +6,8 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "support/print_name.hpp"
+#include "support/nvdisasm.hpp"
 #include "sass/analyze.hpp"
 #include "sass/cubin.hpp"
 #include "sass/registers.hpp"
@@ -73,7 +75,7 @@ struct ListingCase {
   int max_groups_in_flight;
 };
 
-void PrintTo(const ListingCase& c, std::ostream* os) { *os << c.id; }
+using test_support::PrintTo;  // a case prints as its name
 
 class RealListing : public ::testing::TestWithParam<ListingCase> {};
 
@@ -207,13 +209,8 @@ TEST(Cubin, ASymbolTableLinkedToAMissingSectionIsAnError) {
   }
 }
 
-using fixtures::any_nvdisasm;
-
 TEST(AnalyzeCubin, SameVerdictsAsTheCommittedListings) {
-  const auto tool = any_nvdisasm();
-  if (!tool) {
-    GTEST_SKIP() << "skipped: no nvdisasm (scripts/install_tools.sh nvdisasm installs one)";
-  }
+  LP_REQUIRE_NVDISASM(tool);
   for (const std::string& id : {k_hazard, k_block_n32, k_stages1, k_bf16}) {
     SCOPED_TRACE(id);
     const CubinReport c = analyze_cubin(fixture(id + ".cubin"), *tool, {}, id);

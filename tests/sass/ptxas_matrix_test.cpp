@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include "support/nvdisasm.hpp"
 #include "sass/analyze.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
@@ -103,12 +104,7 @@ TEST(PtxasMatrix, HazardByVersionAndVariant) {
     GTEST_SKIP() << "skipped: no ptxas under " << default_tools_dir()
                  << "/ptxas (scripts/install_tools.sh ptxas installs them)";
   }
-  std::optional<Nvdisasm> tool;
-  try {
-    tool = find_nvdisasm();
-  } catch (const lp::EnvironmentError& e) {
-    GTEST_SKIP() << "skipped: " << e.what();
-  }
+  LP_REQUIRE_NVDISASM(tool);
   const char* mode = std::getenv("LP_PTXAS_MATRIX");
   const bool full = mode != nullptr && std::string_view(mode) == "full";
   std::vector<std::pair<std::string, std::string>> chosen = versions;

@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "support/nvdisasm.hpp"
 #include "plan/config.hpp"
 #include "report/journal.hpp"
 #include "sass/nvdisasm.hpp"
@@ -109,12 +110,7 @@ TEST_F(RunnerWithFakeWorker, VerdictsControlsFaultTimeoutJournalAndResume) {
     verdicts[c["index"].get<std::size_t>()] = c["verdict"].get<std::string>();
   }
   // With nvdisasm the block_n 128 SASS shows its hazard: LATENT; without it the case passes, and says so.
-  bool have_nvdisasm = true;
-  try {
-    (void)sass::find_nvdisasm({});
-  } catch (const std::exception&) {
-    have_nvdisasm = false;
-  }
+  const bool have_nvdisasm = test_support::find_any_nvdisasm().tool.has_value();
   EXPECT_EQ(verdicts[0], have_nvdisasm ? "LATENT" : "PASS");
   // The controls ran before the static inspection was in; their records still carry its part.
   const json& negative = report["controls"]["sets"][0]["negative"];
@@ -593,11 +589,7 @@ TEST_F(RunnerWithFakeWorker, DualStreamCasesAskForProgrammaticDependentLaunchOfT
 }
 
 TEST_F(RunnerWithFakeWorker, AmplifiedCasesAreJudgedOnTheirAmplifiedSassBesideTheAmplifiedControls) {
-  try {
-    (void)sass::find_nvdisasm();
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "skipped: no nvdisasm (" << e.what() << "); scripts/install_tools.sh installs one";
-  }
+  LP_REQUIRE_NVDISASM(nvdisasm);
   // Plan order (amplify after block_n): 0 block_n 128 amplified by 2 pairs (the fake
   // worker makes it wrong), 1 block_n 128 unamplified, 2 block_n 32 amplified, 3 block_n 32.
   json config = json::parse(k_config);

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/error_of.hpp"
+#include "support/nvdisasm.hpp"
 #include "compile/ptxas.hpp"
 #include "compile/toolchain.hpp"
 #include "sass/analyze.hpp"
@@ -236,12 +238,7 @@ TEST(WorkerProtocol, ANumberOutOfRangeOrALineTooDeepIsRefusedNotConverted) {
   EXPECT_EQ(std::get<protocol::RunJob>(ok).job.problem.seed, 18446744073709551557ULL);
   // What a line is refused with, read as a request (parse_request) or as a reply (parse_reply).
   auto error_of = [](auto parse, const std::string& line) {
-    try {
-      (void)parse(line);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("read");
+    return test_support::error_of([&] { (void)parse(line); }, "read");
   };
   auto error_of_request = [&](const std::string& line) { return error_of(protocol::parse_request, line); };
   auto error_of_reply = [&](const std::string& line) { return error_of(protocol::parse_reply, line); };
@@ -328,12 +325,8 @@ TEST(RaceControl, TheEmbeddedPtxIsWhatItsGeneratorWrites) {
 
 TEST(RaceControl, ItsSassHasTheHazardUnderTheToolkitPtxasAndAnother) {
   // The control proves something only when ptxas did not serialise it: check the SASS.
-  sass::Nvdisasm nvdisasm;
-  try {
-    nvdisasm = sass::find_nvdisasm();
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "skipped: no nvdisasm (" << e.what() << "); scripts/install_tools.sh installs one";
-  }
+  LP_REQUIRE_NVDISASM(found);
+  const sass::Nvdisasm& nvdisasm = *found;
   std::vector<std::string> specs = {"toolkit"};
   if (std::filesystem::exists(LP_SOURCE_DIR "/.tools/ptxas/13.5.37/ptxas")) {
     specs.push_back("13.5.37");

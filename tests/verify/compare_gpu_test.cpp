@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "support/print_name.hpp"
 #include "gpu_fixture.hpp"
 #include "verify/inputs.hpp"
 #include "verify/poison.hpp"
@@ -25,8 +26,7 @@ struct PlantedCase {
   std::uint32_t defects_per_million;  // how often each kind of defect is planted
 };
 
-// What ctest shows in the test name instead of a byte dump.
-void PrintTo(const PlantedCase& c, std::ostream* os) { *os << c.name; }
+using test_support::PrintTo;  // a case prints as its name
 
 std::uint32_t nan_bits(DType t) { return t == DType::f32 ? 0x7FFFFFFFu : 0x7FFFu; }
 std::uint32_t inf_bits(DType t) { return t == DType::f32 ? 0x7F800000u : t == DType::bf16 ? 0x7F80u : 0x7C00u; }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 
+#include "support/print_name.hpp"
 #include "gpu_fixture.hpp"
 #include "families/device.hpp"
 #include "families/family.hpp"
@@ -27,8 +28,7 @@ struct ReferenceCase {
   Problem problem;
 };
 
-// What ctest shows in the test name instead of a byte dump.
-void PrintTo(const ReferenceCase& c, std::ostream* os) { *os << c.name; }
+using test_support::PrintTo;  // a case prints as its name
 
 Problem with(Problem p, float scale, std::int32_t split_k) {
   p.scale = scale;

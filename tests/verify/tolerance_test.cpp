@@ -1,6 +1,7 @@
 // The tolerance table, pinned, and the model behind it: two correct fp32
 // implementations summing in different orders must pass with margin.
 
+#include "support/print_name.hpp"
 #include "model/tolerance.hpp"
 #include "families/family.hpp"
 
@@ -134,8 +135,7 @@ struct OrderCase {
   Problem problem;
 };
 
-// What ctest shows in the test name instead of a byte dump.
-void PrintTo(const OrderCase& c, std::ostream* os) { *os << c.name; }
+using test_support::PrintTo;  // a case prints as its name
 
 using test::make_problem;
 
