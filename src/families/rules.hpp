@@ -37,11 +37,11 @@ inline void check_no_routing(const Problem& p, const Fail& fail) {
   }
 }
 
-/// amplify_pairs: 0 or more where an expand kernel is amplified, 0 elsewhere.
+/// amplify: 0 or more pairs where an expand kernel is amplified, 0 elsewhere.
 inline void check_amplify(const Problem& p, bool amplifiable, const Fail& fail) {
-  if (p.amplify_pairs < 0 || (!amplifiable && p.amplify_pairs != 0)) {
-    fail(fmt::format("amplify_pairs {} given, but only an expand kernel is amplified, by 0 or more pairs",
-                     p.amplify_pairs));
+  if (p.amplify < 0 || (!amplifiable && p.amplify != 0)) {
+    fail(fmt::format("amplify {} given, but only an expand kernel is amplified, by 0 or more pairs",
+                     p.amplify));
   }
 }
 

@@ -62,7 +62,7 @@ struct Problem {
   std::int32_t split_k = 1;                ///< shrink's SPLIT_K (shrink, lora_linear; 1 for expand)
   /// The expand kernel's amplification (src/ptx/amplify.hpp): dependent wgmma pairs
   /// before each of its register-A wgmmas, 0 for none. Only the tolerance reads it.
-  std::int32_t amplify_pairs = 0;
+  std::int32_t amplify = 0;
   std::vector<std::int32_t> lora_of;       ///< T entries in {-1, 0..L-1}; -1 = no LoRA
   /// fused_moe: the experts and how tokens are routed to them. slice_hidden is then
   /// N per slice (all equal), hidden_in is K, and input_dtype equals weight_dtype.

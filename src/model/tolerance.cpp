@@ -33,7 +33,7 @@ double accumulation_error(double k, double a_max, double b_max) { return std::sq
 // only round-to-nearest) of |acc| + |p|, with |acc| <= K a_max b_max and |p| <= 16
 // b_max^2 (the pairs' A is B's own values). The roundings have random signs, so they
 // grow as the square root of their number, as in accumulation_error.
-double amplify_pairs_error(int pairs, double k, double a_max, double b_max) {
+double amplify_error(int pairs, double k, double a_max, double b_max) {
   const double roundings = 2.0 * pairs * std::ceil(k / 16.0);
   return std::sqrt(roundings) * 2.0 * k_u32 * (k * a_max * b_max + 16.0 * b_max * b_max);
 }
@@ -111,12 +111,12 @@ Tolerance w_output_tolerance(const WOutputShape& s) {
   const auto rank = static_cast<double>(s.rank);
   add_term(t, "accumulation", 2.0 * accumulation_error(rank, a_max, w_max),
            "fp32 accumulation order of the kernel and of cuBLAS over K = R, sqrt(K) 2^-24 sum|terms| each");
-  if (s.amplify_pairs > 0) {
-    add_term(t, "amplify_pairs", amplify_pairs_error(s.amplify_pairs, rank, a_max, w_max),
+  if (s.amplify > 0) {
+    add_term(t, "amplify_pairs", amplify_error(s.amplify, rank, a_max, w_max),
              fmt::format("the amplifier's {} pair(s) (acc - p) + p before each of the K/16 wgmmas: two fp32 "
                          "additions per pair, each at most one ulp (2^-23) of |acc| + |p| (|acc| <= K a_max b_max, "
                          "|p| <= 16 b_max^2), grown as the square root of their number",
-                         s.amplify_pairs));
+                         s.amplify));
   }
   if (s.add_inputs) {
     const double acc_sigma = std::sqrt(rank) * a_rms * w_rms;

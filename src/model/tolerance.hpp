@@ -20,7 +20,7 @@
 //     routing weights are at most 1);
 //  5. shrink SPLIT_K > 1: atomics add the partial sums in any order:
 //     (SPLIT_K - 1) * 2^-24 * sum|terms| ("split_k").
-//  6. an amplified expand (problem.amplify_pairs = D > 0, src/ptx/amplify.hpp): D pairs
+//  6. an amplified expand (problem.amplify = D > 0, src/ptx/amplify.hpp): D pairs
 //     acc = (acc - p) + p before each of the K/16 k16 wgmmas, two fp32 additions per
 //     pair, each off by at most one ulp (2^-23, so truncating tensor-core adds are
 //     covered) of |acc| + |p| <= K a_max b_max + 16 b_max^2, random in sign:
@@ -98,7 +98,7 @@ struct Tolerance {
 struct WOutputShape {
   DType output = DType::bf16;
   std::int64_t rank = 0;
-  int amplify_pairs = 0;
+  int amplify = 0;
   bool add_inputs = false;
   /// A is a shrink's result over this many terms, cast to W (0: A is an activation).
   std::int64_t a_shrunk_over = 0;

@@ -129,7 +129,7 @@ Job job_from(const JsonIn& j) {
   p.scale = float_from(j.at("scale"));
   p.seed = j.at("seed").whole<std::uint64_t>();
   p.split_k = j.at("split_k").whole<std::int32_t>(0);
-  p.amplify_pairs = j.at("amplify_pairs").whole<std::int32_t>(0);
+  p.amplify = j.at("amplify").whole<std::int32_t>(0);
   const JsonIn moe = j.at("moe");
   p.moe.num_experts = moe.at("num_experts").whole<std::int32_t>(0);
   p.moe.top_k = moe.at("top_k").whole<std::int32_t>(0);
@@ -318,7 +318,7 @@ json to_json(const Job& job) {
             {"scale", p.scale},
             {"seed", p.seed},
             {"split_k", p.split_k},
-            {"amplify_pairs", p.amplify_pairs},
+            {"amplify", p.amplify},
             {"moe", {{"num_experts", p.moe.num_experts},
                      {"top_k", p.moe.top_k},
                      {"mul_routed_weight", p.moe.mul_routed_weight},

@@ -163,7 +163,7 @@ void settle_amplification(std::vector<Entry>& entries, const ImageSet& images) {
       continue;
     }
     const Image& image = images.at(e.job.expand->key);
-    e.job.problem.amplify_pairs = image.amplification && image.amplification->changed() ? e.amplify : 0;
+    e.job.problem.amplify = image.amplification && image.amplification->changed() ? e.amplify : 0;
   }
 }
 
@@ -453,7 +453,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
     // Provisional (no images yet): what the job says of its pairs is all there is.
     report::AmplificationRecord a;
     a.pairs = e.amplify;
-    a.sites = e.job.problem.amplify_pairs > 0 ? 1 : 0;
+    a.sites = e.job.problem.amplify > 0 ? 1 : 0;
     amplified = a;
     if (images != nullptr) {
       const Image& image = images->at(e.job.expand->key);

@@ -26,7 +26,7 @@ struct Entry {
   std::string variant_label;            ///< the variant id(s) for the report
   std::string skip_reason;              ///< set when it cannot run (no variant)
   /// The expand image's amplification (the case's `amplify`), 0 for none. Its pairs
-  /// reach the job (problem.amplify_pairs, for the tolerance) once settle_amplification
+  /// reach the job (problem.amplify, for the tolerance) once settle_amplification
   /// knows whether the transform changed the PTX.
   int amplify = 0;
 };

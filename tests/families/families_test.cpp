@@ -115,7 +115,7 @@ TEST(Families, TheRulesOfOneFamilyAreNotAnothers) {
   chain.moe = ExpertRouting{8, 2, false, 16};
   EXPECT_THROW(validate(chain), Error) << "only fused_moe routes to experts";
   Problem moe = planned(Op::fused_moe);
-  moe.amplify_pairs = 1;
+  moe.amplify = 1;
   EXPECT_THROW(validate(moe), Error);
   EXPECT_THROW((void)make_moe_routing(planned(Op::expand)), Error) << "an expand problem has no routing";
 }

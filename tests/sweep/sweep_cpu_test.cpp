@@ -229,7 +229,7 @@ TEST(WorkerProtocol, ANumberOutOfRangeOrALineTooDeepIsRefusedNotConverted) {
   // regardless: a seed of 1.84e102 cast to uint64_t (undefined behaviour).
   const std::string run = R"({"type":"run","job":{"index":1,"case_id":"c","op":"expand","num_tokens":16,"rank":16,)"
                           R"("slice_hidden":[64],"hidden_in":16,"num_loras":1,"input_dtype":"fp32","weight_dtype":"bf16",)"
-                          R"("add_inputs":false,"scale":1.0,"seed":SEED,"split_k":1,"amplify_pairs":0,"moe":{"num_experts":0,)"
+                          R"("add_inputs":false,"scale":1.0,"seed":SEED,"split_k":1,"amplify":0,"moe":{"num_experts":0,)"
                           R"("top_k":0,"mul_routed_weight":false,"block_m":0},"block_m":64,"block_n":128,"pdl":false,)"
                           R"("repeats":1,"atol":null,"rtol":null,"expand":null,"shrink":null}})";
   auto with_seed = [&](const std::string& seed) { return std::string(run).replace(run.find("SEED"), 4, seed); };
@@ -359,7 +359,7 @@ TEST(Job, RoundTripsThroughJson) {
   job.problem.scale = 0.25F;
   job.problem.seed = 0xfedcba9876543210ULL;
   job.problem.split_k = 8;
-  job.problem.amplify_pairs = 4;
+  job.problem.amplify = 4;
   job.repeats = 5;
   job.pdl = true;
   job.atol = 1e-3;
@@ -370,7 +370,7 @@ TEST(Job, RoundTripsThroughJson) {
   EXPECT_EQ(back.problem.seed, 0xfedcba9876543210ULL);
   EXPECT_FALSE(back.rtol.has_value());
   EXPECT_THROW(job_from_json(nlohmann::json{{"index", 1}}), Error);
-  EXPECT_EQ(back.problem.amplify_pairs, 4);
+  EXPECT_EQ(back.problem.amplify, 4);
   EXPECT_TRUE(back.pdl);
   EXPECT_EQ(to_json(job).at("pdl"), true);
 }

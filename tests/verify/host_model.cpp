@@ -278,7 +278,7 @@ std::vector<std::byte> host_output(const Problem& p, const HostInputs& in, Accum
         const double sum = dot(
             r_count, [&](std::int64_t r) { return operand[static_cast<std::size_t>((s * t_count + t) * r_count + r)]; },
             [&](std::int64_t r) { return bits_to_float(w, b_bits[static_cast<std::size_t>((lora * h + n) * r_count + r)]); },
-            acc, p.amplify_pairs);
+            acc, p.amplify);
         std::uint32_t bits = float_to_bits(w, to_f32(sum));
         if (p.add_inputs) {
           bits = float_to_bits(w, bits_to_float(w, bits) + bits_to_float(w, in.y_in[at]));

@@ -19,7 +19,7 @@ enum class Accumulation {
   fp32_forward,   ///< fp32 FMA, r (or h) ascending
   fp32_reverse,   ///< fp32 FMA, descending
   fp32_blocked,   ///< fp32 partial sums of 16 products, then summed: tensor-core-like
-  /// fp32_blocked with the amplifier's problem.amplify_pairs pairs before each block of
+  /// fp32_blocked with the amplifier's problem.amplify pairs before each block of
   /// 16 (src/ptx/amplify.hpp): acc = (acc - p) + p in fp32, p the block's sum of B x B
   /// (the pairs read B's own values as A). Expand only; other ops use fp32_blocked.
   fp32_amplified,

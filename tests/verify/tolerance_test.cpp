@@ -190,7 +190,7 @@ TEST(Tolerance, TheAmplifiersPairsAreANamedTermThatStaysFarBelowTodaysTolerance)
   // of the K/16 wgmmas. The term is explicit (never a silent widening) and small.
   Problem p = test::make_problem(Op::expand, DType::bf16, 64, 64, {4096}, 0, 1, false, 11);
   const Tolerance today = tolerance_for(p);
-  p.amplify_pairs = 16;
+  p.amplify = 16;
   const Tolerance amplified = tolerance_for(p);
   ASSERT_EQ(amplified.atol_terms.size(), today.atol_terms.size() + 1);
   EXPECT_EQ(amplified.atol_terms.back().name, "amplify_pairs");
@@ -215,7 +215,7 @@ TEST(Tolerance, AnAmplifiedCleanResultStaysInsideTodaysToleranceWithItsMargin) {
       SCOPED_TRACE(fmt::format("{} with {} pairs", name, pairs));
       Problem p = base;
       const Tolerance today = tolerance_for(p);
-      p.amplify_pairs = pairs;
+      p.amplify = pairs;
       const test::HostInputs inputs = test::generate_host_inputs(p);
       CompareSpec spec;
       spec.dtype = output_dtype(p);

@@ -43,7 +43,7 @@ class Expand final : public KernelFamily {
   }
 
   [[nodiscard]] Tolerance tolerance(const Problem& p) const override {
-    return w_output_tolerance(WOutputShape{p.weight_dtype, p.rank, p.amplify_pairs, p.add_inputs, 0, 1.0});
+    return w_output_tolerance(WOutputShape{p.weight_dtype, p.rank, p.amplify, p.add_inputs, 0, 1.0});
   }
 
   [[nodiscard]] std::vector<ToleranceRow> tolerance_rows() const override {

@@ -39,8 +39,8 @@ class FusedMoe final : public KernelFamily {
     if (p.num_tokens > std::numeric_limits<std::int32_t>::max() / m.top_k) {
       fail(fmt::format("{} tokens x top_k {} routed pairs do not fit the int32 index tensors", p.num_tokens, m.top_k));
     }
-    if (p.scale != 1.0f || p.split_k != 1 || p.amplify_pairs != 0) {
-      fail("scale, split_k and amplify_pairs are not fused_moe's (its kernel has neither)");
+    if (p.scale != 1.0f || p.split_k != 1 || p.amplify != 0) {
+      fail("scale, split_k and amplify are not fused_moe's (its kernel has neither)");
     }
     for (std::size_t s = 1; s < p.slice_hidden.size(); ++s) {
       if (p.slice_hidden[s] != p.slice_hidden[0]) {
@@ -67,7 +67,7 @@ class FusedMoe final : public KernelFamily {
   [[nodiscard]] Tolerance tolerance(const Problem& p) const override {
     // Its rank tile is lora_linear's buf, cast to W before its expand; its routing
     // weights, in [1/16, 1], only scale the result down, so the lora_linear terms bound it.
-    return w_output_tolerance(WOutputShape{p.weight_dtype, p.rank, p.amplify_pairs, p.add_inputs, p.hidden_in,
+    return w_output_tolerance(WOutputShape{p.weight_dtype, p.rank, p.amplify, p.add_inputs, p.hidden_in,
                                            std::abs(static_cast<double>(p.scale))});
   }
 

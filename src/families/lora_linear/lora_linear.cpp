@@ -35,7 +35,7 @@ class LoraLinear final : public KernelFamily {
   [[nodiscard]] DType a_operand_dtype(const Problem&) const noexcept override { return DType::f32; }
 
   [[nodiscard]] Tolerance tolerance(const Problem& p) const override {
-    return w_output_tolerance(WOutputShape{p.weight_dtype, p.rank, p.amplify_pairs, p.add_inputs, p.hidden_in,
+    return w_output_tolerance(WOutputShape{p.weight_dtype, p.rank, p.amplify, p.add_inputs, p.hidden_in,
                                            std::abs(static_cast<double>(p.scale))});
   }
 
