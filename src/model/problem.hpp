@@ -61,7 +61,8 @@ struct Problem {
   std::uint64_t seed = 0;                  ///< inputs and mapping are a function of this
   std::int32_t split_k = 1;                ///< shrink's SPLIT_K (shrink, lora_linear; 1 for expand)
   /// The expand kernel's amplification (src/ptx/amplify.hpp): dependent wgmma pairs
-  /// before each of its register-A wgmmas, 0 for none. Only the tolerance reads it.
+  /// before each of its register-A wgmmas, 0 for none (at most k_max_amplify). Only
+  /// the tolerance reads it.
   std::int32_t amplify = 0;
   std::vector<std::int32_t> lora_of;       ///< T entries in {-1, 0..L-1}; -1 = no LoRA
   /// fused_moe: the experts and how tokens are routed to them. slice_hidden is then
@@ -74,6 +75,11 @@ struct Problem {
   /// off_s = sum_{j<s} H_j (size S).
   [[nodiscard]] std::vector<std::int64_t> slice_offsets() const;
 };
+
+/// The most dependent wgmma pairs the amplifier queues before each register-A wgmma
+/// (src/ptx/amplify.hpp): the bound of the `amplify` axis, of Problem::amplify and of
+/// every document that carries the count.
+inline constexpr int k_max_amplify = 64;
 
 /// The maximum number of slices (docs/problem.md: 1, 2 or 3).
 inline constexpr std::int64_t k_max_slices = 3;

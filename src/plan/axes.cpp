@@ -16,8 +16,6 @@ namespace lp::plan {
 namespace {
 
 constexpr std::int64_t k_max_tokens = std::int64_t{1} << 20;
-/// ptx::k_max_amplify_pairs (lp_plan does not link the PTX passes; tests/ptx pins the two equal).
-constexpr std::int64_t k_max_amplify = 64;
 
 const std::vector<AxisInfo> k_axes = {
     {AxisId::triton, "triton", "--triton", AxisKind::release, 0, 0, false, false,

@@ -72,7 +72,16 @@ ImageRef image_from(const JsonIn& j) {
   if (!compiler) {
     j.at("compiler").fail(fmt::format("unknown compiler \"{}\"", name));
   }
-  return ImageRef{j.at("key").string(), j.at("triton").string(), j.at("variant").string(), *compiler};
+  ImageRef image{j.at("triton").string(), j.at("variant").string(), *compiler, 0};
+  if (const std::optional<JsonIn> amplify = j.find("amplify")) {
+    image.amplify = amplify->whole<int>(0, k_max_amplify);
+  }
+  // The key is the image's name, made from the fields above; one that names another
+  // image is a parent and a worker that disagree.
+  if (const std::string key = j.at("key").string(); key != image.key()) {
+    j.at("key").fail(fmt::format("\"{}\" is not the key of the image it describes (\"{}\")", key, image.key()));
+  }
+  return image;
 }
 
 std::string base64_from(const JsonIn& j) {
@@ -261,9 +270,21 @@ JobResult JobResult::lost(std::size_t index, std::string case_id, RunOutcome out
   return r;
 }
 
+std::string ImageRef::key() const {
+  std::string key = triton + "/" + variant_id + "|" + compiler.to_string();
+  if (amplify > 0) {
+    key += fmt::format("|amplify={}", amplify);
+  }
+  return key;
+}
+
 json to_json(const ImageRef& image) {
-  return {{"key", image.key}, {"triton", image.triton}, {"variant", image.variant_id},
-          {"compiler", image.compiler.to_string()}};
+  json j = {{"key", image.key()}, {"triton", image.triton}, {"variant", image.variant_id},
+            {"compiler", image.compiler.to_string()}};
+  if (image.amplify > 0) {
+    j["amplify"] = image.amplify;
+  }
+  return j;
 }
 
 ImageRef image_from_json(const json& j) {

@@ -29,10 +29,15 @@ namespace lp::protocol {
 
 /// A compiled kernel a worker can load: which variant, how it was compiled.
 struct ImageRef {
-  std::string key;         ///< "<triton>/<variant id>|<compiler>"; unique per run
   std::string triton;      ///< which of the worker's kernel sets
   std::string variant_id;  ///< in that kernel set
   compile::Compiler compiler;
+  /// Dependent wgmma pairs before each register-A wgmma (src/ptx/amplify.hpp), the
+  /// plan's `amplify`; 0: the variant as built.
+  int amplify = 0;
+  /// "<triton>/<variant id>|<compiler>", then "|amplify=<N>" when amplified: the
+  /// image's name, unique per run (the worker's table, logs).
+  [[nodiscard]] std::string key() const;
 };
 
 /// One image to load: prebuilt from the worker's own kernel set, the cubin the

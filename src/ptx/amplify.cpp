@@ -155,8 +155,8 @@ std::string Amplified::describe() const {
 }
 
 Amplified amplify_ptx(std::string_view ptx, int pairs, std::string_view source) {
-  if (pairs < 0 || pairs > k_max_amplify_pairs) {
-    throw UsageError(fmt::format("amplify {}: the pairs per wgmma must be within [0, {}]", pairs, k_max_amplify_pairs));
+  if (pairs < 0 || pairs > k_max_amplify) {
+    throw UsageError(fmt::format("amplify {}: the pairs per wgmma must be within [0, {}]", pairs, k_max_amplify));
   }
   Amplified out;
   out.pairs = pairs;

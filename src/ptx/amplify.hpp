@@ -28,10 +28,10 @@
 #include <string_view>
 #include <vector>
 
+#include "model/problem.hpp"  // k_max_amplify
+
 namespace lp::ptx {
 
-/// The largest number of pairs per wgmma the transform accepts (the `amplify` axis).
-inline constexpr int k_max_amplify_pairs = 64;
 
 /// One register-A wgmma the pairs were inserted before.
 struct AmplifySite {
@@ -69,7 +69,7 @@ struct Amplified {
 
 /// Inserts `pairs` dependent wgmma pairs before every register-A wgmma of `ptx`
 /// (`source` names it in errors). `pairs` 0 returns the text unchanged. Throws
-/// lp::UsageError for `pairs` outside [0, k_max_amplify_pairs] and
+/// lp::UsageError for `pairs` outside [0, k_max_amplify] and
 /// lp::sass::ListingError for PTX the reader cannot read.
 Amplified amplify_ptx(std::string_view ptx, int pairs, std::string_view source);
 

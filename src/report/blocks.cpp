@@ -304,7 +304,7 @@ VariantRecord VariantRecord::from_json(const JsonIn& j) {
   v.triton = j.at("triton").string();
   v.compiler = j.at("compiler").string();
   if (const auto a = j.find("amplify")) {
-    v.amplify = a->whole<int>(1, 64);
+    v.amplify = a->whole<int>(1, k_max_amplify);
   }
   v.compile = carried_object(j, "compile");
   v.compile_error = j.optional_string("compile_error");
@@ -388,7 +388,7 @@ AmplifiedControlRecord AmplifiedControlRecord::from_json(const JsonIn& j) {
   AmplifiedControlRecord a;
   a.triton = j.at("triton").string();
   a.role = j.at("role").string();
-  a.pairs = j.at("pairs").whole<int>(1, 64);
+  a.pairs = j.at("pairs").whole<int>(1, k_max_amplify);
   a.valid = j.at("valid").boolean();
   a.reason = j.optional_string("reason");
   a.record = CaseRecord::from_json(j.at("record"));

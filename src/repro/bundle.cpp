@@ -292,12 +292,12 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
                                        case_id, triton, fmt::join(versions, ", ")));
   }
   // An amplified case's bundle holds the amplified PTX and its cubin: what ran.
-  if (amplify < 0 || amplify > ptx::k_max_amplify_pairs) {
+  if (amplify < 0 || amplify > k_max_amplify) {
     throw UsageError(fmt::format("{}: case {}: amplify {} is outside [0, {}]", report.path, case_id, amplify,
-                                 ptx::k_max_amplify_pairs));
+                                 k_max_amplify));
   }
   sweep::ImageSet images;
-  const std::string key = images.add(triton, variant, compiler, static_cast<int>(amplify));
+  const std::string key = images.add(protocol::ImageRef{triton, variant, compiler, static_cast<int>(amplify)});
   images.build_on_cpu(sets, 1);
   const sweep::Image& image = images.at(key);
   if (!image.error.empty()) {

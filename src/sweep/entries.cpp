@@ -110,9 +110,8 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
         e.skip_reason = found.problem;
         return;
       }
-      const std::string key = images.add(c.triton, found.variant->id, c.compiler, amplify);
-      slot = ImageRef{key, c.triton, found.variant->id, c.compiler};
-      e.image_keys.push_back(key);
+      slot = ImageRef{c.triton, found.variant->id, c.compiler, amplify};
+      e.image_keys.push_back(images.add(*slot));
       labels.push_back(found.variant->id);
     };
     if (c.shrink) {
@@ -136,9 +135,8 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
       if (found.variant == nullptr) {
         throw UsageError(fmt::format("--test-hook {}={}: {}", c.index, hook->second, found.problem));
       }
-      const std::string key = images.add(c.triton, found.variant->id, c.compiler, e.amplify);
-      e.job.expand = ImageRef{key, c.triton, found.variant->id, c.compiler};
-      e.image_keys.back() = key;
+      e.job.expand = ImageRef{c.triton, found.variant->id, c.compiler, e.amplify};
+      e.image_keys.back() = images.add(*e.job.expand);
       labels.back() = found.variant->id + " (launched with PDL: no wait)";
     } else if (hook != test_hooks.end() && e.skip_reason.empty()) {
       const kernels::Variant* v = set.with_role(hook->second);
@@ -146,9 +144,8 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
         throw UsageError(fmt::format("--test-hook {}={}: the kernel set of Triton {} has no variant of role {}",
                                      c.index, hook->second, c.triton, hook->second));
       }
-      const std::string key = images.add(c.triton, v->id, c.compiler, e.amplify);
-      e.job.expand = ImageRef{key, c.triton, v->id, c.compiler};
-      e.image_keys.back() = key;
+      e.job.expand = ImageRef{c.triton, v->id, c.compiler, e.amplify};
+      e.image_keys.back() = images.add(*e.job.expand);
       labels.back() = v->id;
     }
     e.variant_label = fmt::format("{}", fmt::join(labels, "+"));
@@ -162,7 +159,7 @@ void settle_amplification(std::vector<Entry>& entries, const ImageSet& images) {
     if (e.amplify == 0 || !e.job.expand) {
       continue;
     }
-    const Image& image = images.at(e.job.expand->key);
+    const Image& image = images.at(e.job.expand->key());
     e.job.problem.amplify = image.amplification && image.amplification->changed() ? e.amplify : 0;
   }
 }
@@ -197,9 +194,8 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
       e.job.block_m = static_cast<int>(v->constexprs.integer("BLOCK_M").value_or(64));
       e.job.block_n = static_cast<int>(v->constexprs.integer("BLOCK_N").value_or(128));
       e.job.repeats = 1;
-      const std::string key = images.add(set.triton(), v->id, c->compiler);
-      e.image_keys = {key};
-      e.job.expand = ImageRef{key, set.triton(), v->id, c->compiler};
+      e.job.expand = ImageRef{set.triton(), v->id, c->compiler, 0};
+      e.image_keys = {images.add(*e.job.expand)};
     }
     c->own_axes = std::make_shared<const AxisValues>(std::move(axes));
     e.plan_case = c.get();
@@ -261,9 +257,8 @@ std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, cons
   e.job.block_m = knobs.block_m;
   e.job.block_n = knobs.block_n;
   e.job.repeats = 1;
-  const std::string key = images.add(set.triton(), found.variant->id, c->compiler, pairs);
-  e.image_keys = {key};
-  e.job.expand = ImageRef{key, set.triton(), found.variant->id, c->compiler};
+  e.job.expand = ImageRef{set.triton(), found.variant->id, c->compiler, pairs};
+  e.image_keys = {images.add(*e.job.expand)};
   cases.push_back(std::move(c));
   return e;
 }
@@ -456,7 +451,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
     a.sites = e.job.problem.amplify > 0 ? 1 : 0;
     amplified = a;
     if (images != nullptr) {
-      const Image& image = images->at(e.job.expand->key);
+      const Image& image = images->at(e.job.expand->key());
       amplified = amplification_of(image, image.base_key.empty() ? nullptr : &images->at(image.base_key), true);
     }
   }
@@ -477,7 +472,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   if (amplified && amplified->unamplified_findings && *amplified->unamplified_findings > 0 && t.findings == 0 &&
       t.inspected) {
     // A void amplification: the hazard and who made it are the unamplified image's.
-    c.attribution = images->at(images->at(e.job.expand->key).base_key).attribution;
+    c.attribution = images->at(images->at(e.job.expand->key()).base_key).attribution;
   }
   const Decision d = decide(r, c.static_findings, t.not_inspected, amplified ? &*amplified : nullptr);
   c.verdict = d.verdict;
@@ -489,7 +484,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
     c.reason += fmt::format("{}amplify {}: {}", c.reason.empty() ? "" : "; ", amplified->pairs, amplified->void_reason);
   }
   if (e.amplify > 0 && e.job.expand) {
-    if (const std::string& note = images->at(e.job.expand->key).compiler_note; !note.empty()) {
+    if (const std::string& note = images->at(e.job.expand->key()).compiler_note; !note.empty()) {
       c.reason += (c.reason.empty() ? "" : "; ") + note;  // another ptxas for the set's bundled one
     }
   }

@@ -19,15 +19,6 @@ namespace lp::sweep {
 
 using nlohmann::json;
 
-std::string image_key(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler,
-                      int amplify) {
-  std::string key = triton + "/" + variant_id + "|" + compiler.to_string();
-  if (amplify > 0) {
-    key += fmt::format("|amplify={}", amplify);
-  }
-  return key;
-}
-
 namespace {
 
 /// Whether an image is compiled here by a ptxas: ptxas=<spec>, and an amplified
@@ -55,18 +46,17 @@ std::string ImageSet::ptxas_key(const Image& image) {
                                                                          : "triton@" + image.triton;
 }
 
-std::string ImageSet::add(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler,
-                          int amplify) {
-  const std::string key = image_key(triton, variant_id, compiler, amplify);
+std::string ImageSet::add(const protocol::ImageRef& ref) {
+  std::string key = ref.key();
   if (m_images.count(key) == 0) {
     Image image;
     image.key = key;
-    image.triton = triton;
-    image.variant_id = variant_id;
-    image.compiler = compiler;
-    image.amplify = amplify;
-    if (amplify > 0) {
-      image.base_key = add(triton, variant_id, compiler, 0);
+    image.triton = ref.triton;
+    image.variant_id = ref.variant_id;
+    image.compiler = ref.compiler;
+    image.amplify = ref.amplify;
+    if (ref.amplify > 0) {
+      image.base_key = add(protocol::ImageRef{ref.triton, ref.variant_id, ref.compiler, 0});
     }
     m_images.emplace(key, std::move(image));
   }
@@ -263,7 +253,7 @@ std::vector<protocol::LoadItem> ImageSet::driver_items() const {
     if (image.amplify > 0 && (!image.amplification || !image.amplification->changed())) {
       continue;
     }
-    protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt, std::nullopt};
+    protocol::LoadItem item{{image.triton, image.variant_id, image.compiler, image.amplify}, std::nullopt, std::nullopt};
     if (image.amplify > 0 && image.ptx) {
       item.ptx = *image.ptx;
     }

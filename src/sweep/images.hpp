@@ -38,7 +38,7 @@ struct Amplification {
 
 /// One (Triton set, variant, compiler, amplify) of the run.
 struct Image {
-  std::string key;       ///< "<triton>/<variant>|<compiler>", then "|amplify=<D>" when D > 0
+  std::string key;       ///< protocol::ImageRef::key() of the fields below
   std::string triton;    ///< the Triton version of the kernel set the variant comes from
   std::string variant_id;
   compile::Compiler compiler;
@@ -65,16 +65,11 @@ struct Image {
   std::string attribution;                 ///< "ptx", "ptxas", "none"; empty until known
 };
 
-/// The key of a (Triton set, variant, compiler, amplify).
-std::string image_key(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler,
-                      int amplify = 0);
-
 class ImageSet {
  public:
-  /// Adds (Triton set, variant, compiler, amplify) unless present (amplify > 0 adds
-  /// the unamplified image too); returns its key.
-  std::string add(const std::string& triton, const std::string& variant_id, const compile::Compiler& compiler,
-                  int amplify = 0);
+  /// Adds the image `ref` names (Triton set, variant, compiler, amplify) unless
+  /// present (amplify > 0 adds the unamplified image too); returns its key, ref.key().
+  std::string add(const protocol::ImageRef& ref);
 
   /// Fills the cubins that need no GPU: prebuilt ones from the image's set, ptxas=<spec>
   /// ones by compiling the variant's PTX with the options its set's Triton used (each

@@ -53,7 +53,7 @@ protocol::JobResult send_and_await(DeviceSlot& slot, const Entry& e, const std::
           continue;
         }
         const Image& image = images.at(key);
-        protocol::LoadItem item{{key, image.triton, image.variant_id, image.compiler}, std::nullopt, std::nullopt};
+        protocol::LoadItem item{{image.triton, image.variant_id, image.compiler, image.amplify}, std::nullopt, std::nullopt};
         if (!image.cubin.empty()) {
           // The bytes inspected here are the bytes the worker loads (a prebuilt one
           // too: the worker then need not decompress its kernel set's pack).

@@ -130,7 +130,7 @@ std::vector<protocol::LoadResult> WorkerClient::load(const std::vector<protocol:
     results.clear();
     for (const protocol::LoadItem& item : items) {
       protocol::LoadResult r;
-      r.key = item.image.key;
+      r.key = item.image.key();
       r.error = why;
       results.push_back(std::move(r));
     }

@@ -37,9 +37,9 @@ const LoadedImage& image_for(const ImageTable& images, const std::optional<Image
   if (!ref) {
     throw AbiViolation(fmt::format("the job has no {} kernel", what));
   }
-  const auto it = images.find(ref->key);
+  const auto it = images.find(ref->key());
   if (it == images.end()) {
-    throw AbiViolation(fmt::format("image {} was not loaded into this worker", ref->key));
+    throw AbiViolation(fmt::format("image {} was not loaded into this worker", ref->key()));
   }
   return it->second;
 }

@@ -310,7 +310,7 @@ class Worker {
         } else if (image.compiler.kind == compile::CompilerKind::driver) {
           to_jit.push_back(i);
         } else {
-          built[i].error = fmt::format("no cubin sent for {}", image.key);
+          built[i].error = fmt::format("no cubin sent for {}", image.key());
         }
       } catch (const Error& e) {
         built[i].error = e.what();
@@ -325,7 +325,7 @@ class Worker {
     std::vector<LoadResult> results;
     for (std::size_t i = 0; i < items.size(); ++i) {
       LoadResult r;
-      r.key = items[i].image.key;
+      r.key = items[i].image.key();
       if (built[i].error.empty()) {
         try {
           LoadedImage image;

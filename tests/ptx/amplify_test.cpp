@@ -212,12 +212,12 @@ TEST(Amplify, AWgmmaItCannotProveSafeIsLeftAloneWithTheReason) {
 TEST(Amplify, PairsOutsideTheRangeAreAUsageError) {
   const std::string seed = embedded_ptx(k_seed_variant);
   EXPECT_THROW((void)amplify_ptx(seed, -1, "seed.ptx"), UsageError);
-  EXPECT_THROW((void)amplify_ptx(seed, k_max_amplify_pairs + 1, "seed.ptx"), UsageError);
-  EXPECT_NO_THROW((void)amplify_ptx(seed, k_max_amplify_pairs, "seed.ptx"));
+  EXPECT_THROW((void)amplify_ptx(seed, k_max_amplify + 1, "seed.ptx"), UsageError);
+  EXPECT_NO_THROW((void)amplify_ptx(seed, k_max_amplify, "seed.ptx"));
   EXPECT_THROW((void)amplify_ptx("not ptx at all", 2, "junk.ptx"), sass::ListingError);
   // The sweep's axis takes exactly the range the transform does (lp_plan does not link lp_ptx).
   EXPECT_EQ(plan::axis_info(plan::AxisId::amplify).min, 0);
-  EXPECT_EQ(plan::axis_info(plan::AxisId::amplify).max, k_max_amplify_pairs);
+  EXPECT_EQ(plan::axis_info(plan::AxisId::amplify).max, k_max_amplify);
 }
 
 /// The ptxas at .tools/ptxas/<version> or the toolkit's ("toolkit").

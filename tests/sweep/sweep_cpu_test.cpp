@@ -363,8 +363,8 @@ TEST(Job, RoundTripsThroughJson) {
   job.repeats = 5;
   job.pdl = true;
   job.atol = 1e-3;
-  job.expand = ImageRef{"3.6.0/e|prebuilt", "3.6.0", "e", compile::Compiler::prebuilt()};
-  job.shrink = ImageRef{"3.6.0/s|ptxas=13.0", "3.6.0", "s", compile::Compiler::with_ptxas("13.0")};
+  job.expand = ImageRef{"3.6.0", "e", compile::Compiler::prebuilt(), 0};
+  job.shrink = ImageRef{"3.6.0", "s", compile::Compiler::with_ptxas("13.0"), 0};
   const Job back = job_from_json(nlohmann::json::parse(to_json(job).dump()));
   EXPECT_EQ(to_json(back), to_json(job));
   EXPECT_EQ(back.problem.seed, 0xfedcba9876543210ULL);
@@ -396,7 +396,7 @@ TEST(DualStream, EverySetHasTheChainsProducerAndItsGdcExpand) {
 }
 
 TEST(Job, ALoadItemCarriesTheAmplifiedPtxForTheDriversJit) {
-  protocol::LoadItem item{ImageRef{"3.6.0/e|driver|amplify=2", "3.6.0", "e", compile::Compiler::driver()}, std::nullopt,
+  protocol::LoadItem item{ImageRef{"3.6.0", "e", compile::Compiler::driver(), 2}, std::nullopt,
                           std::string(".version 8.7\n// loraprobe amplify: ...\n")};
   const protocol::LoadItem back = protocol::load_item_from_json(nlohmann::json::parse(to_json(item).dump()));
   ASSERT_TRUE(back.ptx.has_value());
@@ -441,9 +441,9 @@ TEST(Images, AnAmplifiedDriverImageSendsItsPtxAndAnUnchangedOneTakesItsBasesCubi
   const kernels::KernelSets sets = kernels::KernelSets::load();
   ImageSet images;
   const std::string hazard =
-      images.add("3.6.0", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1", compile::Compiler::driver(), 2);
+      images.add(protocol::ImageRef{"3.6.0", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1", compile::Compiler::driver(), 2});
   const std::string bf16 =
-      images.add("3.6.0", "expand-bf16-bf16-m64n128k32-w4s2-evenk-add-s1", compile::Compiler::driver(), 2);
+      images.add(protocol::ImageRef{"3.6.0", "expand-bf16-bf16-m64n128k32-w4s2-evenk-add-s1", compile::Compiler::driver(), 2});
   EXPECT_EQ(images.all().size(), 4U) << "each amplified image brings its unamplified one";
   images.build_on_cpu(sets, 1);
   ASSERT_TRUE(images.at(hazard).amplification.has_value());
@@ -451,7 +451,7 @@ TEST(Images, AnAmplifiedDriverImageSendsItsPtxAndAnUnchangedOneTakesItsBasesCubi
   EXPECT_FALSE(images.at(bf16).amplification->changed());
   std::map<std::string, protocol::LoadItem> items;
   for (protocol::LoadItem& item : images.driver_items()) {
-    items.emplace(item.image.key, std::move(item));
+    items.emplace(item.image.key(), std::move(item));
   }
   ASSERT_EQ(items.size(), 3U) << "both unamplified images and the amplified one that changed";
   ASSERT_TRUE(items.at(hazard).ptx.has_value());
@@ -490,7 +490,7 @@ TEST(Images, AnAmplifiedPrebuiltImageWithoutItsBundledPtxasUsesTheNewestAsNew) {
   const std::optional<compile::PtxasInfo> stand_in = compile::ptxas_standing_in_for(bundled.version);
   ImageSet images;
   const std::string key =
-      images.add("3.9.0", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1", compile::Compiler::prebuilt(), 2);
+      images.add(protocol::ImageRef{"3.9.0", "expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1", compile::Compiler::prebuilt(), 2});
   images.build_on_cpu(sets, 1);
   const Image& image = images.at(key);
   if (!stand_in) {
