@@ -17,6 +17,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "compile/toolchain.hpp"
+#include "util/json_in.hpp"
 
 namespace lp::compile {
 
@@ -83,6 +84,10 @@ struct BuildRecord {
 
   /// {kind, tool, version, ...}: the keys it has.
   [[nodiscard]] JsonText to_json_text() const;
+  /// The record to_json_text() wrote (a report variant's `compile`); an absent tool or
+  /// version reads as "". Throws lp::InputError at j's pointer for a missing kind, a
+  /// kind that is none of compile's, or a value of the wrong type.
+  static BuildRecord from_json(const JsonIn& j);
 };
 
 }  // namespace lp::compile

@@ -161,6 +161,35 @@ JsonText BuildRecord::to_json_text() const {
   return JsonText::of(j);
 }
 
+BuildRecord BuildRecord::from_json(const JsonIn& j) {
+  BuildRecord b;
+  const JsonIn kind = j.at("kind");
+  const std::string name = kind.string();
+  bool known = false;
+  for (const CompilerKind k : {CompilerKind::prebuilt, CompilerKind::driver, CompilerKind::ptxas, CompilerKind::file}) {
+    if (name == to_string(k)) {
+      b.kind = k;
+      known = true;
+    }
+  }
+  if (!known) {
+    kind.fail(fmt::format("expected prebuilt, driver, ptxas or file, got {}", json_preview(kind.json())));
+  }
+  // Every sweep writes the tool and its version; a record without them reads as "".
+  b.tool = j.optional_string("tool").value_or("");
+  b.version = j.optional_string("version").value_or("");
+  b.sha256 = j.optional_string("sha256");
+  if (const auto v = j.find("options")) {
+    b.options = v->strings();
+  }
+  b.ms = j.optional_number("ms");
+  b.log = j.optional_string("log");
+  if (const auto v = j.find("amplified")) {
+    b.amplified = v->whole<int>(0);
+  }
+  return b;
+}
+
 std::optional<std::string> triton_bin_dir() {
   const std::string package = tools::triton_package_dir();
   if (package.empty()) {

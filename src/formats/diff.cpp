@@ -17,6 +17,7 @@
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/json_in.hpp"
+#include "util/json_out.hpp"
 
 namespace lp::formats {
 
@@ -116,20 +117,24 @@ std::vector<EnvironmentChange> environment_differences(const report::Environment
       out.push_back({what, JsonText::of(x), JsonText::of(y)});
     }
   };
-  const json ga = a.gpu.value();
-  const json gb = b.gpu.value();
-  for (const char* key : {"name", "driver_version", "runtime_version", "cublas_version"}) {
-    compare(fmt::format("gpu.{}", key), member(ga, key), member(gb, key));
+  const report::ReportedGpu ga = a.gpu.record().value_or(report::ReportedGpu{});
+  const report::ReportedGpu gb = b.gpu.record().value_or(report::ReportedGpu{});
+  using GpuText = report::Text report::ReportedGpu::*;
+  for (const auto& [key, field] : {std::pair<const char*, GpuText>{"name", &report::ReportedGpu::name},
+                                   {"driver_version", &report::ReportedGpu::driver_version},
+                                   {"runtime_version", &report::ReportedGpu::runtime_version},
+                                   {"cublas_version", &report::ReportedGpu::cublas_version}}) {
+    compare(fmt::format("gpu.{}", key), null_if_absent(ga.*field), null_if_absent(gb.*field));
   }
   auto compilers = [](const report::Environment& env) {
     std::set<std::string> names;
-    for (const JsonText& record : env.compilers) {
-      const json c = record.value();
+    for (const report::Carried<report::ReportedCompiler>& record : env.compilers) {
+      const report::ReportedCompiler c = record.record().value_or(report::ReportedCompiler{});
       // 2.x kept sha256 on the record and the version in ptxas's words; 3.x under ptxas, as a version.
-      const std::string words = text(c, "version", "?");
+      const std::string words = c.version.value_or("?");
       const std::optional<tools::ToolVersion> v = tools::parse_tool_version(words);
-      const std::string sha = text(member(c, "ptxas"), "sha256", text(c, "sha256", "?").c_str());
-      names.insert(fmt::format("{} (Triton {}) {} sha256 {}", text(c, "name"), text(c, "triton", "-"),
+      const std::string sha = c.ptxas_sha256().value_or("?");
+      names.insert(fmt::format("{} (Triton {}) {} sha256 {}", c.name.value_or(""), c.triton.value_or("-"),
                                v ? v->version : words, sha.substr(0, 12)));
     }
     return names;

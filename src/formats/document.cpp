@@ -189,8 +189,6 @@ report::CaseStore read_cases(const json& cases, std::size_t count, std::string_v
   return out;
 }
 
-SassView sass_view(const JsonIn& sass);
-
 /// A report's meta, controls and tolerances, read typed (report/blocks.hpp), out of
 /// the tree: each field's type and range checked and named by its pointer.
 void read_report_blocks(Document& d, json& tree) {
@@ -213,9 +211,6 @@ void read_report_blocks(Document& d, json& tree) {
     d.environment = report::Environment::from_json(doc.at("environment"));
     for (const JsonIn& v : doc.at("variants").items()) {
       d.variants.push_back(report::VariantRecord::from_json(v));
-      if (const auto sass = v.find("sass")) {
-        (void)sass_view(*sass);  // the formats draw it later (sass_view_of): read typed here, once
-      }
     }
     if (const auto remedies = doc.find("remedies")) {
       d.remedies = report::Remedies::from_json(*remedies);
@@ -229,99 +224,9 @@ void read_report_blocks(Document& d, json& tree) {
 }
 
 
-/// j[key] when it is a number (of any kind), else `fallback`; j may be anything.
-double number(const json& j, const char* key, double fallback = 0.0) {
-  const json& v = member(j, key);
-  return v.is_number() ? v.get<double>() : fallback;
-}
-
-/// j[key] when it is a boolean, else `fallback`; j may be anything.
-bool boolean(const json& j, const char* key, bool fallback) {
-  const json& v = member(j, key);
-  return v.is_boolean() ? v.get<bool>() : fallback;
-}
-
-/// j[key] as a tool's version: "12.8.93" from ptxas's words ("Cuda compilation tools,
-/// release 12.8, V12.8.93", as 2.x and 3.0 reports kept them), the text otherwise.
-std::string version_of(const json& j, const char* key) {
-  const std::string v = text(j, key);
-  const std::optional<tools::ToolVersion> parsed = tools::parse_tool_version(v);
-  return parsed ? parsed->version : v;
-}
-
 Text text_field(const json& j, const char* key) {
   const json& v = member(j, key);
   return v.is_string() ? Text(v.get<std::string>()) : std::nullopt;
-}
-
-/// The member `key` of `j` as text: "" when absent or null; another type is refused.
-std::string text_in(const JsonIn& j, const char* key) { return j.optional_string(key).value_or(""); }
-
-/// The member `key` of `j` as a SASS address ("0x" and hex digits, as the formats
-/// print it without its "0x"): "" when absent or null; anything else is refused.
-std::string address_in(const JsonIn& j, const char* key) {
-  const std::optional<JsonIn> v = j.find(key);
-  if (!v) {
-    return "";
-  }
-  std::string a = v->string();
-  if (a.size() < 3 || a.rfind("0x", 0) != 0 || a.find_first_not_of("0123456789abcdef", 2) != std::string::npos) {
-    v->fail(fmt::format("expected an address (0x and hex digits), got {}", json_preview(v->json())));
-  }
-  return a;
-}
-
-Text address_field(const JsonIn& j, const char* key) {
-  std::string a = address_in(j, key);
-  return a.empty() ? std::nullopt : Text(std::move(a));
-}
-
-/// A SASS report (sass/analyze.hpp's JSON form) read typed: each part that is there
-/// has its type, or the document is refused at its pointer.
-SassView sass_view(const JsonIn& sass) {
-  SassView view;
-  const std::optional<JsonIn> kernels = sass.find("kernels");
-  for (const JsonIn& kernel : kernels ? kernels->items() : std::vector<JsonIn>{}) {
-    KernelView k;
-    const std::optional<JsonIn> findings = kernel.find("findings");
-    for (const JsonIn& f : findings ? findings->items() : std::vector<JsonIn>{}) {
-      FindingView v;
-      v.address = address_in(f, "address");
-      v.instruction = text_in(f, "instruction");
-      v.access = text_in(f, "access");
-      if (const auto registers = f.find("registers")) {
-        v.registers = registers->strings();
-      }
-      if (const auto back = f.find("over_back_edge")) {
-        v.over_back_edge = back->boolean();
-      }
-      if (const auto wgmma = f.find("wgmma")) {
-        v.wgmma_address = address_in(*wgmma, "address");
-        v.wgmma_instruction = text_in(*wgmma, "instruction");
-      }
-      if (const auto wait = f.find("wait")) {
-        v.has_wait = true;
-        v.wait_address = address_in(*wait, "address");
-        v.wait_instruction = text_in(*wait, "instruction");
-      }
-      if (!k.first_finding_json) {
-        k.first_finding_json = f.json().dump();
-      }
-      k.findings.push_back(std::move(v));
-    }
-    const std::optional<JsonIn> early = kernel.find("early_reads");
-    for (const JsonIn& r : early ? early->items() : std::vector<JsonIn>{}) {
-      const std::optional<JsonIn> wait = r.find("wait");
-      k.early_reads.push_back({address_field(r, "address"), r.optional_string("instruction"),
-                               r.optional_string("param"), wait ? address_field(*wait, "address") : std::nullopt,
-                               wait ? wait->optional_string("instruction") : std::nullopt});
-      if (!k.first_early_read_json) {
-        k.first_early_read_json = r.json().dump();
-      }
-    }
-    view.kernels.push_back(std::move(k));
-  }
-  return view;
 }
 
 /// The statuses an inspect item may have (inspect.schema.json#/$defs/item).
@@ -350,7 +255,7 @@ InspectItem read_item(const JsonIn& item) {
   }
   i.ms = item.optional_number("ms").value_or(0.0);
   if (const auto sass = item.find("sass")) {
-    i.sass = sass_view(*sass);
+    i.sass = report::ReportedSass::from_json(*sass);
   }
   return i;
 }
@@ -389,27 +294,20 @@ InspectDocument read_inspect(const JsonIn& tree) {
   return d;
 }
 
-std::optional<std::int64_t> count_field(const json& j, const char* key) {
-  const json& v = member(j, key);
-  return v.is_number_integer() ? std::optional<std::int64_t>(v.get<std::int64_t>()) : std::nullopt;
+CompilerView compiler_view_of(const report::ReportedCompiler& c) {
+  return {c.name,  c.triton, c.version, tool_version(c.version), c.ptxas ? c.ptxas->sha256 : std::nullopt,
+          c.error, c.options};
 }
 
-std::vector<std::string> texts_of(const json& list) {
-  std::vector<std::string> out;
-  for (const json& item : list) {
-    out.push_back(item.is_string() ? item.get<std::string>() : item.dump());
+/// The compiler records of an inspect document (`compilers`), read as a report's are:
+/// anything but an object reads as a record of nothing.
+std::vector<CompilerView> compilers_of(const json& list, const std::string& path) {
+  std::vector<CompilerView> out;
+  std::size_t i = 0;
+  for (const json& c : list) {
+    out.push_back(compiler_view_of(report::ReportedCompiler::from_json(JsonIn(c, path, fmt::format("/compilers/{}", i++)))));
   }
   return out;
-}
-
-CompilerView compiler_view_of(const json& record) {
-  return {text_field(record, "name"),
-          text_field(record, "triton"),
-          text_field(record, "version"),
-          version_of(record, "version"),
-          text_field(member(record, "ptxas"), "sha256"),
-          text_field(record, "error"),
-          texts_of(member(record, "options"))};
 }
 
 /// A report's summary as its cases say it, not as its `summary` block was written:
@@ -440,61 +338,7 @@ SummaryView summary_of_cases(const Document& d, const json& stored) {
   return v;
 }
 
-EnvironmentView environment_view(const Document& d) {
-  const report::Environment& env = d.environment;
-  EnvironmentView v;
-  if (const json gpu = env.gpu.value(); gpu.is_object()) {
-    v.gpu = GpuView{text_field(gpu, "name"),
-                    text_field(gpu, "uuid"),
-                    text_field(gpu, "compute_capability"),
-                    text_field(gpu, "driver_version"),
-                    text_field(gpu, "driver_cuda_version"),
-                    text_field(gpu, "runtime_version"),
-                    text_field(gpu, "cublas_version"),
-                    count_field(gpu, "sm_count"),
-                    number(gpu, "total_memory_bytes")};
-  }
-  if (const json toolkit = env.toolkit.value(); toolkit.is_object()) {
-    v.has_toolkit = true;
-    v.toolkit_version = text_field(toolkit, "version");
-    v.toolkit_root = text_field(toolkit, "root");
-  }
-  for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
-    const json ptxas = s.ptxas.value();
-    v.kernel_sets.push_back({s.triton_version, s.variants, s.origin, version_of(ptxas, "version"), text(ptxas, "sha256")});
-  }
-  for (const report::VariantRecord& variant : d.variants) {
-    const json sass = variant.sass.value();
-    if (const json& dis = member(sass, "disassembler"); dis.is_object()) {
-      v.disassemblers.push_back({text_field(dis, "version"), text_field(dis, "sha256"), text_field(dis, "origin")});
-    }
-  }
-  if (const json cache = env.inspection_cache.value_or(JsonText()).value(); cache.is_object()) {
-    v.has_cache = true;
-    v.cache_enabled = boolean(cache, "enabled", false);
-    v.cache_root = text_field(cache, "root");
-    v.cache_sass_hits = count_field(cache, "sass_hits");
-    v.cache_sass_misses = count_field(cache, "sass_misses");
-  }
-  if (const json host = env.host.value(); host.is_object()) {
-    v.has_host = true;
-    v.host_os = text_field(host, "os");
-    v.host_kernel = text_field(host, "kernel");
-    v.host_machine = text_field(host, "machine");
-    v.host_cpus = count_field(host, "cpus");
-  }
-  v.config_name = text_field(d.meta.config.value(), "name");
-  return v;
-}
-
 }  // namespace
-
-SassView sass_view_of(const JsonText& sass) {
-  // Read typed once already, by read_document (check_variant_sass): a bad one never gets here.
-  static const std::string k_no_file;
-  const json tree = sass.value();
-  return tree.is_object() ? sass_view(JsonIn(tree, k_no_file, "/sass")) : SassView{};
-}
 
 Document inspect_document_of(std::string path, std::shared_ptr<const nlohmann::json> tree) {
   Document d;
@@ -502,9 +346,7 @@ Document inspect_document_of(std::string path, std::shared_ptr<const nlohmann::j
   d.path = std::move(path);
   d.inspect = read_inspect(JsonIn(*tree, d.path));
   d.schema_version = d.inspect.schema_version;
-  for (const json& c : member(*tree, "compilers")) {
-    d.compilers.push_back(compiler_view_of(c));
-  }
+  d.compilers = compilers_of(member(*tree, "compilers"), d.path);
   d.json = std::move(tree);
   return d;
 }
@@ -557,12 +399,11 @@ Document read_document(const std::string& path) {
   if (d.kind == DocumentKind::inspect) {
     return inspect_document_of(path, std::make_shared<const json>(std::move(tree)));
   }
-  for (const JsonText& c : d.environment.compilers) {
-    d.compilers.push_back(compiler_view_of(c.value()));
+  for (const report::Carried<report::ReportedCompiler>& c : d.environment.compilers) {
+    d.compilers.push_back(compiler_view_of(c.record().value_or(report::ReportedCompiler{})));
   }
   d.schema_version = text_field(tree, "schema_version");
   d.summary = summary_of_cases(d, member(tree, "summary"));
-  d.environment_view = environment_view(d);
   d.json = std::make_shared<const json>(std::move(tree));
   return d;
 }
@@ -675,6 +516,12 @@ std::int64_t integer(const json& j, const char* key, std::int64_t fallback) {
 std::string text(const json& j, const char* key, const char* fallback) {
   const json& v = member(j, key);
   return v.is_string() ? v.get<std::string>() : std::string(fallback);
+}
+
+std::string tool_version(const Text& recorded) {
+  const std::string v = recorded.value_or("");
+  const std::optional<tools::ToolVersion> parsed = tools::parse_tool_version(v);
+  return parsed ? parsed->version : v;
 }
 
 std::string real_text(double value) {

@@ -25,44 +25,6 @@ enum class DocumentKind { report, inspect };
 /// Each converter says what it prints for an absent one.
 using Text = std::optional<std::string>;
 
-/// One wgmma finding of a SASS report (sass/analyze.hpp's JSON form), as a converter
-/// draws it; read tolerantly, whatever version wrote it.
-struct FindingView {
-  std::string address;      ///< "" when absent, as every text below
-  std::string instruction;
-  std::string access;       ///< "read" or "write"
-  std::vector<std::string> registers;  ///< "R12" (anything else as its JSON text)
-  bool over_back_edge = false;
-  std::string wgmma_address;
-  std::string wgmma_instruction;
-  bool has_wait = false;  ///< a wait that leaves the MMA in flight
-  std::string wait_address;
-  std::string wait_instruction;
-};
-
-/// One gdc-early-read finding of a SASS report.
-struct EarlyReadView {
-  Text address;
-  Text instruction;
-  Text param;
-  Text wait_address;
-  Text wait_instruction;
-};
-
-/// One kernel of a SASS report.
-struct KernelView {
-  std::vector<FindingView> findings;
-  std::vector<EarlyReadView> early_reads;
-  /// The first finding and early read as the document wrote them (JUnit quotes them).
-  Text first_finding_json;
-  Text first_early_read_json;
-};
-
-/// A SASS report (an inspect item's `sass`, a report variant's), as the converters draw it.
-struct SassView {
-  std::vector<KernelView> kernels;
-};
-
 /// One item of an inspect document (inspect.schema.json#/$defs/item).
 struct InspectItem {
   Text name;
@@ -75,7 +37,7 @@ struct InspectItem {
   std::int64_t finding_count = 0;     ///< 0 when absent, as every count
   std::int64_t early_read_count = 0;
   double ms = 0.0;
-  SassView sass;
+  report::ReportedSass sass;
 };
 
 /// An inspect document's summary block.
@@ -103,62 +65,22 @@ struct InspectDocument {
 };
 
 /// A compiler record (a report's environment.compilers, an inspect document's
-/// compilers), as the converters draw it.
+/// compilers), as the converters draw it: report::ReportedCompiler, its ptxas's version
+/// made one shape.
 struct CompilerView {
   Text name;
   Text triton;          ///< absent for a user's files
   Text version_text;    ///< the version as recorded (2.x: ptxas's own words)
-  std::string version;  ///< version_of(record, "version"): "12.8.93"
+  std::string version;  ///< tool_version(version_text): "12.8.93"
   Text ptxas_sha256;    ///< of the ptxas binary (ptxas.sha256)
   Text error;           ///< why it could not be used
   std::vector<std::string> options;  ///< the ptxas options (anything but a string as its JSON text)
 };
 
-/// The GPU a report ran on (environment.gpu, protocol::GpuRecord's form; 2.x differs).
-struct GpuView {
-  Text name;
-  Text uuid;
-  Text compute_capability;
-  Text driver_version;
-  Text driver_cuda_version;
-  Text runtime_version;
-  Text cublas_version;
-  std::optional<std::int64_t> sm_count;
-  double total_memory_bytes = 0.0;
-};
-
-/// A kernel set a report ran (environment.kernel_sets).
-struct KernelSetView {
-  std::string triton_version;
-  std::size_t variants = 0;
-  std::string origin;
-  std::string ptxas_version;  ///< its bundled ptxas's version ("12.8.93"), "" when not recorded
-  std::string ptxas_sha256;   ///< "" when not recorded
-};
-
-/// The rest of a report's environment and meta that is carried as text (JsonText),
-/// each part present when the report has it as an object.
-struct EnvironmentView {
-  std::optional<GpuView> gpu;
-  bool has_toolkit = false;
-  Text toolkit_version;
-  Text toolkit_root;
-  /// environment.kernel_sets, with each set's bundled ptxas read from its record.
-  std::vector<KernelSetView> kernel_sets;
-  /// Per variant with a disassembler record: {version, sha256, origin}.
-  std::vector<std::array<Text, 3>> disassemblers;
-  bool has_cache = false;  ///< environment.inspection_cache
-  bool cache_enabled = false;
-  Text cache_root;
-  std::optional<std::int64_t> cache_sass_hits;
-  std::optional<std::int64_t> cache_sass_misses;
-  bool has_host = false;
-  Text host_os;
-  Text host_kernel;
-  Text host_machine;
-  std::optional<std::int64_t> host_cpus;
-  Text config_name;  ///< meta.config.name
-};
+/// A tool's version as a record gives it: "12.8.93" from ptxas's words ("Cuda compilation
+/// tools, release 12.8, V12.8.93", as 2.x and 3.0 reports and the manifests keep them),
+/// the text otherwise, "" for none.
+std::string tool_version(const Text& recorded);
 
 /// A case a report's summary names (first_failure, ...).
 struct CaseRef {
@@ -175,9 +97,6 @@ struct SummaryView {
   std::int64_t exit_code = -1;  ///< -1 when absent
   Text outcome;
 };
-
-/// A SASS report carried as text (a report variant's `sass`), read as the converters draw it.
-SassView sass_view_of(const JsonText& sass);
 
 struct Document {
   DocumentKind kind = DocumentKind::report;
@@ -201,9 +120,8 @@ struct Document {
   report::CaseStore cases;
   /// The document's schema_version.
   Text schema_version;
-  /// A report's summary and the environment parts carried as text, typed.
+  /// A report's summary as its cases say it.
   SummaryView summary;
-  EnvironmentView environment_view;
   /// An inspect document, typed (empty for a report).
   InspectDocument inspect;
   /// The compiler records, of either kind.

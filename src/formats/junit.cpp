@@ -265,7 +265,7 @@ Tests inspect_tests(const InspectDocument& doc) {
                                  early_attribution.empty() ? std::string()
                                                            : fmt::format("; made by the {}", early_attribution));
       }
-      for (const KernelView& kernel : item.sass.kernels) {
+      for (const report::ReportedKernel& kernel : item.sass.kernels) {
         if (kernel.first_finding_json) {
           t.body += *kernel.first_finding_json + "\n";
         }

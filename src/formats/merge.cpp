@@ -284,7 +284,7 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
   r.meta.plan.cases = plan_cases;
   std::string started = base->meta.started_at;
   std::string finished = base->meta.finished_at.value_or("");
-  json part_list = json::array();
+  report::MergedRecord merged;
   bool controls_valid = true;
   for (const auto& [index, p] : by_index) {
     if (!p->journal) {
@@ -294,21 +294,18 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
     if (p->controls && p->controls->valid) {
       controls_valid = controls_valid && *p->controls->valid;
     }
-    part_list.push_back({{"path", p->path},
-                         {"kind", p->journal ? "journal" : "report"},
-                         {"shard", report::shard_to_json(p->shard)},
-                         {"cases", p->cases.size()},
-                         {"environment", p->journal ? json() : p->environment.to_json()},
-                         {"controls", p->controls ? p->controls->to_json() : json()}});
+    merged.parts.push_back({p->path, p->journal ? "journal" : "report", p->shard, p->cases.size(),
+                            p->journal ? std::nullopt : std::optional<report::Environment>(p->environment),
+                            p->controls});
   }
   r.meta.started_at = started;
   r.meta.finished_at = finished;
   const bool incomplete = !missing.empty() || !short_parts.empty() || !not_the_plan.empty();
-  r.meta.merged = JsonText::of({{"parts", std::move(part_list)},
-                                {"missing_shards", missing},
-                                {"short_parts", short_parts},
-                                {"not_the_plan", not_the_plan.empty() ? json() : json(not_the_plan)},
-                                {"incomplete", incomplete}});
+  merged.missing_shards = missing;
+  merged.short_parts = short_parts;
+  merged.not_the_plan = not_the_plan.empty() ? std::nullopt : std::optional<std::string>(not_the_plan);
+  merged.incomplete = incomplete;
+  r.meta.merged = merged.to_json_text();
   if (incomplete) {
     r.stop(fmt::format("merged with --allow-partial: {} of {} cases, {} shard(s) missing{}", r.cases.size(), plan_cases,
                        missing.size(), not_the_plan.empty() ? "" : "; " + not_the_plan));

@@ -50,7 +50,7 @@ std::string case_line(const char* what, const std::optional<CaseRef>& ref, const
 std::string report_summary(const Document& doc) {
   const report::Meta& meta = doc.meta;
   const report::Environment& env = doc.environment;
-  const std::optional<GpuView>& gpu = doc.environment_view.gpu;
+  const std::optional<report::ReportedGpu>& gpu = env.gpu.record();
   const std::string argv = command_text(meta.argv);
   std::string out = fmt::format("loraprobe {} (git {}) sweep, report schema {}\n", escape::terminal_line(meta.version),
                                 escape::terminal_line(meta.git_sha), line_of(doc.schema_version));

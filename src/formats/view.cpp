@@ -33,9 +33,8 @@ std::string count_text(const std::optional<std::int64_t>& count) {
 std::vector<EnvRow> environment_rows(const Document& doc) {
   const report::Meta& meta = doc.meta;
   const report::Environment& env = doc.environment;
-  const EnvironmentView& view = doc.environment_view;
   std::vector<EnvRow> rows;
-  if (const std::optional<GpuView>& gpu = view.gpu) {
+  if (const std::optional<report::ReportedGpu>& gpu = env.gpu.record()) {
     // The UUID names one physical board; a hash of it tells two reports' GPUs apart
     // without publishing it.
     const std::string uuid = gpu->uuid.value_or("");
@@ -50,13 +49,14 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
   } else {
     rows.push_back({"GPU", "none: " + env.no_gpu_reason.value_or("not recorded")});
   }
-  if (view.has_toolkit) {
-    rows.push_back({"CUDA toolkit", fmt::format("{} ({})", view.toolkit_version.value_or("?"), view.toolkit_root.value_or("?"))});
+  if (const std::optional<report::ReportedToolkit>& toolkit = env.toolkit.record()) {
+    rows.push_back({"CUDA toolkit", fmt::format("{} ({})", toolkit->version.value_or("?"), toolkit->root.value_or("?"))});
   }
   std::vector<std::string> sets;
-  for (const KernelSetView& s : view.kernel_sets) {
+  for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
+    const report::ReportedPtxas ptxas = s.ptxas.record().value_or(report::ReportedPtxas{});
     sets.push_back(fmt::format("Triton {} ({} variants, {}; its ptxas {} {})", s.triton_version, s.variants, s.origin,
-                               s.ptxas_version, short_sha(s.ptxas_sha256)));
+                               tool_version(ptxas.version), short_sha(ptxas.sha256)));
   }
   rows.push_back({"Kernel sets", sets.empty() ? "not recorded" : fmt::format("{}", fmt::join(sets, "; "))});
   std::vector<std::string> compilers;
@@ -72,8 +72,12 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
   }
   rows.push_back({"Compilers", compilers.empty() ? "not recorded" : fmt::format("{}", fmt::join(compilers, "; "))});
   std::set<std::string> disassemblers;
-  for (const auto& [version, sha, origin] : view.disassemblers) {
-    disassemblers.insert(fmt::format("nvdisasm {} {} ({})", version.value_or("?"), short_sha(sha), origin.value_or("?")));
+  for (const report::VariantRecord& variant : doc.variants) {
+    if (const auto& sass = variant.sass.record(); sass && sass->disassembler) {
+      const report::ReportedDisassembler& d = *sass->disassembler;
+      disassemblers.insert(
+          fmt::format("nvdisasm {} {} ({})", d.version.value_or("?"), short_sha(d.sha256), d.origin.value_or("?")));
+    }
   }
   if (!disassemblers.empty()) {
     rows.push_back({"Disassembler", fmt::format("{}", fmt::join(disassemblers, "; "))});
@@ -81,20 +85,20 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
   std::string caches = env.jit_cache_disabled.value_or(true) ? "driver JIT cache off (CUDA_CACHE_DISABLE=1)"
                                                              : "driver JIT cache ON (--allow-jit-cache)";
   caches += ", module loading " + env.module_loading.value_or("?");
-  if (view.has_cache) {
-    caches += view.cache_enabled
-                  ? fmt::format(", static inspection cache {} ({} hits, {} misses)", view.cache_root.value_or("?"),
-                                count_text(view.cache_sass_hits), count_text(view.cache_sass_misses))
+  if (const auto* cache = env.inspection_cache ? &env.inspection_cache->record() : nullptr; cache && *cache) {
+    caches += (*cache)->enabled
+                  ? fmt::format(", static inspection cache {} ({} hits, {} misses)", (*cache)->root.value_or("?"),
+                                count_text((*cache)->sass_hits), count_text((*cache)->sass_misses))
                   : ", static inspection cache off";
   }
   rows.push_back({"Caches", caches});
-  if (view.has_host) {
-    rows.push_back({"Host", fmt::format("{} {} {}, {} CPUs", view.host_os.value_or("?"), view.host_kernel.value_or("?"),
-                                        view.host_machine.value_or("?"), count_text(view.host_cpus))});
+  if (const std::optional<report::ReportedHost>& host = env.host.record()) {
+    rows.push_back({"Host", fmt::format("{} {} {}, {} CPUs", host->os.value_or("?"), host->kernel.value_or("?"),
+                                        host->machine.value_or("?"), count_text(host->cpus))});
   }
   rows.push_back({"loraprobe", fmt::format("{} (git {}), report schema {}", meta.version, meta.git_sha,
                                            doc.schema_version.value_or("?"))});
-  rows.push_back({"Config", fmt::format("{} (sha256 {}), seed {}, {} repeats", view.config_name.value_or("?"),
+  rows.push_back({"Config", fmt::format("{} (sha256 {}), seed {}, {} repeats", meta.config.record().value_or(report::ReportedConfig{}).name.value_or("?"),
                                         meta.config_sha256.substr(0, 12), meta.seed, meta.repeats)});
   rows.push_back({"Ran", fmt::format("{} to {}", meta.started_at, meta.finished_at.value_or("?"))});
   return rows;
@@ -104,29 +108,29 @@ std::vector<EnvRow> environment_rows(const Document& doc) {
 /// and the instructions that touch its registers.
 }  // namespace
 
-std::vector<ExcerptLine> excerpt_lines_of(const SassView& sass) {
+std::vector<ExcerptLine> excerpt_lines_of(const report::ReportedSass& sass) {
   constexpr std::size_t k_max_lines = 12;
   std::vector<ExcerptLine> lines;
-  for (const KernelView& kernel : sass.kernels) {
-    std::map<std::string, std::vector<const FindingView*>> by_mma;  // by MMA address
+  for (const report::ReportedKernel& kernel : sass.kernels) {
+    std::map<std::string, std::vector<const report::ReportedFinding*>> by_mma;  // by MMA address
     std::vector<std::string> order;
-    for (const FindingView& f : kernel.findings) {
+    for (const report::ReportedFinding& f : kernel.findings) {
       if (by_mma.count(f.wgmma_address) == 0) {
         order.push_back(f.wgmma_address);
       }
       by_mma[f.wgmma_address].push_back(&f);
     }
     for (const std::string& at : order) {
-      const FindingView& first = *by_mma[at].front();
+      const report::ReportedFinding& first = *by_mma[at].front();
       lines.push_back({at, first.wgmma_instruction, "warpgroup MMA, in flight from here", false});
       if (first.has_wait) {
         lines.push_back({first.wait_address, first.wait_instruction,
                          "waits for all but the youngest groups: this MMA stays in flight", false});
       }
-      std::vector<const FindingView*> hits = by_mma[at];
+      std::vector<const report::ReportedFinding*> hits = by_mma[at];
       std::sort(hits.begin(), hits.end(),
-                [](const FindingView* a, const FindingView* b) { return a->address < b->address; });
-      for (const FindingView* f : hits) {
+                [](const report::ReportedFinding* a, const report::ReportedFinding* b) { return a->address < b->address; });
+      for (const report::ReportedFinding* f : hits) {
         if (lines.size() >= k_max_lines) {
           lines.push_back({"", "", fmt::format("... {} findings in all (the report lists each)", hits.size()), false});
           return lines;
@@ -247,10 +251,10 @@ std::vector<EnvRow> case_numbers(const report::CaseRecord& c) {
   return rows;
 }
 
-std::vector<std::string> early_read_lines_of(const SassView& sass) {
+std::vector<std::string> early_read_lines_of(const report::ReportedSass& sass) {
   std::vector<std::string> lines;
-  for (const KernelView& kernel : sass.kernels) {
-    for (const EarlyReadView& r : kernel.early_reads) {
+  for (const report::ReportedKernel& kernel : sass.kernels) {
+    for (const report::ReportedEarlyRead& r : kernel.early_reads) {
       const std::string address = r.address.value_or("0x?");
       lines.push_back(fmt::format("/*{}*/ {}  // reads {} before {} at {}", address.substr(2),
                                   r.instruction.value_or("?"), r.param.value_or("?"), r.wait_instruction.value_or("?"),
@@ -420,7 +424,7 @@ ReportView view_of(const Document& doc) {
     e.attribution_text = e.attribution == "none" || e.attribution.empty()
                              ? std::string(e.attribution.empty() ? "not analysed" : "no hazard")
                              : strip_note(report::attribution_note(e.attribution));
-    const SassView sass = sass_view_of(variant.sass);
+    const report::ReportedSass sass = variant.sass.record().value_or(report::ReportedSass{});
     e.lines = excerpt_lines_of(sass);
     // A dual-stream variant's early reads (its cases count them among their static findings).
     e.early_lines = early_read_lines_of(sass);

@@ -103,11 +103,11 @@ std::string not_swept_sentence(const std::vector<plan::NotSwept>& not_swept);
 
 /// The race excerpt of one variant's sass record (sass::ListingReport JSON): per
 /// in-flight MMA, the MMA, the wait it passes, the instructions that touch it.
-std::vector<ExcerptLine> excerpt_lines_of(const SassView& sass);
+std::vector<ExcerptLine> excerpt_lines_of(const report::ReportedSass& sass);
 
 /// One line per gdc-early-read finding of a sass record: the load, the parameter it
 /// reads, the wait it precedes.
-std::vector<std::string> early_read_lines_of(const SassView& sass);
+std::vector<std::string> early_read_lines_of(const report::ReportedSass& sass);
 
 /// The excerpt of one hazardous cubin of an inspect document (its items[]), lines included.
 Excerpt excerpt_of_item(const InspectItem& item);

@@ -21,14 +21,6 @@ double non_negative(const JsonIn& j) {
   return v;
 }
 
-/// An object carried as it is, or null when absent or null.
-JsonText carried_object(const JsonIn& j, const char* key) {
-  if (const auto v = j.find(key)) {
-    return JsonText::of(v->object());
-  }
-  return {};
-}
-
 template <class T>
 std::vector<T> records_of(const JsonIn& list) {
   std::vector<T> out;
@@ -53,7 +45,7 @@ json KernelSetRecord::to_json() const {
   return {{"triton_version", triton_version},
           {"origin", origin},
           {"variants", variants},
-          {"ptxas", ptxas.value()},
+          {"ptxas", ptxas.json_text().value()},
           {"ptxas_options", ptxas_options}};
 }
 
@@ -64,7 +56,7 @@ KernelSetRecord KernelSetRecord::from_json(const JsonIn& j) {
   k.triton_version = j.at("triton_version").string();
   k.origin = j.at("origin").string();
   k.variants = j.at("variants").count();
-  k.ptxas = JsonText::of(j.at("ptxas").object());
+  k.ptxas = Carried<ReportedPtxas>::read(j.at("ptxas"));
   k.ptxas_options = j.at("ptxas_options").strings();
   return k;
 }
@@ -148,7 +140,7 @@ json Meta::to_json() const {
             {"git_sha", git_sha},
             {"argv", argv},
             {"started_at", started_at},
-            {"config", config.value()},
+            {"config", config.json_text().value()},
             {"config_sha256", config_sha256},
             {"seed", seed},
             {"repeats", repeats},
@@ -166,7 +158,7 @@ json Meta::to_json() const {
     j["devices"] = list_json(*devices);
   }
   if (!merged.is_null()) {
-    j["merged"] = merged.value();
+    j["merged"] = merged.json_text().value();
   }
   if (phases_s) {
     j["phases_s"] = *phases_s;
@@ -184,7 +176,7 @@ Meta Meta::from_json(const JsonIn& j) {
   m.argv = j.at("argv").strings();
   m.started_at = j.at("started_at").string();
   m.finished_at = j.optional_string("finished_at");
-  m.config = JsonText::of(j.at("config").object());
+  m.config = Carried<ReportedConfig>::read(j.at("config"));
   m.config_sha256 = j.at("config_sha256").string();
   m.seed = j.at("seed").whole<std::uint64_t>(0);
   m.repeats = j.at("repeats").whole<int>(1, static_cast<int>(plan::k_max_repeats));
@@ -198,12 +190,60 @@ Meta Meta::from_json(const JsonIn& j) {
   if (const auto v = j.find("devices")) {
     m.devices = records_of<DeviceRecord>(*v);
   }
-  m.merged = carried_object(j, "merged");
+  m.merged = Carried<MergedRecord>::read_member(j, "merged");
   if (const auto v = j.find("phases_s")) {
     m.phases_s.emplace();
     for (const auto& [name, seconds] : v->members()) {
       (*m.phases_s)[name] = non_negative(seconds);
     }
+  }
+  return m;
+}
+
+JsonText MergedRecord::to_json_text() const {
+  json list = json::array();
+  for (const MergedPart& p : parts) {
+    list.push_back({{"path", p.path},
+                    {"kind", p.kind},
+                    {"shard", shard_to_json(p.shard)},
+                    {"cases", p.cases},
+                    {"environment", p.environment ? p.environment->to_json() : json()},
+                    {"controls", p.controls ? p.controls->to_json() : json()}});
+  }
+  return JsonText::of({{"parts", std::move(list)},
+                       {"missing_shards", missing_shards},
+                       {"short_parts", short_parts},
+                       {"not_the_plan", null_if_absent(not_the_plan)},
+                       {"incomplete", incomplete}});
+}
+
+MergedRecord MergedRecord::from_json(const JsonIn& j) {
+  MergedRecord m;
+  for (const JsonIn& p : j.at("parts").items()) {
+    MergedPart part;
+    part.path = p.at("path").string();
+    part.kind = p.at("kind").string();
+    part.shard = shard_from_json(p.at("shard"));
+    part.cases = p.at("cases").count();
+    if (const auto e = p.find("environment")) {
+      part.environment = Environment::from_json(*e);
+    }
+    if (const auto c = p.find("controls")) {
+      part.controls = Controls::from_json(*c);
+    }
+    m.parts.push_back(std::move(part));
+  }
+  if (const auto v = j.find("missing_shards")) {
+    for (const JsonIn& n : v->items()) {
+      m.missing_shards.push_back(n.count());
+    }
+  }
+  if (const auto v = j.find("short_parts")) {
+    m.short_parts = v->strings();
+  }
+  m.not_the_plan = j.optional_string("not_the_plan");
+  if (const auto v = j.find("incomplete")) {
+    m.incomplete = v->boolean();
   }
   return m;
 }
@@ -216,17 +256,20 @@ JsonText HostRecord::to_json_text() const { return JsonText::of(to_json()); }
 
 json Environment::to_json() const {
   json list = json::array();
-  for (const JsonText& c : compilers) {
-    list.push_back(c.value());
+  for (const Carried<ReportedCompiler>& c : compilers) {
+    list.push_back(c.json_text().value());
   }
-  json j = {{"host", host.value()}, {"toolkit", toolkit.value()}, {"compilers", std::move(list)}, {"gpu", gpu.value()}};
+  json j = {{"host", host.json_text().value()},
+            {"toolkit", toolkit.json_text().value()},
+            {"compilers", std::move(list)},
+            {"gpu", gpu.json_text().value()}};
   if (kernel_sets) {
     j["kernel_sets"] = list_json(*kernel_sets);
   }
   if (gpus) {
     json all = json::array();
-    for (const JsonText& g : *gpus) {
-      all.push_back(g.value());
+    for (const Carried<ReportedGpu>& g : *gpus) {
+      all.push_back(g.json_text().value());
     }
     j["gpus"] = std::move(all);
   }
@@ -240,26 +283,30 @@ json Environment::to_json() const {
     j["module_loading"] = *module_loading;
   }
   if (inspection_cache) {
-    j["inspection_cache"] = inspection_cache->value();
+    j["inspection_cache"] = inspection_cache->json_text().value();
   }
   return j;
 }
 
 Environment Environment::from_json(const JsonIn& j) {
   Environment e;
-  e.host = JsonText::of(j.at("host").object());
-  e.toolkit = JsonText::of(j.at("toolkit").object());
+  // host, toolkit and each compiler are objects (null is none of them).
+  (void)j.at("host").object();
+  e.host = Carried<ReportedHost>::read(j.at("host"));
+  (void)j.at("toolkit").object();
+  e.toolkit = Carried<ReportedToolkit>::read(j.at("toolkit"));
   for (const JsonIn& c : j.at("compilers").items()) {
-    e.compilers.push_back(JsonText::of(c.object()));
+    (void)c.object();
+    e.compilers.push_back(Carried<ReportedCompiler>::read(c));
   }
   if (const auto v = j.find("kernel_sets")) {
     e.kernel_sets = records_of<KernelSetRecord>(*v);
   }
-  e.gpu = carried_object(j, "gpu");
+  e.gpu = Carried<ReportedGpu>::read_member(j, "gpu");
   if (const auto v = j.find("gpus")) {
     e.gpus.emplace();
     for (const JsonIn& g : v->items()) {
-      e.gpus->push_back(g.is_null() ? JsonText() : JsonText::of(g.object()));
+      e.gpus->push_back(Carried<ReportedGpu>::read(g));
     }
   }
   e.no_gpu_reason = j.optional_string("no_gpu_reason");
@@ -268,7 +315,7 @@ Environment Environment::from_json(const JsonIn& j) {
   }
   e.module_loading = j.optional_string("module_loading");
   if (j.json().contains("inspection_cache")) {
-    e.inspection_cache = carried_object(j, "inspection_cache");
+    e.inspection_cache = Carried<ReportedCache>::read_member(j, "inspection_cache");
   }
   return e;
 }
@@ -277,13 +324,13 @@ json VariantRecord::to_json() const {
   json j = {{"variant", variant},
             {"triton", triton},
             {"compiler", compiler},
-            {"compile", compile.is_null() ? json::object() : compile.value()},
+            {"compile", compile.is_null() ? json::object() : compile.json_text().value()},
             {"compile_error", null_if_absent(compile_error)},
             {"cubin_sha256", null_if_absent(cubin_sha256)},
             {"static_findings", static_findings ? json(*static_findings) : json()},
             {"ptx_findings", ptx_findings ? json(*ptx_findings) : json()},
             {"attribution", null_if_absent(attribution)},
-            {"sass", sass.value()},
+            {"sass", sass.json_text().value()},
             {"sass_error", null_if_absent(sass_error)}};
   if (case_verdicts) {
     json verdicts = json::object();
@@ -306,7 +353,10 @@ VariantRecord VariantRecord::from_json(const JsonIn& j) {
   if (const auto a = j.find("amplify")) {
     v.amplify = a->whole<int>(1, k_max_amplify);
   }
-  v.compile = carried_object(j, "compile");
+  // A variant without a build record is written with {} (an image no run built).
+  if (const auto c = j.find("compile"); c && !(c->object().empty())) {
+    v.compile = Carried<compile::BuildRecord>::read(*c);
+  }
   v.compile_error = j.optional_string("compile_error");
   v.cubin_sha256 = j.optional_string("cubin_sha256");
   if (const auto n = j.find("static_findings")) {
@@ -316,7 +366,7 @@ VariantRecord VariantRecord::from_json(const JsonIn& j) {
     v.ptx_findings = n->whole<int>(0);
   }
   v.attribution = j.optional_string("attribution");
-  v.sass = carried_object(j, "sass");
+  v.sass = Carried<ReportedSass>::read_member(j, "sass");
   v.sass_error = j.optional_string("sass_error");
   if (const auto verdicts = j.find("case_verdicts")) {
     v.case_verdicts.emplace();
@@ -331,7 +381,7 @@ json RaceRecord::to_json() const {
   return {{"ran", ran},
           {"compiler", compiler},
           {"static_findings", static_findings ? json(*static_findings) : json()},
-          {"result", result.value()},
+          {"result", result.json_text().value()},
           {"shows", shows ? json(*shows) : json()},
           {"summary", summary}};
 }
@@ -343,7 +393,7 @@ RaceRecord RaceRecord::from_json(const JsonIn& j) {
   if (const auto v = j.find("static_findings")) {
     r.static_findings = v->count();
   }
-  r.result = carried_object(j, "result");
+  r.result = Carried<RaceTally>::read_member(j, "result");
   if (const auto v = j.find("shows")) {
     r.shows = v->boolean();
   }

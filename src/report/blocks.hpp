@@ -6,11 +6,12 @@
 // and range and named by its JSON pointer, reports of 2.x to 4.x alike), and each is
 // written by its to_json() and read by its from_json(), both in blocks.cpp.
 //
-// Values loraprobe only carries or reads as another module's record (the resolved
-// config, a merge's parts, the race kernel's tally, a set's bundled ptxas, the host and
-// toolkit records, the compiler records, the worker's GPU record, a SASS analysis) are
-// JsonText: written back as they were read. A key the sweep always writes, null or not,
-// is always written; one it writes only sometimes is written when present.
+// The records another library writes (the host, toolkit, compiler and GPU records, a
+// set's bundled ptxas, the resolved config, the race kernel's tally, how an image was
+// built, its SASS analysis) are typed too (report/records.hpp) and carried as
+// Carried<T> (report/carried.hpp): read once, typed, and written back as they were
+// read. A key the sweep always writes, null or not, is always written; one it writes
+// only sometimes is written when present.
 
 #include <cstddef>
 #include <cstdint>
@@ -21,9 +22,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "compile/compiler.hpp"
 #include "plan/plan.hpp"
 #include "plan/shard.hpp"
+#include "report/carried.hpp"
 #include "report/case_record.hpp"
+#include "report/records.hpp"
 #include "util/json_in.hpp"
 #include "util/json_text.hpp"
 
@@ -34,7 +38,7 @@ struct KernelSetRecord {
   std::string triton_version;
   std::string origin;  ///< <embedded>/kernels/sets/triton-<version> or a --kernel-dir
   std::size_t variants = 0;
-  JsonText ptxas;  ///< the set's bundled ptxas, as its manifest records it
+  Carried<ReportedPtxas> ptxas;  ///< the set's bundled ptxas, as its manifest records it
   std::vector<std::string> ptxas_options;
 
   [[nodiscard]] nlohmann::json to_json() const;
@@ -72,36 +76,12 @@ struct DeviceRecord {
   static DeviceRecord from_json(const JsonIn& j);
 };
 
-/// meta, less what the Report owns (detail, fail_on, interrupted).
-struct Meta {
-  std::string version;
-  std::string git_sha;
-  std::vector<std::string> argv;
-  std::string started_at;
-  std::optional<std::string> finished_at;
-  JsonText config;  ///< the resolved config, each setting with its origin
-  std::string config_sha256;
-  std::uint64_t seed = 0;
-  int repeats = 1;
-  std::optional<std::vector<KernelSetRecord>> kernel_sets;
-  PlanRecord plan;
-  std::optional<ShardRecord> shard;
-  std::optional<std::vector<DeviceRecord>> devices;
-  JsonText merged;  ///< loraprobe merge's parts, or null
-  std::optional<std::map<std::string, double>> phases_s;
-
-  /// Without detail, fail_on and interrupted: Report::to_json adds its own.
-  [[nodiscard]] nlohmann::json to_json() const;
-  /// Reads everything but detail, fail_on and interrupted (the reader takes those).
-  static Meta from_json(const JsonIn& j);
-};
-
 /// The race control (controls.race): informational, never makes a run invalid.
 struct RaceRecord {
   bool ran = false;
   std::string compiler;  ///< what compiled the embedded PTX, with its version
   std::optional<std::size_t> static_findings;
-  JsonText result;  ///< the worker's tally, or null
+  Carried<RaceTally> result;  ///< the worker's tally, or null
   std::optional<bool> shows;  ///< a tile read the overwritten A; nullopt: the control could not say
   std::string summary;
 
@@ -111,18 +91,20 @@ struct RaceRecord {
 
 /// environment: where the run ran.
 struct Environment {
-  JsonText host;     ///< report/environment.hpp host_record()
-  JsonText toolkit;  ///< compile::toolkit_record()
-  std::vector<JsonText> compilers;  ///< compile::CompilerRecord, one per compiler and Triton set (2.x: older shape)
+  Carried<ReportedHost> host;        ///< report/environment.hpp host_record()
+  Carried<ReportedToolkit> toolkit;  ///< compile::toolkit_record()
+  /// compile::CompilerRecord, one per compiler and Triton set (2.x: older shape)
+  std::vector<Carried<ReportedCompiler>> compilers;
   std::optional<std::vector<KernelSetRecord>> kernel_sets;
-  JsonText gpu;  ///< the worker's GPU record (protocol::GpuRecord), or null
-  std::optional<std::vector<JsonText>> gpus;  ///< --devices: every GPU's record, or null for one that never started
+  Carried<ReportedGpu> gpu;  ///< the worker's GPU record (protocol::GpuRecord), or null
+  /// --devices: every GPU's record, or null for one that never started
+  std::optional<std::vector<Carried<ReportedGpu>>> gpus;
   std::optional<std::string> no_gpu_reason;
   std::optional<bool> jit_cache_disabled;
   std::optional<std::string> module_loading;
   /// The static inspection's cache (inspect::CacheStats): the sweep writes it, null when
   /// nothing was inspected; nullopt when the report does not have the key (before 4.0.0).
-  std::optional<JsonText> inspection_cache;
+  std::optional<Carried<ReportedCache>> inspection_cache;
 
   [[nodiscard]] nlohmann::json to_json() const;
   static Environment from_json(const JsonIn& j);
@@ -135,13 +117,13 @@ struct VariantRecord {
   std::string triton;
   std::string compiler;
   std::optional<int> amplify;  ///< D wgmma pairs of an amplified image (written when present)
-  JsonText compile;            ///< how it was built (compile::BuildRecord); null: written as {}
+  Carried<compile::BuildRecord> compile;  ///< how it was built; null (or {}): written as {}
   std::optional<std::string> compile_error;
   std::optional<std::string> cubin_sha256;
   std::optional<int> static_findings;
   std::optional<int> ptx_findings;
   std::optional<std::string> attribution;  ///< "ptx", "ptxas" or "none"
-  JsonText sass;                           ///< sass::CubinReport as JSON, or null
+  Carried<ReportedSass> sass;              ///< sass::CubinReport's JSON form, or null
   std::optional<std::string> sass_error;
   /// Verdict name -> cases that ran the image; the sweep writes it, empty for a control's
   /// image (no case of the plan ran it); nullopt for a record without the key.
@@ -190,6 +172,52 @@ struct Controls {
   [[nodiscard]] bool trusted() const noexcept { return !valid || *valid; }
   [[nodiscard]] nlohmann::json to_json() const;
   static Controls from_json(const JsonIn& j);
+};
+
+/// One part of a merge (meta.merged.parts[]).
+struct MergedPart {
+  std::string path;
+  std::string kind;  ///< "report" or "journal"
+  ShardRecord shard;
+  std::size_t cases = 0;
+  std::optional<Environment> environment;  ///< a report's; null for a journal
+  std::optional<Controls> controls;        ///< a report's, when it has them
+};
+
+/// What loraprobe merge merged (meta.merged).
+struct MergedRecord {
+  std::vector<MergedPart> parts;
+  std::vector<std::size_t> missing_shards;
+  std::vector<std::string> short_parts;
+  std::optional<std::string> not_the_plan;
+  bool incomplete = false;
+
+  [[nodiscard]] JsonText to_json_text() const;
+  static MergedRecord from_json(const JsonIn& j);
+};
+
+/// meta, less what the Report owns (detail, fail_on, interrupted).
+struct Meta {
+  std::string version;
+  std::string git_sha;
+  std::vector<std::string> argv;
+  std::string started_at;
+  std::optional<std::string> finished_at;
+  Carried<ReportedConfig> config;  ///< the resolved config, each setting with its origin
+  std::string config_sha256;
+  std::uint64_t seed = 0;
+  int repeats = 1;
+  std::optional<std::vector<KernelSetRecord>> kernel_sets;
+  PlanRecord plan;
+  std::optional<ShardRecord> shard;
+  std::optional<std::vector<DeviceRecord>> devices;
+  Carried<MergedRecord> merged;  ///< loraprobe merge's parts, or null
+  std::optional<std::map<std::string, double>> phases_s;
+
+  /// Without detail, fail_on and interrupted: Report::to_json adds its own.
+  [[nodiscard]] nlohmann::json to_json() const;
+  /// Reads everything but detail, fail_on and interrupted (the reader takes those).
+  static Meta from_json(const JsonIn& j);
 };
 
 /// One row of the documented tolerance table (tolerances.table).

@@ -84,7 +84,7 @@ json case_config(const report::CaseRecord& c, const report::Meta& meta) {
   }
   return {{"name", "repro-" + c.id},
           {"description", fmt::format("Exactly case {} of {} (loraprobe repro): {}, {} tokens.", c.id,
-                                      text(meta.config.value(), "name", "?"), plan::row_label(c.axes),
+                                      meta.config.record().value_or(report::ReportedConfig{}).name.value_or("?"), plan::row_label(c.axes),
                                       c.axes.integer("tokens").value_or(0))},
           {"axes", std::move(axes)},
           {"repeats", meta.repeats},
@@ -197,9 +197,9 @@ compile::Compiler trusted_compiler(const formats::Document& report, const std::s
   if (!named.is_ptxas() || named.is_bundled_ptxas()) {
     return named;
   }
-  const json recorded = ran.compile.value();  // {kind, tool, version, sha256, options, ...}
-  const std::string sha = text(recorded, "sha256");
-  const std::string version = text(recorded, "version", "?");
+  const std::optional<compile::BuildRecord>& recorded = ran.compile.record();
+  const std::string sha = recorded ? recorded->sha256.value_or("") : std::string();
+  const std::string version = recorded ? recorded->version : std::string("?");
   std::vector<compile::PtxasInfo> candidates;
   for (const std::string& spec : user_ptxas) {
     candidates.push_back(compile::resolve_ptxas(spec));
@@ -235,8 +235,8 @@ compile::Compiler trusted_compiler(const formats::Document& report, const std::s
 /// PTX, that is the kernel set, which a report of another loraprobe may have had.
 std::string cubin_difference(const formats::Document& report, const report::VariantRecord& ran,
                              const sweep::Image& image) {
-  const nlohmann::json& recorded = ran.compile.value();
-  const std::string ran_ptxas = text(recorded, "sha256");
+  const std::optional<compile::BuildRecord>& recorded = ran.compile.record();
+  const std::string ran_ptxas = recorded ? recorded->sha256.value_or("") : std::string();
   const std::string here_ptxas = image.compile ? image.compile->sha256.value_or("") : std::string();
   const std::string compiler = image.compiler.to_string();
   if (ran_ptxas.empty() || here_ptxas.empty()) {
@@ -246,7 +246,7 @@ std::string cubin_difference(const formats::Document& report, const report::Vari
     return fmt::format("the {} here (sha256 {}) is not the one the sweep used (sha256 {})", compiler,
                        here_ptxas.substr(0, 12), ran_ptxas.substr(0, 12));
   }
-  const nlohmann::json ran_options = recorded.is_object() ? recorded.value("options", nlohmann::json()) : nlohmann::json();
+  const nlohmann::json ran_options = recorded && recorded->options ? nlohmann::json(*recorded->options) : nlohmann::json();
   const nlohmann::json here_options = image.compile && image.compile->options ? nlohmann::json(*image.compile->options)
                                                                               : nlohmann::json();
   if (!ran_options.is_null() && ran_options != here_options) {
@@ -260,32 +260,40 @@ std::string cubin_difference(const formats::Document& report, const report::Vari
                      escape::terminal_line(report.meta.version), escape::terminal_line(report.meta.git_sha));
 }
 
-}  // namespace
+/// What a bundle is made of: the case, what ran it, and the image built again here.
+struct BundleCase {
+  const formats::Document& report;
+  report::CaseRecord the_case;
+  std::string variant;
+  std::string triton;
+  std::string compiler_name;
+  std::int64_t amplify = 0;
+  report::VariantRecord ran;
+  compile::Compiler compiler;
+  kernels::KernelSets sets;           ///< the kernel sets here
+  std::vector<std::string> versions;  ///< their Triton versions
+};
 
-Bundle write_bundle(const formats::Document& report, const std::string& case_id, const std::string& dir,
-                    const BundleOptions& options) {
-  if (report.kind != formats::DocumentKind::report) {
-    throw UsageError(fmt::format("{}: an inspect document; a repro bundle is made from a sweep report", report.path));
-  }
-  const report::CaseRecord& the_case = find_case(report, case_id);
-  const json record = the_case.to_json();  // its full form: the bundle's case-record.json
-  const AxisValues& axes = the_case.axes;
-  const report::Meta& meta = report.meta;
-  const std::string variant = text(record, "variant");
+/// The case `case_id` of `report` and what ran it, checked: it ran a variant, of a kernel
+/// set that is here, with a compiler loraprobe trusts, amplified within the bound.
+BundleCase bundle_case(const formats::Document& report, const std::string& case_id, const BundleOptions& options) {
+  const report::CaseRecord the_case = find_case(report, case_id);
+  const std::string variant = the_case.variant.value_or("");
   if (variant.empty()) {
     throw UsageError(fmt::format("{}: case {} ran no kernel variant ({}: {})", report.path, case_id,
-                                 text(record, "verdict", "?"), text(record, "reason", "no reason")));
+                                 report::to_string(the_case.verdict),
+                                 the_case.reason.empty() ? "no reason" : the_case.reason));
   }
-  const std::string triton = axes.text("triton").value_or("");
-  const std::string compiler_name = axes.text("compiler").value_or("");
-  const std::int64_t amplify = axes.integer("amplify").value_or(0);
-  const report::VariantRecord ran = find_variant(report, variant, triton, compiler_name, amplify);
-  const compile::Compiler compiler = trusted_compiler(
+  const std::string triton = the_case.axes.text("triton").value_or("");
+  const std::string compiler_name = the_case.axes.text("compiler").value_or("");
+  const std::int64_t amplify = the_case.axes.integer("amplify").value_or(0);
+  report::VariantRecord ran = find_variant(report, variant, triton, compiler_name, amplify);
+  compile::Compiler compiler = trusted_compiler(
       report, case_id,
       compile::Compiler::parse_or_throw(compiler_name, fmt::format("{}: case {}'s compiler", report.path, case_id)),
       ran, options.ptxas);
-  const kernels::KernelSets sets = kernels::KernelSets::load(options.kernel_dirs);
-  const std::vector<std::string> versions = sets.versions();
+  kernels::KernelSets sets = kernels::KernelSets::load(options.kernel_dirs);
+  std::vector<std::string> versions = sets.versions();
   if (std::find(versions.begin(), versions.end(), triton) == versions.end()) {
     throw EnvironmentError(fmt::format("case {} ran Triton {}'s kernel set, which is not here (sets: {}); give it "
                                        "with --kernel-dir",
@@ -296,131 +304,122 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
     throw UsageError(fmt::format("{}: case {}: amplify {} is outside [0, {}]", report.path, case_id, amplify,
                                  k_max_amplify));
   }
-  sweep::ImageSet images;
-  const std::string key = images.add(protocol::ImageRef{triton, variant, compiler, static_cast<int>(amplify)});
-  images.build_on_cpu(sets, 1);
-  const sweep::Image& image = images.at(key);
-  if (!image.error.empty()) {
-    throw EnvironmentError(fmt::format("case {}: {} of Triton {} cannot be built here: {}", case_id, variant, triton,
-                                       image.error));
+  return {report,         the_case,           variant,         triton, compiler_name, amplify, std::move(ran),
+          std::move(compiler), std::move(sets), std::move(versions)};
+}
+
+/// A bundle's folder as it is filled: each file written and named in order.
+class BundleWriter {
+ public:
+  explicit BundleWriter(const std::string& dir) {
+    m_bundle.dir = dir;
+    make_output_dir(dir);
   }
-  Bundle b;
-  b.dir = dir;
-  make_output_dir(dir);
-  auto put = [&](const std::string& name, const std::string& bytes) {
-    write_file_atomic(dir + "/" + name, bytes);
-    b.files.push_back(name);
-  };
-  if (image.ptx) {
-    put("kernel.ptx", *image.ptx);
-  } else {
-    b.notes.push_back("the kernel set holds no PTX for this variant");
+  void put(const std::string& name, const std::string& bytes) {
+    write_file_atomic(m_bundle.dir + "/" + name, bytes);
+    m_bundle.files.push_back(name);
   }
-  std::string sass_summary;
+  void note(std::string why) { m_bundle.notes.push_back(std::move(why)); }
+  [[nodiscard]] const Bundle& bundle() const { return m_bundle; }
+
+ private:
+  Bundle m_bundle;
+};
+
+/// What the SASS of the rebuilt cubin showed: the race, and the nvdisasm that showed it.
+struct SassSeen {
   Race race;
-  std::string nvdisasm_line;
+  std::string nvdisasm_line;  ///< "" when there was no listing
+};
+
+/// kernel.cubin and kernel.sass, the race marked; a note for what could not be bundled.
+SassSeen put_cubin_and_sass(BundleWriter& out, const BundleCase& bc, const sweep::Image& image,
+                            const BundleOptions& options) {
+  SassSeen seen;
   if (image.cubin.empty()) {
-    b.notes.push_back(fmt::format("no cubin: the {} compiler makes it on the GPU at load time, so only the PTX can "
-                                  "be bundled without one",
-                                  compiler_name));
-  } else {
-    put("kernel.cubin", image.cubin);
-    const std::string sha = sha256_hex(image.cubin);
-    const std::string ran_sha = ran.cubin_sha256.value_or("");
-    if (!ran_sha.empty() && ran_sha != sha) {
-      b.notes.push_back(fmt::format("kernel.cubin (sha256 {}) is not the cubin that ran (sha256 {}): {}",
-                                    sha.substr(0, 12), ran_sha.substr(0, 12), cubin_difference(report, ran, image)));
-    }
-    // Without nvdisasm (or with a cubin it cannot read) the bundle is still one, without kernel.sass.
-    const std::string why_not = error_of([&] {
-      sass::NvdisasmSearch search;
-      search.path = options.nvdisasm;
-      const sass::Nvdisasm tool = sass::find_nvdisasm(search);
-      const sass::Disassembly d = sass::disassemble(tool, image.cubin, variant);
-      const sass::ListingReport analysis = sass::analyze_parsed(d.listing, {}, variant);
-      race = race_of(analysis);
-      nvdisasm_line = fmt::format("nvdisasm {} ({})", tool.version, tool.path);
-      put("kernel.sass", fmt::format("// {} of kernel.cubin (sha256 {}). Lines marked >> are the race loraprobe's "
-                                     "wgmma register check found: {} finding(s).\n",
-                                     nvdisasm_line, sha, race.findings) +
-                             marked_listing(d, race_marks(analysis)));
-    });
-    if (!why_not.empty()) {
-      b.notes.push_back("no kernel.sass: " + why_not);
-    }
+    out.note(fmt::format("no cubin: the {} compiler makes it on the GPU at load time, so only the PTX can "
+                         "be bundled without one",
+                         bc.compiler_name));
+    return seen;
   }
+  out.put("kernel.cubin", image.cubin);
+  const std::string sha = sha256_hex(image.cubin);
+  const std::string ran_sha = bc.ran.cubin_sha256.value_or("");
+  if (!ran_sha.empty() && ran_sha != sha) {
+    out.note(fmt::format("kernel.cubin (sha256 {}) is not the cubin that ran (sha256 {}): {}", sha.substr(0, 12),
+                         ran_sha.substr(0, 12), cubin_difference(bc.report, bc.ran, image)));
+  }
+  // Without nvdisasm (or with a cubin it cannot read) the bundle is still one, without kernel.sass.
+  const std::string why_not = error_of([&] {
+    sass::NvdisasmSearch search;
+    search.path = options.nvdisasm;
+    const sass::Nvdisasm tool = sass::find_nvdisasm(search);
+    const sass::Disassembly d = sass::disassemble(tool, image.cubin, bc.variant);
+    const sass::ListingReport analysis = sass::analyze_parsed(d.listing, {}, bc.variant);
+    seen.race = race_of(analysis);
+    seen.nvdisasm_line = fmt::format("nvdisasm {} ({})", tool.version, tool.path);
+    out.put("kernel.sass", fmt::format("// {} of kernel.cubin (sha256 {}). Lines marked >> are the race loraprobe's "
+                                       "wgmma register check found: {} finding(s).\n",
+                                       seen.nvdisasm_line, sha, seen.race.findings) +
+                               marked_listing(d, race_marks(analysis)));
+  });
+  if (!why_not.empty()) {
+    out.note("no kernel.sass: " + why_not);
+  }
+  return seen;
+}
+
+/// ptxas.txt: the command that makes the cubin again (every word quoted for sh: a
+/// reader pastes it), the tool, its version and sha256. Returns the command.
+std::string put_ptxas_command(BundleWriter& out, const BundleCase& bc, const sweep::Image& image) {
   const std::optional<compile::BuildRecord>& built = image.compile;
-  const std::vector<std::string> ptxas_options =
-      built && built->options ? *built->options : std::vector<std::string>{};
-  const bool prebuilt = compiler.kind == compile::CompilerKind::prebuilt;
-  // Every word of a command is quoted for sh: a reader pastes these.
+  const bool prebuilt = bc.compiler.kind == compile::CompilerKind::prebuilt;
   std::string command = escape::shell(prebuilt || !built ? "ptxas" : built->tool);
-  for (const std::string& option : ptxas_options) {
+  for (const std::string& option : built && built->options ? *built->options : std::vector<std::string>{}) {
     command += " " + escape::shell(option);
   }
   command += " kernel.ptx -o kernel.cubin";
-  put("ptxas.txt", fmt::format("command: {}\ntool:    {}\nversion: {}\nsha256:  {}\n{}", command,
-                               escape::terminal_line(built ? built->tool : "?"),
-                               escape::terminal_line(built ? built->version : "?"),
-                               escape::terminal_line(built ? built->sha256.value_or("?") : "?"),
-                               prebuilt ? fmt::format("(the cubin is Triton {}'s own, built by the ptxas in its wheel, "
-                                                      "triton/backends/nvidia/bin/ptxas)\n",
-                                                      escape::terminal_line(triton))
-                                        : std::string()));
-  const json config = case_config(the_case, meta);
-  put("case.json", escape::json_c1(config.dump(2)) + "\n");
-  put("case-record.json", escape::json_c1(record.dump(2)) + "\n");
-  // The bundle's config must plan exactly this case, or its README would lie.
+  out.put("ptxas.txt", fmt::format("command: {}\ntool:    {}\nversion: {}\nsha256:  {}\n{}", command,
+                                   escape::terminal_line(built ? built->tool : "?"),
+                                   escape::terminal_line(built ? built->version : "?"),
+                                   escape::terminal_line(built ? built->sha256.value_or("?") : "?"),
+                                   prebuilt ? fmt::format("(the cubin is Triton {}'s own, built by the ptxas in its "
+                                                          "wheel, triton/backends/nvidia/bin/ptxas)\n",
+                                                          escape::terminal_line(bc.triton))
+                                            : std::string()));
+  return command;
+}
+
+/// case.json and case-record.json; whether case.json plans exactly this case (the
+/// README offers it only then), a note when it does not.
+bool put_case_config(BundleWriter& out, const BundleCase& bc, const std::string& dir) {
+  const std::string& case_id = bc.the_case.id;
+  out.put("case.json", escape::json_c1(case_config(bc.the_case, bc.report.meta).dump(2)) + "\n");
+  out.put("case-record.json", escape::json_c1(bc.the_case.to_json().dump(2)) + "\n");
   bool same_id = false;
   try {
-    const plan::Plan p = plan::expand_plan(plan::load_config_file(dir + "/case.json"), versions);
+    const plan::Plan p = plan::expand_plan(plan::load_config_file(dir + "/case.json"), bc.versions);
     same_id = p.cases.size() == 1 && p.cases.front().id == case_id;
   } catch (const UsageError& e) {  // the config the report's axes make is not one this loraprobe plans
-    b.notes.push_back(std::string("case.json does not load: ") + e.what());
+    out.note(std::string("case.json does not load: ") + e.what());
   }
   if (!same_id) {
-    b.notes.push_back(fmt::format("case.json does not plan case {} alone; re-run it from the original config with "
-                                  "--case {}",
-                                  case_id, case_id));
+    out.note(fmt::format("case.json does not plan case {} alone; re-run it from the original config with --case {}",
+                         case_id, case_id));
   }
-  // Everything from the report is data: Markdown-escaped in prose, a code span that
-  // cannot be closed from inside, and sh-quoted in commands.
+  return same_id;
+}
+
+/// The paragraph for whoever owns the fix (Markdown; everything from the report escaped).
+std::string bug_report_paragraph(const BundleCase& bc, const sweep::Image& image, const Race& race) {
   const auto md = [](const std::string& s) { return escape::markdown_text(s); };
   const auto code = [](const std::string& s) { return escape::markdown_code(s); };
-  const std::string verdict = text(record, "verdict", "?");
-  const std::string attribution = text(record, "attribution");
-  const std::string source = text(meta.config.value(), "source");
-  std::string readme = fmt::format(
-      "# loraprobe repro: case {}, {}\n\n{}, {} tokens: Triton {}'s {} under the {} compiler.\n\n"
-      "Verdict: **{}**{}.\n\n",
-      md(case_id), md(verdict), code(plan::row_label(axes)), axes.integer("tokens").value_or(0), md(triton),
-      code(variant), code(compiler_name), md(verdict),
-      text(record, "reason").empty() ? "" : ": " + md(text(record, "reason")));
-  readme += "## Files\n\n";
-  for (const std::string& f : b.files) {
-    readme += fmt::format("- {}\n", code(f));
-  }
-  std::string rerun;
-  if (same_id) {
-    rerun += "loraprobe sweep --config case.json --out repro.json\n";
-  }
-  rerun += source.empty() ? fmt::format("loraprobe sweep --config ORIGINAL-CONFIG --case {} --out repro.json\n",
-                                        escape::shell(case_id))
-                          : fmt::format("loraprobe sweep --config {} --case {} --out repro.json\n",
-                                        escape::shell(source), escape::shell(case_id));
-  readme += "\n## Re-run exactly this case\n\n" + escape::markdown_fence(rerun, "sh") + "\n";
-  readme += fmt::format("The same id means the same shapes, inputs (seed {}) and {} repeats.\n\n",
-                        meta.seed, meta.repeats);
-  readme += "## Make the cubin again\n\n" + escape::markdown_fence(command + "\n", "sh") + "\n";
-  for (const std::string& n : b.notes) {
-    readme += "Note: " + md(n) + ".\n\n";
-  }
-  // The paragraph for whoever owns the fix.
-  const std::string owner = attribution == "ptx" ? "Triton" : attribution == "ptxas" ? "NVIDIA (ptxas)" : "";
-  readme += fmt::format("## For a bug report{}\n\n", owner.empty() ? "" : " to " + owner);
+  const std::string attribution = bc.the_case.attribution.value_or("");
+  const bool prebuilt = bc.compiler.kind == compile::CompilerKind::prebuilt;
   std::string paragraph = fmt::format(
-      "On sm\\_90 (Hopper), the LoRA expand kernel {} generated by Triton {} and compiled by {} ({}) ", code(variant),
-      md(triton), prebuilt ? "Triton's bundled ptxas" : "ptxas", md(built ? built->version : std::string("?")));
+      "On sm\\_90 (Hopper), the LoRA expand kernel {} generated by Triton {} and compiled by {} ({}) ",
+      code(bc.variant), md(bc.triton), prebuilt ? "Triton's bundled ptxas" : "ptxas",
+      md(image.compile ? image.compile->version : std::string("?")));
   if (race.findings > 0) {
     paragraph += fmt::format("has a wgmma register hazard in its SASS: the register-sourced {} is still in flight{} "
                              "when {}. {} such instruction(s) in all; {} marks each.",
@@ -436,20 +435,84 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
     paragraph += " The PTX is well-formed (no register of a pending `wgmma.mma_async` is written before its "
                  "`wgmma.wait_group`): this ptxas moved the writes before the wait.";
   }
-  paragraph += fmt::format(" loraprobe ran the case {} times ({} wrong){}.", formats::integer(record, "runs"),
-                           formats::integer(record, "failed_runs"),
-                           verdict == "LATENT" ? "; no run showed wrong numbers on this GPU, which the hazard does not "
-                                                 "make safe"
-                                               : "");
-  readme += "> " + paragraph + "\n\n";
-  const json gpu = report.environment.gpu.value();
-  if (gpu.is_object()) {
-    readme += fmt::format("Measured on {}, driver {}, with loraprobe {}{}.\n", md(text(gpu, "name", "?")),
-                          md(text(gpu, "driver_version", "?")), md(meta.version),
-                          nvdisasm_line.empty() ? "" : "; SASS by " + md(nvdisasm_line));
+  paragraph += fmt::format(" loraprobe ran the case {} times ({} wrong){}.", bc.the_case.runs,
+                           bc.the_case.failed_runs,
+                           bc.the_case.verdict == report::Verdict::latent
+                               ? "; no run showed wrong numbers on this GPU, which the hazard does not make safe"
+                               : "");
+  return paragraph;
+}
+
+/// README.md: what the case is, the files, how to re-run it and make the cubin again,
+/// the notes, and the paragraph for a bug report.
+std::string readme_of(const BundleCase& bc, const Bundle& b, const std::string& command, bool same_id,
+                      const sweep::Image& image, const SassSeen& seen) {
+  // Everything from the report is data: Markdown-escaped in prose, a code span that
+  // cannot be closed from inside, and sh-quoted in commands.
+  const auto md = [](const std::string& s) { return escape::markdown_text(s); };
+  const auto code = [](const std::string& s) { return escape::markdown_code(s); };
+  const report::Meta& meta = bc.report.meta;
+  const report::CaseRecord& c = bc.the_case;
+  const std::string verdict(report::to_string(c.verdict));
+  std::string readme = fmt::format(
+      "# loraprobe repro: case {}, {}\n\n{}, {} tokens: Triton {}'s {} under the {} compiler.\n\n"
+      "Verdict: **{}**{}.\n\n",
+      md(c.id), md(verdict), code(plan::row_label(c.axes)), c.axes.integer("tokens").value_or(0), md(bc.triton),
+      code(bc.variant), code(bc.compiler_name), md(verdict), c.reason.empty() ? "" : ": " + md(c.reason));
+  readme += "## Files\n\n";
+  for (const std::string& f : b.files) {
+    readme += fmt::format("- {}\n", code(f));
   }
-  put("README.md", readme);
-  return b;
+  const std::string source = meta.config.record().value_or(report::ReportedConfig{}).source.value_or("");
+  std::string rerun = same_id ? "loraprobe sweep --config case.json --out repro.json\n" : "";
+  rerun += fmt::format("loraprobe sweep --config {} --case {} --out repro.json\n",
+                       source.empty() ? std::string("ORIGINAL-CONFIG") : escape::shell(source), escape::shell(c.id));
+  readme += "\n## Re-run exactly this case\n\n" + escape::markdown_fence(rerun, "sh") + "\n";
+  readme += fmt::format("The same id means the same shapes, inputs (seed {}) and {} repeats.\n\n", meta.seed,
+                        meta.repeats);
+  readme += "## Make the cubin again\n\n" + escape::markdown_fence(command + "\n", "sh") + "\n";
+  for (const std::string& n : b.notes) {
+    readme += "Note: " + md(n) + ".\n\n";
+  }
+  const std::string attribution = c.attribution.value_or("");
+  const std::string owner = attribution == "ptx" ? "Triton" : attribution == "ptxas" ? "NVIDIA (ptxas)" : "";
+  readme += fmt::format("## For a bug report{}\n\n", owner.empty() ? "" : " to " + owner);
+  readme += "> " + bug_report_paragraph(bc, image, seen.race) + "\n\n";
+  if (const std::optional<report::ReportedGpu>& gpu = bc.report.environment.gpu.record()) {
+    readme += fmt::format("Measured on {}, driver {}, with loraprobe {}{}.\n", md(gpu->name.value_or("?")),
+                          md(gpu->driver_version.value_or("?")), md(meta.version),
+                          seen.nvdisasm_line.empty() ? "" : "; SASS by " + md(seen.nvdisasm_line));
+  }
+  return readme;
+}
+
+}  // namespace
+
+Bundle write_bundle(const formats::Document& report, const std::string& case_id, const std::string& dir,
+                    const BundleOptions& options) {
+  if (report.kind != formats::DocumentKind::report) {
+    throw UsageError(fmt::format("{}: an inspect document; a repro bundle is made from a sweep report", report.path));
+  }
+  const BundleCase bc = bundle_case(report, case_id, options);
+  sweep::ImageSet images;
+  const std::string key = images.add(protocol::ImageRef{bc.triton, bc.variant, bc.compiler, static_cast<int>(bc.amplify)});
+  images.build_on_cpu(bc.sets, 1);
+  const sweep::Image& image = images.at(key);
+  if (!image.error.empty()) {
+    throw EnvironmentError(fmt::format("case {}: {} of Triton {} cannot be built here: {}", case_id, bc.variant,
+                                       bc.triton, image.error));
+  }
+  BundleWriter out(dir);
+  if (image.ptx) {
+    out.put("kernel.ptx", *image.ptx);
+  } else {
+    out.note("the kernel set holds no PTX for this variant");
+  }
+  const SassSeen seen = put_cubin_and_sass(out, bc, image, options);
+  const std::string command = put_ptxas_command(out, bc, image);
+  const bool same_id = put_case_config(out, bc, dir);
+  out.put("README.md", readme_of(bc, out.bundle(), command, same_id, image, seen));
+  return out.bundle();
 }
 
 std::vector<Bundle> save_bundles(const formats::Document& report, const std::string& dir,

@@ -105,7 +105,7 @@ void Workers::record_devices(report::Report& report) const {
     return;
   }
   std::vector<report::DeviceRecord> devices;
-  std::vector<JsonText> gpus;
+  std::vector<report::Carried<report::ReportedGpu>> gpus;
   for (const DeviceSlot& slot : m_slots) {
     gpus.push_back(slot.gpu ? protocol::to_json_text(*slot.gpu) : JsonText());
     devices.push_back(

@@ -256,14 +256,14 @@ TEST(View, AVariantsEarlyReadsAreItsOwnLinesInMarkdownAndHtml) {
     }
   }
   ASSERT_NE(hazardous, nullptr);
-  json sass = hazardous->sass.value();
+  json sass = hazardous->sass.json_text().value();
   ASSERT_TRUE(sass.is_object());
   sass["kernels"][0]["early_reads"] = json::parse(
       R"([{"check": "gdc-early-read", "kernel": "_lora_expand_kernel", "address": "0x1800",
            "instruction": "LDGSTS.E.BYPASS.128 [R5+0x4000], desc[UR12][R18.64], P2", "param": "input_ptr",
            "wait": {"address": "0x22e0", "instruction": "ACQBULK"}}])");
   hazardous->sass = JsonText::of(sass);
-  const std::vector<std::string> lines = early_read_lines_of(sass_view_of(hazardous->sass));
+  const std::vector<std::string> lines = early_read_lines_of(*hazardous->sass.record());
   ASSERT_EQ(lines.size(), 1U);
   EXPECT_EQ(lines[0], "/*1800*/ LDGSTS.E.BYPASS.128 [R5+0x4000], desc[UR12][R18.64], P2  // reads input_ptr before "
                       "ACQBULK at 0x22e0");

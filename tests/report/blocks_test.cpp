@@ -186,5 +186,97 @@ TEST(Blocks, EnvironmentAndVariantsReadBackEveryKeyTheyWrote) {
   EXPECT_EQ(error_of<VariantRecord>(bad), "/case_verdicts/PASS: expected a whole number in [0, 9007199254740992], got -1");
 }
 
+// Issue 54: the records other libraries write are typed where the report is read, and
+// written back as they were read, keys this loraprobe does not know included.
+TEST(Blocks, CarriedRecordsAreReadTypedAndWrittenBackAsRead) {
+  const json env = {{"host", {{"os", "Linux"}, {"cpus", 16}, {"a_later_key", {1, 2}}}},
+                    {"toolkit", {{"version", "13.0.88"}, {"root", "/usr/local/cuda"}}},
+                    {"compilers",
+                     {{{"name", "prebuilt"}, {"triton", "3.6.0"}, {"version", "12.8.93"},
+                       {"ptxas", {{"sha256", std::string(64, 'a')}, {"path", nullptr}}}, {"options", {"-v", 3}}},
+                      {{"name", "ptxas=toolkit"}, {"sha256", std::string(64, 'b')}, {"error", "gone"}}}},
+                    {"gpu", {{"name", "NVIDIA H200"}, {"sm_count", 132}, {"total_memory_bytes", 150000000000}}},
+                    {"inspection_cache", {{"enabled", true}, {"root", "/c"}, {"sass_hits", 9}}}};
+  const Environment e = Environment::from_json(JsonIn(env, k_file));
+  EXPECT_EQ(e.to_json(), env);
+  ASSERT_TRUE(e.host.record());
+  EXPECT_EQ(e.host.record()->os, "Linux");
+  EXPECT_EQ(e.host.record()->cpus, 16);
+  EXPECT_EQ(e.host.record()->kernel, std::nullopt);
+  EXPECT_EQ(e.toolkit.record()->version, "13.0.88");
+  ASSERT_EQ(e.compilers.size(), 2U);
+  const ReportedCompiler& prebuilt = *e.compilers[0].record();
+  EXPECT_EQ(prebuilt.ptxas_sha256(), std::string(64, 'a'));
+  EXPECT_EQ(prebuilt.options, (std::vector<std::string>{"-v", "3"}));
+  EXPECT_EQ(e.compilers[1].record()->ptxas_sha256(), std::string(64, 'b')) << "2.x kept it on the record";
+  EXPECT_EQ(e.compilers[1].record()->error, "gone");
+  EXPECT_EQ(e.gpu.record()->name, "NVIDIA H200");
+  EXPECT_EQ(e.gpu.record()->sm_count, 132);
+  EXPECT_EQ(e.gpu.record()->total_memory_bytes, 150000000000.0);
+  EXPECT_EQ(e.gpu.record()->uuid, std::nullopt);
+  ASSERT_TRUE(e.inspection_cache && e.inspection_cache->record());
+  EXPECT_TRUE(e.inspection_cache->record()->enabled);
+  EXPECT_EQ(e.inspection_cache->record()->sass_misses, std::nullopt);
+  // A record in its owner's JSON form reads as a report's does.
+  const Carried<ReportedGpu> owned(JsonText::of({{"name", "NVIDIA H100"}}));
+  EXPECT_EQ(owned.record()->name, "NVIDIA H100");
+  EXPECT_FALSE(Carried<ReportedGpu>().record());
+}
+
+TEST(Blocks, ABuildRecordReadsBackWhatItsOwnerWrote) {
+  compile::BuildRecord b;
+  b.kind = compile::CompilerKind::ptxas;
+  b.tool = "/opt/cuda/bin/ptxas";
+  b.version = "13.3.73";
+  b.sha256 = std::string(64, 'd');
+  b.options = std::vector<std::string>{"-v", "--gpu-name=sm_90a"};
+  b.ms = 12.5;
+  b.amplified = 2;
+  const JsonText text = b.to_json_text();
+  const json j = text.value();
+  const compile::BuildRecord read = compile::BuildRecord::from_json(JsonIn(j, k_file));
+  EXPECT_EQ(read.to_json_text(), text);
+  EXPECT_EQ(read.kind, compile::CompilerKind::ptxas);
+  EXPECT_EQ(read.amplified, 2);
+  json bad = j;
+  bad["kind"] = "nvcc";
+  EXPECT_EQ(error_of<compile::BuildRecord>(bad), "/kind: expected prebuilt, driver, ptxas or file, got \"nvcc\"");
+  bad = j;
+  bad["options"] = {1};
+  EXPECT_EQ(error_of<compile::BuildRecord>(bad).rfind("/options/0: ", 0), 0U) << error_of<compile::BuildRecord>(bad);
+  // A variant's record is typed too; {} is a variant no run built.
+  const json variant = {{"variant", "v"},         {"triton", "3.8.0"},      {"compiler", "ptxas=13.3"},
+                        {"compile", j},           {"compile_error", nullptr}, {"cubin_sha256", nullptr},
+                        {"static_findings", nullptr}, {"ptx_findings", nullptr}, {"attribution", nullptr},
+                        {"sass", nullptr},        {"sass_error", nullptr}};
+  const VariantRecord v = VariantRecord::from_json(JsonIn(variant, k_file));
+  ASSERT_TRUE(v.compile.record());
+  EXPECT_EQ(v.compile.record()->sha256, std::string(64, 'd'));
+  EXPECT_EQ(v.to_json(), variant);
+}
+
+TEST(Blocks, AMergeRecordReadsBackWhatMergeWrote) {
+  MergedRecord m;
+  m.parts.push_back({"a.json", "report", {0, 2, std::string(64, 'p'), 4}, 2,
+                     Environment::from_json(JsonIn(json{{"host", json::object()},
+                                                        {"toolkit", json::object()},
+                                                        {"compilers", json::array()},
+                                                        {"gpu", nullptr}},
+                                                   k_file)),
+                     std::nullopt});
+  m.parts.push_back({"b.jsonl", "journal", {1, 2, std::string(64, 'p'), 4}, 1, std::nullopt, std::nullopt});
+  m.short_parts = {"b.jsonl: holds 1 of the 2 cases of shard 1/2"};
+  m.incomplete = true;
+  const JsonText text = m.to_json_text();
+  const json j = text.value();
+  const MergedRecord read = MergedRecord::from_json(JsonIn(j, k_file));
+  EXPECT_EQ(read.to_json_text(), text);
+  EXPECT_EQ(read.parts.at(1).kind, "journal");
+  EXPECT_TRUE(read.incomplete);
+  json bad = j;
+  bad["parts"][0]["shard"]["index"] = 2;
+  EXPECT_EQ(error_of<MergedRecord>(bad), "/parts/0/shard/index: expected a whole number in [0, 1], got 2");
+}
+
 }  // namespace
 }  // namespace lp::report

@@ -82,7 +82,7 @@ Report base_report() {
   r.meta.plan.cases = 8;
   r.meta.plan.combinations = 8;
   // The compiler records as a sweep writes them (compile::CompilerRecord::to_json).
-  std::vector<lp::JsonText> compilers;
+  std::vector<lp::report::Carried<lp::report::ReportedCompiler>> compilers;
   lp::compile::CompilerRecord prebuilt;
   prebuilt.compiler = lp::compile::Compiler::prebuilt();
   prebuilt.triton = "3.6.0";

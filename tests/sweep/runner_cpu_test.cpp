@@ -259,13 +259,13 @@ TEST_F(ShardsWithFakeWorker, MergeRefusesWhatIsNotOneWholePlan) {
   const report::Report r = formats::merge_reports({path("shard-0.json"), path("died-1.jsonl"), path("shard-2.json")},
                                                   partial);
   EXPECT_EQ(r.cases.size(), 5U);
-  EXPECT_EQ(r.meta.merged.value()["incomplete"], true);
+  EXPECT_TRUE(r.meta.merged.record()->incomplete);
   EXPECT_EQ(r.to_json()["meta"]["interrupted"], "merged with --allow-partial: 5 of 6 cases, 0 shard(s) missing");
   // The whole journal of a shard merges like its report.
   const report::Report from_journal =
       formats::merge_reports({path("shard-0.json"), path("shard-1.jsonl"), path("shard-2.json")}, {});
   EXPECT_EQ(from_journal.cases.size(), 6U);
-  EXPECT_EQ(from_journal.meta.merged.value()["parts"][1]["kind"], "journal");
+  EXPECT_EQ(from_journal.meta.merged.record()->parts[1].kind, "journal");
 }
 
 // Issue 53 defect 2: shard records rewritten to agree with too few cases used to merge
@@ -309,7 +309,7 @@ TEST_F(ShardsWithFakeWorker, MergeRefusesForgedShardRecords) {
   formats::MergeOptions partial;
   partial.allow_partial = true;
   const report::Report r = formats::merge_reports({path("two-0.json"), path("two-1.json")}, partial);
-  EXPECT_EQ(r.meta.merged.value()["incomplete"], true);
+  EXPECT_TRUE(r.meta.merged.record()->incomplete);
   EXPECT_EQ(r.to_json()["meta"]["interrupted"].get<std::string>().rfind(
                 "merged with --allow-partial: 4 of 4 cases, 0 shard(s) missing; the parts' 4 case ids are not the "
                 "plan's",
