@@ -24,6 +24,7 @@
 #include "compile/toolchain.hpp"
 #include "inspect/inputs.hpp"
 #include "formats/document.hpp"
+#include "cli/output_options.hpp"
 #include "formats/outputs.hpp"
 #include "inspect/document.hpp"
 #include "inspect/inspector.hpp"
@@ -69,9 +70,7 @@ struct InspectOptions {
   bool no_skip = false;
   PlanOptions plan;  ///< --config and the axis, --model and --vllm-* flags over it, as sweep takes them
   bool hazards_only = false;
-  std::string junit;     ///< also write JUnit XML here
-  std::string markdown;  ///< also Markdown
-  std::string html;      ///< also one HTML page
+  OutputFlags outputs;  ///< --output FORMAT=PATH, --junit, --markdown, --html
 };
 
 /// Progress on stderr every 10 s, so a cold run of the whole set on a small
@@ -255,6 +254,7 @@ int run_inspect(const InspectOptions& o) {
   const std::string started_at = report::utc_now_iso8601();
   const auto start = Clock::now();
   // Bad input (exit 2) is reported before a missing nvdisasm (exit 3).
+  const formats::ExtraOutputs outputs = extra_outputs(o.outputs, {});
   const inspect::Work w = inspect::plan_work(request_of(o));
   sass::NvdisasmSearch search;
   search.path = o.nvdisasm;
@@ -281,7 +281,6 @@ int run_inspect(const InspectOptions& o) {
   const inspect::InspectTotals totals = inspect::total(results);
   const std::vector<inspect::PtxasMatrix> matrices = inspect::build_matrices(w, results);
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  const formats::ExtraOutputs outputs{o.junit, o.markdown, o.html, std::nullopt};
   if (interrupted_by != 0 && interrupt_urgent()) {
     // A second signal: children are reaped and temporary folders gone; no partial output.
     fmt::print(stderr, "inspect: second signal: no partial output written\n");
@@ -400,11 +399,9 @@ Command add_inspect_command(CLI::App& app) {
       ->expected(0, 1)
       ->default_str("16")
       ->check(count_from_one());
-  sub->add_option("--junit", o->junit, "Also write JUnit XML here: one testcase per cubin, a hazard a failure")
-      ->check(non_empty());
-  sub->add_option("--markdown", o->markdown, "Also write Markdown here: the hazardous cubins with their SASS excerpts")
-      ->check(non_empty());
-  sub->add_option("--html", o->html, "Also write one self-contained HTML page here")->check(non_empty());
+  // JUnit: one testcase per cubin, a hazard a failure; Markdown and HTML: the hazardous
+  // cubins with their SASS excerpts.
+  add_output_options(*sub, o->outputs, "the inspect document");
   sub->add_flag("--hazards-only", o->hazards_only, "Leave the clean rows out of the table (the summary counts all)");
   sub->final_callback([o, sub] {
     // --ptxas-matrix without a value: each() is not called for an empty value list.

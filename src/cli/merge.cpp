@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/output_options.hpp"
 #include "cli/validators.hpp"
 #include "formats/document.hpp"
 #include "formats/merge.hpp"
@@ -22,20 +23,22 @@ struct MergeCliOptions {
   std::string out;
   bool allow_partial = false;
   std::string detail = "compact";
-  std::string markdown;
-  std::string html;
-  std::string junit;
+  OutputFlags outputs;  ///< --output FORMAT=PATH, --markdown, --html, --junit
 };
 
 int run_merge(const MergeCliOptions& o) {
+  // The outputs are checked (a format, a path given twice) before anything is read.
+  formats::ExtraOutputs outputs = extra_outputs(o.outputs, {});
   formats::MergeOptions options;
   options.allow_partial = o.allow_partial;
   report::Report merged = formats::merge_reports(o.parts, options);
   merged.detail = *report::parse_detail(o.detail);
+  outputs.options.latent_fails = merged.fail_on.count(report::Verdict::latent) > 0;
+  outputs.options.detail = merged.detail;
   merged.write(o.out);
   const report::Summary s = merged.summary();
   const formats::Document doc = formats::read_document(o.out);
-  formats::write_outputs(doc, {o.junit, o.markdown, o.html, merged.fail_on.count(report::Verdict::latent) > 0});
+  formats::write_outputs(doc, outputs);
   fmt::print("{}", formats::summary_of(doc));
   if (merged.stopped) {  // merge_reports stops the report only for an incomplete merge (--allow-partial)
     // An incomplete sweep is not a clean one: a gate must not pass on the cases that ran.
@@ -60,9 +63,7 @@ Command add_merge_command(CLI::App& app) {
                 "Merge what is there when shards are missing or stopped short; the report says it is incomplete");
   sub->add_option("--detail", o->detail, "compact (default) or full case records, as sweep --detail")
       ->check(CLI::IsMember({"compact", "full"}));
-  sub->add_option("--markdown", o->markdown, "Also write the merged report as Markdown")->check(non_empty());
-  sub->add_option("--html", o->html, "Also write it as one HTML page")->check(non_empty());
-  sub->add_option("--junit", o->junit, "Also write it as JUnit XML")->check(non_empty());
+  add_output_options(*sub, o->outputs, "the merged report");
   sub->footer(
       "Examples:\n"
       "  loraprobe merge shard-*.json -o all.json\n"

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "plan/shard.hpp"
 #include "formats/document.hpp"
+#include "cli/output_options.hpp"
 #include "formats/outputs.hpp"
 #include "formats/stack_matrix.hpp"
 #include "cli/compiler_flags.hpp"
@@ -54,9 +55,7 @@ struct SweepOptions {
   unsigned jobs = 0;
   int device = 0;
   std::vector<std::string> test_hooks;
-  std::string junit;
-  std::string markdown;
-  std::string html;
+  OutputFlags outputs;  ///< --output FORMAT=PATH, --junit, --markdown, --html
   std::string detail = "compact";
   std::vector<std::string> only_cases;
   std::string save_repro;
@@ -126,15 +125,7 @@ void add_options(CLI::App& sub, SweepOptions& o) {
                   "Also exit 1 on these verdicts (latent, skipped, incomplete); FAIL, fault, timeout and "
                   "compile_error always fail")
       ->delimiter(',');
-  run->add_option("--junit", o.junit, "Also write the report as JUnit XML here (loraprobe report --format junit); "
-                                      "LATENT is a failure with --fail-on latent, skipped otherwise")
-      ->check(non_empty());
-  run->add_option("--markdown", o.markdown, "Also write the report as Markdown for a bug report here (loraprobe "
-                                            "report --format md; under 64 KB)")
-      ->check(non_empty());
-  run->add_option("--html", o.html, "Also write the report as one self-contained HTML page here (loraprobe report "
-                                    "--format html)")
-      ->check(non_empty());
+  add_output_options(*run, o.outputs, "the report");
   run->add_option("--case", o.only_cases,
                   "Run only these case ids of the plan (from a report or sweep --dry-run --json), each with the "
                   "index, id and inputs it has in the whole plan")
@@ -262,7 +253,10 @@ void print_stack_matrix(const formats::Document& doc) {
 
 void write_other_outputs(const SweepOptions& o, const sweep::SweepRequest& request,
                          const sweep::SweepOutcome& outcome) {
-  const formats::ExtraOutputs outputs{o.junit, o.markdown, o.html, request.fail_on.count(report::Verdict::latent) > 0};
+  formats::OutputOptions format_options;
+  format_options.latent_fails = request.fail_on.count(report::Verdict::latent) > 0;
+  format_options.detail = *report::parse_detail(o.detail);
+  const formats::ExtraOutputs outputs = extra_outputs(o.outputs, format_options);
   std::error_code ec;
   const std::uintmax_t bytes = std::filesystem::file_size(outcome.report_path, ec);
   const bool matrix = outcome.interrupted_by == 0 && !ec;
@@ -314,6 +308,7 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   // Everything a run would refuse is refused here too: a dry run is how a command is
   // checked before it is queued on a GPU box.
   const sweep::SweepRequest request = request_of(o, recorded_argv);
+  (void)extra_outputs(o.outputs, {});  // a --output the end of the run would refuse is refused now
   if (o.dry_run) {
     validate_run_flags(config, request);
     const plan::PlannedRun run = plan::plan_for(config, kernels::KernelSets::load(o.kernel_dirs).versions(),

@@ -616,6 +616,64 @@ TEST(Cli, ReportAndDiffReadAnOlderSchemaReportAndRefuseWhatIsNone) {
 namespace lp {
 namespace {
 
+// Issue 54: every format from one registry, --output FORMAT=PATH on sweep, inspect,
+// merge and report, the old flags short for it.
+TEST(Cli, OutputWritesEachFormatTheRegistryKnows) {
+  namespace fs = std::filesystem;
+  const std::string seed = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
+  const std::string dir = scratch().path() + "/output-good";
+  fs::create_directories(dir);
+  ProcessResult r = loraprobe({"report", seed, "--output", "md=" + dir + "/r.md", "--output", "html=" + dir + "/r.html",
+                               "--output", "junit=" + dir + "/r.xml", "--output", "summary=" + dir + "/r.txt",
+                               "--output", "json=" + dir + "/r.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "") << "with only --output, nothing goes to stdout";
+  // Each file is what report --format writes for it.
+  for (const auto& [format, file] : std::vector<std::pair<std::string, std::string>>{
+           {"md", "r.md"}, {"html", "r.html"}, {"junit", "r.xml"}, {"summary", "r.txt"}, {"json", "r.json"}}) {
+    const ProcessResult same = loraprobe({"report", seed, "--format", format});
+    ASSERT_EQ(same.exit_code, 0) << same.err;
+    EXPECT_EQ(read_file(dir + "/" + file, 1 << 24), same.out) << format;
+  }
+  // --format (or --out) still writes its own besides --output's.
+  r = loraprobe({"report", seed, "--format", "junit", "--output", "md=" + dir + "/again.md"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("<testsuites"), std::string::npos);
+  EXPECT_EQ(read_file(dir + "/again.md", 1 << 24), read_file(dir + "/r.md", 1 << 24));
+}
+
+TEST(Cli, OutputRefusesAnUnknownFormatADuplicateAndAnEmptyPath) {
+  namespace fs = std::filesystem;
+  const std::string seed = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
+  const std::string dir = scratch().path() + "/output-bad";
+  fs::create_directories(dir);
+  const std::string x = dir + "/x";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"report", seed, "--output", "xml=" + x},
+       "--output xml=" + x + ": unknown format \"xml\" (formats: summary, md, html, junit, json)\n"},
+      {{"sweep", "--dry-run", "--output", "pdf=" + x},
+       "--output pdf=" + x + ": unknown format \"pdf\" (formats: summary, md, html, junit, json)\n"},
+      {{"inspect", "--output", "pdf=" + x},
+       "--output pdf=" + x + ": unknown format \"pdf\" (formats: summary, md, html, junit, json)\n"},
+      {{"merge", seed, "-o", dir + "/m.json", "--output", "pdf=" + x},
+       "--output pdf=" + x + ": unknown format \"pdf\" (formats: summary, md, html, junit, json)\n"},
+      {{"report", seed, "--output", "md"}, "--output md: expected FORMAT=PATH (formats: summary, md, html, junit, json)\n"},
+      {{"report", seed, "--output", "md="}, "--output md=: the path is empty\n"},
+      {{"report", seed, "--output", "md=" + x, "--output", "html=" + x},
+       "--output: " + x + " is given twice (md and html): one file holds one format\n"},
+      {{"sweep", "--dry-run", "--junit", x, "--output", "junit=" + x},
+       "--output: " + x + " is given twice (junit and junit): one file holds one format\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    const ProcessResult r = loraprobe(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args.back() << ": " << r.err;
+    EXPECT_EQ(r.err, "loraprobe: " + message) << args[0];
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_FALSE(fs::exists(x));
+  EXPECT_FALSE(fs::exists(dir + "/m.json")) << "merge checks its outputs before it writes";
+}
+
 TEST(Cli, ReproBundlesACaseOfAReportWithoutAGpu) {
   const std::string report = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
   const std::string dir = scratch().path() + "/repro-bundle";
