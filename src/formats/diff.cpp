@@ -151,6 +151,62 @@ std::vector<EnvironmentChange> environment_differences(const report::Environment
   return out;
 }
 
+/// The changes of the matched cases and the cases in one report only, as found, each
+/// under its configuration's key.
+struct Changes {
+  Keyed<VerdictChange> newly_failing;
+  Keyed<VerdictChange> newly_latent;
+  Keyed<VerdictChange> newly_incompatible;
+  Keyed<VerdictChange> fixed;
+  Keyed<VerdictChange> now_compilable;
+  Keyed<VerdictChange> other_changes;
+  Keyed<DeviationChange> deviations;
+  Keyed<DiffCase> only_old;
+  Keyed<DiffCase> only_new;
+
+  /// Into `d`, each list in its key's order.
+  void sort_into(Diff& d) && {
+    d.newly_failing = by_key(std::move(newly_failing));
+    d.newly_latent = by_key(std::move(newly_latent));
+    d.newly_incompatible = by_key(std::move(newly_incompatible));
+    d.fixed = by_key(std::move(fixed));
+    d.now_compilable = by_key(std::move(now_compilable));
+    d.other_changes = by_key(std::move(other_changes));
+    d.deviations = by_key(std::move(deviations));
+    d.only_old = by_key(std::move(only_old));
+    d.only_new = by_key(std::move(only_new));
+  }
+};
+
+/// What changed between one configuration's old case `o` and its new case `n`.
+void compare_cases(const std::string& key, const report::CaseRecord& o, const report::CaseRecord& n, Changes& c) {
+  const std::string vo(report::to_string(o.verdict));
+  const std::string vn(report::to_string(n.verdict));
+  VerdictChange change{ref(o), ref(n)};
+  if (vo != vn) {
+    if (n.verdict == report::Verdict::incompatible && o.verdict != report::Verdict::skipped &&
+        failing().count(vo) == 0) {
+      // PASS or LATENT before, and now the compiler cannot read the PTX: the upgrade broke the pairing.
+      c.newly_incompatible.emplace_back(key, std::move(change));
+    } else if (o.verdict == report::Verdict::incompatible && n.verdict == report::Verdict::pass) {
+      c.now_compilable.emplace_back(key, std::move(change));  // judged again: the verdict itself is in the new report
+    } else if (failing().count(vn) > 0 && failing().count(vo) == 0) {
+      c.newly_failing.emplace_back(key, std::move(change));
+    } else if (vn == "LATENT" && vo != "LATENT" && failing().count(vo) == 0) {
+      c.newly_latent.emplace_back(key, std::move(change));
+    } else if (vn == "PASS" && (vo == "LATENT" || failing().count(vo) > 0)) {
+      c.fixed.emplace_back(key, std::move(change));
+    } else {
+      c.other_changes.emplace_back(key, std::move(change));
+    }
+  }
+  const std::optional<double> dv_old = deviation(o);
+  const std::optional<double> dv_new = deviation(n);
+  if (dv_old && dv_new && !(std::fabs(*dv_new - *dv_old) <= k_deviation_change)) {
+    c.deviations.emplace_back(key, DeviationChange{ref(n), *dv_old, *dv_new});
+  }
+}
+
 }  // namespace
 
 Diff diff_reports(const Document& a, const Document& b, const DiffOptions& options) {
@@ -166,68 +222,26 @@ Diff diff_reports(const Document& a, const Document& b, const DiffOptions& optio
   Diff d;
   d.old_path = a.path;
   d.new_path = b.path;
-  Keyed<VerdictChange> newly_failing;
-  Keyed<VerdictChange> newly_latent;
-  Keyed<VerdictChange> newly_incompatible;
-  Keyed<VerdictChange> fixed;
-  Keyed<VerdictChange> now_compilable;
-  Keyed<VerdictChange> other_changes;
-  Keyed<DeviationChange> deviations;
-  Keyed<DiffCase> only_old;
-  Keyed<DiffCase> only_new;
+  Changes changes;
   std::vector<bool> matched_new(b.cases.size(), false);
   for (const report::CaseRecord& old : a.cases) {
-    const report::CaseRecord* o = &old;
     std::string key = key_of(old, &options.match_compiler);
     const std::optional<std::size_t> at = news.find(key);
     if (!at) {
-      only_old.emplace_back(std::move(key), ref(*o));
+      changes.only_old.emplace_back(std::move(key), ref(old));
       continue;
     }
     ++d.matched;
     matched_new[*at] = true;
-    const report::CaseRecord n = b.cases[*at];
-    const std::string vo(report::to_string(o->verdict));
-    const std::string vn(report::to_string(n.verdict));
-    VerdictChange change{ref(*o), ref(n)};
-    if (vo != vn) {
-      if (n.verdict == report::Verdict::incompatible && o->verdict != report::Verdict::skipped &&
-          failing().count(vo) == 0) {
-        // PASS or LATENT before, and now the compiler cannot read the PTX: the upgrade broke the pairing.
-        newly_incompatible.emplace_back(key, std::move(change));
-      } else if (o->verdict == report::Verdict::incompatible && n.verdict == report::Verdict::pass) {
-        now_compilable.emplace_back(key, std::move(change));  // judged again: the verdict itself is in the new report
-      } else if (failing().count(vn) > 0 && failing().count(vo) == 0) {
-        newly_failing.emplace_back(key, std::move(change));
-      } else if (vn == "LATENT" && vo != "LATENT" && failing().count(vo) == 0) {
-        newly_latent.emplace_back(key, std::move(change));
-      } else if (vn == "PASS" && (vo == "LATENT" || failing().count(vo) > 0)) {
-        fixed.emplace_back(key, std::move(change));
-      } else {
-        other_changes.emplace_back(key, std::move(change));
-      }
-    }
-    const std::optional<double> dv_old = deviation(*o);
-    const std::optional<double> dv_new = deviation(n);
-    if (dv_old && dv_new && !(std::fabs(*dv_new - *dv_old) <= k_deviation_change)) {
-      deviations.emplace_back(key, DeviationChange{ref(n), *dv_old, *dv_new});
-    }
+    compare_cases(key, old, b.cases[*at], changes);
   }
   std::size_t j = 0;
   for (const report::CaseRecord& n : b.cases) {
     if (!matched_new[j++]) {
-      only_new.emplace_back(key_of(n, nullptr), ref(n));
+      changes.only_new.emplace_back(key_of(n, nullptr), ref(n));
     }
   }
-  d.newly_failing = by_key(std::move(newly_failing));
-  d.newly_latent = by_key(std::move(newly_latent));
-  d.newly_incompatible = by_key(std::move(newly_incompatible));
-  d.fixed = by_key(std::move(fixed));
-  d.now_compilable = by_key(std::move(now_compilable));
-  d.other_changes = by_key(std::move(other_changes));
-  d.deviations = by_key(std::move(deviations));
-  d.only_old = by_key(std::move(only_old));
-  d.only_new = by_key(std::move(only_new));
+  std::move(changes).sort_into(d);
   if (d.matched == 0) {
     throw InputError(b.path, "/cases",
                      fmt::format("no case in common with {} (different plans; --match-compiler OLD=NEW pairs "

@@ -229,6 +229,105 @@ std::string stack_html(const StackMatrix& m) {
   return remedies.empty() ? out : out + "<ul>\n" + remedies + "</ul>\n";
 }
 
+/// A line of the view's prose in HTML.
+std::string line_html(const Line& line) {
+  std::string out;
+  for (const Span& s : line) {
+    out += s.style == Span::Style::code     ? "<code>" + esc(s.text) + "</code>"
+           : s.style == Span::Style::strong ? "<b>" + esc(s.text) + "</b>"
+                                            : esc(s.text);
+  }
+  return out;
+}
+
+/// The view's remedies section as HTML lists (its no-remedy line left out, as the page
+/// always has: its stack matrix's rows say their remedies).
+std::string remedies_html(const RemediesSection& r) {
+  std::string out;
+  if (!r.measured_intro.empty()) {
+    out += "<p>" + r.measured_intro + "</p>\n<ul>\n";
+    for (const ListItem& item : r.measured) {
+      out += "<li>" + line_html(item.line);
+      if (item.children) {
+        out += "<ul>\n";
+        for (const Line& child : *item.children) {
+          out += "<li>" + line_html(child) + "</li>\n";
+        }
+        out += "</ul>";
+      }
+      out += "</li>\n";
+    }
+    out += "</ul>\n";
+  }
+  if (!r.neighbours_intro.empty()) {
+    out += "<p>" + r.neighbours_intro + "</p>\n<ul>\n";
+    for (const Line& line : r.neighbours) {
+      out += "<li>" + line_html(line) + "</li>\n";
+    }
+    out += "</ul>\n";
+  }
+  return out;
+}
+
+/// The environment table, the compilers as a table of their own (as one cell they
+/// were a paragraph of ~900 characters).
+std::string environment_html(const ReportView& v) {
+  std::vector<EnvRow> environment;
+  for (const EnvRow& row : v.environment) {
+    if (row.label != "Compilers" || v.compilers.empty()) {
+      environment.push_back(row);
+    }
+  }
+  std::string out = "<h2 id=\"environment\">Environment</h2>\n" + env_table(environment);
+  if (!v.compilers.empty()) {
+    out += "<h3>Compilers</h3>\n<table class=\"env\"><tr><th>Triton set</th><th>compiler</th><th>ptxas</th>"
+           "<th>sha256</th><th>options</th></tr>\n";
+    for (const std::vector<std::string>& row : v.compilers) {
+      out += "<tr>";
+      for (const std::string& cell : row) {
+        out += "<td>" + esc(cell) + "</td>";
+      }
+      out += "</tr>\n";
+    }
+    out += "</table>\n";
+  }
+  return out;
+}
+
+/// "Cases to read first": each notable case's configuration and numbers.
+std::string notable_html(const std::vector<NotableCase>& notable) {
+  if (notable.empty()) {
+    return "";
+  }
+  std::string out = "<h2>Cases to read first</h2>\n";
+  for (const NotableCase& n : notable) {
+    std::vector<EnvRow> rows = {{"configuration", fmt::format("{}, {} tokens", plan::row_label(n.record.axes),
+                                                               n.record.axes.integer("tokens").value_or(0))}};
+    for (EnvRow& r : case_numbers(n.record)) {
+      rows.push_back(std::move(r));
+    }
+    out += fmt::format("<h3>{}: case <code>{}</code></h3>\n", esc(n.title), esc(n.record.id)) + env_table(rows);
+  }
+  return out;
+}
+
+/// "Static findings in the SASS that ran": who made them, and every excerpt.
+std::string findings_html(const ReportView& v) {
+  std::string out = "<h2 id=\"findings\">Static findings in the SASS that ran</h2>\n";
+  if (v.excerpts.empty()) {
+    return out + "<p>No variant that ran has a wgmma register hazard in its SASS.</p>\n";
+  }
+  out += "<ul>\n";
+  for (const std::string& a : v.attributions) {
+    out += "<li>" + esc(a) + "</li>\n";
+  }
+  out += "</ul>\n";
+  for (const Excerpt& e : v.excerpts) {
+    out += excerpt_html(e);
+  }
+  return out;
+}
+
 void report_html(const Document& doc, const TextSink& sink) {
   const ReportView v = view_of(doc);
   std::string body = page_head("loraprobe: " + v.headline);
@@ -251,55 +350,12 @@ void report_html(const Document& doc, const TextSink& sink) {
     // wgmma and the instruction that overwrites its A registers (all of them are below).
     body += "<h3>The hazard in the SASS that ran (first hazardous variant)</h3>\n" + excerpt_html(v.excerpts.front());
   }
-  // The compilers as a table of their own: as one cell they were a paragraph of ~900 characters.
-  std::vector<EnvRow> environment;
-  for (const EnvRow& row : v.environment) {
-    if (row.label != "Compilers" || v.compilers.empty()) {
-      environment.push_back(row);
-    }
-  }
-  body += "<h2 id=\"environment\">Environment</h2>\n" + env_table(environment);
-  if (!v.compilers.empty()) {
-    body += "<h3>Compilers</h3>\n<table class=\"env\"><tr><th>Triton set</th><th>compiler</th><th>ptxas</th>"
-            "<th>sha256</th><th>options</th></tr>\n";
-    for (const std::vector<std::string>& row : v.compilers) {
-      body += "<tr>";
-      for (const std::string& cell : row) {
-        body += "<td>" + esc(cell) + "</td>";
-      }
-      body += "</tr>\n";
-    }
-    body += "</table>\n";
-  }
+  body += environment_html(v);
   body += fmt::format("<h2>Command</h2>\n<pre class=\"wrap\">{}</pre>\n", esc(v.command.empty() ? "(not recorded)" : v.command));
   body += "<h2 id=\"map\">Verdict map</h2>\n<p class=\"note\">One row per configuration, one column per token count; hover a "
           "cell for the case and its worst deviation over tolerance.</p>\n";
   heat_map(body, v.map, doc.cases, flush);
-  if (!v.notable.empty()) {
-    body += "<h2>Cases to read first</h2>\n";
-    for (const NotableCase& n : v.notable) {
-      std::vector<EnvRow> rows = {{"configuration", fmt::format("{}, {} tokens", plan::row_label(n.record.axes),
-                                                                 n.record.axes.integer("tokens").value_or(0))}};
-      for (EnvRow& r : case_numbers(n.record)) {
-        rows.push_back(std::move(r));
-      }
-      body += fmt::format("<h3>{}: case <code>{}</code></h3>\n", esc(n.title), esc(n.record.id)) +
-              env_table(rows);
-    }
-  }
-  body += "<h2 id=\"findings\">Static findings in the SASS that ran</h2>\n";
-  if (v.excerpts.empty()) {
-    body += "<p>No variant that ran has a wgmma register hazard in its SASS.</p>\n";
-  } else {
-    body += "<ul>\n";
-    for (const std::string& a : v.attributions) {
-      body += "<li>" + esc(a) + "</li>\n";
-    }
-    body += "</ul>\n";
-    for (const Excerpt& e : v.excerpts) {
-      body += excerpt_html(e);
-    }
-  }
+  body += notable_html(v.notable) + findings_html(v);
   body += "<h2 id=\"meaning\">What this means</h2>\n";
   if (!v.bound.empty()) {
     body += "<p>" + esc(v.bound) + "</p>\n";
@@ -307,30 +363,7 @@ void report_html(const Document& doc, const TextSink& sink) {
   if (!v.race.empty()) {
     body += "<p>Race control: " + esc(v.race) + ".</p>\n";
   }
-  if (!v.measured.empty()) {
-    body += "<p>Remedies run for each hazardous case (sweep --remedies: the case with one thing changed, in the same "
-            "run):</p>\n<ul>\n";
-    for (const MeasuredRemedies& m : v.measured) {
-      body += fmt::format("<li><code>{}</code>, {} tokens ({}, case <code>{}</code>)<ul>\n", esc(m.configuration),
-                          m.tokens, esc(m.verdict), esc(m.case_id));
-      for (const std::string& line : m.lines) {
-        body += "<li>" + esc(line) + "</li>\n";
-      }
-      body += "</ul></li>\n";
-    }
-    for (const std::string& n : v.remedy_notes) {
-      body += "<li>Note: " + esc(n) + ".</li>\n";
-    }
-    body += "</ul>\n";
-  }
-  if (!v.remedies.empty()) {
-    body += "<p>Neighbours in this run's cases (the same case with one thing changed):</p>\n<ul>\n";
-    for (const Remedy& r : v.remedies) {
-      body += fmt::format("<li><b>{}</b>, {}: PASS in {} of the {} hazardous cases whose neighbour ran.</li>\n",
-                          esc(r.name), esc(r.why), r.clean, r.measured);
-    }
-    body += "</ul>\n";
-  }
+  body += remedies_html(v.remedies);
   body += fmt::format("<h2 id=\"margin\">Margin of the clean cases</h2>\n<p class=\"note\">{} PASS case(s) with a measured deviation: "
                       "how close each came to its tolerance.</p>\n",
                       v.clean_margins.size());

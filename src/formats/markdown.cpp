@@ -151,6 +151,42 @@ std::string findings_section(const ReportView& v) {
   return out;
 }
 
+/// A line of the view's prose in Markdown.
+std::string line_markdown(const Line& line) {
+  std::string out;
+  for (const Span& s : line) {
+    out += s.style == Span::Style::code     ? code(s.text)
+           : s.style == Span::Style::strong ? "**" + md(s.text) + "**"
+                                            : md(s.text);
+  }
+  return out;
+}
+
+/// The view's remedies section as Markdown lists.
+std::string remedies_markdown(const RemediesSection& r) {
+  std::string out;
+  if (!r.measured_intro.empty()) {
+    out += r.measured_intro + "\n\n";
+    for (const ListItem& item : r.measured) {
+      out += "- " + line_markdown(item.line) + (item.children ? ":\n" : "\n");
+      for (const Line& child : item.children.value_or(std::vector<Line>{})) {
+        out += "  - " + line_markdown(child) + "\n";
+      }
+    }
+    out += "\n";
+  }
+  if (!r.neighbours_intro.empty()) {
+    out += r.neighbours_intro + "\n\n";
+    for (const Line& line : r.neighbours) {
+      out += "- " + line_markdown(line) + "\n";
+    }
+    out += "\n";
+  } else if (!r.no_remedy.empty()) {
+    out += line_markdown(r.no_remedy) + "\n\n";
+  }
+  return out;
+}
+
 std::string meaning_section(const ReportView& v) {
   std::string out = "## What this means\n\n";
   if (!v.bound.empty()) {
@@ -159,34 +195,7 @@ std::string meaning_section(const ReportView& v) {
   if (!v.race.empty()) {
     out += "Race control: " + md(v.race) + ".\n\n";
   }
-  if (!v.measured.empty()) {
-    out += "Remedies run for each hazardous case (sweep --remedies: the case with one thing changed, in the same "
-           "run):\n\n";
-    for (const MeasuredRemedies& m : v.measured) {
-      out += fmt::format("- {}, {} tokens ({}, case {}):\n", code(m.configuration), m.tokens, md(m.verdict),
-                         code(m.case_id));
-      for (const std::string& line : m.lines) {
-        out += "  - " + md(line) + "\n";
-      }
-    }
-    for (const std::string& n : v.remedy_notes) {
-      out += "- Note: " + md(n) + ".\n";
-    }
-    out += "\n";
-  }
-  if (!v.remedies.empty()) {
-    out += "Neighbours in this run's cases (the same case with one thing changed):\n\n";
-    for (const Remedy& r : v.remedies) {
-      out += fmt::format("- **{}**, {}: PASS in {} of the {} hazardous cases whose neighbour ran.\n", md(r.name),
-                         md(r.why), r.clean, r.measured);
-    }
-    out += "\n";
-  } else if (!v.excerpts.empty()) {
-    out += fmt::format("This run measured no remedy. Add `--block-n 32`, `--num-stages 1`, or `--ptxas {}` (or "
-                       "newer) to the sweep to measure them.\n\n",
-                       report::fixing_ptxas_version());
-  }
-  return out;
+  return out + remedies_markdown(v.remedies);
 }
 
 /// "Is my stack fixed?": the stack matrix as a table, its answer and each hazardous row's remedy.

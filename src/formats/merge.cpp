@@ -166,17 +166,8 @@ std::string plan_mismatch(const report::CaseStore& cases, const report::ShardRec
   return "";
 }
 
-}  // namespace
-
-report::Report merge_reports(const std::vector<std::string>& paths, const MergeOptions& options) {
-  if (paths.empty()) {
-    throw UsageError("merge: no part given");
-  }
-  std::vector<Part> parts;
-  for (const std::string& path : paths) {
-    parts.push_back(is_journal(path) ? read_journal_part(path) : read_report_part(path));
-  }
-  // The same plan, loraprobe, schema, kernel sets, config and --fail-on everywhere.
+/// The same plan, loraprobe, schema, kernel sets, config and --fail-on in every part.
+void require_one_sweep(const std::vector<Part>& parts) {
   const Part& first = parts.front();
   for (const Part& p : parts) {
     const auto same = [&](const char* key, const json& mine, const json& theirs) {
@@ -197,13 +188,25 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
       }
     }
   }
-  const std::size_t count = first.shard.count;
-  const std::size_t plan_cases = first.shard.plan_cases;
+}
+
+/// The parts by shard index, and what was merged: the shards missing, those that
+/// stopped short, and (neither) whether the cases are the plan's.
+struct Shards {
   std::map<std::size_t, const Part*> by_index;
   std::vector<std::string> short_parts;
+  std::vector<std::size_t> missing;
+  std::string not_the_plan;
+
+  [[nodiscard]] bool incomplete() const { return !missing.empty() || !short_parts.empty() || !not_the_plan.empty(); }
+};
+
+/// Each part under its shard index, once; one that stopped short refused unless
+/// --allow-partial, which lists it.
+Shards index_shards(const std::vector<Part>& parts, const MergeOptions& options) {
+  Shards s;
   for (const Part& p : parts) {
-    const std::size_t index = p.shard.index;
-    const auto [it, added] = by_index.emplace(index, &p);
+    const auto [it, added] = s.by_index.emplace(p.shard.index, &p);
     if (!added) {
       throw InputError(p.path, p.pointer_prefix + "/shard/index",
                        fmt::format("{} again (also {}): give each shard once, its report or its journal",
@@ -217,19 +220,25 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
                                      "--allow-partial)",
                                      what));
       }
-      short_parts.push_back(what);
+      s.short_parts.push_back(what);
     }
   }
+  return s;
+}
+
+/// The shards of `first`'s plan that no part is; refused unless --allow-partial.
+std::vector<std::size_t> missing_shards(const Part& first, const Shards& s, const MergeOptions& options) {
   // Each missing shard is listed (meta.merged.missing_shards): a count far above the parts
   // given is no merge of one sweep, and is refused before the list is built.
   constexpr std::size_t k_max_missing = 4096;
-  if (count - by_index.size() > k_max_missing) {
+  const std::size_t count = first.shard.count;
+  if (count - s.by_index.size() > k_max_missing) {
     throw InputError(first.path, first.pointer_prefix + "/shard/count",
-                     fmt::format("{} shards, {} given: more than {} missing", count, by_index.size(), k_max_missing));
+                     fmt::format("{} shards, {} given: more than {} missing", count, s.by_index.size(), k_max_missing));
   }
   std::vector<std::size_t> missing;
   for (std::size_t i = 0; i < count; ++i) {
-    if (by_index.count(i) == 0) {
+    if (s.by_index.count(i) == 0) {
       missing.push_back(i);
     }
   }
@@ -238,22 +247,26 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
                                  "journal, or --allow-partial",
                                  fmt::join(missing, ", "), count, first.shard.plan_sha256.substr(0, 12)));
   }
-  const Part* base = nullptr;
-  for (const auto& [index, p] : by_index) {
+  return missing;
+}
+
+/// The first report among the parts (a journal holds no environment, variants or tolerances).
+const Part& base_part(const Shards& s) {
+  for (const auto& [index, p] : s.by_index) {
     if (!p->journal) {
-      base = p;
-      break;
+      return *p;
     }
   }
-  if (base == nullptr) {
-    throw UsageError("merge: only journals given; at least one shard's report is needed (a journal holds no "
-                     "environment, variants or tolerances)");
-  }
-  report::Report r;
+  throw UsageError("merge: only journals given; at least one shard's report is needed (a journal holds no "
+                   "environment, variants or tolerances)");
+}
+
+/// Every part's cases in plan order; a case in two parts refused.
+report::CaseStore cases_in_plan_order(const Shards& s) {
   std::map<std::string, std::string> seen_ids;  // id -> part
   // Plan order: (index, part, position in the part).
   std::vector<std::tuple<std::size_t, const Part*, std::size_t>> order;
-  for (const auto& [index, p] : by_index) {
+  for (const auto& [index, p] : s.by_index) {
     std::size_t at = 0;
     for (const CaseRecord& c : p->cases) {
       const auto [it, added] = seen_ids.emplace(c.id, p->path);
@@ -266,27 +279,26 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
   }
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-  r.cases.reserve(order.size());
+  report::CaseStore cases;
+  cases.reserve(order.size());
   for (const auto& [index, p, at] : order) {
-    r.cases.push_back(p->cases[at]);
+    cases.push_back(p->cases[at]);
   }
-  // Shard records and case counts can be forged to agree with too few cases; with no
-  // shard missing and none short, the ids must still be the plan's.
-  const std::string not_the_plan =
-      missing.empty() && short_parts.empty() ? plan_mismatch(r.cases, first.shard) : std::string();
-  if (!not_the_plan.empty() && !options.allow_partial) {
-    throw UsageError(fmt::format("merge: {}; give every shard's report or journal, or --allow-partial", not_the_plan));
-  }
-  // meta: the base part's, the shard record replaced by what was merged.
-  r.meta = base->meta;
+  return cases;
+}
+
+/// meta: the base part's, the shard record replaced by what was merged (meta.merged),
+/// its times the span of the reports'; and the controls valid only where every part's were.
+void record_merge(report::Report& r, const Part& base, const Shards& s) {
+  r.meta = base.meta;
   r.meta.shard.reset();
   r.meta.phases_s.reset();
-  r.meta.plan.cases = plan_cases;
-  std::string started = base->meta.started_at;
-  std::string finished = base->meta.finished_at.value_or("");
+  r.meta.plan.cases = base.shard.plan_cases;
+  std::string started = base.meta.started_at;
+  std::string finished = base.meta.finished_at.value_or("");
   report::MergedRecord merged;
   bool controls_valid = true;
-  for (const auto& [index, p] : by_index) {
+  for (const auto& [index, p] : s.by_index) {
     if (!p->journal) {
       started = std::min(started, p->meta.started_at);
       finished = std::max(finished, p->meta.finished_at.value_or(""));
@@ -300,28 +312,57 @@ report::Report merge_reports(const std::vector<std::string>& paths, const MergeO
   }
   r.meta.started_at = started;
   r.meta.finished_at = finished;
-  const bool incomplete = !missing.empty() || !short_parts.empty() || !not_the_plan.empty();
-  merged.missing_shards = missing;
-  merged.short_parts = short_parts;
-  merged.not_the_plan = not_the_plan.empty() ? std::nullopt : std::optional<std::string>(not_the_plan);
-  merged.incomplete = incomplete;
+  merged.missing_shards = s.missing;
+  merged.short_parts = s.short_parts;
+  merged.not_the_plan = s.not_the_plan.empty() ? std::nullopt : std::optional<std::string>(s.not_the_plan);
+  merged.incomplete = s.incomplete();
   r.meta.merged = merged.to_json_text();
-  if (incomplete) {
-    r.stop(fmt::format("merged with --allow-partial: {} of {} cases, {} shard(s) missing{}", r.cases.size(), plan_cases,
-                       missing.size(), not_the_plan.empty() ? "" : "; " + not_the_plan));
-  }
-  r.environment = base->environment;
-  r.tolerances = base->tolerances;
-  r.controls = base->controls.value_or(report::Controls{});
+  r.controls = base.controls.value_or(report::Controls{});
   if (r.controls.valid) {
     r.controls.valid = controls_valid;
   }
+}
+
+}  // namespace
+
+report::Report merge_reports(const std::vector<std::string>& paths, const MergeOptions& options) {
+  if (paths.empty()) {
+    throw UsageError("merge: no part given");
+  }
+  std::vector<Part> parts;
+  for (const std::string& path : paths) {
+    parts.push_back(is_journal(path) ? read_journal_part(path) : read_report_part(path));
+  }
+  require_one_sweep(parts);
+  const Part& first = parts.front();
+  Shards shards = index_shards(parts, options);
+  shards.missing = missing_shards(first, shards, options);
+  const Part& base = base_part(shards);
+  report::Report r;
+  r.cases = cases_in_plan_order(shards);
+  // Shard records and case counts can be forged to agree with too few cases; with no
+  // shard missing and none short, the ids must still be the plan's.
+  if (shards.missing.empty() && shards.short_parts.empty()) {
+    shards.not_the_plan = plan_mismatch(r.cases, first.shard);
+  }
+  if (!shards.not_the_plan.empty() && !options.allow_partial) {
+    throw UsageError(
+        fmt::format("merge: {}; give every shard's report or journal, or --allow-partial", shards.not_the_plan));
+  }
+  record_merge(r, base, shards);
+  if (shards.incomplete()) {
+    r.stop(fmt::format("merged with --allow-partial: {} of {} cases, {} shard(s) missing{}", r.cases.size(),
+                       first.shard.plan_cases, shards.missing.size(),
+                       shards.not_the_plan.empty() ? "" : "; " + shards.not_the_plan));
+  }
+  r.environment = base.environment;
+  r.tolerances = base.tolerances;
   std::vector<Part> all;
-  for (const auto& [index, p] : by_index) {
+  for (const auto& [index, p] : shards.by_index) {
     all.push_back(*p);
   }
   r.variants = merged_variants(all);
-  r.fail_on = base->fail_on;
+  r.fail_on = base.fail_on;
   return r;
 }
 

@@ -184,6 +184,78 @@ void for_each_observation(const Document& doc, F&& f) {
   }
 }
 
+/// The worst outcome per pairing; a hazard's fault: the PTX's when any of its cases says so.
+void fill_cells(const Document& doc, std::vector<std::string>& tritons, StackMatrix& m) {
+  for_each_observation(doc, [&](const Observation& o) {
+    StackCell& cell = m.rows[index_of(tritons, o.triton)].cells[index_of(m.compilers, o.compiler)];
+    ++cell.cases;
+    if (o.outcome < cell.outcome) {
+      cell.outcome = o.outcome;
+      cell.attribution.clear();
+    }
+    if (o.outcome == StackOutcome::hazard && cell.outcome == StackOutcome::hazard && !o.attribution.empty() &&
+        cell.attribution != "ptx") {
+      cell.attribution = o.attribution;
+    }
+  });
+}
+
+/// The answer's three lists, each pairing in the first it belongs to.
+struct Answer {
+  std::vector<std::string> failing;
+  std::vector<std::string> fixed;
+  std::vector<std::string> hazardous;
+
+  [[nodiscard]] std::string sentence() const {
+    std::vector<std::string> parts;
+    if (!failing.empty()) {
+      parts.push_back(fmt::format("Wrong or no results: {}.", fmt::join(failing, "; ")));
+    }
+    parts.push_back(fixed.empty() ? std::string("Fixed: no pairing this run covered.")
+                                  : fmt::format("Fixed: {}.", fmt::join(fixed, "; ")));
+    if (!hazardous.empty()) {
+      parts.push_back(fmt::format("Hazardous: {}.", fmt::join(hazardous, "; ")));
+    }
+    return fmt::format("{}", fmt::join(parts, " "));
+  }
+};
+
+/// One row's part of the answer; whether it has a hazard or a failure.
+bool answer_row(const StackMatrix& m, const StackRow& row, Answer& answer) {
+  std::vector<std::string> bad;
+  std::vector<std::string> good;
+  std::set<std::string> faults;
+  bool hazard_or_fail = false;
+  for (std::size_t i = 0; i < row.cells.size(); ++i) {
+    const StackCell& cell = row.cells[i];
+    const std::string with = m.compilers[i] == "prebuilt"
+                                 ? (row.own_ptxas.empty() ? std::string("its own ptxas")
+                                                          : "its own ptxas " + row.own_ptxas)
+                                 : m.labels[i];
+    if (cell.outcome == StackOutcome::fail || cell.outcome == StackOutcome::error) {
+      answer.failing.push_back(fmt::format("Triton {} with {} ({})", row.triton, with, cell.text()));
+      hazard_or_fail = true;
+    } else if (cell.outcome == StackOutcome::hazard) {
+      bad.push_back(with);
+      faults.insert(cell.attribution);
+      hazard_or_fail = true;
+    } else if (cell.outcome == StackOutcome::clean) {
+      good.push_back(with);
+    }
+  }
+  if (!good.empty()) {
+    answer.fixed.push_back(fmt::format("Triton {} with {}", row.triton, fmt::join(good, " or ")));
+  }
+  if (!bad.empty()) {
+    // Whose fault, and so what fixes it: the version is report::k_fixing_ptxas's, written once.
+    const std::string fault = faults == std::set<std::string>{"ptx"}     ? "made by the PTX: no ptxas fixes it"
+                              : faults == std::set<std::string>{"ptxas"} ? "made by ptxas: " + report::ptxas_fix_text()
+                                                                         : "made by the PTX or ptxas";
+    answer.hazardous.push_back(fmt::format("Triton {} with {}, {}", row.triton, fmt::join(bad, " or "), fault));
+  }
+  return hazard_or_fail;
+}
+
 }  // namespace
 
 StackMatrix stack_matrix(const Document& doc) {
@@ -209,69 +281,15 @@ StackMatrix stack_matrix(const Document& doc) {
     row.cells.resize(m.compilers.size());
     m.rows.push_back(std::move(row));
   }
-  // The worst outcome per pairing; a hazard's fault: the PTX's when any of its cases says so.
-  for_each_observation(doc, [&](const Observation& o) {
-    StackCell& cell = m.rows[index_of(tritons, o.triton)].cells[index_of(m.compilers, o.compiler)];
-    ++cell.cases;
-    if (o.outcome < cell.outcome) {
-      cell.outcome = o.outcome;
-      cell.attribution.clear();
-    }
-    if (o.outcome == StackOutcome::hazard && cell.outcome == StackOutcome::hazard && !o.attribution.empty() &&
-        cell.attribution != "ptx") {
-      cell.attribution = o.attribution;
-    }
-  });
+  fill_cells(doc, tritons, m);
   // The answer: failures first, then what is fixed, then what is hazardous and whose fault.
-  std::vector<std::string> failing;
-  std::vector<std::string> fixed;
-  std::vector<std::string> hazardous;
+  Answer answer;
   for (StackRow& row : m.rows) {
-    std::vector<std::string> bad;
-    std::vector<std::string> good;
-    std::set<std::string> faults;
-    bool hazard_or_fail = false;
-    for (std::size_t i = 0; i < row.cells.size(); ++i) {
-      const StackCell& cell = row.cells[i];
-      const std::string with = m.compilers[i] == "prebuilt"
-                                   ? (row.own_ptxas.empty() ? std::string("its own ptxas")
-                                                            : "its own ptxas " + row.own_ptxas)
-                                   : m.labels[i];
-      if (cell.outcome == StackOutcome::fail || cell.outcome == StackOutcome::error) {
-        failing.push_back(fmt::format("Triton {} with {} ({})", row.triton, with, cell.text()));
-        hazard_or_fail = true;
-      } else if (cell.outcome == StackOutcome::hazard) {
-        bad.push_back(with);
-        faults.insert(cell.attribution);
-        hazard_or_fail = true;
-      } else if (cell.outcome == StackOutcome::clean) {
-        good.push_back(with);
-      }
-    }
-    if (!good.empty()) {
-      fixed.push_back(fmt::format("Triton {} with {}", row.triton, fmt::join(good, " or ")));
-    }
-    if (!bad.empty()) {
-      // Whose fault, and so what fixes it: the version is report::k_fixing_ptxas's, written once.
-      const std::string fault = faults == std::set<std::string>{"ptx"}     ? "made by the PTX: no ptxas fixes it"
-                                : faults == std::set<std::string>{"ptxas"} ? "made by ptxas: " + report::ptxas_fix_text()
-                                                                           : "made by the PTX or ptxas";
-      hazardous.push_back(fmt::format("Triton {} with {}, {}", row.triton, fmt::join(bad, " or "), fault));
-    }
-    if (hazard_or_fail && doc.kind == DocumentKind::report) {
+    if (answer_row(m, row, answer) && doc.kind == DocumentKind::report) {
       row.remedy = remedy_sentence(doc, row.triton);
     }
   }
-  std::vector<std::string> parts;
-  if (!failing.empty()) {
-    parts.push_back(fmt::format("Wrong or no results: {}.", fmt::join(failing, "; ")));
-  }
-  parts.push_back(fixed.empty() ? std::string("Fixed: no pairing this run covered.")
-                                : fmt::format("Fixed: {}.", fmt::join(fixed, "; ")));
-  if (!hazardous.empty()) {
-    parts.push_back(fmt::format("Hazardous: {}.", fmt::join(hazardous, "; ")));
-  }
-  m.answer = fmt::format("{}", fmt::join(parts, " "));
+  m.answer = answer.sentence();
   return m;
 }
 

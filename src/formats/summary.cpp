@@ -47,6 +47,61 @@ std::string case_line(const char* what, const std::optional<CaseRef>& ref, const
   return fmt::format("{}: case {}\n", what, line_of(ref->id));
 }
 
+/// "Triton sets: ...; compilers: ...".
+std::string stack_line(const Document& doc) {
+  std::vector<std::string> set_names;
+  for (const report::KernelSetRecord& s : doc.environment.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
+    set_names.push_back(escape::terminal_line(s.triton_version));
+  }
+  const std::string sets = fmt::format("{}", fmt::join(set_names, ", "));
+  std::set<std::string> compilers;
+  for (const CompilerView& c : doc.compilers) {
+    std::string label = line_of(c.name);
+    if (c.version_text) {
+      // Reports before 3.0 recorded a prebuilt compiler's version in ptxas's own words.
+      label += fmt::format(" {}", c.version);
+    }
+    compilers.insert(std::move(label));
+  }
+  const std::string compiler_list = fmt::format("{}", fmt::join(compilers, ", "));
+  return fmt::format("Triton sets: {}; compilers: {}\n", sets.empty() ? "?" : sets,
+                     compiler_list.empty() ? "?" : compiler_list);
+}
+
+/// Whether the controls ran and held, and the race control's summary.
+std::string controls_lines(const report::Controls& controls) {
+  if (!controls.ran) {
+    return fmt::format("controls: not run ({})\n",
+                       escape::terminal_line(controls.reason.value_or("no reason recorded")));
+  }
+  std::string out = fmt::format("controls: {}\n", controls.valid.value_or(false)
+                                                    ? "valid (positive FAIL, negative PASS in every set)"
+                                                    : "INVALID: " + escape::terminal_line(controls.reason.value_or("?")));
+  if (controls.race) {
+    out += fmt::format("race control: {}\n", escape::terminal_line(controls.race->summary));
+  }
+  return out;
+}
+
+/// The counts per (Triton, compiler, op), in first-seen order, one line each.
+std::string group_lines(const report::CaseStore& cases) {
+  std::vector<std::string> order;
+  std::map<std::string, std::map<std::string, std::size_t>> groups;
+  for (const report::CaseRecord& c : cases) {
+    const auto axis = [&](const char* key) { return escape::terminal_line(c.axes.text(key).value_or("?")); };
+    const std::string key = fmt::format("Triton {} {} {}", axis("triton"), axis("compiler"), axis("op"));
+    if (groups.count(key) == 0) {
+      order.push_back(key);
+    }
+    ++groups[key][std::string(report::to_string(c.verdict))];
+  }
+  std::string out;
+  for (const std::string& key : order) {
+    out += fmt::format("  {}: {}\n", key, counts_text(groups[key]));
+  }
+  return out;
+}
+
 std::string report_summary(const Document& doc) {
   const report::Meta& meta = doc.meta;
   const report::Environment& env = doc.environment;
@@ -69,50 +124,8 @@ std::string report_summary(const Document& doc) {
                            line_of(gpu->compute_capability), line_of(gpu->driver_version),
                            line_of(gpu->runtime_version), line_of(gpu->cublas_version))
              : std::string("GPU: none recorded\n");
-  std::vector<std::string> set_names;
-  for (const report::KernelSetRecord& s : env.kernel_sets.value_or(std::vector<report::KernelSetRecord>{})) {
-    set_names.push_back(escape::terminal_line(s.triton_version));
-  }
-  const std::string sets = fmt::format("{}", fmt::join(set_names, ", "));
-  std::set<std::string> compilers;
-  for (const CompilerView& c : doc.compilers) {
-    std::string label = line_of(c.name);
-    if (c.version_text) {
-      // Reports before 3.0 recorded a prebuilt compiler's version in ptxas's own words.
-      label += fmt::format(" {}", c.version);
-    }
-    compilers.insert(std::move(label));
-  }
-  const std::string compiler_list = fmt::format("{}", fmt::join(compilers, ", "));
-  out += fmt::format("Triton sets: {}; compilers: {}\n", sets.empty() ? "?" : sets,
-                     compiler_list.empty() ? "?" : compiler_list);
-  const report::Controls& controls = doc.controls;
-  if (controls.ran) {
-    out += fmt::format("controls: {}\n", controls.valid.value_or(false)
-                                              ? "valid (positive FAIL, negative PASS in every set)"
-                                              : "INVALID: " + escape::terminal_line(controls.reason.value_or("?")));
-    if (controls.race) {
-      out += fmt::format("race control: {}\n", escape::terminal_line(controls.race->summary));
-    }
-  } else {
-    out += fmt::format("controls: not run ({})\n",
-                       escape::terminal_line(controls.reason.value_or("no reason recorded")));
-  }
-  // Counts per (Triton, compiler, op), in first-seen order.
-  std::vector<std::string> order;
-  std::map<std::string, std::map<std::string, std::size_t>> groups;
+  out += stack_line(doc) + controls_lines(doc.controls) + group_lines(doc.cases);
   const report::CaseStore& cases = doc.cases;
-  for (const report::CaseRecord& c : cases) {
-    const auto axis = [&](const char* key) { return escape::terminal_line(c.axes.text(key).value_or("?")); };
-    const std::string key = fmt::format("Triton {} {} {}", axis("triton"), axis("compiler"), axis("op"));
-    if (groups.count(key) == 0) {
-      order.push_back(key);
-    }
-    ++groups[key][std::string(report::to_string(c.verdict))];
-  }
-  for (const std::string& key : order) {
-    out += fmt::format("  {}: {}\n", key, counts_text(groups[key]));
-  }
   const SummaryView& s = doc.summary;
   out += fmt::format("cases: {} of {} planned{}\n", counts_text(s.counts), meta.plan.cases,
                      doc.interrupted ? "; stopped: " + escape::terminal_line(*doc.interrupted) : std::string());

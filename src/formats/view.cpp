@@ -327,81 +327,145 @@ std::string not_swept_sentence(const std::vector<plan::NotSwept>& not_swept) {
                      fmt::join(whys, "; "));
 }
 
-ReportView view_of(const Document& doc) {
-  ReportView v;
-  v.environment = environment_rows(doc);
-  for (const CompilerView& c : doc.compilers) {
-    v.compilers.push_back({c.triton.value_or("any"), c.name.value_or("?"), c.version, short_sha(c.ptxas_sha256),
-                           c.error ? "unavailable: " + *c.error : fmt::format("{}", fmt::join(c.options, " "))});
+namespace {
+
+Span text_span(std::string text) { return {Span::Style::text, std::move(text)}; }
+Span code_span(std::string text) { return {Span::Style::code, std::move(text)}; }
+
+/// The remedies this report measured (its remedies block, sweep --remedies) and those
+/// its own cases measure as neighbours; `hazards`: whether it found any.
+RemediesSection remedies_section(const Document& doc, bool hazards) {
+  RemediesSection s;
+  if (doc.remedies && !doc.remedies->hazards.empty()) {  // its notes are said with its hazards
+    s.measured_intro = "Remedies run for each hazardous case (sweep --remedies: the case with one thing changed, in the "
+                       "same run):";
+    for (const report::HazardRemedies& h : doc.remedies->hazards) {
+      ListItem item{{code_span(h.configuration),
+                     text_span(fmt::format(", {} tokens ({}, case ", h.tokens, report::to_string(h.verdict))),
+                     code_span(h.case_id), text_span(")")},
+                    std::vector<Line>{}};
+      for (std::string& line : remedy_lines(h)) {
+        item.children->push_back({text_span(std::move(line))});
+      }
+      s.measured.push_back(std::move(item));
+    }
+    for (const std::string& n : doc.remedies->notes) {
+      s.measured.push_back({{text_span("Note: " + n + ".")}, std::nullopt});
+    }
   }
-  v.command = command_text(doc.meta.argv);
-  const SummaryView& summary = doc.summary;
-  const report::CaseStore& records = doc.cases;
-  std::map<std::string, std::size_t> counts = summary.counts;
-  v.counts = report::counts_text(counts);
-  v.counts += fmt::format(" of {} planned", doc.meta.plan.cases);
-  v.not_swept = not_swept_sentence(doc.meta.plan.not_swept);
-  v.exit_code = static_cast<int>(summary.exit_code);
-  v.outcome = summary.outcome.value_or("?");
+  const std::vector<Remedy> neighbours = measure_remedies(doc.cases);
+  if (!neighbours.empty()) {
+    s.neighbours_intro = "Neighbours in this run's cases (the same case with one thing changed):";
+    for (const Remedy& r : neighbours) {
+      s.neighbours.push_back({{Span::Style::strong, r.name},
+                              text_span(fmt::format(", {}: PASS in {} of the {} hazardous cases whose neighbour ran.",
+                                                    r.why, r.clean, r.measured))});
+    }
+  } else if (hazards) {
+    s.no_remedy = {text_span("This run measured no remedy. Add "), code_span("--block-n 32"), text_span(", "),
+                   code_span("--num-stages 1"), text_span(", or "),
+                   code_span(fmt::format("--ptxas {}", report::fixing_ptxas_version())),
+                   text_span(" (or newer) to the sweep to measure them.")};
+  }
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
+/// The headline: one sentence of the outcome, an amplified FAIL said so, a report that
+/// stopped short of its plan said first.
+std::string headline_of(const Document& doc, std::map<std::string, std::size_t> counts, const std::string& outcome) {
   const std::size_t fails = counts["FAIL"] + counts["fault"] + counts["timeout"] + counts["compile_error"];
-  if (v.outcome == "invalid_controls") {
-    v.headline = "INVALID: the controls did not behave, so no case is judged.";
-  } else if (v.outcome == "nothing_compatible") {
-    v.headline = fmt::format(
+  std::string headline;
+  if (outcome == "invalid_controls") {
+    headline = "INVALID: the controls did not behave, so no case is judged.";
+  } else if (outcome == "nothing_compatible") {
+    headline = fmt::format(
         "INCOMPATIBLE: none of the {} case(s) could compile: each kernel's PTX is newer than its compiler reads, so "
         "this run judged nothing.",
         counts["incompatible"]);
   } else if (counts["FAIL"] > 0) {
-    v.headline = fmt::format("FAIL: wrong numbers in {} case(s).", counts["FAIL"]);
+    headline = fmt::format("FAIL: wrong numbers in {} case(s).", counts["FAIL"]);
   } else if (fails > 0) {
-    v.headline = fmt::format("ERROR: {} case(s) faulted, timed out or did not compile.", fails);
+    headline = fmt::format("ERROR: {} case(s) faulted, timed out or did not compile.", fails);
   } else if (counts["LATENT"] > 0) {
-    v.headline = fmt::format(
+    headline = fmt::format(
         "LATENT: the SASS that ran has the wgmma register hazard in {} case(s); no run gave wrong numbers.",
         counts["LATENT"]);
   } else {
-    v.headline = fmt::format("PASS: no wrong number and no static hazard in {} case(s).", counts["PASS"]);
-  }
-  for (const report::CaseRecord& c : records) {
-    if (c.verdict == report::Verdict::pass && c.metrics && std::isfinite(c.metrics->worst_dev_over_tolerance)) {
-      v.clean_margins.push_back(c.metrics->worst_dev_over_tolerance);
-    }
+    headline = fmt::format("PASS: no wrong number and no static hazard in {} case(s).", counts["PASS"]);
   }
   // A FAIL under amplification says so in the headline, never a bare FAIL.
   std::set<int> fail_pairs;
   std::size_t amplified_fails = 0;
-  for (const report::CaseRecord& c : records) {
+  for (const report::CaseRecord& c : doc.cases) {
     if (c.verdict == report::Verdict::fail && c.amplification) {
       ++amplified_fails;
       fail_pairs.insert(c.amplification->pairs);
     }
   }
-  if (amplified_fails > 0 && v.outcome != "invalid_controls") {
+  if (amplified_fails > 0 && outcome != "invalid_controls") {
     const std::string pairs = fmt::format("{} queued wgmma pairs", fmt::join(fail_pairs, " or "));
-    v.headline = amplified_fails == counts["FAIL"]
-                     ? fmt::format("FAIL under amplification ({}): wrong numbers in {} case(s).", pairs, amplified_fails)
-                     : fmt::format("FAIL: wrong numbers in {} case(s), {} of them under amplification ({}).",
-                                   counts["FAIL"], amplified_fails, pairs);
+    headline = amplified_fails == counts["FAIL"]
+                   ? fmt::format("FAIL under amplification ({}): wrong numbers in {} case(s).", pairs, amplified_fails)
+                   : fmt::format("FAIL: wrong numbers in {} case(s), {} of them under amplification ({}).",
+                                 counts["FAIL"], amplified_fails, pairs);
   }
   if (doc.interrupted) {
     // Stopped short of the plan (a signal, merge --allow-partial): said before anything else.
-    v.headline = fmt::format("INCOMPLETE: {} of {} planned case(s) are here (stopped: {}). Of those: {}", records.size(),
-                             doc.meta.plan.cases, *doc.interrupted, v.headline);
+    headline = fmt::format("INCOMPLETE: {} of {} planned case(s) are here (stopped: {}). Of those: {}",
+                           doc.cases.size(), doc.meta.plan.cases, *doc.interrupted, headline);
   }
-  v.map = report::verdict_map(records);
+  return headline;
+}
+
+/// The cases the summary names (first failure, minimal failure, first latent case).
+std::vector<NotableCase> notable_of(const Document& doc) {
+  std::vector<NotableCase> notable;
+  const SummaryView& summary = doc.summary;
   for (const auto& [ref, title] : {std::pair{&summary.first_failure, "First failure"},
                                    std::pair{&summary.minimal_failure, "Minimal failure"},
                                    std::pair{&summary.first_latent, "First latent case"}}) {
     if (!*ref) {
       continue;
     }
-    for (const report::CaseRecord& c : records) {
+    for (const report::CaseRecord& c : doc.cases) {
       if (c.id == (*ref)->id.value_or("")) {
-        v.notable.push_back({title, c});
+        notable.push_back({title, c});
         break;
       }
     }
   }
+  return notable;
+}
+
+/// The excerpt of one variant the plan's cases ran with a hazard or a FAIL.
+Excerpt excerpt_of_variant(const report::VariantRecord& variant) {
+  Excerpt e;
+  e.variant = variant.variant;
+  e.triton = variant.triton;
+  e.compiler = variant.compiler;
+  if (variant.amplify) {
+    e.compiler += fmt::format(" amplified by {} pairs", *variant.amplify);
+  }
+  e.findings = variant.static_findings.value_or(0);
+  e.attribution = variant.attribution.value_or("");
+  e.attribution_text = e.attribution == "none" || e.attribution.empty()
+                           ? std::string(e.attribution.empty() ? "not analysed" : "no hazard")
+                           : strip_note(report::attribution_note(e.attribution));
+  const report::ReportedSass sass = variant.sass.record().value_or(report::ReportedSass{});
+  e.lines = excerpt_lines_of(sass);
+  // A dual-stream variant's early reads (its cases count them among their static findings).
+  e.early_lines = early_read_lines_of(sass);
+  e.early_reads = static_cast<int>(e.early_lines.size());
+  return e;
+}
+
+/// Every hazardous variant's excerpt, in report order, and one sentence per (Triton,
+/// compiler) with a hazard.
+void add_excerpts(const Document& doc, ReportView& v) {
   std::map<std::string, std::pair<int, std::string>> by_stack;  // "Triton X, compiler" -> (variants, attribution)
   std::vector<std::string> stack_order;
   for (const report::VariantRecord& variant : doc.variants) {
@@ -412,23 +476,7 @@ ReportView view_of(const Document& doc) {
     if (variant.case_verdicts && variant.case_verdicts->empty()) {
       continue;  // no case of the plan ran it: a control's kernel (the controls block reports those)
     }
-    Excerpt e;
-    e.variant = variant.variant;
-    e.triton = variant.triton;
-    e.compiler = variant.compiler;
-    if (variant.amplify) {
-      e.compiler += fmt::format(" amplified by {} pairs", *variant.amplify);
-    }
-    e.findings = variant.static_findings.value_or(0);
-    e.attribution = variant.attribution.value_or("");
-    e.attribution_text = e.attribution == "none" || e.attribution.empty()
-                             ? std::string(e.attribution.empty() ? "not analysed" : "no hazard")
-                             : strip_note(report::attribution_note(e.attribution));
-    const report::ReportedSass sass = variant.sass.record().value_or(report::ReportedSass{});
-    e.lines = excerpt_lines_of(sass);
-    // A dual-stream variant's early reads (its cases count them among their static findings).
-    e.early_lines = early_read_lines_of(sass);
-    e.early_reads = static_cast<int>(e.early_lines.size());
+    Excerpt e = excerpt_of_variant(variant);
     const std::string stack = fmt::format("Triton {} under {}", e.triton, e.compiler);
     if (by_stack.count(stack) == 0) {
       stack_order.push_back(stack);
@@ -441,23 +489,45 @@ ReportView view_of(const Document& doc) {
     v.attributions.push_back(fmt::format("{}: {} hazardous variant(s); {}.", stack, by_stack[stack].first,
                                          by_stack[stack].second));
   }
-  v.remedies = measure_remedies(records);
-  if (doc.remedies) {
-    for (const report::HazardRemedies& h : doc.remedies->hazards) {
-      MeasuredRemedies m{h.configuration, h.tokens, h.case_id, std::string(report::to_string(h.verdict)), {}};
-      m.lines = remedy_lines(h);
-      v.measured.push_back(std::move(m));
+}
+
+/// The 3/n sentence of a run of n repeats; "" for none.
+std::string bound_sentence(int n) {
+  if (n <= 0) {
+    return "";
+  }
+  return fmt::format(
+      "LATENT means the SASS that ran has the hazard but none of its {} runs gave a wrong number. With 0 failures "
+      "in n runs the 95% upper bound on the per-run failure rate is 3/n (the rule of three): {:.3g} here{}.",
+      n, std::min(1.0, 3.0 / n), n < 30 ? ", which bounds nothing useful; --repeats 300 gives 1%" : "");
+}
+
+}  // namespace
+
+ReportView view_of(const Document& doc) {
+  ReportView v;
+  v.environment = environment_rows(doc);
+  for (const CompilerView& c : doc.compilers) {
+    v.compilers.push_back({c.triton.value_or("any"), c.name.value_or("?"), c.version, short_sha(c.ptxas_sha256),
+                           c.error ? "unavailable: " + *c.error : fmt::format("{}", fmt::join(c.options, " "))});
+  }
+  v.command = command_text(doc.meta.argv);
+  const SummaryView& summary = doc.summary;
+  v.counts = report::counts_text(summary.counts) + fmt::format(" of {} planned", doc.meta.plan.cases);
+  v.not_swept = not_swept_sentence(doc.meta.plan.not_swept);
+  v.exit_code = static_cast<int>(summary.exit_code);
+  v.outcome = summary.outcome.value_or("?");
+  v.headline = headline_of(doc, summary.counts, v.outcome);
+  for (const report::CaseRecord& c : doc.cases) {
+    if (c.verdict == report::Verdict::pass && c.metrics && std::isfinite(c.metrics->worst_dev_over_tolerance)) {
+      v.clean_margins.push_back(c.metrics->worst_dev_over_tolerance);
     }
-    v.remedy_notes = doc.remedies->notes;
   }
-  const int n = doc.meta.repeats;
-  if (n > 0) {
-    v.bound = fmt::format(
-        "LATENT means the SASS that ran has the hazard but none of its {} runs gave a wrong number. With 0 failures "
-        "in n runs the 95% upper bound on the per-run failure rate is 3/n (the rule of three): {:.3g} here{}.",
-        n, std::min(1.0, 3.0 / n),
-        n < 30 ? ", which bounds nothing useful; --repeats 300 gives 1%" : "");
-  }
+  v.map = report::verdict_map(doc.cases);
+  v.notable = notable_of(doc);
+  add_excerpts(doc, v);
+  v.remedies = remedies_section(doc, !v.excerpts.empty());
+  v.bound = bound_sentence(doc.meta.repeats);
   v.race = doc.controls.race ? doc.controls.race->summary : std::string();
   return v;
 }

@@ -60,13 +60,34 @@ struct Remedy {
   std::size_t clean = 0;     ///< of which the neighbour is PASS
 };
 
-/// sweep --remedies: one hazardous case and its remedies as measured.
-struct MeasuredRemedies {
-  std::string configuration;
-  std::int64_t tokens = 0;
-  std::string case_id;
-  std::string verdict;
-  std::vector<std::string> lines;  ///< "block_n 32: PASS, static clean, 1.8x the kernel time"
+/// A piece of a line of prose, in the style each writer lays out in its own markup.
+struct Span {
+  enum class Style { text, code, strong };
+  Style style = Style::text;
+  std::string text;  ///< data: each writer escapes it for its language
+};
+
+/// A line of prose: its spans one after another.
+using Line = std::vector<Span>;
+
+/// An item of a list, and the list under it (which may be empty) when it has one.
+struct ListItem {
+  Line line;
+  std::optional<std::vector<Line>> children;
+};
+
+/// The remedies part of "What this means", built once here and laid out by each writer.
+/// The intros are loraprobe's own words (no document data), written as they are.
+struct RemediesSection {
+  /// sweep --remedies: the paragraph before the list; "" when the report measured none.
+  std::string measured_intro;
+  std::vector<ListItem> measured;  ///< each hazardous case with its remedies' lines, then the notes
+  /// The neighbours among the run's own cases: the paragraph before the list; "" when none ran.
+  std::string neighbours_intro;
+  std::vector<Line> neighbours;
+  /// No neighbour ran but hazards were found: the flags that would measure remedies.
+  /// The Markdown lays it out; the HTML page leaves it out, as it always has.
+  Line no_remedy;
 };
 
 struct ReportView {
@@ -84,9 +105,7 @@ struct ReportView {
   report::VerdictMap map;
   std::vector<NotableCase> notable;
   std::vector<Excerpt> excerpts;        ///< every hazardous variant, in report order
-  std::vector<Remedy> remedies;
-  std::vector<MeasuredRemedies> measured;  ///< the report's remedies block (sweep --remedies)
-  std::vector<std::string> remedy_notes;
+  RemediesSection remedies;
   std::string bound;                    ///< the 3/n sentence
   std::string race;                     ///< the race control's summary, or ""
   std::vector<std::string> attributions;  ///< one sentence per (Triton, compiler) with a hazard

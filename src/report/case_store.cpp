@@ -43,6 +43,142 @@ std::uint64_t bit_if(const std::optional<T>& v, std::uint64_t bit) {
   return v ? bit : 0;
 }
 
+/// A comparison's metrics, after their presence bits; `put_text` writes a shared text.
+template <class PutText>
+void pack_metrics(ByteWriter& out, const CompareMetrics& m, PutText&& put_text) {
+  out.varint(bit_if(m.huge, has_huge) | bit_if(m.unwritten, has_unwritten) | bit_if(m.first_bad, has_first_bad));
+  for (const std::uint64_t n : {m.elements, m.untouched_elements, m.nan, m.inf, m.untouched_rows_written, m.mismatches,
+                                m.reference_nonfinite, m.failing_tiles, m.total_tiles}) {
+    out.varint(n);
+  }
+  if (m.huge) {
+    out.varint(*m.huge);
+  }
+  if (m.unwritten) {
+    out.varint(*m.unwritten);
+  }
+  for (const double d : {m.max_abs_dev, m.max_rel_dev, m.worst_dev_over_tolerance, m.atol, m.rtol, m.rel_floor}) {
+    out.real(d);
+  }
+  put_text(m.tolerance_why);
+  if (m.first_bad) {
+    const BadElement& b = *m.first_bad;
+    out.varint(b.index);
+    out.signed_varint(b.slice);
+    out.signed_varint(b.token);
+    out.signed_varint(b.column);
+    out.real(b.expected);
+    out.real(b.actual);
+    out.varint(b.expected_bits);
+    out.varint(b.actual_bits);
+    out.byte(b.untouched_row ? 1 : 0);
+    out.byte(static_cast<std::uint8_t>(b.dtype));
+  }
+}
+
+/// pack_metrics' inverse.
+template <class GetText>
+CompareMetrics unpack_metrics(ByteReader& in, GetText&& get_text) {
+  CompareMetrics m;
+  const std::uint64_t metric_bits = in.varint();
+  for (std::uint64_t* n : {&m.elements, &m.untouched_elements, &m.nan, &m.inf, &m.untouched_rows_written, &m.mismatches,
+                           &m.reference_nonfinite, &m.failing_tiles, &m.total_tiles}) {
+    *n = in.varint();
+  }
+  m.huge = (metric_bits & has_huge) != 0 ? std::optional<std::uint64_t>(in.varint()) : std::nullopt;
+  m.unwritten = (metric_bits & has_unwritten) != 0 ? std::optional<std::uint64_t>(in.varint()) : std::nullopt;
+  for (double* d : {&m.max_abs_dev, &m.max_rel_dev, &m.worst_dev_over_tolerance, &m.atol, &m.rtol, &m.rel_floor}) {
+    *d = in.real();
+  }
+  m.tolerance_why = get_text();
+  if ((metric_bits & has_first_bad) != 0) {
+    BadElement& b = m.first_bad.emplace();
+    b.index = in.varint();
+    b.slice = in.signed_varint();
+    b.token = in.signed_varint();
+    b.column = in.signed_varint();
+    b.expected = in.real();
+    b.actual = in.real();
+    b.expected_bits = static_cast<std::uint32_t>(in.varint());
+    b.actual_bits = static_cast<std::uint32_t>(in.varint());
+    b.untouched_row = in.byte() != 0;
+    b.dtype = static_cast<DType>(in.byte());
+  }
+  return m;
+}
+
+/// A case's timing, after its presence bits.
+void pack_timing(ByteWriter& out, const CaseTiming& t) {
+  out.varint(bit_if(t.kernel_ms, has_kernel_ms) | bit_if(t.reference_ms, has_reference_ms) | bit_if(t.bytes, has_bytes) |
+             bit_if(t.grid, has_grid));
+  if (t.kernel_ms) {
+    out.real(*t.kernel_ms);
+  }
+  if (t.reference_ms) {
+    out.real(*t.reference_ms);
+  }
+  if (t.bytes) {
+    out.varint(*t.bytes);
+  }
+  if (t.grid) {
+    for (const std::int64_t g : *t.grid) {
+      out.signed_varint(g);
+    }
+  }
+}
+
+/// pack_timing's inverse.
+CaseTiming unpack_timing(ByteReader& in) {
+  CaseTiming t;
+  const std::uint64_t timing_bits = in.varint();
+  if ((timing_bits & has_kernel_ms) != 0) {
+    t.kernel_ms = in.real();
+  }
+  if ((timing_bits & has_reference_ms) != 0) {
+    t.reference_ms = in.real();
+  }
+  if ((timing_bits & has_bytes) != 0) {
+    t.bytes = in.varint();
+  }
+  if ((timing_bits & has_grid) != 0) {
+    std::array<std::int64_t, 3>& grid = t.grid.emplace();
+    for (std::int64_t& g : grid) {
+      g = in.signed_varint();
+    }
+  }
+  return t;
+}
+
+/// What the amplifier did, after its presence bits.
+template <class PutText>
+void pack_amplification(ByteWriter& out, const AmplificationRecord& a, PutText&& put_text) {
+  out.varint(bit_if(a.unamplified_findings, has_unamplified));
+  out.signed_varint(a.pairs);
+  out.varint(a.sites);
+  out.varint(a.pending_sites);
+  if (a.unamplified_findings) {
+    out.signed_varint(*a.unamplified_findings);
+  }
+  put_text(a.serialised);
+  put_text(a.void_reason);
+}
+
+/// pack_amplification's inverse.
+template <class GetText>
+AmplificationRecord unpack_amplification(ByteReader& in, GetText&& get_text) {
+  AmplificationRecord a;
+  const std::uint64_t amplification_bits = in.varint();
+  a.pairs = static_cast<int>(in.signed_varint());
+  a.sites = in.varint();
+  a.pending_sites = in.varint();
+  if ((amplification_bits & has_unamplified) != 0) {
+    a.unamplified_findings = static_cast<int>(in.signed_varint());
+  }
+  a.serialised = get_text();
+  a.void_reason = get_text();
+  return a;
+}
+
 }  // namespace
 
 CaseStore::CaseStore(std::initializer_list<CaseRecord> records) {
@@ -123,55 +259,12 @@ void CaseStore::push_back(const CaseRecord& record) {
   put_text(out, c.reason);
   out.signed_varint(c.runs);
   out.signed_varint(c.failed_runs);
+  const auto text = [&](const std::string& t) { put_text(out, t); };
   if (c.metrics) {
-    const CompareMetrics& m = *c.metrics;
-    out.varint(bit_if(m.huge, has_huge) | bit_if(m.unwritten, has_unwritten) | bit_if(m.first_bad, has_first_bad));
-    for (const std::uint64_t n : {m.elements, m.untouched_elements, m.nan, m.inf, m.untouched_rows_written, m.mismatches,
-                                  m.reference_nonfinite, m.failing_tiles, m.total_tiles}) {
-      out.varint(n);
-    }
-    if (m.huge) {
-      out.varint(*m.huge);
-    }
-    if (m.unwritten) {
-      out.varint(*m.unwritten);
-    }
-    for (const double d : {m.max_abs_dev, m.max_rel_dev, m.worst_dev_over_tolerance, m.atol, m.rtol, m.rel_floor}) {
-      out.real(d);
-    }
-    put_text(out, m.tolerance_why);
-    if (m.first_bad) {
-      const BadElement& b = *m.first_bad;
-      out.varint(b.index);
-      out.signed_varint(b.slice);
-      out.signed_varint(b.token);
-      out.signed_varint(b.column);
-      out.real(b.expected);
-      out.real(b.actual);
-      out.varint(b.expected_bits);
-      out.varint(b.actual_bits);
-      out.byte(b.untouched_row ? 1 : 0);
-      out.byte(static_cast<std::uint8_t>(b.dtype));
-    }
+    pack_metrics(out, *c.metrics, text);
   }
   if (c.timing) {
-    const CaseTiming& t = *c.timing;
-    out.varint(bit_if(t.kernel_ms, has_kernel_ms) | bit_if(t.reference_ms, has_reference_ms) |
-               bit_if(t.bytes, has_bytes) | bit_if(t.grid, has_grid));
-    if (t.kernel_ms) {
-      out.real(*t.kernel_ms);
-    }
-    if (t.reference_ms) {
-      out.real(*t.reference_ms);
-    }
-    if (t.bytes) {
-      out.varint(*t.bytes);
-    }
-    if (t.grid) {
-      for (const std::int64_t g : *t.grid) {
-        out.signed_varint(g);
-      }
-    }
+    pack_timing(out, *c.timing);
   }
   if (c.static_findings) {
     out.signed_varint(*c.static_findings);
@@ -183,16 +276,7 @@ void CaseStore::push_back(const CaseRecord& record) {
     out.signed_varint(*c.device);
   }
   if (c.amplification) {
-    const AmplificationRecord& a = *c.amplification;
-    out.varint(bit_if(a.unamplified_findings, has_unamplified));
-    out.signed_varint(a.pairs);
-    out.varint(a.sites);
-    out.varint(a.pending_sites);
-    if (a.unamplified_findings) {
-      out.signed_varint(*a.unamplified_findings);
-    }
-    put_text(out, a.serialised);
-    put_text(out, a.void_reason);
+    pack_amplification(out, *c.amplification, text);
   }
   m_records.push_back(append(bytes));
 }
@@ -216,51 +300,12 @@ const CaseRecord CaseStore::operator[](std::size_t i) const {
   c.reason = get_text(in);
   c.runs = static_cast<int>(in.signed_varint());
   c.failed_runs = static_cast<int>(in.signed_varint());
+  const auto text = [&] { return get_text(in); };
   if ((bits & has_metrics) != 0) {
-    CompareMetrics& m = c.metrics.emplace();
-    const std::uint64_t metric_bits = in.varint();
-    for (std::uint64_t* n : {&m.elements, &m.untouched_elements, &m.nan, &m.inf, &m.untouched_rows_written, &m.mismatches,
-                             &m.reference_nonfinite, &m.failing_tiles, &m.total_tiles}) {
-      *n = in.varint();
-    }
-    m.huge = (metric_bits & has_huge) != 0 ? std::optional<std::uint64_t>(in.varint()) : std::nullopt;
-    m.unwritten = (metric_bits & has_unwritten) != 0 ? std::optional<std::uint64_t>(in.varint()) : std::nullopt;
-    for (double* d : {&m.max_abs_dev, &m.max_rel_dev, &m.worst_dev_over_tolerance, &m.atol, &m.rtol, &m.rel_floor}) {
-      *d = in.real();
-    }
-    m.tolerance_why = get_text(in);
-    if ((metric_bits & has_first_bad) != 0) {
-      BadElement& b = m.first_bad.emplace();
-      b.index = in.varint();
-      b.slice = in.signed_varint();
-      b.token = in.signed_varint();
-      b.column = in.signed_varint();
-      b.expected = in.real();
-      b.actual = in.real();
-      b.expected_bits = static_cast<std::uint32_t>(in.varint());
-      b.actual_bits = static_cast<std::uint32_t>(in.varint());
-      b.untouched_row = in.byte() != 0;
-      b.dtype = static_cast<DType>(in.byte());
-    }
+    c.metrics = unpack_metrics(in, text);
   }
   if ((bits & has_timing) != 0) {
-    CaseTiming& t = c.timing.emplace();
-    const std::uint64_t timing_bits = in.varint();
-    if ((timing_bits & has_kernel_ms) != 0) {
-      t.kernel_ms = in.real();
-    }
-    if ((timing_bits & has_reference_ms) != 0) {
-      t.reference_ms = in.real();
-    }
-    if ((timing_bits & has_bytes) != 0) {
-      t.bytes = in.varint();
-    }
-    if ((timing_bits & has_grid) != 0) {
-      std::array<std::int64_t, 3>& grid = t.grid.emplace();
-      for (std::int64_t& g : grid) {
-        g = in.signed_varint();
-      }
-    }
+    c.timing = unpack_timing(in);
   }
   if ((bits & has_findings) != 0) {
     c.static_findings = static_cast<int>(in.signed_varint());
@@ -272,16 +317,7 @@ const CaseRecord CaseStore::operator[](std::size_t i) const {
     c.device = static_cast<int>(in.signed_varint());
   }
   if ((bits & has_amplification) != 0) {
-    AmplificationRecord& a = c.amplification.emplace();
-    const std::uint64_t amplification_bits = in.varint();
-    a.pairs = static_cast<int>(in.signed_varint());
-    a.sites = in.varint();
-    a.pending_sites = in.varint();
-    if ((amplification_bits & has_unamplified) != 0) {
-      a.unamplified_findings = static_cast<int>(in.signed_varint());
-    }
-    a.serialised = get_text(in);
-    a.void_reason = get_text(in);
+    c.amplification = unpack_amplification(in, text);
   }
   return c;
 }

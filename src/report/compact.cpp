@@ -574,102 +574,147 @@ CompactTable::CompactTable(const json& header) : m(std::make_unique<State>()) {
   }
 }
 
+namespace {
+
+/// A cell of the wrong shape, at its pointer (the document's reader adds the file).
+InputError bad_cell(const std::string& where, const std::string& what) { return InputError("", "/cases/" + where, what); }
+
+/// The file a cell's view names: none (the document's reader adds it).
+const std::string& no_file() {
+  static const std::string k_none;
+  return k_none;
+}
+
+/// Row `r`'s cells by column name: its own, else the table's constant, else absent (a
+/// column added since the file was written).
+class RowCells {
+ public:
+  RowCells(const json& row, std::size_t r, const std::map<std::string, std::size_t>& col, const json& constants)
+      : m_row(row), m_r(r), m_col(col), m_constants(constants) {}
+
+  [[nodiscard]] const json& at(const char* name) const {
+    static const json k_absent;
+    if (const auto it = m_col.find(name); it != m_col.end()) {
+      return m_row[it->second];
+    }
+    const auto constant = m_constants.find(name);
+    return constant != m_constants.end() ? *constant : k_absent;
+  }
+  [[nodiscard]] std::string where(const char* name) const { return fmt::format("rows/{}/{}", m_r, name); }
+  /// A cell, read with its type and range checked.
+  [[nodiscard]] JsonIn cell(const char* name) const { return JsonIn(at(name), no_file(), "/cases/" + where(name)); }
+  [[nodiscard]] std::string pointer() const { return fmt::format("/cases/rows/{}", m_r); }
+
+ private:
+  const json& m_row;
+  std::size_t m_r;
+  const std::map<std::string, std::size_t>& m_col;
+  const json& m_constants;
+};
+
+/// What the row's group gives every case of it: the variant, its static findings and
+/// their attribution, the amplification.
+void read_group(const json& group, std::size_t g, CaseRecord& c) {
+  const JsonIn group_in(group, no_file(), fmt::format("/cases/groups/{}", g));
+  if (const auto v = group_in.find("variant")) {
+    c.variant = v->string();
+  }
+  if (const auto v = group_in.find("static_findings")) {
+    c.static_findings = v->whole<int>(0);
+  }
+  if (const auto v = group_in.find("attribution")) {
+    c.attribution = v->string();
+  }
+  if (group.contains("amplification")) {
+    c.amplification = AmplificationRecord::from_json(group_in.at("amplification"));
+  }
+}
+
+/// The verdict, the GPU, the runs and the reason (a LATENT case's, when the row drops
+/// it, made again from its findings).
+void read_outcome(const RowCells& cells, CaseRecord& c) {
+  const std::optional<Verdict> v = parse_verdict(cells.cell("verdict").string());
+  if (!v) {
+    throw bad_cell(cells.where("verdict"), cells.at("verdict").dump() + " is not a verdict");
+  }
+  c.verdict = *v;
+  if (!cells.at("device").is_null()) {
+    c.device = cells.cell("device").whole<int>(0, k_max_device);
+  }
+  c.runs = cells.cell("runs").whole<int>(0);
+  c.failed_runs = cells.cell("failed_runs").whole<int>(0, c.runs);
+  if (!cells.at("reason").is_null()) {
+    c.reason = cells.cell("reason").string();
+  } else if (c.verdict == Verdict::latent && c.static_findings) {
+    c.reason = latent_reason(*c.static_findings, c.runs) + attribution_note(c.attribution.value_or(""));
+  }
+}
+
+/// The metrics through their one reader (model/metrics_json.hpp), from the cells of
+/// their columns and the table's tolerance pairs; nullopt for a case that did not run.
+std::optional<CompareMetrics> row_metrics(const RowCells& cells, const json& tolerances) {
+  if (cells.at("elements").is_null()) {
+    return std::nullopt;
+  }
+  json metrics = json::object();
+  for (const std::string_view name : metric_columns()) {
+    if (!contains(k_columns_since_4_1, name) || !cells.at(std::string(name).c_str()).is_null()) {
+      metrics[std::string(name)] = cells.at(std::string(name).c_str());
+    }
+  }
+  if (!cells.at("tolerance").is_null()) {
+    const std::size_t t = cells.cell("tolerance").whole<std::size_t>(0, k_max_count);
+    if (t >= tolerances.size() || !tolerances[t].is_array() || tolerances[t].size() != 2) {
+      throw bad_cell(cells.where("tolerance"), fmt::format("{} is not a tolerance", t));
+    }
+    metrics["atol"] = tolerances[t][0];
+    metrics["rtol"] = tolerances[t][1];
+  }
+  return metrics_from_json(JsonIn(metrics, no_file(), cells.pointer()));
+}
+
+/// The timing through its one reader, from its columns; nullopt when none was measured.
+std::optional<CaseTiming> row_timing(const RowCells& cells) {
+  if (cells.at("kernel_ms").is_null() && cells.at("reference_ms").is_null() && cells.at("bytes").is_null()) {
+    return std::nullopt;
+  }
+  json timing = json::object();
+  for (const std::string_view t : timing_columns()) {
+    timing[std::string(t)] = cells.at(std::string(t).c_str());
+  }
+  return timing_from_json(JsonIn(timing, no_file(), cells.pointer()));
+}
+
+}  // namespace
+
 CaseRecord CompactTable::row(const json& row, std::size_t r) const {
-  auto bad = [](const std::string& where, const std::string& what) { return InputError("", "/cases/" + where, what); };
   const json& table = m->table;
-  const std::map<std::string, std::size_t>& col = m->col;
-  const json& constants = m->constants;
   const json& groups = m->groups;
   if (!row.is_array() || row.size() != table["columns"].size()) {
-    throw bad(fmt::format("rows/{}", r), "not a row of the columns' length");
+    throw bad_cell(fmt::format("rows/{}", r), "not a row of the columns' length");
   }
-  static const json k_absent;
-  const auto at = [&](const char* name) -> const json& {
-    const auto it = col.find(name);
-    if (it != col.end()) {
-      return row[it->second];
-    }
-    const auto constant = constants.find(name);
-    return constant != constants.end() ? *constant : k_absent;  // a column added since the file was written
-  };
-  const auto where = [&](const char* name) { return fmt::format("rows/{}/{}", r, name); };
-  // A cell, read with its type and range checked (the document's reader adds the file).
-  static const std::string k_no_file;
-  const auto cell = [&](const char* name) { return JsonIn(at(name), k_no_file, "/cases/" + where(name)); };
-  const json& tolerances = table["tolerances"];
+  const RowCells cells(row, r, m->col, m->constants);
   try {
     CaseRecord c;
-    c.index = cell("index").whole<std::size_t>(0, k_max_count);
-    c.id = cell("id").string();
-    const std::size_t g = cell("group").whole<std::size_t>(0, k_max_count);
+    c.index = cells.cell("index").whole<std::size_t>(0, k_max_count);
+    c.id = cells.cell("id").string();
+    const std::size_t g = cells.cell("group").whole<std::size_t>(0, k_max_count);
     if (g >= groups.size() || !groups[g].is_object()) {
-      throw bad(where("group"), fmt::format("{} is not a group", g));
+      throw bad_cell(cells.where("group"), fmt::format("{} is not a group", g));
     }
-    const json& group = groups[g];
     c.axes = m->group_axes[g];
     for (const char* a : k_shape_axes) {
-      if (!at(a).is_null()) {
-        c.axes.set(a, at(a));
+      if (!cells.at(a).is_null()) {
+        c.axes.set(a, cells.at(a));
       }
     }
-    const JsonIn group_in(group, k_no_file, fmt::format("/cases/groups/{}", g));
-    if (const auto v = group_in.find("variant")) {
-      c.variant = v->string();
-    }
-    if (const auto v = group_in.find("static_findings")) {
-      c.static_findings = v->whole<int>(0);
-    }
-    if (const auto v = group_in.find("attribution")) {
-      c.attribution = v->string();
-    }
-    if (group.contains("amplification")) {
-      c.amplification = AmplificationRecord::from_json(group_in.at("amplification"));
-    }
-    const std::optional<Verdict> v = parse_verdict(cell("verdict").string());
-    if (!v) {
-      throw bad(where("verdict"), at("verdict").dump() + " is not a verdict");
-    }
-    c.verdict = *v;
-    if (!at("device").is_null()) {
-      c.device = cell("device").whole<int>(0, 1023);
-    }
-    c.runs = cell("runs").whole<int>(0);
-    c.failed_runs = cell("failed_runs").whole<int>(0, c.runs);
-    if (!at("reason").is_null()) {
-      c.reason = cell("reason").string();
-    } else if (c.verdict == Verdict::latent && c.static_findings) {
-      c.reason = latent_reason(*c.static_findings, c.runs) + attribution_note(c.attribution.value_or(""));
-    }
-    // The metrics and the timing through their one reader (model/metrics_json.hpp),
-    // from the cells of their columns.
-    const std::string row_pointer = fmt::format("/cases/rows/{}", r);
-    if (!at("elements").is_null()) {
-      json metrics = json::object();
-      for (const std::string_view name : metric_columns()) {
-        if (!contains(k_columns_since_4_1, name) || !at(std::string(name).c_str()).is_null()) {
-          metrics[std::string(name)] = at(std::string(name).c_str());
-        }
-      }
-      if (!at("tolerance").is_null()) {
-        const std::size_t t = cell("tolerance").whole<std::size_t>(0, k_max_count);
-        if (t >= tolerances.size() || !tolerances[t].is_array() || tolerances[t].size() != 2) {
-          throw bad(where("tolerance"), fmt::format("{} is not a tolerance", t));
-        }
-        metrics["atol"] = tolerances[t][0];
-        metrics["rtol"] = tolerances[t][1];
-      }
-      c.metrics = metrics_from_json(JsonIn(metrics, k_no_file, row_pointer));
-    }
-    if (!at("kernel_ms").is_null() || !at("reference_ms").is_null() || !at("bytes").is_null()) {
-      json timing = json::object();
-      for (const std::string_view t : timing_columns()) {
-        timing[std::string(t)] = at(std::string(t).c_str());
-      }
-      c.timing = timing_from_json(JsonIn(timing, k_no_file, row_pointer));
-    }
+    read_group(groups[g], g, c);
+    read_outcome(cells, c);
+    c.metrics = row_metrics(cells, table["tolerances"]);
+    c.timing = row_timing(cells);
     return c;
   } catch (const json::exception& e) {
-    throw bad(fmt::format("rows/{}", r), fmt::format("a cell of the wrong type ({})", e.what()));
+    throw bad_cell(fmt::format("rows/{}", r), fmt::format("a cell of the wrong type ({})", e.what()));
   }
 }
 
