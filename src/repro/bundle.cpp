@@ -31,8 +31,6 @@
 
 namespace lp::repro {
 
-using formats::member;
-using formats::text;
 using nlohmann::json;
 
 namespace {
