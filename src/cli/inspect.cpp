@@ -254,7 +254,7 @@ int run_inspect(const InspectOptions& o) {
   const std::string started_at = report::utc_now_iso8601();
   const auto start = Clock::now();
   // Bad input (exit 2) is reported before a missing nvdisasm (exit 3).
-  const formats::ExtraOutputs outputs = extra_outputs(o.outputs, {});
+  const formats::ExtraOutputs outputs = extra_outputs(o.outputs, {}, formats::DocumentKind::inspect);
   const inspect::Work w = inspect::plan_work(request_of(o));
   sass::NvdisasmSearch search;
   search.path = o.nvdisasm;

@@ -21,7 +21,8 @@ void add_output_options(CLI::App& app, OutputFlags& flags, std::string_view docu
       ->check(non_empty());
 }
 
-formats::ExtraOutputs extra_outputs(const OutputFlags& flags, const formats::OutputOptions& options) {
+formats::ExtraOutputs extra_outputs(const OutputFlags& flags, const formats::OutputOptions& options,
+                                    formats::DocumentKind kind) {
   formats::ExtraOutputs out;
   out.options = options;
   for (const formats::OutputFormat& f : formats::output_formats()) {
@@ -30,7 +31,9 @@ formats::ExtraOutputs extra_outputs(const OutputFlags& flags, const formats::Out
     }
   }
   for (const std::string& spec : flags.outputs) {
-    out.add(formats::parse_output(spec));
+    formats::OutputRequest r = formats::parse_output(spec);
+    formats::require_output_for(r, kind);
+    out.add(std::move(r));
   }
   return out;
 }

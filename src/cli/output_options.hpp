@@ -25,8 +25,9 @@ struct OutputFlags {
 void add_output_options(CLI::App& app, OutputFlags& flags, std::string_view document);
 
 /// The files to write: the flags' first (in the registry's order), then --output's.
-/// Throws lp::UsageError for a --output value that is no FORMAT=PATH of a known format
-/// or a path given twice.
-formats::ExtraOutputs extra_outputs(const OutputFlags& flags, const formats::OutputOptions& options);
+/// Throws lp::UsageError for a --output value that is no FORMAT=PATH of a known format,
+/// a format a document of `kind` cannot be written in, or a path given twice.
+formats::ExtraOutputs extra_outputs(const OutputFlags& flags, const formats::OutputOptions& options,
+                                    formats::DocumentKind kind = formats::DocumentKind::report);
 
 }  // namespace lp::cli

@@ -48,7 +48,7 @@ const std::vector<OutputFormat>& output_formats() {
       {"md", "Markdown", "--markdown", write_markdown},
       {"html", "HTML page", "--html", write_html},
       {"junit", "JUnit XML", "--junit", write_junit},
-      {"json", "JSON report", "", write_json},
+      {"json", "JSON report", "", write_json, true},
   };
   return k_formats;
 }
@@ -83,6 +83,13 @@ OutputRequest parse_output(std::string_view spec) {
     throw UsageError(fmt::format("--output {}: the path is empty", shown));
   }
   return {format, std::string(spec.substr(eq + 1))};
+}
+
+void require_output_for(const OutputRequest& r, DocumentKind kind) {
+  if (kind == DocumentKind::inspect && r.format->report_only) {
+    throw UsageError(fmt::format("--output {}={}: the {} is made from a sweep report; inspect writes its JSON with --json",
+                                 r.format->name, escape::terminal_line(r.path), r.format->what));
+  }
 }
 
 void ExtraOutputs::add(OutputRequest r) {

@@ -31,6 +31,8 @@ struct OutputFormat {
   /// Writes `doc` in this format, a piece at a time. Throws lp::InputError for a
   /// document this format cannot be made from.
   void (*write)(const Document& doc, const OutputOptions& options, const TextSink& sink);
+  /// Made from a sweep report only (an inspect document has none of it).
+  bool report_only = false;
 };
 
 /// Every format, in the order help texts list them.
@@ -50,6 +52,10 @@ struct OutputRequest {
 /// value without "=", an empty path, or a format that is none of output_formats()
 /// (the message lists them).
 OutputRequest parse_output(std::string_view spec);
+
+/// Throws lp::UsageError "--output NAME=PATH: ..." when `r`'s format cannot be made from a
+/// document of `kind` (json from an inspect run: its JSON is inspect --json).
+void require_output_for(const OutputRequest& r, DocumentKind kind);
 
 /// The files a run writes besides its own (a sweep's report, inspect's table).
 struct ExtraOutputs {

@@ -658,6 +658,8 @@ TEST(Cli, OutputRefusesAnUnknownFormatADuplicateAndAnEmptyPath) {
       {{"merge", seed, "-o", dir + "/m.json", "--output", "pdf=" + x},
        "--output pdf=" + x + ": unknown format \"pdf\" (formats: summary, md, html, junit, json)\n"},
       {{"report", seed, "--output", "md"}, "--output md: expected FORMAT=PATH (formats: summary, md, html, junit, json)\n"},
+      {{"inspect", "--output", "json=" + x},
+       "--output json=" + x + ": the JSON report is made from a sweep report; inspect writes its JSON with --json\n"},
       {{"report", seed, "--output", "md="}, "--output md=: the path is empty\n"},
       {{"report", seed, "--output", "md=" + x, "--output", "html=" + x},
        "--output: " + x + " is given twice (md and html): one file holds one format\n"},
