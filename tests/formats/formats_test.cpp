@@ -18,6 +18,7 @@
 #include "model/metrics_json.hpp"
 #include "report/compact.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/files.hpp"
 #include "util/json_in.hpp"
 
@@ -316,6 +317,37 @@ TEST(View, LongAndMultiLineReasonsReadAsText) {
   EXPECT_NE(lines.front().find(" (" + std::string(150, 'x') + " ...)"), std::string::npos) << lines.front();
   r.reason = "short; reason";
   EXPECT_NE(remedy_lines(doc.remedies->hazards.front()).front().find(" (short; reason)"), std::string::npos);
+}
+
+// Issue 54: the remedies are built once in the view; Markdown and HTML lay out the same
+// lines, each in its own markup.
+TEST(View, TheRemediesSectionIsBuiltOnceAndEveryWriterLaysItOut) {
+  Document doc = read_document(LP_SOURCE_DIR "/tests/stack/fixtures/h100-check-run-amplify2.json");
+  ASSERT_TRUE(doc.remedies && !doc.remedies->hazards.empty());
+  doc.remedies->notes = {"no bf16 <input> variant"};
+  const RemediesSection r = view_of(doc).remedies;
+  ASSERT_FALSE(r.measured_intro.empty());
+  ASSERT_EQ(r.measured.size(), doc.remedies->hazards.size() + 1) << "each hazard, then the note";
+  const report::HazardRemedies& h = doc.remedies->hazards.front();
+  const ListItem& first = r.measured.front();
+  ASSERT_EQ(first.line.size(), 4U);
+  EXPECT_EQ(first.line[0].style, Span::Style::code);
+  EXPECT_EQ(first.line[0].text, h.configuration);
+  EXPECT_EQ(first.line[2].text, h.case_id);
+  ASSERT_TRUE(first.children);
+  const std::vector<std::string> lines = remedy_lines(h);
+  ASSERT_EQ(first.children->size(), lines.size());
+  EXPECT_FALSE(r.measured.back().children) << "a note has no list under it";
+  const std::string md = markdown_of(doc);
+  const std::string html = html_of(doc);
+  EXPECT_NE(md.find(r.measured_intro), std::string::npos);
+  EXPECT_NE(html.find("<p>" + r.measured_intro + "</p>"), std::string::npos);
+  EXPECT_NE(md.find("- `" + h.configuration + "`, " + std::to_string(h.tokens) + " tokens ("), std::string::npos) << md;
+  EXPECT_NE(html.find("<li><code>" + escape::xml(h.configuration) + "</code>, " + std::to_string(h.tokens) + " tokens ("),
+            std::string::npos);
+  // The note's data is escaped for each language by its writer.
+  EXPECT_NE(md.find("- Note: no bf16 \\<input\\> variant.\n"), std::string::npos) << md;
+  EXPECT_NE(html.find("<li>Note: no bf16 &lt;input&gt; variant.</li>\n"), std::string::npos);
 }
 
 // Issue 53 re-test: the text summary and Markdown read the stored summary block, so a
