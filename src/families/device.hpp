@@ -17,6 +17,7 @@
 #include "families/family.hpp"
 #include "kernels/manifest.hpp"
 #include "verify/case_buffers.hpp"
+#include "verify/compare.hpp"
 #include "util/error.hpp"
 #include "verify/reference.hpp"
 
@@ -68,13 +69,12 @@ class DeviceFamily {
                                                  const Stream& stream) const = 0;
   /// Puts what the kernels write in its pre-launch state (the output; lora_linear
   /// also its intermediate buf).
-  virtual void reset_output(const Problem& p, CaseBuffers& b, const Stream& stream) const {
-    reset_output_tensor(p, b, stream);
-  }
+  virtual void reset_output(const Problem& p, CaseBuffers& b, const Stream& stream) const;
   /// The reference's scratch, allocated before its timed part.
   [[nodiscard]] virtual Workspace workspace(const Problem& p, const LoraMetadata& m, const CaseBuffers& b,
                                             const Stream& stream) const = 0;
-  /// Queues the expected output into b.reference (which init_reference() has set).
+  /// Queues the expected output into b.reference (set to what the output holds
+  /// before a launch, so rows of tokens without a LoRA compare against exactly that).
   virtual void reference(const Problem& p, const LoraMetadata& m, CaseBuffers& b, Workspace& w,
                          const CublasHandle& cublas, const Stream& stream) const = 0;
 
@@ -91,6 +91,16 @@ class DeviceFamily {
 
 /// The device half of `op`'s family.
 [[nodiscard]] const DeviceFamily& device_family_of(Op op) noexcept;
+
+/// The tensor the comparison checks (buf where the family writes buf, y otherwise),
+/// and the adapter of each of its rows (pair_lora where the family routes pairs).
+[[nodiscard]] DeviceBuffer& output_of(const Problem& problem, CaseBuffers& buffers) noexcept;
+[[nodiscard]] const DeviceBuffer& row_lora_of(const Problem& problem, const CaseBuffers& buffers) noexcept;
+/// The layout of the problem's output: buf [S, T, R], or y (fused_moe: one row per pair).
+[[nodiscard]] CompareLayout compare_layout(const Problem& problem);
+/// Puts the output in its pre-launch state (output_init()): poison, a copy of y_in or
+/// zeros. Asynchronous on `stream`.
+void reset_output_tensor(const Problem& p, CaseBuffers& b, const Stream& stream);
 
 /// Allocates every tensor of `problem`, uploads the mapping metadata and generates
 /// the inputs. Outputs are left unset: call reset_output() before each launch.

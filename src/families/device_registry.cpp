@@ -33,6 +33,61 @@ void DeviceFamily::check_variant(const kernels::Variant& v, const Problem& p) co
                                  op_name(p.op)));
 }
 
+void DeviceFamily::reset_output(const Problem& p, CaseBuffers& b, const Stream& stream) const {
+  reset_output_tensor(p, b, stream);
+}
+
+DeviceBuffer& output_of(const Problem& problem, CaseBuffers& buffers) noexcept {
+  return family_of(problem.op).writes_buf() ? buffers.buf : buffers.y;
+}
+
+const DeviceBuffer& row_lora_of(const Problem&, const CaseBuffers& buffers) noexcept {
+  return buffers.pair_lora.bytes() > 0 ? buffers.pair_lora : buffers.lora_of;
+}
+
+CompareLayout compare_layout(const Problem& problem) {
+  if (family_of(problem.op).writes_buf()) {
+    return CompareLayout::shrink_output(problem.num_slices(), problem.num_tokens, problem.rank);
+  }
+  // y, or fused_moe's out [T * top_k, S * N], laid out like y with one row per routed pair.
+  return CompareLayout::expand_output(output_rows(problem), problem.slice_hidden);
+}
+
+void reset_output_tensor(const Problem& problem, CaseBuffers& buffers, const Stream& stream) {
+  DeviceBuffer& out = output_of(problem, buffers);
+  switch (output_init(problem)) {
+    case OutputInit::poison:
+      fill_poison(out, output_dtype(problem), stream);
+      break;
+    case OutputInit::y_in:
+      out.copy_from(buffers.y_in, stream);
+      break;
+    case OutputInit::zero:
+      out.fill_u32(0, stream);
+      break;
+  }
+}
+
+namespace {
+
+// The reference starts as the output does before a launch, so rows of tokens
+// without a LoRA compare against exactly that.
+void init_reference(const Problem& p, CaseBuffers& b, const Stream& stream) {
+  switch (output_init(p)) {
+    case OutputInit::poison:
+      fill_poison(b.reference, output_dtype(p), stream);
+      break;
+    case OutputInit::y_in:
+      b.reference.copy_from(b.y_in, stream);
+      break;
+    case OutputInit::zero:
+      b.reference.fill_u32(0, stream);
+      break;
+  }
+}
+
+}  // namespace
+
 CaseBuffers make_case_buffers(const Problem& problem, const LoraMetadata& metadata, const Stream& stream) {
   validate(problem);
   const LoraMetadata expected = build_lora_metadata(problem.lora_of, problem.num_loras);

@@ -117,6 +117,13 @@ class KernelFamily {
 /// `name`; nullptr for a kernel no family launches (the two-kernel fused-MoE path's).
 [[nodiscard]] const KernelFamily* family_named(std::string_view name) noexcept;
 
+/// The runtime arguments of a kernel set variant's kernel, by its op, in signature
+/// order without constexprs: a one-kernel family's own, or the two-kernel fused-MoE
+/// path's ("fused_moe_shrink", "fused_moe_expand"); empty for an unknown op. A
+/// variant's params are this list minus the arguments specialised to 1, plus
+/// Triton's two scratch pointers (kernels/abi.hpp).
+[[nodiscard]] std::span<const std::string_view> kernel_arguments(std::string_view variant_op) noexcept;
+
 /// "expand", "shrink", "lora_linear", "fused_moe".
 [[nodiscard]] std::string_view op_name(Op op) noexcept;
 /// Inverse of op_name; nullopt for anything else.
@@ -137,6 +144,30 @@ void validate(const Problem& problem);
 [[nodiscard]] inline std::int64_t x_rows(const Problem& p) noexcept { return family_of(p.op).x_rows(p); }
 [[nodiscard]] inline DType output_dtype(const Problem& p) noexcept { return family_of(p.op).output_dtype(p); }
 [[nodiscard]] inline DType a_operand_dtype(const Problem& p) noexcept { return family_of(p.op).a_operand_dtype(p); }
+
+/// What an output holds before each launch, and so whether unwritten elements can
+/// be counted (verify/poison.hpp explains why).
+enum class OutputInit : std::uint8_t {
+  poison,  ///< the dtype's poison: unwritten elements are measurable
+  y_in,    ///< ADD_INPUTS: y starts as the base output y_in; unwritten not measurable
+  zero,    ///< SPLIT_K > 1 into buf: atomics add into zeros; unwritten not measurable
+};
+/// How the output the comparison checks (y, or buf where the family writes buf) starts.
+[[nodiscard]] OutputInit output_init(const Problem& problem) noexcept;
+/// True when output_init() is poison.
+[[nodiscard]] inline bool unwritten_measurable(const Problem& p) noexcept { return output_init(p) == OutputInit::poison; }
+
+/// Compulsory DRAM traffic of one launch of `problem`'s kernel(s), in bytes: every
+/// element the op must read or write counted once (buf / x rows of live tokens, the
+/// weights of the LoRAs in use, y rows written and, with ADD_INPUTS, read; for
+/// lora_linear both kernels including the buf round trip; for fused_moe the x rows,
+/// the A and B of each (adapter, expert) group in use, and the live pairs' rows).
+/// Re-reads and the int32 metadata are not counted, so the achieved bandwidth is a
+/// lower bound. A fused_moe problem's routing is `routing` when given, else built.
+[[nodiscard]] inline std::uint64_t compulsory_bytes(const Problem& p, const LoraMetadata& m,
+                                                    const MoeRouting* routing = nullptr) {
+  return family_of(p.op).compulsory_bytes(p, m, routing);
+}
 
 /// The tolerance of `problem`. Throws lp::Error for an invalid problem.
 [[nodiscard]] Tolerance tolerance_for(const Problem& problem);

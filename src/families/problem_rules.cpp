@@ -48,6 +48,13 @@ void validate(const Problem& p) {
   }
 }
 
+OutputInit output_init(const Problem& problem) noexcept {
+  if (family_of(problem.op).writes_buf()) {
+    return problem.split_k > 1 ? OutputInit::zero : OutputInit::poison;
+  }
+  return problem.add_inputs ? OutputInit::y_in : OutputInit::poison;
+}
+
 Tolerance tolerance_for(const Problem& problem) {
   validate(problem);
   return family_of(problem.op).tolerance(problem);

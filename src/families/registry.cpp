@@ -26,6 +26,16 @@ const KernelFamily* family_named(std::string_view name) noexcept {
   return op ? &family_of(*op) : nullptr;
 }
 
+std::span<const std::string_view> kernel_arguments(std::string_view variant_op) noexcept {
+  if (const KernelFamily* family = family_named(variant_op)) {
+    return family->kernel_arguments();
+  }
+  if (variant_op == "fused_moe_shrink" || variant_op == "fused_moe_expand") {
+    return two_kernel_arguments();
+  }
+  return {};
+}
+
 std::string_view op_name(Op op) noexcept {
   return static_cast<std::size_t>(op) < k_families.size() ? family_of(op).name() : std::string_view("?");
 }

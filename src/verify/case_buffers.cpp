@@ -2,7 +2,6 @@
 
 #include <span>
 
-#include "families/family.hpp"
 #include "verify/inputs.hpp"
 #include "verify/poison.hpp"
 #include "util/error.hpp"
@@ -27,27 +26,6 @@ void fill_poison(DeviceBuffer& buffer, DType t, const Stream& stream) {
   } else {
     buffer.fill_u16(static_cast<std::uint16_t>(poison_bits(t)), stream);
   }
-}
-
-OutputInit output_init(const Problem& problem) noexcept {
-  if (family_of(problem.op).writes_buf()) {
-    return problem.split_k > 1 ? OutputInit::zero : OutputInit::poison;
-  }
-  return problem.add_inputs ? OutputInit::y_in : OutputInit::poison;
-}
-
-bool unwritten_measurable(const Problem& problem) noexcept { return output_init(problem) == OutputInit::poison; }
-
-const DeviceBuffer& CaseBuffers::output(const Problem& problem) const noexcept {
-  return family_of(problem.op).writes_buf() ? buf : y;
-}
-
-DeviceBuffer& CaseBuffers::output(const Problem& problem) noexcept {
-  return family_of(problem.op).writes_buf() ? buf : y;
-}
-
-const DeviceBuffer& CaseBuffers::row_lora(const Problem&) const noexcept {
-  return pair_lora.bytes() > 0 ? pair_lora : lora_of;
 }
 
 void upload_metadata(CaseBuffers& b, const Problem& p, const LoraMetadata& m, const Stream& stream) {
@@ -79,21 +57,6 @@ void add_expand_tensors(CaseBuffers& b, const Problem& p, const Stream& stream) 
   if (p.add_inputs) {
     b.y_in = DeviceBuffer(elements({p.num_tokens, p.hidden_total()}) * dtype_size(w), stream);
     fill_generated(b.y_in, w, k_activation_range, p.seed, tensor_id::y_in, stream);
-  }
-}
-
-void reset_output_tensor(const Problem& problem, CaseBuffers& buffers, const Stream& stream) {
-  DeviceBuffer& out = buffers.output(problem);
-  switch (output_init(problem)) {
-    case OutputInit::poison:
-      fill_poison(out, output_dtype(problem), stream);
-      break;
-    case OutputInit::y_in:
-      out.copy_from(buffers.y_in, stream);
-      break;
-    case OutputInit::zero:
-      out.fill_u32(0, stream);
-      break;
   }
 }
 

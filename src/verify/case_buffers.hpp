@@ -8,24 +8,10 @@
 
 #include "cuda/memory.hpp"
 #include "cuda/stream.hpp"
-#include "families/fused_moe/routing.hpp"
-#include "families/family.hpp"
+#include "model/moe_routing.hpp"
 #include "model/problem.hpp"
 
 namespace lp {
-
-/// What an output holds before each launch, and so whether unwritten elements
-/// can be counted (verify/poison.hpp explains why).
-enum class OutputInit : std::uint8_t {
-  poison,  ///< the dtype's poison: unwritten elements are measurable
-  y_in,    ///< ADD_INPUTS: y starts as the base output y_in; unwritten not measurable
-  zero,    ///< SPLIT_K > 1: atomics add into zeros; unwritten not measurable
-};
-
-/// How the output the comparison checks (y, or buf where the family writes buf) starts.
-[[nodiscard]] OutputInit output_init(const Problem& problem) noexcept;
-/// True when output_init() is poison.
-[[nodiscard]] bool unwritten_measurable(const Problem& problem) noexcept;
 
 /// Every device tensor of one case. Buffers an op does not use are empty.
 /// fused_moe: x is [x_rows, K], lora_a per slice [L, E, R, K], lora_b per slice
@@ -46,7 +32,7 @@ struct CaseBuffers {
   DeviceBuffer num_tokens_per_lora;   ///< [J]
   DeviceBuffer lora_token_start_loc;  ///< [J + 1]
   DeviceBuffer token_indices_sorted_by_lora_ids;  ///< [T]
-  // fused_moe's routing (families/fused_moe/routing.hpp): the host copy the device tensors
+  // fused_moe's routing (model/moe_routing.hpp): the host copy the device tensors
   // were uploaded from (the reference walks its groups), then the tensors.
   MoeRouting routing;
   DeviceBuffer topk_weights;            ///< [T * top_k] fp32
@@ -57,12 +43,6 @@ struct CaseBuffers {
   DeviceBuffer pair_lora;               ///< [T * top_k] int32: the adapter of each output row
   DeviceBuffer group_pairs;             ///< routing.group_pairs, for the reference
 
-  /// The tensor the comparison checks: buf where the family writes buf, y otherwise.
-  [[nodiscard]] const DeviceBuffer& output(const Problem& problem) const noexcept;
-  [[nodiscard]] DeviceBuffer& output(const Problem& problem) noexcept;
-  /// The adapter of each row of output(): pair_lora where the family routes pairs
-  /// (its buffers hold one), lora_of otherwise.
-  [[nodiscard]] const DeviceBuffer& row_lora(const Problem& problem) const noexcept;
 };
 
 // The steps a family's make_buffers (families/device.hpp) composes. Everything is
@@ -81,8 +61,5 @@ void add_shrink_inputs(CaseBuffers& b, const Problem& p, const Stream& stream);
 /// The expand's weights B per slice [L, H_s, R] (generated), y [T, H_tot] and, with
 /// ADD_INPUTS, y_in (generated), all in W.
 void add_expand_tensors(CaseBuffers& b, const Problem& p, const Stream& stream);
-/// Puts the output in its pre-launch state: poison, a copy of y_in (ADD_INPUTS) or
-/// zeros (SPLIT_K > 1). Asynchronous on `stream`.
-void reset_output_tensor(const Problem& p, CaseBuffers& b, const Stream& stream);
 
 }  // namespace lp

@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "families/family.hpp"
 #include "model/symptom.hpp"
 #include "util/error.hpp"
 #include "verify/compare_internal.hpp"
@@ -44,14 +43,6 @@ CompareLayout CompareLayout::shrink_output(std::int64_t num_slices, std::int64_t
   l.m_offset.assign(l.m_width.size(), 0);
   l.m_row_stride = rank;
   return l;
-}
-
-CompareLayout CompareLayout::for_problem(const Problem& problem) {
-  if (family_of(problem.op).writes_buf()) {
-    return shrink_output(problem.num_slices(), problem.num_tokens, problem.rank);
-  }
-  // y, or fused_moe's out [T * top_k, S * N], laid out like y with one row per routed pair.
-  return expand_output(output_rows(problem), problem.slice_hidden);
 }
 
 std::int64_t CompareLayout::total_elements() const noexcept {

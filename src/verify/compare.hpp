@@ -58,8 +58,6 @@ class CompareLayout {
   static CompareLayout expand_output(std::int64_t num_tokens, const std::vector<std::int64_t>& slice_hidden);
   /// buf [S, T, R]: slice s is the s-th [T, R] block.
   static CompareLayout shrink_output(std::int64_t num_slices, std::int64_t num_tokens, std::int64_t rank);
-  /// The layout of problem's output (buf for shrink, y otherwise).
-  static CompareLayout for_problem(const Problem& problem);
 
   [[nodiscard]] bool slice_major() const noexcept { return m_slice_major; }
   [[nodiscard]] std::int64_t num_tokens() const noexcept { return m_num_tokens; }

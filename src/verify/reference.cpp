@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "families/family.hpp"
 #include "cuda/check.hpp"
 #include "cuda/memory.hpp"
 #include "util/error.hpp"
@@ -89,10 +88,10 @@ void add_shrink_workspace(Workspace& w, const Problem& p, const LoraMetadata& m,
   w.shrink_acc = DeviceBuffer(workspace_bytes(largest, p.rank, sizeof(float)), stream);
 }
 
-void add_expand_workspace(Workspace& w, const Problem& p, const LoraMetadata& m, const Stream& stream) {
+void add_expand_workspace(Workspace& w, const Problem& p, const LoraMetadata& m, DType a_dtype, const Stream& stream) {
   const std::int64_t largest = largest_group(m);
   const DType w_type = p.weight_dtype;
-  if (a_operand_dtype(p) != w_type) {
+  if (a_dtype != w_type) {
     w.cast = DeviceBuffer(workspace_bytes(p.num_slices() * p.num_tokens, p.rank, dtype_size(w_type)), stream);
   }
   const std::int64_t widest = *std::max_element(p.slice_hidden.begin(), p.slice_hidden.end());
@@ -153,24 +152,6 @@ void reference_expand(const Problem& p, const LoraMetadata& m, const CaseBuffers
       finish_expand(typed<float>(w.expand_acc), n, h, tokens_of(b, m, j), w_type, p.add_inputs, b.y_in.raw(), y.raw(),
                     h_tot, offsets[static_cast<std::size_t>(s)], stream);
     }
-  }
-}
-
-void init_reference(const Problem& p, CaseBuffers& b, const Stream& stream) {
-  switch (output_init(p)) {
-    case OutputInit::poison:
-      if (output_dtype(p) == DType::f32) {
-        b.reference.fill_u32(poison_bits(DType::f32), stream);
-      } else {
-        b.reference.fill_u16(static_cast<std::uint16_t>(poison_bits(output_dtype(p))), stream);
-      }
-      break;
-    case OutputInit::y_in:
-      b.reference.copy_from(b.y_in, stream);
-      break;
-    case OutputInit::zero:
-      b.reference.fill_u32(0, stream);
-      break;
   }
 }
 

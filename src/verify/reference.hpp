@@ -8,7 +8,7 @@
 //                y = round_W(acc), or round_W(round_W(acc) + y_in) with ADD_INPUTS;
 //   the shrink:  buf = scale * acc in fp32 (alpha = scale), no further rounding.
 // Rows of tokens without a LoRA hold exactly what the output held before the
-// launch (poison, y_in or zero: init_reference()), so any write there shows.
+// launch (poison, y_in or zero: the family sets the reference so), so any write there shows.
 
 #include <cstddef>
 #include <cstdint>
@@ -40,7 +40,8 @@ struct Workspace {
 [[nodiscard]] std::int64_t largest_group(const LoraMetadata& m);
 /// The shrink step's scratch, and the expand step's (its cast when A's dtype is not W).
 void add_shrink_workspace(Workspace& w, const Problem& p, const LoraMetadata& m, const Stream& stream);
-void add_expand_workspace(Workspace& w, const Problem& p, const LoraMetadata& m, const Stream& stream);
+/// `a_dtype`: the dtype the expand casts its A operand from (its family's).
+void add_expand_workspace(Workspace& w, const Problem& p, const LoraMetadata& m, DType a_dtype, const Stream& stream);
 
 /// The buffer's element `index` of dtype `t`.
 [[nodiscard]] const void* element_at(const DeviceBuffer& b, std::size_t index, DType t);
@@ -62,7 +63,5 @@ void reference_shrink(const Problem& p, const LoraMetadata& m, const CaseBuffers
 /// dtype `in_type`, cast to W first.
 void reference_expand(const Problem& p, const LoraMetadata& m, const CaseBuffers& b, Workspace& w, const void* in,
                       DType in_type, DeviceBuffer& y, const Stream& stream, const CublasHandle& cublas);
-/// The reference starts as the output does before a launch (output_init()).
-void init_reference(const Problem& p, CaseBuffers& b, const Stream& stream);
 
 }  // namespace lp

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "families/family.hpp"
 #include "util/error.hpp"
 
 namespace lp {
@@ -23,10 +22,6 @@ double rule_of_three_upper_bound(std::uint64_t runs) {
     throw Error("rule of three: no runs, so no bound on the failure probability");
   }
   return std::min(1.0, 3.0 / static_cast<double>(runs));
-}
-
-std::uint64_t compulsory_bytes(const Problem& p, const LoraMetadata& metadata, const MoeRouting* given) {
-  return family_of(p.op).compulsory_bytes(p, metadata, given);
 }
 
 }  // namespace lp

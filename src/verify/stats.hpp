@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "model/metrics.hpp"
-#include "families/fused_moe/routing.hpp"
 #include "model/problem.hpp"
 
 namespace lp {
@@ -26,16 +25,5 @@ struct FailureRate {
 
 /// min(1, 3/n). Throws lp::Error for n = 0 (no runs bound nothing).
 [[nodiscard]] double rule_of_three_upper_bound(std::uint64_t runs);
-
-/// Compulsory DRAM traffic of one launch of `problem`'s kernel(s), in bytes: every
-/// element the op must read or write counted once (buf / x rows of live tokens, the
-/// weights of the LoRAs in use, y rows written and, with ADD_INPUTS, read; for
-/// lora_linear both kernels including the buf round trip; for fused_moe the x rows,
-/// the A and B of each (adapter, expert) group in use, and the live pairs' rows). Re-reads (x per slice,
-/// weights per token tile) and the int32 metadata are not counted, so the achieved
-/// bandwidth is a lower bound on what the kernel really moved. A fused_moe problem's
-/// routing is `routing` when given (a case's buffers hold it), else built again.
-[[nodiscard]] std::uint64_t compulsory_bytes(const Problem& problem, const LoraMetadata& metadata,
-                                             const MoeRouting* routing = nullptr);
 
 }  // namespace lp

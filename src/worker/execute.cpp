@@ -201,7 +201,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     spec.rtol = job.rtol.value_or(r.tolerance->rtol);
     spec.tile = TileShape{job.block_m, job.block_n};
     spec.unwritten_measurable = unwritten_measurable(problem);
-    const CompareLayout layout = CompareLayout::for_problem(problem);
+    const CompareLayout layout = compare_layout(problem);
     const auto repeats = static_cast<std::size_t>(std::max(job.repeats, 0));
     r.comparisons = std::make_unique<QueuedComparisons>(layout, spec, repeats, stream);
     r.runs = std::vector<GpuSpan>(repeats);
@@ -214,7 +214,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
           r.kernels[i].launch->launch(r.kernels[i].image->function, stream, programmatic);
         }
       });
-      r.comparisons->enqueue(r.buffers->output(problem), r.buffers->reference, r.buffers->row_lora(problem));
+      r.comparisons->enqueue(output_of(problem, *r.buffers), r.buffers->reference, row_lora_of(problem, *r.buffers));
     }
     if (readback.bytes() < r.comparisons->readback_bytes()) {
       // Freeing the smaller one may wait for the device: rare (a few KiB hold 100 repeats).

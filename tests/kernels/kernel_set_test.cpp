@@ -1,3 +1,4 @@
+#include "families/family.hpp"
 #include "support/error_of.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "kernels/xz.hpp"

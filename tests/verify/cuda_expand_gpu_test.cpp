@@ -38,7 +38,7 @@ class CudaExpandEndToEnd : public VerifyGpu {
     spec.rtol = tol.rtol;
     spec.tile = compare_tile;
     spec.unwritten_measurable = unwritten_measurable(p);
-    const CompareMetrics metrics = compare_on_device(CompareLayout::for_problem(p), spec, b.y, b.reference, b.lora_of,
+    const CompareMetrics metrics = compare_on_device(compare_layout(p), spec, b.y, b.reference, b.lora_of,
                                                      stream());
     std::printf("%s, CUDA expand fault=%s: %s\n", describe(p).c_str(), std::string(expand_fault_name(fault)).c_str(),
                 metrics.summary().c_str());
@@ -142,7 +142,7 @@ TEST_F(CudaExpandEndToEnd, NoLaunchMeansEverythingUnwritten) {
   spec.atol = 1.0;
   spec.rtol = 1.0;
   spec.tile = TileShape{64, 128};
-  const CompareMetrics metrics = compare_on_device(CompareLayout::for_problem(p), spec, b.y, b.reference, b.lora_of,
+  const CompareMetrics metrics = compare_on_device(compare_layout(p), spec, b.y, b.reference, b.lora_of,
                                                    stream());
   EXPECT_EQ(metrics.unwritten, 100u * 256u);
   EXPECT_EQ(metrics.failing_tiles, metrics.total_tiles);

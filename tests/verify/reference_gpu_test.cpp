@@ -54,7 +54,7 @@ TEST_P(ReferenceVsFloat64, AgreesWithinToleranceWithMargin) {
   spec.tile = TileShape{16, 32};
   spec.unwritten_measurable = unwritten_measurable(p);
   const CompareMetrics metrics =
-      compare_on_host(CompareLayout::for_problem(p), spec, cublas_ref, host_ref, row_lora(p));
+      compare_on_host(compare_layout(p), spec, cublas_ref, host_ref, row_lora(p));
   std::printf("%s: cuBLAS reference %.3f ms; vs float64: %s\n", describe(p).c_str(), ms, metrics.summary().c_str());
   EXPECT_TRUE(metrics.passed()) << describe(p) << ": " << metrics.summary() << "; " << tol.describe();
   EXPECT_LE(metrics.worst_dev_over_tolerance, 0.5) << describe(p) << ": " << metrics.summary() << "; " << tol.describe();

@@ -2,6 +2,7 @@
 
 #include "verify/stats.hpp"
 #include "families/family.hpp"
+#include "families/fused_moe/routing.hpp"
 
 #include <gtest/gtest.h>
 

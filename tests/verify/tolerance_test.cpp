@@ -1,6 +1,7 @@
 // The tolerance table, pinned, and the model behind it: two correct fp32
 // implementations summing in different orders must pass with margin.
 
+#include "families/device.hpp"
 #include "support/print_name.hpp"
 #include "model/tolerance.hpp"
 #include "families/family.hpp"
@@ -145,7 +146,7 @@ TEST_P(AccumulationOrder, CleanResultsPassWithMargin) {
   const Problem& p = GetParam().problem;
   const test::HostInputs inputs = test::generate_host_inputs(p);
   const Tolerance tol = tolerance_for(p);
-  const CompareLayout layout = CompareLayout::for_problem(p);
+  const CompareLayout layout = compare_layout(p);
   CompareSpec spec;
   spec.dtype = output_dtype(p);
   spec.atol = tol.atol;
@@ -225,7 +226,7 @@ TEST(Tolerance, AnAmplifiedCleanResultStaysInsideTodaysToleranceWithItsMargin) {
       spec.unwritten_measurable = unwritten_measurable(p);
       const std::vector<std::byte> reference = test::host_output(p, inputs, test::Accumulation::float64);
       const std::vector<std::byte> amplified = test::host_output(p, inputs, test::Accumulation::fp32_amplified);
-      const CompareMetrics m = compare_on_host(CompareLayout::for_problem(p), spec, amplified, reference, p.lora_of);
+      const CompareMetrics m = compare_on_host(compare_layout(p), spec, amplified, reference, p.lora_of);
       EXPECT_TRUE(m.passed()) << m.summary();
       EXPECT_LE(m.worst_dev_over_tolerance, 0.5) << m.summary();
     }

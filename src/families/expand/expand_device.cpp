@@ -28,7 +28,7 @@ class ExpandDevice final : public DeviceFamily {
   [[nodiscard]] Workspace workspace(const Problem& p, const LoraMetadata& m, const CaseBuffers&,
                                     const Stream& stream) const override {
     Workspace w;
-    add_expand_workspace(w, p, m, stream);
+    add_expand_workspace(w, p, m, a_operand_dtype(p), stream);
     return w;
   }
 

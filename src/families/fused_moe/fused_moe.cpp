@@ -135,6 +135,21 @@ class FusedMoe final : public KernelFamily {
 
 }  // namespace
 
+std::span<const std::string_view> two_kernel_arguments() noexcept {
+  // _fused_moe_lora_kernel's runtime arguments (the two-kernel path, launched as
+  // fused_moe_shrink and fused_moe_expand), without a_desc and b_desc, which are None
+  // and compiled in.
+  static constexpr std::array<std::string_view, 29> k_arguments = {
+
+      "a_ptr",        "b_ptr",           "c_ptr",          "topk_weights_ptr", "sorted_token_ids_ptr",
+      "expert_ids_ptr", "num_tokens_post_padded_ptr", "token_lora_mapping_ptr", "N", "K",
+      "EM",           "num_valid_tokens", "num_experts",    "top_k_num",        "lora_ids",
+      "adapter_enabled", "max_loras",    "stride_am",      "stride_ak",        "stride_bl",
+      "stride_be",    "stride_bk",       "stride_bn",      "stride_cm",        "stride_cn",
+      "stride_tl",    "stride_el",       "slice_a_size",   "slice_c_size"};
+  return k_arguments;
+}
+
 const KernelFamily& fused_moe_family() noexcept {
   static const FusedMoe family;
   return family;

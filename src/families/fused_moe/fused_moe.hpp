@@ -9,5 +9,8 @@
 namespace lp {
 
 [[nodiscard]] const KernelFamily& fused_moe_family() noexcept;
+/// The runtime arguments of vLLM's two-kernel fused-MoE path's kernel (the sets carry
+/// it as fused_moe_shrink and fused_moe_expand; no family launches it yet).
+[[nodiscard]] std::span<const std::string_view> two_kernel_arguments() noexcept;
 
 }  // namespace lp

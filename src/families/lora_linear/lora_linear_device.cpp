@@ -39,7 +39,7 @@ class LoraLinearDevice final : public DeviceFamily {
     add_shrink_workspace(w, p, m, stream);
     w.intermediate =
         DeviceBuffer(workspace_bytes(p.num_slices() * p.num_tokens, p.rank, sizeof(float)), stream);
-    add_expand_workspace(w, p, m, stream);
+    add_expand_workspace(w, p, m, a_operand_dtype(p), stream);
     return w;
   }
 
