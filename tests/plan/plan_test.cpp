@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "plan/axes.hpp"
 #include "plan/embedded_configs.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -300,6 +301,25 @@ TEST(Config, AKeyWrittenTwiceIsAnErrorNamingIt) {
   }
   // The same key in two objects is fine.
   EXPECT_NO_THROW((void)parse_config(R"({"exclude": [{"op": "expand"}, {"op": "shrink"}]})", "t.json"));
+}
+
+}  // namespace
+}  // namespace lp::plan
+
+namespace lp::plan {
+namespace {
+
+// A report's cases and an exclude rule may name any family; only a sweep's op axis
+// is limited to the families it can plan (fused_moe comes from a model's experts).
+TEST(Axes, TheOpAxisPlansWhatItCanButEveryFamilyIsAnOp) {
+  const AxisInfo& op = axis_info(AxisId::op);
+  EXPECT_EQ(check_value(op, "fused_moe"), std::nullopt) << "a report with fused_moe cases must read";
+  EXPECT_EQ(check_value(op, "lora_linear"), std::nullopt);
+  const std::optional<std::string> planned = check_sweep_value(op, "fused_moe");
+  ASSERT_TRUE(planned.has_value());
+  EXPECT_NE(planned->find("--model"), std::string::npos) << *planned;
+  EXPECT_EQ(check_value(op, "foo"), std::optional<std::string>("expected one of expand, shrink, lora_linear, got \"foo\""));
+  EXPECT_TRUE(check_value(op, 3).has_value());
 }
 
 }  // namespace
