@@ -36,8 +36,12 @@ RUNTIME_QUANTITIES = {
 INDEX_ARRAYS = ("token_indices_sorted_by_lora_ids", "num_tokens_per_lora", "lora_token_start_loc", "lora_ids")
 
 
+# Triton's name of a dtype where it is not loraprobe's (float8 e4m3fn is Triton's fp8e4nv).
+TRITON_DTYPES = {"fp8e4m3": "fp8e4nv"}
+
+
 def _ptr(dtype):
-    return ("*" + dtype, ALIGNED_16)
+    return ("*" + TRITON_DTYPES.get(dtype, dtype), ALIGNED_16)
 
 
 _I32_D16 = ("i32", DIVISIBLE_BY_16)
@@ -103,6 +107,80 @@ def shrink_arguments(v: Variant) -> list:
 
 
 _I32_ANY = ("i32", UNSPECIALIZED)
+
+# The scales' strides of the FP8 kernels, as vLLM's JIT specialises them for the shapes it
+# meets (lora_*_fp8_op.py, vllm 0.34.0). Per tensor: 0 for the activation's two and the
+# weights' K stride, 1 for the weights' L stride (the [L] tensor's stride) and N stride
+# (vLLM passes 1 for a 1-D scale tensor). Block-wise, the contiguous [T, cdiv(K, g)] and
+# [L, cdiv(N, g), cdiv(K, g)] tensors' strides: K strides 1; a stride of cdiv(H, 128)
+# groups is divisible by 16 for H a multiple of 2048 (Qwen3.6-35B-A3B's 2048, 4096, ...);
+# the expand's K is the rank, at most 128 in one group, so its row and N strides are 1.
+_FP8_SCALE_STRIDES = ("a_scale_m_stride", "a_scale_k_stride", "b_scale_l_stride", "b_scale_n_stride",
+                      "b_scale_k_stride")
+_ZERO = ("i32", DIVISIBLE_BY_16)  # 0 is divisible by 16
+_FP8_SCALE_SPECS = {
+    ("shrink_fp8", False): (_ZERO, _ZERO, _ONE, _ONE, _ZERO),
+    ("expand_fp8", False): (_ZERO, _ZERO, _ONE, _ONE, _ZERO),
+    ("shrink_fp8", True): (_I32_D16, _ONE, _I32_D16, _I32_D16, _ONE),
+    ("expand_fp8", True): (_ONE, _ONE, _I32_D16, _ONE, _ONE),
+}
+
+
+def _fp8_scale_arguments(v: Variant) -> list:
+    return list(zip(_FP8_SCALE_STRIDES, _FP8_SCALE_SPECS[(v.op, bool(v.scale_group))]))
+
+
+def shrink_fp8_arguments(v: Variant) -> list:
+    """_lora_shrink_kernel_fp8, one slice: fp8 x and A, their fp32 scales, the fp32 buf."""
+    args = [
+        ("input_ptr", _ptr(v.input_dtype)),
+        ("lora_ptr", _ptr(v.weight_dtype)),
+        ("out_ptr", _ptr("fp32")),
+        ("a_scale_ptr", _ptr("fp32")),
+        ("b_scale_ptr", _ptr("fp32")),
+        ("M", ("i32", UNSPECIALIZED)),
+        ("N", _I32_D16),
+        ("K", _I32_D16),
+    ]
+    args += [(name, _ptr("i32")) for name in INDEX_ARRAYS]
+    args += [
+        ("scaling", ("fp32", UNSPECIALIZED)),
+        ("input_d0_stride", _I32_D16),
+        ("input_d1_stride", _ONE),
+        ("lora_d0_stride", _I32_D16),
+        ("lora_d1_stride", _I32_D16),
+        ("lora_d2_stride", _ONE),
+    ]
+    args += _fp8_scale_arguments(v)
+    args += [("output_d0_stride", _I32_D16), ("output_d1_stride", _I32_D16), ("output_d2_stride", _ONE)]
+    return [(name, ty, spec) for name, (ty, spec) in args]
+
+
+def expand_fp8_arguments(v: Variant) -> list:
+    """_lora_expand_kernel_fp8, one slice: the fp8 buf and B, their fp32 scales, y in W."""
+    args = [
+        ("input_ptr", _ptr(v.input_dtype)),
+        ("lora_ptr", _ptr(v.input_dtype)),
+        ("out_ptr", _ptr(v.weight_dtype)),
+        ("a_scale_ptr", _ptr("fp32")),
+        ("b_scale_ptr", _ptr("fp32")),
+        ("M", ("i32", UNSPECIALIZED)),
+        ("N", _I32_D16),
+        ("K", _I32_D16),
+    ]
+    args += [(name, _ptr("i32")) for name in INDEX_ARRAYS]
+    args += [
+        ("slice_start_loc", _I32_D16),
+        ("input_d0_stride", _I32_D16),
+        ("input_d1_stride", _I32_D16),
+        ("input_d2_stride", _ONE),
+        ("ls_d0_ptr", _I32_D16),
+        ("ls_d1_ptr", _I32_D16),
+        ("ls_d2_ptr", _ONE),
+    ]
+    args += _fp8_scale_arguments(v)
+    args += [("output_d0_stride", _I32_D16), ("output_d1_stride", _ONE), ("output_hs_ptr", _I32_D16)]
+    return [(name, ty, spec) for name, (ty, spec) in args]
 
 
 def fused_moe_arguments(v: Variant) -> list:
@@ -212,6 +290,10 @@ def arguments(v: Variant) -> list:
         return sharded_moe_arguments(v)
     if v.op == "fused_moe":
         return fused_moe_arguments(v)
+    if v.op == "shrink_fp8":
+        return shrink_fp8_arguments(v)
+    if v.op == "expand_fp8":
+        return expand_fp8_arguments(v)
     return expand_arguments(v) if v.op == "expand" else shrink_arguments(v)
 
 
@@ -252,6 +334,15 @@ def kernel_constexprs(v: Variant) -> dict:
             "EVEN_K": v.even_k,
             "ADD_INPUTS": v.add_inputs,
         }
+    if v.op in ("shrink_fp8", "expand_fp8"):
+        fp8 = {"group_n": v.scale_group, "group_k": v.scale_group, "BLOCK_M": v.block_m, "BLOCK_N": v.block_n,
+               "BLOCK_K": v.block_k, "EVEN_K": v.even_k}
+        if v.op == "shrink_fp8":
+            fp8.update({"SPLIT_K": v.split_k, "GROUP_SIZE_M": v.group_size_m, "SLICE_NUM": 1})
+        else:
+            fp8.update({"ADD_INPUTS": v.add_inputs, "CAST_TYPE": False, "SLICE_NUM": 1, "SAME_STRIDE": True})
+        fp8.update({"USE_GDC": False, "use_fp8_w8a8": True, "per_channel_quant": False, "launch_pdl": False})
+        return fp8
     if v.op == "shrink":
         return {
             "BLOCK_M": v.block_m,
@@ -292,6 +383,10 @@ def kernel_source(v: Variant) -> tuple:
         return ("lora_expand", "_lora_expand_kernel")
     if v.op == "fused_moe":
         return ("fused_moe_lora", "_fused_moe_lora_one_shot_kernel")
+    if v.op == "shrink_fp8":
+        return ("lora_fp8", "_lora_shrink_kernel_fp8")
+    if v.op == "expand_fp8":
+        return ("lora_fp8", "_lora_expand_kernel_fp8")
     if v.op in ("fused_moe_shrink", "fused_moe_expand"):
         return ("fused_moe_lora", "_fused_moe_lora_kernel")
     return ("lora_shrink", "_lora_shrink_kernel")
@@ -399,7 +494,7 @@ def grid(v: Variant) -> list:
         n = "rank" if v.op == "fused_moe_shrink" else "max_hidden_size"
         return [[v.split_k, "cdiv:padded_pairs:BLOCK_SIZE_M", f"cdiv:{n}:BLOCK_SIZE_N"], ["num_slices"],
                 ["num_lora_ids"]]
-    if v.op == "expand":
+    if v.op in ("expand", "expand_fp8"):
         x = ["cdiv:num_tokens:BLOCK_M", "cdiv:max_hidden_size:BLOCK_N"]
     else:
         x = [v.split_k, "cdiv:num_tokens:BLOCK_M", "cdiv:rank:BLOCK_N"]

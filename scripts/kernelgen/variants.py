@@ -37,6 +37,14 @@ MOE_OPS = ("fused_moe", ) + SHARDED_MOE_OPS
 # USE_GDC (and launch_pdl, always equal to it), and the shrink's TAIL_NS (loraprobe's
 # slow-tail producer for the PDL chain; null for the expand).
 PDL_AXES = ("gdc", "tail_ns")
+# The FP8 (w8a8) kernels' axis, after AXES in their manifest entries: the block-wise
+# scales' group, group_n = group_k (vLLM's block quantization, weight_block_size
+# [128, 128]), or 0 for per-tensor scales. Their input_dtype is fp8e4m3; weight_dtype
+# is what the expand writes (its B is fp8e4m3) and fp8e4m3 for the shrink (A).
+FP8_OPS = ("shrink_fp8", "expand_fp8")
+FP8_AXES = ("scale_group", )
+FP8 = "fp8e4m3"
+FP8_SCALE_GROUPS = (0, 128)
 # The spin between the shrink's launch_dependents and its store in the chain's producer
 # variants: long against an expand's start-up (a few microseconds on an H200), short
 # against a sweep.
@@ -49,7 +57,7 @@ PRODUCED = {"expand": ["input_ptr"], "shrink": []}
 
 @dataclass(frozen=True)
 class Variant:
-    op: str  # "expand" | "shrink" | "fused_moe" | "fused_moe_shrink" | "fused_moe_expand"
+    op: str  # "expand" | "shrink" | "fused_moe" | "fused_moe_shrink" | "fused_moe_expand" | FP8_OPS
     input_dtype: str
     weight_dtype: str
     block_m: int
@@ -69,6 +77,7 @@ class Variant:
     npid_factor: Optional[int] = None
     gdc: Optional[bool] = None  # expand and shrink: USE_GDC and launch_pdl
     tail_ns: Optional[int] = None  # shrink: TAIL_NS
+    scale_group: Optional[int] = None  # FP8_OPS only: group_n = group_k, 0 per tensor
     role: str = "kernel"
     sources: tuple = field(default=(), compare=False)  # which matrix rows asked for it
 
@@ -89,6 +98,10 @@ class Variant:
             parts = ["fusedmoe2", self.op.rsplit("_", 1)[1], self.weight_dtype, f"topk{self.top_k}",
                      "routedw" if self.mul_routed_weight else "noroutedw", f"s{self.num_slices}", tiles,
                      f"sk{self.split_k}", f"g{self.group_size_m}"]
+        elif self.op == "expand_fp8":
+            parts = ["expandfp8", self.weight_dtype, self._scales(), tiles, k, "add" if self.add_inputs else "noadd"]
+        elif self.op == "shrink_fp8":
+            parts = ["shrinkfp8", self._scales(), tiles, f"sk{self.split_k}", f"g{self.group_size_m}", k]
         else:
             parts = ["shrink", self.input_dtype, tiles, f"sk{self.split_k}", f"g{self.group_size_m}", k,
                      f"s{self.num_slices}"]
@@ -107,8 +120,11 @@ class Variant:
             parts.append(suffix)
         return "-".join(parts)
 
+    def _scales(self) -> str:
+        return f"block{self.scale_group}" if self.scale_group else "tensor"
+
     def axes(self) -> dict:
-        names = AXES + MOE_AXES if self.op in MOE_OPS else AXES + PDL_AXES
+        names = AXES + MOE_AXES if self.op in MOE_OPS else AXES + FP8_AXES if self.op in FP8_OPS else AXES + PDL_AXES
         return {name: getattr(self, name) for name in names}
 
     @property
@@ -135,6 +151,19 @@ def _shrink(dtype, bm, bn, bk, nw, ns, even_k, split_k, slices=1, group_size_m=N
     return Variant("shrink", dtype, dtype, bm, bn, bk, nw, ns, even_k, slices, split_k=split_k,
                    group_size_m=SHRINK_GROUP_SIZE_M if group_size_m is None else group_size_m, gdc=gdc,
                    tail_ns=tail_ns, sources=(source, ))
+
+
+def _expand_fp8(out_dtype, group, bn, ns, even_k, add, bk=None, source="expand-fp8"):
+    # vLLM's expand knobs (get_lora_op_configs, as the 16-bit expand's) around its default.
+    d = EXPAND_DEFAULT
+    return Variant("expand_fp8", FP8, out_dtype, d["bm"], bn, bk or d["bk"], d["nw"], ns, even_k, 1, add_inputs=add,
+                   same_stride=True, scale_group=group, sources=(source, ))
+
+
+def _shrink_fp8(group, bk, split_k, ns, even_k, source="shrink-fp8"):
+    # vLLM's shrink knobs for either batch regime; the output is the fp32 buf.
+    return Variant("shrink_fp8", FP8, FP8, 32, 16, bk, 4, ns, even_k, 1, split_k=split_k,
+                   group_size_m=SHRINK_GROUP_SIZE_M, scale_group=group, sources=(source, ))
 
 
 def _fused_moe(dtype, rank, proj, bm, bn, bk, nw, ns, npid, even_k=True, add=True, source=""):
@@ -283,6 +312,15 @@ def build_matrix() -> list:
         rows.append(_sharded_moe("fused_moe_expand", dtype, proj, sh["block_m"], sh["block_n"],
                                  max(16, min(sh["block_k"], rank)), sh["num_warps"], ns, source="fused-moe-sharded"))
 
+    # vLLM's FP8 (w8a8) LoRA shrink and expand (lora_shrink_fp8_op.py, lora_expand_fp8_op.py),
+    # per-tensor and block-wise scales, at vLLM's configs and the expand's block_n and
+    # stage neighbours (block_n 128 with 2 stages is where the 16-bit expand's hazard is).
+    for w, group, bn, ns, even, add in product(("bf16", "fp16"), FP8_SCALE_GROUPS, (32, 64, 128, 256), (1, 2, 3),
+                                               TRUE_FALSE, TRUE_FALSE):
+        rows.append(_expand_fp8(w, group, bn, ns, even, add))
+    for group, cfg, ns, even in product(FP8_SCALE_GROUPS, SHRINK_DEFAULTS.values(), (1, 2, 3), TRUE_FALSE):
+        rows.append(_shrink_fp8(group, cfg["bk"], cfg["sk"], ns, even))
+
     # Controls and test hooks, all at the default expand config.
     rows.append(_expand("fp32", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, True,
                         role="positive_control", source="positive-control"))
@@ -316,7 +354,7 @@ MATRICES = ("full", "upgrade")
 
 def in_upgrade_matrix(v: Variant) -> bool:
     """Whether the "upgrade" matrix keeps v: bf16 weights; every fused-MoE row; the dual-stream
-    (gdc) rows; expand with fp32 or
+    (gdc) rows; every FP8 shrink and the FP8 expands that write bf16; expand with fp32 or
     bf16 input at block_m 64, 4 warps, block_k 32 (16 at block_n 128), block_n
     32..256, 1-3 stages, and the multi-slice defaults (2 and 3 slices, block_n
     64, block_k 16 or 32, 2 stages); shrink at block_m 32 with
@@ -330,6 +368,10 @@ def in_upgrade_matrix(v: Variant) -> bool:
         return v.weight_dtype == "bf16"
     if v.op in SHARDED_MOE_OPS:
         return True  # fp16 is the case that casts in registers
+    if v.op == "expand_fp8":
+        return v.weight_dtype == "bf16" and v.num_stages <= 3
+    if v.op == "shrink_fp8":
+        return True
     if v.weight_dtype != "bf16" or v.num_warps != 4:
         return False
     if v.op == "expand":
@@ -372,7 +414,7 @@ def parse_filter(text: str) -> list:
             raise ValueError(f"empty term in filter {text!r}")
         if "=" in raw:
             key, value = (s.strip() for s in raw.split("=", 1))
-            keys = AXES + MOE_AXES + PDL_AXES + ("id", "op", "role")
+            keys = AXES + MOE_AXES + PDL_AXES + FP8_AXES + ("id", "op", "role")
             if key not in keys:
                 raise ValueError(f"unknown filter key {key!r}; keys: {', '.join(keys)}")
             terms.append((key, value))

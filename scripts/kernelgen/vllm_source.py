@@ -20,7 +20,8 @@ import sys
 
 # The files of vllm/lora/ops/triton_ops/ whose @triton.jit functions are lifted: the
 # kernels loraprobe's matrix has a counterpart of, and the helpers they call.
-SOURCE_FILES = ("kernel_utils.py", "lora_expand_op.py", "lora_shrink_op.py", "fused_moe_lora_op.py")
+SOURCE_FILES = ("kernel_utils.py", "lora_expand_op.py", "lora_shrink_op.py", "fused_moe_lora_op.py",
+                "fp8_kernel_utils.py", "lora_expand_fp8_op.py", "lora_shrink_fp8_op.py")
 MODULE_NAME = "vllm_lora_kernels"
 
 # Constexprs vLLM's kernels have and loraprobe's do not, with the value vLLM passes on
