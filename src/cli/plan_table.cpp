@@ -6,11 +6,8 @@
 
 namespace lp::cli {
 
-
-namespace {
-
-}  // namespace
-
+// The columns: "sg" is the FP8 families' scale group (0: per-tensor scales; "-" for the
+// families without scales).
 void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Plan& p) {
   std::string out = fmt::format("plan: {} cases from {} combinations of {}{}\n", p.cases.size(), p.combinations,
                                 config.name, config.source.empty() ? "" : " (" + config.source + ")");
@@ -29,20 +26,20 @@ void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Pl
   }
   out += fmt::format("  repeats per case: {}, seed: {}\n", config.repeats.value, config.seed.value);
   out += fmt::format("{:>5} {:<12} {:<7} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} "
-                     "{:>2} {:>3} {:<5} {:>3} {}\n",
+                     "{:>2} {:>3} {:<5} {:>3} {:>4} {}\n",
                      "#", "id", "triton", "op", "tokens", "rank", "hidden", "lora", "in", "w", "add", "bm", "bn", "bk", "nw",
-                     "ns", "sk", "evenk", "amp", "compiler");
+                     "ns", "sk", "evenk", "amp", "sg", "compiler");
   fmt::print(file, "{}", out);
   // One line at a time: a plan of millions of cases is never held as text.
   for (const plan::Case& c : p.cases) {
     const AxisValues a = c.axes();
     fmt::print(file, "{:>5} {:<12} {:<7} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} "
-                       "{:>2} {:>3} {:<5} {:>3} {}\n",
+                       "{:>2} {:>3} {:<5} {:>3} {:>4} {}\n",
                        c.index, c.id, c.triton, plan::format_cell(a, "op"), c.tokens, c.rank, plan::format_cell(a, "hidden"), c.num_loras,
                        plan::format_cell(a, "input_dtype"), plan::format_cell(a, "weight_dtype"), plan::format_cell(a, "add_inputs"), plan::format_cell(a, "block_m"),
                        plan::format_cell(a, "block_n"), plan::format_cell(a, "block_k"), plan::format_cell(a, "num_warps"), plan::format_cell(a, "num_stages"),
                        c.shrink ? std::to_string(c.shrink->split_k) : "-", plan::format_cell(a, "even_k"), c.amplify,
-                       c.compiler.to_string());
+                       plan::format_cell(a, "scale_group"), c.compiler.to_string());
   }
 }
 

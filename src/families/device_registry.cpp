@@ -6,6 +6,7 @@
 
 #include "families/device.hpp"
 #include "families/expand/expand_device.hpp"
+#include "families/fp8/fp8_device.hpp"
 #include "families/fused_moe/fused_moe_device.hpp"
 #include "families/lora_linear/lora_linear_device.hpp"
 #include "families/shrink/shrink_device.hpp"
@@ -13,8 +14,9 @@
 namespace lp {
 namespace {
 
-const std::array<const DeviceFamily*, 4> k_device_families = {&expand_device(), &shrink_device(),
-                                                              &lora_linear_device(), &fused_moe_device()};
+const std::array<const DeviceFamily*, 6> k_device_families = {&expand_device(),      &shrink_device(),
+                                                              &lora_linear_device(), &fused_moe_device(),
+                                                              &shrink_fp8_device(),  &expand_fp8_device()};
 
 }  // namespace
 

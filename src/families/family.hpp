@@ -57,6 +57,13 @@ struct FamilyTraits {
   /// site), so the field report's remedies apply to it: block_n 32, a 16-bit input
   /// (vLLM PR #47869's bf16 buffer), 1 stage.
   bool register_a_remedies = false;
+  /// x (or buf) and the weights are always of these dtypes, so those axes collapse to
+  /// them (nullopt: the axis applies). The FP8 families: fp8e4m3 operands.
+  std::optional<DType> fixed_input_dtype;
+  std::optional<DType> fixed_weight_dtype;
+  /// Its kernels take per-tensor or block-wise scales: scale_group is an axis of its
+  /// cases and of its variants, which carry it instead of the dual-stream gdc/tail_ns.
+  bool scale_group_axis = false;
 };
 
 /// One kernel family. Implementations live in src/families/<name>/.

@@ -34,8 +34,15 @@ void validate(const Problem& p) {
   if (p.num_loras < 1) {
     fail(fmt::format("num_loras {} is below 1", p.num_loras));
   }
-  if (p.weight_dtype != DType::bf16 && p.weight_dtype != DType::f16) {
+  if (const std::optional<DType> fixed = family_of(p.op).traits().fixed_weight_dtype) {
+    if (p.weight_dtype != *fixed) {
+      fail(fmt::format("weight dtype {} is not {}", dtype_name(p.weight_dtype), dtype_name(*fixed)));
+    }
+  } else if (p.weight_dtype != DType::bf16 && p.weight_dtype != DType::f16) {
     fail(fmt::format("weight dtype {} is not bf16 or fp16", dtype_name(p.weight_dtype)));
+  }
+  if (p.scale_group != 0 && !family_of(p.op).traits().scale_group_axis) {
+    fail(fmt::format("scale_group {} given, but only the FP8 families take scales", p.scale_group));
   }
   family_of(p.op).check(p, fail);
   if (static_cast<std::int64_t>(p.lora_of.size()) != p.num_tokens) {

@@ -5,6 +5,7 @@
 
 #include "families/expand/expand.hpp"
 #include "families/family.hpp"
+#include "families/fp8/fp8.hpp"
 #include "families/fused_moe/fused_moe.hpp"
 #include "families/lora_linear/lora_linear.hpp"
 #include "families/shrink/shrink.hpp"
@@ -12,8 +13,9 @@
 namespace lp {
 namespace {
 
-const std::array<const KernelFamily*, 4> k_families = {&expand_family(), &shrink_family(), &lora_linear_family(),
-                                                       &fused_moe_family()};
+const std::array<const KernelFamily*, 6> k_families = {&expand_family(),      &shrink_family(),
+                                                       &lora_linear_family(), &fused_moe_family(),
+                                                       &shrink_fp8_family(),  &expand_fp8_family()};
 
 }  // namespace
 

@@ -10,12 +10,14 @@ std::string_view dtype_name(DType t) noexcept {
       return "bf16";
     case DType::f16:
       return "fp16";
+    case DType::e4m3:
+      return "fp8e4m3";
   }
   return "?";
 }
 
 std::optional<DType> parse_dtype(std::string_view name) noexcept {
-  for (const DType t : {DType::f32, DType::bf16, DType::f16}) {
+  for (const DType t : {DType::f32, DType::bf16, DType::f16, DType::e4m3}) {
     if (name == dtype_name(t)) {
       return t;
     }

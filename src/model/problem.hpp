@@ -25,6 +25,12 @@ enum class Op : std::uint8_t {
   /// routed pair p = t * top_k + j, out[p, s*N + n] (+)= round_W(w_p * round_W(x A^T) B^T)
   /// with the pair's expert's A and B; x [T or T*top_k, K] W -> out [T*top_k, S*N] W.
   fused_moe,
+  /// vLLM's FP8 w8a8 shrink (docs/problem.md "FP8 w8a8 shrink and expand"): x [T, H]
+  /// and A [L, R, H] in fp8e4m3 with their scales -> buf [T, R] fp32, times scale.
+  shrink_fp8,
+  /// vLLM's FP8 w8a8 expand: buf [T, R] and B [L, H, R] in fp8e4m3 with their scales
+  /// -> y [T, H] (dtype W), added into y with add_inputs.
+  expand_fp8,
 };
 
 /// The routing of a fused_moe problem (Problem::moe; zero for the other ops).
@@ -64,6 +70,11 @@ struct Problem {
   /// before each of its register-A wgmmas, 0 for none (at most k_max_amplify). Only
   /// the tolerance reads it.
   std::int32_t amplify = 0;
+  /// The FP8 families' scales: the block-wise group g (group_n = group_k = g: the
+  /// activation has a scale per row and g columns, the weights one per g x g block),
+  /// or 0 for per-tensor scales (one for the activation, one per adapter's weights).
+  /// 0 for the other ops.
+  std::int32_t scale_group = 0;
   std::vector<std::int32_t> lora_of;       ///< T entries in {-1, 0..L-1}; -1 = no LoRA
   /// fused_moe: the experts and how tokens are routed to them. slice_hidden is then
   /// N per slice (all equal), hidden_in is K, and input_dtype equals weight_dtype.

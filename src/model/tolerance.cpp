@@ -130,4 +130,13 @@ Tolerance w_output_tolerance(const WOutputShape& s) {
   return t;
 }
 
+Tolerance with_fp8_accumulation(Tolerance t, double k, double scale) {
+  add_term(t, "fp8_accumulation", k * k_fp8_accumulation_u * k_activation_range.hi * k_weight_range.hi * scale,
+           "Hopper's fp8 wgmma keeps about 14 bits of each k32 instruction's sum (DeepSeek-V3 technical report, "
+           "section 3.3.2): each of its terms off by up to 2^-13 of the largest, all in one direction at worst, "
+           "K 2^-13 a_max b_max over K terms");
+  finish(t);
+  return t;
+}
+
 }  // namespace lp

@@ -27,6 +27,11 @@
 //     sqrt(2 D K/16) * 2^-23 * (K a_max b_max + 16 b_max^2) ("amplify_pairs"). The
 //     table below has D = 0; tests/verify/tolerance_test.cpp shows an amplified clean
 //     result inside the unamplified tolerance with its margin, at D up to 64.
+//  7. the FP8 families (shrink_fp8, expand_fp8): their fp8 wgmma keeps about 14 bits of
+//     each k32 instruction's sum (DeepSeek-V3 technical report, 3.3.2), so a term of
+//     K 2^-13 a_max b_max scale is added to their shrink's or expand's own
+//     ("fp8_accumulation"; with_fp8_accumulation). They have no rows in the table: as
+//     fused_moe's, their tolerance is in each case's tolerance_why.
 // atol = 2 x (sum of the terms that apply) and rtol = 2 x 2u: the factor 2 is the
 // margin, so a clean case is expected at max dev/tol <= 0.5 and the 4-sigma terms
 // would need an 8-sigma element (p ~ 1e-15) to fail a clean case. NaN, Inf and
@@ -93,6 +98,16 @@ struct Tolerance {
 /// The tolerance of a shrink-shaped product (fp32 output): K = `k` terms of
 /// activations times weights, times `scale`, its partial sums split `split_k` ways.
 [[nodiscard]] Tolerance fp32_output_tolerance(double k, double scale, int split_k);
+
+/// Hopper's fp8 wgmma accumulates each k32 instruction's products with about 14 bits
+/// (DeepSeek-V3 technical report, section 3.3.2): 2^-13 of the largest term.
+inline constexpr double k_fp8_accumulation_u = 1.220703125e-04;
+/// `t` with item 7's term added and atol recomputed: the FP8 families' tensor cores
+/// sum fp8 products over `k` terms (times `scale`) less exactly than fp32
+/// ("fp8_accumulation", K 2^-13 a_max b_max scale: worst case, every term's error in
+/// one direction; the operands are the generator's, dequantized with power-of-two
+/// scales of at most 1, so a_max and b_max still bound them).
+[[nodiscard]] Tolerance with_fp8_accumulation(Tolerance t, double k, double scale);
 
 /// What the tolerance of an expand-shaped product (output in W, K = R) depends on.
 struct WOutputShape {

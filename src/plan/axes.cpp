@@ -21,7 +21,8 @@ const std::vector<AxisInfo> k_axes = {
     {AxisId::triton, "triton", "--triton", AxisKind::release, 0, 0, false, false,
      "the Triton version whose kernel set a case runs (3.6.0, 3.9.0, ...), or all: every embedded and --kernel-dir set"},
     {AxisId::op, "op", "--op", AxisKind::op, 0, 0, false, false,
-     "LoRA operation: expand (buf -> y), shrink (x -> buf), lora_linear (shrink then expand)"},
+     "LoRA operation: expand (buf -> y), shrink (x -> buf), lora_linear (shrink then expand), expand_fp8 and "
+     "shrink_fp8 (vLLM's FP8 w8a8 kernels)"},
     {AxisId::input_dtype, "input_dtype", "--input-dtype", AxisKind::dtype, 0, 0, false, false,
      "dtype of the kernel's input (expand: buf; shrink: x, which must equal weight_dtype)"},
     {AxisId::weight_dtype, "weight_dtype", "--weight-dtype", AxisKind::dtype, 0, 0, false, false,
@@ -38,6 +39,8 @@ const std::vector<AxisInfo> k_axes = {
     {AxisId::gdc, "gdc", "--gdc", AxisKind::boolean, 0, 0, false, false,
      "lora_linear: vLLM's dual-stream chain (VLLM_LORA_ENABLE_DUAL_STREAM): shrink and expand with USE_GDC, the "
      "expand launched with programmatic dependent launch after a shrink whose tail is slowed down"},
+    {AxisId::scale_group, "scale_group", "--scale-group", AxisKind::integer, 0, 1024, false, false,
+     "expand_fp8 and shrink_fp8: the block-wise scales' group (group_n = group_k), or 0 for per-tensor scales"},
     {AxisId::block_m, "block_m", "--block-m", AxisKind::integer, 16, 256, true, true, "BLOCK_M tile rows"},
     {AxisId::block_n, "block_n", "--block-n", AxisKind::integer, 16, 256, true, true, "BLOCK_N tile columns"},
     {AxisId::block_k, "block_k", "--block-k", AxisKind::integer, 16, 256, true, true, "BLOCK_K reduction step"},
@@ -118,6 +121,9 @@ std::optional<std::string> check_sweep_value(const AxisInfo& axis, const nlohman
                                                                           : nullptr;
       f != nullptr && !f->traits().off_op_axis_why.empty()) {
     return std::string(f->traits().off_op_axis_why);  // e.g. fused_moe: its cases need a model's experts
+  }
+  if (axis.kind == AxisKind::dtype && value.is_string() && parse_dtype(value.get<std::string>()) == DType::e4m3) {
+    return "fp8e4m3 is not a dtype axis value: the FP8 families (op expand_fp8, shrink_fp8) fix their operands' dtypes";
   }
   return check_value(axis, value);
 }
@@ -247,6 +253,9 @@ std::string row_label(const AxisValues& axes) {
   }
   if (axes.boolean("gdc").value_or(false)) {
     label += " gdc";  // vLLM's dual-stream chain: not the same row as the plain one
+  }
+  if (const std::optional<std::int64_t> group = axes.integer("scale_group")) {
+    label += *group > 0 ? fmt::format(" g{}", *group) : std::string(" per-tensor");  // the FP8 families' scales
   }
   label += fmt::format(" {}", axis_text(axes, "compiler"));
   if (axes.contains("amplify")) {

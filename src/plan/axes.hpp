@@ -31,6 +31,7 @@ enum class AxisId {
   num_loras,
   add_inputs,
   gdc,
+  scale_group,
   block_m,
   block_n,
   block_k,

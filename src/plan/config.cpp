@@ -292,6 +292,7 @@ SweepConfig builtin_config() {
   c.axes[AxisId::num_loras] = builtin_axis({1});
   c.axes[AxisId::add_inputs] = builtin_axis({true});
   c.axes[AxisId::gdc] = builtin_axis({false});
+  c.axes[AxisId::scale_group] = builtin_axis({0});
   for (AxisId id : {AxisId::block_m, AxisId::block_n, AxisId::block_k, AxisId::num_warps, AxisId::num_stages,
                     AxisId::split_k}) {
     c.axes[id] = builtin_axis({vllm});

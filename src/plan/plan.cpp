@@ -99,6 +99,8 @@ json case_axis_value(const Case& c, AxisId id) {
       return family_of(c.op).traits().add_inputs_axis ? json(c.add_inputs) : json();
     case AxisId::gdc:
       return family_of(c.op).traits().gdc_axis ? json(c.gdc) : json();
+    case AxisId::scale_group:
+      return family_of(c.op).traits().scale_group_axis ? json(c.scale_group) : json();
     case AxisId::block_m:
       return knobs->block_m;
     case AxisId::block_n:
@@ -215,6 +217,11 @@ bool read_case_axes(const Pick& v, Case& c, std::string& why) {
   c.input_dtype = *parse_dtype(v(AxisId::input_dtype).template get<std::string>());
   c.add_inputs = v(AxisId::add_inputs).template get<bool>();
   c.gdc = v(AxisId::gdc).template get<bool>();
+  c.scale_group = v(AxisId::scale_group).template get<int>();
+  if (c.scale_group != 0 && !family_of(c.op).traits().scale_group_axis) {
+    why = "scale_group is the FP8 families' block-wise scales: op expand_fp8 or shrink_fp8";
+    return false;
+  }
   if (c.gdc && !family_of(c.op).traits().gdc_axis) {
     why = "gdc is vLLM's dual-stream chain, a shrink then a dependent expand: op lora_linear";
     return false;
@@ -243,6 +250,12 @@ bool read_case_axes(const Pick& v, Case& c, std::string& why) {
 /// weight dtype, one hidden size where one x is read, no add_inputs where it has none.
 bool shape_by_family(Case& c, std::string& why) {
   const FamilyTraits& traits = family_of(c.op).traits();
+  if (traits.fixed_input_dtype) {
+    c.input_dtype = *traits.fixed_input_dtype;  // the FP8 families' operands
+  }
+  if (traits.fixed_weight_dtype) {
+    c.weight_dtype = *traits.fixed_weight_dtype;
+  }
   if (traits.input_is_weight_dtype) {
     if (traits.input_dtype_axis && c.input_dtype != c.weight_dtype) {
       why = fmt::format("{} reads x in the weight dtype (input_dtype must equal weight_dtype)", op_name(c.op));
@@ -467,6 +480,9 @@ json canonical_axes(const Case& c) {
   }
   if (c.gdc) {
     axes["gdc"] = true;  // only when on: every case without it keeps the id it always had
+  }
+  if (traits.scale_group_axis) {
+    axes["scale_group"] = c.scale_group;
   }
   const KernelKnobs& main_knobs = c.expand ? *c.expand : *c.shrink;
   axes.update(knobs_json(main_knobs, !traits.expand_knobs));

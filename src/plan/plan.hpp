@@ -62,6 +62,9 @@ struct Case {
   /// lora_linear: vLLM's dual-stream chain (USE_GDC, the expand launched with
   /// programmatic dependent launch after a slow-tailed shrink); in the axes only when on.
   bool gdc = false;
+  /// The FP8 families' scales: the block-wise group, or 0 for per tensor (Problem's
+  /// scale_group); in the axes only for a family with scale_group_axis.
+  int scale_group = 0;
   /// expand and lora_linear; for fused_moe, its one kernel's (it ends in the expand)
   std::optional<KernelKnobs> expand;
   std::optional<KernelKnobs> shrink;  ///< shrink and lora_linear

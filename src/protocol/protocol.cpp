@@ -139,6 +139,9 @@ Job job_from(const JsonIn& j) {
   p.seed = j.at("seed").whole<std::uint64_t>();
   p.split_k = j.at("split_k").whole<std::int32_t>(0);
   p.amplify = j.at("amplify").whole<std::int32_t>(0);
+  if (const std::optional<JsonIn> group = j.find("scale_group")) {
+    p.scale_group = group->whole<std::int32_t>(0);  // the FP8 families' (absent: 0, per tensor)
+  }
   const JsonIn moe = j.at("moe");
   p.moe.num_experts = moe.at("num_experts").whole<std::int32_t>(0);
   p.moe.top_k = moe.at("top_k").whole<std::int32_t>(0);
@@ -340,6 +343,7 @@ json to_json(const Job& job) {
             {"seed", p.seed},
             {"split_k", p.split_k},
             {"amplify", p.amplify},
+            {"scale_group", p.scale_group},
             {"moe", {{"num_experts", p.moe.num_experts},
                      {"top_k", p.moe.top_k},
                      {"mul_routed_weight", p.moe.mul_routed_weight},

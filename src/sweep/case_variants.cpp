@@ -27,6 +27,28 @@ AxisValues tile_axes(std::string_view op, DType input, DType weight, const plan:
   return a;
 }
 
+/// The kernel the case's family launches in `slot`: the op of the variants it needs.
+std::string_view kernel_in(const plan::Case& c, ImageSlot slot) {
+  for (const KernelLaunch& k : family_of(c.op).kernels()) {
+    if (k.slot == slot) {
+      return op_name(k.kernel);
+    }
+  }
+  return op_name(c.op);
+}
+
+/// A variant's last axes: the FP8 families' scale group, or the dual-stream switches.
+void set_scales_or_pdl(AxisValues& wanted, const plan::Case& c, std::int64_t tail_ns, bool with_tail) {
+  if (family_of(c.op).traits().scale_group_axis) {
+    wanted.set("scale_group", AxisValue::of_int(c.scale_group));
+    return;
+  }
+  wanted.set("gdc", AxisValue::of_bool(c.gdc));
+  if (with_tail) {
+    wanted.set("tail_ns", AxisValue::of_int(tail_ns));
+  }
+}
+
 }  // namespace
 
 AxisValues wanted_expand_axes(const plan::Case& c) {
@@ -48,11 +70,11 @@ AxisValues wanted_expand_axes(const plan::Case& c) {
   shape.op = c.op;
   shape.input_dtype = c.input_dtype;
   const DType input = a_operand_dtype(shape);
-  AxisValues wanted = tile_axes("expand", input, c.weight_dtype, k);
+  AxisValues wanted = tile_axes(kernel_in(c, ImageSlot::expand), input, c.weight_dtype, k);
   wanted.set("add_inputs", AxisValue::of_bool(c.add_inputs));
   wanted.set("num_slices", AxisValue::of_int(c.num_slices));
   wanted.set("same_stride", AxisValue::of_bool(same_stride));
-  wanted.set("gdc", AxisValue::of_bool(c.gdc));
+  set_scales_or_pdl(wanted, c, 0, false);
   if (k.num_ctas != 1) {
     // A tuned file's: no embedded variant has it, and the lookup says so.
     wanted.set("num_ctas", AxisValue::of_int(k.num_ctas));
@@ -63,12 +85,11 @@ AxisValues wanted_expand_axes(const plan::Case& c) {
 AxisValues wanted_shrink_axes(const plan::Case& c) {
   const plan::KernelKnobs& k = *c.shrink;
   // shrink reads x in the weight dtype (lora_linear's x too).
-  AxisValues wanted = tile_axes("shrink", c.weight_dtype, c.weight_dtype, k);
+  AxisValues wanted = tile_axes(kernel_in(c, ImageSlot::shrink), c.weight_dtype, c.weight_dtype, k);
   wanted.set("split_k", AxisValue::of_int(k.split_k));
   wanted.set("num_slices", AxisValue::of_int(c.num_slices));
   wanted.set("group_size_m", AxisValue::of_int(k.group_size_m));
-  wanted.set("gdc", AxisValue::of_bool(c.gdc));
-  wanted.set("tail_ns", AxisValue::of_int(c.gdc ? k_chain_tail_ns : 0));
+  set_scales_or_pdl(wanted, c, c.gdc ? k_chain_tail_ns : 0, true);
   if (k.num_ctas != 1) {
     wanted.set("num_ctas", AxisValue::of_int(k.num_ctas));
   }

@@ -71,6 +71,7 @@ Problem problem_of(const plan::Case& c, std::uint64_t seed) {
   p.scale = k_shrink_scale;
   p.seed = seed;
   p.split_k = c.shrink ? c.shrink->split_k : 1;
+  p.scale_group = c.scale_group;
   if (const plan::FusedMoeCase* fused = c.fused_moe()) {
     p.hidden_in = fused->hidden_in;
     p.moe = ExpertRouting{fused->num_experts, fused->top_k, fused->mul_routed_weight,

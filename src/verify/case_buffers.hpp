@@ -42,7 +42,13 @@ struct CaseBuffers {
   DeviceBuffer adapter_enabled;         ///< [L + 1] int32, all 1
   DeviceBuffer pair_lora;               ///< [T * top_k] int32: the adapter of each output row
   DeviceBuffer group_pairs;             ///< routing.group_pairs, for the reference
-
+  // The FP8 families' operands as their kernels read them (fp8e4m3) and their fp32
+  // scales; the reference reads the exactly dequantized copies in x and lora_a (shrink)
+  // or buf and lora_b (expand) above.
+  DeviceBuffer fp8_activation;          ///< x [T, H_in] or buf [T, R]
+  DeviceBuffer fp8_weights;             ///< A [L, R, H_in] or B [L, H, R]
+  DeviceBuffer activation_scale;        ///< [1], or [T, cdiv(K, g)] block-wise
+  DeviceBuffer weight_scale;            ///< [L], or [L, cdiv(N, g), cdiv(K, g)] block-wise
 };
 
 // The steps a family's make_buffers (families/device.hpp) composes. Everything is

@@ -28,6 +28,8 @@ constexpr unsigned k_threads = 256;
 struct VerifyKernels {
   CUkernel fill_generated = nullptr;
   CUkernel convert = nullptr;
+  CUkernel fill_scales = nullptr;
+  CUkernel dequantize = nullptr;
   CUkernel gather_rows = nullptr;
   CUkernel finish_expand = nullptr;
   CUkernel scale_rows = nullptr;
@@ -53,6 +55,8 @@ VerifyKernels load_kernels() {
   VerifyKernels k;
   k.fill_generated = kernel("lp_fill_generated");
   k.convert = kernel("lp_convert");
+  k.fill_scales = kernel("lp_fill_scales");
+  k.dequantize = kernel("lp_dequantize");
   k.gather_rows = kernel("lp_gather_rows");
   k.finish_expand = kernel("lp_finish_expand");
   k.scale_rows = kernel("lp_scale_rows");
@@ -98,6 +102,21 @@ void fill_generated(void* dst, DType t, std::size_t count, ValueRange range, std
     return;
   }
   launch(kernels().fill_generated, blocks_for(count, 4096), k_threads, stream, dst, t, count, range, seed, tensor);
+}
+
+void fill_scales(float* scales, std::size_t count, std::uint64_t seed, std::uint32_t tensor, CUstream stream) {
+  if (count == 0) {
+    return;
+  }
+  launch(kernels().fill_scales, blocks_for(count, 4096), k_threads, stream, scales, count, seed, tensor);
+}
+
+void dequantize(const void* q, const float* scales, ScaleGrid grid, void* dst, DType t, CUstream stream) {
+  const auto count = static_cast<std::uint64_t>(grid.batch * grid.rows * grid.cols);
+  if (count == 0) {
+    return;
+  }
+  launch(kernels().dequantize, blocks_for(count, 4096), k_threads, stream, q, scales, grid, dst, t);
 }
 
 void convert(const void* src, DType from, void* dst, DType to, std::size_t count, CUstream stream) {

@@ -75,6 +75,28 @@ __global__ void lp_convert(const void* src, DType from, void* dst, DType to, std
   }
 }
 
+__global__ void lp_fill_scales(float* scales, std::size_t count, std::uint64_t seed, std::uint32_t tensor) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    scales[i] = lp::fp8_scale_value(seed, tensor, i);
+  }
+}
+
+__global__ void lp_dequantize(const void* q, const float* scales, lp::ScaleGrid grid, void* dst, DType t) {
+  const std::int64_t count = grid.batch * grid.rows * grid.cols;
+  const std::int64_t row_groups = (grid.rows + grid.group_rows - 1) / grid.group_rows;
+  const std::int64_t col_groups = (grid.cols + grid.group_cols - 1) / grid.group_cols;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const std::int64_t col = i % grid.cols;
+    const std::int64_t row = (i / grid.cols) % grid.rows;
+    const std::int64_t batch = i / (grid.cols * grid.rows);
+    const float scale = scales[(batch * row_groups + row / grid.group_rows) * col_groups + col / grid.group_cols];
+    const float value = bits_to_float(DType::e4m3, load_bits(DType::e4m3, q, static_cast<std::size_t>(i)));
+    store_bits(t, dst, static_cast<std::size_t>(i), float_to_bits(t, value * scale));
+  }
+}
+
 __global__ void lp_gather_rows(const void* src, DType t, std::int64_t src_stride, const std::int32_t* rows,
                                    std::int64_t row_divisor, std::int64_t n_rows, std::int64_t width, void* dst) {
   const std::int64_t count = n_rows * width;

@@ -20,6 +20,12 @@ namespace lp::device_launch {
 void fill_generated(void* dst, DType t, std::size_t count, ValueRange range, std::uint64_t seed,
                     std::uint32_t tensor, CUstream stream);
 
+/// scales[i] = fp8_scale_value(seed, tensor, i) for i < count.
+void fill_scales(float* scales, std::size_t count, std::uint64_t seed, std::uint32_t tensor, CUstream stream);
+
+/// dst = round_to(t, q * scale of its block) over grid's elements (inputs.hpp).
+void dequantize(const void* q, const float* scales, ScaleGrid grid, void* dst, DType t, CUstream stream);
+
 /// dst[i] = round_to(to, src[i]) for i < count.
 void convert(const void* src, DType from, void* dst, DType to, std::size_t count, CUstream stream);
 

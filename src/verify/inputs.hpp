@@ -48,6 +48,40 @@ LP_HD inline std::uint32_t generated_bits(DType t, ValueRange range, std::uint64
   return float_to_bits(t, value);
 }
 
+/// The FP8 families' scale of block `index` of tensor `tensor` under `seed`: a power
+/// of two 2^0 .. 2^-3, drawn from the Philox stream beside the tensor's values (fourth
+/// counter word 1), so that q * scale is exact in fp32, bf16 and fp16 and the dequantized
+/// operands stay within the generator's magnitudes.
+LP_HD inline float fp8_scale_value(std::uint64_t seed, std::uint32_t tensor, std::uint64_t index) {
+  const Philox4x32 r = philox4x32_10(
+      Philox4x32{{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), tensor, 1u}},
+      static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+  return float_from_u32((127u - (r.v[0] & 3u)) << 23);
+}
+
+/// How an FP8 operand [batch, rows, cols] is cut into scale blocks: one fp32 scale per
+/// group_rows x group_cols block of each batch entry, stored [batch, cdiv(rows,
+/// group_rows), cdiv(cols, group_cols)] (per tensor: the groups are the whole matrix).
+struct ScaleGrid {
+  std::int64_t batch = 1;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t group_rows = 1;
+  std::int64_t group_cols = 1;
+  /// The number of scales.
+  [[nodiscard]] std::int64_t scales() const noexcept {
+    return batch * ((rows + group_rows - 1) / group_rows) * ((cols + group_cols - 1) / group_cols);
+  }
+};
+
+/// Fills `scales` (fp32, grid.scales() of them) with fp8_scale_value(seed, tensor, i).
+void fill_scales(const DeviceBuffer& scales, const ScaleGrid& grid, std::uint64_t seed, std::uint32_t tensor,
+                 const Stream& stream);
+/// dst = q * its block's scale, element by element, in dtype `t` (q is fp8e4m3 [batch,
+/// rows, cols]). Throws lp::Error when a buffer's size disagrees with the grid.
+void dequantize_on_device(const DeviceBuffer& q, const DeviceBuffer& scales, const ScaleGrid& grid,
+                          const DeviceBuffer& dst, DType t, const Stream& stream);
+
 /// Throws lp::Error unless 0 < round_t(lo) <= round_t(hi) < infinity, the
 /// condition under which generated_bits can never return zero or infinity.
 void validate_range(DType t, ValueRange range);

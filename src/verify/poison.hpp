@@ -47,10 +47,15 @@ namespace lp {
 inline constexpr std::uint32_t k_poison_f32 = 0xFFB1DEADu;
 inline constexpr std::uint16_t k_poison_bf16 = 0xFFA5u;
 inline constexpr std::uint16_t k_poison_f16 = 0xFDADu;
+/// e4m3 has one NaN per sign; no output is e4m3, so this only keeps the function total.
+inline constexpr std::uint8_t k_poison_e4m3 = 0xFFu;
 
-/// The poison pattern of `t` (in the low 16 bits for the half types).
+/// The poison pattern of `t` (in the low 16 or 8 bits for the narrow types).
 LP_HD constexpr std::uint32_t poison_bits(DType t) {
-  return t == DType::f32 ? k_poison_f32 : t == DType::bf16 ? std::uint32_t{k_poison_bf16} : std::uint32_t{k_poison_f16};
+  return t == DType::f32    ? k_poison_f32
+         : t == DType::bf16 ? std::uint32_t{k_poison_bf16}
+         : t == DType::f16  ? std::uint32_t{k_poison_f16}
+                            : std::uint32_t{k_poison_e4m3};
 }
 
 }  // namespace lp

@@ -23,7 +23,7 @@ bool contains(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
-/// The Triton pointer type of a tensor of `dtype` ("*fp32", "*bf16", "*fp16").
+/// The Triton pointer type of a tensor of `dtype` ("*fp32", "*bf16", "*fp16", "*fp8e4nv").
 std::string triton_pointer_type(DType dtype) {
   switch (dtype) {
     case DType::f32:
@@ -32,6 +32,8 @@ std::string triton_pointer_type(DType dtype) {
       return "*bf16";
     case DType::f16:
       return "*fp16";
+    case DType::e4m3:
+      return "*fp8e4nv";  // Triton's name of float8 e4m3fn
   }
   return "*?";
 }

@@ -377,7 +377,7 @@ TEST(Cli, AConfigNameIsTheEmbeddedConfigFromAnyFolder) {
     const ProcessResult unknown = loraprobe({sub, "--config", "seed-4859"});
     EXPECT_EQ(unknown.exit_code, 2) << sub;
     EXPECT_EQ(unknown.err, "loraprobe: --config seed-4859: no such file or embedded config (embedded: check, "
-                           "ci-gate, default, full, seed-48590, upgrade-gate)\n")
+                           "ci-gate, default, fp8, full, seed-48590, upgrade-gate)\n")
         << sub;
   }
 }
@@ -391,13 +391,13 @@ TEST(Cli, ListConfigsShowsEachEmbeddedConfigWithItsCases) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\ndefault          5280  "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\n6 embedded configs; cases over the Triton sets 3.6.0, 3.7.1, 3.8.0, 3.9.0;"),
+  EXPECT_NE(r.out.find("\n7 embedded configs; cases over the Triton sets 3.6.0, 3.7.1, 3.8.0, 3.9.0;"),
             std::string::npos)
       << r.out;
   const ProcessResult json = loraprobe({"list", "--configs", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json rows = nlohmann::json::parse(json.out);
-  ASSERT_EQ(rows.size(), 6U);
+  ASSERT_EQ(rows.size(), 7U);
   for (const nlohmann::json& row : rows) {
     // Each row's cases are what a dry run of that name plans.
     const ProcessResult plan =
@@ -463,9 +463,9 @@ TEST(Cli, EnvReportsWhatItCanAndExitsZeroWithOrWithoutAGpu) {
   EXPECT_EQ(env["toolkit"]["build_version"].get<std::string>().substr(0, 3), "13.");
   ASSERT_EQ(env["kernel_sets"].size(), 4U);
   EXPECT_EQ(env["kernel_sets"][0]["triton_version"], "3.6.0");
-  EXPECT_EQ(env["kernel_sets"][0]["variants"], 1593);
+  EXPECT_EQ(env["kernel_sets"][0]["variants"], 1809);
   EXPECT_EQ(env["kernel_sets"][3]["triton_version"], "3.9.0");
-  EXPECT_NE(text.out.find("kernel set: Triton 3.9.0, 303 variants, bundled ptxas Cuda compilation tools, release 13.4, "
+  EXPECT_NE(text.out.find("kernel set: Triton 3.9.0, 423 variants, bundled ptxas Cuda compilation tools, release 13.4, "
                           "V13.4.59"),
             std::string::npos)
       << text.out;

@@ -14,7 +14,7 @@
 namespace lp {
 namespace {
 
-const Op k_every_op[] = {Op::expand, Op::shrink, Op::lora_linear, Op::fused_moe};
+const Op k_every_op[] = {Op::expand, Op::shrink, Op::lora_linear, Op::fused_moe, Op::shrink_fp8, Op::expand_fp8};
 
 TEST(Families, EveryOpHasOneFamilyWhoseNameRoundTrips) {
   ASSERT_EQ(families().size(), std::size(k_every_op));
@@ -55,7 +55,8 @@ Problem planned(Op op) {
   p.op = op;
   p.num_tokens = 4;
   p.rank = 16;
-  p.slice_hidden = {64, 64};
+  const bool fp8 = family_of(op).traits().scale_group_axis;
+  p.slice_hidden = fp8 ? std::vector<std::int64_t>{64} : std::vector<std::int64_t>{64, 64};  // FP8: one slice
   p.hidden_in = 64;
   p.input_dtype = DType::f32;
   p.weight_dtype = DType::bf16;
@@ -140,7 +141,7 @@ TEST(Families, OnlyTheFamiliesThePlanMayNameAreOnTheOpAxis) {
       on_axis.push_back(f->name());
     }
   }
-  EXPECT_EQ(on_axis, (std::vector<std::string_view>{"expand", "shrink", "lora_linear"}));
+  EXPECT_EQ(on_axis, (std::vector<std::string_view>{"expand", "shrink", "lora_linear", "shrink_fp8", "expand_fp8"}));
   EXPECT_NE(family_of(Op::fused_moe).traits().off_op_axis_why.find("--model"), std::string_view::npos)
       << "the refusal says where fused_moe cases come from";
   EXPECT_TRUE(family_of(Op::expand).traits().register_a_remedies);

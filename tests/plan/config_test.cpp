@@ -75,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"fp32_weights", R"({"axes": {"weight_dtype": "fp32"}})",
                  "bad.json:/axes/weight_dtype: weight_dtype fp32 is not a LoRA configuration (weights are bf16 or fp16)"},
         BadInput{"bad_op", R"({"axes": {"op": ["expnad"]}})",
-                 R"(bad.json:/axes/op/0: expected one of expand, shrink, lora_linear, got "expnad")"},
+                 R"(bad.json:/axes/op/0: expected one of expand, shrink, lora_linear, shrink_fp8, expand_fp8, got "expnad")"},
         BadInput{"bad_bool", R"({"axes": {"add_inputs": ["yes"]}})",
                  R"(bad.json:/axes/add_inputs/0: expected true or false, got "yes")"},
         BadInput{"bad_compiler", R"({"axes": {"compilers": ["nvcc"]}})",
@@ -269,7 +269,7 @@ std::string config_error(const std::string& value) {
 
 TEST(Config, ANameIsTheEmbeddedConfigOfThatName) {
   EXPECT_EQ(embedded_config_stems(),
-            (std::vector<std::string>{"check", "ci-gate", "default", "full", "seed-48590", "upgrade-gate"}));
+            (std::vector<std::string>{"check", "ci-gate", "default", "fp8", "full", "seed-48590", "upgrade-gate"}));
   for (const std::string& name : embedded_config_stems()) {
     SCOPED_TRACE(name);
     const SweepConfig c = load_config(name);
@@ -295,7 +295,7 @@ TEST(Config, AValueWithASlashOrDotJsonIsAFile) {
 
 TEST(Config, AnUnknownNameOrAMissingFileSaysWhatThereIs) {
   EXPECT_EQ(config_error("seed-4859"),
-            "--config seed-4859: no such file or embedded config (embedded: check, ci-gate, default, full, "
+            "--config seed-4859: no such file or embedded config (embedded: check, ci-gate, default, fp8, full, "
             "seed-48590, upgrade-gate)");
   // The README's old spelling outside a checkout: the file is not there, the name is.
   EXPECT_EQ(config_error("/nonexistent/configs/seed-48590.json"),

@@ -318,8 +318,54 @@ TEST(Axes, TheOpAxisPlansWhatItCanButEveryFamilyIsAnOp) {
   const std::optional<std::string> planned = check_sweep_value(op, "fused_moe");
   ASSERT_TRUE(planned.has_value());
   EXPECT_NE(planned->find("--model"), std::string::npos) << *planned;
-  EXPECT_EQ(check_value(op, "foo"), std::optional<std::string>("expected one of expand, shrink, lora_linear, got \"foo\""));
+  EXPECT_EQ(check_value(op, "foo"), std::optional<std::string>("expected one of expand, shrink, lora_linear, shrink_fp8, expand_fp8, got \"foo\""));
   EXPECT_TRUE(check_value(op, 3).has_value());
+}
+
+}  // namespace
+}  // namespace lp::plan
+
+namespace lp::plan {
+namespace {
+
+// The FP8 families: their dtypes are theirs (the dtype axes collapse, and a sweep may
+// not ask for fp8e4m3), scale_group is theirs alone, and it is in their ids and axes.
+TEST(Plan, Fp8FamiliesFixTheirDtypesAndOwnTheScaleGroup) {
+  const Plan p = plan_of(R"({"axes": {"op": ["expand", "expand_fp8", "shrink_fp8"], "input_dtype": ["fp32", "bf16"],
+                                      "weight_dtype": ["bf16", "fp16"], "scale_group": [0, 128], "tokens": [256]}})");
+  std::size_t expand_fp8 = 0;
+  std::size_t shrink_fp8 = 0;
+  std::set<std::string> ids;
+  for (const Case& c : p.cases) {
+    const AxisValues a = c.axes();
+    EXPECT_TRUE(ids.insert(c.id).second);
+    if (c.op == Op::expand) {
+      EXPECT_EQ(c.scale_group, 0);
+      EXPECT_FALSE(a.contains("scale_group")) << "an expand case keeps the id it always had";
+      continue;
+    }
+    EXPECT_EQ(c.input_dtype, DType::e4m3);
+    EXPECT_FALSE(a.contains("input_dtype")) << "not an axis of the FP8 families";
+    ASSERT_TRUE(a.integer("scale_group").has_value());
+    if (c.op == Op::expand_fp8) {
+      ++expand_fp8;
+      EXPECT_NE(c.weight_dtype, DType::e4m3) << "W is y's dtype";
+    } else {
+      ++shrink_fp8;
+      EXPECT_EQ(c.weight_dtype, DType::e4m3);
+    }
+  }
+  EXPECT_EQ(expand_fp8, 4U) << "W 2 x scale_group 2";
+  EXPECT_EQ(shrink_fp8, 2U) << "one per scale_group: its dtypes collapse";
+  bool refused = false;
+  for (const Dropped& d : p.not_applicable) {
+    refused = refused || d.reason.find("scale_group is the FP8 families'") != std::string::npos;
+  }
+  EXPECT_TRUE(refused) << "expand with scale_group 128 is not a configuration";
+  const std::optional<std::string> fp8 = check_sweep_value(axis_info(AxisId::input_dtype), "fp8e4m3");
+  ASSERT_TRUE(fp8.has_value());
+  EXPECT_NE(fp8->find("fix their operands' dtypes"), std::string::npos) << *fp8;
+  EXPECT_EQ(check_value(axis_info(AxisId::weight_dtype), "fp8e4m3"), std::nullopt) << "a report's shrink_fp8 case";
 }
 
 }  // namespace

@@ -360,6 +360,7 @@ TEST(Job, RoundTripsThroughJson) {
   job.problem.seed = 0xfedcba9876543210ULL;
   job.problem.split_k = 8;
   job.problem.amplify = 4;
+  job.problem.scale_group = 128;
   job.repeats = 5;
   job.pdl = true;
   job.atol = 1e-3;
@@ -371,6 +372,7 @@ TEST(Job, RoundTripsThroughJson) {
   EXPECT_FALSE(back.rtol.has_value());
   EXPECT_THROW(job_from_json(nlohmann::json{{"index", 1}}), Error);
   EXPECT_EQ(back.problem.amplify, 4);
+  EXPECT_EQ(back.problem.scale_group, 128);
   EXPECT_TRUE(back.pdl);
   EXPECT_EQ(to_json(job).at("pdl"), true);
 }

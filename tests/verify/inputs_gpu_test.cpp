@@ -8,6 +8,8 @@
 
 #include "gpu_fixture.hpp"
 #include "families/device.hpp"
+#include "families/fp8/fp8.hpp"
+#include "model/value_range.hpp"
 #include "host_model.hpp"
 #include "test_problems.hpp"
 #include "verify/case_buffers.hpp"
@@ -86,6 +88,66 @@ TEST_F(VerifyGpu, ResetOutputWritesThePreLaunchState) {
   shrink.split_k = 1;
   reset_output(shrink, b, stream());
   EXPECT_EQ(download<std::uint32_t>(b.buf, stream()), std::vector<std::uint32_t>(160, k_poison_f32));
+}
+
+}  // namespace
+}  // namespace lp::test
+
+namespace lp::test {
+namespace {
+
+// An FP8 operand on the device: its fp8e4m3 bits are the generator's, its scales the
+// host twin's powers of two, and its dequantized copy is exactly q * scale of its block.
+void expect_fp8_operand(const char* name, const Fp8Operand& o, ValueRange range, std::uint64_t seed,
+                        std::uint32_t tensor, DType deq, const std::vector<std::byte>& q,
+                        const std::vector<std::byte>& scales, const std::vector<std::byte>& dequantized) {
+  const auto n = static_cast<std::size_t>(o.batch * o.rows * o.cols);
+  ASSERT_EQ(q.size(), n) << name;
+  ASSERT_EQ(scales.size(), static_cast<std::size_t>(o.scales()) * sizeof(float)) << name;
+  ASSERT_EQ(dequantized.size(), n * dtype_size(deq)) << name;
+  const std::int64_t row_groups = (o.rows + o.group_rows() - 1) / o.group_rows();
+  const std::int64_t col_groups = (o.cols + o.group_cols() - 1) / o.group_cols();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto bits = static_cast<std::uint32_t>(q[i]);
+    wrong += bits != generated_bits(DType::e4m3, range, seed, tensor, i) ? 1 : 0;
+    const auto col = static_cast<std::int64_t>(i) % o.cols;
+    const auto row = static_cast<std::int64_t>(i) / o.cols % o.rows;
+    const auto batch = static_cast<std::int64_t>(i) / (o.cols * o.rows);
+    const auto block = static_cast<std::size_t>((batch * row_groups + row / o.group_rows()) * col_groups +
+                                                col / o.group_cols());
+    float scale = 0.0F;
+    std::memcpy(&scale, scales.data() + block * sizeof(float), sizeof scale);
+    wrong += scale != fp8_scale_value(seed, tensor, block) ? 1 : 0;
+    std::uint32_t deq_bits = 0;
+    std::memcpy(&deq_bits, dequantized.data() + i * dtype_size(deq), dtype_size(deq));
+    const float expected = bits_to_float(DType::e4m3, bits) * scale;
+    wrong += bits_to_float(deq, deq_bits) != expected || expected == 0.0F ? 1 : 0;
+  }
+  EXPECT_EQ(wrong, 0U) << name << ": the device's fp8 operand, scales or dequantized copy differ from the host twin";
+}
+
+TEST_F(VerifyGpu, Fp8OperandsScalesAndDequantizedCopiesMatchTheHostTwin) {
+  for (const std::int32_t group : {0, 128}) {
+    Problem shrink = make_problem(Op::shrink, DType::bf16, 40, 32, {384}, 384, 2, false, 5);
+    shrink.op = Op::shrink_fp8;
+    shrink.scale_group = group;
+    family_of(Op::shrink_fp8).shape(shrink);
+    CaseBuffers s = make_case_buffers(shrink, build_lora_metadata(shrink.lora_of, shrink.num_loras), stream());
+    expect_fp8_operand("x", fp8_activation(shrink), k_activation_range, 5, tensor_id::x, DType::bf16,
+                       bytes(s.fp8_activation), bytes(s.activation_scale), bytes(s.x));
+    expect_fp8_operand("A", fp8_weights(shrink), k_weight_range, 5, tensor_id::lora_a(0), DType::bf16,
+                       bytes(s.fp8_weights), bytes(s.weight_scale), bytes(s.lora_a.at(0)));
+    Problem expand = make_problem(Op::expand, DType::f16, 40, 32, {384}, 0, 3, true, 6);
+    expand.op = Op::expand_fp8;
+    expand.scale_group = group;
+    family_of(Op::expand_fp8).shape(expand);
+    CaseBuffers e = make_case_buffers(expand, build_lora_metadata(expand.lora_of, expand.num_loras), stream());
+    expect_fp8_operand("buf", fp8_activation(expand), k_activation_range, 6, tensor_id::buf, DType::f32,
+                       bytes(e.fp8_activation), bytes(e.activation_scale), bytes(e.buf));
+    expect_fp8_operand("B", fp8_weights(expand), k_weight_range, 6, tensor_id::lora_b(0), DType::f16,
+                       bytes(e.fp8_weights), bytes(e.weight_scale), bytes(e.lora_b.at(0)));
+  }
 }
 
 }  // namespace

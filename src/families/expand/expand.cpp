@@ -96,7 +96,10 @@ class Expand final : public KernelFamily {
                                          .shrink_knobs = false,
                                          .expand_knobs = true,
                                          .one_hidden_why = "",
-                                         .register_a_remedies = true};
+                                         .register_a_remedies = true,
+                                         .fixed_input_dtype = std::nullopt,
+                                         .fixed_weight_dtype = std::nullopt,
+                                         .scale_group_axis = false};
   static constexpr std::array<KernelLaunch, 1> k_kernels{{{Op::expand, ImageSlot::expand}}};
 };
 

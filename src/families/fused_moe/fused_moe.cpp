@@ -128,7 +128,10 @@ class FusedMoe final : public KernelFamily {
                                          .shrink_knobs = false,
                                          .expand_knobs = true,
                                          .one_hidden_why = "",
-                                         .register_a_remedies = false};
+                                         .register_a_remedies = false,
+                                         .fixed_input_dtype = std::nullopt,
+                                         .fixed_weight_dtype = std::nullopt,
+                                         .scale_group_axis = false};
   // Its one kernel travels in the expand slot: it is the kernel that writes y.
   static constexpr std::array<KernelLaunch, 1> k_kernels{{{Op::fused_moe, ImageSlot::expand}}};
 };

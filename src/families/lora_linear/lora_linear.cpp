@@ -78,7 +78,10 @@ class LoraLinear final : public KernelFamily {
                                          .shrink_knobs = true,
                                          .expand_knobs = true,
                                          .one_hidden_why = "lora_linear shrinks one x, so its slices share one hidden size",
-                                         .register_a_remedies = false};
+                                         .register_a_remedies = false,
+                                         .fixed_input_dtype = std::nullopt,
+                                         .fixed_weight_dtype = std::nullopt,
+                                         .scale_group_axis = false};
   static constexpr std::array<KernelLaunch, 2> k_kernels{
       {{Op::shrink, ImageSlot::shrink}, {Op::expand, ImageSlot::expand}}};
 };

@@ -97,7 +97,10 @@ class Shrink final : public KernelFamily {
                                          .shrink_knobs = true,
                                          .expand_knobs = false,
                                          .one_hidden_why = "shrink slices share one input x, so they share one hidden size",
-                                         .register_a_remedies = false};
+                                         .register_a_remedies = false,
+                                         .fixed_input_dtype = std::nullopt,
+                                         .fixed_weight_dtype = std::nullopt,
+                                         .scale_group_axis = false};
   static constexpr std::array<KernelLaunch, 1> k_kernels{{{Op::shrink, ImageSlot::shrink}}};
 };
 
