@@ -318,8 +318,10 @@ def build_matrix() -> list:
     for w, group, bn, ns, even, add in product(("bf16", "fp16"), FP8_SCALE_GROUPS, (32, 64, 128, 256), (1, 2, 3),
                                                TRUE_FALSE, TRUE_FALSE):
         rows.append(_expand_fp8(w, group, bn, ns, even, add))
-    for group, cfg, ns, even in product(FP8_SCALE_GROUPS, SHRINK_DEFAULTS.values(), (1, 2, 3), TRUE_FALSE):
-        rows.append(_shrink_fp8(group, cfg["bk"], cfg["sk"], ns, even))
+    # split_k 1 too: vLLM's default under VLLM_BATCH_INVARIANT (--vllm-batch-invariant).
+    for group, cfg, split, ns, even in product(FP8_SCALE_GROUPS, SHRINK_DEFAULTS.values(), ("vllm", 1), (1, 2, 3),
+                                               TRUE_FALSE):
+        rows.append(_shrink_fp8(group, cfg["bk"], cfg["sk"] if split == "vllm" else 1, ns, even))
 
     # Controls and test hooks, all at the default expand config.
     rows.append(_expand("fp32", "bf16", d["bm"], d["bn"], d["bk"], d["nw"], d["ns"], True, True,

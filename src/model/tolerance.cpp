@@ -131,10 +131,16 @@ Tolerance w_output_tolerance(const WOutputShape& s) {
 }
 
 Tolerance with_fp8_accumulation(Tolerance t, double k, double scale) {
-  add_term(t, "fp8_accumulation", k * k_fp8_accumulation_u * k_activation_range.hi * k_weight_range.hi * scale,
-           "Hopper's fp8 wgmma keeps about 14 bits of each k32 instruction's sum (DeepSeek-V3 technical report, "
-           "section 3.3.2): each of its terms off by up to 2^-13 of the largest, all in one direction at worst, "
-           "K 2^-13 a_max b_max over K terms");
+  const double a_max = k_activation_range.hi;
+  const double b_max = k_weight_range.hi;
+  const double acc_sigma = std::sqrt(k) * rms(k_activation_range) * rms(k_weight_range);
+  const double per_instruction = k_sigmas * acc_sigma + 32.0 * a_max * b_max;
+  add_term(t, "fp8_accumulation", std::ceil(k / 32.0) * k_fp8_accumulation_u * per_instruction * scale,
+           fmt::format("Hopper's fp8 wgmma keeps about 14 bits of each k32 instruction's sum (DeepSeek-V3 technical "
+                       "report, section 3.3.2): each of the K/32 instructions truncates to 2^-13 of the largest "
+                       "magnitude it adds, the running accumulator ({}-sigma) plus its 32 products (32 a_max b_max), "
+                       "and truncation is one-sided, so the K/32 errors add up",
+                       k_sigmas));
   finish(t);
   return t;
 }

@@ -28,10 +28,14 @@
 //     table below has D = 0; tests/verify/tolerance_test.cpp shows an amplified clean
 //     result inside the unamplified tolerance with its margin, at D up to 64.
 //  7. the FP8 families (shrink_fp8, expand_fp8): their fp8 wgmma keeps about 14 bits of
-//     each k32 instruction's sum (DeepSeek-V3 technical report, 3.3.2), so a term of
-//     K 2^-13 a_max b_max scale is added to their shrink's or expand's own
-//     ("fp8_accumulation"; with_fp8_accumulation). They have no rows in the table: as
-//     fused_moe's, their tolerance is in each case's tolerance_why.
+//     each k32 instruction's sum (DeepSeek-V3 technical report, 3.3.2): each of the K/32
+//     instructions truncates to 2^-13 of the largest magnitude it adds, the running
+//     accumulator (4 sigma_acc, sigma_acc = sqrt(K) rms(a) rms(b)) plus its 32 products
+//     (32 a_max b_max); truncation is one-sided, so the errors add linearly:
+//     ceil(K/32) 2^-13 (4 sigma_acc + 32 a_max b_max) scale ("fp8_accumulation";
+//     with_fp8_accumulation), added to their shrink's or expand's own terms. They have
+//     no rows in the table: as fused_moe's, their tolerance is in each case's
+//     tolerance_why.
 // atol = 2 x (sum of the terms that apply) and rtol = 2 x 2u: the factor 2 is the
 // margin, so a clean case is expected at max dev/tol <= 0.5 and the 4-sigma terms
 // would need an 8-sigma element (p ~ 1e-15) to fail a clean case. NaN, Inf and
@@ -103,10 +107,9 @@ struct Tolerance {
 /// (DeepSeek-V3 technical report, section 3.3.2): 2^-13 of the largest term.
 inline constexpr double k_fp8_accumulation_u = 1.220703125e-04;
 /// `t` with item 7's term added and atol recomputed: the FP8 families' tensor cores
-/// sum fp8 products over `k` terms (times `scale`) less exactly than fp32
-/// ("fp8_accumulation", K 2^-13 a_max b_max scale: worst case, every term's error in
-/// one direction; the operands are the generator's, dequantized with power-of-two
-/// scales of at most 1, so a_max and b_max still bound them).
+/// sum fp8 products over `k` terms (times `scale`) less exactly than fp32. The raw fp8
+/// operands are the generator's magnitudes and the power-of-two scales are at most 1,
+/// so the generator's a_max, b_max and rms bound both the raw and the scaled sums.
 [[nodiscard]] Tolerance with_fp8_accumulation(Tolerance t, double k, double scale);
 
 /// What the tolerance of an expand-shaped product (output in W, K = R) depends on.

@@ -32,10 +32,11 @@ void fill_generated(const DeviceBuffer& dst, DType t, ValueRange range, std::uin
 void fill_scales(const DeviceBuffer& scales, const ScaleGrid& grid, std::uint64_t seed, std::uint32_t tensor,
                  const Stream& stream) {
   const auto count = static_cast<std::size_t>(grid.scales());
-  if (scales.bytes() != count * sizeof(float)) {
+  if (scales.bytes() < count * sizeof(float) || scales.bytes() % sizeof(float) != 0) {
     throw Error(fmt::format("fill_scales: {} bytes for {} fp32 scales", scales.bytes(), count));
   }
-  device_launch::fill_scales(static_cast<float*>(scales.raw()), count, seed, tensor, stream.get());
+  device_launch::fill_scales(static_cast<float*>(scales.raw()), scales.bytes() / sizeof(float), seed, tensor,
+                             stream.get());
 }
 
 void dequantize_on_device(const DeviceBuffer& q, const DeviceBuffer& scales, const ScaleGrid& grid,
@@ -43,7 +44,7 @@ void dequantize_on_device(const DeviceBuffer& q, const DeviceBuffer& scales, con
   const auto count = static_cast<std::size_t>(grid.batch * grid.rows * grid.cols);
   if (grid.group_rows < 1 || grid.group_cols < 1 || q.bytes() != count * dtype_size(DType::e4m3) ||
       dst.bytes() != count * dtype_size(t) ||
-      scales.bytes() != static_cast<std::size_t>(grid.scales()) * sizeof(float)) {
+      scales.bytes() < static_cast<std::size_t>(grid.scales()) * sizeof(float)) {
     throw Error(fmt::format("dequantize: buffers of {}, {} and {} bytes do not fit a [{}, {}, {}] operand in "
                             "{}x{} groups",
                             q.bytes(), scales.bytes(), dst.bytes(), grid.batch, grid.rows, grid.cols,

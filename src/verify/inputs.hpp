@@ -74,11 +74,13 @@ struct ScaleGrid {
   }
 };
 
-/// Fills `scales` (fp32, grid.scales() of them) with fp8_scale_value(seed, tensor, i).
+/// Fills all of `scales` (fp32, at least grid.scales() of them: a caller may pad) with
+/// fp8_scale_value(seed, tensor, i).
 void fill_scales(const DeviceBuffer& scales, const ScaleGrid& grid, std::uint64_t seed, std::uint32_t tensor,
                  const Stream& stream);
 /// dst = q * its block's scale, element by element, in dtype `t` (q is fp8e4m3 [batch,
-/// rows, cols]). Throws lp::Error when a buffer's size disagrees with the grid.
+/// rows, cols]; `scales` holds at least grid.scales()). Throws lp::Error when a buffer's
+/// size disagrees with the grid.
 void dequantize_on_device(const DeviceBuffer& q, const DeviceBuffer& scales, const ScaleGrid& grid,
                           const DeviceBuffer& dst, DType t, const Stream& stream);
 

@@ -94,8 +94,12 @@ TEST(Fp8Families, ToleranceAddsTheFp8AccumulationToTheirOwn) {
   const Tolerance plain = fp32_output_tolerance(4096.0, 0.5, 1);
   ASSERT_EQ(shrink.atol_terms.size(), plain.atol_terms.size() + 1);
   EXPECT_EQ(shrink.atol_terms.back().name, "fp8_accumulation");
-  // K 2^-13 a_max b_max scale, with the generator's float maxima (2 and 0.1f)
-  EXPECT_NEAR(shrink.atol_terms.back().value, 4096 * std::ldexp(1.0, -13) * 2.0 * 0.1 * 0.5, 1e-8);
+  // ceil(K/32) 2^-13 (4 sigma_acc + 32 a_max b_max) scale, sigma_acc = sqrt(K) rms(a) rms(b),
+  // with the generator's ranges [0.25, 2] and [0.02, 0.1] (float-rounded)
+  const double rms_a = std::sqrt((8.0 - 0.015625) / (3.0 * 1.75));
+  const double rms_b = std::sqrt((0.001 - 0.000008) / (3.0 * 0.08));
+  const double per_instruction = 4.0 * 64.0 * rms_a * rms_b + 32.0 * 2.0 * 0.1;
+  EXPECT_NEAR(shrink.atol_terms.back().value, 128 * std::ldexp(1.0, -13) * per_instruction * 0.5, 1e-6);
   EXPECT_NEAR(shrink.atol, shrink.margin * (plain.atol / plain.margin + shrink.atol_terms.back().value), 1e-12);
   EXPECT_EQ(shrink.rtol, plain.rtol);
   const Tolerance expand = tolerance_for(fp8_problem(Op::expand_fp8, 128));

@@ -17,6 +17,16 @@ ScaleGrid grid_of(const Fp8Operand& o) {
   return ScaleGrid{o.batch, o.rows, o.cols, o.group_rows(), o.group_cols()};
 }
 
+/// The block-wise weight scales get two N-group rows more than they hold: the kernel (as
+/// vLLM's) takes a masked column's N group without wrapping it, so where H is not a
+/// multiple of BLOCK_N the last adapter's tile reads up to cdiv(BLOCK_N, g) <= 2 rows
+/// past its scales (values it never uses); the padding keeps that read inside the buffer.
+std::size_t scale_bytes(const Fp8Operand& o, const ScaleGrid& grid) {
+  const std::int64_t k_groups = (o.cols + grid.group_cols - 1) / grid.group_cols;
+  const std::int64_t padding = !o.activation && o.group > 0 ? 2 * k_groups : 0;
+  return static_cast<std::size_t>(grid.scales() + padding) * sizeof(float);
+}
+
 /// One FP8 operand: `q` generated in `range` and rounded to fp8e4m3 (inputs.hpp), its
 /// power-of-two scales, and `deq` = q * scale in `t`, exact, for the reference.
 void make_operand(const Fp8Operand& o, ValueRange range, std::uint64_t seed, std::uint32_t tensor, DType t,
@@ -25,7 +35,7 @@ void make_operand(const Fp8Operand& o, ValueRange range, std::uint64_t seed, std
   q = DeviceBuffer(n * dtype_size(DType::e4m3), stream);
   fill_generated(q, DType::e4m3, range, seed, tensor, stream);
   const ScaleGrid grid = grid_of(o);
-  scales = DeviceBuffer(static_cast<std::size_t>(grid.scales()) * sizeof(float), stream);
+  scales = DeviceBuffer(scale_bytes(o, grid), stream);
   fill_scales(scales, grid, seed, tensor, stream);
   deq = DeviceBuffer(n * dtype_size(t), stream);
   dequantize_on_device(q, scales, grid, deq, t, stream);
