@@ -82,8 +82,8 @@ int list_models(const ListOptions& o) {
     fmt::print("  {:<27} {:<17} {:<15} {:>6} {:<17} {:>6}\n", "projection", "layer", "op", "slices", "N", "K");
     for (const plan::Projection& p : projections) {
       if (p.kernel == plan::LoraKernel::fused_moe) {
-        fmt::print("  {:<27} {:<17} {:<15} {:>6} {:<17} {:>6}  (not swept: {} experts, top {}; no fused-MoE LoRA "
-                   "kernel in loraprobe yet)\n",
+        fmt::print("  {:<27} {:<17} {:<15} {:>6} {:<17} {:>6}  ({} experts, top {}: vLLM's fused-MoE LoRA fast "
+                   "path, one launch; swept with --op expand)\n",
                    p.name, p.layer, "fused_moe", p.out.size(), fmt::format("{}", fmt::join(p.out, "/")), p.in,
                    p.num_experts, p.top_k);
         continue;

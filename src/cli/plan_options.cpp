@@ -10,7 +10,7 @@ namespace lp::cli {
 
 bool PlanOptions::given() const {
   return !config_path.empty() || !flags.axes.empty() || flags.model || flags.tp || flags.vllm_configs ||
-         flags.vllm_gpu || flags.vllm_batch_invariant || flags.vllm_dual_stream;
+         flags.vllm_gpu || flags.vllm_batch_invariant || flags.vllm_dual_stream || flags.vllm_max_loras;
 }
 
 plan::SweepConfig PlanOptions::resolve() const {
@@ -67,6 +67,9 @@ void add_plan_options(CLI::App& sub, PlanOptions& o, const std::set<plan::AxisId
                  "The GPU name of the tuned files (NVIDIA H200 reads NVIDIA_H200_*.json); default: the GPU present, "
                  "or an NVIDIA H100 80GB HBM3 without a GPU")
       ->check(non_empty());
+  sub.add_option("--max-loras", o.flags.vllm_max_loras,
+                 "vLLM's --max-loras (default: each case's num_loras, at least vLLM's 1): its tuned files are keyed "
+                 "by max_loras + 1, and a batch holds at most that many adapters");
   sub.add_flag("--vllm-batch-invariant", o.flags.vllm_batch_invariant,
                "As vLLM with VLLM_BATCH_INVARIANT=1: the tuned files are skipped and the default shrink has split_k 1");
   sub.add_flag("--vllm-dual-stream", o.flags.vllm_dual_stream,

@@ -24,6 +24,25 @@ void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Pl
   for (const plan::NotSwept& n : p.not_swept) {
     out += fmt::format("  not swept: {}: {}\n", n.projection, n.why);
   }
+  if (p.without_variant && p.without_variant->empty()) {
+    out += "  variants: every case has one in its kernel set\n";
+  } else if (p.without_variant) {
+    std::size_t total = 0;
+    for (const plan::Dropped& d : *p.without_variant) {
+      total += d.count;
+    }
+    out += fmt::format("  without a variant: {} of {} cases (a run records them as skipped):\n", total,
+                       p.cases.size());
+    // The commonest reasons; --json lists them all.
+    constexpr std::size_t k_reasons_shown = 12;
+    for (std::size_t i = 0; i < p.without_variant->size() && i < k_reasons_shown; ++i) {
+      out += fmt::format("    {} {}\n", (*p.without_variant)[i].count, (*p.without_variant)[i].reason);
+    }
+    if (p.without_variant->size() > k_reasons_shown) {
+      out += fmt::format("    ... {} more reasons (--dry-run --json: without_variant)\n",
+                         p.without_variant->size() - k_reasons_shown);
+    }
+  }
   out += fmt::format("  repeats per case: {}, seed: {}\n", config.repeats.value, config.seed.value);
   out += fmt::format("{:>5} {:<12} {:<7} {:<11} {:>6} {:>4} {:<15} {:>4} {:<4} {:<4} {:<3} {:>3} {:>3} {:>3} {:>2} "
                      "{:>2} {:>3} {:<5} {:>3} {:>4} {}\n",

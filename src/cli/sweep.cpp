@@ -24,6 +24,7 @@
 #include "plan/plan.hpp"
 #include "report/verdict.hpp"
 #include "report/journal.hpp"
+#include "sweep/case_variants.hpp"
 #include "sweep/device_pool.hpp"
 #include "sweep/entries.hpp"
 #include "sweep/runner.hpp"
@@ -311,8 +312,9 @@ int run_sweep(SweepOptions o, const std::vector<std::string>& argv) {
   (void)extra_outputs(o.outputs, {});  // a --output the end of the run would refuse is refused now
   if (o.dry_run) {
     validate_run_flags(config, request);
-    const plan::PlannedRun run = plan::plan_for(config, kernels::KernelSets::load(o.kernel_dirs).versions(),
-                                                request.only_cases, request.shard);
+    const kernels::KernelSets sets = kernels::KernelSets::load(o.kernel_dirs);
+    plan::PlannedRun run = plan::plan_for(config, sets.versions(), request.only_cases, request.shard);
+    run.plan.without_variant = sweep::cases_without_variant(run.plan, sets);
     if (o.json) {
       plan::write_plan_json(stdout, config, run.plan);
     } else {

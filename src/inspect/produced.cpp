@@ -38,6 +38,29 @@ std::string ptx_entry(std::string_view ptx) {
   return std::string(ptx.substr(i, end - i));
 }
 
+/// The PTX ordinal of parameter `name` of the embedded variants whose entry is `kernel`,
+/// when every one that has it has it at the same place (vLLM's `_lora_expand_kernel`
+/// has `input_ptr` first under every specialisation); nullopt otherwise.
+std::optional<int> embedded_ordinal(const kernels::KernelSets& sets, const std::string& kernel, const std::string& name) {
+  std::optional<int> ordinal;
+  for (const kernels::KernelSet& set : sets.all()) {
+    for (const kernels::Variant& v : set.variants()) {
+      if (!v.ok() || v.entry != kernel) {
+        continue;
+      }
+      for (const kernels::Param& p : v.params) {
+        if (p.name == name) {
+          if (ordinal && *ordinal != p.index) {
+            return std::nullopt;
+          }
+          ordinal = p.index;
+        }
+      }
+    }
+  }
+  return ordinal;
+}
+
 bool is_ordinal(const std::string& s) {
   return !s.empty() && s.size() <= 4 && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(c); });
 }
@@ -137,6 +160,13 @@ ProducedParams produced_for_file(const std::string& path, const std::string* ptx
       continue;
     }
     const auto it = std::find(signature.params.begin(), signature.params.end(), name);
+    if (signature.params.empty() && flag.empty()) {
+      // No .ttir: the contract's names go by the embedded variants' parameter order.
+      if (const std::optional<int> ordinal = embedded_ordinal(sets, kernel, name)) {
+        out.produced[*ordinal] = name;
+        continue;
+      }
+    }
     if (signature.params.empty()) {
       out.produced.clear();
       out.not_checked = fmt::format("gdc-early-read not checked: {} names {}, but no {} beside {} gives the "

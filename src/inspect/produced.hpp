@@ -6,7 +6,9 @@
 // (vLLM's `_lora_expand_kernel` reads `input_ptr`, the shrink's buffer). Names become
 // PTX parameter ordinals through the Triton cache's `.ttir` beside the file: its
 // `tt.func` signature lists the runtime parameters in PTX order (constexprs and
-// equal-to-1 arguments are not parameters). An ordinal may be given directly.
+// equal-to-1 arguments are not parameters). Without one, the contract's names take
+// the ordinal they have in every embedded variant of that kernel (input_ptr: 0); a
+// --produced name needs the .ttir. An ordinal may be given directly.
 
 #include <map>
 #include <string>

@@ -618,6 +618,9 @@ json SweepConfig::to_json() const {
   if (vllm_batch_invariant.value) {
     out["vllm_batch_invariant"] = {{"value", true}, {"origin", vllm_batch_invariant.origin.describe()}};
   }
+  if (vllm_max_loras.value > 0) {
+    out["vllm_max_loras"] = {{"value", vllm_max_loras.value}, {"origin", vllm_max_loras.origin.describe()}};
+  }
   if (model.value) {
     out["model"] = {{"name", model.value->name}, {"tp", model.value->tp}, {"origin", model.origin.describe()}};
   }
@@ -689,6 +692,10 @@ std::string format_config(const SweepConfig& config) {
                                                                                       : config.vllm_configs.value->gpu))
                          : std::string("none (vLLM's defaults)"),
                      k_values_width, config.vllm_configs.origin.describe());
+  if (config.vllm_max_loras.value > 0) {
+    out += fmt::format("{:<14} {:<{}} {}\n", "max_loras", config.vllm_max_loras.value, k_values_width,
+                       config.vllm_max_loras.origin.describe());
+  }
   if (config.vllm_batch_invariant.value) {
     out += fmt::format("{:<14} {:<{}} {}\n", "batch_invariant", "on (VLLM_BATCH_INVARIANT)", k_values_width,
                        config.vllm_batch_invariant.origin.describe());

@@ -82,6 +82,10 @@ struct SweepConfig {
   /// VLLM_BATCH_INVARIANT=1 (--vllm-batch-invariant): vLLM skips the tuned files and its
   /// default shrink has split_k 1.
   Setting<bool> vllm_batch_invariant;
+  /// vLLM's --max-loras (--max-loras): its tuned lookup is keyed by max_loras + 1, and a
+  /// batch holds at most max_loras adapters. 0 when not given: each case's num_loras, at
+  /// least vLLM's default 1.
+  Setting<std::int64_t> vllm_max_loras;
   /// Run the known remedies of every LATENT or FAIL configuration as neighbour cases
   /// (sweep/remedies.hpp); on in the seed and upgrade-gate configs.
   Setting<bool> remedies;
@@ -176,6 +180,7 @@ struct FlagOverrides {
   std::optional<std::string> vllm_configs;           ///< --vllm-configs DIR
   std::optional<std::string> vllm_gpu;               ///< --vllm-gpu NAME
   bool vllm_batch_invariant = false;                 ///< --vllm-batch-invariant
+  std::optional<std::int64_t> vllm_max_loras;        ///< --max-loras N
   /// --vllm-dual-stream: op lora_linear, gdc true, add_inputs false (over those axes).
   bool vllm_dual_stream = false;
   std::optional<bool> remedies;                      ///< --remedies / --no-remedies

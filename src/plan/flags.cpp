@@ -173,6 +173,44 @@ void override_axis(SweepConfig& config, AxisId id, std::vector<AxisValue> values
   config.axes[id] = {std::move(values), Origin{Origin::Kind::flag, std::move(flag)}};
 }
 
+namespace {
+
+/// The flags that say how the user's vLLM runs: its tuned files, VLLM_BATCH_INVARIANT,
+/// --max-loras and the dual-stream chain.
+void apply_vllm_flags(SweepConfig& config, const FlagOverrides& flags) {
+  if (flags.vllm_configs) {
+    config.vllm_configs = {VllmConfigs{*flags.vllm_configs, flags.vllm_gpu.value_or("")},
+                           {Origin::Kind::flag, "--vllm-configs"}};
+  } else if (flags.vllm_gpu) {
+    throw UsageError("--vllm-gpu: goes with --vllm-configs DIR");
+  }
+  if (flags.vllm_batch_invariant) {
+    config.vllm_batch_invariant = {true, {Origin::Kind::flag, "--vllm-batch-invariant"}};
+  }
+  if (flags.vllm_max_loras) {
+    const AxisInfo& loras = axis_info(AxisId::num_loras);
+    if (*flags.vllm_max_loras < loras.min || *flags.vllm_max_loras > loras.max) {
+      throw UsageError(fmt::format("--max-loras {}: expected {} to {}", *flags.vllm_max_loras, loras.min, loras.max));
+    }
+    config.vllm_max_loras = {*flags.vllm_max_loras, {Origin::Kind::flag, "--max-loras"}};
+  }
+  if (flags.vllm_dual_stream) {
+    // VLLM_LORA_ENABLE_DUAL_STREAM on sm_90: every LoRA layer's shrink and expand as one
+    // chain, both with USE_GDC, the expand with launch_pdl and without ADD_INPUTS.
+    for (const auto id : {AxisId::op, AxisId::gdc, AxisId::add_inputs}) {
+      if (flags.axes.count(id) > 0) {
+        throw UsageError(fmt::format("--vllm-dual-stream sets {} itself; leave {} out", axis_info(id).key,
+                                     axis_info(id).flag));
+      }
+    }
+    override_axis(config, AxisId::op, {AxisValue::from_json("lora_linear")}, "--vllm-dual-stream");
+    override_axis(config, AxisId::gdc, {AxisValue::from_json(true)}, "--vllm-dual-stream");
+    override_axis(config, AxisId::add_inputs, {AxisValue::from_json(false)}, "--vllm-dual-stream");
+  }
+}
+
+}  // namespace
+
 void apply_flags(SweepConfig& config, const FlagOverrides& flags) {
   for (const auto& [id, texts] : flags.axes) {
     const AxisInfo& axis = axis_info(id);
@@ -218,28 +256,7 @@ void apply_flags(SweepConfig& config, const FlagOverrides& flags) {
   if (flags.remedies) {
     config.remedies = {*flags.remedies, {Origin::Kind::flag, *flags.remedies ? "--remedies" : "--no-remedies"}};
   }
-  if (flags.vllm_configs) {
-    config.vllm_configs = {VllmConfigs{*flags.vllm_configs, flags.vllm_gpu.value_or("")},
-                           {Origin::Kind::flag, "--vllm-configs"}};
-  } else if (flags.vllm_gpu) {
-    throw UsageError("--vllm-gpu: goes with --vllm-configs DIR");
-  }
-  if (flags.vllm_batch_invariant) {
-    config.vllm_batch_invariant = {true, {Origin::Kind::flag, "--vllm-batch-invariant"}};
-  }
-  if (flags.vllm_dual_stream) {
-    // VLLM_LORA_ENABLE_DUAL_STREAM on sm_90: every LoRA layer's shrink and expand as one
-    // chain, both with USE_GDC, the expand with launch_pdl and without ADD_INPUTS.
-    for (const auto id : {AxisId::op, AxisId::gdc, AxisId::add_inputs}) {
-      if (flags.axes.count(id) > 0) {
-        throw UsageError(fmt::format("--vllm-dual-stream sets {} itself; leave {} out", axis_info(id).key,
-                                     axis_info(id).flag));
-      }
-    }
-    override_axis(config, AxisId::op, {AxisValue::from_json("lora_linear")}, "--vllm-dual-stream");
-    override_axis(config, AxisId::gdc, {AxisValue::from_json(true)}, "--vllm-dual-stream");
-    override_axis(config, AxisId::add_inputs, {AxisValue::from_json(false)}, "--vllm-dual-stream");
-  }
+  apply_vllm_flags(config, flags);
   if (flags.repeats) {
     if (*flags.repeats < 1 || *flags.repeats > k_max_repeats) {
       throw UsageError(fmt::format("--repeats {}: expected a whole number in [1, {}]", *flags.repeats, k_max_repeats));

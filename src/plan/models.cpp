@@ -128,10 +128,8 @@ JsonText models_listing_json(std::int64_t tp) {
       if (p.kernel == LoraKernel::fused_moe) {
         shape["num_experts"] = p.num_experts;
         shape["top_k"] = p.top_k;
-        shape["swept"] = false;
-      } else {
-        shape["swept"] = true;
       }
+      shape["swept"] = true;  // the routed experts as op fused_moe, planned with --op expand
       shapes.push_back(std::move(shape));
     }
     out.push_back({{"name", m.name}, {"source", m.source}, {"tp", tp}, {"moe", m.is_moe()}, {"projections", shapes}});

@@ -14,8 +14,9 @@
 // Dense MLP, and a MoE model's shared expert (shared_expert.*):
 //   gate_up_proj expand into 2 slices of intermediate_size; down_proj back to hidden
 // Routed experts (experts.*): vLLM's fused-MoE LoRA kernels, gate_up (w13) and down
-//   (w2) over each token's top-k experts. loraprobe has no fused-MoE kernel yet, so a
-//   plan lists them as not swept (Plan::not_swept) instead of leaving them out silently.
+//   (w2) over each token's top-k experts. A plan sweeps them as op fused_moe (vLLM's
+//   one-launch fast path) when its op axis has expand, and lists them as not swept
+//   (Plan::not_swept) otherwise, never leaving them out silently.
 //
 // Tensor parallelism divides what vLLM shards: column-parallel outputs (qkv, z, ba,
 // gate_up, the experts' intermediate) and row-parallel inputs (o_proj, out_proj,
@@ -68,7 +69,7 @@ struct ModelPreset {
 /// Which kernels vLLM runs for a projection's LoRA.
 enum class LoraKernel {
   expand_shrink,  ///< lora_shrink then lora_expand (what loraprobe sweeps)
-  fused_moe,      ///< the fused-MoE LoRA kernels over the routed experts (not in loraprobe's sets yet)
+  fused_moe,      ///< the fused-MoE LoRA kernel over the routed experts (op fused_moe, planned with expand)
 };
 
 std::string_view to_string(LoraKernel kernel);

@@ -7,6 +7,7 @@
 #include "plan/vllm_defaults.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 #include <bitset>
@@ -274,16 +275,29 @@ bool shape_by_family(Case& c, std::string& why) {
   return true;
 }
 
+/// The vLLM engine a plan models: its tuned files, VLLM_BATCH_INVARIANT and --max-loras.
+struct VllmEngine {
+  const TunedConfigs* tuned = nullptr;
+  bool batch_invariant = false;
+  /// vLLM's --max-loras; 0 when not given: each case's adapters, at least vLLM's default 1.
+  std::int64_t max_loras = 0;
+  /// The engine's max_loras for `c`, which keys vLLM's tuned lookup (its lora_ids holds
+  /// max_loras + 1 entries, lora_kernel_metadata.py).
+  [[nodiscard]] std::int64_t max_loras_of(const Case& c) const {
+    return max_loras > 0 ? max_loras : std::max<std::int64_t>(1, c.num_loras);
+  }
+};
+
 /// What vLLM launches with the tuned files: the knobs "vllm" stands for, into
 /// `expand` and `shrink`. A family with both knobs reads both files, as vLLM's shrink
 /// and expand each do (the dual-stream expand, without ADD_INPUTS, reads
 /// _EXPAND_FALSE). False with `why` when vLLM itself would fail on the files.
-bool tuned_knobs(Case& c, const TunedConfigs* tuned, bool batch_invariant, KernelKnobs& expand, KernelKnobs& shrink,
-                 std::string& why) {
+bool tuned_knobs(Case& c, const VllmEngine& engine, KernelKnobs& expand, KernelKnobs& shrink, std::string& why) {
+  const TunedConfigs* tuned = engine.tuned;
   if (tuned == nullptr) {
     return true;
   }
-  if (batch_invariant) {
+  if (engine.batch_invariant) {
     c.set_tuned("vLLM defaults (VLLM_BATCH_INVARIANT skips the tuned files)");
     return true;
   }
@@ -303,11 +317,12 @@ bool tuned_knobs(Case& c, const TunedConfigs* tuned, bool batch_invariant, Kerne
     }
     return true;
   };
+  const std::int64_t max_loras = engine.max_loras_of(c);
   if (traits.shrink_knobs &&
-      !take(tuned->shrink(c.num_loras, c.num_slices, c.tokens, c.hidden[0], c.rank), shrink, "SHRINK")) {
+      !take(tuned->shrink(max_loras, c.num_slices, c.tokens, c.hidden[0], c.rank), shrink, "SHRINK")) {
     return false;
   }
-  if (traits.expand_knobs && !take(tuned->expand(c.add_inputs, c.num_loras, c.num_slices, c.tokens, c.rank, width),
+  if (traits.expand_knobs && !take(tuned->expand(c.add_inputs, max_loras, c.num_slices, c.tokens, c.rank, width),
                                    expand, c.add_inputs ? "EXPAND_TRUE" : "EXPAND_FALSE")) {
     return false;
   }
@@ -349,14 +364,18 @@ void set_knobs(const Pick& v, Case& c, const KernelKnobs& e_def, const KernelKno
 /// The case of one combination (`v` gives each axis's value), or nullopt with
 /// `why` saying why the combination is not a LoRA configuration.
 template <class Pick>
-std::optional<Case> case_of(const Pick& v, std::string& why, const TunedConfigs* tuned, bool batch_invariant) {
+std::optional<Case> case_of(const Pick& v, std::string& why, const VllmEngine& engine) {
   Case c;
   if (!read_case_axes(v, c, why) || !shape_by_family(c, why)) {
     return std::nullopt;
   }
+  if (engine.max_loras > 0 && c.num_loras > engine.max_loras) {
+    why = fmt::format("vLLM with --max-loras {} holds at most that many adapters in a batch", engine.max_loras);
+    return std::nullopt;
+  }
   KernelKnobs e_def = vllm_expand_defaults(c.num_slices);
-  KernelKnobs s_def = vllm_shrink_defaults(c.tokens, batch_invariant);
-  if (!tuned_knobs(c, tuned, batch_invariant, e_def, s_def, why)) {
+  KernelKnobs s_def = vllm_shrink_defaults(c.tokens, engine.batch_invariant);
+  if (!tuned_knobs(c, engine, e_def, s_def, why)) {
     return std::nullopt;
   }
   set_knobs(v, c, e_def, s_def);
@@ -673,6 +692,16 @@ Plan expand_model_plan(const SweepConfig& config, const std::vector<std::string>
   std::map<std::string, std::size_t> at;  // id -> index in out
   const std::vector<AxisValue>& ops = config.values(AxisId::op);
   const auto wanted = [&](const char* op) { return std::find(ops.begin(), ops.end(), AxisValue::from_json(op)) != ops.end(); };
+  static constexpr std::array<const char*, 3> k_model_ops = {"expand", "shrink", "lora_linear"};
+  for (const AxisValue& op : ops) {
+    const std::string name = op.to_json().get<std::string>();
+    if (std::none_of(k_model_ops.begin(), k_model_ops.end(), [&](const char* m_op) { return name == m_op; })) {
+      out.not_swept.push_back({"op " + name, "a model preset plans the LoRA kernels vLLM 0.34.0 launches for it "
+                                             "(expand, shrink, lora_linear and the routed experts' fused-MoE); "
+                                             "nothing in vLLM 0.34.0 launches its FP8 LoRA ops, so sweep those "
+                                             "with --config fp8"});
+    }
+  }
   for (const Projection& p : projections(find_model(m.name), m.tp)) {
     const bool fused = p.kernel == LoraKernel::fused_moe;
     if (fused && !wanted("expand")) {
@@ -680,7 +709,7 @@ Plan expand_model_plan(const SweepConfig& config, const std::vector<std::string>
                                        "in one launch), which the plan includes with --op expand"});
       continue;
     }
-    for (const char* op : {"expand", "shrink", "lora_linear"}) {
+    for (const char* op : k_model_ops) {
       if (!wanted(op) || (fused && op != std::string("expand"))) {
         continue;  // the fused kernel is the projection's shrink and expand in one: planned once
       }
@@ -714,6 +743,7 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
     const VllmConfigs& v = *config.vllm_configs.value;
     tuned = TunedConfigs::load(v.dir, v.gpu.empty() ? std::string(k_default_vllm_gpu) : v.gpu);
   }
+  const VllmEngine engine{tuned ? &*tuned : nullptr, config.vllm_batch_invariant.value, config.vllm_max_loras.value};
   const std::vector<std::vector<json>> lists = axis_lists(config, available, plan.combinations);
   plan.excluded_by_rule.assign(config.exclude.value.size(), 0);
   const ExcludeIndex excludes(config.exclude.value);
@@ -731,7 +761,7 @@ Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& avai
     }
     auto v = [&](AxisId id) -> const json& { return lists[static_cast<std::size_t>(id)][at[static_cast<std::size_t>(id)]]; };
     std::string why;
-    std::optional<Case> c = case_of(v, why, tuned ? &*tuned : nullptr, config.vllm_batch_invariant.value);
+    std::optional<Case> c = case_of(v, why, engine);
     if (!c) {
       count_reason(plan.not_applicable, why);
       continue;
@@ -757,6 +787,9 @@ void write_plan_json(std::FILE* file, const SweepConfig& config, const Plan& p) 
                {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates}};
   if (!p.not_swept.empty()) {
     head["not_swept"] = not_swept_json(p.not_swept);
+  }
+  if (p.without_variant) {
+    head["without_variant"] = not_applicable_json(*p.without_variant);
   }
   std::string text = head.dump(2);
   text.resize(text.size() - 2);  // drop the closing "\n}": the cases follow

@@ -129,6 +129,10 @@ struct Plan {
   /// --model: the projections no case covers (a MoE model's routed experts), so that a
   /// clean run never reads as "the whole model is clean".
   std::vector<NotSwept> not_swept;
+  /// A dry run's: the cases whose kernel set holds no variant for them, counted by why
+  /// ("Triton 3.8.0: no expand variant with ..."); nullopt where the variants were not
+  /// looked up (the plan alone knows no kernel set).
+  std::optional<std::vector<Dropped>> without_variant;
 };
 
 /// Largest cartesian product and plan accepted (lp::UsageError beyond).

@@ -1,6 +1,7 @@
 #include "sweep/case_variants.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -123,6 +124,33 @@ PlannedVariants planned_variants(const plan::Plan& plan, const kernels::KernelSe
     }
   }
   out.compilers.assign(compilers.begin(), compilers.end());
+  return out;
+}
+
+std::vector<plan::Dropped> cases_without_variant(const plan::Plan& plan, const kernels::KernelSets& sets) {
+  std::vector<plan::Dropped> out;
+  std::map<std::string, std::size_t> at;  // reason -> index in out
+  for (const plan::Case& c : plan.cases) {
+    const kernels::KernelSet& set = sets.at(c.triton);
+    std::string problem;
+    if (c.shrink) {
+      problem = set.lookup(wanted_shrink_axes(c)).problem;
+    }
+    if (problem.empty() && c.expand) {
+      problem = set.lookup(wanted_expand_axes(c)).problem;
+    }
+    if (problem.empty()) {
+      continue;
+    }
+    // What is missing, without the nearest variants the lookup names (one example each).
+    const std::string reason = fmt::format("Triton {}: {}", c.triton, problem.substr(0, problem.find(" (nearest")));
+    const auto [it, added] = at.try_emplace(reason, out.size());
+    if (added) {
+      out.push_back({reason, 0});
+    }
+    ++out[it->second].count;
+  }
+  std::stable_sort(out.begin(), out.end(), [](const plan::Dropped& a, const plan::Dropped& b) { return a.count > b.count; });
   return out;
 }
 

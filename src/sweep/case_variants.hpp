@@ -46,5 +46,11 @@ struct PlannedVariants {
 };
 PlannedVariants planned_variants(const plan::Plan& plan, const kernels::KernelSets& sets);
 
+/// The cases of `plan` whose kernel set holds no variant for one of their kernels,
+/// counted by what is missing ("Triton 3.8.0: no expand variant with block_n=256 in the
+/// kernel set"), the most cases first: what a run would record as skipped, known
+/// before any GPU time is spent.
+std::vector<plan::Dropped> cases_without_variant(const plan::Plan& plan, const kernels::KernelSets& sets);
+
 
 }  // namespace lp::sweep

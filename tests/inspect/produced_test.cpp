@@ -65,10 +65,16 @@ TEST_F(ProducedFiles, TheFlagOverridesByNameOrOrdinal) {
       << bad.not_checked;
 }
 
-TEST_F(ProducedFiles, WithoutATtirOnlyOrdinalsCanBeUsed) {
-  const ProducedParams named = produced_for_file(cubin(), &k_waits, {}, m_sets);
+TEST_F(ProducedFiles, WithoutATtirTheContractGoesByTheEmbeddedOrdinalAndAFlagNameIsRefused) {
+  // vLLM's own _lora_expand_kernel cubin, no sidecar: input_ptr is parameter 0 in every
+  // embedded specialisation of that kernel, so the contract is checked, not skipped.
+  const ProducedParams contract = produced_for_file(cubin(), &k_waits, {}, m_sets);
+  EXPECT_EQ(contract.produced, (std::map<int, std::string>{{0, "input_ptr"}}));
+  EXPECT_TRUE(contract.not_checked.empty()) << contract.not_checked;
+  // A name the user gives needs the .ttir's order.
+  const ProducedParams named = produced_for_file(cubin(), &k_waits, {"lora_ptr"}, m_sets);
   EXPECT_TRUE(named.produced.empty());
-  EXPECT_NE(named.not_checked.find("names input_ptr, but no _lora_expand_kernel.ttir beside"), std::string::npos)
+  EXPECT_NE(named.not_checked.find("names lora_ptr, but no _lora_expand_kernel.ttir beside"), std::string::npos)
       << named.not_checked;
   EXPECT_EQ(produced_for_file(cubin(), &k_waits, {"0"}, m_sets).produced,
             (std::map<int, std::string>{{0, "param 0"}}));

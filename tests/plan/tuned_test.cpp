@@ -295,3 +295,52 @@ TEST(Tuned, OneFilesTextIsReadAsTheFolderReadsIt) {
 
 }  // namespace
 }  // namespace lp::plan
+
+namespace lp::plan {
+namespace {
+
+// vLLM keys its tuned lookup by lora_ids.size(0), the engine's --max-loras + 1, not by the
+// adapters a batch happens to hold (lora_kernel_metadata.py, lora_expand_op.py).
+TEST(Tuned, MaxLorasKeysTheLookupAsVllmsLoraIdsDo) {
+  const TempDir dir("lp-tuned-max-loras-");
+  const auto entry = [](int block_n) {
+    return fmt::format(R"({{"1": {{"256": {{"64": {{"4096": {{"block_m": 64, "block_n": {}, "block_k": 32,
+      "num_warps": 4, "num_ctas": 1, "num_stages": 2}}}}}}}}}})",
+                       block_n);
+  };
+  write_file_atomic(dir.path() + "/X_EXPAND_TRUE.json", fmt::format(R"({{"2": {}, "5": {}}})", entry(128), entry(32)));
+  const auto plan_with = [&](std::optional<std::int64_t> max_loras, const char* num_loras) {
+    SweepConfig config = parse_config(
+        fmt::format(R"({{"axes": {{"triton": ["3.6.0"], "op": ["expand"], "num_loras": {}, "tokens": [256],
+                     "rank": [64], "hidden": [4096]}}}})",
+                    num_loras),
+        "t.json");
+    FlagOverrides flags;
+    flags.vllm_configs = dir.path();
+    flags.vllm_gpu = "X";
+    flags.vllm_max_loras = max_loras;
+    apply_flags(config, flags);
+    return expand_plan(config, {"3.6.0"});
+  };
+  // One adapter in the batch of an engine started with --max-loras 4: key 5, vLLM's entry.
+  Plan p = plan_with(4, "[1]");
+  ASSERT_EQ(p.cases.size(), 1U);
+  EXPECT_EQ(p.cases[0].expand->block_n, 32);
+  EXPECT_EQ(p.cases[0].axes().text("tuned").value_or(""), "X_EXPAND_TRUE.json[5][1][256][64][4096]");
+  // Without the flag: vLLM's default max_loras 1, key 2.
+  p = plan_with(std::nullopt, "[1]");
+  EXPECT_EQ(p.cases.at(0).expand->block_n, 128);
+  EXPECT_EQ(p.cases.at(0).axes().text("tuned").value_or(""), "X_EXPAND_TRUE.json[2][1][256][64][4096]");
+  // More adapters than the engine holds is no configuration of it.
+  p = plan_with(4, "[1, 8]");
+  ASSERT_EQ(p.cases.size(), 1U);
+  ASSERT_EQ(p.not_applicable.size(), 1U);
+  EXPECT_EQ(p.not_applicable[0].reason, "vLLM with --max-loras 4 holds at most that many adapters in a batch");
+  FlagOverrides bad;
+  bad.vllm_max_loras = 0;
+  SweepConfig config = parse_config(R"({"axes": {}})", "t.json");
+  EXPECT_THROW(apply_flags(config, bad), UsageError);
+}
+
+}  // namespace
+}  // namespace lp::plan

@@ -1,0 +1,36 @@
+// A dry run resolves every case's variants before any GPU time is spent
+// (sweep/case_variants.hpp cases_without_variant): what a run would skip, and why.
+#include <gtest/gtest.h>
+
+#include "kernels/kernel_sets.hpp"
+#include "plan/config.hpp"
+#include "plan/plan.hpp"
+#include "sweep/case_variants.hpp"
+
+namespace lp::sweep {
+namespace {
+
+TEST(PlanVariants, CasesWithoutAVariantAreCountedByWhatIsMissing) {
+  const kernels::KernelSets sets = kernels::KernelSets::load();
+  const plan::Plan p = plan::expand_plan(
+      plan::parse_config(R"({"axes": {"triton": ["3.6.0", "3.9.0"], "op": ["expand"], "input_dtype": ["fp32"],
+                                      "num_stages": [2, 8], "tokens": [256, 512]}})",
+                         "t.json"),
+      sets.versions());
+  ASSERT_EQ(p.cases.size(), 8U);
+  const std::vector<plan::Dropped> missing = cases_without_variant(p, sets);
+  ASSERT_EQ(missing.size(), 2U);
+  for (const plan::Dropped& d : missing) {
+    EXPECT_EQ(d.count, 2U) << d.reason;  // two token counts of each set's num_stages 8
+    EXPECT_NE(d.reason.find("no expand variant with num_stages=8 in the kernel set"), std::string::npos) << d.reason;
+    EXPECT_EQ(d.reason.find("nearest"), std::string::npos) << "the examples are left out of the reason";
+  }
+  EXPECT_EQ(missing[0].reason.rfind("Triton 3.6.0: ", 0), 0U);
+  EXPECT_EQ(missing[1].reason.rfind("Triton 3.9.0: ", 0), 0U);
+  // The default config runs whole: every case finds its variant.
+  const plan::Plan whole = plan::expand_plan(plan::load_embedded_config("default"), sets.versions());
+  EXPECT_TRUE(cases_without_variant(whole, sets).empty());
+}
+
+}  // namespace
+}  // namespace lp::sweep
