@@ -79,7 +79,11 @@ def _expand_mm_k(
                     tile_a = tile_a.to(b_dtype)
             acc += tl.dot(tile_a, tile_b)
         else:
-            if k_start + BLOCK_K <= K:
+            # vLLM's three branches: a block wholly past K (only a split of the shrink
+            # meets one; kept for the same control flow), a whole block, the partial tail.
+            if k_start >= K:
+                pass
+            elif k_start + BLOCK_K <= K:
                 # Whole block inside K: no masks, same as the EVEN_K body.
                 tile_b = tl.load(b_ptr)
                 if USE_GDC:
@@ -88,7 +92,7 @@ def _expand_mm_k(
                 if CAST_TYPE:
                     tile_a = tile_a.to(b_dtype)
                 acc += tl.dot(tile_a, tile_b)
-            elif k_start < K:
+            else:
                 # The last, partial block: zero-fill past K on both operands.
                 in_k = k_start + tl.arange(0, BLOCK_K) < K
                 tile_b = tl.load(b_ptr, mask=in_k[:, None], other=0.0)

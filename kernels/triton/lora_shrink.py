@@ -58,11 +58,15 @@ def _shrink_mm_k(
             tile_a = tl.load(a_ptr)
             acc += tl.dot(tile_a, tile_b)
         else:
-            if k_start + BLOCK_K <= K:
+            # vLLM's three branches: a split's block wholly past K, a whole block, the
+            # partial tail.
+            if k_start >= K:
+                pass
+            elif k_start + BLOCK_K <= K:
                 tile_b = tl.load(b_ptr)
                 tile_a = tl.load(a_ptr)
                 acc += tl.dot(tile_a, tile_b)
-            elif k_start < K:
+            else:
                 in_k = k_start + tl.arange(0, BLOCK_K) < K
                 tile_b = tl.load(b_ptr, mask=in_k[:, None], other=0.0)
                 tile_a = tl.load(a_ptr, mask=in_k[None, :], other=0.0)
