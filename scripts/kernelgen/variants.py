@@ -250,6 +250,18 @@ def build_matrix() -> list:
         rows.append(_expand(i, w, m["bm"], m["bn"], EXPAND_BLOCK_K_NEWER, m["nw"], m["ns"], True, True, slices, same,
                             source="expand-multi-slice-default"))
 
+    # What a model preset plans (sweep --model): vLLM's default expand for every
+    # projection shape (1 to 3 slices, shared or per-slice strides), ranks below block_k
+    # (EVEN_K false) too, fp32 and bf16 input, each with the two field remedies that
+    # --remedies runs beside it (block_n 32, num_stages 1).
+    for slices, same, (i, w), even in product((1, 2, 3), TRUE_FALSE, [("fp32", "bf16"), ("bf16", "bf16")], TRUE_FALSE):
+        if slices == 1 and not same:
+            continue  # one slice has one stride
+        k = d if slices == 1 else m
+        for bn, ns in ((k["bn"], k["ns"]), (32, k["ns"]), (k["bn"], 1)):
+            rows.append(_expand(i, w, k["bm"], bn, k["bk"], k["nw"], ns, even, True, slices, same,
+                                source="expand-model"))
+
     # Tile shape neighbours of the default, one axis at a time.
     for (i, w), even, add in product(EXPAND_DTYPES, TRUE_FALSE, TRUE_FALSE):
         for bm in (16, 32):
@@ -262,8 +274,10 @@ def build_matrix() -> list:
         rows.append(_shrink(dt, 32, bn, bk, 4, ns, even, sk, source="shrink-grid"))
     for (name, cfg), dt, even in product(SHRINK_DEFAULTS.items(), ("bf16", "fp16"), TRUE_FALSE):
         rows.append(_shrink(dt, 32, 16, cfg["bk"], 4, 2, even, cfg["sk"], source=f"shrink-default-{name}"))
-    for (name, cfg), dt, slices in product(SHRINK_DEFAULTS.items(), ("bf16", "fp16"), (2, 3)):
-        rows.append(_shrink(dt, 32, 16, cfg["bk"], 4, 2, True, cfg["sk"], slices,
+    # Multi-slice at both defaults, EVEN_K or not: a model's hidden width is seldom a
+    # multiple of the small-batch block_k x split_k (256 x 64).
+    for (name, cfg), dt, slices, even in product(SHRINK_DEFAULTS.items(), ("bf16", "fp16"), (2, 3), TRUE_FALSE):
+        rows.append(_shrink(dt, 32, 16, cfg["bk"], 4, 2, even, cfg["sk"], slices,
                             source=f"shrink-default-{name}-multi-slice"))
 
     # vLLM's dual-stream path (VLLM_LORA_ENABLE_DUAL_STREAM on sm_90): USE_GDC and
@@ -290,7 +304,9 @@ def build_matrix() -> list:
     # sharing its N columns (2: the down projection of a 128-expert model at a few
     # hundred tokens); then one axis at a time around rank 64, block_m 64.
     f = FUSED_MOE
-    for proj, rank, bm, npid in product(("w13", "w2"), MOE_RANKS, (16, f["block_m"]), (1, 2, 4)):
+    # block_m is the MoE layer's BLOCK_SIZE_M (vLLM's get_default_config: 16, 32, 64 or
+    # 128 by the batch); NPID_FACTOR up to 4 is what the presets' projections reach.
+    for proj, rank, bm, npid in product(("w13", "w2"), MOE_RANKS, (16, 32, f["block_m"], 128), (1, 2, 3, 4)):
         nw = f["num_warps"] if npid == 1 else f["num_warps_split_n"]
         rows.append(_fused_moe("bf16", rank, proj, bm, f["block_n"], f["block_k_wide"], nw, f["num_stages"], npid,
                                source="fused-moe-fast-path"))
@@ -359,7 +375,8 @@ def in_upgrade_matrix(v: Variant) -> bool:
     (gdc) rows; every FP8 shrink and the FP8 expands that write bf16; expand with fp32 or
     bf16 input at block_m 64, 4 warps, block_k 32 (16 at block_n 128), block_n
     32..256, 1-3 stages, and the multi-slice defaults (2 and 3 slices, block_n
-    64, block_k 16 or 32, 2 stages); shrink at block_m 32 with
+    64, block_k 16 or 32, 2 stages), and every expand-model row (what sweep --model
+    plans); shrink at block_m 32 with
     vLLM's (block_k, split_k) pairs, block_n 16..64, 1-3 stages; every control and
     hook."""
     if v.role != "kernel":
@@ -377,6 +394,8 @@ def in_upgrade_matrix(v: Variant) -> bool:
     if v.weight_dtype != "bf16" or v.num_warps != 4:
         return False
     if v.op == "expand":
+        if "expand-model" in v.sources:
+            return True
         if v.input_dtype not in ("fp32", "bf16") or v.block_m != 64 or v.num_stages > 3:
             return False
         if v.num_slices > 1:
