@@ -83,13 +83,13 @@ int list_models(const ListOptions& o) {
     for (const plan::Projection& p : projections) {
       if (p.kernel == plan::LoraKernel::fused_moe) {
         fmt::print("  {:<27} {:<17} {:<15} {:>6} {:<17} {:>6}  ({} experts, top {}: vLLM's fused-MoE LoRA fast "
-                   "path, one launch; swept with --op expand)\n",
+                   "path above 64 tokens, one launch; swept with --op expand)\n",
                    p.name, p.layer, "fused_moe", p.out.size(), fmt::format("{}", fmt::join(p.out, "/")), p.in,
                    p.num_experts, p.top_k);
         continue;
       }
-      fmt::print("  {:<27} {:<17} {:<15} {:>6} {:<17} {:>6}\n", p.name, p.layer, "shrink, expand", p.out.size(),
-                 fmt::format("{}", fmt::join(p.out, "/")), p.in);
+      fmt::print("  {:<27} {:<17} {:<15} {:>6} {:<17} {:>6}{}\n", p.name, p.layer, "shrink, expand", p.out.size(),
+                 fmt::format("{}", fmt::join(p.out, "/")), p.in, p.source.empty() ? "" : "  (" + p.source + ")");
     }
   }
   fmt::print("per tensor-parallel rank at --tp {}: shrink reads K wide, expand writes N per slice; "

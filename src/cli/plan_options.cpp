@@ -10,7 +10,8 @@ namespace lp::cli {
 
 bool PlanOptions::given() const {
   return !config_path.empty() || !flags.axes.empty() || flags.model || flags.tp || flags.vllm_configs ||
-         flags.vllm_gpu || flags.vllm_batch_invariant || flags.vllm_dual_stream || flags.vllm_max_loras;
+         flags.vllm_gpu || flags.vllm_batch_invariant || flags.vllm_dual_stream || flags.vllm_max_loras ||
+         flags.sm_count;
 }
 
 plan::SweepConfig PlanOptions::resolve() const {
@@ -70,6 +71,9 @@ void add_plan_options(CLI::App& sub, PlanOptions& o, const std::set<plan::AxisId
   sub.add_option("--max-loras", o.flags.vllm_max_loras,
                  "vLLM's --max-loras (default: each case's num_loras, at least vLLM's 1): its tuned files are keyed "
                  "by max_loras + 1, and a batch holds at most that many adapters");
+  sub.add_option("--sm-count", o.flags.sm_count,
+                 "The SM count vLLM's fused-MoE LoRA sizes its N split (NPID_FACTOR) by: default the GPU's in a run, "
+                 "132 (an H100 SXM or H200) in a dry run; an H20 has 78, an H100 PCIe 114");
   sub.add_flag("--vllm-batch-invariant", o.flags.vllm_batch_invariant,
                "As vLLM with VLLM_BATCH_INVARIANT=1: the tuned files are skipped and the default shrink has split_k 1");
   sub.add_flag("--vllm-dual-stream", o.flags.vllm_dual_stream,

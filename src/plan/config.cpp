@@ -621,6 +621,9 @@ json SweepConfig::to_json() const {
   if (vllm_max_loras.value > 0) {
     out["vllm_max_loras"] = {{"value", vllm_max_loras.value}, {"origin", vllm_max_loras.origin.describe()}};
   }
+  if (sm_count.value > 0) {
+    out["sm_count"] = {{"value", sm_count.value}, {"origin", sm_count.origin.describe()}};
+  }
   if (model.value) {
     out["model"] = {{"name", model.value->name}, {"tp", model.value->tp}, {"origin", model.origin.describe()}};
   }
@@ -695,6 +698,10 @@ std::string format_config(const SweepConfig& config) {
   if (config.vllm_max_loras.value > 0) {
     out += fmt::format("{:<14} {:<{}} {}\n", "max_loras", config.vllm_max_loras.value, k_values_width,
                        config.vllm_max_loras.origin.describe());
+  }
+  if (config.sm_count.value > 0) {
+    out += fmt::format("{:<14} {:<{}} {}\n", "sm_count", config.sm_count.value, k_values_width,
+                       config.sm_count.origin.describe());
   }
   if (config.vllm_batch_invariant.value) {
     out += fmt::format("{:<14} {:<{}} {}\n", "batch_invariant", "on (VLLM_BATCH_INVARIANT)", k_values_width,

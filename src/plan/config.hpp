@@ -51,6 +51,8 @@ struct VllmConfigs {
 
 /// The GPU name tuned configs are read for when none is given and none is present.
 inline constexpr const char* k_default_vllm_gpu = "NVIDIA H100 80GB HBM3";
+/// The most SMs --sm-count takes (a B200 has 148; room for what comes next).
+inline constexpr std::int64_t k_max_sm_count = 1024;
 
 /// Absolute and relative tolerance: |actual - expected| <= atol + rtol * |expected|.
 struct Tolerance {
@@ -86,6 +88,9 @@ struct SweepConfig {
   /// batch holds at most max_loras adapters. 0 when not given: each case's num_loras, at
   /// least vLLM's default 1.
   Setting<std::int64_t> vllm_max_loras;
+  /// The GPU's SM count vLLM's fused-MoE LoRA sizes its NPID_FACTOR by (--sm-count). 0
+  /// when not given: a run takes its GPU's, a dry run k_default_sm_count's.
+  Setting<std::int64_t> sm_count;
   /// Run the known remedies of every LATENT or FAIL configuration as neighbour cases
   /// (sweep/remedies.hpp); on in the seed and upgrade-gate configs.
   Setting<bool> remedies;
@@ -181,6 +186,7 @@ struct FlagOverrides {
   std::optional<std::string> vllm_gpu;               ///< --vllm-gpu NAME
   bool vllm_batch_invariant = false;                 ///< --vllm-batch-invariant
   std::optional<std::int64_t> vllm_max_loras;        ///< --max-loras N
+  std::optional<std::int64_t> sm_count;              ///< --sm-count N
   /// --vllm-dual-stream: op lora_linear, gdc true, add_inputs false (over those axes).
   bool vllm_dual_stream = false;
   std::optional<bool> remedies;                      ///< --remedies / --no-remedies

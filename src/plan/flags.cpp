@@ -194,6 +194,12 @@ void apply_vllm_flags(SweepConfig& config, const FlagOverrides& flags) {
     }
     config.vllm_max_loras = {*flags.vllm_max_loras, {Origin::Kind::flag, "--max-loras"}};
   }
+  if (flags.sm_count) {
+    if (*flags.sm_count < 1 || *flags.sm_count > k_max_sm_count) {
+      throw UsageError(fmt::format("--sm-count {}: expected 1 to {}", *flags.sm_count, k_max_sm_count));
+    }
+    config.sm_count = {*flags.sm_count, {Origin::Kind::flag, "--sm-count"}};
+  }
   if (flags.vllm_dual_stream) {
     // VLLM_LORA_ENABLE_DUAL_STREAM on sm_90: every LoRA layer's shrink and expand as one
     // chain, both with USE_GDC, the expand with launch_pdl and without ADD_INPUTS.

@@ -129,6 +129,9 @@ JsonText models_listing_json(std::int64_t tp) {
         shape["num_experts"] = p.num_experts;
         shape["top_k"] = p.top_k;
       }
+      if (!p.source.empty()) {
+        shape["source"] = p.source;
+      }
       shape["swept"] = true;  // the routed experts as op fused_moe, planned with --op expand
       shapes.push_back(std::move(shape));
     }
@@ -175,6 +178,17 @@ std::vector<Projection> projections(const ModelPreset& m, std::int64_t tp) {
     if (e.shared_expert_intermediate_size) {
       add_mlp(out, "shared_expert", "shared_expert.", hidden,
               divided(*e.shared_expert_intermediate_size, tp, m, "shared_expert_intermediate_size"));
+    }
+    // vLLM 0.34.0: qwen3_moe.py and qwen3_next.py build mlp.gate as GateLinear (a
+    // ReplicatedLinear) and qwen3_next.py mlp.shared_expert_gate as ReplicatedLinear;
+    // lora/layers/replicated_linear.py wraps every ReplicatedLinear.
+    out.push_back({"gate", "router", LoraKernel::expand_shrink, {e.num_experts}, hidden, 0, 0,
+                   "vllm/model_executor/models/qwen3_moe.py and qwen3_next.py at v0.34.0 (mlp.gate = "
+                   "GateLinear(hidden_size, num_experts)); vllm/lora/layers/replicated_linear.py"});
+    if (e.shared_expert_intermediate_size) {
+      out.push_back({"shared_expert_gate", "shared_expert", LoraKernel::expand_shrink, {1}, hidden, 0, 0,
+                     "vllm/model_executor/models/qwen3_next.py at v0.34.0 (mlp.shared_expert_gate = "
+                     "ReplicatedLinear(hidden_size, 1)); vllm/lora/layers/replicated_linear.py"});
     }
     const std::int64_t inter = divided(e.moe_intermediate_size, tp, m, "moe_intermediate_size");
     out.push_back({"experts.gate_up_proj", "experts", LoraKernel::fused_moe, {inter, inter}, hidden, e.num_experts,

@@ -13,6 +13,9 @@
 //   out_proj     expand into hidden_size; shrink from value
 // Dense MLP, and a MoE model's shared expert (shared_expert.*):
 //   gate_up_proj expand into 2 slices of intermediate_size; down_proj back to hidden
+// MoE routing (a MoE model): vLLM wraps every ReplicatedLinear with LoRA, the router
+//   (gate: GateLinear, hidden -> num_experts) and a shared expert's gate
+//   (shared_expert_gate: hidden -> 1); both replicated, never sharded.
 // Routed experts (experts.*): vLLM's fused-MoE LoRA kernels, gate_up (w13) and down
 //   (w2) over each token's top-k experts. A plan sweeps them as op fused_moe (vLLM's
 //   one-launch fast path) when its op axis has expand, and lists them as not swept
@@ -83,6 +86,7 @@ struct Projection {
   std::int64_t in = 0;              ///< shrink: the input's width (K)
   std::int64_t num_experts = 0;     ///< fused_moe: experts, and each token's top_k
   std::int64_t top_k = 0;
+  std::string source;               ///< where vLLM wraps it with LoRA, when that is worth naming
 };
 
 /// The embedded presets, in file order. Throws lp::InputError on a malformed file

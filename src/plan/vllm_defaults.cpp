@@ -1,6 +1,8 @@
 #include "plan/vllm_defaults.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -67,6 +69,17 @@ VllmDefaults parse_vllm_defaults(std::string_view text, const std::string& file)
   f.wide_block_k_from_pairs_per_expert = positive(moe.at("wide_block_k_from_pairs_per_expert"));
   f.max_rank = positive(moe.at("max_rank"));
   f.max_npid_factor = positive(moe.at("max_npid_factor"));
+  for (const JsonIn& row : values(moe.at("block_m_by_tokens").at("rows"))) {
+    const std::optional<JsonIn> bound = row.find("up_to");
+    const std::int64_t up_to = bound ? positive(*bound) : std::numeric_limits<std::int64_t>::max();
+    f.block_m_by_tokens.emplace_back(up_to, positive(row.at("block_m")));
+  }
+  if (f.block_m_by_tokens.empty() || f.block_m_by_tokens.back().first != std::numeric_limits<std::int64_t>::max()) {
+    throw InputError(file, "/fused_moe/block_m_by_tokens/rows", "the last row has no up_to");
+  }
+  f.two_kernel_max_tokens = positive(moe.at("two_kernel_max_tokens"));
+  f.naive_sparsity_factor = positive(moe.at("naive_sparsity_factor"));
+  f.naive_block_m = positive(moe.at("naive_block_m"));
   const JsonIn matrix = doc.at("ptxas_matrix");
   const json& common = matrix.at("common").object();
   d.matrix_common = AxisValues::from_json(common);
@@ -111,12 +124,22 @@ const VllmDefaults& vllm_defaults() {
   return d;
 }
 
+int FusedMoeDefaults::block_m_for(std::int64_t tokens) const {
+  for (const auto& [up_to, m] : block_m_by_tokens) {
+    if (tokens <= up_to) {
+      return m;
+    }
+  }
+  return block_m_by_tokens.back().second;
+}
+
 FusedMoeLaunch vllm_fused_moe_launch(std::int64_t tokens, std::int64_t top_k, std::int64_t experts, std::int64_t k,
-                                     std::int64_t n, std::int64_t slices, std::int64_t loras, std::int64_t sms) {
+                                     std::int64_t n, std::int64_t slices, std::int64_t loras, int block_m,
+                                     std::int64_t sms) {
   const FusedMoeDefaults& f = vllm_defaults().fused_moe;
   FusedMoeLaunch launch;
   KernelKnobs& knobs = launch.knobs;
-  knobs.block_m = f.block_m;
+  knobs.block_m = block_m;
   knobs.block_n = f.block_n;
   knobs.num_stages = f.num_stages;
   const std::int64_t pairs = tokens * top_k;
@@ -127,8 +150,8 @@ FusedMoeLaunch vllm_fused_moe_launch(std::int64_t tokens, std::int64_t top_k, st
   knobs.even_k = k % knobs.block_k == 0;
   // vLLM's moe_lora_align_block_size: EM = pairs + experts (block_m - 1), or
   // pairs x block_m when there are fewer pairs than experts; M blocks = cdiv(EM, block_m).
-  const std::int64_t padded = pairs < experts ? pairs * f.block_m : pairs + experts * (f.block_m - 1);
-  const std::int64_t m_blocks = (padded + f.block_m - 1) / f.block_m;
+  const std::int64_t padded = pairs < experts ? pairs * block_m : pairs + experts * (block_m - 1);
+  const std::int64_t m_blocks = (padded + block_m - 1) / block_m;
   const std::int64_t base = std::max<std::int64_t>(m_blocks * slices * loras, 1);
   const double shrink_ratio = static_cast<double>(k) / static_cast<double>(std::max<std::int64_t>(k + n, 1));
   const std::int64_t by_budget = std::max<std::int64_t>(1, static_cast<std::int64_t>(1.5 / std::max(shrink_ratio, 1e-3)) + 1);

@@ -5,6 +5,7 @@
 // default rows and answers (inspect/matrix.cpp).
 
 #include <cstdint>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,15 @@ struct MatrixAnswer {
 /// vLLM's fused-MoE LoRA fast path (_run_fused_moe_lora_one_shot): hard-coded knobs,
 /// no tuned file. block_m is the MoE layer's routing block (64 by default).
 struct FusedMoeDefaults {
-  int block_m = 0;
+  int block_m = 0;  ///< with VLLM_TUNED_CONFIG_FOLDER set: get_lora_op_configs' fused_moe_lora default
+  /// get_default_config's BLOCK_SIZE_M by the batch's tokens: (up_to, block_m), the
+  /// last row's up_to the largest int64 (it has none in the file).
+  std::vector<std::pair<std::int64_t, int>> block_m_by_tokens;
+  std::int64_t two_kernel_max_tokens = 0;  ///< FUSED_MOE_LORA_TWO_KERNEL_MAX_TOKENS: the fast path above it
+  std::int64_t naive_sparsity_factor = 0;  ///< naive routing: tokens x top_k x this <= experts x max_loras
+  int naive_block_m = 0;                   ///< the fast path's BLOCK_M under naive routing
+  /// The routing's BLOCK_M for a batch of `tokens` (get_default_config's rule).
+  [[nodiscard]] int block_m_for(std::int64_t tokens) const;
   int block_n = 0;
   int num_stages = 0;
   int num_warps = 0;          ///< NPID_FACTOR 1
@@ -46,11 +55,9 @@ struct FusedMoeLaunch {
   int npid_factor = 1;
 };
 
-/// The SM count loraprobe plans NPID_FACTOR for (H100 SXM and H200: 132). vLLM reads
-/// the GPU's; NPID_FACTOR only grows past 1 when fewer M blocks than 1.5x the SMs
-/// are launched, which a model with many experts never has (the padded routing
-/// alone gives experts x (block_m - 1) / block_m blocks).
-inline constexpr std::int64_t k_fused_moe_planned_sms = 132;
+/// The SM count a dry run plans NPID_FACTOR for when --sm-count is not given (H100 SXM
+/// and H200: 132); a run takes its GPU's, as vLLM does (current_platform.num_compute_units).
+inline constexpr std::int64_t k_default_sm_count = 132;
 
 struct VllmDefaults {
   KernelKnobs expand_one_slice;    ///< one output slice
@@ -72,11 +79,13 @@ const VllmDefaults& vllm_defaults();
 
 /// What vLLM's fused-MoE fast path launches for `tokens` tokens routed to `top_k` of
 /// `experts` experts, reading K = `k` into `slices` slices of N = `n` for `loras`
-/// active adapters, on a GPU of `sms` SMs: block_k by K (or pairs per expert),
+/// active adapters, with the routing padded to `block_m`, on a GPU of `sms` SMs:
+/// block_k by K (or pairs per expert),
 /// NPID_FACTOR by how far the grid is from 2x the SMs, capped by the shrink it
 /// repeats and by N / 128, and 8 warps when NPID_FACTOR > 1.
 FusedMoeLaunch vllm_fused_moe_launch(std::int64_t tokens, std::int64_t top_k, std::int64_t experts, std::int64_t k,
-                                     std::int64_t n, std::int64_t slices, std::int64_t loras, std::int64_t sms);
+                                     std::int64_t n, std::int64_t slices, std::int64_t loras, int block_m,
+                                     std::int64_t sms);
 
 /// The text of configs/vllm/defaults.json as built in.
 std::string_view vllm_defaults_text();

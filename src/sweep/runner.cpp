@@ -136,6 +136,26 @@ void announce(const plan::Plan& plan, std::size_t journaled, const std::string& 
   }
 }
 
+/// Whether the plan depends on the GPU present: vLLM's tuned files are read for its
+/// name (unless --vllm-gpu names one), and a model plan sizes the fused-MoE LoRA's N
+/// split by its SM count (unless --sm-count gives one).
+bool plans_for_gpu(const plan::SweepConfig& config) {
+  return (config.vllm_configs.value && config.vllm_configs.value->gpu.empty()) ||
+         (config.model.value && config.sm_count.value == 0);
+}
+
+/// `config` as vLLM would see it on `gpu` (plans_for_gpu).
+plan::SweepConfig config_for_gpu(const plan::SweepConfig& config, const std::optional<protocol::GpuRecord>& gpu) {
+  plan::SweepConfig out = config;
+  if (out.vllm_configs.value && out.vllm_configs.value->gpu.empty()) {
+    out.vllm_configs.value->gpu = gpu ? gpu->name : std::string(plan::k_default_vllm_gpu);
+  }
+  if (out.model.value && out.sm_count.value == 0 && gpu && gpu->sm_count > 0) {
+    out.sm_count = {gpu->sm_count, {plan::Origin::Kind::builtin, ""}};
+  }
+  return out;
+}
+
 /// One sweep, phase by phase: the plan, the entries and their images, the static
 /// inspection beside the GPU work, the controls, the cases, the remedies, the report.
 /// Its parts: the GPUs' workers (workers.hpp), running entries on them
@@ -193,8 +213,8 @@ class Sweep {
   }
 
  private:
-  /// The kernel sets, the plan (for the GPU present when vLLM's tuned files are read
-  /// for it), and the report's meta. Returns the controls' first index.
+  /// The kernel sets, the plan (config_for_gpu), and the report's meta. Returns the
+  /// controls' first index.
   std::size_t plan_and_describe() {
     auto t = std::chrono::steady_clock::now();
     m_sets = kernels::KernelSets::load(m_request.kernel_dirs);
@@ -202,15 +222,11 @@ class Sweep {
     m_phases.kernel_sets = seconds_since(t);
     m_workers.first().client->poll_ready();
     t = std::chrono::steady_clock::now();
-    plan::PlannedRun planned;
-    if (m_config.vllm_configs.value && m_config.vllm_configs.value->gpu.empty()) {
-      wait_for_worker();  // the tuned configs are those of the GPU present, as vLLM reads them
-      plan::SweepConfig with_gpu = m_config;
-      with_gpu.vllm_configs.value->gpu = m_workers.gpu() ? m_workers.gpu()->name : std::string(plan::k_default_vllm_gpu);
-      planned = plan::plan_for(with_gpu, m_sets.versions(), m_request.only_cases, m_request.shard);
-    } else {
-      planned = plan::plan_for(m_config, m_sets.versions(), m_request.only_cases, m_request.shard);
+    if (plans_for_gpu(m_config)) {
+      wait_for_worker();
     }
+    plan::PlannedRun planned =
+        plan::plan_for(config_for_gpu(m_config, m_workers.gpu()), m_sets.versions(), m_request.only_cases, m_request.shard);
     m_plan = std::move(planned.plan);
     m_remedies.set_first_index(planned.next_index + 2 * m_tritons.size());
     m_phases.plan = seconds_since(t);

@@ -546,8 +546,9 @@ TEST_F(InspectCli, ThePlanFlagsAskTheStaticQuestionAsSweepPlansIt) {
   for (const nlohmann::json& item : report.at("items")) {
     got.insert(item.at("name").get<std::string>());
   }
-  // A planned variant the set does not have is a case sweep records as skipped; inspect
-  // names it on stderr instead. The rest are the same.
+  // A model plan asks only for what vLLM launches, and the set has every such variant
+  // (a planned variant the set lacked would be skipped by sweep and named on stderr by
+  // inspect).
   const ProcessResult listed = loraprobe({"list", "--triton", "3.6.0", "--json"});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   const nlohmann::json set = nlohmann::json::parse(listed.out);
@@ -561,9 +562,9 @@ TEST_F(InspectCli, ThePlanFlagsAskTheStaticQuestionAsSweepPlansIt) {
       want_in_set.insert(id);
     }
   }
-  EXPECT_GT(want_in_set.size(), 40U);
-  EXPECT_LT(want_in_set.size(), want.size());  // block_n 256 has no multi-slice variant
-  EXPECT_EQ(got, want_in_set);
+  EXPECT_GE(want.size(), 8U);  // fp32 and bf16 input, shrink, over qwen3-8b's four shapes
+  EXPECT_EQ(want_in_set, want);
+  EXPECT_EQ(got, want);
   // A MoE preset: the routed experts' fused-MoE kernel is inspected as vLLM's fast path
   // launches it (qwen3-30b-a3b: 128 experts, top-8; at 256 tokens the down projection's
   // grid is short of 1.5x the SMs, so vLLM splits its N over NPID_FACTOR 2 with 8 warps).

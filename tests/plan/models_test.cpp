@@ -47,7 +47,7 @@ TEST(Models, ShapesAreTheModelsOwnNumbers) {
   }
   // Qwen/Qwen3-30B-A3B: hidden 2048 but 32 x 128 query width; 4 KV heads; 128 experts of 768, no shared expert.
   auto moe = by_name("qwen3-30b-a3b", 1);
-  ASSERT_EQ(moe.size(), 4U);
+  ASSERT_EQ(moe.size(), 5U);  // attention 2, the router, the routed experts 2
   EXPECT_EQ(moe["experts.gate_up_proj"].kernel, LoraKernel::fused_moe);
   EXPECT_EQ(moe["experts.gate_up_proj"].out, (Sizes{768, 768}));
   EXPECT_EQ(moe["experts.down_proj"].in, 768);
@@ -64,7 +64,7 @@ TEST(Models, TheHybridQwenModelsHaveEveryProjectionVllmWraps) {
   // delta-net 16 key heads and 32 value heads of 128; 256 experts (top 8) of 512, a shared expert of 512.
   for (const std::int64_t tp : {1, 2, 4}) {
     auto q = by_name("qwen3.6-35b-a3b", tp);
-    ASSERT_EQ(q.size(), 10U) << tp;
+    ASSERT_EQ(q.size(), 12U) << tp;
     const std::int64_t kv = 2 >= tp ? 2 / tp : 1;  // 2 KV heads over 4 ranks: one replicated head each
     EXPECT_EQ(q["qkv_proj"].out, (Sizes{16 / tp * 256 * 2, kv * 256, kv * 256})) << tp;  // query and gate
     EXPECT_EQ(q["qkv_proj"].in, 2048);
@@ -84,7 +84,19 @@ TEST(Models, TheHybridQwenModelsHaveEveryProjectionVllmWraps) {
     EXPECT_EQ(q["experts.gate_up_proj"].out, (Sizes{512 / tp, 512 / tp})) << tp;
     EXPECT_EQ(q["experts.gate_up_proj"].kernel, LoraKernel::fused_moe);
     EXPECT_EQ(q["experts.down_proj"].num_experts, 256);
+    // The router and the shared expert's gate are ReplicatedLinear layers, wrapped
+    // with LoRA and never sharded.
+    EXPECT_EQ(q["gate"].out, (Sizes{256}));
+    EXPECT_EQ(q["gate"].in, 2048);
+    EXPECT_EQ(q["gate"].layer, "router");
+    EXPECT_EQ(q["shared_expert_gate"].out, (Sizes{1}));
+    EXPECT_EQ(q["shared_expert_gate"].in, 2048);
+    EXPECT_NE(q["shared_expert_gate"].source.find("qwen3_next.py at v0.34.0"), std::string::npos);
   }
+  // Qwen3-30B-A3B has a router and no shared expert, so no shared expert gate.
+  auto moe = by_name("qwen3-30b-a3b", 1);
+  EXPECT_EQ(moe["gate"].out, (Sizes{128}));
+  EXPECT_EQ(moe.count("shared_expert_gate"), 0U);
   // Qwen/Qwen3.5-9B: a dense hybrid. hidden 4096, intermediate 12288; 16 heads x 256 gated, 4 KV heads.
   auto d = by_name("qwen3.5-9b", 2);
   ASSERT_EQ(d.size(), 8U);
@@ -149,8 +161,8 @@ TEST(Models, AMoePlanSweepsTheRoutedExpertsAsFusedMoeCases) {
   }
   // out_proj and shared_expert.down_proj both expand into 2048: one case, labelled with both.
   EXPECT_EQ(projections, (std::set<std::string>{"qkv_proj", "o_proj,out_proj,shared_expert.down_proj", "in_proj_qkv",
-                                                "in_proj_z", "in_proj_ba", "shared_expert.gate_up_proj",
-                                                "experts.gate_up_proj", "experts.down_proj"}));
+                                                "in_proj_z", "in_proj_ba", "shared_expert.gate_up_proj", "gate",
+                                                "shared_expert_gate", "experts.gate_up_proj", "experts.down_proj"}));
   EXPECT_TRUE(p.not_swept.empty());
   // The routed experts, as vLLM's fast path launches them (configs/vllm/defaults.json
   // "fused_moe"): 256 experts, top-8, gate/up 2 x 512 from K 2048, down 2048 from K 512
@@ -168,13 +180,27 @@ TEST(Models, AMoePlanSweepsTheRoutedExpertsAsFusedMoeCases) {
   EXPECT_EQ(down.hidden, (Sizes{2048}));
   EXPECT_EQ(*down.fused_moe(), (FusedMoeCase{512, 256, 8, true, 1}));
   EXPECT_EQ(down.axes().boolean("mul_routed_weight"), std::optional<bool>(true));
-  // 4 tokens x top-8 x 8 <= 256 experts: vLLM's naive routing (decode), not in the sets.
+  // 4 tokens: vLLM 0.34.0's two-kernel path (at most 64 tokens), which a sweep does not launch.
   EXPECT_EQ(fused.at("experts.down_proj")->tokens, 256);
-  bool naive_reason = false;
-  for (const Dropped& d : p.not_applicable) {
-    naive_reason |= d.reason.find("naive block assignment") != std::string::npos && d.count == 2;
-  }
-  EXPECT_TRUE(naive_reason) << not_applicable_json(p.not_applicable).dump();
+  const auto reason_count = [](const Plan& plan, const std::string& what) {
+    std::size_t n = 0;
+    for (const Dropped& d : plan.not_applicable) {
+      n += d.reason.find(what) != std::string::npos ? d.count : 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(reason_count(p, "FUSED_MOE_LORA_TWO_KERNEL_MAX_TOKENS"), 2U) << not_applicable_json(p.not_applicable).dump();
+  // 96 tokens x top-8 x 8 <= 256 experts x --max-loras 24: vLLM's naive routing, keyed by
+  // the engine's max_loras, not by the batch's adapters.
+  SweepConfig many = parse_config(
+      R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"op": ["expand"], "triton": ["3.6.0"],
+          "rank": [64], "tokens": [96], "weight_dtype": ["bf16"], "compiler": ["prebuilt"]}})",
+      "m.json");
+  EXPECT_EQ(reason_count(expand_plan(many, {"3.6.0"}), "naively"), 0U);
+  FlagOverrides max_loras;
+  max_loras.vllm_max_loras = 24;
+  apply_flags(many, max_loras);
+  EXPECT_EQ(reason_count(expand_plan(many, {"3.6.0"}), "naively"), 2U);
   // Without the expand op the experts are named as not swept, never silently left out.
   const SweepConfig shrink_only = parse_config(
       R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"op": ["shrink"], )" + axes + "}}", "m.json");
@@ -195,6 +221,67 @@ TEST(Models, AMoePlanSweepsTheRoutedExpertsAsFusedMoeCases) {
           "block_n": ["vllm"], "num_stages": ["vllm"], "compiler": ["prebuilt"]}})",
       "m.json");
   EXPECT_TRUE(expand_plan(dense, {"3.6.0"}).not_swept.empty());
+}
+
+TEST(Models, AModelPlanRunsTheKnobsVllmLaunchesForEachProjection) {
+  // The default config's knob neighbours (block_n 32/64/256, num_stages 1/3) are left out,
+  // counted, with the reason; every expand and shrink runs vLLM's default for its shape.
+  SweepConfig config = load_embedded_config("default");
+  FlagOverrides model;
+  model.model = "qwen3.6-35b-a3b";
+  apply_flags(config, model);
+  const Plan p = expand_plan(config, {"3.6.0"});
+  std::size_t knob_reason = 0;
+  for (const Dropped& d : p.not_applicable) {
+    if (d.reason.find("a model plan runs the knobs vLLM 0.34.0 launches") != std::string::npos) {
+      knob_reason += d.count;
+      EXPECT_NE(d.reason.find("block_n 32, 64, 256; num_stages 1, 3"), std::string::npos) << d.reason;
+    }
+  }
+  EXPECT_GT(knob_reason, 0U);
+  std::map<std::int64_t, int> fused_block_m;  // tokens -> block_m
+  for (const Case& c : p.cases) {
+    ASSERT_TRUE(c.expand || c.shrink) << c.id;
+    if (c.op == Op::expand) {
+      EXPECT_EQ(c.expand->block_n, c.num_slices == 1 ? 128 : 64) << c.id;
+      EXPECT_EQ(c.expand->num_stages, 2) << c.id;
+    } else if (c.op == Op::shrink) {
+      EXPECT_EQ(c.shrink->block_n, 16) << c.id;
+      EXPECT_EQ(c.shrink->num_stages, 2) << c.id;
+    } else if (c.op == Op::fused_moe) {
+      EXPECT_GT(c.tokens, 64) << "vLLM 0.34.0 takes the two-kernel path at 64 tokens and fewer";
+      fused_block_m[c.tokens] = c.expand->block_m;
+    }
+  }
+  // BLOCK_M follows vLLM's get_default_config by the batch (no tuned folder).
+  EXPECT_EQ(fused_block_m, (std::map<std::int64_t, int>{{128, 64}, {256, 64}, {512, 64}, {1024, 128}, {2048, 128},
+                                                          {4096, 128}, {8192, 128}}));
+}
+
+TEST(Models, TheSmCountSizesTheFusedMoeNSplit) {
+  // Qwen3-30B-A3B down at 1024 tokens: 191 M blocks of 128 rows; under 1.5 x 132 SMs
+  // NPID_FACTOR is 2, over 1.5 x 78 (an H20) it is 1.
+  SweepConfig config = parse_config(
+      R"({"name": "m", "model": {"name": "qwen3-30b-a3b"}, "axes": {"op": ["expand"], "triton": ["3.6.0"],
+          "rank": [64], "tokens": [1024], "weight_dtype": ["bf16"], "compiler": ["prebuilt"]}})",
+      "m.json");
+  const auto npid_of_down = [](const Plan& p) {
+    for (const Case& c : p.cases) {
+      if (c.projection() == "experts.down_proj") {
+        return c.fused_moe()->npid_factor;
+      }
+    }
+    return 0;
+  };
+  EXPECT_EQ(npid_of_down(expand_plan(config, {"3.6.0"})), 2);
+  FlagOverrides h20;
+  h20.sm_count = 78;
+  apply_flags(config, h20);
+  EXPECT_EQ(config.sm_count.value, 78);
+  EXPECT_EQ(npid_of_down(expand_plan(config, {"3.6.0"})), 1);
+  FlagOverrides bad;
+  bad.sm_count = 0;
+  EXPECT_THROW(apply_flags(config, bad), UsageError);
 }
 
 TEST(Models, TensorParallelismShardsWhatVllmShards) {

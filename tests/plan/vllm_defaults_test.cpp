@@ -88,23 +88,43 @@ TEST(VllmDefaults, TheFusedMoeFastPathIsVllmsArithmetic) {
   EXPECT_EQ(f.max_npid_factor, 16);
   // Qwen3.6-35B-A3B gate/up at 4096 tokens: 256 experts pad the routing to >= 252 M
   // blocks, past 1.5 x 132 SMs, so one program per block, 4 warps; K 2048 >= 256: block_k 128.
-  FusedMoeLaunch up = vllm_fused_moe_launch(4096, 8, 256, 2048, 512, 2, 1, 132);
+  FusedMoeLaunch up = vllm_fused_moe_launch(4096, 8, 256, 2048, 512, 2, 1, 64, 132);
   EXPECT_EQ(up.npid_factor, 1);
   EXPECT_EQ(up.knobs, (KernelKnobs{64, 128, 128, 4, 3, 1, true}));
   // Qwen3-30B-A3B down at 256 tokens: 2048 pairs + 128 x 63 padding = 158 blocks < 198:
   // cdiv(264, 158) = 2 programs per block (the shrink budget allows 6, N / 128 16), 8 warps.
-  FusedMoeLaunch down = vllm_fused_moe_launch(256, 8, 128, 768, 2048, 1, 1, 132);
+  FusedMoeLaunch down = vllm_fused_moe_launch(256, 8, 128, 768, 2048, 1, 1, 64, 132);
   EXPECT_EQ(down.npid_factor, 2);
   EXPECT_EQ(down.knobs.num_warps, 8);
   // Few experts, few tokens: capped at 16, then by N / 128.
-  EXPECT_EQ(vllm_fused_moe_launch(16, 2, 8, 4096, 4096, 1, 1, 132).npid_factor, 4)
+  EXPECT_EQ(vllm_fused_moe_launch(16, 2, 8, 4096, 4096, 1, 1, 64, 132).npid_factor, 4)
       << "the shrink budget: K / (K + N) = 0.5 allows int(1.5 / 0.5) + 1 = 4, occupancy wants 16, N / 128 = 32";
-  EXPECT_EQ(vllm_fused_moe_launch(16, 2, 8, 128, 256, 1, 1, 132).npid_factor, 2) << "N / 128 = 2";
+  EXPECT_EQ(vllm_fused_moe_launch(16, 2, 8, 128, 256, 1, 1, 64, 132).npid_factor, 2) << "N / 128 = 2";
   // A narrow K with few pairs per expert takes block_k 64; K not a multiple of it is masked.
-  const FusedMoeLaunch narrow = vllm_fused_moe_launch(64, 2, 64, 192, 1024, 1, 1, 132);
+  const FusedMoeLaunch narrow = vllm_fused_moe_launch(64, 2, 64, 192, 1024, 1, 1, 64, 132);
   EXPECT_EQ(narrow.knobs.block_k, 64);
   EXPECT_TRUE(narrow.knobs.even_k);
-  EXPECT_FALSE(vllm_fused_moe_launch(64, 2, 64, 200, 1024, 1, 1, 132).knobs.even_k);
+  EXPECT_FALSE(vllm_fused_moe_launch(64, 2, 64, 200, 1024, 1, 1, 64, 132).knobs.even_k);
+}
+
+TEST(VllmDefaults, TheFusedMoeBlockMIsGetDefaultConfigsRuleByTheBatch) {
+  const FusedMoeDefaults& f = vllm_defaults().fused_moe;
+  EXPECT_EQ(f.two_kernel_max_tokens, 64);
+  EXPECT_EQ(f.block_m_for(1), 16);
+  EXPECT_EQ(f.block_m_for(32), 16);
+  EXPECT_EQ(f.block_m_for(33), 32);
+  EXPECT_EQ(f.block_m_for(96), 32);
+  EXPECT_EQ(f.block_m_for(97), 64);
+  EXPECT_EQ(f.block_m_for(512), 64);
+  EXPECT_EQ(f.block_m_for(513), 128);
+  EXPECT_EQ(f.block_m_for(8192), 128);
+  // A bigger BLOCK_M pads the routing into fewer M blocks: Qwen3-30B-A3B down at 1024
+  // tokens is 8192 pairs + 128 x 127 = 191 blocks of 128 (< 198), so 2 programs each,
+  // where 64-row blocks (255) keep one.
+  EXPECT_EQ(vllm_fused_moe_launch(1024, 8, 128, 768, 2048, 1, 1, 128, 132).npid_factor, 2);
+  EXPECT_EQ(vllm_fused_moe_launch(1024, 8, 128, 768, 2048, 1, 1, 64, 132).npid_factor, 1);
+  // Fewer SMs (an H20's 78): the same grid is past 1.5 x 78 = 117.
+  EXPECT_EQ(vllm_fused_moe_launch(1024, 8, 128, 768, 2048, 1, 1, 128, 78).npid_factor, 1);
 }
 
 TEST(VllmDefaults, AMalformedFileNamesTheKey) {

@@ -32,5 +32,24 @@ TEST(PlanVariants, CasesWithoutAVariantAreCountedByWhatIsMissing) {
   EXPECT_TRUE(cases_without_variant(whole, sets).empty());
 }
 
+TEST(PlanVariants, AModelSweepFindsAVariantForEveryCase) {
+  // sweep --model on the shipped configs: the sets carry what vLLM launches for every
+  // projection, in every embedded Triton.
+  const kernels::KernelSets sets = kernels::KernelSets::load();
+  for (const char* model : {"qwen3.6-35b-a3b", "qwen3-30b-a3b", "qwen3.5-9b", "llama-3.1-8b"}) {
+    for (const char* config : {"default", "seed-48590"}) {
+      plan::SweepConfig c = plan::load_embedded_config(config);
+      plan::FlagOverrides flags;
+      flags.model = model;
+      plan::apply_flags(c, flags);
+      const plan::Plan p = plan::expand_plan(c, sets.versions());
+      EXPECT_GT(p.cases.size(), 0U) << model << " " << config;
+      for (const plan::Dropped& d : cases_without_variant(p, sets)) {
+        ADD_FAILURE() << model << " " << config << ": " << d.count << " " << d.reason;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lp::sweep
