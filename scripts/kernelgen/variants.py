@@ -310,6 +310,15 @@ def build_matrix() -> list:
         nw = f["num_warps"] if npid == 1 else f["num_warps_split_n"]
         rows.append(_fused_moe("bf16", rank, proj, bm, f["block_n"], f["block_k_wide"], nw, f["num_stages"], npid,
                                source="fused-moe-fast-path"))
+    # The down projection's K is the experts' width per rank (Qwen3-30B-A3B at --tp 8:
+    # 768 / 8 = 96): block_k 64 for a narrow K with few pairs per expert, and K not a
+    # multiple of block_k, at every rank and block_m (NPID_FACTOR 1: a model's grid is
+    # wide once vLLM's max_loras + 1 adapter programs multiply it).
+    for rank, bm, (bk, even) in product(MOE_RANKS, (16, 32, f["block_m"], 128),
+                                        ((f["block_k_wide"], False), (f["block_k_narrow"], True),
+                                         (f["block_k_narrow"], False))):
+        rows.append(_fused_moe("bf16", rank, "w2", bm, f["block_n"], bk, f["num_warps"], f["num_stages"], 1,
+                               even_k=even, source="fused-moe-narrow-k"))
     for proj in ("w13", "w2"):
         base = dict(dtype="bf16", rank=64, proj=proj, bm=f["block_m"], bn=f["block_n"], bk=f["block_k_wide"],
                     nw=f["num_warps"], ns=f["num_stages"], npid=1)
