@@ -90,6 +90,15 @@ plan::Plan plan_of(const CheckOptions& o, const stack::PythonStack& s, const ker
   if (s.batch_invariant.on) {
     p.flags.vllm_batch_invariant = true;
   }
+  if (s.vllm_dir && p.flags.model && !p.flags.vllm_moe_configs) {
+    // Where the installed vLLM keeps its per-GPU MoE configs, which set a model plan's
+    // fused-MoE BLOCK_M.
+    const fs::path moe = fs::path(*s.vllm_dir) / "model_executor" / "layers" / "fused_moe" / "configs";
+    std::error_code ec;
+    if (fs::is_directory(moe, ec)) {
+      p.flags.vllm_moe_configs = moe.string();
+    }
+  }
   const auto widest = std::max_element(sets.all().begin(), sets.all().end(), [](const auto& a, const auto& b) {
     return a.variants().size() < b.variants().size();
   });

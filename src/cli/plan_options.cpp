@@ -11,7 +11,7 @@ namespace lp::cli {
 bool PlanOptions::given() const {
   return !config_path.empty() || !flags.axes.empty() || flags.model || flags.tp || flags.vllm_configs ||
          flags.vllm_gpu || flags.vllm_batch_invariant || flags.vllm_dual_stream || flags.vllm_max_loras ||
-         flags.sm_count;
+         flags.sm_count || flags.vllm_moe_configs;
 }
 
 plan::SweepConfig PlanOptions::resolve() const {
@@ -64,16 +64,23 @@ void add_plan_options(CLI::App& sub, PlanOptions& o, const std::set<plan::AxisId
                  "vLLM's tuned LoRA config folder (VLLM_TUNED_CONFIG_FOLDER): every \"vllm\" knob is what vLLM "
                  "launches with these files, and each case names the entry that chose it")
       ->check(non_empty());
+  sub.add_option("--vllm-moe-configs", o.flags.vllm_moe_configs,
+                 "With --model: vLLM's per-GPU fused-MoE configs (its model_executor/layers/fused_moe/configs): the "
+                 "routing's BLOCK_SIZE_M of the routed experts, as vLLM takes it when no tuned folder is set; "
+                 "loraprobe check passes the installed vLLM's")
+      ->check(non_empty());
   sub.add_option("--vllm-gpu", o.flags.vllm_gpu,
-                 "The GPU name of the tuned files (NVIDIA H200 reads NVIDIA_H200_*.json); default: the GPU present, "
-                 "or an NVIDIA H100 80GB HBM3 without a GPU")
+                 "The GPU name of the tuned files (NVIDIA H200 reads NVIDIA_H200_*.json and "
+                 "E=..,N=..,device_name=NVIDIA_H200.json); default: the GPU present, or an NVIDIA H100 80GB HBM3 "
+                 "without a GPU")
       ->check(non_empty());
   sub.add_option("--max-loras", o.flags.vllm_max_loras,
                  "vLLM's --max-loras (default: each case's num_loras, at least vLLM's 1): its tuned files are keyed "
                  "by max_loras + 1, and a batch holds at most that many adapters");
   sub.add_option("--sm-count", o.flags.sm_count,
                  "The SM count vLLM's fused-MoE LoRA sizes its N split (NPID_FACTOR) by: default the GPU's in a run, "
-                 "132 (an H100 SXM or H200) in a dry run; an H20 has 78, an H100 PCIe 114");
+                 "132 (an H100 SXM or H200) in a dry run; an H20 has 78, an H100 PCIe 114")
+      ->check(non_empty());
   sub.add_flag("--vllm-batch-invariant", o.flags.vllm_batch_invariant,
                "As vLLM with VLLM_BATCH_INVARIANT=1: the tuned files are skipped and the default shrink has split_k 1");
   sub.add_flag("--vllm-dual-stream", o.flags.vllm_dual_stream,

@@ -21,6 +21,20 @@ void print_plan(std::FILE* file, const plan::SweepConfig& config, const plan::Pl
     out += fmt::format("  collapsed: {} (an axis that does not apply to the op, or equal once \"vllm\" is resolved)\n",
                        p.duplicates);
   }
+  if (p.added_by_vllm > 0) {
+    out += fmt::format("  added: {} (vLLM's own knobs for a projection, which the config's knob values do not name)\n",
+                       p.added_by_vllm);
+  }
+  if (p.shared_by_projections > 0) {
+    out += fmt::format("  shared by projections: {} (one shape of two projections is one case, labelled with both)\n",
+                       p.shared_by_projections);
+  }
+  if (config.model.value) {
+    out += fmt::format("  fused-MoE NPID_FACTOR planned for {} SMs ({})\n",
+                       config.sm_count.value > 0 ? config.sm_count.value : plan::k_default_sm_count,
+                       config.sm_count.value > 0 ? config.sm_count.origin.describe()
+                                                 : "without --sm-count; a run takes its GPU's");
+  }
   for (const plan::NotSwept& n : p.not_swept) {
     out += fmt::format("  not swept: {}: {}\n", n.projection, n.why);
   }

@@ -621,6 +621,11 @@ json SweepConfig::to_json() const {
   if (vllm_max_loras.value > 0) {
     out["vllm_max_loras"] = {{"value", vllm_max_loras.value}, {"origin", vllm_max_loras.origin.describe()}};
   }
+  if (vllm_moe_configs.value) {
+    out["vllm_moe_configs"] = {{"dir", vllm_moe_configs.value->dir},
+                               {"gpu", vllm_moe_configs.value->gpu},
+                               {"origin", vllm_moe_configs.origin.describe()}};
+  }
   if (sm_count.value > 0) {
     out["sm_count"] = {{"value", sm_count.value}, {"origin", sm_count.origin.describe()}};
   }
@@ -698,6 +703,14 @@ std::string format_config(const SweepConfig& config) {
   if (config.vllm_max_loras.value > 0) {
     out += fmt::format("{:<14} {:<{}} {}\n", "max_loras", config.vllm_max_loras.value, k_values_width,
                        config.vllm_max_loras.origin.describe());
+  }
+  if (config.vllm_moe_configs.value) {
+    out += fmt::format("{:<14} {:<{}} {}\n", "moe_configs",
+                       shorten(fmt::format("{} (GPU {})", config.vllm_moe_configs.value->dir,
+                                           config.vllm_moe_configs.value->gpu.empty()
+                                               ? "present"
+                                               : config.vllm_moe_configs.value->gpu)),
+                       k_values_width, config.vllm_moe_configs.origin.describe());
   }
   if (config.sm_count.value > 0) {
     out += fmt::format("{:<14} {:<{}} {}\n", "sm_count", config.sm_count.value, k_values_width,

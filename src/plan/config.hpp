@@ -51,6 +51,9 @@ struct VllmConfigs {
 
 /// The GPU name tuned configs are read for when none is given and none is present.
 inline constexpr const char* k_default_vllm_gpu = "NVIDIA H100 80GB HBM3";
+/// The SM count a dry run plans NPID_FACTOR for when --sm-count is not given (H100 SXM
+/// and H200: 132); a run takes its GPU's, as vLLM does (current_platform.num_compute_units).
+inline constexpr std::int64_t k_default_sm_count = 132;
 /// The most SMs --sm-count takes (a B200 has 148; room for what comes next).
 inline constexpr std::int64_t k_max_sm_count = 1024;
 
@@ -88,6 +91,10 @@ struct SweepConfig {
   /// batch holds at most max_loras adapters. 0 when not given: each case's num_loras, at
   /// least vLLM's default 1.
   Setting<std::int64_t> vllm_max_loras;
+  /// vLLM's per-GPU fused-MoE configs (--vllm-moe-configs: its
+  /// model_executor/layers/fused_moe/configs): the routing's BLOCK_SIZE_M of a model
+  /// plan's fused-MoE cases (plan/moe_configs.hpp). gpu as vllm_configs'.
+  Setting<std::optional<VllmConfigs>> vllm_moe_configs;
   /// The GPU's SM count vLLM's fused-MoE LoRA sizes its NPID_FACTOR by (--sm-count). 0
   /// when not given: a run takes its GPU's, a dry run k_default_sm_count's.
   Setting<std::int64_t> sm_count;
@@ -184,6 +191,7 @@ struct FlagOverrides {
   std::optional<std::int64_t> tp;                    ///< --tp N (with --model, or the config's model)
   std::optional<std::string> vllm_configs;           ///< --vllm-configs DIR
   std::optional<std::string> vllm_gpu;               ///< --vllm-gpu NAME
+  std::optional<std::string> vllm_moe_configs;       ///< --vllm-moe-configs DIR
   bool vllm_batch_invariant = false;                 ///< --vllm-batch-invariant
   std::optional<std::int64_t> vllm_max_loras;        ///< --max-loras N
   std::optional<std::int64_t> sm_count;              ///< --sm-count N

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 #include <fmt/format.h>
@@ -181,8 +182,17 @@ void apply_vllm_flags(SweepConfig& config, const FlagOverrides& flags) {
   if (flags.vllm_configs) {
     config.vllm_configs = {VllmConfigs{*flags.vllm_configs, flags.vllm_gpu.value_or("")},
                            {Origin::Kind::flag, "--vllm-configs"}};
-  } else if (flags.vllm_gpu) {
-    throw UsageError("--vllm-gpu: goes with --vllm-configs DIR");
+  }
+  if (flags.vllm_moe_configs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(*flags.vllm_moe_configs, ec)) {
+      throw UsageError(fmt::format("--vllm-moe-configs {}: not a folder", *flags.vllm_moe_configs));
+    }
+    config.vllm_moe_configs = {VllmConfigs{*flags.vllm_moe_configs, flags.vllm_gpu.value_or("")},
+                               {Origin::Kind::flag, "--vllm-moe-configs"}};
+  }
+  if (flags.vllm_gpu && !flags.vllm_configs && !flags.vllm_moe_configs) {
+    throw UsageError("--vllm-gpu: goes with --vllm-configs DIR or --vllm-moe-configs DIR");
   }
   if (flags.vllm_batch_invariant) {
     config.vllm_batch_invariant = {true, {Origin::Kind::flag, "--vllm-batch-invariant"}};
@@ -193,6 +203,12 @@ void apply_vllm_flags(SweepConfig& config, const FlagOverrides& flags) {
       throw UsageError(fmt::format("--max-loras {}: expected {} to {}", *flags.vllm_max_loras, loras.min, loras.max));
     }
     config.vllm_max_loras = {*flags.vllm_max_loras, {Origin::Kind::flag, "--max-loras"}};
+  }
+  for (const auto& [given, flag] : {std::pair{flags.sm_count.has_value(), "--sm-count"},
+                                    std::pair{flags.vllm_moe_configs.has_value(), "--vllm-moe-configs"}}) {
+    if (given && !config.model.value) {
+      throw UsageError(fmt::format("{}: goes with --model (it sets the routed experts' fused-MoE launch)", flag));
+    }
   }
   if (flags.sm_count) {
     if (*flags.sm_count < 1 || *flags.sm_count > k_max_sm_count) {

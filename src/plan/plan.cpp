@@ -1,7 +1,7 @@
 #include "plan/plan.hpp"
 
 #include "families/family.hpp"
-#include "plan/models.hpp"
+#include "plan/model_plan.hpp"
 #include "plan/tuned.hpp"
 
 #include "plan/vllm_defaults.hpp"
@@ -51,8 +51,9 @@ json knobs_json(const KernelKnobs& k, bool with_split_k) {
   return j;
 }
 
-/// Records `reason` once per combination, keeping first-seen order for stable output.
-void count_reason(std::vector<Dropped>& dropped, std::string reason, std::size_t count = 1) {
+}  // namespace
+
+void count_reason(std::vector<Dropped>& dropped, std::string reason, std::size_t count) {
   for (Dropped& d : dropped) {
     if (d.reason == reason) {
       d.count += count;
@@ -61,6 +62,8 @@ void count_reason(std::vector<Dropped>& dropped, std::string reason, std::size_t
   }
   dropped.push_back({std::move(reason), count});
 }
+
+namespace {
 
 /// Does the case value `actual` of an axis match one of a rule's `wanted` values?
 bool rule_value_matches(AxisId id, const json& actual, const std::vector<json>& wanted) {
@@ -284,22 +287,7 @@ struct VllmEngine {
   std::int64_t max_loras = 0;
   /// The engine's max_loras for `c`, which keys vLLM's tuned lookup (its lora_ids holds
   /// max_loras + 1 entries, lora_kernel_metadata.py).
-  [[nodiscard]] std::int64_t max_loras_of(const Case& c) const {
-    return max_loras > 0 ? max_loras : std::max<std::int64_t>(1, c.num_loras);
-  }
-};
-
-/// What the model plan's fused-MoE cases depend on besides the shape: the engine's
-/// max_loras, whether vLLM reads a tuned folder (VLLM_TUNED_CONFIG_FOLDER, which
-/// decides where BLOCK_SIZE_M comes from) and the GPU's SM count.
-struct FusedMoeEngine {
-  std::int64_t max_loras = 0;  ///< as VllmEngine::max_loras
-  bool tuned_folder = false;
-  bool batch_invariant = false;
-  std::int64_t sm_count = k_default_sm_count;
-  /// Set when the tuned folder has a fused-MoE LoRA file (<GPU>_FUSED_MOE_LORA_W13_SHRINK.json),
-  /// whose BLOCK_SIZE_M loraprobe does not read: the file's name.
-  std::string unread_moe_file;
+  [[nodiscard]] std::int64_t max_loras_of(const Case& c) const { return engine_max_loras(max_loras, c); }
 };
 
 /// What vLLM launches with the tuned files: the knobs "vllm" stands for, into
@@ -596,241 +584,6 @@ void Case::set_projection(std::string projection) { extras().projection = std::m
 void Case::set_tuned(std::string tuned) { extras().tuned = std::move(tuned); }
 void Case::set_fused_moe(std::optional<FusedMoeCase> fused) { extras().fused_moe = std::move(fused); }
 
-namespace {
-
-/// --model: the plan over the model's projections instead of the num_slices and
-/// hidden axes. Each projection is an expand shape (its slices' widths) and a shrink
-/// shape (its input, one output per slice); the other axes multiply as usual. One
-/// shape that two projections share (o_proj's and down_proj's expand) is one case,
-/// labelled with both.
-/// The routed experts' LoRA as vLLM's fused-MoE fast path runs it: one case per
-/// shape of the expand sub-plan (tokens, rank, adapters, dtypes, add_inputs, Triton,
-/// compiler, amplify), with the fast path's hard-coded knobs. Returns why a shape has
-/// no fused case (the naive routing of decode batches, a rank over the fast path's
-/// limit) through `why`, else the case.
-std::optional<Case> fused_moe_case(const Case& shape, const Projection& p, const FusedMoeEngine& engine,
-                                   std::string& why) {
-  const FusedMoeDefaults& f = vllm_defaults().fused_moe;
-  if (shape.rank > f.max_rank) {
-    why = fmt::format("vLLM's fused-MoE LoRA fast path takes rank <= {} (it asserts)", f.max_rank);
-    return std::nullopt;
-  }
-  if (shape.tokens <= f.two_kernel_max_tokens) {
-    why = fmt::format("vLLM 0.34.0 runs a batch of at most {} tokens through its two-kernel fused-MoE LoRA path "
-                      "(FUSED_MOE_LORA_TWO_KERNEL_MAX_TOKENS), whose kernel loraprobe inspects but does not launch",
-                      f.two_kernel_max_tokens);
-    return std::nullopt;
-  }
-  // vLLM routes a batch with tokens x top_k x 8 <= experts x max_loras naively: the fast
-  // path then runs with BLOCK_M 16 and no sorted token ids.
-  VllmEngine adapters;
-  adapters.max_loras = engine.max_loras;
-  if (shape.tokens * p.top_k * f.naive_sparsity_factor <= p.num_experts * adapters.max_loras_of(shape)) {
-    why = "vLLM routes so few tokens per expert naively (tokens x top_k x 8 <= experts x max_loras), and its fast "
-          "path then reads no sorted token ids, a variant loraprobe's sets do not carry";
-    return std::nullopt;
-  }
-  if (!engine.unread_moe_file.empty()) {
-    why = fmt::format("--vllm-configs has {}, whose BLOCK_SIZE_M vLLM pads the routing to; loraprobe does not read "
-                      "fused-MoE LoRA tuned files yet",
-                      engine.unread_moe_file);
-    return std::nullopt;
-  }
-  Case c = shape;
-  c.op = Op::fused_moe;
-  c.hidden = p.out;
-  c.num_slices = static_cast<int>(p.out.size());
-  c.input_dtype = c.weight_dtype;
-  c.shrink.reset();
-  // BLOCK_SIZE_M: get_lora_op_configs' default with a tuned folder (or batch-invariant
-  // mode), else get_default_config's rule by the batch.
-  const int block_m = engine.tuned_folder || engine.batch_invariant ? f.block_m : f.block_m_for(c.tokens);
-  c.set_tuned(engine.tuned_folder || engine.batch_invariant
-                  ? fmt::format("block_m {}: vLLM's fused_moe_lora default", block_m)
-                  : fmt::format("block_m {}: vLLM's get_default_config for {} tokens", block_m, c.tokens));
-  const FusedMoeLaunch launch = vllm_fused_moe_launch(c.tokens, p.top_k, p.num_experts, p.in, p.out.at(0),
-                                                      c.num_slices, c.num_loras, block_m, engine.sm_count);
-  c.expand = launch.knobs;
-  c.set_fused_moe(FusedMoeCase{p.in, static_cast<int>(p.num_experts), static_cast<int>(p.top_k),
-                               p.name == "experts.down_proj", launch.npid_factor});
-  c.id = case_id(c);
-  return c;
-}
-
-/// The kernel knobs a model plan leaves to vLLM.
-constexpr std::array<AxisId, 6> k_knob_axes = {AxisId::block_m,   AxisId::block_n,    AxisId::block_k,
-                                               AxisId::num_warps, AxisId::num_stages, AxisId::split_k};
-
-/// The sub-config that plans projection `p`'s cases of `op`: its slices and widths, the
-/// knobs vLLM picks for it (its defaults, or the tuned files), and for a fused-MoE
-/// projection x in the weight dtype.
-SweepConfig projection_config(const SweepConfig& config, const Projection& p, const char* op, bool fused) {
-  const bool chain = op == std::string("lora_linear");
-  SweepConfig sub = config;
-  sub.model.value.reset();
-  sub.axes[AxisId::op].value = {AxisValue::from_json(op)};
-  sub.axes[AxisId::num_slices].value = {AxisValue::from_json(p.out.size())};
-  sub.axes[AxisId::hidden].value = {AxisValue::from_json(op == std::string("expand") || chain ? json(p.out) : json(p.in))};
-  for (AxisId knob : k_knob_axes) {
-    sub.axes[knob].value = {AxisValue::from_json("vllm")};
-  }
-  if (fused) {
-    // The fast path's knobs are vllm_fused_moe_launch's: the sub-plan only supplies the
-    // other axes' product.
-    sub.axes[AxisId::input_dtype].value = {AxisValue::from_json("bf16")};
-    sub.vllm_configs.value.reset();
-  }
-  return sub;
-}
-
-/// The knob combinations of a config that a model plan leaves out: it runs the knobs
-/// vLLM picks ("vllm" on every knob axis) for each combination of the other axes.
-struct KnobsLeftOut {
-  std::size_t per_combination = 0;  ///< the config's knob combinations left out per one planned
-  std::string reason;
-};
-
-KnobsLeftOut knobs_left_out(const SweepConfig& config) {
-  std::size_t all = 1;
-  bool asks_for_vllm = true;
-  std::vector<std::string> others;
-  for (AxisId knob : k_knob_axes) {
-    const std::vector<AxisValue>& values = config.values(knob);
-    all *= values.size();
-    std::vector<std::string> texts;
-    for (const AxisValue& v : values) {
-      if (!(v == AxisValue::from_json("vllm"))) {
-        texts.push_back(v.to_json().dump());
-      }
-    }
-    asks_for_vllm = asks_for_vllm && texts.size() < values.size();
-    if (!texts.empty()) {
-      others.push_back(fmt::format("{} {}", axis_info(knob).key, fmt::join(texts, ", ")));
-    }
-  }
-  KnobsLeftOut out;
-  out.per_combination = all - (asks_for_vllm ? 1 : 0);
-  out.reason = fmt::format(
-      "a model plan runs the knobs vLLM 0.34.0 launches for each projection (its defaults, or --vllm-configs' "
-      "tuned files), not {}; --remedies runs block_n 32 and num_stages 1 beside a hazardous case, and a sweep "
-      "without --model takes any knob",
-      fmt::join(others, "; "));
-  return out;
-}
-
-/// `part`'s cases as fused-MoE cases of projection `p` (those vLLM takes the fast path for).
-void convert_to_fused(Plan& part, const Projection& p, const FusedMoeEngine& engine, Plan& out) {
-  std::deque<Case> converted;
-  for (const Case& shape : part.cases) {
-    std::string why;
-    std::optional<Case> c = fused_moe_case(shape, p, engine, why);
-    if (!c) {
-      count_reason(out.not_applicable, why);
-      continue;
-    }
-    converted.push_back(std::move(*c));
-  }
-  part.cases = std::move(converted);
-}
-
-/// Adds projection `p`'s sub-plan to `out`: its counts, and its cases, a case that
-/// another projection planned already shared (its projection list grows).
-void merge_part(Plan& part, const Projection& p, Plan& out, std::map<std::string, std::size_t>& at) {
-  out.combinations += part.combinations;
-  out.duplicates += part.duplicates;
-  for (const Dropped& d : part.not_applicable) {
-    count_reason(out.not_applicable, d.reason, d.count);
-  }
-  out.excluded_by_rule.resize(part.excluded_by_rule.size(), 0);
-  for (std::size_t i = 0; i < part.excluded_by_rule.size(); ++i) {
-    out.excluded_by_rule[i] += part.excluded_by_rule[i];
-  }
-  for (Case& c : part.cases) {
-    if (const auto it = at.find(c.id); it != at.end()) {
-      Case& shared = out.cases[it->second];
-      shared.set_projection(shared.projection() + "," + p.name);
-      continue;
-    }
-    c.set_projection(p.name);
-    c.index = out.cases.size();
-    at.emplace(c.id, c.index);
-    out.cases.push_back(std::move(c));
-  }
-}
-
-FusedMoeEngine fused_moe_engine(const SweepConfig& config) {
-  FusedMoeEngine e;
-  e.max_loras = config.vllm_max_loras.value;
-  e.batch_invariant = config.vllm_batch_invariant.value;
-  if (config.sm_count.value > 0) {
-    e.sm_count = config.sm_count.value;
-  }
-  if (config.vllm_configs.value && !e.batch_invariant) {
-    e.tuned_folder = true;
-    const VllmConfigs& v = *config.vllm_configs.value;
-    const std::string name =
-        TunedConfigs::file_prefix(v.gpu.empty() ? std::string(k_default_vllm_gpu) : v.gpu) + "_FUSED_MOE_LORA_W13_SHRINK.json";
-    std::error_code ec;
-    if (std::filesystem::exists(std::filesystem::path(v.dir) / name, ec)) {
-      e.unread_moe_file = name;
-    }
-  }
-  return e;
-}
-
-Plan expand_model_plan(const SweepConfig& config, const std::vector<std::string>& available) {
-  const ModelChoice& m = *config.model.value;
-  Plan out;
-  std::map<std::string, std::size_t> at;  // id -> index in out
-  const std::vector<AxisValue>& ops = config.values(AxisId::op);
-  const auto wanted = [&](const char* op) { return std::find(ops.begin(), ops.end(), AxisValue::from_json(op)) != ops.end(); };
-  static constexpr std::array<const char*, 3> k_model_ops = {"expand", "shrink", "lora_linear"};
-  for (const AxisValue& op : ops) {
-    const std::string name = op.to_json().get<std::string>();
-    if (std::none_of(k_model_ops.begin(), k_model_ops.end(), [&](const char* m_op) { return name == m_op; })) {
-      out.not_swept.push_back({"op " + name, "a model preset plans the LoRA kernels vLLM 0.34.0 launches for it "
-                                             "(expand, shrink, lora_linear and the routed experts' fused-MoE); "
-                                             "nothing in vLLM 0.34.0 launches its FP8 LoRA ops, so sweep those "
-                                             "with --config fp8"});
-    }
-  }
-  const KnobsLeftOut left_out = knobs_left_out(config);
-  const FusedMoeEngine moe_engine = fused_moe_engine(config);
-  for (const Projection& p : projections(find_model(m.name), m.tp)) {
-    const bool fused = p.kernel == LoraKernel::fused_moe;
-    if (fused && !wanted("expand")) {
-      out.not_swept.push_back({p.name, "vLLM runs the routed experts' LoRA as one fused-MoE kernel (shrink and expand "
-                                       "in one launch), which the plan includes with --op expand"});
-      continue;
-    }
-    for (const char* op : k_model_ops) {
-      if (!wanted(op) || (fused && op != std::string("expand"))) {
-        continue;  // the fused kernel is the projection's shrink and expand in one: planned once
-      }
-      if (op == std::string("lora_linear") &&
-          std::any_of(p.out.begin(), p.out.end(), [&](std::int64_t n) { return n != p.in; })) {
-        // The chain's host model has one width for x and every slice of y (docs/problem.md).
-        out.not_swept.push_back({p.name, "the shrink->expand chain (op lora_linear, --vllm-dual-stream) is modelled "
-                                         "for projections whose input and output widths are equal; sweep this one's "
-                                         "expand and shrink apart (--op expand,shrink)"});
-        continue;
-      }
-      Plan part = expand_plan(projection_config(config, p, op, fused), available);
-      if (const std::size_t dropped = part.combinations * left_out.per_combination; dropped > 0) {
-        count_reason(out.not_applicable, left_out.reason, dropped);
-        out.combinations += dropped;
-      }
-      if (fused) {
-        convert_to_fused(part, p, moe_engine, out);
-      }
-      merge_part(part, p, out, at);
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 Plan expand_plan(const SweepConfig& config, const std::vector<std::string>& available) {
   if (config.model.value) {
     return expand_model_plan(config, available);
@@ -885,6 +638,11 @@ void write_plan_json(std::FILE* file, const SweepConfig& config, const Plan& p) 
                {"excluded_by_rule", p.excluded_by_rule}, {"duplicates", p.duplicates}};
   if (!p.not_swept.empty()) {
     head["not_swept"] = not_swept_json(p.not_swept);
+  }
+  if (config.model.value) {
+    head["shared_by_projections"] = p.shared_by_projections;
+    head["added_by_vllm"] = p.added_by_vllm;
+    head["sm_count"] = config.sm_count.value > 0 ? config.sm_count.value : k_default_sm_count;
   }
   if (p.without_variant) {
     head["without_variant"] = not_applicable_json(*p.without_variant);

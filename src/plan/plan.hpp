@@ -126,6 +126,10 @@ struct Plan {
   std::vector<Dropped> not_applicable;     ///< combinations that make no sense (reason, count)
   std::vector<std::size_t> excluded_by_rule;  ///< per config exclude rule
   std::size_t duplicates = 0;              ///< combinations equal to an earlier case after resolving "vllm"
+  std::size_t shared_by_projections = 0;   ///< --model: cases a projection shares with an earlier one
+  /// --model: cases of vLLM's own knobs for a projection that the config's knob values
+  /// do not name (a config of block_n 128 and 32 gets vLLM's 64 for 2 and 3 slices)
+  std::size_t added_by_vllm = 0;
   /// --model: the projections no case covers (a MoE model's routed experts), so that a
   /// clean run never reads as "the whole model is clean".
   std::vector<NotSwept> not_swept;

@@ -55,9 +55,6 @@ struct FusedMoeLaunch {
   int npid_factor = 1;
 };
 
-/// The SM count a dry run plans NPID_FACTOR for when --sm-count is not given (H100 SXM
-/// and H200: 132); a run takes its GPU's, as vLLM does (current_platform.num_compute_units).
-inline constexpr std::int64_t k_default_sm_count = 132;
 
 struct VllmDefaults {
   KernelKnobs expand_one_slice;    ///< one output slice

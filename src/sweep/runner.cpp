@@ -141,14 +141,17 @@ void announce(const plan::Plan& plan, std::size_t journaled, const std::string& 
 /// split by its SM count (unless --sm-count gives one).
 bool plans_for_gpu(const plan::SweepConfig& config) {
   return (config.vllm_configs.value && config.vllm_configs.value->gpu.empty()) ||
+         (config.vllm_moe_configs.value && config.vllm_moe_configs.value->gpu.empty()) ||
          (config.model.value && config.sm_count.value == 0);
 }
 
 /// `config` as vLLM would see it on `gpu` (plans_for_gpu).
 plan::SweepConfig config_for_gpu(const plan::SweepConfig& config, const std::optional<protocol::GpuRecord>& gpu) {
   plan::SweepConfig out = config;
-  if (out.vllm_configs.value && out.vllm_configs.value->gpu.empty()) {
-    out.vllm_configs.value->gpu = gpu ? gpu->name : std::string(plan::k_default_vllm_gpu);
+  for (std::optional<plan::VllmConfigs>* v : {&out.vllm_configs.value, &out.vllm_moe_configs.value}) {
+    if (*v && (*v)->gpu.empty()) {
+      (*v)->gpu = gpu ? gpu->name : std::string(plan::k_default_vllm_gpu);
+    }
   }
   if (out.model.value && out.sm_count.value == 0 && gpu && gpu->sm_count > 0) {
     out.sm_count = {gpu->sm_count, {plan::Origin::Kind::builtin, ""}};

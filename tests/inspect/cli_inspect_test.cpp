@@ -567,13 +567,14 @@ TEST_F(InspectCli, ThePlanFlagsAskTheStaticQuestionAsSweepPlansIt) {
   EXPECT_EQ(got, want);
   // A MoE preset: the routed experts' fused-MoE kernel is inspected as vLLM's fast path
   // launches it (qwen3-30b-a3b: 128 experts, top-8; at 256 tokens the down projection's
-  // grid is short of 1.5x the SMs, so vLLM splits its N over NPID_FACTOR 2 with 8 warps).
+  // grid of 158 M blocks x 2 adapter programs (vLLM's max_loras + 1) is past 1.5x the
+  // SMs, so one program per block, 4 warps).
   const ProcessResult moe = loraprobe({"inspect", "--model", "qwen3-30b-a3b", "--tokens", "256", "--rank", "64",
                                        "--triton", "3.6.0", "--compiler", "prebuilt"});
   EXPECT_EQ(moe.err.find("not inspected"), std::string::npos) << moe.err;
   EXPECT_NE(moe.out.find("fusedmoe-bf16-r64-topk8-noroutedw-m64n128k128-w4s3-p1-evenk-add"), std::string::npos)
       << moe.out;
-  EXPECT_NE(moe.out.find("fusedmoe-bf16-r64-topk1-routedw-m64n128k128-w8s3-p2-evenk-add"), std::string::npos)
+  EXPECT_NE(moe.out.find("fusedmoe-bf16-r64-topk1-routedw-m64n128k128-w4s3-p1-evenk-add"), std::string::npos)
       << moe.out;
   // Files and plan flags do not mix.
   const ProcessResult both = loraprobe({"inspect", "--model", "qwen3-8b", "some.ptx"});

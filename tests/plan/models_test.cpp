@@ -231,14 +231,46 @@ TEST(Models, AModelPlanRunsTheKnobsVllmLaunchesForEachProjection) {
   model.model = "qwen3.6-35b-a3b";
   apply_flags(config, model);
   const Plan p = expand_plan(config, {"3.6.0"});
+  // Every combination is accounted for: planned, not applicable (the knobs vLLM does not
+  // launch among them), excluded, collapsed, or one case of two projections.
+  const auto accounted = [](const Plan& plan) {
+    std::size_t n = plan.cases.size() + plan.duplicates + plan.shared_by_projections;
+    for (const Dropped& d : plan.not_applicable) {
+      n += d.count;
+    }
+    for (const std::size_t e : plan.excluded_by_rule) {
+      n += e;
+    }
+    return n;
+  };
   std::size_t knob_reason = 0;
   for (const Dropped& d : p.not_applicable) {
-    if (d.reason.find("a model plan runs the knobs vLLM 0.34.0 launches") != std::string::npos) {
-      knob_reason += d.count;
-      EXPECT_NE(d.reason.find("block_n 32, 64, 256; num_stages 1, 3"), std::string::npos) << d.reason;
-    }
+    knob_reason += d.reason.find("a model plan runs the knobs vLLM 0.34.0 launches") != std::string::npos ? d.count : 0;
   }
-  EXPECT_GT(knob_reason, 0U);
+  // 4 block_n x 3 num_stages: the default config's other 11 of every 12 expand cases.
+  EXPECT_GT(knob_reason, p.cases.size());
+  EXPECT_EQ(p.added_by_vllm, 0U) << "the default config names \"vllm\" on every knob";
+  EXPECT_EQ(accounted(p), p.combinations);
+  // A config that names vLLM's one-slice knobs (block_n 128 and 32, not "vllm") gets
+  // vLLM's multi-slice ones too, counted as added.
+  SweepConfig seed = load_embedded_config("seed-48590");
+  apply_flags(seed, model);
+  const Plan s = expand_plan(seed, {"3.6.0"});
+  EXPECT_GT(s.added_by_vllm, 0U);
+  EXPECT_EQ(accounted(s), s.combinations + s.added_by_vllm);
+  // A knob flag beside --model asks for what the plan does not run.
+  FlagOverrides block_n;
+  block_n.axes[AxisId::block_n] = {"32"};
+  SweepConfig flagged = load_embedded_config("default");
+  apply_flags(flagged, model);
+  apply_flags(flagged, block_n);
+  try {
+    (void)expand_plan(flagged, {"3.6.0"});
+    ADD_FAILURE() << "planned";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--block-n with --model: a model plan runs the knobs vLLM 0.34.0", 0), 0U)
+        << e.what();
+  }
   std::map<std::int64_t, int> fused_block_m;  // tokens -> block_m
   for (const Case& c : p.cases) {
     ASSERT_TRUE(c.expand || c.shrink) << c.id;
@@ -259,8 +291,10 @@ TEST(Models, AModelPlanRunsTheKnobsVllmLaunchesForEachProjection) {
 }
 
 TEST(Models, TheSmCountSizesTheFusedMoeNSplit) {
-  // Qwen3-30B-A3B down at 1024 tokens: 191 M blocks of 128 rows; under 1.5 x 132 SMs
-  // NPID_FACTOR is 2, over 1.5 x 78 (an H20) it is 1.
+  // Qwen3-30B-A3B down at 1024 tokens: 191 M blocks of 128 rows, times vLLM's 2 adapter
+  // programs (max_loras + 1): 382, past 1.5 x 132 SMs, so NPID_FACTOR 1; on 256 SMs
+  // (--sm-count) it is short of 384, so cdiv(512, 382) = 2. With --max-loras 3 the
+  // grid is 4 x 191 = 764: 1 again.
   SweepConfig config = parse_config(
       R"({"name": "m", "model": {"name": "qwen3-30b-a3b"}, "axes": {"op": ["expand"], "triton": ["3.6.0"],
           "rank": [64], "tokens": [1024], "weight_dtype": ["bf16"], "compiler": ["prebuilt"]}})",
@@ -273,11 +307,15 @@ TEST(Models, TheSmCountSizesTheFusedMoeNSplit) {
     }
     return 0;
   };
+  EXPECT_EQ(npid_of_down(expand_plan(config, {"3.6.0"})), 1);
+  FlagOverrides more_sms;
+  more_sms.sm_count = 256;
+  apply_flags(config, more_sms);
+  EXPECT_EQ(config.sm_count.value, 256);
   EXPECT_EQ(npid_of_down(expand_plan(config, {"3.6.0"})), 2);
-  FlagOverrides h20;
-  h20.sm_count = 78;
-  apply_flags(config, h20);
-  EXPECT_EQ(config.sm_count.value, 78);
+  FlagOverrides max_loras;
+  max_loras.vllm_max_loras = 3;
+  apply_flags(config, max_loras);
   EXPECT_EQ(npid_of_down(expand_plan(config, {"3.6.0"})), 1);
   FlagOverrides bad;
   bad.sm_count = 0;

@@ -91,11 +91,15 @@ TEST(VllmDefaults, TheFusedMoeFastPathIsVllmsArithmetic) {
   FusedMoeLaunch up = vllm_fused_moe_launch(4096, 8, 256, 2048, 512, 2, 1, 64, 132);
   EXPECT_EQ(up.npid_factor, 1);
   EXPECT_EQ(up.knobs, (KernelKnobs{64, 128, 128, 4, 3, 1, true}));
-  // Qwen3-30B-A3B down at 256 tokens: 2048 pairs + 128 x 63 padding = 158 blocks < 198:
-  // cdiv(264, 158) = 2 programs per block (the shrink budget allows 6, N / 128 16), 8 warps.
+  // Qwen3-30B-A3B down at 256 tokens: 2048 pairs + 128 x 63 padding = 158 blocks. With one
+  // adapter program that is < 198: cdiv(264, 158) = 2 programs per block (the shrink
+  // budget allows 6, N / 128 16), 8 warps; with vLLM's default two (max_loras + 1) the
+  // 316 programs fill the GPU: 1, 4 warps.
   FusedMoeLaunch down = vllm_fused_moe_launch(256, 8, 128, 768, 2048, 1, 1, 64, 132);
   EXPECT_EQ(down.npid_factor, 2);
   EXPECT_EQ(down.knobs.num_warps, 8);
+  EXPECT_EQ(vllm_fused_moe_launch(256, 8, 128, 768, 2048, 1, 2, 64, 132).npid_factor, 1);
+  EXPECT_EQ(vllm_fused_moe_launch(256, 8, 128, 768, 2048, 1, 2, 64, 132).knobs.num_warps, 4);
   // Few experts, few tokens: capped at 16, then by N / 128.
   EXPECT_EQ(vllm_fused_moe_launch(16, 2, 8, 4096, 4096, 1, 1, 64, 132).npid_factor, 4)
       << "the shrink budget: K / (K + N) = 0.5 allows int(1.5 / 0.5) + 1 = 4, occupancy wants 16, N / 128 = 32";

@@ -2,6 +2,8 @@
 // (sweep/case_variants.hpp cases_without_variant): what a run would skip, and why.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "kernels/kernel_sets.hpp"
 #include "plan/config.hpp"
 #include "plan/plan.hpp"
@@ -34,19 +36,39 @@ TEST(PlanVariants, CasesWithoutAVariantAreCountedByWhatIsMissing) {
 
 TEST(PlanVariants, AModelSweepFindsAVariantForEveryCase) {
   // sweep --model on the shipped configs: the sets carry what vLLM launches for every
-  // projection, in every embedded Triton.
+  // projection, in every embedded Triton, at any tensor parallelism and SM count.
   const kernels::KernelSets sets = kernels::KernelSets::load();
-  for (const char* model : {"qwen3.6-35b-a3b", "qwen3-30b-a3b", "qwen3.5-9b", "llama-3.1-8b"}) {
-    for (const char* config : {"default", "seed-48590"}) {
-      plan::SweepConfig c = plan::load_embedded_config(config);
-      plan::FlagOverrides flags;
-      flags.model = model;
-      plan::apply_flags(c, flags);
-      const plan::Plan p = plan::expand_plan(c, sets.versions());
-      EXPECT_GT(p.cases.size(), 0U) << model << " " << config;
-      for (const plan::Dropped& d : cases_without_variant(p, sets)) {
-        ADD_FAILURE() << model << " " << config << ": " << d.count << " " << d.reason;
+  struct Run {
+    const char* model;
+    std::int64_t tp;
+    std::int64_t sms;
+    const char* config;
+  };
+  std::vector<Run> runs;
+  for (const char* model : {"qwen3.6-35b-a3b", "qwen3-30b-a3b"}) {
+    for (const std::int64_t tp : {1, 4, 8}) {
+      for (const std::int64_t sms : {78, 132}) {
+        for (const char* config : {"default", "seed-48590", "check"}) {
+          runs.push_back({model, tp, sms, config});
+        }
       }
+    }
+  }
+  for (const char* model : {"qwen3.5-9b", "llama-3.1-8b", "gemma-3-27b"}) {
+    runs.push_back({model, 1, 132, "default"});
+  }
+  for (const Run& r : runs) {
+    plan::SweepConfig c = plan::load_embedded_config(r.config);
+    plan::FlagOverrides flags;
+    flags.model = r.model;
+    flags.tp = r.tp;
+    flags.sm_count = r.sms;
+    plan::apply_flags(c, flags);
+    const plan::Plan p = plan::expand_plan(c, sets.versions());
+    const std::string what = fmt::format("{} --tp {} --sm-count {} --config {}", r.model, r.tp, r.sms, r.config);
+    EXPECT_GT(p.cases.size(), 0U) << what;
+    for (const plan::Dropped& d : cases_without_variant(p, sets)) {
+      ADD_FAILURE() << what << ": " << d.count << " " << d.reason;
     }
   }
 }

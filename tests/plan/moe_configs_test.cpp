@@ -1,0 +1,121 @@
+// vLLM's per-GPU fused-MoE configs (plan/moe_configs.hpp), read as vLLM reads them, and
+// a model plan's fused-MoE BLOCK_M taken from them (--vllm-moe-configs).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "plan/config.hpp"
+#include "plan/moe_configs.hpp"
+#include "plan/plan.hpp"
+#include "util/error.hpp"
+
+namespace lp::plan {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh folder under the test's temporary directory.
+fs::path folder(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("lp-moe-configs-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(MoeConfigs, TheFileNameIsVllmsForTheGpu) {
+  EXPECT_EQ(moe_config_file_name(256, 512, "NVIDIA H100 80GB HBM3"), "E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json");
+  // Runs of spaces and slashes are one underscore; dashes stay.
+  EXPECT_EQ(moe_config_file_name(128, 768, "NVIDIA  H20-3e"), "E=128,N=768,device_name=NVIDIA_H20-3e.json");
+  // Every H200 is NVIDIA_H200; a name that only contains the letters is not.
+  EXPECT_EQ(moe_config_file_name(128, 768, "NVIDIA H200 NVL"), "E=128,N=768,device_name=NVIDIA_H200.json");
+  EXPECT_EQ(moe_config_file_name(128, 768, "NVIDIA GH200 480GB"), "E=128,N=768,device_name=NVIDIA_GH200_480GB.json");
+}
+
+TEST(MoeConfigs, TheClosestBatchSizeDecidesTheSmallerOnATie) {
+  const fs::path dir = folder("closest");
+  // Keys in the file's order, as vLLM writes them; entries hold more than BLOCK_SIZE_M.
+  write(dir / "E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json",
+        R"({"1": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64}, "96": {"BLOCK_SIZE_M": 32},
+            "128": {"BLOCK_SIZE_M": 16}, "256": {"BLOCK_SIZE_M": 64}, "1024": {"BLOCK_SIZE_M": 128}})");
+  const auto block_m = [&](std::int64_t tokens) {
+    const auto c = moe_config_block_m(dir.string(), 256, 512, "NVIDIA H100 80GB HBM3", tokens);
+    return c ? c->block_m : 0;
+  };
+  EXPECT_EQ(block_m(128), 16);
+  EXPECT_EQ(block_m(112), 32) << "96 and 128 are 16 away: the smaller key";
+  EXPECT_EQ(block_m(200), 64);
+  EXPECT_EQ(block_m(8192), 128);
+  const auto c = moe_config_block_m(dir.string(), 256, 512, "NVIDIA H100 80GB HBM3", 300);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->key, "256");
+  EXPECT_EQ(c->file, "E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json");
+  // No file for this GPU or shape: vLLM's get_default_config decides.
+  EXPECT_FALSE(moe_config_block_m(dir.string(), 256, 256, "NVIDIA H100 80GB HBM3", 128));
+  EXPECT_FALSE(moe_config_block_m(dir.string(), 256, 512, "NVIDIA H200", 128));
+}
+
+TEST(MoeConfigs, AMalformedFileNamesTheFileAndKey) {
+  const fs::path dir = folder("bad");
+  const fs::path file = dir / "E=8,N=64,device_name=G.json";
+  const auto error_of = [&](const std::string& text) {
+    write(file, text);
+    try {
+      (void)moe_config_block_m(dir.string(), 8, 64, "G", 16);
+    } catch (const InputError& e) {
+      return std::string(e.what()).substr(file.string().size());
+    }
+    return std::string("read");
+  };
+  EXPECT_EQ(error_of(R"({"many": {"BLOCK_SIZE_M": 16}})"), ":/many: a key is a batch size, a whole number of at least 1");
+  EXPECT_EQ(error_of(R"({"16": {"BLOCK_SIZE_N": 16}})"), ":/16: missing \"BLOCK_SIZE_M\"");
+  EXPECT_EQ(error_of(R"({"16": {"BLOCK_SIZE_M": 48}})"), ":/16/BLOCK_SIZE_M: 48 is not a power of two (vLLM asserts one)");
+  EXPECT_EQ(error_of(R"({"16": {"BLOCK_SIZE_M": 8}})").rfind(":/16/BLOCK_SIZE_M: expected a whole number in [16, 1024]", 0),
+            0U);
+  EXPECT_EQ(error_of("{}"), ": no batch sizes (vLLM takes the closest of them)");
+  EXPECT_EQ(error_of("[1]").rfind(": expected an object", 0), 0U) << error_of("[1]");
+}
+
+TEST(MoeConfigs, AModelPlanTakesItsFusedMoeBlockMFromTheGpusFile) {
+  const fs::path dir = folder("plan");
+  // Qwen3.6-35B-A3B at --tp 1: 256 experts of 512 per rank.
+  write(dir / "E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json",
+        R"({"128": {"BLOCK_SIZE_M": 16}, "1024": {"BLOCK_SIZE_M": 64}})");
+  SweepConfig config = parse_config(
+      R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"op": ["expand"], "triton": ["3.6.0"],
+          "rank": [64], "tokens": [128, 2048], "weight_dtype": ["bf16"], "compiler": ["prebuilt"]}})",
+      "m.json");
+  FlagOverrides flags;
+  flags.vllm_moe_configs = dir.string();
+  apply_flags(config, flags);
+  std::map<std::int64_t, std::pair<int, std::string>> fused;  // tokens -> block_m, tuned
+  for (const Case& c : expand_plan(config, {"3.6.0"}).cases) {
+    if (c.op == Op::fused_moe) {
+      fused[c.tokens] = {c.expand->block_m, c.tuned()};
+    }
+  }
+  ASSERT_EQ(fused.size(), 2U);
+  EXPECT_EQ(fused[128].first, 16);
+  EXPECT_EQ(fused[128].second, "block_m 16: E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json[128]");
+  EXPECT_EQ(fused[2048].first, 64);
+  // Another GPU has no file there: get_default_config's 128 for 2048 tokens, and the case says so.
+  flags.vllm_gpu = "NVIDIA H20";
+  apply_flags(config, flags);
+  for (const Case& c : expand_plan(config, {"3.6.0"}).cases) {
+    if (c.op == Op::fused_moe && c.tokens == 2048) {
+      EXPECT_EQ(c.expand->block_m, 128);
+      EXPECT_EQ(c.tuned(), "block_m 128: vLLM's get_default_config for 2048 tokens (no "
+                           "E=256,N=512,device_name=NVIDIA_H20.json in --vllm-moe-configs)");
+    }
+  }
+  FlagOverrides missing;
+  missing.vllm_moe_configs = (dir / "nowhere").string();
+  EXPECT_THROW(apply_flags(config, missing), UsageError);
+}
+
+}  // namespace
+}  // namespace lp::plan
