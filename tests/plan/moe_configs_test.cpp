@@ -117,5 +117,42 @@ TEST(MoeConfigs, AModelPlanTakesItsFusedMoeBlockMFromTheGpusFile) {
   EXPECT_THROW(apply_flags(config, missing), UsageError);
 }
 
+TEST(MoeConfigs, ATunedFolderOrBatchInvariantModeTakesTheLoraDefaultBlockM) {
+  // VLLM_TUNED_CONFIG_FOLDER set: vLLM reads get_lora_op_configs' fused_moe_lora config
+  // (block_m 64) and no MoE layer file; a folder with a fused-MoE LoRA file is named.
+  const fs::path tuned = folder("tuned");
+  fs::copy(fs::path(LP_SOURCE_DIR) / "tests/plan/fixtures/vllm-tuned", tuned, fs::copy_options::recursive);
+  const std::string axes = R"("axes": {"op": ["expand"], "triton": ["3.6.0"], "rank": [64], "tokens": [2048],
+      "weight_dtype": ["bf16"], "compiler": ["prebuilt"]})";
+  const auto fused_of = [](const Plan& p) {
+    for (const Case& c : p.cases) {
+      if (c.op == Op::fused_moe) {
+        return std::make_pair(c.expand->block_m, c.tuned());
+      }
+    }
+    return std::make_pair(0, std::string());
+  };
+  SweepConfig config = parse_config(R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, )" + axes + "}", "m.json");
+  EXPECT_EQ(fused_of(expand_plan(config, {"3.6.0"})).first, 128) << "get_default_config at 2048 tokens";
+  FlagOverrides with_tuned;
+  with_tuned.vllm_configs = tuned.string();
+  with_tuned.vllm_gpu = "NVIDIA H200";
+  apply_flags(config, with_tuned);
+  EXPECT_EQ(fused_of(expand_plan(config, {"3.6.0"})), std::make_pair(64, std::string("block_m 64: vLLM's fused_moe_lora default")));
+  write(tuned / "NVIDIA_H200_FUSED_MOE_LORA_W2_SHRINK.json", "{}");
+  const Plan unread = expand_plan(config, {"3.6.0"});
+  EXPECT_EQ(fused_of(unread).first, 0) << "no fused case from a file loraprobe does not read";
+  bool named = false;
+  for (const Dropped& d : unread.not_applicable) {
+    named = named || d.reason.find("NVIDIA_H200_FUSED_MOE_LORA_W2_SHRINK.json") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+  SweepConfig invariant = parse_config(R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, )" + axes + "}", "m.json");
+  FlagOverrides batch_invariant;
+  batch_invariant.vllm_batch_invariant = true;
+  apply_flags(invariant, batch_invariant);
+  EXPECT_EQ(fused_of(expand_plan(invariant, {"3.6.0"})).first, 64);
+}
+
 }  // namespace
 }  // namespace lp::plan
