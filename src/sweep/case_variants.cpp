@@ -127,6 +127,32 @@ PlannedVariants planned_variants(const plan::Plan& plan, const kernels::KernelSe
   return out;
 }
 
+namespace {
+
+/// What the launch will refuse of a found expand-side variant for case `c`: a slice width
+/// its N parameter was compiled to assume divisible by 16 (the worker's AbiViolation,
+/// worker/launch.cpp, which stays the authority: this previews it for a dry run, where
+/// a model's narrow projection, shared_expert_gate's N = 1, meets the sets' variants).
+std::string width_problem(const plan::Case& c, const kernels::Lookup& found) {
+  if (found.variant == nullptr) {
+    return found.problem;
+  }
+  const std::vector<std::string>& d16 = found.variant->specialization.divisible_by_16;
+  if (std::find(d16.begin(), d16.end(), "N") == d16.end()) {
+    return {};
+  }
+  for (const std::int64_t n : c.hidden) {
+    if (n % 16 != 0) {
+      return fmt::format("variant {} assumes N is divisible by 16; the case has N={} (the sets carry no variant "
+                         "specialised for it)",
+                         found.variant->id, n);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 std::vector<plan::Dropped> cases_without_variant(const plan::Plan& plan, const kernels::KernelSets& sets) {
   std::vector<plan::Dropped> out;
   std::map<std::string, std::size_t> at;  // reason -> index in out
@@ -137,7 +163,7 @@ std::vector<plan::Dropped> cases_without_variant(const plan::Plan& plan, const k
       problem = set.lookup(wanted_shrink_axes(c)).problem;
     }
     if (problem.empty() && c.expand) {
-      problem = set.lookup(wanted_expand_axes(c)).problem;
+      problem = width_problem(c, set.lookup(wanted_expand_axes(c)));
     }
     if (problem.empty()) {
       continue;
