@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 
@@ -11,21 +10,12 @@
 #include "plan/moe_configs.hpp"
 #include "plan/plan.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace lp::plan {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// A fresh folder under the test's temporary directory.
-fs::path folder(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("lp-moe-configs-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
 TEST(MoeConfigs, TheFileNameIsVllmsForTheGpu) {
   EXPECT_EQ(moe_config_file_name(256, 512, "NVIDIA H100 80GB HBM3"), "E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json");
@@ -37,37 +27,37 @@ TEST(MoeConfigs, TheFileNameIsVllmsForTheGpu) {
 }
 
 TEST(MoeConfigs, TheClosestBatchSizeDecidesTheSmallerOnATie) {
-  const fs::path dir = folder("closest");
+  const TempDir dir("lp-moe-configs-");
   // Keys in the file's order, as vLLM writes them; entries hold more than BLOCK_SIZE_M.
-  write(dir / "E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json",
+  dir.write("E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json",
         R"({"1": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64}, "96": {"BLOCK_SIZE_M": 32},
             "128": {"BLOCK_SIZE_M": 16}, "256": {"BLOCK_SIZE_M": 64}, "1024": {"BLOCK_SIZE_M": 128}})");
   const auto block_m = [&](std::int64_t tokens) {
-    const auto c = moe_config_block_m(dir.string(), 256, 512, "NVIDIA H100 80GB HBM3", tokens);
+    const auto c = moe_config_block_m(dir.path(), 256, 512, "NVIDIA H100 80GB HBM3", tokens);
     return c ? c->block_m : 0;
   };
   EXPECT_EQ(block_m(128), 16);
   EXPECT_EQ(block_m(112), 32) << "96 and 128 are 16 away: the smaller key";
   EXPECT_EQ(block_m(200), 64);
   EXPECT_EQ(block_m(8192), 128);
-  const auto c = moe_config_block_m(dir.string(), 256, 512, "NVIDIA H100 80GB HBM3", 300);
+  const auto c = moe_config_block_m(dir.path(), 256, 512, "NVIDIA H100 80GB HBM3", 300);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->key, "256");
   EXPECT_EQ(c->file, "E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json");
   // No file for this GPU or shape: vLLM's get_default_config decides.
-  EXPECT_FALSE(moe_config_block_m(dir.string(), 256, 256, "NVIDIA H100 80GB HBM3", 128));
-  EXPECT_FALSE(moe_config_block_m(dir.string(), 256, 512, "NVIDIA H200", 128));
+  EXPECT_FALSE(moe_config_block_m(dir.path(), 256, 256, "NVIDIA H100 80GB HBM3", 128));
+  EXPECT_FALSE(moe_config_block_m(dir.path(), 256, 512, "NVIDIA H200", 128));
 }
 
 TEST(MoeConfigs, AMalformedFileNamesTheFileAndKey) {
-  const fs::path dir = folder("bad");
-  const fs::path file = dir / "E=8,N=64,device_name=G.json";
+  const TempDir dir("lp-moe-configs-");
+  const std::string file = (fs::path(dir.path()) / "E=8,N=64,device_name=G.json").string();
   const auto error_of = [&](const std::string& text) {
-    write(file, text);
+    dir.write("E=8,N=64,device_name=G.json", text);
     try {
-      (void)moe_config_block_m(dir.string(), 8, 64, "G", 16);
+      (void)moe_config_block_m(dir.path(), 8, 64, "G", 16);
     } catch (const InputError& e) {
-      return std::string(e.what()).substr(file.string().size());
+      return std::string(e.what()).substr(file.size());
     }
     return std::string("read");
   };
@@ -81,16 +71,16 @@ TEST(MoeConfigs, AMalformedFileNamesTheFileAndKey) {
 }
 
 TEST(MoeConfigs, AModelPlanTakesItsFusedMoeBlockMFromTheGpusFile) {
-  const fs::path dir = folder("plan");
+  const TempDir dir("lp-moe-configs-");
   // Qwen3.6-35B-A3B at --tp 1: 256 experts of 512 per rank.
-  write(dir / "E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json",
+  dir.write("E=256,N=512,device_name=NVIDIA_H100_80GB_HBM3.json",
         R"({"128": {"BLOCK_SIZE_M": 16}, "1024": {"BLOCK_SIZE_M": 64}})");
   SweepConfig config = parse_config(
       R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"op": ["expand"], "triton": ["3.6.0"],
           "rank": [64], "tokens": [128, 2048], "weight_dtype": ["bf16"], "compiler": ["prebuilt"]}})",
       "m.json");
   FlagOverrides flags;
-  flags.vllm_moe_configs = dir.string();
+  flags.vllm_moe_configs = dir.path();
   apply_flags(config, flags);
   std::map<std::int64_t, std::pair<int, std::string>> fused;  // tokens -> block_m, tuned
   for (const Case& c : expand_plan(config, {"3.6.0"}).cases) {
@@ -113,15 +103,15 @@ TEST(MoeConfigs, AModelPlanTakesItsFusedMoeBlockMFromTheGpusFile) {
     }
   }
   FlagOverrides missing;
-  missing.vllm_moe_configs = (dir / "nowhere").string();
+  missing.vllm_moe_configs = (fs::path(dir.path()) / "nowhere").string();
   EXPECT_THROW(apply_flags(config, missing), UsageError);
 }
 
 TEST(MoeConfigs, ATunedFolderOrBatchInvariantModeTakesTheLoraDefaultBlockM) {
   // VLLM_TUNED_CONFIG_FOLDER set: vLLM reads get_lora_op_configs' fused_moe_lora config
   // (block_m 64) and no MoE layer file; a folder with a fused-MoE LoRA file is named.
-  const fs::path tuned = folder("tuned");
-  fs::copy(fs::path(LP_SOURCE_DIR) / "tests/plan/fixtures/vllm-tuned", tuned, fs::copy_options::recursive);
+  const TempDir tuned("lp-moe-configs-");
+  fs::copy(fs::path(LP_SOURCE_DIR) / "tests/plan/fixtures/vllm-tuned", tuned.path(), fs::copy_options::recursive);
   const std::string axes = R"("axes": {"op": ["expand"], "triton": ["3.6.0"], "rank": [64], "tokens": [2048],
       "weight_dtype": ["bf16"], "compiler": ["prebuilt"]})";
   const auto fused_of = [](const Plan& p) {
@@ -135,11 +125,11 @@ TEST(MoeConfigs, ATunedFolderOrBatchInvariantModeTakesTheLoraDefaultBlockM) {
   SweepConfig config = parse_config(R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, )" + axes + "}", "m.json");
   EXPECT_EQ(fused_of(expand_plan(config, {"3.6.0"})).first, 128) << "get_default_config at 2048 tokens";
   FlagOverrides with_tuned;
-  with_tuned.vllm_configs = tuned.string();
+  with_tuned.vllm_configs = tuned.path();
   with_tuned.vllm_gpu = "NVIDIA H200";
   apply_flags(config, with_tuned);
   EXPECT_EQ(fused_of(expand_plan(config, {"3.6.0"})), std::make_pair(64, std::string("block_m 64: vLLM's fused_moe_lora default")));
-  write(tuned / "NVIDIA_H200_FUSED_MOE_LORA_W2_SHRINK.json", "{}");
+  tuned.write("NVIDIA_H200_FUSED_MOE_LORA_W2_SHRINK.json", "{}");
   const Plan unread = expand_plan(config, {"3.6.0"});
   EXPECT_EQ(fused_of(unread).first, 0) << "no fused case from a file loraprobe does not read";
   bool named = false;
