@@ -9,7 +9,6 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "plan/models.hpp"
