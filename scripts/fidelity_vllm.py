@@ -37,6 +37,9 @@ FAMILIES = {
                              "expand-fp32-bf16-m64n128k32-w4s2-maskk-add-s1"],
     "expand bf16": ["expand-bf16-bf16-m64n128k32-w4s2-evenk-add-s1"],
     "expand multi-slice": ["expand-fp32-bf16-m64n64k16-w4s2-evenk-add-s3-samestride"],
+    # A model's narrow projections: N folded to 1 (shared_expert_gate), two slices of 8.
+    "expand narrow": ["expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1-n1",
+                      "expand-fp32-bf16-m64n64k32-w4s2-evenk-add-s2-samestride-nany-out16"],
     "expand dual-stream": ["expand-fp32-bf16-m64n128k32-w4s2-evenk-noadd-s1-gdc"],
     "shrink": ["shrink-bf16-m32n16k256-w4s2-sk64-g8-evenk-s1", "shrink-bf16-m32n16k32-w4s2-sk8-g8-maskk-s1"],
     "shrink dual-stream": ["shrink-bf16-m32n16k32-w4s2-sk8-g8-evenk-s1-gdc"],

@@ -12,13 +12,11 @@ Meanings of the arguments, for the launcher, are tabulated in
 kernels/README.md; the names are vLLM's.
 """
 
-from .variants import TEST_HOOKS, Variant
+from .variants import DIVISIBLE_BY_16, EQUAL_TO_1, TEST_HOOKS, UNSPECIALIZED, Variant
 
-# Specialisation classes, as the manifest names them.
-EQUAL_TO_1 = "equal_to_1"
-DIVISIBLE_BY_16 = "divisible_by_16"
+# Specialisation classes, as the manifest names them (the width ones in variants.py,
+# whose WIDTH_AXES take them as values).
 ALIGNED_16 = "aligned_16"
-UNSPECIALIZED = "unspecialized"
 SPECIALIZATIONS = (EQUAL_TO_1, DIVISIBLE_BY_16, ALIGNED_16, UNSPECIALIZED)
 
 # Runtime quantities the grid is written in (docs/problem.md sizes).
@@ -48,6 +46,11 @@ _I32_D16 = ("i32", DIVISIBLE_BY_16)
 _ONE = ("constexpr", EQUAL_TO_1)
 
 
+def _width(spec):
+    """An i32 width compiled under `spec` (one of variants.WIDTH_SPECS)."""
+    return _ONE if spec == EQUAL_TO_1 else ("i32", spec)
+
+
 def expand_arguments(v: Variant) -> list:
     """(name, triton type, specialisation) for each runtime argument of
     _lora_expand_kernel, in signature order."""
@@ -61,7 +64,7 @@ def expand_arguments(v: Variant) -> list:
         ("lora_ptr", _ptr("u64") if multi else _ptr(v.weight_dtype)),
         ("out_ptr", _ptr(v.weight_dtype)),
         ("M", ("i32", UNSPECIALIZED)),
-        ("N", _I32_D16),
+        ("N", _width(v.n_spec)),
         ("K", _I32_D16),
     ]
     args += [(name, _ptr("i32")) for name in INDEX_ARRAYS]
@@ -74,9 +77,9 @@ def expand_arguments(v: Variant) -> list:
         ("ls_d0_ptr", _ptr("i64") if per_slice else _I32_D16),
         ("ls_d1_ptr", _ptr("i64") if per_slice else _I32_D16),
         ("ls_d2_ptr", _ptr("i64") if per_slice else _ONE),
-        ("output_d0_stride", _I32_D16),
+        ("output_d0_stride", _width(v.out_stride_spec)),
         ("output_d1_stride", _ONE),
-        ("output_hs_ptr", _ptr("i64") if per_slice else _I32_D16),
+        ("output_hs_ptr", _ptr("i64") if per_slice else _width(v.n_spec)),
     ]
     return [(name, ty, spec) for name, (ty, spec) in args]
 

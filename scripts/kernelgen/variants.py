@@ -45,6 +45,19 @@ FP8_OPS = ("shrink_fp8", "expand_fp8")
 FP8_AXES = ("scale_group", )
 FP8 = "fp8e4m3"
 FP8_SCALE_GROUPS = (0, 128)
+# The 16-bit expand's width axes, after AXES and PDL_AXES in its manifest entries: the
+# specialisation Triton's JIT gives the slice width N (and output_hs_ptr, which equals
+# it) and the output's row stride (output_d0_stride, the sum of the slices' widths), by
+# their values: 1 becomes the constant 1, a multiple of 16 is marked divisible by 16,
+# any other value is passed as it is. vLLM's projections are multiples of 16 but for a
+# model's narrow ones: Qwen3.6-35B-A3B's shared_expert_gate (N = 1) and in_proj_ba at
+# --tp 4 (two slices of 8) or 8 (two of 4).
+WIDTH_AXES = ("n_spec", "out_stride_spec")
+EQUAL_TO_1 = "equal_to_1"
+DIVISIBLE_BY_16 = "divisible_by_16"
+UNSPECIALIZED = "unspecialized"
+WIDTH_SPECS = (DIVISIBLE_BY_16, EQUAL_TO_1, UNSPECIALIZED)
+_WIDTH_ID = {DIVISIBLE_BY_16: "16", EQUAL_TO_1: "1", UNSPECIALIZED: "any"}
 # The spin between the shrink's launch_dependents and its store in the chain's producer
 # variants: long against an expand's start-up (a few microseconds on an H200), short
 # against a sweep.
@@ -78,6 +91,8 @@ class Variant:
     gdc: Optional[bool] = None  # expand and shrink: USE_GDC and launch_pdl
     tail_ns: Optional[int] = None  # shrink: TAIL_NS
     scale_group: Optional[int] = None  # FP8_OPS only: group_n = group_k, 0 per tensor
+    n_spec: Optional[str] = None  # expand only: WIDTH_AXES
+    out_stride_spec: Optional[str] = None
     role: str = "kernel"
     sources: tuple = field(default=(), compare=False)  # which matrix rows asked for it
 
@@ -90,6 +105,10 @@ class Variant:
                      f"s{self.num_slices}"]
             if self.num_slices > 1:
                 parts.append("samestride" if self.same_stride else "perslice")
+            if (self.n_spec, self.out_stride_spec) != (DIVISIBLE_BY_16, DIVISIBLE_BY_16):
+                parts.append(f"n{_WIDTH_ID[self.n_spec]}")
+                if self.out_stride_spec != self.n_spec:
+                    parts.append(f"out{_WIDTH_ID[self.out_stride_spec]}")
         elif self.op == "fused_moe":
             parts = ["fusedmoe", self.weight_dtype, f"r{self.rank}", f"topk{self.top_k}",
                      "routedw" if self.mul_routed_weight else "noroutedw", tiles, f"p{self.npid_factor}", k,
@@ -125,6 +144,8 @@ class Variant:
 
     def axes(self) -> dict:
         names = AXES + MOE_AXES if self.op in MOE_OPS else AXES + FP8_AXES if self.op in FP8_OPS else AXES + PDL_AXES
+        if self.op == "expand":
+            names += WIDTH_AXES
         return {name: getattr(self, name) for name in names}
 
     @property
@@ -141,9 +162,10 @@ class Variant:
 
 
 def _expand(input_dtype, weight_dtype, bm, bn, bk, nw, ns, even_k, add, slices=1, same=True, role="kernel",
-            gdc=False, source=""):
+            gdc=False, widths=(DIVISIBLE_BY_16, DIVISIBLE_BY_16), source=""):
     return Variant("expand", input_dtype, weight_dtype, bm, bn, bk, nw, ns, even_k, slices, add_inputs=add,
-                   same_stride=same, gdc=gdc, role=role, sources=(source, ))
+                   same_stride=same, gdc=gdc, n_spec=widths[0], out_stride_spec=widths[1], role=role,
+                   sources=(source, ))
 
 
 def _shrink(dtype, bm, bn, bk, nw, ns, even_k, split_k, slices=1, group_size_m=None, gdc=False, tail_ns=0,
@@ -261,6 +283,18 @@ def build_matrix() -> list:
         for bn, ns in ((k["bn"], k["ns"]), (32, k["ns"]), (k["bn"], 1)):
             rows.append(_expand(i, w, k["bm"], bn, k["bk"], k["nw"], ns, even, True, slices, same,
                                 source="expand-model"))
+            # A narrow projection's widths (WIDTH_AXES), as the JIT specialises them: one
+            # slice of width 1 or of any other width (its row stride is its width); two
+            # same-width slices narrower than 16, whose row stride (their sum) is a
+            # multiple of 16 or not. No preset has a narrow three-slice projection.
+            if not same:
+                continue
+            narrow = {1: [(EQUAL_TO_1, EQUAL_TO_1), (UNSPECIALIZED, UNSPECIALIZED)],
+                      2: [(UNSPECIALIZED, DIVISIBLE_BY_16), (UNSPECIALIZED, UNSPECIALIZED)],
+                      3: []}[slices]
+            for widths in narrow:
+                rows.append(_expand(i, w, k["bm"], bn, k["bk"], k["nw"], ns, even, True, slices, same, widths=widths,
+                                    source="expand-model"))
 
     # Tile shape neighbours of the default, one axis at a time.
     for (i, w), even, add in product(EXPAND_DTYPES, TRUE_FALSE, TRUE_FALSE):
@@ -444,7 +478,7 @@ def parse_filter(text: str) -> list:
             raise ValueError(f"empty term in filter {text!r}")
         if "=" in raw:
             key, value = (s.strip() for s in raw.split("=", 1))
-            keys = AXES + MOE_AXES + PDL_AXES + FP8_AXES + ("id", "op", "role")
+            keys = AXES + MOE_AXES + PDL_AXES + FP8_AXES + WIDTH_AXES + ("id", "op", "role")
             if key not in keys:
                 raise ValueError(f"unknown filter key {key!r}; keys: {', '.join(keys)}")
             terms.append((key, value))

@@ -136,6 +136,12 @@ Variant parse_variant(const JsonIn& v, const PackRef& pack) {
     out.axes.set("gdc", AxisValue::from_json(false));
     out.axes.set("tail_ns", AxisValue::from_json(out.op == "shrink" ? nlohmann::json(0) : nlohmann::json()));
   }
+  if (out.op == "expand" && !out.axes.contains("n_spec")) {
+    // A set made before the narrow-width variants: every expand in it assumes widths
+    // divisible by 16 (its specialization says so too).
+    out.axes.set("n_spec", AxisValue::of_text("divisible_by_16"));
+    out.axes.set("out_stride_spec", AxisValue::of_text("divisible_by_16"));
+  }
   if (const auto produced = v.find("produced")) {
     out.produced = produced->strings();
   }

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "families/family.hpp"
+#include "kernels/abi.hpp"
 #include "plan/vllm_defaults.hpp"
 
 namespace lp::sweep {
@@ -75,6 +77,13 @@ AxisValues wanted_expand_axes(const plan::Case& c) {
   wanted.set("add_inputs", AxisValue::of_bool(c.add_inputs));
   wanted.set("num_slices", AxisValue::of_int(c.num_slices));
   wanted.set("same_stride", AxisValue::of_bool(same_stride));
+  if (wanted.text("op") == "expand") {
+    // The JIT's specialisation of the widths (N is the widest slice, the row stride their sum).
+    const std::int64_t widest = *std::max_element(c.hidden.begin(), c.hidden.end());
+    const std::int64_t total = std::accumulate(c.hidden.begin(), c.hidden.end(), std::int64_t{0});
+    wanted.set("n_spec", AxisValue::of_text(kernels::integer_specialization(widest)));
+    wanted.set("out_stride_spec", AxisValue::of_text(kernels::integer_specialization(total)));
+  }
   set_scales_or_pdl(wanted, c, 0, false);
   if (k.num_ctas != 1) {
     // A tuned file's: no embedded variant has it, and the lookup says so.
@@ -131,8 +140,9 @@ namespace {
 
 /// What the launch will refuse of a found expand-side variant for case `c`: a slice width
 /// its N parameter was compiled to assume divisible by 16 (the worker's AbiViolation,
-/// worker/launch.cpp, which stays the authority: this previews it for a dry run, where
-/// a model's narrow projection, shared_expert_gate's N = 1, meets the sets' variants).
+/// worker/launch.cpp, which stays the authority: this previews it for a dry run). The
+/// 16-bit expand is looked up by its width axes and always agrees; the FP8 expand has
+/// none, and its variants assume N divisible by 16.
 std::string width_problem(const plan::Case& c, const kernels::Lookup& found) {
   if (found.variant == nullptr) {
     return found.problem;

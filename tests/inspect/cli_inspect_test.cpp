@@ -589,7 +589,7 @@ TEST_F(InspectCli, APairingThatCannotCompileIsIncompatibleNotAnError) {
     GTEST_SKIP() << "skipped: no CUDA toolkit ptxas";
   }
   const std::string filter = "--filter=op=expand,block_n=128,num_stages=2,input_dtype=fp32,num_slices=1,"
-                             "add_inputs=true,even_k=true,block_m=64,block_k=32,num_warps=4,role=kernel";
+                             "add_inputs=true,even_k=true,block_m=64,block_k=32,num_warps=4,role=kernel,n_spec=divisible_by_16";
   const ProcessResult only = loraprobe({"inspect", "--triton", "3.9.0", filter, "--compiler", "ptxas=toolkit", "--json"});
   EXPECT_EQ(only.exit_code, 3) << only.err;  // nothing could be inspected: no gate passes on it
   // Which pairing, why, and how to go on, in one line on stderr (the JSON is on stdout).

@@ -2,6 +2,9 @@
 // (sweep/case_variants.hpp cases_without_variant): what a run would skip, and why.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "kernels/kernel_sets.hpp"
@@ -34,21 +37,35 @@ TEST(PlanVariants, CasesWithoutAVariantAreCountedByWhatIsMissing) {
   EXPECT_TRUE(cases_without_variant(whole, sets).empty());
 }
 
-TEST(PlanVariants, ADryRunNamesTheWidthsTheVariantsCannotTake) {
-  // Qwen3.6-35B-A3B's shared_expert_gate expands into N = 1; the expand variants were
-  // compiled to assume N divisible by 16, so the launch would refuse them: the dry run
-  // says so for exactly those cases.
+TEST(PlanVariants, NarrowWidthsFindTheVariantsTheJitWouldSpecialise) {
+  // Qwen3.6-35B-A3B's shared_expert_gate expands into N = 1, which vLLM's JIT folds to the
+  // constant 1 (and the row stride with it); in_proj_ba's two slices are 32 / tp wide,
+  // passed unspecialised, their row stride a multiple of 16 at --tp 4 (16) but not at 8.
   const kernels::KernelSets sets = kernels::KernelSets::load();
-  plan::SweepConfig c = plan::parse_config(
-      R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"triton": ["3.9.0"], "op": ["expand"],
-          "rank": [64], "tokens": [256], "input_dtype": ["bf16"], "weight_dtype": ["bf16"], "compiler": ["prebuilt"]}})",
-      "m.json");
-  const plan::Plan p = plan::expand_plan(c, sets.versions());
-  const std::vector<plan::Dropped> missing = cases_without_variant(p, sets);
-  ASSERT_EQ(missing.size(), 1U);
-  EXPECT_EQ(missing[0].count, 1U);
-  EXPECT_EQ(missing[0].reason, "Triton 3.9.0: variant expand-bf16-bf16-m64n128k32-w4s2-evenk-add-s1 assumes N is "
-                               "divisible by 16; the case has N=1 (the sets carry no variant specialised for it)");
+  const auto variants_of = [&](std::int64_t tp) {
+    plan::SweepConfig c = plan::parse_config(
+        R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, "axes": {"triton": ["3.9.0"], "op": ["expand"],
+            "rank": [64], "tokens": [256], "input_dtype": ["bf16"], "weight_dtype": ["bf16"], "compiler": ["prebuilt"]}})",
+        "m.json");
+    plan::FlagOverrides flags;
+    flags.tp = tp;
+    plan::apply_flags(c, flags);
+    const plan::Plan p = plan::expand_plan(c, sets.versions());
+    EXPECT_TRUE(cases_without_variant(p, sets).empty()) << "--tp " << tp;
+    std::map<std::string, std::string> out;  // projection -> variant id
+    for (const plan::Case& c : p.cases) {
+      if (const kernels::Lookup found = sets.at(c.triton).lookup(wanted_expand_axes(c)); found.variant != nullptr) {
+        out[c.projection()] = found.variant->id;
+      }
+    }
+    return out;
+  };
+  const std::map<std::string, std::string> at4 = variants_of(4);
+  EXPECT_EQ(at4.at("shared_expert_gate"), "expand-bf16-bf16-m64n128k32-w4s2-evenk-add-s1-n1");
+  EXPECT_EQ(at4.at("in_proj_ba"), "expand-bf16-bf16-m64n64k32-w4s2-evenk-add-s2-samestride-nany-out16");
+  EXPECT_EQ(variants_of(8).at("in_proj_ba"), "expand-bf16-bf16-m64n64k32-w4s2-evenk-add-s2-samestride-nany");
+  EXPECT_EQ(variants_of(1).at("in_proj_ba"), "expand-bf16-bf16-m64n64k32-w4s2-evenk-add-s2-samestride")
+      << "32 wide: the usual variant";
 }
 
 TEST(PlanVariants, AModelSweepFindsAVariantForEveryCase) {
@@ -63,7 +80,7 @@ TEST(PlanVariants, AModelSweepFindsAVariantForEveryCase) {
   };
   std::vector<Run> runs;
   for (const char* model : {"qwen3.6-35b-a3b", "qwen3-30b-a3b"}) {
-    for (const std::int64_t tp : {1, 4, 8}) {
+    for (const std::int64_t tp : {1, 2, 4, 8}) {
       for (const std::int64_t sms : {78, 132}) {
         for (const char* config : {"default", "seed-48590", "check"}) {
           runs.push_back({model, tp, sms, config});
@@ -85,12 +102,6 @@ TEST(PlanVariants, AModelSweepFindsAVariantForEveryCase) {
     const std::string what = fmt::format("{} --tp {} --sm-count {} --config {}", r.model, r.tp, r.sms, r.config);
     EXPECT_GT(p.cases.size(), 0U) << what;
     for (const plan::Dropped& d : cases_without_variant(p, sets)) {
-      // A width below 16 (shared_expert_gate's N = 1; in_proj_ba's 32 / 4 = 8 at --tp 4):
-      // the sets' expand variants assume N divisible by 16, where vLLM's JIT would
-      // specialise otherwise. Named, as a run skips them (ADryRunNamesTheWidths...).
-      if (d.reason.find("assumes N is divisible by 16; the case has N=") != std::string::npos) {
-        continue;
-      }
       ADD_FAILURE() << what << ": " << d.count << " " << d.reason;
     }
   }
