@@ -1,12 +1,13 @@
 // libFuzzer target: the reader of vLLM's tuned LoRA configs (plan/tuned.cpp), the
 // files --vllm-configs points at: a folder a user copies from someone else's tuning
-// run. The first byte picks the file (its value modulo 3: EXPAND_TRUE, EXPAND_FALSE,
-// SHRINK; 'T', 'F' and 'S' are those three), the rest is its text. Any input must be
+// run. The first byte picks the file: 'T', 'F', 'S', 'G' and 'D' are EXPAND_TRUE,
+// EXPAND_FALSE, SHRINK and the fused-MoE gate/up (W13) and down (W2) shrinks; any
+// other byte picks by its value modulo 5, in that order. The rest is its text. Any input must be
 // read or refused with lp::UsageError (InputError is one): a crash, a sanitizer
 // report or another exception is a bug. A file it reads is then looked up as the
 // plan looks it up, with wanted values from the plan's limits and far outside them,
-// and every answer must be whole: vLLM's error, or the five keys to a kernel config
-// whose knobs the reader checked.
+// and every answer must be whole: vLLM's error, or the five keys (six for fused-MoE)
+// to a kernel config whose knobs the reader checked.
 
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +24,11 @@ constexpr const auto& k_ops = lp::plan::TunedConfigs::k_ops;
 constexpr std::int64_t k_min = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t k_max = std::numeric_limits<std::int64_t>::max();
 
-void check(const std::optional<lp::plan::TunedChoice>& c, bool expected) {
+/// The letters that name k_ops' files, in its order.
+constexpr std::string_view k_letters = "TFSGD";
+static_assert(k_letters.size() == k_ops.size());
+
+void check(const std::optional<lp::plan::TunedChoice>& c, bool expected, std::size_t keys = 5) {
   if (c.has_value() != expected) {
     __builtin_trap();  // the file read is the file looked up, and no other
   }
@@ -31,9 +36,15 @@ void check(const std::optional<lp::plan::TunedChoice>& c, bool expected) {
     return;
   }
   const lp::plan::KernelKnobs& k = c->knobs;
-  if (c->keys.size() != 5 || k.block_m < 1 || k.block_m > 1024 || k.block_n < 1 || k.block_n > 1024 ||
+  if (keys == 6) {  // fused-MoE: block_m alone, a power of two of at least 16 (else vllm_error)
+    if (c->keys.size() != keys || k.block_m < 16 || k.block_m > 1024 || (k.block_m & (k.block_m - 1)) != 0) {
+      __builtin_trap();
+    }
+    return;
+  }
+  if (c->keys.size() != keys || k.block_m < 1 || k.block_m > 1024 || k.block_n < 1 || k.block_n > 1024 ||
       k.num_stages < 1 || k.num_stages > 1024 || k.split_k < 1 || k.split_k > 1024) {
-    __builtin_trap();  // a choice without its five keys, or knobs the reader did not check
+    __builtin_trap();  // a choice without its keys, or knobs the reader did not check
   }
 }
 
@@ -43,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) {
     return 0;
   }
-  const std::size_t which = data[0] % k_ops.size();
+  const std::size_t letter = k_letters.find(static_cast<char>(data[0]));
+  const std::size_t which = letter != std::string_view::npos ? letter : data[0] % k_ops.size();
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   std::optional<lp::plan::TunedConfigs> tuned;
   try {
@@ -59,6 +71,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           check(tuned->expand(add_inputs, max_loras, slices, m, 64, 4096), which == (add_inputs ? 0U : 1U));
         }
         check(tuned->shrink(max_loras, slices, m, 4096, k_min), which == 2);
+        for (const bool w13 : {true, false}) {
+          check(tuned->fused_moe_shrink(w13, max_loras, slices, m, 64, 2048, k_max), which == (w13 ? 3U : 4U), 6);
+        }
       }
     }
   }

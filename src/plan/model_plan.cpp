@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
-#include <filesystem>
+#include <memory>
 #include <map>
 #include <optional>
 #include <unordered_set>
@@ -33,31 +33,51 @@ struct FusedMoeEngine {
   std::string moe_configs_dir;  ///< --vllm-moe-configs: vLLM's per-GPU MoE configs
   std::string gpu;              ///< the GPU whose files are read
   std::int64_t sm_count = k_default_sm_count;
-  /// Set when the tuned folder has a fused-MoE LoRA file (<GPU>_FUSED_MOE_LORA_W13_SHRINK.json),
-  /// whose BLOCK_SIZE_M loraprobe does not read: the file's name.
-  std::string unread_moe_file;
+  /// --vllm-configs' files (outside batch invariance): the fused-MoE LoRA ones give BLOCK_SIZE_M.
+  std::shared_ptr<const TunedConfigs> tuned;
 };
 
-/// The routing's BLOCK_M for a fast-path case of `tokens` on projection `p`, and where it
-/// came from (the case's `tuned` text).
-std::pair<int, std::string> fused_moe_block_m(std::int64_t tokens, const Projection& p, const FusedMoeEngine& e) {
+/// The routing's BLOCK_M for a fast-path case, where it came from (the case's `tuned`
+/// text), or why vLLM fails to pick one (`error`).
+struct FusedMoeBlockM {
+  int block_m = 0;
+  std::string source;
+  std::string error;
+};
+
+/// FusedMoeBlockM of a case of `shape`'s tokens and rank on projection `p`.
+FusedMoeBlockM fused_moe_block_m(const Case& shape, const Projection& p, const FusedMoeEngine& e) {
   const FusedMoeDefaults& f = vllm_defaults().fused_moe;
-  if (e.lora_op_configs) {
-    return {f.block_m, fmt::format("block_m {}: vLLM's fused_moe_lora default", f.block_m)};
-  }
+  const std::int64_t tokens = shape.tokens;
   // The MoE layer's N is the experts' intermediate width per rank: gate/up's slice, down's input.
   const bool down = p.out.size() == 1;
   const std::int64_t inter = down ? p.in : p.out.at(0);
+  if (e.lora_op_configs) {
+    if (e.tuned) {
+      const std::int64_t hidden = down ? p.out.at(0) : p.in;
+      if (const std::optional<TunedChoice> c =
+              e.tuned->fused_moe_shrink(!down, engine_max_loras(e.max_loras, shape),
+                                        static_cast<std::int64_t>(p.out.size()), tokens, shape.rank, hidden, inter)) {
+        if (!c->vllm_error.empty()) {
+          return {0, {}, c->vllm_error};
+        }
+        return {c->knobs.block_m, fmt::format("block_m {}: {}", c->knobs.block_m, c->describe()), {}};
+      }
+    }
+    return {f.block_m, fmt::format("block_m {}: vLLM's fused_moe_lora default", f.block_m), {}};
+  }
   if (!e.moe_configs_dir.empty()) {
     if (const std::optional<MoeConfigChoice> c = moe_config_block_m(e.moe_configs_dir, p.num_experts, inter, e.gpu, tokens)) {
-      return {c->block_m, fmt::format("block_m {}: {}[{}]", c->block_m, c->file, c->key)};
+      return {c->block_m, fmt::format("block_m {}: {}[{}]", c->block_m, c->file, c->key), {}};
     }
   }
   const int block_m = f.block_m_for(tokens);
-  return {block_m, fmt::format("block_m {}: vLLM's get_default_config for {} tokens ({})", block_m, tokens,
-                               e.moe_configs_dir.empty()
-                                   ? "without --vllm-moe-configs; vLLM reads its own file for the GPU first"
-                                   : "no " + moe_config_file_name(p.num_experts, inter, e.gpu) + " in --vllm-moe-configs")};
+  return {block_m,
+          fmt::format("block_m {}: vLLM's get_default_config for {} tokens ({})", block_m, tokens,
+                      e.moe_configs_dir.empty()
+                          ? "without --vllm-moe-configs; vLLM reads its own file for the GPU first"
+                          : "no " + moe_config_file_name(p.num_experts, inter, e.gpu) + " in --vllm-moe-configs"),
+          {}};
 }
 
 /// Why vLLM 0.34.0 does not launch its fused-MoE fast path, as loraprobe's sets carry it,
@@ -79,11 +99,6 @@ std::string fused_moe_not_launched(const Case& shape, const Projection& p, const
            "path (or, for a small batch, its small-batch kernel) then reads no sorted token ids, a variant "
            "loraprobe's sets do not carry";
   }
-  if (!engine.unread_moe_file.empty()) {
-    return fmt::format("--vllm-configs has {}, whose BLOCK_SIZE_M vLLM pads the routing to; loraprobe does not "
-                       "read fused-MoE LoRA tuned files yet",
-                       engine.unread_moe_file);
-  }
   return {};
 }
 
@@ -97,14 +112,19 @@ std::optional<Case> fused_moe_case(const Case& shape, const Projection& p, const
   if (!why.empty()) {
     return std::nullopt;
   }
+  const FusedMoeBlockM block = fused_moe_block_m(shape, p, engine);
+  if (!block.error.empty()) {
+    why = block.error;
+    return std::nullopt;
+  }
   Case c = shape;
   c.op = Op::fused_moe;
   c.hidden = p.out;
   c.num_slices = static_cast<int>(p.out.size());
   c.input_dtype = c.weight_dtype;
   c.shrink.reset();
-  const auto [block_m, source] = fused_moe_block_m(c.tokens, p, engine);
-  c.set_tuned(source);
+  const int block_m = block.block_m;
+  c.set_tuned(block.source);
   // vLLM's grid has num_active_loras adapter programs: lora_ids' size, max_loras + 1
   // (lora_kernel_metadata.py, specialize_active_lora off by default).
   const std::int64_t lora_programs = engine_max_loras(engine.max_loras, shape) + 1;
@@ -250,13 +270,7 @@ FusedMoeEngine fused_moe_engine(const SweepConfig& config) {
   e.gpu = gpu_of(config.vllm_moe_configs.value);
   if (config.vllm_configs.value && !config.vllm_batch_invariant.value) {
     const VllmConfigs& v = *config.vllm_configs.value;
-    for (const char* proj : {"W13", "W2"}) {
-      const std::string name = fmt::format("{}_FUSED_MOE_LORA_{}_SHRINK.json", TunedConfigs::file_prefix(gpu_of(v)), proj);
-      std::error_code ec;
-      if (e.unread_moe_file.empty() && std::filesystem::exists(std::filesystem::path(v.dir) / name, ec)) {
-        e.unread_moe_file = name;
-      }
-    }
+    e.tuned = std::make_shared<const TunedConfigs>(TunedConfigs::load(v.dir, gpu_of(v)));
   }
   return e;
 }

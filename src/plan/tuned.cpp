@@ -21,7 +21,10 @@ namespace lp::plan {
 namespace {
 
 constexpr std::size_t k_levels = 5;  // max_loras, num_slices, m, k, n
-constexpr const char* k_level_names[k_levels] = {"max_loras", "num_slices", "m", "k", "n"};
+constexpr std::size_t k_fused_moe_levels = 6;  // and i, the experts' intermediate width
+constexpr const char* k_level_names[k_fused_moe_levels] = {"max_loras", "num_slices", "m", "k", "n", "i"};
+/// The fused-MoE fast path's BLOCK_SIZE_M when a config leaves it out (vLLM's `or 64`).
+constexpr int k_fused_moe_default_block_m = 64;
 constexpr std::size_t k_max_file_bytes = std::size_t{64} << 20;
 /// The levels of a tuned file, its config object and one more: anything deeper is not
 /// vLLM's layout, and is refused before it is parsed.
@@ -66,6 +69,30 @@ KernelKnobs leaf_knobs(const nlohmann::ordered_json& node, const std::string& fi
   k.split_k = shrink ? node["split_k"].get<int>() : 1;
   k.num_ctas = node["num_ctas"].get<int>();
   k.group_size_m = !shrink ? 0 : has_group ? node["group_size_m"].get<int>() : vllm_defaults().shrink_group_size_m;
+  return k;
+}
+
+/// The BLOCK_SIZE_M of a fused-MoE config: `block_m` or `BLOCK_SIZE_M` (vLLM normalises
+/// the first to the second; the later in the file wins), 64 when absent, null or 0.
+KernelKnobs fused_moe_leaf(const nlohmann::ordered_json& node, const std::string& file, const std::string& ptr) {
+  if (!node.is_object()) {
+    throw InputError(file, ptr, "expected the kernel config (block_m, ...), got " + node.dump().substr(0, 40));
+  }
+  KernelKnobs k;
+  k.block_m = k_fused_moe_default_block_m;
+  for (const auto& [key, value] : node.items()) {
+    if (key != "block_m" && key != "BLOCK_SIZE_M") {
+      continue;
+    }
+    if (value.is_null() || (value.is_number_integer() && value.get<std::int64_t>() == 0)) {
+      k.block_m = k_fused_moe_default_block_m;
+      continue;
+    }
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 1 || value.get<std::int64_t>() > 1024) {
+      throw InputError(file, ptr + "/" + key, fmt::format("expected a whole number in [1, 1024], got {}", value.dump()));
+    }
+    k.block_m = value.get<int>();
+  }
   return k;
 }
 
@@ -153,7 +180,7 @@ class OrderedBuilder {
 /// The typed tree of a file: integer keys on every level, a complete leaf under each.
 std::shared_ptr<const TunedConfigs::Level> TunedConfigs::read_level(const nlohmann::ordered_json& node,
                                                                     std::size_t level, const std::string& file,
-                                                                    const std::string& ptr, bool shrink) {
+                                                                    const std::string& ptr, Leaf leaf) {
   if (!node.is_object() || node.empty()) {
     throw InputError(file, ptr, fmt::format("expected an object keyed by {}, got {}", k_level_names[level],
                                             node.is_object() ? std::string("{}") : node.dump().substr(0, 40)));
@@ -167,10 +194,11 @@ std::shared_ptr<const TunedConfigs::Level> TunedConfigs::read_level(const nlohma
     Level::Entry e;
     e.key = key;
     e.value = std::stoll(key);  // at most 12 digits (integer_key)
-    if (level + 1 == k_levels) {
-      e.knobs = leaf_knobs(value, file, ptr + "/" + key, shrink);  // key: digits only, nothing to escape
+    const std::string at = ptr + "/" + key;  // key: digits only, nothing to escape
+    if (level + 1 == (leaf == Leaf::fused_moe ? k_fused_moe_levels : k_levels)) {
+      e.knobs = leaf == Leaf::fused_moe ? fused_moe_leaf(value, file, at) : leaf_knobs(value, file, at, leaf == Leaf::shrink);
     } else {
-      e.below = read_level(value, level + 1, file, ptr + "/" + key, shrink);
+      e.below = read_level(value, level + 1, file, at, leaf);
     }
     out->entries.push_back(std::move(e));
   }
@@ -210,8 +238,8 @@ TunedConfigs TunedConfigs::load(const std::string& dir, const std::string& gpu) 
     t.add_file(op, read_file(path, k_max_file_bytes), path);
   }
   if (t.m_files.empty()) {
-    throw UsageError(fmt::format("--vllm-configs {}: no {}_EXPAND_TRUE.json, _EXPAND_FALSE.json or _SHRINK.json there "
-                                 "(the GPU name: --vllm-gpu)",
+    throw UsageError(fmt::format("--vllm-configs {}: no {}_EXPAND_TRUE.json, _EXPAND_FALSE.json, _SHRINK.json or "
+                                 "_FUSED_MOE_LORA_{{W13,W2}}_SHRINK.json there (the GPU name: --vllm-gpu)",
                                  dir, t.m_prefix));
   }
   return t;
@@ -240,7 +268,8 @@ void TunedConfigs::add_file(std::string_view op, std::string_view text, const st
   if (!nlohmann::ordered_json::sax_parse(text.begin(), text.end(), &builder)) {
     throw InputError(source, "", "not JSON: " + builder.error());
   }
-  m_files.emplace_back(file_name(op), read_level(builder.root(), 0, source, "", op == "SHRINK"));
+  const Leaf leaf = op == "SHRINK" ? Leaf::shrink : op.starts_with("FUSED_MOE_LORA") ? Leaf::fused_moe : Leaf::expand;
+  m_files.emplace_back(file_name(op), read_level(builder.root(), 0, source, "", leaf));
 }
 
 std::vector<std::string> TunedConfigs::files() const {
@@ -315,6 +344,21 @@ std::optional<TunedChoice> TunedConfigs::expand(bool add_inputs, std::int64_t ma
 std::optional<TunedChoice> TunedConfigs::shrink(std::int64_t max_loras, std::int64_t num_slices, std::int64_t m,
                                                 std::int64_t width, std::int64_t rank) const {
   return lookup(file_name("SHRINK"), {max_loras + 1, num_slices, m, width, rank});
+}
+
+std::optional<TunedChoice> TunedConfigs::fused_moe_shrink(bool w13, std::int64_t max_loras, std::int64_t num_slices,
+                                                          std::int64_t m, std::int64_t rank, std::int64_t hidden,
+                                                          std::int64_t intermediate) const {
+  std::optional<TunedChoice> c = lookup(file_name(w13 ? "FUSED_MOE_LORA_W13_SHRINK" : "FUSED_MOE_LORA_W2_SHRINK"),
+                                        {max_loras, num_slices, m, rank, hidden, intermediate});
+  const int block_m = c ? c->knobs.block_m : 0;
+  if (c && c->vllm_error.empty() && (block_m < 16 || (block_m & (block_m - 1)) != 0)) {
+    // _run_fused_moe_lora_one_shot: tl.arange and tl.dot need a power of two of at least 16.
+    c->vllm_error = fmt::format("vLLM's fused-MoE fast path asserts that block_size_m is a power of 2 and >= 16; {} "
+                                "gives {}",
+                                c->describe(), block_m);
+  }
+  return c;
 }
 
 }  // namespace lp::plan

@@ -13,6 +13,13 @@
 // over a dict's keys picks. A file that is not there means vLLM's built-in defaults
 // for that op. (vllm/runtime/modeling/lora/ops/triton_ops/utils.py,
 // get_lora_op_configs; lora_expand_op.py and lora_shrink_op.py for MAX_LORAS.)
+// The fused-MoE LoRA files, `<GPU>_FUSED_MOE_LORA_{W13,W2}_SHRINK.json`, nest one level
+// deeper, [max_loras][num_slices][m][k][n][i] with k = rank, n = the layer's hidden
+// width (x's for gate/up, y's for down) and i = the experts' intermediate width, and
+// are keyed by the engine's max_loras itself (punica_gpu.py, add_lora_fused_moe; vLLM
+// 0.34.0). Of their config the fast path reads BLOCK_SIZE_M alone (`block_m` or
+// `BLOCK_SIZE_M`, 64 when absent, null or 0: `int(get("BLOCK_SIZE_M") or 64)`), the
+// block the routing is padded to.
 
 #include <array>
 #include <cstdint>
@@ -44,7 +51,8 @@ class TunedConfigs {
  public:
   /// The ops of a tuned folder, as its file names end: <GPU>_<op>.json. The tuned
   /// fuzzer picks one by index (its corpus's first byte), so the order stays.
-  static constexpr std::array<std::string_view, 3> k_ops = {"EXPAND_TRUE", "EXPAND_FALSE", "SHRINK"};
+  static constexpr std::array<std::string_view, 5> k_ops = {"EXPAND_TRUE", "EXPAND_FALSE", "SHRINK",
+                                                            "FUSED_MOE_LORA_W13_SHRINK", "FUSED_MOE_LORA_W2_SHRINK"};
 
   /// Reads the folder's files for `gpu` (a device name, spaces and dashes allowed).
   /// Throws lp::UsageError for a folder that is not there, lp::InputError
@@ -69,6 +77,16 @@ class TunedConfigs {
   [[nodiscard]] std::optional<TunedChoice> shrink(std::int64_t max_loras, std::int64_t num_slices, std::int64_t m,
                                                   std::int64_t width, std::int64_t rank) const;
 
+  /// The fused-MoE fast path's BLOCK_SIZE_M (knobs.block_m; the other knobs are not set)
+  /// for gate/up (`w13`) or down; nullopt when the projection's file is not in the
+  /// folder (vLLM then pads to 64). `max_loras` is the engine's, the key itself; `hidden`
+  /// is x's width for gate/up and y's for down, `intermediate` the experts' width.
+  /// vllm_error is set where vLLM fails: a missing num_slices key, or a block_m its
+  /// one-shot kernel asserts against (not a power of two of at least 16).
+  [[nodiscard]] std::optional<TunedChoice> fused_moe_shrink(bool w13, std::int64_t max_loras, std::int64_t num_slices,
+                                                            std::int64_t m, std::int64_t rank, std::int64_t hidden,
+                                                            std::int64_t intermediate) const;
+
   [[nodiscard]] const std::string& prefix() const { return m_prefix; }
   /// The files read, by name.
   [[nodiscard]] std::vector<std::string> files() const;
@@ -78,8 +96,11 @@ class TunedConfigs {
   void add_file(std::string_view op, std::string_view text, const std::string& source);
   std::optional<TunedChoice> lookup(const std::string& name, const std::vector<std::int64_t>& wanted) const;
   struct Level;
+  /// How a file's last level reads: the expand's or the shrink's full config, or the
+  /// fused-MoE one's block_m alone (one level deeper).
+  enum class Leaf { expand, shrink, fused_moe };
   static std::shared_ptr<const Level> read_level(const nlohmann::ordered_json& node, std::size_t level,
-                                                 const std::string& file, const std::string& ptr, bool shrink);
+                                                 const std::string& file, const std::string& ptr, Leaf leaf);
 
   /// One level of a file (max_loras, num_slices, m, then rank and width in the op's
   /// order): its keys in file order, each with the level below, or on the last level

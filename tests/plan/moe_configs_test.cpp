@@ -107,9 +107,9 @@ TEST(MoeConfigs, AModelPlanTakesItsFusedMoeBlockMFromTheGpusFile) {
   EXPECT_THROW(apply_flags(config, missing), UsageError);
 }
 
-TEST(MoeConfigs, ATunedFolderOrBatchInvariantModeTakesTheLoraDefaultBlockM) {
+TEST(MoeConfigs, ATunedFolderGivesBlockMFromItsFusedMoeFilesOrTheLoraDefault) {
   // VLLM_TUNED_CONFIG_FOLDER set: vLLM reads get_lora_op_configs' fused_moe_lora config
-  // (block_m 64) and no MoE layer file; a folder with a fused-MoE LoRA file is named.
+  // (block_m 64 without a fused-MoE LoRA file) and no MoE layer file.
   const TempDir tuned("lp-moe-configs-");
   fs::copy(fs::path(LP_SOURCE_DIR) / "tests/plan/fixtures/vllm-tuned", tuned.path(), fs::copy_options::recursive);
   const std::string axes = R"("axes": {"op": ["expand"], "triton": ["3.6.0"], "rank": [64], "tokens": [2048],
@@ -129,14 +129,47 @@ TEST(MoeConfigs, ATunedFolderOrBatchInvariantModeTakesTheLoraDefaultBlockM) {
   with_tuned.vllm_gpu = "NVIDIA H200";
   apply_flags(config, with_tuned);
   EXPECT_EQ(fused_of(expand_plan(config, {"3.6.0"})), std::make_pair(64, std::string("block_m 64: vLLM's fused_moe_lora default")));
-  tuned.write("NVIDIA_H200_FUSED_MOE_LORA_W2_SHRINK.json", "{}");
-  const Plan unread = expand_plan(config, {"3.6.0"});
-  EXPECT_EQ(fused_of(unread).first, 0) << "no fused case from a file loraprobe does not read";
+  // The gate/up file (keys [max_loras][num_slices][m][rank][hidden][intermediate]) is keyed
+  // by the engine's max_loras itself: 1 by default, 4 with --max-loras 4 (not 5, as the
+  // expand's and shrink's lora_ids-sized key would be).
+  tuned.write("NVIDIA_H200_FUSED_MOE_LORA_W13_SHRINK.json",
+              R"({"1": {"2": {"2048": {"64": {"2048": {"512": {"block_m": 32, "block_n": 64}}}}}},
+                  "5": {"2": {"2048": {"64": {"2048": {"512": {"block_m": 16}}}}}},
+                  "4": {"2": {"2048": {"64": {"2048": {"512": {"block_m": 128}}}}}}})");
+  // The down file: BLOCK_SIZE_M spelt as vLLM normalises it; m 1024 is the nearest key.
+  tuned.write("NVIDIA_H200_FUSED_MOE_LORA_W2_SHRINK.json",
+              R"({"1": {"1": {"1024": {"64": {"2048": {"512": {"BLOCK_SIZE_M": 16}}}}}},
+                  "4": {"1": {"1024": {"64": {"2048": {"512": {"block_m": null}}}}}}})");
+  const auto by_projection = [](const Plan& p, bool down) {
+    for (const Case& c : p.cases) {
+      if (c.op == Op::fused_moe && c.fused_moe()->mul_routed_weight == down) {
+        return std::make_pair(c.expand->block_m, c.tuned());
+      }
+    }
+    return std::make_pair(0, std::string());
+  };
+  const Plan read = expand_plan(config, {"3.6.0"});
+  EXPECT_EQ(by_projection(read, false),
+            std::make_pair(32, std::string("block_m 32: NVIDIA_H200_FUSED_MOE_LORA_W13_SHRINK.json[1][2][2048][64][2048][512]")));
+  EXPECT_EQ(by_projection(read, true),
+            std::make_pair(16, std::string("block_m 16: NVIDIA_H200_FUSED_MOE_LORA_W2_SHRINK.json[1][1][1024][64][2048][512]")));
+  FlagOverrides four;
+  four.vllm_max_loras = 4;
+  apply_flags(config, four);
+  const Plan at_four = expand_plan(config, {"3.6.0"});
+  EXPECT_EQ(by_projection(at_four, false).first, 128) << by_projection(at_four, false).second;
+  EXPECT_EQ(by_projection(at_four, true).first, 64) << "null: vLLM's `or 64`";
+  // A BLOCK_SIZE_M the fast path asserts against: no case, and vLLM's failure named.
+  tuned.write("NVIDIA_H200_FUSED_MOE_LORA_W2_SHRINK.json",
+              R"({"4": {"1": {"1024": {"64": {"2048": {"512": {"block_m": 48}}}}}}})");
+  const Plan refused = expand_plan(config, {"3.6.0"});
+  EXPECT_EQ(by_projection(refused, true).first, 0);
   bool named = false;
-  for (const Dropped& d : unread.not_applicable) {
-    named = named || d.reason.find("NVIDIA_H200_FUSED_MOE_LORA_W2_SHRINK.json") != std::string::npos;
+  for (const Dropped& d : refused.not_applicable) {
+    named = named || d.reason.find("power of 2 and >= 16; NVIDIA_H200_FUSED_MOE_LORA_W2_SHRINK.json[4][1][1024][64][2048][512] "
+                                   "gives 48") != std::string::npos;
   }
-  EXPECT_TRUE(named);
+  EXPECT_TRUE(named) << not_applicable_json(refused.not_applicable).dump();
   SweepConfig invariant = parse_config(R"({"name": "m", "model": {"name": "qwen3.6-35b-a3b"}, )" + axes + "}", "m.json");
   FlagOverrides batch_invariant;
   batch_invariant.vllm_batch_invariant = true;

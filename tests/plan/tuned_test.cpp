@@ -228,8 +228,9 @@ TEST(Tuned, BadFilesNameTheFileAndThePointer) {
     (void)TunedConfigs::load(dir, "NVIDIA H200");
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()), "--vllm-configs " + dir + ": no NVIDIA_H200_EXPAND_TRUE.json, _EXPAND_FALSE.json "
-                                     "or _SHRINK.json there (the GPU name: --vllm-gpu)");
+    EXPECT_EQ(std::string(e.what()), "--vllm-configs " + dir + ": no NVIDIA_H200_EXPAND_TRUE.json, _EXPAND_FALSE.json, "
+                                     "_SHRINK.json or _FUSED_MOE_LORA_{W13,W2}_SHRINK.json there (the GPU name: "
+                                     "--vllm-gpu)");
   }
 }
 
@@ -289,8 +290,38 @@ TEST(Tuned, OneFilesTextIsReadAsTheFolderReadsIt) {
     (void)TunedConfigs::parse("G", "EXPAND", text, "mine.json");
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()), "mine.json: \"EXPAND\" is not a tuned-config op (EXPAND_TRUE, EXPAND_FALSE, SHRINK)");
+    EXPECT_EQ(std::string(e.what()), "mine.json: \"EXPAND\" is not a tuned-config op (EXPAND_TRUE, EXPAND_FALSE, "
+                                     "SHRINK, FUSED_MOE_LORA_W13_SHRINK, FUSED_MOE_LORA_W2_SHRINK)");
   }
+}
+
+TEST(Tuned, FusedMoeFilesHaveSixLevelsAndAWholeBlockM) {
+  const auto error_of = [](const std::string& text) {
+    try {
+      (void)TunedConfigs::parse("G", "FUSED_MOE_LORA_W13_SHRINK", text, "moe.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  // The expand's five levels are one short: the experts' width is the sixth.
+  EXPECT_EQ(error_of(R"({"1": {"2": {"256": {"64": {"2048": {"block_m": 32}}}}}})"),
+            "moe.json:/1/2/256/64/2048/block_m: i key \"block_m\" is not a whole number");
+  EXPECT_EQ(error_of(R"({"1": {"2": {"256": {"64": {"2048": {"512": {"block_m": "32"}}}}}}})"),
+            "moe.json:/1/2/256/64/2048/512/block_m: expected a whole number in [1, 1024], got \"32\"");
+  EXPECT_EQ(error_of(R"({"1": {"2": {"256": {"64": {"2048": {"512": {"BLOCK_SIZE_M": 2048}}}}}}})"),
+            "moe.json:/1/2/256/64/2048/512/BLOCK_SIZE_M: expected a whole number in [1, 1024], got 2048");
+  // Only BLOCK_SIZE_M is read: the other knobs may be anything vLLM's two-kernel path takes.
+  const TunedConfigs t = TunedConfigs::parse(
+      "G", "FUSED_MOE_LORA_W13_SHRINK", R"({"3": {"2": {"256": {"64": {"2048": {"512": {"block_m": 32, "num_warps": "x"}}}}}}})",
+      "moe.json");
+  const std::optional<TunedChoice> c = t.fused_moe_shrink(true, 3, 2, 300, 64, 2048, 512);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->knobs.block_m, 32);
+  EXPECT_EQ(c->describe(), "G_FUSED_MOE_LORA_W13_SHRINK.json[3][2][256][64][2048][512]");
+  EXPECT_FALSE(t.fused_moe_shrink(false, 3, 1, 300, 64, 2048, 512).has_value()) << "no down file";
+  // num_slices is indexed exactly, as for the other ops.
+  EXPECT_NE(t.fused_moe_shrink(true, 3, 1, 300, 64, 2048, 512)->vllm_error.find("KeyError: '1'"), std::string::npos);
 }
 
 }  // namespace
