@@ -163,6 +163,11 @@ enum class OutputInit : std::uint8_t {
 [[nodiscard]] OutputInit output_init(const Problem& problem) noexcept;
 /// True when output_init() is poison.
 [[nodiscard]] inline bool unwritten_measurable(const Problem& p) noexcept { return output_init(p) == OutputInit::poison; }
+/// What a problem's device tensors and cuBLAS reference are a function of: its inputs
+/// (inputs_key and the seed) and how its output starts (the reference starts so too).
+/// Two jobs with the same key can share both (worker/execute.hpp ProblemCache); the
+/// sweep sends one key's cases back to back.
+[[nodiscard]] std::string reference_key(const Problem& p);
 
 /// Compulsory DRAM traffic of one launch of `problem`'s kernel(s), in bytes: every
 /// element the op must read or write counted once (buf / x rows of live tokens, the

@@ -62,6 +62,10 @@ OutputInit output_init(const Problem& problem) noexcept {
   return problem.add_inputs ? OutputInit::y_in : OutputInit::poison;
 }
 
+std::string reference_key(const Problem& p) {
+  return fmt::format("{} seed={} init={}", inputs_key(p), p.seed, static_cast<int>(output_init(p)));
+}
+
 Tolerance tolerance_for(const Problem& problem) {
   validate(problem);
   return family_of(problem.op).tolerance(problem);

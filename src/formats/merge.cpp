@@ -293,6 +293,7 @@ void record_merge(report::Report& r, const Part& base, const Shards& s) {
   r.meta = base.meta;
   r.meta.shard.reset();
   r.meta.phases_s.reset();
+  r.meta.problems.reset();
   r.meta.plan.cases = base.shard.plan_cases;
   std::string started = base.meta.started_at;
   std::string finished = base.meta.finished_at.value_or("");

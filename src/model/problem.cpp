@@ -28,6 +28,13 @@ std::vector<std::int64_t> Problem::slice_offsets() const {
   return offsets;
 }
 
+std::string inputs_key(const Problem& p) {
+  return fmt::format("op={} T={} R={} H=[{}] H_in={} L={} in={} w={} add={} scale={} group={} moe={},{},{},{}",
+                     static_cast<int>(p.op), p.num_tokens, p.rank, fmt::join(p.slice_hidden, ","), p.hidden_in,
+                     p.num_loras, dtype_name(p.input_dtype), dtype_name(p.weight_dtype), p.add_inputs, p.scale,
+                     p.scale_group, p.moe.num_experts, p.moe.top_k, p.moe.mul_routed_weight, p.moe.block_m);
+}
+
 std::int64_t LoraMetadata::live_tokens() const noexcept {
   std::int64_t live = 0;
   for (std::size_t j = 0; j < lora_ids.size(); ++j) {

@@ -87,6 +87,14 @@ struct Problem {
   [[nodiscard]] std::vector<std::int64_t> slice_offsets() const;
 };
 
+/// What a problem's inputs are a function of, besides the seed, as text: the op, the
+/// sizes, the dtypes, add_inputs, the scale, the FP8 scale group and the MoE routing
+/// (its block_m too: the routed pairs are padded to it). Not split_k and not amplify,
+/// which change how a kernel computes, not what it is given. Every variant, compiler
+/// and Triton set that runs one problem sees the same inputs (sweep/entries.cpp seeds
+/// by it), so their deviations compare directly, and a worker computes its reference once.
+[[nodiscard]] std::string inputs_key(const Problem& p);
+
 /// The most dependent wgmma pairs the amplifier queues before each register-A wgmma
 /// (src/ptx/amplify.hpp): the bound of the `amplify` axis, of Problem::amplify and of
 /// every document that carries the count.

@@ -163,6 +163,9 @@ json Meta::to_json() const {
   if (phases_s) {
     j["phases_s"] = *phases_s;
   }
+  if (problems) {
+    j["problems"] = *problems;
+  }
   return j;
 }
 
@@ -196,6 +199,9 @@ Meta Meta::from_json(const JsonIn& j) {
     for (const auto& [name, seconds] : v->members()) {
       (*m.phases_s)[name] = non_negative(seconds);
     }
+  }
+  if (const auto v = j.find("problems")) {
+    m.problems = v->count();
   }
   return m;
 }

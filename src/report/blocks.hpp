@@ -213,6 +213,10 @@ struct Meta {
   std::optional<std::vector<DeviceRecord>> devices;
   Carried<MergedRecord> merged;  ///< loraprobe merge's parts, or null
   std::optional<std::map<std::string, double>> phases_s;
+  /// Like phases_s, of this run only (a merge does not carry it): the distinct problems
+  /// of the cases it ran (families/family.hpp reference_key), whose inputs its workers
+  /// generated and whose references they computed once each.
+  std::optional<std::size_t> problems;
 
   /// Without detail, fail_on and interrupted: Report::to_json adds its own.
   [[nodiscard]] nlohmann::json to_json() const;

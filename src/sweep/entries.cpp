@@ -50,14 +50,19 @@ AxisValues control_axes(std::string_view input_dtype, const compile::Compiler& c
 
 }  // namespace
 
-std::uint64_t case_seed(std::uint64_t config_seed, const std::string& id) {
-  std::uint64_t z = config_seed ^ std::stoull(id, nullptr, 16);
+std::uint64_t problem_seed(std::uint64_t config_seed, const Problem& p) {
+  // FNV-1a over the key (fixed, unlike std::hash), then SplitMix64's finaliser with the seed.
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char ch : inputs_key(p)) {
+    h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
+  }
+  std::uint64_t z = config_seed ^ h;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
 
-Problem problem_of(const plan::Case& c, std::uint64_t seed) {
+Problem problem_of(const plan::Case& c, std::uint64_t config_seed) {
   Problem p;
   p.op = c.op;
   p.num_tokens = c.tokens;
@@ -69,7 +74,6 @@ Problem problem_of(const plan::Case& c, std::uint64_t seed) {
   p.weight_dtype = c.weight_dtype;
   p.add_inputs = c.add_inputs;
   p.scale = k_shrink_scale;
-  p.seed = seed;
   p.split_k = c.shrink ? c.shrink->split_k : 1;
   p.scale_group = c.scale_group;
   if (const plan::FusedMoeCase* fused = c.fused_moe()) {
@@ -78,6 +82,7 @@ Problem problem_of(const plan::Case& c, std::uint64_t seed) {
                           c.expand->block_m};
   }
   family_of(c.op).shape(p);
+  p.seed = problem_seed(config_seed, p);
   return p;
 }
 
@@ -91,7 +96,7 @@ std::vector<Entry> plan_entries(const plan::Plan& plan, const plan::SweepConfig&
     e.plan_case = &c;
     e.job.index = c.index;
     e.job.case_id = c.id;
-    e.job.problem = problem_of(c, case_seed(config.seed.value, c.id));
+    e.job.problem = problem_of(c, config.seed.value);
     e.job.repeats = static_cast<int>(config.repeats.value);
     e.job.pdl = c.gdc;
     const plan::KernelKnobs& tile = c.expand ? *c.expand : *c.shrink;
@@ -191,7 +196,7 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
       p.input_dtype = input;
       p.weight_dtype = DType::bf16;
       p.add_inputs = v->constexprs.boolean("ADD_INPUTS").value_or(false);
-      p.seed = case_seed(config_seed, c->id);
+      p.seed = problem_seed(config_seed, p);
       e.job.block_m = static_cast<int>(v->constexprs.integer("BLOCK_M").value_or(64));
       e.job.block_n = static_cast<int>(v->constexprs.integer("BLOCK_N").value_or(128));
       e.job.repeats = 1;
@@ -254,7 +259,7 @@ std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, cons
   e.amplify = pairs;
   e.job.index = c->index;
   e.job.case_id = c->id;
-  e.job.problem = problem_of(*c, case_seed(config_seed, c->id));
+  e.job.problem = problem_of(*c, config_seed);
   e.job.block_m = knobs.block_m;
   e.job.block_n = knobs.block_n;
   e.job.repeats = 1;

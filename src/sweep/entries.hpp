@@ -31,11 +31,13 @@ struct Entry {
   int amplify = 0;
 };
 
-/// A case's inputs differ per case but not per run: the config seed mixed with the id.
-std::uint64_t case_seed(std::uint64_t config_seed, const std::string& id);
+/// A problem's seed: the config seed mixed with what its inputs are a function of
+/// (inputs_key, model/problem.hpp), so every case of one problem, whatever its variant,
+/// compiler or Triton set, gets the same inputs, and two problems different ones.
+std::uint64_t problem_seed(std::uint64_t config_seed, const Problem& p);
 
-/// The host model of a planned case, with its seed.
-Problem problem_of(const plan::Case& c, std::uint64_t seed);
+/// The host model of a planned case, seeded by problem_seed.
+Problem problem_of(const plan::Case& c, std::uint64_t config_seed);
 
 /// The --test-hook role that runs a gdc case's expand without its wait (the gdc-off
 /// variant of the same config, still launched with programmatic dependent launch).

@@ -7,7 +7,7 @@
 namespace lp::sweep {
 
 std::map<std::string, double> Phases::seconds() const {
-  const std::array<std::pair<const char*, std::optional<double> Phases::*>, 16> fields = {{
+  const std::array<std::pair<const char*, std::optional<double> Phases::*>, 18> fields = {{
       {"kernel_sets", &Phases::kernel_sets},
       {"plan", &Phases::plan},
       {"entries", &Phases::entries},
@@ -24,6 +24,8 @@ std::map<std::string, double> Phases::seconds() const {
       {"jobs_recording", &Phases::jobs_recording},
       {"static_inspection", &Phases::static_inspection},
       {"static_inspection_wait", &Phases::static_inspection_wait},
+      {"gpu_kernels", &Phases::gpu_kernels},
+      {"gpu_references", &Phases::gpu_references},
   }};
   std::map<std::string, double> j;
   for (const auto& [name, member] : fields) {

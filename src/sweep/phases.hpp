@@ -32,6 +32,11 @@ struct Phases {
   /// waited for it is static_inspection_wait.
   std::optional<double> static_inspection;
   std::optional<double> static_inspection_wait;
+  /// Not wall time: the GPU time the cases' work needs at the least, from the cases'
+  /// own events: their kernels (each case's median launch times its runs) and the
+  /// references computed (once per problem and worker). The sweep's floor is their sum.
+  std::optional<double> gpu_kernels;
+  std::optional<double> gpu_references;
 
   /// meta.phases_s: each phase reached, by its member's name.
   [[nodiscard]] std::map<std::string, double> seconds() const;

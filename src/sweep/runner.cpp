@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "families/family.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "plan/plan.hpp"
 #include "report/journal.hpp"
@@ -71,6 +75,11 @@ void print_times(const Phases& phases, std::size_t entries) {
              phase(phases.images), phase(phases.worker_start), phase(phases.static_inspection),
              phase(phases.static_inspection_wait), phase(phases.controls), phase(phases.cases),
              entries == 0 ? 0.0 : 1000.0 * phase(phases.cases) / static_cast<double>(entries), phase(phases.total));
+  if (phases.gpu_kernels) {
+    fmt::print(stderr, "sweep: GPU floor {:.2f} s: kernels {:.2f} s, references {:.2f} s\n",
+               phase(phases.gpu_kernels) + phase(phases.gpu_references), phase(phases.gpu_kernels),
+               phase(phases.gpu_references));
+  }
 }
 
 /// The finished cases handed to the sinks in plan order, whichever GPU finished them
@@ -159,6 +168,57 @@ plan::SweepConfig config_for_gpu(const plan::SweepConfig& config, const std::opt
   return out;
 }
 
+/// phases.gpu_kernels and gpu_references from the cases that ran: each case's median
+/// launch times its runs, and the references its worker computed (null where it shared one).
+void add_gpu_floor(Phases& phases, const report::CaseStore& cases) {
+  double kernels_ms = 0.0;
+  double references_ms = 0.0;
+  for (const CaseRecord c : cases) {  // the store decodes each record: a copy
+    if (c.timing) {
+      kernels_ms += c.timing->kernel_ms.value_or(0.0) * c.runs;
+      references_ms += c.timing->reference_ms.value_or(0.0);
+    }
+  }
+  phases.gpu_kernels = kernels_ms / 1000.0;
+  phases.gpu_references = references_ms / 1000.0;
+}
+
+/// The distinct problems of the entries that run (group_by_problem sends each one's
+/// cases back to back), for meta.problems.
+std::size_t count_problems(const std::vector<Entry>& entries) {
+  std::unordered_set<std::string> keys;
+  for (const Entry& e : entries) {
+    if (e.skip_reason.empty()) {
+      keys.insert(reference_key(e.job.problem));
+    }
+  }
+  return keys.size();
+}
+
+/// Puts the cases of one problem (reference_key) back to back, the problems in the
+/// order of their first case and each one's cases in plan order: a worker then
+/// generates a problem's inputs and computes its reference once (worker/execute.hpp
+/// ProblemCache). The report keeps plan order; --stop-on-first-failure stops at the
+/// first failure in this order.
+void group_by_problem(std::vector<std::size_t>& todo, std::vector<const Entry*>& to_run) {
+  std::unordered_map<std::string, std::size_t> rank;  // key -> the order of its first case
+  std::vector<std::size_t> rank_of(to_run.size());
+  for (std::size_t i = 0; i < to_run.size(); ++i) {
+    rank_of[i] = rank.try_emplace(reference_key(to_run[i]->job.problem), rank.size()).first->second;
+  }
+  std::vector<std::size_t> order(to_run.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rank_of[a] < rank_of[b]; });
+  std::vector<std::size_t> todo_sorted;
+  std::vector<const Entry*> run_sorted;
+  for (const std::size_t i : order) {
+    todo_sorted.push_back(todo[i]);
+    run_sorted.push_back(to_run[i]);
+  }
+  todo = std::move(todo_sorted);
+  to_run = std::move(run_sorted);
+}
+
 /// One sweep, phase by phase: the plan, the entries and their images, the static
 /// inspection beside the GPU work, the controls, the cases, the remedies, the report.
 /// Its parts: the GPUs' workers (workers.hpp), running entries on them
@@ -211,6 +271,7 @@ class Sweep {
     record_run_blocks();
     m_phases.records = seconds_since(t);  // the variants and tolerances blocks
     m_phases.total = seconds_since(t_start);
+    add_gpu_floor(m_phases, m_report.cases);
     m_report.meta.phases_s = m_phases.seconds();
     return write_report(sinks, stopped);
   }
@@ -250,6 +311,7 @@ class Sweep {
   void make_entries(std::size_t controls_index, bool controls_journaled) {
     const auto t = std::chrono::steady_clock::now();
     m_entries = plan_entries(m_plan, m_config, m_sets, m_images, m_request.test_hooks);
+    m_report.meta.problems = count_problems(m_entries);
     if (m_request.controls && !controls_journaled) {
       m_remedies.set_first_index(
           m_controls.make_entries(m_plan, m_sets, m_tritons, m_config.seed.value, controls_index, m_images));
@@ -356,6 +418,7 @@ class Sweep {
         to_run.push_back(&m_entries[i]);
       }
     }
+    group_by_problem(todo, to_run);
     bool stopped = false;
     m_runner.run_all(to_run, [&](std::size_t task, const CaseRecord& provisional,
                                  const std::optional<protocol::JobResult>& ran) {

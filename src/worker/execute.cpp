@@ -57,6 +57,16 @@ std::uint64_t free_device_bytes() {
 // reference's scratch (families/*: device_bytes).
 std::uint64_t estimate_device_bytes(const Problem& p) { return family_of(p.op).device_bytes(p); }
 
+struct PreparedProblem {
+  std::string key;  ///< reference_key of the problem
+  LoraMetadata metadata;
+  CaseBuffers buffers;
+};
+
+struct ProblemCacheAccess {
+  static std::shared_ptr<PreparedProblem>& last(ProblemCache& cache) noexcept { return cache.m_last; }
+};
+
 class RunningJob {
  public:
   struct Kernel {
@@ -68,10 +78,10 @@ class RunningJob {
   Job job;
   Problem problem;
   PinnedHostBuffer& readback;
-  std::optional<LoraMetadata> metadata;
-  std::optional<CaseBuffers> buffers;
+  std::shared_ptr<PreparedProblem> prepared;  // shared with the cache and later jobs of the problem
   std::vector<Kernel> kernels;  // in launch order: shrink first for lora_linear
   GpuSpan reference_span;
+  bool computed_reference = false;  // false when the cache's reference serves
   std::optional<Tolerance> tolerance;
   std::unique_ptr<QueuedComparisons> comparisons;
   std::vector<GpuSpan> runs;
@@ -139,9 +149,11 @@ JobResult result_of(const RunningJob& r, const std::vector<CompareMetrics>& comp
   CaseTiming timing;
   if (timed) {
     timing.kernel_ms = kernel_ms.empty() ? 0.0 : kernel_ms[kernel_ms.size() / 2];
-    timing.reference_ms = r.reference_span.ms();
+    if (r.computed_reference) {
+      timing.reference_ms = r.reference_span.ms();
+    }
   }
-  timing.bytes = compulsory_bytes(r.problem, *r.metadata, &r.buffers->routing);
+  timing.bytes = compulsory_bytes(r.problem, r.prepared->metadata, &r.prepared->buffers.routing);
   const LaunchConfig& config = r.kernels.back().launch->config();
   timing.grid = {static_cast<std::int64_t>(config.grid[0]), static_cast<std::int64_t>(config.grid[1]),
                  static_cast<std::int64_t>(config.grid[2])};
@@ -155,10 +167,31 @@ JobResult result_of(const RunningJob& r, const std::vector<CompareMetrics>& comp
   return result;
 }
 
+/// The job's answer when its tensors do not fit in the device memory free now (after
+/// the memory pool handed back what earlier cases freed); nullopt when they fit.
+std::optional<JobResult> refused_for_memory(const Job& job, const Problem& problem, const Stream& stream) {
+  const std::uint64_t needed = estimate_device_bytes(problem);
+  std::uint64_t available = free_device_bytes();
+  if (needed > available) {
+    release_kept_device_memory(stream);
+    available = free_device_bytes();
+  }
+  if (needed <= available) {
+    return std::nullopt;
+  }
+  JobResult result;
+  result.index = job.index;
+  result.case_id = job.case_id;
+  result.outcome = RunOutcome::refused;
+  result.reason = fmt::format("out of memory: case {} needs about {:.1f} GiB, {:.1f} GiB free", job.case_id,
+                              static_cast<double>(needed) / (1 << 30), static_cast<double>(available) / (1 << 30));
+  return result;
+}
+
 }  // namespace
 
 StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandle& cublas, const Stream& stream,
-                     PinnedHostBuffer& readback) {
+                     PinnedHostBuffer& readback, ProblemCache& cache) {
   StartedJob started;
   RunningJobPtr running(new RunningJob(job, job.problem, readback));
   started.result = judged(job, [&]() -> std::optional<JobResult> {
@@ -166,34 +199,39 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     Problem& problem = r.problem;
     problem.lora_of = make_token_mapping(problem.num_tokens, problem.num_loras, problem.seed);
     validate(problem);
-    const std::uint64_t needed = estimate_device_bytes(problem);
-    std::uint64_t available = free_device_bytes();
-    if (needed > available) {
-      // What earlier cases freed is kept by the memory pool, not counted as free: hand it back first.
-      release_kept_device_memory(stream);
-      available = free_device_bytes();
+    std::shared_ptr<PreparedProblem>& kept = ProblemCacheAccess::last(cache);
+    const std::string key = reference_key(problem);
+    const bool reused = kept && kept->key == key;
+    if (reused) {
+      r.prepared = kept;
+    } else {
+      kept.reset();  // another problem: what the cache held goes once no queued job uses it
+      if (std::optional<JobResult> refused = refused_for_memory(job, problem, stream)) {
+        return refused;
+      }
     }
-    if (needed > available) {
-      JobResult result;
-      result.index = job.index;
-      result.case_id = job.case_id;
-      result.outcome = RunOutcome::refused;
-      result.reason = fmt::format("out of memory: case {} needs about {:.1f} GiB, {:.1f} GiB free", job.case_id,
-                                  static_cast<double>(needed) / (1 << 30), static_cast<double>(available) / (1 << 30));
-      return result;
-    }
-    r.metadata = build_lora_metadata(problem.lora_of, problem.num_loras);
     // Everything below is queued on the stream, with stream-ordered buffers. Until
     // the work is handed on to the caller, an exception still leaves none of it queued.
-    r.buffers = make_case_buffers(problem, *r.metadata, stream);
+    if (!r.prepared) {
+      auto prepared = std::make_shared<PreparedProblem>();
+      prepared->key = key;
+      prepared->metadata = build_lora_metadata(problem.lora_of, problem.num_loras);
+      prepared->buffers = make_case_buffers(problem, prepared->metadata, stream);
+      r.prepared = std::move(prepared);
+    }
+    LoraMetadata& metadata = r.prepared->metadata;
+    CaseBuffers& buffers = r.prepared->buffers;
     StreamDrain drain(stream);
     for (const KernelLaunch& k : family_of(problem.op).kernels()) {
       const std::optional<ImageRef>& ref = k.slot == ImageSlot::expand ? job.expand : job.shrink;
       const LoadedImage& image = image_for(images, ref, op_name(k.kernel));
-      r.kernels.push_back({&image, std::make_unique<PreparedLaunch>(*image.variant, k.kernel, problem, *r.metadata,
-                                                                     *r.buffers, stream)});
+      r.kernels.push_back(
+          {&image, std::make_unique<PreparedLaunch>(*image.variant, k.kernel, problem, metadata, buffers, stream)});
     }
-    enqueue_reference(problem, *r.metadata, *r.buffers, cublas, stream, r.reference_span);
+    if (!reused) {
+      enqueue_reference(problem, metadata, buffers, cublas, stream, r.reference_span);
+      r.computed_reference = true;
+    }
     r.tolerance = tolerance_for(problem);
     CompareSpec spec;
     spec.dtype = output_dtype(problem);
@@ -206,7 +244,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     r.comparisons = std::make_unique<QueuedComparisons>(layout, spec, repeats, stream);
     r.runs = std::vector<GpuSpan>(repeats);
     for (GpuSpan& run : r.runs) {
-      reset_output(problem, *r.buffers, stream);
+      reset_output(problem, buffers, stream);
       run.time(stream, [&] {
         for (std::size_t i = 0; i < r.kernels.size(); ++i) {
           // The dual-stream chain: the expand (the last kernel) may start while the shrink runs.
@@ -214,7 +252,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
           r.kernels[i].launch->launch(r.kernels[i].image->function, stream, programmatic);
         }
       });
-      r.comparisons->enqueue(output_of(problem, *r.buffers), r.buffers->reference, row_lora_of(problem, *r.buffers));
+      r.comparisons->enqueue(output_of(problem, buffers), buffers.reference, row_lora_of(problem, buffers));
     }
     if (readback.bytes() < r.comparisons->readback_bytes()) {
       // Freeing the smaller one may wait for the device: rare (a few KiB hold 100 repeats).
@@ -223,6 +261,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     r.comparisons->enqueue_readback(readback);
     r.done.record(stream);
     drain.dismiss();
+    kept = r.prepared;  // queued whole: the next job of the problem may share it
     return std::nullopt;
   });
   if (!started.result) {

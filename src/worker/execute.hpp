@@ -36,6 +36,26 @@ std::uint64_t estimate_device_bytes(const Problem& problem);
 /// Throws lp::CudaError.
 std::uint64_t free_device_bytes();
 
+/// One problem's device tensors, their metadata and its cuBLAS reference (execute.cpp).
+struct PreparedProblem;
+
+/// The last problem a worker prepared, kept for the jobs of the same problem that
+/// follow it (reference_key, families/family.hpp: the sweep sends them back to back):
+/// their inputs are not generated again and their reference not computed again; each
+/// job resets the output before each of its runs as before. Only the last is kept, so
+/// what it holds on the device is one problem's tensors.
+class ProblemCache {
+ public:
+  /// Drops the kept problem (its memory is freed once no queued job uses it). The
+  /// worker calls it after a case that did not pass cleanly: a kernel that wrote
+  /// outside its output could have changed the kept inputs.
+  void forget() noexcept { m_last.reset(); }
+
+ private:
+  friend struct ProblemCacheAccess;
+  std::shared_ptr<PreparedProblem> m_last;
+};
+
 /// A job whose work is queued on the stream and not yet waited for (execute.cpp).
 class RunningJob;
 struct RunningJobDeleter {
@@ -53,7 +73,8 @@ struct StartedJob {
 };
 
 /// Queues everything `job` does on `stream` and returns without waiting for the GPU:
-/// the inputs, the reference, `repeats` launches each with fresh poison and its
+/// the inputs and the reference (or the cache's, when it holds the job's problem; the
+/// result's reference_ms is then null), `repeats` launches each with fresh poison and its
 /// comparison, the copy of the metrics into `readback` (page-locked; grown when too
 /// small, so it must not be one a running job still uses) and an event after it.
 /// Work queued behind it on the stream runs after all of it, so a worker queues the
@@ -61,7 +82,7 @@ struct StartedJob {
 /// (refused, incomplete). Throws StickyCudaError when the context is dead: a job
 /// queued before this one faulted, or this one's partly queued work did.
 StartedJob start_job(const protocol::Job& job, const ImageTable& images, const CublasHandle& cublas,
-                     const Stream& stream, PinnedHostBuffer& readback);
+                     const Stream& stream, PinnedHostBuffer& readback, ProblemCache& cache);
 
 /// Waits for the job's event (never for the whole stream: work queued behind it goes
 /// on) and returns its result, "ran" with metrics and timings, or "incomplete".

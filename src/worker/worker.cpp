@@ -184,7 +184,14 @@ class Worker {
     }
   }
 
-  static void send_result(const JobResult& result) { send(JobAnswer{result}); }
+  /// Answers a case. One that did not pass cleanly drops the kept problem: a kernel that
+  /// wrote outside its output could have changed the kept inputs or reference.
+  void send_result(const JobResult& result) {
+    if (result.outcome != RunOutcome::ran || result.failed_runs > 0) {
+      m_problems.forget();
+    }
+    send(JobAnswer{result});
+  }
 
   static JobResult fault_of(const protocol::Job& job, const StickyCudaError& e) {
     return JobResult::lost(job.index, job.case_id, RunOutcome::fault, e.fault_reason() + ": " + e.what());
@@ -205,7 +212,7 @@ class Worker {
     const std::size_t readback = m_pending ? 1 - m_pending->readback : 0;
     StartedJob started;
     try {
-      started = start_job(job, m_images, m_cublas, m_stream, m_readback[readback]);
+      started = start_job(job, m_images, m_cublas, m_stream, m_readback[readback], m_problems);
     } catch (const StickyCudaError& e) {
       // Its partly queued work runs only after the pending case's last copy: if that
       // landed, the fault is this job's, else the pending case's.
@@ -357,6 +364,7 @@ class Worker {
   CublasHandle m_cublas;
   ImageTable m_images;
   /// Page-locked memory for the metrics of the pending case and the one queued behind it.
+  ProblemCache m_problems;  ///< the last problem's tensors and reference, for its next cases
   std::array<PinnedHostBuffer, 2> m_readback{PinnedHostBuffer(std::size_t{64} << 10),
                                              PinnedHostBuffer(std::size_t{64} << 10)};
   std::optional<Pending> m_pending;

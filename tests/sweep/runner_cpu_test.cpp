@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,6 +20,7 @@
 
 #include "support/nvdisasm.hpp"
 #include "plan/config.hpp"
+#include "plan/plan.hpp"
 #include "report/journal.hpp"
 #include "sass/nvdisasm.hpp"
 #include "sweep/entries.hpp"
@@ -159,7 +162,7 @@ namespace {
 /// plan on different machines or at different times.
 json comparable(const std::string& path) {
   json j = formats::full_json(formats::read_document(path));
-  for (const char* key : {"started_at", "finished_at", "argv", "phases_s", "merged", "shard"}) {
+  for (const char* key : {"started_at", "finished_at", "argv", "phases_s", "problems", "merged", "shard"}) {
     j["meta"].erase(key);
   }
   j.erase("environment");
@@ -210,6 +213,44 @@ TEST_F(ShardsWithFakeWorker, MergedShardsAreTheUnshardedReport) {
   EXPECT_EQ(m["summary"]["exit_code"], 1);
   EXPECT_EQ(m["meta"]["merged"]["parts"].size(), 3U);
   EXPECT_EQ(m["meta"]["merged"]["incomplete"], false);
+}
+
+TEST_F(ShardsWithFakeWorker, OneProblemsCasesShareTheirSeedAndRunBackToBack) {
+  // The config's 6 cases are 3 problems (tokens) times 2 block_n: each problem's two
+  // variants get the same seed, another problem another, and the worker is sent one
+  // problem's cases back to back (plan order 0..5 is block_n-major).
+  const plan::SweepConfig config = plan::load_config_file(path("config.json"));
+  const plan::Plan p = plan::expand_plan(config, {"3.6.0"});
+  ASSERT_EQ(p.cases.size(), 6U);
+  std::map<std::int64_t, std::set<std::uint64_t>> seeds;  // tokens -> the seeds its cases got
+  for (const plan::Case& c : p.cases) {
+    seeds[c.tokens].insert(problem_of(c, config.seed.value).seed);
+  }
+  ASSERT_EQ(seeds.size(), 3U);
+  std::set<std::uint64_t> all;
+  for (const auto& [tokens, of_tokens] : seeds) {
+    EXPECT_EQ(of_tokens.size(), 1U) << tokens << " tokens: one seed for both variants";
+    all.insert(*of_tokens.begin());
+  }
+  EXPECT_EQ(all.size(), 3U) << "three problems, three seeds";
+  ASSERT_EQ(sweep("all.json", std::nullopt), 1);
+  std::vector<std::string> order;
+  for (const std::string& line : lines_of(path("worker.log"))) {
+    std::istringstream in(line);
+    std::string word;
+    std::size_t index = 0;
+    if (in >> word >> index && word == "run" && index < 6) {
+      order.push_back(p.cases[index].id);
+    }
+  }
+  std::vector<std::string> expected;
+  for (const std::size_t i : {0, 3, 1, 4, 2, 5}) {
+    expected.push_back(p.cases[i].id);
+  }
+  EXPECT_EQ(order, expected);
+  const json report = json::parse(read_file(path("all.json"), 1 << 24));
+  EXPECT_EQ(report["meta"]["problems"], 3);
+  EXPECT_EQ(report["cases"]["rows"].size(), 6U) << "the report keeps plan order";
 }
 
 TEST_F(ShardsWithFakeWorker, MergeRefusesWhatIsNotOneWholePlan) {
