@@ -14,7 +14,10 @@ t0="$(date +%s%N)"
 XDG_CACHE_HOME="$scratch/lp-cache" "$lp" sweep --quiet --config "$repo/scripts/bench/expand-1008.json" \
   --out "$scratch/bench.json" | grep '^cases:'
 t1="$(date +%s%N)"
-TRITON_CACHE_DIR="$scratch/triton-cache" python3 "$repo/scripts/bench/python_loop.py"
+if ! TRITON_CACHE_DIR="$scratch/triton-cache" python3 "$repo/scripts/bench/python_loop.py"; then
+  echo "bench: the python loop failed (above); no ratio" >&2
+  exit 1
+fi
 t2="$(date +%s%N)"
 # awk, not bc: the GPU machine has no bc.
 awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { l = (b - a) / 1e9; p = (c - b) / 1e9;

@@ -53,7 +53,8 @@ def main():
             _lora_expand_kernel[grid](x, w, y, T, hidden, rank, *meta, 0, x.stride(0), x.stride(1), x.stride(2),
                                       w.stride(0), w.stride(1), w.stride(2), y.stride(0), y.stride(1), hs,
                                       BLOCK_M=64, BLOCK_N=block_n, BLOCK_K=32, EVEN_K=rank % 32 == 0, ADD_INPUTS=add,
-                                      CAST_TYPE=in_name != "bf16", SLICE_NUM=1, SAME_STRIDE=True, RAW_A_BITS=False,
+                                      CAST_TYPE=in_name != "bf16", SLICE_NUM=1, SAME_STRIDE=True, USE_GDC=False,
+                                      launch_pdl=False, RAW_A_BITS=False,
                                       num_warps=4, num_stages=stages)
             dev_ = (y.float() - ref).abs()
             tol = 1e-2 + 1e-2 * ref.abs()
