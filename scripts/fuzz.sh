@@ -100,8 +100,10 @@ report_finding() {
 # stat LOG NAME: one libFuzzer final statistic.
 stat() { grep -E "^stat::$2:" "$1" | awk '{print $2}' | tail -n 1; }
 
-status=0
-for target in "${targets[@]}"; do
+# run_target TARGET: one target's replay and fixed-seed pass (or its exploration); what
+# it says goes to stdout and stderr, and it returns 1 on a finding.
+run_target() {
+  local target="$1" name committed corpus log runs inputs
   name="${target%_fuzzer}"
   committed="$repo/fuzz/corpus/$name"
   corpus="$build/corpus-$name"
@@ -113,11 +115,10 @@ for target in "${targets[@]}"; do
     if (cd "$build" && "./fuzz/$target" "${common[@]}" -max_total_time="$explore_seconds" "$corpus" >"$log" 2>&1); then
       echo "fuzz: $target: $(stat "$log" number_of_executed_units) runs, $(stat "$log" new_units_added) new inputs" \
            "(in $corpus), no finding"
-    else
-      status=1
-      report_finding "$target" "$log" "exploring"
+      return 0
     fi
-    continue
+    report_finding "$target" "$log" "exploring"
+    return 1
   fi
   # 1. Replay: each committed input once, no mutation.
   log="$build/$target.replay.log"
@@ -125,9 +126,8 @@ for target in "${targets[@]}"; do
   if (cd "$build" && "${repeatable[@]}" "./fuzz/$target" "${common[@]}" -runs=0 "${inputs[@]}" >"$log" 2>&1); then
     echo "fuzz: $target: replayed ${#inputs[@]} corpus inputs, no finding"
   else
-    status=1
     report_finding "$target" "$log" "replaying the committed corpus"
-    continue
+    return 1
   fi
   # 2. The fixed-seed, run-bounded pass.
   log="$build/$target.log"
@@ -136,9 +136,29 @@ for target in "${targets[@]}"; do
         >"$log" 2>&1); then
     echo "fuzz: $target: seed $gate_seed, $(stat "$log" number_of_executed_units) runs," \
          "$(stat "$log" new_units_added) new inputs, $(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1), no finding"
-  else
+    return 0
+  fi
+  report_finding "$target" "$log" "seed $gate_seed"
+  return 1
+}
+
+# Each target runs on one core: as many at once as there are cores, each into its own
+# folder and log (the runs do not depend on each other, so the gate's result is the same
+# however they overlap); what each said is printed in target order.
+status=0
+slots="$(nproc)"
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$slots" ]; do
+    wait -n || true
+  done
+  rm -f "$build/$target.rc"
+  { run_target "$target"; echo $? >"$build/$target.rc"; } >"$build/$target.said" 2>&1 &
+done
+wait
+for target in "${targets[@]}"; do
+  cat "$build/$target.said"
+  if [ "$(cat "$build/$target.rc" 2>/dev/null)" != 0 ]; then
     status=1
-    report_finding "$target" "$log" "seed $gate_seed"
   fi
 done
 exit $status
