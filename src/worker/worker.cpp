@@ -77,6 +77,35 @@ PrimaryContext current_context(int device) {
   return context;
 }
 
+/// Where the worker's time went, in ms, for scripts/bench: with LP_WORKER_TIMES=1 in its
+/// environment the worker prints them on stderr when it quits.
+struct WorkerTimes {
+  double waiting = 0;    ///< for a request, with nothing on the GPU
+  double parsing = 0;    ///< the request lines
+  double starting = 0;   ///< start_job: tensors, reference, launches, comparisons queued
+  double finishing = 0;  ///< finish_job: the wait for the GPU, the metrics read
+  double answering = 0;  ///< the answers written
+  std::size_t jobs = 0;
+  [[nodiscard]] std::string line() const {
+    return fmt::format("worker: times: {} jobs; waiting {:.1f} ms, parsing {:.1f} ms, starting {:.1f} ms, finishing "
+                       "{:.1f} ms, answering {:.1f} ms\n",
+                       jobs, waiting, parsing, starting, finishing, answering);
+  }
+};
+
+/// Adds the time from its construction to its end to `into`.
+class AddTime {
+ public:
+  explicit AddTime(double& into) : m_into(into), m_start(std::chrono::steady_clock::now()) {}
+  ~AddTime() { m_into += ms_since(m_start); }
+  AddTime(const AddTime&) = delete;
+  AddTime& operator=(const AddTime&) = delete;
+
+ private:
+  double& m_into;
+  std::chrono::steady_clock::time_point m_start;
+};
+
 class Worker {
  public:
   Worker(const WorkerOptions& o, kernels::KernelSets sets)
@@ -93,7 +122,11 @@ class Worker {
     while (true) {
       // Without a case on the GPU, wait for the next request; with one, take only a
       // request already there, and otherwise finish and answer that case first.
-      const std::optional<std::string> line = next_request(requests, /*wait=*/!m_pending);
+      std::optional<std::string> line;
+      {
+        AddTime t(m_pending ? m_times.parsing : m_times.waiting);
+        line = next_request(requests, /*wait=*/!m_pending);
+      }
       if (!line) {
         if (const std::optional<int> code = finish_pending(nullptr)) {
           return *code;
@@ -111,6 +144,7 @@ class Worker {
       std::optional<Request> request;
       std::exception_ptr malformed;
       try {
+        AddTime t(m_times.parsing);
         request = parse_request(*line);
       } catch (const Error&) {
         malformed = std::current_exception();
@@ -139,6 +173,9 @@ class Worker {
         // handle and the memory pool and releasing the context one by one took the
         // parent's wait 0.1-0.2 s longer on the H200; the driver frees all of it when
         // the process exits.
+        if (std::getenv("LP_WORKER_TIMES") != nullptr) {
+          std::fputs(m_times.line().c_str(), stderr);
+        }
         std::cout.flush();
         std::fflush(nullptr);
         std::_Exit(0);
@@ -190,6 +227,7 @@ class Worker {
     if (result.outcome != RunOutcome::ran || result.failed_runs > 0) {
       m_problems.forget();
     }
+    AddTime t(m_times.answering);
     send(JobAnswer{result});
   }
 
@@ -211,7 +249,9 @@ class Worker {
     }
     const std::size_t readback = m_pending ? 1 - m_pending->readback : 0;
     StartedJob started;
+    ++m_times.jobs;
     try {
+      AddTime t(m_times.starting);
       started = start_job(job, m_images, m_cublas, m_stream, m_readback[readback], m_problems);
     } catch (const StickyCudaError& e) {
       // Its partly queued work runs only after the pending case's last copy: if that
@@ -272,7 +312,10 @@ class Worker {
     Pending pending = std::move(*m_pending);
     m_pending.reset();
     try {
-      JobResult result = finish_job(*pending.running);
+      JobResult result = [&] {
+        AddTime t(m_times.finishing);
+        return finish_job(*pending.running);
+      }();
       result.worker_ms = ms_since(pending.start);
       send_result(result);
       return std::nullopt;
@@ -365,6 +408,7 @@ class Worker {
   ImageTable m_images;
   /// Page-locked memory for the metrics of the pending case and the one queued behind it.
   ProblemCache m_problems;  ///< the last problem's tensors and reference, for its next cases
+  WorkerTimes m_times;
   std::array<PinnedHostBuffer, 2> m_readback{PinnedHostBuffer(std::size_t{64} << 10),
                                              PinnedHostBuffer(std::size_t{64} << 10)};
   std::optional<Pending> m_pending;
