@@ -77,6 +77,36 @@ PrimaryContext current_context(int device) {
   return context;
 }
 
+/// The next request line; without `wait`, only one already sent (nullopt if none).
+std::optional<std::string> next_request(LineReader& requests, bool wait) {
+  while (true) {
+    if (std::optional<std::string> line = requests.buffered_line()) {
+      return line;
+    }
+    if (requests.at_eof()) {
+      return std::nullopt;
+    }
+    if (requests.fill(wait ? -1 : 0) == LineReader::Fill::timeout && !wait) {
+      return std::nullopt;
+    }
+  }
+}
+
+/// The answer of a case whose work the dead context took with it.
+JobResult fault_of(const protocol::Job& job, const StickyCudaError& e) {
+  return JobResult::lost(job.index, job.case_id, RunOutcome::fault, e.fault_reason() + ": " + e.what());
+}
+
+/// Whether `job` fits in the device memory free now. A failing query (a fault of
+/// the pending case) says no: finishing that case first answers it properly.
+bool fits_beside_pending(const protocol::Job& job) {
+  try {
+    return estimate_device_bytes(job.problem) <= free_device_bytes();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 /// Where the worker's time went, in ms, for scripts/bench: with LP_WORKER_TIMES=1 in its
 /// environment the worker prints them on stderr when it quits.
 struct WorkerTimes {
@@ -206,21 +236,6 @@ class Worker {
   };
 
 
-  /// The next request line; without `wait`, only one already sent (nullopt if none).
-  static std::optional<std::string> next_request(LineReader& requests, bool wait) {
-    while (true) {
-      if (std::optional<std::string> line = requests.buffered_line()) {
-        return line;
-      }
-      if (requests.at_eof()) {
-        return std::nullopt;
-      }
-      if (requests.fill(wait ? -1 : 0) == LineReader::Fill::timeout && !wait) {
-        return std::nullopt;
-      }
-    }
-  }
-
   /// Answers a case. One that did not pass cleanly drops the kept problem: a kernel that
   /// wrote outside its output could have changed the kept inputs or reference.
   void send_result(const JobResult& result) {
@@ -229,10 +244,6 @@ class Worker {
     }
     AddTime t(m_times.answering);
     send(JobAnswer{result});
-  }
-
-  static JobResult fault_of(const protocol::Job& job, const StickyCudaError& e) {
-    return JobResult::lost(job.index, job.case_id, RunOutcome::fault, e.fault_reason() + ": " + e.what());
   }
 
   /// Queues `job` behind the pending case (whose answer then goes out), or answers
@@ -276,16 +287,6 @@ class Worker {
     }
     m_pending = Pending{std::move(started.running), start, readback};
     return std::nullopt;
-  }
-
-  /// Whether `job` fits in the device memory free now. A failing query (a fault of
-  /// the pending case) says no: finishing that case first answers it properly.
-  static bool fits_beside_pending(const protocol::Job& job) {
-    try {
-      return estimate_device_bytes(job.problem) <= free_device_bytes();
-    } catch (const Error&) {
-      return false;
-    }
   }
 
   /// The answer of a pending case that landed while a later fault killed the context.
