@@ -12,8 +12,10 @@ namespace lp {
 class SplitMix64 {
  public:
   explicit SplitMix64(std::uint64_t seed) : m_state(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (m_state += 0x9E3779B97F4A7C15ull);
+  std::uint64_t next() { return mix(m_state += 0x9E3779B97F4A7C15ull); }
+  /// SplitMix64's finaliser alone: a well-mixed 64-bit function of `z` (seeds mixed
+  /// from several parts use it, sweep/entries.cpp problem_seed).
+  static constexpr std::uint64_t mix(std::uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);

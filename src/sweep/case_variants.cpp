@@ -152,7 +152,7 @@ std::string width_problem(const plan::Case& c, const kernels::Lookup& found) {
     return {};
   }
   for (const std::int64_t n : c.hidden) {
-    if (n % 16 != 0) {
+    if (kernels::integer_specialization(n) != "divisible_by_16") {
       return fmt::format("variant {} assumes N is divisible by 16; the case has N={} (the sets carry no variant "
                          "specialised for it)",
                          found.variant->id, n);

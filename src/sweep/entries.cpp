@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "families/family.hpp"
+#include "model/splitmix.hpp"
 #include "sweep/case_variants.hpp"
 #include "sweep/decide.hpp"
 #include "compile/toolchain.hpp"
@@ -56,10 +57,7 @@ std::uint64_t problem_seed(std::uint64_t config_seed, const Problem& p) {
   for (const char ch : inputs_key(p)) {
     h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
   }
-  std::uint64_t z = config_seed ^ h;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return SplitMix64::mix(config_seed ^ h);
 }
 
 Problem problem_of(const plan::Case& c, std::uint64_t config_seed) {

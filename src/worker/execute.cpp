@@ -63,9 +63,13 @@ struct PreparedProblem {
   CaseBuffers buffers;
 };
 
-struct ProblemCacheAccess {
-  static std::shared_ptr<PreparedProblem>& last(ProblemCache& cache) noexcept { return cache.m_last; }
-};
+std::shared_ptr<PreparedProblem> ProblemCache::take(const std::string& key) {
+  if (m_last && m_last->key == key) {
+    return m_last;
+  }
+  m_last.reset();
+  return nullptr;
+}
 
 class RunningJob {
  public:
@@ -199,13 +203,10 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     Problem& problem = r.problem;
     problem.lora_of = make_token_mapping(problem.num_tokens, problem.num_loras, problem.seed);
     validate(problem);
-    std::shared_ptr<PreparedProblem>& kept = ProblemCacheAccess::last(cache);
     const std::string key = reference_key(problem);
-    const bool reused = kept && kept->key == key;
-    if (reused) {
-      r.prepared = kept;
-    } else {
-      kept.reset();  // another problem: what the cache held goes once no queued job uses it
+    r.prepared = cache.take(key);
+    const bool reused = r.prepared != nullptr;
+    if (!reused) {
       if (std::optional<JobResult> refused = refused_for_memory(job, problem, stream)) {
         return refused;
       }
@@ -261,7 +262,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     r.comparisons->enqueue_readback(readback);
     r.done.record(stream);
     drain.dismiss();
-    kept = r.prepared;  // queued whole: the next job of the problem may share it
+    cache.keep(r.prepared);  // queued whole: the next job of the problem may share it
     return std::nullopt;
   });
   if (!started.result) {

@@ -50,9 +50,13 @@ class ProblemCache {
   /// worker calls it after a case that did not pass cleanly: a kernel that wrote
   /// outside its output could have changed the kept inputs.
   void forget() noexcept { m_last.reset(); }
+  /// The kept problem when its reference_key is `key`, else nullptr; a miss drops the
+  /// kept one (another problem's tensors go once no queued job uses them).
+  [[nodiscard]] std::shared_ptr<PreparedProblem> take(const std::string& key);
+  /// Keeps `prepared` for the next job of its problem.
+  void keep(std::shared_ptr<PreparedProblem> prepared) noexcept { m_last = std::move(prepared); }
 
  private:
-  friend struct ProblemCacheAccess;
   std::shared_ptr<PreparedProblem> m_last;
 };
 
