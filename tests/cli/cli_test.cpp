@@ -14,8 +14,6 @@
 
 #include "support/cli.hpp"
 #include "util/files.hpp"
-#include "util/sha256.hpp"
-#include "version.hpp"
 #include "util/subprocess.hpp"
 
 namespace lp {
