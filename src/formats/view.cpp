@@ -240,7 +240,7 @@ std::vector<EnvRow> case_numbers(const report::CaseRecord& c) {
     rows.push_back({"amplification",
                     fmt::format("{} queued wgmma pair(s) before each of {} register-A wgmma(s) ({} left in flight); "
                                 "SASS hazards {} amplified, {} without{}{}",
-                                amp.pairs, amp.sites, amp.pending_sites, optional(c.static_findings),
+                                amp.amplify, amp.sites, amp.pending_sites, optional(c.static_findings),
                                 optional(amp.unamplified_findings),
                                 amp.serialised.empty() ? "" : "; ptxas: " + amp.serialised,
                                 amp.void_reason.empty() ? "" : "; void: " + amp.void_reason)});
@@ -398,20 +398,20 @@ std::string headline_of(const Document& doc, std::map<std::string, std::size_t> 
     headline = fmt::format("PASS: no wrong number and no static hazard in {} case(s).", counts["PASS"]);
   }
   // A FAIL under amplification says so in the headline, never a bare FAIL.
-  std::set<int> fail_pairs;
+  std::set<int> fail_amplify;
   std::size_t amplified_fails = 0;
   for (const report::CaseRecord& c : doc.cases) {
     if (c.verdict == report::Verdict::fail && c.amplification) {
       ++amplified_fails;
-      fail_pairs.insert(c.amplification->pairs);
+      fail_amplify.insert(c.amplification->amplify);
     }
   }
   if (amplified_fails > 0 && outcome != "invalid_controls") {
-    const std::string pairs = fmt::format("{} queued wgmma pairs", fmt::join(fail_pairs, " or "));
+    const std::string queued = fmt::format("{} queued wgmma pairs", fmt::join(fail_amplify, " or "));
     headline = amplified_fails == counts["FAIL"]
-                   ? fmt::format("FAIL under amplification ({}): wrong numbers in {} case(s).", pairs, amplified_fails)
+                   ? fmt::format("FAIL under amplification ({}): wrong numbers in {} case(s).", queued, amplified_fails)
                    : fmt::format("FAIL: wrong numbers in {} case(s), {} of them under amplification ({}).",
-                                 counts["FAIL"], amplified_fails, pairs);
+                                 counts["FAIL"], amplified_fails, queued);
   }
   if (doc.interrupted) {
     // Stopped short of the plan (a signal, merge --allow-partial): said before anything else.

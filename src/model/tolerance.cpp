@@ -27,14 +27,14 @@ double rms(ValueRange r) {
 // sign, with sum|terms| at its worst case k * a_max * b_max).
 double accumulation_error(double k, double a_max, double b_max) { return std::sqrt(k) * k_u32 * k * a_max * b_max; }
 
-// What the amplifier (src/ptx/amplify.hpp) adds: `pairs` pairs (acc - p) + p before
+// What the amplifier (src/ptx/amplify.hpp) adds: `amplify` pairs (acc - p) + p before
 // each of the K/16 k16 wgmmas that sum an element, each pair two fp32 additions on
 // the tensor cores. Each addition is off by at most one ulp, 2^-23 (truncation, not
 // only round-to-nearest) of |acc| + |p|, with |acc| <= K a_max b_max and |p| <= 16
 // b_max^2 (the pairs' A is B's own values). The roundings have random signs, so they
 // grow as the square root of their number, as in accumulation_error.
-double amplify_error(int pairs, double k, double a_max, double b_max) {
-  const double roundings = 2.0 * pairs * std::ceil(k / 16.0);
+double amplify_error(int amplify, double k, double a_max, double b_max) {
+  const double roundings = 2.0 * amplify * std::ceil(k / 16.0);
   return std::sqrt(roundings) * 2.0 * k_u32 * (k * a_max * b_max + 16.0 * b_max * b_max);
 }
 

@@ -100,7 +100,7 @@ std::optional<std::string> refusal(const Statement& st, const std::optional<Wgmm
 }
 
 /// The lines inserted before one register-A wgmma.
-std::string pair_lines(const Statement& st, const WgmmaOpcode& w, int pairs, const std::string& indent) {
+std::string pair_lines(const Statement& st, const WgmmaOpcode& w, int amplify, const std::string& indent) {
   const std::string& d = st.operands[0];
   const std::string& b = st.operands[2];
   const std::string& scale_d = st.operands[3];
@@ -109,7 +109,7 @@ std::string pair_lines(const Statement& st, const WgmmaOpcode& w, int pairs, con
   std::string out = fmt::format(
       "{}// loraprobe amplify: {} dependent wgmma pair(s) on this wgmma's accumulator, scale-a -1 then +1 "
       "(src/ptx/amplify.hpp)\n",
-      indent, pairs);
+      indent, amplify);
   std::string a = b;
   if (clear_stride) {
     out += indent + "{\n";
@@ -117,7 +117,7 @@ std::string pair_lines(const Statement& st, const WgmmaOpcode& w, int pairs, con
     out += fmt::format("{}and.b64 %lp_amp_a, {}, {};\n", indent, b, k_clear_stride_mask);
     a = "%lp_amp_a";
   }
-  for (int i = 0; i < pairs; ++i) {
+  for (int i = 0; i < amplify; ++i) {
     for (const char* scale_a : {"-1", "1"}) {
       // d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a (K-major), imm-trans-b
       out += fmt::format("{}{} {}, {}, {}, {}, {}, {}, 0, 0;\n", indent, st.opcode, d, a, b, scale_d, scale_a,
@@ -133,7 +133,7 @@ std::string pair_lines(const Statement& st, const WgmmaOpcode& w, int pairs, con
 }  // namespace
 
 std::string Amplified::describe() const {
-  if (pairs == 0) {
+  if (amplify == 0) {
     return "not amplified (amplify 0)";
   }
   if (register_a_wgmma == 0) {
@@ -147,19 +147,19 @@ std::string Amplified::describe() const {
       std::count_if(sites.begin(), sites.end(), [](const AmplifySite& s) { return s.pending(); }));
   std::string text = fmt::format("{} pair(s) before each of {} register-A wgmma(s), {} of them left in flight by "
                                  "the next wgmma.wait_group",
-                                 pairs, sites.size(), pending);
+                                 amplify, sites.size(), pending);
   if (!skipped.empty()) {
     text += fmt::format("; {} left alone ({})", skipped.size(), skipped.front().reason);
   }
   return text;
 }
 
-Amplified amplify_ptx(std::string_view ptx, int pairs, std::string_view source) {
-  if (pairs < 0 || pairs > k_max_amplify) {
-    throw UsageError(fmt::format("amplify {}: the pairs per wgmma must be within [0, {}]", pairs, k_max_amplify));
+Amplified amplify_ptx(std::string_view ptx, int amplify, std::string_view source) {
+  if (amplify < 0 || amplify > k_max_amplify) {
+    throw UsageError(fmt::format("amplify {}: the pairs per wgmma must be within [0, {}]", amplify, k_max_amplify));
   }
   Amplified out;
-  out.pairs = pairs;
+  out.amplify = amplify;
   const std::vector<Function> functions = parse_functions(ptx, source);
   // (offset of the line the lines go before, the lines), in text order.
   std::vector<std::pair<std::size_t, std::string>> inserts;
@@ -187,7 +187,7 @@ Amplified amplify_ptx(std::string_view ptx, int pairs, std::string_view source) 
       site.a_stride_cleared = w->n < 64;
       site.wait_after = wait_after(f, i);
       out.sites.push_back(site);
-      if (pairs == 0) {
+      if (amplify == 0) {
         continue;
       }
       // Before the wgmma's line when only blanks precede it there, else right before it.
@@ -198,7 +198,7 @@ Amplified amplify_ptx(std::string_view ptx, int pairs, std::string_view source) 
       const std::string_view before = ptx.substr(line_start, st.offset - line_start);
       const bool blank = std::all_of(before.begin(), before.end(), [](char c) { return c == ' ' || c == '\t'; });
       const std::string indent = blank ? std::string(before) : std::string("\t");
-      std::string lines = pair_lines(st, *w, pairs, indent);
+      std::string lines = pair_lines(st, *w, amplify, indent);
       if (!blank) {
         lines.insert(0, "\n");
         lines += indent;
@@ -206,7 +206,7 @@ Amplified amplify_ptx(std::string_view ptx, int pairs, std::string_view source) 
       inserts.emplace_back(blank ? line_start : st.offset, std::move(lines));
     }
   }
-  if (pairs == 0 || inserts.empty()) {
+  if (amplify == 0 || inserts.empty()) {
     out.ptx = std::string(ptx);
     return out;
   }

@@ -56,21 +56,21 @@ struct AmplifySkip {
 /// The amplified module and what was done to it.
 struct Amplified {
   std::string ptx;      ///< the amplified text; the input itself when no site was amplified
-  int pairs = 0;        ///< D
+  int amplify = 0;      ///< the pairs per register-A wgmma (D)
   std::size_t register_a_wgmma = 0;  ///< register-A wgmmas in the module
   std::vector<AmplifySite> sites;
   std::vector<AmplifySkip> skipped;
   /// True when pairs were inserted (D > 0 and at least one site).
-  [[nodiscard]] bool changed() const noexcept { return pairs > 0 && !sites.empty(); }
+  [[nodiscard]] bool changed() const noexcept { return amplify > 0 && !sites.empty(); }
   /// One sentence: "2 pairs before each of 2 register-A wgmmas (2 left in flight by
   /// a wait_group 1)", or why the PTX is unchanged.
   [[nodiscard]] std::string describe() const;
 };
 
-/// Inserts `pairs` dependent wgmma pairs before every register-A wgmma of `ptx`
-/// (`source` names it in errors). `pairs` 0 returns the text unchanged. Throws
-/// lp::UsageError for `pairs` outside [0, k_max_amplify] and
+/// Inserts `amplify` dependent wgmma pairs before every register-A wgmma of `ptx`
+/// (`source` names it in errors). `amplify` 0 returns the text unchanged. Throws
+/// lp::UsageError for `amplify` outside [0, k_max_amplify] and
 /// lp::sass::ListingError for PTX the reader cannot read.
-Amplified amplify_ptx(std::string_view ptx, int pairs, std::string_view source);
+Amplified amplify_ptx(std::string_view ptx, int amplify, std::string_view source);
 
 }  // namespace lp::ptx

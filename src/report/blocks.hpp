@@ -149,7 +149,7 @@ struct SetControlsRecord {
 struct AmplifiedControlRecord {
   std::string triton;
   std::string role;  ///< "block_n_32" or "fixed_default"
-  int pairs = 0;
+  int amplify = 0;   ///< written under the key "pairs" (report schema 4.1.0)
   bool valid = false;
   std::optional<std::string> reason;
   CaseRecord record;

@@ -20,7 +20,7 @@ Verdict read_verdict(const JsonIn& j) {
 }
 
 json AmplificationRecord::to_json() const {
-  return {{"pairs", pairs},
+  return {{"pairs", amplify},
           {"sites", sites},
           {"pending_sites", pending_sites},
           {"unamplified_findings", unamplified_findings ? json(*unamplified_findings) : json()},
@@ -30,7 +30,7 @@ json AmplificationRecord::to_json() const {
 
 AmplificationRecord AmplificationRecord::from_json(const JsonIn& j) {
   AmplificationRecord a;
-  a.pairs = j.at("pairs").whole<int>(1, 64);
+  a.amplify = j.at("pairs").whole<int>(1, k_max_amplify);
   a.sites = j.at("sites").whole<std::size_t>(0, k_max_count);
   a.pending_sites = j.at("pending_sites").whole<std::size_t>(0, a.sites);
   if (const auto v = j.at("unamplified_findings"); !v.is_null()) {

@@ -28,7 +28,7 @@ Verdict read_verdict(const JsonIn& j);
 /// What the amplifier did to a case's expand kernel (the `amplify` axis above 0;
 /// src/ptx/amplify.hpp), and whether the amplified run can speak for the hazard.
 struct AmplificationRecord {
-  int pairs = 0;                  ///< D: dependent wgmma pairs before each register-A wgmma
+  int amplify = 0;                ///< D: dependent wgmma pairs before each register-A wgmma (key "pairs")
   std::size_t sites = 0;          ///< register-A wgmmas amplified (0: the PTX is unchanged)
   std::size_t pending_sites = 0;  ///< of which the next wgmma.wait_group leaves in flight
   /// The hazards of the same (variant, compiler) without the pairs, when inspected:

@@ -153,7 +153,7 @@ CaseTiming unpack_timing(ByteReader& in) {
 template <class PutText>
 void pack_amplification(ByteWriter& out, const AmplificationRecord& a, PutText&& put_text) {
   out.varint(bit_if(a.unamplified_findings, has_unamplified));
-  out.signed_varint(a.pairs);
+  out.signed_varint(a.amplify);
   out.varint(a.sites);
   out.varint(a.pending_sites);
   if (a.unamplified_findings) {
@@ -168,7 +168,7 @@ template <class GetText>
 AmplificationRecord unpack_amplification(ByteReader& in, GetText&& get_text) {
   AmplificationRecord a;
   const std::uint64_t amplification_bits = in.varint();
-  a.pairs = static_cast<int>(in.signed_varint());
+  a.amplify = static_cast<int>(in.signed_varint());
   a.sites = in.varint();
   a.pending_sites = in.varint();
   if ((amplification_bits & has_unamplified) != 0) {

@@ -38,7 +38,7 @@ std::string control_problem(const AmplifiedControl& control) {
   if (control.record.verdict == Verdict::pass) {
     return {};
   }
-  return must_be(fmt::format("amplified {} ({} pairs, Triton {})", control.role, control.pairs, control.triton).c_str(),
+  return must_be(fmt::format("amplified {} ({} pairs, Triton {})", control.role, control.amplify, control.triton).c_str(),
                  control.record, "PASS");
 }
 
@@ -64,14 +64,14 @@ report::Controls controls_record(const std::vector<ControlPair>& pairs, const st
   std::vector<report::AmplifiedControlRecord> amplified_records;
   for (const AmplifiedControl& a : amplified) {
     const std::string reason = control_problem(a);
-    report::AmplifiedControlRecord entry{a.triton, a.role, a.pairs, reason.empty(), std::nullopt, a.record};
+    report::AmplifiedControlRecord entry{a.triton, a.role, a.amplify, reason.empty(), std::nullopt, a.record};
     if (!reason.empty()) {
       fmt::print(stderr, "sweep: INVALID RUN: {}\n", reason);
       entry.reason = reason;
       all_reasons.push_back(reason);
     } else {
       fmt::print(stderr, "sweep: amplified control {} of Triton {} at {} pairs behaves: PASS ({})\n", a.role, a.triton,
-                 a.pairs, summary_of(a.record));
+                 a.amplify, summary_of(a.record));
     }
     amplified_records.push_back(std::move(entry));
   }

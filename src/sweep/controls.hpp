@@ -30,7 +30,7 @@ struct ControlPair {
 struct AmplifiedControl {
   std::string triton;
   std::string role;  ///< "block_n_32" or "fixed_default" (sweep/entries.hpp)
-  int pairs = 0;
+  int amplify = 0;
   report::CaseRecord record;
 };
 

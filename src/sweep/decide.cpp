@@ -9,7 +9,7 @@ using report::Verdict;
 namespace {
 
 /// The phrase every amplified verdict carries.
-std::string under(int pairs) { return fmt::format("under amplification ({} queued wgmma pairs)", pairs); }
+std::string under(int amplify) { return fmt::format("under amplification ({} queued wgmma pairs)", amplify); }
 
 /// decide() for a case whose expand kernel had pairs inserted, once it ran.
 Decision decide_amplified(const protocol::JobResult& r, std::optional<int> findings, const std::string& not_inspected,
@@ -22,14 +22,14 @@ Decision decide_amplified(const protocol::JobResult& r, std::optional<int> findi
                                           : std::string())};
   }
   if (r.failed_runs > 0) {
-    std::string reason = fmt::format("{}: {} of {} runs wrong: {}", under(a.pairs), r.failed_runs, r.runs, r.reason);
+    std::string reason = fmt::format("{}: {} of {} runs wrong: {}", under(a.amplify), r.failed_runs, r.runs, r.reason);
     if (!a.void_reason.empty()) {
       reason += "; note: " + a.void_reason;
     }
     return {Verdict::fail, reason};
   }
   if (findings && *findings > 0) {
-    return {Verdict::latent, fmt::format("{}; not observed {}", report::latent_reason(*findings, r.runs), under(a.pairs))};
+    return {Verdict::latent, fmt::format("{}; not observed {}", report::latent_reason(*findings, r.runs), under(a.amplify))};
   }
   if (a.unamplified_findings && *a.unamplified_findings > 0) {
     return {Verdict::latent, fmt::format("amplification void: {}; {}", a.void_reason,

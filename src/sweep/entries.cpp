@@ -214,7 +214,7 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
 }
 
 std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, const std::string& role,
-                                             const compile::Compiler& compiler, int pairs,
+                                             const compile::Compiler& compiler, int amplify,
                                              std::uint64_t config_seed, std::size_t index,
                                              std::vector<std::unique_ptr<plan::Case>>& cases, ImageSet& images,
                                              std::string& why) {
@@ -228,7 +228,7 @@ std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, cons
   c->add_inputs = true;
   c->compiler = compiler;
   c->triton = set.triton();
-  c->amplify = pairs;
+  c->amplify = amplify;
   plan::KernelKnobs knobs = plan::vllm_expand_defaults(1);
   if (role == "block_n_32") {
     knobs.block_n = 32;
@@ -244,24 +244,24 @@ std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, cons
     return std::nullopt;
   }
   c->index = index;
-  c->id = sha256_hex(fmt::format("amplified-{}@{}@{}", role, set.triton(), pairs)).substr(0, 12);
+  c->id = sha256_hex(fmt::format("amplified-{}@{}@{}", role, set.triton(), amplify)).substr(0, 12);
   AxisValues axes = control_axes("fp32", c->compiler, set.triton(), "amplified_" + role);
   axes.set("block_n", AxisValue::of_int(knobs.block_n));
   axes.set("num_stages", AxisValue::of_int(knobs.num_stages));
-  axes.set("amplify", AxisValue::of_int(pairs));
+  axes.set("amplify", AxisValue::of_int(amplify));
   axes.set("variant", AxisValue::of_text(found.variant->id));
   c->own_axes = std::make_shared<const AxisValues>(std::move(axes));
   Entry e;
   e.plan_case = c.get();
   e.variant_label = found.variant->id;
-  e.amplify = pairs;
+  e.amplify = amplify;
   e.job.index = c->index;
   e.job.case_id = c->id;
   e.job.problem = problem_of(*c, config_seed);
   e.job.block_m = knobs.block_m;
   e.job.block_n = knobs.block_n;
   e.job.repeats = 1;
-  e.job.expand = ImageRef{set.triton(), found.variant->id, c->compiler, pairs};
+  e.job.expand = ImageRef{set.triton(), found.variant->id, c->compiler, amplify};
   e.image_keys = {images.add(*e.job.expand)};
   cases.push_back(std::move(c));
   return e;
@@ -303,14 +303,14 @@ std::vector<AmplifiedControlEntry> amplified_control_entries(const plan::Plan& p
                                                              std::uint64_t config_seed, std::size_t& next_index,
                                                              std::vector<std::unique_ptr<plan::Case>>& cases,
                                                              ImageSet& images, std::vector<std::string>& notes) {
-  std::set<int> pairs;
+  std::set<int> amplify_values;
   for (const plan::Case& c : plan.cases) {
     if (c.amplify > 0) {
-      pairs.insert(c.amplify);
+      amplify_values.insert(c.amplify);
     }
   }
   std::vector<AmplifiedControlEntry> out;
-  if (pairs.empty()) {
+  if (amplify_values.empty()) {
     return out;
   }
   // (set, role, compiler) of every control that can run, each decided once.
@@ -333,11 +333,11 @@ std::vector<AmplifiedControlEntry> amplified_control_entries(const plan::Plan& p
   } else {
     notes.push_back(fmt::format("no Triton {} set for the amplified fixed_default control", k_fixed_triton));
   }
-  for (const int d : pairs) {
+  for (const int amplify : amplify_values) {
     for (const auto& [set, role, compiler] : wanted) {
       std::string why;
       std::optional<Entry> e =
-          amplified_control_entry(*set, role, compiler, d, config_seed, next_index, cases, images, why);
+          amplified_control_entry(*set, role, compiler, amplify, config_seed, next_index, cases, images, why);
       if (!e) {
         notes.push_back(why);
         continue;
@@ -355,7 +355,7 @@ namespace {
 /// static inspection of it and of its unamplified image is in (`inspected`).
 report::AmplificationRecord amplification_of(const Image& image, const Image* base, bool inspected) {
   report::AmplificationRecord a;
-  a.pairs = image.amplify;
+  a.amplify = image.amplify;
   if (image.amplification) {
     a.sites = image.amplification->sites;
     a.pending_sites = image.amplification->pending_sites;
@@ -451,7 +451,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
   if (e.amplify > 0 && e.job.expand) {
     // Provisional (no images yet): what the job says of its pairs is all there is.
     report::AmplificationRecord a;
-    a.pairs = e.amplify;
+    a.amplify = e.amplify;
     a.sites = e.job.problem.amplify > 0 ? 1 : 0;
     amplified = a;
     if (images != nullptr) {
@@ -485,7 +485,7 @@ CaseRecord record_of(const Entry& e, const protocol::JobResult& r, const ImageSe
     c.reason += report::attribution_note(*c.attribution);
   }
   if (amplified && amplified->sites == 0) {
-    c.reason += fmt::format("{}amplify {}: {}", c.reason.empty() ? "" : "; ", amplified->pairs, amplified->void_reason);
+    c.reason += fmt::format("{}amplify {}: {}", c.reason.empty() ? "" : "; ", amplified->amplify, amplified->void_reason);
   }
   if (e.amplify > 0 && e.job.expand) {
     if (const std::string& note = images->at(e.job.expand->key()).compiler_note; !note.empty()) {

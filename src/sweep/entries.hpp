@@ -77,7 +77,7 @@ ControlEntries control_entries(const kernels::KernelSet& set, std::uint64_t conf
 /// expand, fp32 input, of the Triton 3.9 set, whose bundled ptxas keeps the A copies),
 /// compiled by `compiler`. Nullopt with `why` when `set` has no such variant.
 std::optional<Entry> amplified_control_entry(const kernels::KernelSet& set, const std::string& role,
-                                             const compile::Compiler& compiler, int pairs,
+                                             const compile::Compiler& compiler, int amplify,
                                              std::uint64_t config_seed, std::size_t index,
                                              std::vector<std::unique_ptr<plan::Case>>& cases, ImageSet& images,
                                              std::string& why);

@@ -147,7 +147,7 @@ void ImageSet::read_ptx(const kernels::KernelSets& sets, std::size_t threads, co
         if (image.amplify > 0) {
           ptx::Amplified amplified = ptx::amplify_ptx(ptx, image.amplify, v->id + ".ptx");
           image.amplification = Amplification{
-              amplified.pairs, amplified.sites.size(),
+              amplified.amplify, amplified.sites.size(),
               static_cast<std::size_t>(std::count_if(amplified.sites.begin(), amplified.sites.end(),
                                                      [](const ptx::AmplifySite& s) { return s.pending(); })),
               amplified.describe(), ""};

@@ -27,13 +27,13 @@ namespace lp::sweep {
 
 /// What the amplifier did to an image, and what ptxas made of it.
 struct Amplification {
-  int pairs = 0;                 ///< D
+  int amplify = 0;               ///< D
   std::size_t sites = 0;         ///< register-A wgmmas the pairs were inserted before
   std::size_t pending_sites = 0; ///< of which the next wgmma.wait_group leaves in flight
   std::string describe;          ///< ptx::Amplified::describe()
   /// ptxas's words when it serialised the wgmmas (info C7513 or C7515), else empty.
   std::string serialised;
-  [[nodiscard]] bool changed() const noexcept { return pairs > 0 && sites > 0; }
+  [[nodiscard]] bool changed() const noexcept { return amplify > 0 && sites > 0; }
 };
 
 /// One (Triton set, variant, compiler, amplify) of the run.

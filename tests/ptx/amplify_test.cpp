@@ -92,7 +92,7 @@ void expect_in_its_group(const Amplified& a) {
         break;
       }
     }
-    EXPECT_EQ(shared, static_cast<std::size_t>(2 * a.pairs)) << "before line " << body[i].line;
+    EXPECT_EQ(shared, static_cast<std::size_t>(2 * a.amplify)) << "before line " << body[i].line;
     ++register_a_seen;
   }
   EXPECT_EQ(register_a_seen, a.register_a_wgmma);

@@ -78,7 +78,7 @@ CaseRecord full_record() {
   c.attribution = "ptxas";
   c.device = 1023;
   AmplificationRecord& a = c.amplification.emplace();
-  a.pairs = 2;
+  a.amplify = 2;
   a.sites = 4;
   a.pending_sites = 3;
   a.unamplified_findings = 0;

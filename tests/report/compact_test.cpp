@@ -158,7 +158,7 @@ TEST(Compact, AnAmplifiedRecordComesBackWithItsAmplificationAndOthersKeepTheirFo
   amplified.metrics->huge = 226892;
   amplified.reason = "under amplification (2 queued wgmma pairs): 30 of 30 runs wrong: ...";
   AmplificationRecord a;
-  a.pairs = 2;
+  a.amplify = 2;
   a.sites = 2;
   a.pending_sites = 2;
   a.unamplified_findings = 8;

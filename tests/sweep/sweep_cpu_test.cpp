@@ -410,7 +410,7 @@ TEST(Job, ALoadItemCarriesTheAmplifiedPtxForTheDriversJit) {
 
 TEST(Decide, AnAmplifiedCaseIsJudgedOnItsAmplifiedSassAndSaysSo) {
   report::AmplificationRecord a;
-  a.pairs = 2;
+  a.amplify = 2;
   a.sites = 2;
   a.pending_sites = 2;
   a.unamplified_findings = 8;

@@ -22,9 +22,9 @@ std::vector<std::uint32_t> generate(DType t, ValueRange range, std::uint64_t see
 }
 
 // sum_k a(k) * b(k) with the chosen accumulation. a and b are already the rounded
-// operand values; `pairs` is fp32_amplified's D.
+// operand values; `amplify` is fp32_amplified's D.
 template <class A, class B>
-double dot(std::int64_t k_count, A a, B b, Accumulation accumulation, int pairs = 0) {
+double dot(std::int64_t k_count, A a, B b, Accumulation accumulation, int amplify = 0) {
   switch (accumulation) {
     case Accumulation::float64: {
       double sum = 0.0;
@@ -51,7 +51,7 @@ double dot(std::int64_t k_count, A a, B b, Accumulation accumulation, int pairs 
     case Accumulation::fp32_amplified: {
       // fp32_amplified: as the tensor cores run an amplified k16 wgmma, the pairs on the
       // accumulator first, then the wgmma's own 16 products.
-      const int queued = accumulation == Accumulation::fp32_amplified ? pairs : 0;
+      const int queued = accumulation == Accumulation::fp32_amplified ? amplify : 0;
       float sum = 0.0f;
       for (std::int64_t k0 = 0; k0 < k_count; k0 += 16) {
         float p = 0.0f;
