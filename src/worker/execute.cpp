@@ -71,6 +71,8 @@ std::shared_ptr<PreparedProblem> ProblemCache::take(const std::string& key) {
   return nullptr;
 }
 
+bool ProblemCache::holds(const Problem& problem) const { return m_last && m_last->key == reference_key(problem); }
+
 class RunningJob {
  public:
   struct Kernel {
@@ -90,6 +92,22 @@ class RunningJob {
   std::unique_ptr<QueuedComparisons> comparisons;
   std::vector<GpuSpan> runs;
   Event done;  // after the readback: all of this job's work
+  GpuStepTimes* steps = nullptr;
+  std::vector<std::pair<double GpuStepTimes::*, Event>> marks;  // each ends the step it names
+
+  /// With `steps`: an event here, ending the step `what` since the previous mark.
+  void mark(double GpuStepTimes::*what, const Stream& stream) {
+    if (steps != nullptr) {
+      marks.emplace_back(what, Event());
+      marks.back().second.record(stream);
+    }
+  }
+  /// Adds the marked steps' GPU times to `steps` (the work has finished).
+  void add_step_times() const {
+    for (std::size_t i = 1; i < marks.size(); ++i) {
+      steps->*(marks[i].first) += static_cast<double>(elapsed_ms(marks[i - 1].second, marks[i].second));
+    }
+  }
 };
 
 void RunningJobDeleter::operator()(RunningJob* job) const noexcept { delete job; }
@@ -192,12 +210,46 @@ std::optional<JobResult> refused_for_memory(const Job& job, const Problem& probl
   return result;
 }
 
+/// Queues the job's comparisons and its runs, each with the output reset before it and
+/// compared after it.
+void queue_runs(RunningJob& r, CaseBuffers& buffers, const Stream& stream) {
+  const Job& job = r.job;
+  const Problem& problem = r.problem;
+  r.tolerance = tolerance_for(problem);
+  CompareSpec spec;
+  spec.dtype = output_dtype(problem);
+  spec.atol = job.atol.value_or(r.tolerance->atol);
+  spec.rtol = job.rtol.value_or(r.tolerance->rtol);
+  spec.tile = TileShape{job.block_m, job.block_n};
+  spec.unwritten_measurable = unwritten_measurable(problem);
+  const CompareLayout layout = compare_layout(problem);
+  const auto repeats = static_cast<std::size_t>(std::max(job.repeats, 0));
+  r.comparisons = std::make_unique<QueuedComparisons>(layout, spec, repeats, stream);
+  r.runs = std::vector<GpuSpan>(repeats);
+  r.mark(&GpuStepTimes::setup, stream);
+  for (GpuSpan& run : r.runs) {
+    reset_output(problem, buffers, stream);
+    r.mark(&GpuStepTimes::resets, stream);
+    run.time(stream, [&] {
+      for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+        // The dual-stream chain: the expand (the last kernel) may start while the shrink runs.
+        const bool programmatic = job.pdl && i + 1 == r.kernels.size() && i > 0;
+        r.kernels[i].launch->launch(r.kernels[i].image->function, stream, programmatic);
+      }
+    });
+    r.mark(&GpuStepTimes::kernels, stream);
+    r.comparisons->enqueue(output_of(problem, buffers), buffers.reference, row_lora_of(problem, buffers));
+    r.mark(&GpuStepTimes::comparisons, stream);
+  }
+}
+
 }  // namespace
 
 StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandle& cublas, const Stream& stream,
-                     PinnedHostBuffer& readback, ProblemCache& cache) {
+                     PinnedHostBuffer& readback, ProblemCache& cache, GpuStepTimes* steps) {
   StartedJob started;
   RunningJobPtr running(new RunningJob(job, job.problem, readback));
+  running->steps = steps;
   started.result = judged(job, [&]() -> std::optional<JobResult> {
     RunningJob& r = *running;
     Problem& problem = r.problem;
@@ -213,6 +265,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     }
     // Everything below is queued on the stream, with stream-ordered buffers. Until
     // the work is handed on to the caller, an exception still leaves none of it queued.
+    r.mark(nullptr, stream);  // the start of the setup step
     if (!r.prepared) {
       auto prepared = std::make_shared<PreparedProblem>();
       prepared->key = key;
@@ -233,33 +286,13 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
       enqueue_reference(problem, metadata, buffers, cublas, stream, r.reference_span);
       r.computed_reference = true;
     }
-    r.tolerance = tolerance_for(problem);
-    CompareSpec spec;
-    spec.dtype = output_dtype(problem);
-    spec.atol = job.atol.value_or(r.tolerance->atol);
-    spec.rtol = job.rtol.value_or(r.tolerance->rtol);
-    spec.tile = TileShape{job.block_m, job.block_n};
-    spec.unwritten_measurable = unwritten_measurable(problem);
-    const CompareLayout layout = compare_layout(problem);
-    const auto repeats = static_cast<std::size_t>(std::max(job.repeats, 0));
-    r.comparisons = std::make_unique<QueuedComparisons>(layout, spec, repeats, stream);
-    r.runs = std::vector<GpuSpan>(repeats);
-    for (GpuSpan& run : r.runs) {
-      reset_output(problem, buffers, stream);
-      run.time(stream, [&] {
-        for (std::size_t i = 0; i < r.kernels.size(); ++i) {
-          // The dual-stream chain: the expand (the last kernel) may start while the shrink runs.
-          const bool programmatic = job.pdl && i + 1 == r.kernels.size() && i > 0;
-          r.kernels[i].launch->launch(r.kernels[i].image->function, stream, programmatic);
-        }
-      });
-      r.comparisons->enqueue(output_of(problem, buffers), buffers.reference, row_lora_of(problem, buffers));
-    }
+    queue_runs(r, buffers, stream);
     if (readback.bytes() < r.comparisons->readback_bytes()) {
       // Freeing the smaller one may wait for the device: rare (a few KiB hold 100 repeats).
       readback = PinnedHostBuffer(std::max<std::size_t>(r.comparisons->readback_bytes(), std::size_t{64} << 10));
     }
     r.comparisons->enqueue_readback(readback);
+    r.mark(&GpuStepTimes::readbacks, stream);
     r.done.record(stream);
     drain.dismiss();
     cache.keep(r.prepared);  // queued whole: the next job of the problem may share it
@@ -274,6 +307,9 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
 JobResult finish_job(RunningJob& r) {
   return *judged(r.job, [&]() -> std::optional<JobResult> {
     r.done.synchronize();
+    if (r.steps != nullptr) {
+      r.add_step_times();
+    }
     return result_of(r, r.comparisons->metrics_from(r.readback), /*timed=*/true);
   });
 }

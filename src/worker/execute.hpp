@@ -53,11 +53,25 @@ class ProblemCache {
   /// The kept problem when its reference_key is `key`, else nullptr; a miss drops the
   /// kept one (another problem's tensors go once no queued job uses them).
   [[nodiscard]] std::shared_ptr<PreparedProblem> take(const std::string& key);
+  /// Whether the kept problem is `problem`'s (reference_key): a job of it then allocates
+  /// only its few KiB of scratch.
+  [[nodiscard]] bool holds(const Problem& problem) const;
   /// Keeps `prepared` for the next job of its problem.
   void keep(std::shared_ptr<PreparedProblem> prepared) noexcept { m_last = std::move(prepared); }
 
  private:
   std::shared_ptr<PreparedProblem> m_last;
+};
+
+/// The GPU time of a worker's jobs by step, in ms, from events recorded between the
+/// steps (scripts/bench: LP_WORKER_TIMES=1). Only measured when asked: the events
+/// are work on the stream too.
+struct GpuStepTimes {
+  double setup = 0;        ///< a new problem's inputs and reference, each job's scratch
+  double resets = 0;       ///< the output's poison (or y_in) before each run
+  double kernels = 0;      ///< the runs themselves
+  double comparisons = 0;  ///< each run's comparison with the reference
+  double readbacks = 0;    ///< the metrics' copy to the host
 };
 
 /// A job whose work is queued on the stream and not yet waited for (execute.cpp).
@@ -84,9 +98,11 @@ struct StartedJob {
 /// Work queued behind it on the stream runs after all of it, so a worker queues the
 /// next case while this one is on the GPU. A refused or failed start is a result
 /// (refused, incomplete). Throws StickyCudaError when the context is dead: a job
-/// queued before this one faulted, or this one's partly queued work did.
+/// queued before this one faulted, or this one's partly queued work did. With
+/// `steps`, events between its steps add their GPU times there when it finishes.
 StartedJob start_job(const protocol::Job& job, const ImageTable& images, const CublasHandle& cublas,
-                     const Stream& stream, PinnedHostBuffer& readback, ProblemCache& cache);
+                     const Stream& stream, PinnedHostBuffer& readback, ProblemCache& cache,
+                     GpuStepTimes* steps = nullptr);
 
 /// Waits for the job's event (never for the whole stream: work queued behind it goes
 /// on) and returns its result, "ran" with metrics and timings, or "incomplete".

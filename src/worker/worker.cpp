@@ -116,10 +116,14 @@ struct WorkerTimes {
   double finishing = 0;  ///< finish_job: the wait for the GPU, the metrics read
   double answering = 0;  ///< the answers written
   std::size_t jobs = 0;
+  GpuStepTimes gpu;  ///< the jobs' GPU time by step
   [[nodiscard]] std::string line() const {
     return fmt::format("worker: times: {} jobs; waiting {:.1f} ms, parsing {:.1f} ms, starting {:.1f} ms, finishing "
-                       "{:.1f} ms, answering {:.1f} ms\n",
-                       jobs, waiting, parsing, starting, finishing, answering);
+                       "{:.1f} ms, answering {:.1f} ms\n"
+                       "worker: GPU steps: setup {:.1f} ms, resets {:.1f} ms, kernels {:.1f} ms, comparisons "
+                       "{:.1f} ms, readbacks {:.1f} ms\n",
+                       jobs, waiting, parsing, starting, finishing, answering, gpu.setup, gpu.resets, gpu.kernels,
+                       gpu.comparisons, gpu.readbacks);
   }
 };
 
@@ -203,7 +207,7 @@ class Worker {
         // handle and the memory pool and releasing the context one by one took the
         // parent's wait 0.1-0.2 s longer on the H200; the driver frees all of it when
         // the process exits.
-        if (std::getenv("LP_WORKER_TIMES") != nullptr) {
+        if (m_step_times) {
           std::fputs(m_times.line().c_str(), stderr);
         }
         std::cout.flush();
@@ -251,9 +255,10 @@ class Worker {
   /// died (the fault is answered first).
   std::optional<int> run(const protocol::Job& job) {
     const auto start = std::chrono::steady_clock::now();
-    if (m_pending && !fits_beside_pending(job)) {
+    if (m_pending && !m_problems.holds(job.problem) && !fits_beside_pending(job)) {
       // The case on the GPU holds memory this one may need: finish it first, so the
-      // memory check sees what it would see without the overlap.
+      // memory check sees what it would see without the overlap. A job of the kept
+      // problem shares its tensors, so the query (cuMemGetInfo) is skipped for it.
       if (const std::optional<int> code = finish_pending(nullptr)) {
         return code;
       }
@@ -263,7 +268,8 @@ class Worker {
     ++m_times.jobs;
     try {
       AddTime t(m_times.starting);
-      started = start_job(job, m_images, m_cublas, m_stream, m_readback[readback], m_problems);
+      started = start_job(job, m_images, m_cublas, m_stream, m_readback[readback], m_problems,
+                          m_step_times ? &m_times.gpu : nullptr);
     } catch (const StickyCudaError& e) {
       // Its partly queued work runs only after the pending case's last copy: if that
       // landed, the fault is this job's, else the pending case's.
@@ -410,6 +416,9 @@ class Worker {
   /// Page-locked memory for the metrics of the pending case and the one queued behind it.
   ProblemCache m_problems;  ///< the last problem's tensors and reference, for its next cases
   WorkerTimes m_times;
+  /// LP_WORKER_TIMES=1: the times are printed when the worker quits, with the GPU's by
+  /// step (events between the steps of every job).
+  bool m_step_times = std::getenv("LP_WORKER_TIMES") != nullptr;
   std::array<PinnedHostBuffer, 2> m_readback{PinnedHostBuffer(std::size_t{64} << 10),
                                              PinnedHostBuffer(std::size_t{64} << 10)};
   std::optional<Pending> m_pending;
