@@ -50,14 +50,10 @@ class RunnerWithFakeWorker : public ::testing::Test {
   void TearDown() override { ::unsetenv("LP_FAKE_WORKER_SCRIPT"); }
 
   SweepRequest request() const {
-    SweepRequest r;
+    SweepRequest r = fake_worker::request(m_dir.path() + "/report.json");
     r.argv = {"loraprobe", "sweep", "--config", m_dir.path() + "/config.json"};
-    r.out = m_dir.path() + "/report.json";
-    r.worker_exe = std::string(LP_SOURCE_DIR) + "/tests/sweep/fake_worker.py";
     r.case_timeout = std::chrono::seconds(2);
     r.worker_start_timeout = std::chrono::seconds(30);
-    r.progress = false;
-    r.jobs = 2;
     return r;
   }
 
@@ -157,13 +153,7 @@ class DevicesWithFakeWorker : public ::testing::Test {
 
   json sweep(const std::string& out, const std::string& devices, bool controls = true) {
     write_file_atomic(m_dir.path() + "/config.json", ten_cases().dump());
-    SweepRequest r;
-    r.argv = {"loraprobe", "sweep"};
-    r.out = m_dir.path() + "/" + out;
-    r.worker_exe = std::string(LP_SOURCE_DIR) + "/tests/sweep/fake_worker.py";
-    r.case_timeout = std::chrono::seconds(20);
-    r.progress = false;
-    r.jobs = 2;
+    SweepRequest r = fake_worker::request(m_dir.path() + "/" + out);
     r.devices = devices;
     r.controls = controls;
     m_exit = run_sweep(plan::load_config_file(m_dir.path() + "/config.json"), r).exit_code;
@@ -261,12 +251,7 @@ TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
   json config = json::parse(k_config);
   config["remedies"] = true;
   write_file_atomic(m_dir.path() + "/remedies.json", config.dump());
-  SweepRequest r;
-  r.argv = {"loraprobe", "sweep"};
-  r.out = m_dir.path() + "/remedies-report.json";
-  r.worker_exe = std::string(LP_SOURCE_DIR) + "/tests/sweep/fake_worker.py";
-  r.case_timeout = std::chrono::seconds(20);
-  r.progress = false;
+  SweepRequest r = fake_worker::request(m_dir.path() + "/remedies-report.json");
   r.controls = false;
   EXPECT_EQ(run_sweep(plan::load_config_file(m_dir.path() + "/remedies.json"), r).exit_code, 1);
   const json report = formats::full_json(formats::read_document(r.out));

@@ -50,13 +50,7 @@ class ShardsWithFakeWorker : public ::testing::Test {
   void TearDown() override { ::unsetenv("LP_FAKE_WORKER_SCRIPT"); }
 
   int sweep(const std::string& out, std::optional<plan::Shard> shard, const std::string& config_path = "") {
-    SweepRequest r;
-    r.argv = {"loraprobe", "sweep"};
-    r.out = m_dir.path() + "/" + out;
-    r.worker_exe = std::string(LP_SOURCE_DIR) + "/tests/sweep/fake_worker.py";
-    r.case_timeout = std::chrono::seconds(20);
-    r.progress = false;
-    r.jobs = 2;
+    SweepRequest r = fake_worker::request(m_dir.path() + "/" + out);
     r.shard = shard;
     return run_sweep(plan::load_config_file(config_path.empty() ? m_dir.path() + "/config.json" : config_path), r).exit_code;
   }
