@@ -66,6 +66,7 @@ struct InspectOptions {
   bool list_checks = false;
   bool no_cache = false;
   bool trust_cache = false;
+  bool no_shipped = false;
   std::size_t verify_cache = 0;
   bool no_skip = false;
   PlanOptions plan;  ///< --config and the axis, --model and --vllm-* flags over it, as sweep takes them
@@ -113,9 +114,14 @@ std::string summary_line(const inspect::Work& w, const inspect::InspectTotals& t
     what = fmt::format("{} variant(s) x {} compiler(s)", w.variants.size(), w.compilers.size());
   }
   const std::size_t lookups = cache.sass_hits + cache.sass_misses;
+  const std::string shipped =
+      cache.shipped_sass_hits + cache.shipped_compile_hits == 0
+          ? std::string()
+          : fmt::format(" ({} reports and {} compiles shipped with loraprobe)", cache.shipped_sass_hits,
+                        cache.shipped_compile_hits);
   const std::string cache_text =
       !cache_on ? "cache off"
-                : fmt::format("{} of {} reports from the cache{}{}{}", cache.sass_hits, lookups,
+                : fmt::format("{} of {} reports from the cache{}{}{}{}", cache.sass_hits, lookups, shipped,
                               cache.rejected > 0 ? fmt::format(" ({} {} not whole: redone and rewritten)", cache.rejected,
                                                                cache.rejected == 1 ? "entry" : "entries")
                                                  : std::string(),
@@ -263,6 +269,9 @@ int run_inspect(const InspectOptions& o) {
   inspect::InspectorOptions options{tool, {o.checks, {}}, o.jobs, cache_root, progress_printer(), !o.no_skip};
   options.verify_compile_hits = !o.trust_cache;
   options.verify_sample = o.verify_cache;
+  if (!o.no_cache && !o.no_shipped) {
+    options.shipped = inspect::ShippedResults::embedded();
+  }
   const inspect::Inspector inspector(std::move(options));
   // --verify-cache: a cached report a fresh analysis contradicts fails the run, after
   // its output (which holds the fresh reports).
@@ -389,6 +398,10 @@ Command add_inspect_command(CLI::App& app) {
                 "and are otherwise reported clean without nvdisasm)");
   sub->add_flag("--no-cache", o->no_cache,
                 "Neither read nor write the report cache ($XDG_CACHE_HOME/loraprobe, else ~/.cache/loraprobe)");
+  sub->add_flag("--no-shipped-results", o->no_shipped,
+                "Compute every result, also those shipped with loraprobe (kernels/inspected.jsonl.xz: each embedded "
+                "variant's report and toolkit compile, used only for the same nvdisasm and ptxas binaries, by "
+                "sha256); --no-cache implies it");
   sub->add_flag("--trust-cache", o->trust_cache,
                 "Take the cache's word for what a PTX compiles to (saves the ptxas runs; by default ptxas runs again "
                 "and the report is looked up by the cubin it really made). Only for a cache only you write: a forged "

@@ -65,22 +65,10 @@ nlohmann::json compiled_to_json(const CompiledPtx& c) {
   return {{"cubin_sha256", c.cubin_sha256}, {"cubin_bytes", c.cubin_bytes}, {"ms", c.ms}, {"log", c.log}};
 }
 
-/// The payload of entry `key` of `kind` in `root` when its envelope is whole (see
-/// cache.hpp) and describes the cubin `cubin_sha256` (empty: any); `rejected` when an
-/// entry is there but is not.
-std::optional<nlohmann::json> load_payload(const std::string& path, std::string_view kind, const std::string& key,
-                                           std::string_view cubin_sha256, bool& rejected) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    return std::nullopt;
-  }
-  rejected = true;
-  std::string text;
-  try {
-    text = read_file(path, k_max_entry_bytes);  // refuses a FIFO or a device there, and a file too large
-  } catch (const UsageError&) {
-    return std::nullopt;
-  }
+/// The payload of the entry `text` when its envelope is whole (see cache.hpp), is entry
+/// `key` of `kind` and describes the cubin `cubin_sha256` (empty: any); else nullopt.
+std::optional<nlohmann::json> payload_of(std::string_view text, std::string_view kind, const std::string& key,
+                                         std::string_view cubin_sha256) {
   std::optional<nlohmann::json> entry = try_parse_json_bounded(text, k_max_entry_depth);
   // Each member compared as JSON: one of another type is simply not equal (a miss).
   if (!entry || !entry->is_object() || entry->size() != 6 || member_of(*entry, "format") != k_entry_format ||
@@ -94,8 +82,22 @@ std::optional<nlohmann::json> load_payload(const std::string& path, std::string_
       (!cubin_sha256.empty() && cubin != cubin_sha256) || member_of(payload, "cubin_sha256") != nlohmann::json(cubin)) {
     return std::nullopt;
   }
-  rejected = false;
   return std::move(payload);
+}
+
+/// The text of the file at `path` when there is one (`present`) and it can be read
+/// within the bound; nullopt otherwise.
+std::optional<std::string> entry_text(const std::string& path, bool& present) {
+  std::error_code ec;
+  present = fs::exists(path, ec);
+  if (!present) {
+    return std::nullopt;
+  }
+  try {
+    return read_file(path, k_max_entry_bytes);  // refuses a FIFO or a device there, and a file too large
+  } catch (const UsageError&) {
+    return std::nullopt;
+  }
 }
 
 /// Version of how lp_inspect compiles (compile::compile_with_ptxas, started in an
@@ -213,23 +215,41 @@ std::string ResultCache::path_of(std::string_view kind, const std::string& key) 
   return (fs::path(m_root) / kind / key.substr(0, 2) / (key + ".json")).string();
 }
 
-ResultCache::Loaded<sass::CubinReport> ResultCache::load_report(const std::string& key,
-                                                                std::string_view cubin_sha256) const {
-  Loaded<sass::CubinReport> out;
-  if (std::optional<nlohmann::json> payload = load_payload(path_of("sass", key), "sass", key, cubin_sha256, out.rejected)) {
+LoadedEntry<sass::CubinReport> report_entry(std::string_view text, const std::string& key,
+                                            std::string_view cubin_sha256) {
+  LoadedEntry<sass::CubinReport> out;
+  if (std::optional<nlohmann::json> payload = payload_of(text, "sass", key, cubin_sha256)) {
     out.payload = sass::cubin_report_from_json(*payload);
-    out.rejected = !out.payload;
   }
+  out.rejected = !out.payload;
   return out;
 }
 
-ResultCache::Loaded<CompiledPtx> ResultCache::load_compile(const std::string& key) const {
-  Loaded<CompiledPtx> out;
-  if (std::optional<nlohmann::json> payload = load_payload(path_of("ptxas", key), "ptxas", key, {}, out.rejected)) {
+LoadedEntry<CompiledPtx> compile_entry(std::string_view text, const std::string& key) {
+  LoadedEntry<CompiledPtx> out;
+  if (std::optional<nlohmann::json> payload = payload_of(text, "ptxas", key, {})) {
     out.payload = compiled_from_json(*payload);
-    out.rejected = !out.payload;
   }
+  out.rejected = !out.payload;
   return out;
+}
+
+LoadedEntry<sass::CubinReport> ResultCache::load_report(const std::string& key, std::string_view cubin_sha256) const {
+  bool present = false;
+  const std::optional<std::string> text = entry_text(path_of("sass", key), present);
+  if (!present) {
+    return {};
+  }
+  return text ? report_entry(*text, key, cubin_sha256) : LoadedEntry<sass::CubinReport>{std::nullopt, true};
+}
+
+LoadedEntry<CompiledPtx> ResultCache::load_compile(const std::string& key) const {
+  bool present = false;
+  const std::optional<std::string> text = entry_text(path_of("ptxas", key), present);
+  if (!present) {
+    return {};
+  }
+  return text ? compile_entry(*text, key) : LoadedEntry<CompiledPtx>{std::nullopt, true};
 }
 
 std::optional<std::string> ResultCache::store_report(const std::string& key, const sass::CubinReport& report) const {

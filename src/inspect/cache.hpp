@@ -61,6 +61,21 @@ struct CompiledPtx {
   std::string log;  ///< ptxas -v's output
 };
 
+/// What a lookup found.
+template <class Payload>
+struct LoadedEntry {
+  std::optional<Payload> payload;  ///< the entry's payload when whole
+  bool rejected = false;           ///< an entry was there but is not whole
+};
+
+/// The text of a sass/ entry read by the rules above: its report when the entry is
+/// whole, is the one under `key` and describes the cubin `cubin_sha256`; else
+/// rejected. Never throws for a bad entry.
+LoadedEntry<sass::CubinReport> report_entry(std::string_view text, const std::string& key,
+                                            std::string_view cubin_sha256);
+/// The text of a ptxas/ entry read by the rules above (it names the cubin it made).
+LoadedEntry<CompiledPtx> compile_entry(std::string_view text, const std::string& key);
+
 /// A cache folder. Thread-safe: every call works on its own files.
 class ResultCache {
  public:
@@ -70,12 +85,8 @@ class ResultCache {
   /// The folder given at construction.
   [[nodiscard]] const std::string& root() const noexcept { return m_root; }
 
-  /// What a lookup found.
   template <class Payload>
-  struct Loaded {
-    std::optional<Payload> payload;  ///< the entry's payload when whole
-    bool rejected = false;           ///< an entry was there but is not whole
-  };
+  using Loaded = LoadedEntry<Payload>;
   /// The sass/ entry `key` when it is whole (see above) and describes the cubin
   /// `cubin_sha256`. Never throws for a bad entry.
   [[nodiscard]] Loaded<sass::CubinReport> load_report(const std::string& key, std::string_view cubin_sha256) const;

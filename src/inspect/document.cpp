@@ -164,6 +164,8 @@ json CacheStats::to_json(const std::optional<std::string>& root) const {
               {"sass_misses", sass_misses},
               {"compile_hits", compile_hits},
               {"compile_misses", compile_misses},
+              {"shipped_sass_hits", shipped_sass_hits},
+              {"shipped_compile_hits", shipped_compile_hits},
               {"write_errors", write_errors},
               {"rejected", rejected},
               {"verified", verified},

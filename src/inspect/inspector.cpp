@@ -37,6 +37,7 @@ struct Inspector::Outcome {
   std::string error;
   std::string skipped;  ///< why nvdisasm did not run (the PTX has no wgmma); empty when it did
   bool cached = false;
+  bool shipped = false;  ///< the hit came from the results shipped with the binary
   double ms = 0.0;
 };
 
@@ -141,6 +142,8 @@ CacheStats Inspector::cache_stats() const {
   stats.sass_misses = m_sass_misses;
   stats.compile_hits = m_compile_hits;
   stats.compile_misses = m_compile_misses;
+  stats.shipped_sass_hits = m_shipped_sass_hits;
+  stats.shipped_compile_hits = m_shipped_compile_hits;
   stats.write_errors = m_write_errors;
   stats.rejected = m_rejected;
   stats.verified = m_verified;
@@ -168,24 +171,41 @@ std::string Inspector::fingerprint_for(const std::map<int, std::string>& produce
 
 std::optional<Inspector::Outcome> Inspector::cached_report(const std::string& cubin_sha256,
                                                            const std::map<int, std::string>& produced) const {
-  if (!m_cache) {
+  if (!m_cache && !m_options.shipped) {
     return std::nullopt;
   }
   const std::string key = sass_cache_key(cubin_sha256, m_options.nvdisasm.sha256, fingerprint_for(produced));
-  ResultCache::Loaded<sass::CubinReport> hit = m_cache->load_report(key, cubin_sha256);
-  if (hit.rejected) {
-    ++m_rejected;  // a miss: the fresh report overwrites it
+  Outcome outcome;
+  LoadedEntry<sass::CubinReport> hit;
+  if (m_options.shipped) {
+    hit = m_options.shipped->load_report(key, cubin_sha256);
+    outcome.shipped = hit.payload.has_value();
+  }
+  if (!hit.payload && m_cache) {
+    hit = m_cache->load_report(key, cubin_sha256);
+    if (hit.rejected) {
+      ++m_rejected;  // a miss: the fresh report overwrites it
+    }
   }
   if (!hit.payload) {
     return std::nullopt;
   }
-  Outcome outcome;
+  if (outcome.shipped) {
+    hit.payload->disassembler = m_options.nvdisasm;  // the same binary (the key has its sha256), found here
+  }
   outcome.finding_count = hit.payload->finding_count();
   outcome.early_read_count = hit.payload->early_read_count();
   outcome.status = outcome_of(outcome.finding_count, outcome.early_read_count);
   outcome.sass = std::make_shared<const sass::CubinReport>(std::move(*hit.payload));
   outcome.cached = true;
   return outcome;
+}
+
+void Inspector::count_hit(const Outcome& hit, bool compile) const {
+  ++(compile ? m_compile_hits : m_sass_hits);
+  if (hit.shipped) {
+    ++(compile ? m_shipped_compile_hits : m_shipped_sass_hits);
+  }
 }
 
 bool Inspector::take_verification() const {
@@ -253,25 +273,43 @@ Inspector::Outcome Inspector::finish(const Pending& pending, const sass::CubinOu
 
 std::optional<Inspector::Outcome> Inspector::compiled_before(const InspectItem& item, const std::string& key,
                                                              std::optional<std::string>& recheck_cubin) const {
-  if (!m_cache || m_options.verify_compile_hits) {
-    return std::nullopt;
+  // A shipped record is trusted as the binary is; the disk cache's only under --trust-cache.
+  LoadedEntry<CompiledPtx> record;
+  bool shipped = false;
+  if (m_options.shipped) {
+    record = m_options.shipped->load_compile(key);
+    shipped = record.payload.has_value();
   }
-  ResultCache::Loaded<CompiledPtx> record = m_cache->load_compile(key);
-  if (record.rejected) {
-    ++m_rejected;
+  if (!record.payload && m_cache && !m_options.verify_compile_hits) {
+    record = m_cache->load_compile(key);
+    if (record.rejected) {
+      ++m_rejected;
+    }
   }
   if (!record.payload) {
     return std::nullopt;
   }
-  // The compile is known; only a cached report saves running ptxas again.
-  std::optional<Outcome> hit = cached_report(record.payload->cubin_sha256, item.produced);
+  // The compile is known; a skip (decided by the PTX alone) or a cached report of its
+  // cubin saves running ptxas again.
+  std::optional<Outcome> hit;
+  if (std::string why = skip_reason(item.ptx->ptx, m_options.skip_without_wgmma); !why.empty()) {
+    hit.emplace();
+    hit->status = StaticOutcome::clean;
+    hit->skipped = std::move(why);
+  } else {
+    hit = cached_report(record.payload->cubin_sha256, item.produced);
+  }
   if (hit && take_verification()) {
     recheck_cubin = record.payload->cubin_sha256;
     return std::nullopt;
   }
   if (hit) {
-    ++m_compile_hits;
-    ++m_sass_hits;
+    if (hit->sass) {
+      count_hit(*hit, false);
+    }
+    hit->shipped = shipped;
+    count_hit(*hit, true);
+    hit->cached = true;
     hit->compile = CompileRecord{{}, std::move(*record.payload), {}, true};
   }
   return hit;
@@ -313,7 +351,7 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
       hit.reset();
     }
     if (hit) {
-      ++m_sass_hits;
+      count_hit(*hit, false);
       hit->compile = p.compile;
       return done(std::move(*hit));
     }

@@ -33,6 +33,7 @@
 #include "compile/ptxas.hpp"
 #include "compile/toolchain.hpp"
 #include "inspect/cache.hpp"
+#include "inspect/shipped.hpp"
 #include "ptx/ptx_check.hpp"
 #include "sass/analyze.hpp"
 #include "sass/nvdisasm.hpp"
@@ -169,6 +170,10 @@ struct InspectorOptions {
   /// running nvdisasm again, and under --trust-cache a compile record by running its
   /// ptxas again.
   std::size_t verify_sample = 0;
+  /// Results shipped with the binary (shipped.hpp: ShippedResults::embedded()), looked up
+  /// before the disk cache and trusted with compiles; null: none (--no-cache,
+  /// --no-shipped-results).
+  std::shared_ptr<const ShippedResults> shipped;
 };
 
 /// Counts of the disk cache's use since construction.
@@ -177,14 +182,16 @@ struct CacheStats {
   std::size_t sass_misses = 0;
   std::size_t compile_hits = 0;
   std::size_t compile_misses = 0;
+  std::size_t shipped_sass_hits = 0;     ///< of sass_hits, those the shipped results served
+  std::size_t shipped_compile_hits = 0;  ///< of compile_hits, those the shipped results served
   std::size_t write_errors = 0;
   std::string first_write_error;  ///< the first reason a store failed, for the user
   std::size_t rejected = 0;       ///< entries there but not whole (cache.hpp): misses, rewritten
   std::size_t verified = 0;       ///< cache entries re-checked (verify_sample): reports, trusted compiles
   std::size_t differences = 0;    ///< of which the fresh analysis contradicts
   std::string first_difference;   ///< the first of those, for the user
-  /// {enabled, root, sass_hits, sass_misses, compile_hits, compile_misses, write_errors,
-  /// rejected, verified, differences}.
+  /// {enabled, root, sass_hits, sass_misses, compile_hits, compile_misses, shipped_sass_hits, shipped_compile_hits,
+  /// write_errors, rejected, verified, differences}.
   [[nodiscard]] nlohmann::json to_json(const std::optional<std::string>& root) const;
   [[nodiscard]] JsonText to_json_text(const std::optional<std::string>& root) const;  ///< as a report carries it
 };
@@ -251,6 +258,8 @@ class Inspector {
                                                      const std::map<int, std::string>& produced) const;
   /// The analysis fingerprint of a report with these produced parameters (the cache key's).
   [[nodiscard]] std::string fingerprint_for(const std::map<int, std::string>& produced) const;
+  /// Counts a hit that is used (a report, or a compile record), and whether it was shipped.
+  void count_hit(const Outcome& hit, bool compile) const;
   /// One of the verify_sample re-analyses, if any is left (never more than asked, whatever the threads).
   [[nodiscard]] bool take_verification() const;
   /// Compares the cubin ptxas made with the one a trusted compile record names (verify_sample).
@@ -281,6 +290,8 @@ class Inspector {
   mutable std::atomic<std::size_t> m_sass_misses{0};
   mutable std::atomic<std::size_t> m_compile_hits{0};
   mutable std::atomic<std::size_t> m_compile_misses{0};
+  mutable std::atomic<std::size_t> m_shipped_sass_hits{0};
+  mutable std::atomic<std::size_t> m_shipped_compile_hits{0};
   mutable std::atomic<std::size_t> m_write_errors{0};
   mutable std::atomic<std::size_t> m_rejected{0};
   mutable std::atomic<std::size_t> m_verify_left{0};

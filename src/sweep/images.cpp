@@ -318,6 +318,7 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   }
   // The same cache as `loraprobe inspect`: a cubin analysed once is never re-analysed.
   options.cache_root = inspect::default_cache_root();
+  options.shipped = inspect::ShippedResults::embedded();
   options.jobs = static_cast<unsigned>(threads);
   const inspect::Inspector inspector(std::move(options));
   std::vector<inspect::InspectItem> items;

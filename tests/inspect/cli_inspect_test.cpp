@@ -434,8 +434,10 @@ TEST_F(InspectCli, KernelSetJsonValidatesAndTheCacheServesTheSecondRun) {
   if (!ptxas) {
     GTEST_SKIP() << "skipped: no ptxas";
   }
-  const std::vector<std::string> args = {"inspect", "--json", "--triton", "3.6.0", "--compiler",
-                                         "prebuilt,ptxas=" + ptxas->path, "--filter", "id=" + k_set_hazard};
+  // The disk cache alone: the results shipped with loraprobe would answer the prebuilt cubin.
+  const std::vector<std::string> args = {"inspect", "--json", "--no-shipped-results", "--triton", "3.6.0",
+                                         "--compiler", "prebuilt,ptxas=" + ptxas->path, "--filter",
+                                         "id=" + k_set_hazard};
   const ProcessResult cold = loraprobe(args);
   EXPECT_EQ(cold.exit_code, 1) << cold.err;
   expect_valid(cold.out, "kernel-set");
@@ -462,6 +464,32 @@ TEST_F(InspectCli, KernelSetJsonValidatesAndTheCacheServesTheSecondRun) {
     EXPECT_TRUE(b["items"][i]["cached"].get<bool>());
     EXPECT_EQ(a["items"][i]["sass"], b["items"][i]["sass"]);
   }
+}
+
+TEST_F(InspectCli, TheShippedResultsAnswerACubinAndVerifyCacheReDerivesThem) {
+  LP_REQUIRE_NVDISASM(tool);
+  const std::vector<std::string> args = {"inspect", "--json", "--triton", "3.6.0", "--compiler", "prebuilt",
+                                         "--filter", "id=" + k_set_hazard};
+  const ProcessResult cold = loraprobe(args);
+  EXPECT_EQ(cold.exit_code, 1) << cold.err;
+  const nlohmann::json shipped = nlohmann::json::parse(cold.out);
+  std::vector<std::string> without = args;
+  without.push_back("--no-shipped-results");
+  const ProcessResult fresh = loraprobe(without);
+  EXPECT_EQ(fresh.exit_code, 1) << fresh.err;
+  const nlohmann::json computed = nlohmann::json::parse(fresh.out);
+  EXPECT_EQ(computed.at("cache").at("shipped_sass_hits"), 0);
+  EXPECT_FALSE(computed.at("items").at(0).at("cached").get<bool>());
+  if (shipped.at("cache").at("shipped_sass_hits") != 1) {
+    GTEST_SKIP() << "skipped: nvdisasm " << tool->version << " is not the one the shipped results were made with";
+  }
+  EXPECT_TRUE(shipped.at("items").at(0).at("cached").get<bool>());
+  EXPECT_EQ(shipped.at("items").at(0).at("finding_count"), computed.at("items").at(0).at("finding_count"));
+  std::vector<std::string> verify = args;
+  verify.insert(verify.end(), {"--verify-cache", "1"});
+  const nlohmann::json checked = nlohmann::json::parse(loraprobe(verify).out);
+  EXPECT_EQ(checked.at("cache").at("verified"), 1);
+  EXPECT_EQ(checked.at("cache").at("differences"), 0);
 }
 
 TEST_F(InspectCli, UpgradeGateExitCodesFollowTheStack) {

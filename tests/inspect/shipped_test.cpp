@@ -1,0 +1,222 @@
+// The static results shipped with the binary (src/inspect/shipped.hpp): a results file
+// is read strictly, a shipped hit is used and counted (a compile record saves its
+// ptxas run), an edited entry is a miss, --verify-cache re-derives shipped hits, and
+// the embedded file matches this binary's analysis and kernel sets.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "inspect/cache.hpp"
+#include "inspect/inspector.hpp"
+#include "inspect/shipped.hpp"
+#include "kernels/kernel_sets.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+#include "util/sha256.hpp"
+
+namespace lp::inspect {
+namespace {
+
+namespace fs = std::filesystem;
+using test::fixture;
+using test::k_hazard_id;
+
+InspectorOptions options_for(const sass::Nvdisasm& tool, std::optional<std::string> cache_root = std::nullopt) {
+  InspectorOptions o;
+  o.nvdisasm = tool;
+  o.jobs = 1;
+  o.cache_root = std::move(cache_root);
+  return o;
+}
+
+InspectItem hazard_cubin() {
+  return {k_hazard_id, k_hazard_id, "prebuilt", fixture(k_hazard_id + ".cubin"), std::nullopt, nullptr, "", {}, {}};
+}
+
+InspectItem hazard_ptx(const compile::PtxasInfo& ptxas) {
+  const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
+  return {k_hazard_id, k_hazard_id, "ptxas=" + ptxas.spec, {}, PtxInput{ptx, ptxas}, nullptr, "", {}, {}};
+}
+
+/// Every entry of a cache folder, as a results file's text (the script's layout).
+std::string results_text_of(const std::string& root) {
+  std::vector<std::string> lines;
+  for (const char* kind : {"ptxas", "sass"}) {
+    if (!fs::exists(fs::path(root) / kind)) {
+      continue;
+    }
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(root) / kind)) {
+      if (e.is_regular_file()) {
+        lines.push_back(read_file(e.path().string()));
+      }
+    }
+  }
+  std::string text = nlohmann::json{{"format", 1},
+                                    {"analysis_fingerprint", "test"},
+                                    {"nvdisasm", {{"version", "test"}, {"sha256", "test"}}},
+                                    {"ptxas", nlohmann::json::array()},
+                                    {"entries", lines.size()}}
+                         .dump() +
+                     "\n";
+  for (const std::string& line : lines) {
+    text += line + "\n";
+  }
+  return text;
+}
+
+TEST(Shipped, AResultsFileIsReadStrictly) {
+  const std::string header =
+      R"({"format":1,"analysis_fingerprint":"f","nvdisasm":{"version":"13.5.37","sha256":"s"},"ptxas":[],"entries":0})";
+  EXPECT_EQ(ShippedResults::parse(header + "\n", "t").size(), 0U);
+  EXPECT_EQ(ShippedResults::parse(header + "\n", "t").header().nvdisasm.version, "13.5.37");
+  const auto refused = [](const std::string& text, const std::string& says) {
+    try {
+      (void)ShippedResults::parse(text, "results.jsonl");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused("", "results.jsonl: empty");
+  refused(R"({"format":2})", "results.jsonl: line 1: not a results header of format 1");
+  refused(R"({"format":1,"entries":0})", "line 1: the header needs analysis_fingerprint, entries and ptxas");
+  refused(header + "\n{\"kind\":\"sass\"}\n", "line 2: an entry needs a kind (sass or ptxas) and a key");
+  refused(header + "\n{\"key\":\"k\",\"kind\":\"other\"}\n", "line 2: an entry needs a kind");
+  std::string counted = header;
+  counted.replace(counted.find("\"entries\":0"), 11, "\"entries\":3");
+  refused(counted + "\n", "results.jsonl: 0 entries, the header says 3");
+}
+
+TEST(Shipped, AShippedReportIsUsedAndAnEditedOneIsAMiss) {
+  LP_REQUIRE_NVDISASM(tool);
+  const TempDir made("lp-shipped-");
+  const InspectResult fresh = Inspector(options_for(*tool, made.path())).inspect(hazard_cubin());
+  ASSERT_EQ(fresh.status, StaticOutcome::hazard) << fresh.error;
+  const std::string text = results_text_of(made.path());
+
+  InspectorOptions o = options_for(*tool);
+  o.shipped = std::make_shared<const ShippedResults>(ShippedResults::parse(text, "t"));
+  const Inspector shipped(o);
+  const InspectResult hit = shipped.inspect(hazard_cubin());
+  EXPECT_TRUE(hit.cached);
+  EXPECT_EQ(hit.status, StaticOutcome::hazard);
+  EXPECT_EQ(hit.finding_count, fresh.finding_count);
+  EXPECT_EQ(shipped.cache_stats().shipped_sass_hits, 1U);
+  ASSERT_TRUE(hit.sass);
+  EXPECT_EQ(hit.sass->disassembler.path, tool->path);  // this machine's, not the maker's
+
+  // An entry edited to no findings no longer hashes to its payload_sha256: a miss.
+  const std::string findings = fmt::format("\"finding_count\":{}", fresh.finding_count);
+  std::string edited = text;
+  ASSERT_NE(edited.find(findings), std::string::npos);
+  edited.replace(edited.find(findings), findings.size(), "\"finding_count\":0");
+  o.shipped = std::make_shared<const ShippedResults>(ShippedResults::parse(edited, "t"));
+  const Inspector refusing(o);
+  const InspectResult redone = refusing.inspect(hazard_cubin());
+  EXPECT_FALSE(redone.cached);
+  EXPECT_EQ(redone.status, StaticOutcome::hazard);
+  EXPECT_EQ(refusing.cache_stats().shipped_sass_hits, 0U);
+}
+
+TEST(Shipped, AShippedCompileSavesPtxasAndVerifyCacheRunsItAgain) {
+  LP_REQUIRE_NVDISASM(tool);
+  const auto ptxas = test::some_ptxas();
+  if (!ptxas) {
+    GTEST_SKIP() << "skipped: no ptxas";
+  }
+  const TempDir made("lp-shipped-");
+  ASSERT_EQ(Inspector(options_for(*tool, made.path())).inspect(hazard_ptx(*ptxas)).status, StaticOutcome::hazard);
+  InspectorOptions o = options_for(*tool);
+  o.shipped = std::make_shared<const ShippedResults>(ShippedResults::parse(results_text_of(made.path()), "t"));
+  ASSERT_TRUE(o.verify_compile_hits);  // the disk cache's records are not trusted; shipped ones are
+  const Inspector shipped(o);
+  const InspectResult hit = shipped.inspect(hazard_ptx(*ptxas));
+  EXPECT_EQ(hit.status, StaticOutcome::hazard);
+  ASSERT_TRUE(hit.compile);
+  EXPECT_TRUE(hit.compile->cached);
+  EXPECT_EQ(shipped.cache_stats().shipped_compile_hits, 1U);
+  EXPECT_EQ(shipped.cache_stats().shipped_sass_hits, 1U);
+
+  o.verify_sample = 1;  // --verify-cache 1: ptxas runs, and the cubin it made is compared
+  const Inspector checked(o);
+  const InspectResult rechecked = checked.inspect(hazard_ptx(*ptxas));
+  EXPECT_FALSE(rechecked.compile->cached);
+  EXPECT_EQ(checked.cache_stats().verified, 1U);
+  EXPECT_EQ(checked.cache_stats().differences, 0U);
+}
+
+/// Every embedded variant under `compiler` (prebuilt, or PTX for `ptxas`).
+std::vector<InspectItem> embedded_items(const kernels::KernelSets& sets, const std::optional<compile::PtxasInfo>& ptxas) {
+  std::vector<InspectItem> items;
+  for (const kernels::KernelSet& set : sets.all()) {
+    for (const kernels::Variant& v : set.variants()) {
+      if (!v.ok()) {
+        continue;
+      }
+      auto ptx = std::make_shared<const std::string>(set.contents(*v.ptx));
+      if (ptxas) {
+        items.push_back({v.id, v.id, "ptxas=toolkit", {}, PtxInput{ptx, *ptxas, set.manifest().ptxas_options}, nullptr,
+                         set.triton(), v.produced_ordinals(), {}});
+      } else {
+        items.push_back({v.id, v.id, "prebuilt", set.contents(*v.cubin), std::nullopt, std::move(ptx), set.triton(),
+                         v.produced_ordinals(), {}});
+      }
+    }
+  }
+  return items;
+}
+
+constexpr const char* k_regenerate = "; run python3 scripts/gen_inspected.py and rebuild";
+
+TEST(Shipped, TheEmbeddedResultsAnswerEveryEmbeddedVariant) {
+  LP_REQUIRE_NVDISASM(tool);
+  const std::shared_ptr<const ShippedResults> shipped = ShippedResults::embedded();
+  ASSERT_GT(shipped->size(), 0U) << "this binary has no kernels/" << k_shipped_results_path << k_regenerate;
+  ASSERT_EQ(shipped->header().analysis_fingerprint, analysis_fingerprint({}))
+      << "the analysis changed since the shipped results were made" << k_regenerate;
+  if (shipped->header().nvdisasm.sha256 != tool->sha256) {
+    GTEST_SKIP() << "skipped: nvdisasm " << tool->version << " at " << tool->path << " is not the "
+                 << shipped->header().nvdisasm.version << " the shipped results were made with";
+  }
+  const kernels::KernelSets sets = kernels::KernelSets::load();
+  const TempDir cache("lp-shipped-");  // a disk cache only to count the misses
+  InspectorOptions o = options_for(*tool, cache.path());
+  o.jobs = 0;
+  o.shipped = shipped;
+  const Inspector prebuilt(o);
+  for (const InspectResult& r : prebuilt.inspect_all(embedded_items(sets, std::nullopt))) {
+    EXPECT_TRUE(r.cached || !r.skipped.empty()) << r.triton << " " << r.name << k_regenerate;
+  }
+  EXPECT_EQ(prebuilt.cache_stats().sass_misses, 0U);
+  EXPECT_EQ(prebuilt.cache_stats().shipped_sass_hits, prebuilt.cache_stats().sass_hits);
+  EXPECT_GT(prebuilt.cache_stats().shipped_sass_hits, 2000U);
+  std::optional<compile::PtxasInfo> toolkit;
+  try {
+    toolkit = compile::resolve_ptxas("toolkit");
+  } catch (const EnvironmentError&) {
+  }
+  const auto& made_with = shipped->header().ptxas;
+  if (!toolkit || std::none_of(made_with.begin(), made_with.end(),
+                               [&](const ShippedTool& t) { return t.sha256 == toolkit->sha256; })) {
+    GTEST_SKIP() << "skipped (the prebuilt part passed): the toolkit's ptxas is not one the results were made with";
+  }
+  const Inspector compiled(o);
+  for (const InspectResult& r : compiled.inspect_all(embedded_items(sets, toolkit))) {
+    // Triton 3.9.0's PTX 9.4 under ptxas 13.0 is refused before ptxas runs: nothing to ship.
+    if (r.status != StaticOutcome::incompatible) {
+      EXPECT_TRUE(r.compile && r.compile->cached) << r.triton << " " << r.name << k_regenerate;
+    }
+  }
+  // One record per distinct PTX (sets share some), every one of them shipped.
+  EXPECT_EQ(compiled.cache_stats().shipped_compile_hits, compiled.cache_stats().compile_hits);
+  EXPECT_GT(compiled.cache_stats().shipped_compile_hits, 2000U);
+}
+
+}  // namespace
+}  // namespace lp::inspect
