@@ -381,6 +381,19 @@ TEST(KernelSet, AVariantIdIsAName) {
   EXPECT_NO_THROW((void)parse_manifest(doc.dump(), "m.json"));
 }
 
+TEST(KernelSet, AManifestWithTwoBadVariantsNamesTheFirstWhateverTheThreads) {
+  // The variants are read on several threads: the error is still the first bad one's.
+  nlohmann::json doc = nlohmann::json::parse(manifest_text());
+  const std::size_t last = doc["variants"].size() - 1;
+  ASSERT_GT(last, 200U);
+  doc["variants"][last]["id"] = "a b";
+  doc["variants"][130]["id"] = "../x";
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(fatal_of([&] { (void)parse_manifest(doc.dump(), "m.json"); }),
+              "m.json:/variants/130/id: \"../x\" is not a variant id (1 to 200 letters, digits, '.', '_' and '-')");
+  }
+}
+
 TEST(KernelSet, KernelDirReadsTheSameFiles) {
   const KernelDirCopy dir("lp-kernel-dir-copy");
   dir.write("manifest.json.xz", stored("manifest.json.xz"));
