@@ -161,4 +161,14 @@ void DeviceBuffer::fill_u32(std::uint32_t value, const Stream& stream) {
   }
 }
 
+void DeviceBuffer::fill_u32(std::uint32_t value, std::size_t offset, std::size_t bytes, const Stream& stream) {
+  if (offset % sizeof(std::uint32_t) != 0 || bytes % sizeof(std::uint32_t) != 0 || m_ptr % alignof(std::uint32_t) != 0) {
+    throw Error(fmt::format("32-bit fill of {} bytes at byte {}: not whole aligned words", bytes, offset));
+  }
+  check_fits(offset + bytes, "32-bit fill");
+  if (bytes > 0) {
+    LP_CU_CHECK(driver().cuMemsetD32Async(m_ptr + offset, value, bytes / sizeof(std::uint32_t), stream.get()));
+  }
+}
+
 }  // namespace lp

@@ -70,6 +70,8 @@ class DeviceBuffer {
   void fill_u8(std::uint8_t value, const Stream& stream);
   void fill_u16(std::uint16_t value, const Stream& stream);
   void fill_u32(std::uint32_t value, const Stream& stream);
+  /// fill_u32 over `bytes` bytes from byte `offset` (both multiples of 4, inside the buffer).
+  void fill_u32(std::uint32_t value, std::size_t offset, std::size_t bytes, const Stream& stream);
 
  private:
   void check_view(std::size_t size, std::size_t align) const;

@@ -208,25 +208,31 @@ CompareMetrics compare_on_host(const CompareLayout& layout, const CompareSpec& s
 
 namespace {
 
-/// What the last bytes of a readback hold once it landed ("loraprob"); cleared on
-/// the host before each readback is queued.
-constexpr std::uint64_t k_readback_stamp = 0x626f727061726f6cULL;
+/// What the last 8 bytes of a readback hold once it landed: this word twice ("lorp"),
+/// so one 32-bit fill writes it; cleared on the host before each readback is queued.
+constexpr std::uint32_t k_readback_stamp_word = 0x70726f6cU;
+constexpr std::uint64_t k_readback_stamp = (std::uint64_t{k_readback_stamp_word} << 32) | k_readback_stamp_word;
+
+constexpr std::size_t round_up_16(std::size_t n) { return (n + 15) / 16 * 16; }
 
 }  // namespace
 
+// One allocation: the metrics blocks and the stamp (what the readback copies), each
+// comparison's tile flags, the kernel's per-block shares. Two fills make it ready:
+// zeros (each block's blocks_done, every flag) and the stamp. The kernel's last block
+// writes every field of its MetricsBlock, so no block needs empty_block() first.
 QueuedComparisons::QueuedComparisons(const CompareLayout& layout, const CompareSpec& spec, std::size_t capacity,
                                      const Stream& stream)
     : m_layout(layout), m_spec(spec), m_stream(stream), m_capacity(capacity) {
   (void)compare_detail::kernel_layout(layout, spec.tile);  // a bad tile shape fails here, before any work
-  m_tile_failed = DeviceBuffer(static_cast<std::size_t>(layout.total_tiles(spec.tile)) * sizeof(unsigned), stream);
-  m_blocks = DeviceBuffer(readback_bytes(), stream);
-  std::vector<std::byte> initial(readback_bytes());
-  const MetricsBlock empty = compare_detail::empty_block();
-  for (std::size_t i = 0; i < capacity; ++i) {
-    std::memcpy(initial.data() + i * sizeof(MetricsBlock), &empty, sizeof(MetricsBlock));
-  }
-  std::memcpy(initial.data() + capacity * sizeof(MetricsBlock), &k_readback_stamp, sizeof(k_readback_stamp));
-  m_blocks.copy_from_host(initial.data(), initial.size(), stream);
+  m_tiles = static_cast<std::size_t>(layout.total_tiles(spec.tile));
+  m_tiles_offset = round_up_16(readback_bytes());
+  m_shares_offset = round_up_16(m_tiles_offset + m_tiles * capacity * sizeof(unsigned));
+  m_scratch = DeviceBuffer(
+      m_shares_offset + static_cast<std::size_t>(device_launch::k_compare_max_blocks) * sizeof(compare_detail::CompareShare),
+      stream);
+  m_scratch.fill_u32(0, 0, m_shares_offset, stream);
+  m_scratch.fill_u32(k_readback_stamp_word, capacity * sizeof(MetricsBlock), sizeof(k_readback_stamp), stream);
 }
 
 std::size_t QueuedComparisons::readback_bytes() const noexcept {
@@ -245,10 +251,11 @@ void QueuedComparisons::enqueue(const DeviceBuffer& actual, const DeviceBuffer& 
   }
   const KernelLayout k = compare_detail::kernel_layout(m_layout, m_spec.tile);
   const compare_detail::ElementRule rule = compare_detail::element_rule(m_spec);
-  m_tile_failed.fill_u32(0, m_stream);
+  auto* const base = static_cast<unsigned char*>(m_scratch.raw());
   device_launch::compare(k, rule, actual.raw(), expected.raw(), static_cast<const std::int32_t*>(lora_of.raw()),
-                         static_cast<unsigned*>(m_tile_failed.raw()),
-                         static_cast<MetricsBlock*>(m_blocks.raw()) + m_count,
+                         reinterpret_cast<unsigned*>(base + m_tiles_offset) + m_count * m_tiles,
+                         reinterpret_cast<compare_detail::CompareShare*>(base + m_shares_offset),
+                         reinterpret_cast<MetricsBlock*>(base) + m_count,
                          static_cast<unsigned long long>(m_layout.total_elements()), m_stream.get());
   ++m_count;
 }
@@ -256,7 +263,7 @@ void QueuedComparisons::enqueue(const DeviceBuffer& actual, const DeviceBuffer& 
 std::vector<CompareMetrics> QueuedComparisons::collect() {
   std::vector<MetricsBlock> blocks(m_count);
   if (m_count > 0) {
-    m_blocks.copy_to_host(blocks.data(), m_count * sizeof(MetricsBlock), m_stream);
+    m_scratch.copy_to_host(blocks.data(), m_count * sizeof(MetricsBlock), m_stream);
   }
   m_stream.synchronize();
   std::vector<CompareMetrics> out;
@@ -273,7 +280,7 @@ void QueuedComparisons::enqueue_readback(PinnedHostBuffer& into) {
                             readback_bytes()));
   }
   std::memset(into.data() + m_capacity * sizeof(MetricsBlock), 0, sizeof(k_readback_stamp));
-  m_blocks.copy_to_host(into.data(), readback_bytes(), m_stream);
+  m_scratch.copy_to_host(into.data(), readback_bytes(), m_stream);
 }
 
 bool QueuedComparisons::arrived(const PinnedHostBuffer& from) const {

@@ -142,8 +142,10 @@ class QueuedComparisons {
   const Stream& m_stream;
   std::size_t m_capacity;
   std::size_t m_count = 0;
-  DeviceBuffer m_tile_failed;  ///< one per tile, zeroed before each comparison
-  DeviceBuffer m_blocks;       ///< one MetricsBlock per comparison, then the readback stamp
+  std::size_t m_tiles = 0;          ///< tiles of one comparison
+  std::size_t m_tiles_offset = 0;   ///< in m_scratch: one flag per tile of each comparison
+  std::size_t m_shares_offset = 0;  ///< in m_scratch: the kernel's per-block shares, reused by each
+  DeviceBuffer m_scratch;           ///< one MetricsBlock per comparison and the stamp first (compare.cpp)
 };
 
 }  // namespace lp

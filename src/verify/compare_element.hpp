@@ -85,8 +85,8 @@ struct ElementOutcome {
   bool reference_nonfinite = false;    ///< the reference itself is not finite (an invalid case)
   bool has_dev = false;          ///< both finite: the deviations below are defined
   double abs_dev = 0.0;
-  double rel_dev = 0.0;
-  double tol_ratio = 0.0;        ///< abs_dev / (atol + rtol * |expected|)
+  double tolerance = 0.0;        ///< atol + rtol * |expected|: the deviation over tolerance divides by it
+  double rel_den = 0.0;          ///< max(|expected|, rel_floor): the relative deviation divides by it
 };
 
 LP_HD inline double abs_d(double x) { return x < 0.0 ? -x : x; }
@@ -101,6 +101,22 @@ LP_HD inline double safe_div(double num, double den) {
     return num / den;
   }
   return num > 0.0 ? static_cast<double>(INFINITY) : 0.0;  // x/0: +inf when something deviates, else 0
+}
+
+/// max(cur, safe_div(num, den)) for num >= 0 and cur >= 0, dividing only when the
+/// quotient could exceed cur: a double division costs the device kernel more than
+/// the rest of an element. num == 0 (an element equal to its reference, the common
+/// one) gives a quotient of 0 whatever den is. When den > 0 and num < fl(cur den),
+/// num <= cur den exactly (a representable num above the exact product would be
+/// nearer to it than its rounding, also for subnormal and overflowing products), so
+/// num / den <= cur and the rounded quotient is at most cur: the result is that of
+/// dividing every time.
+LP_HD inline double raise_ratio(double cur, double num, double den) {
+  if (num == 0.0 || (den > 0.0 && num < cur * den)) {
+    return cur;
+  }
+  const double q = safe_div(num, den);
+  return q > cur ? q : cur;
 }
 
 /// Judges `actual` against `expected` (raw bits of rule.dtype). `live`: the
@@ -138,8 +154,8 @@ LP_HD inline ElementOutcome compare_element(const ElementRule& rule, std::uint32
   o.has_dev = true;
   o.abs_dev = abs_d(ad - ed);
   const double tolerance = fma(rule.rtol, magnitude, rule.atol);
-  o.tol_ratio = safe_div(o.abs_dev, tolerance);
-  o.rel_dev = safe_div(o.abs_dev, magnitude > rule.rel_floor ? magnitude : rule.rel_floor);
+  o.tolerance = tolerance;
+  o.rel_den = magnitude > rule.rel_floor ? magnitude : rule.rel_floor;
   o.mismatch = !(o.abs_dev <= tolerance);
   o.bad = o.mismatch;
   return o;
@@ -163,22 +179,55 @@ struct LocalMetrics {
   LP_HD void add(const ElementOutcome& o, bool live) {
     elements += live ? 1u : 0u;
     untouched_elements += live ? 0u : 1u;
-    nan += o.nan ? 1u : 0u;
-    inf += o.inf ? 1u : 0u;
-    huge += o.huge ? 1u : 0u;
-    unwritten += o.unwritten ? 1u : 0u;
-    untouched_rows_written += o.untouched_write ? 1u : 0u;
-    mismatches += o.mismatch ? 1u : 0u;
-    reference_nonfinite += o.reference_nonfinite ? 1u : 0u;
+    // Every other flag implies bad, except huge: the common element skips them all.
+    if (o.bad || o.huge) {
+      nan += o.nan ? 1u : 0u;
+      inf += o.inf ? 1u : 0u;
+      huge += o.huge ? 1u : 0u;
+      unwritten += o.unwritten ? 1u : 0u;
+      untouched_rows_written += o.untouched_write ? 1u : 0u;
+      mismatches += o.mismatch ? 1u : 0u;
+      reference_nonfinite += o.reference_nonfinite ? 1u : 0u;
+    }
     if (o.has_dev) {
       max_abs_dev = o.abs_dev > max_abs_dev ? o.abs_dev : max_abs_dev;
-      max_rel_dev = o.rel_dev > max_rel_dev ? o.rel_dev : max_rel_dev;
-      worst_dev_over_tolerance = o.tol_ratio > worst_dev_over_tolerance ? o.tol_ratio : worst_dev_over_tolerance;
+      max_rel_dev = raise_ratio(max_rel_dev, o.abs_dev, o.rel_den);
+      worst_dev_over_tolerance = raise_ratio(worst_dev_over_tolerance, o.abs_dev, o.tolerance);
     }
   }
 };
 
 inline constexpr unsigned long long k_no_index = ~0ull;
+
+/// What one thread, warp or block of the device comparison found: its metrics, its
+/// first bad element and the tiles it flagged first. The blocks leave theirs in a
+/// scratch array that the last block adds up.
+struct CompareShare {
+  LocalMetrics metrics;
+  unsigned long long first = k_no_index;
+  unsigned long long failing_tiles = 0;
+
+  LP_HD void merge(const CompareShare& o) {
+    LocalMetrics& m = metrics;
+    m.elements += o.metrics.elements;
+    m.untouched_elements += o.metrics.untouched_elements;
+    m.nan += o.metrics.nan;
+    m.inf += o.metrics.inf;
+    m.huge += o.metrics.huge;
+    m.unwritten += o.metrics.unwritten;
+    m.untouched_rows_written += o.metrics.untouched_rows_written;
+    m.mismatches += o.metrics.mismatches;
+    m.reference_nonfinite += o.metrics.reference_nonfinite;
+    // Deviations are non-negative and never NaN (has_dev), so > orders them.
+    m.max_abs_dev = o.metrics.max_abs_dev > m.max_abs_dev ? o.metrics.max_abs_dev : m.max_abs_dev;
+    m.max_rel_dev = o.metrics.max_rel_dev > m.max_rel_dev ? o.metrics.max_rel_dev : m.max_rel_dev;
+    m.worst_dev_over_tolerance = o.metrics.worst_dev_over_tolerance > m.worst_dev_over_tolerance
+                                     ? o.metrics.worst_dev_over_tolerance
+                                     : m.worst_dev_over_tolerance;
+    first = o.first < first ? o.first : first;
+    failing_tiles += o.failing_tiles;
+  }
+};
 
 LP_HD inline unsigned long long double_bits(double d) {
 #if defined(__CUDA_ARCH__)
@@ -221,7 +270,7 @@ struct MetricsBlock {
   unsigned int first_expected_bits;
   unsigned int first_actual_bits;
   unsigned int first_untouched_row;  ///< 1 when first_bad lies in a -1 row
-  unsigned int pad;
+  unsigned int blocks_done;          ///< the device's blocks that left their share (0 from the host)
 };
 
 }  // namespace lp::compare_detail

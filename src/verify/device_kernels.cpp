@@ -35,7 +35,6 @@ struct VerifyKernels {
   CUkernel scale_rows = nullptr;
   CUkernel scatter_rows_f32 = nullptr;
   CUkernel compare = nullptr;
-  CUkernel compare_finish = nullptr;
 };
 
 VerifyKernels load_kernels() {
@@ -62,7 +61,6 @@ VerifyKernels load_kernels() {
   k.scale_rows = kernel("lp_scale_rows");
   k.scatter_rows_f32 = kernel("lp_scatter_rows_f32");
   k.compare = kernel("lp_compare");
-  k.compare_finish = kernel("lp_compare_finish");
   return k;
 }
 
@@ -128,18 +126,25 @@ void convert(const void* src, DType from, void* dst, DType to, std::size_t count
 
 void compare(const compare_detail::KernelLayout& layout, const compare_detail::ElementRule& rule, const void* actual,
              const void* expected, const std::int32_t* lora_of, unsigned* tile_failed,
-             compare_detail::MetricsBlock* out, unsigned long long count, CUstream stream) {
-  if (count == 0) {
-    return;
-  }
-  if (layout.row_stride <= 0 || count % static_cast<unsigned long long>(layout.row_stride) != 0) {
+             compare_detail::CompareShare* shares, compare_detail::MetricsBlock* out, unsigned long long count,
+             CUstream stream) {
+  // An empty output still gets its one block: the kernel's last block writes *out.
+  if (count > 0 && (layout.row_stride <= 0 || count % static_cast<unsigned long long>(layout.row_stride) != 0)) {
     throw Error("compare: the output is not a whole number of rows");
   }
-  // One row per block at a time.
+  static_assert(k_threads % 32 == 0 && k_threads / 32 <= 32, "lp_compare sums at most 32 warps per block");
+  // 16-byte loads of both tensors where a row is whole 16-byte words and both start
+  // on one (the allocator aligns to 256 bytes); else one element at a time.
+  const std::size_t size = dtype_size(rule.dtype);
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  const bool whole_words = count > 0 && (size == 2 || size == 4) &&
+                           (static_cast<std::uint64_t>(layout.row_stride) * size) % 16 == 0;
+  const int vector = whole_words && aligned(actual) && aligned(expected) ? static_cast<int>(16 / size) : 1;
+  const unsigned long long chunks = count / static_cast<unsigned long long>(vector);
   const auto blocks = static_cast<unsigned>(
-      std::clamp<unsigned long long>(count / static_cast<unsigned long long>(layout.row_stride), 1, 16384));
-  launch(kernels().compare, blocks, k_threads, stream, layout, rule, actual, expected, lora_of, tile_failed, out, count);
-  launch(kernels().compare_finish, 1, 1, stream, layout, rule.dtype, actual, expected, lora_of, out);
+      std::clamp<unsigned long long>((chunks + k_threads - 1) / k_threads, 1, k_compare_max_blocks));
+  launch(kernels().compare, blocks, k_threads, stream, layout, rule, actual, expected, lora_of, tile_failed, shares,
+         out, count, vector);
 }
 
 }  // namespace device_launch

@@ -18,6 +18,7 @@ using lp::bits_to_float;
 using lp::float_to_bits;
 using lp::load_bits;
 using lp::store_bits;
+using lp::compare_detail::CompareShare;
 using lp::compare_detail::Coord;
 using lp::compare_detail::ElementOutcome;
 using lp::compare_detail::ElementRule;
@@ -35,25 +36,91 @@ __device__ unsigned long long shfl_down_u64(unsigned long long v, int offset) {
 
 __device__ double shfl_down_f64(double v, int offset) { return __shfl_down_sync(k_full_mask, v, offset); }
 
-__device__ void merge_from_lane(LocalMetrics& m, int offset) {
-  m.elements += shfl_down_u64(m.elements, offset);
-  m.untouched_elements += shfl_down_u64(m.untouched_elements, offset);
-  m.nan += shfl_down_u64(m.nan, offset);
-  m.inf += shfl_down_u64(m.inf, offset);
-  m.huge += shfl_down_u64(m.huge, offset);
-  m.unwritten += shfl_down_u64(m.unwritten, offset);
-  m.untouched_rows_written += shfl_down_u64(m.untouched_rows_written, offset);
-  m.mismatches += shfl_down_u64(m.mismatches, offset);
-  m.reference_nonfinite += shfl_down_u64(m.reference_nonfinite, offset);
-  m.max_abs_dev = fmax(m.max_abs_dev, shfl_down_f64(m.max_abs_dev, offset));
-  m.max_rel_dev = fmax(m.max_rel_dev, shfl_down_f64(m.max_rel_dev, offset));
-  m.worst_dev_over_tolerance = fmax(m.worst_dev_over_tolerance, shfl_down_f64(m.worst_dev_over_tolerance, offset));
+// lp_compare's blocks have at most this many warps (the launcher's k_threads / 32).
+constexpr int k_max_warps = 32;
+
+__device__ CompareShare shfl_down_share(const CompareShare& s, int offset) {
+  CompareShare o;
+  const LocalMetrics& m = s.metrics;
+  o.metrics.elements = shfl_down_u64(m.elements, offset);
+  o.metrics.untouched_elements = shfl_down_u64(m.untouched_elements, offset);
+  o.metrics.nan = shfl_down_u64(m.nan, offset);
+  o.metrics.inf = shfl_down_u64(m.inf, offset);
+  o.metrics.huge = shfl_down_u64(m.huge, offset);
+  o.metrics.unwritten = shfl_down_u64(m.unwritten, offset);
+  o.metrics.untouched_rows_written = shfl_down_u64(m.untouched_rows_written, offset);
+  o.metrics.mismatches = shfl_down_u64(m.mismatches, offset);
+  o.metrics.reference_nonfinite = shfl_down_u64(m.reference_nonfinite, offset);
+  o.metrics.max_abs_dev = shfl_down_f64(m.max_abs_dev, offset);
+  o.metrics.max_rel_dev = shfl_down_f64(m.max_rel_dev, offset);
+  o.metrics.worst_dev_over_tolerance = shfl_down_f64(m.worst_dev_over_tolerance, offset);
+  o.first = shfl_down_u64(s.first, offset);
+  o.failing_tiles = shfl_down_u64(s.failing_tiles, offset);
+  return o;
 }
 
-__device__ void add_if(unsigned long long* target, unsigned long long value) {
-  if (value != 0) {
-    atomicAdd(target, value);
+__device__ CompareShare warp_sum(CompareShare s) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    s.merge(shfl_down_share(s, offset));
   }
+  return s;
+}
+
+/// The sum over the block, in thread 0. Every thread of the block must call it (it
+/// synchronises the block); `scratch` is the block's shared array of k_max_warps.
+__device__ CompareShare block_sum(CompareShare s, CompareShare* scratch) {
+  const unsigned warp = threadIdx.x / 32u;
+  const unsigned warps = (blockDim.x + 31u) / 32u;
+  s = warp_sum(s);
+  __syncthreads();  // scratch may still be read from an earlier call
+  if ((threadIdx.x & 31u) == 0u) {
+    scratch[warp] = s;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    s = threadIdx.x < warps ? scratch[threadIdx.x] : CompareShare{};
+    s = warp_sum(s);
+  }
+  return s;
+}
+
+/// Another block's share, read past this SM's L1 (it was written by another SM).
+__device__ CompareShare load_share(const CompareShare* from) {
+  CompareShare s;
+  const auto* words = reinterpret_cast<const volatile unsigned long long*>(from);
+  auto* into = reinterpret_cast<unsigned long long*>(&s);
+  for (std::size_t w = 0; w < sizeof(CompareShare) / sizeof(unsigned long long); ++w) {
+    into[w] = words[w];
+  }
+  return s;
+}
+
+/// The comparison's result block from the sum of every share, with the first bad
+/// element's bits and row kind, so the host copies back one struct and nothing else.
+__device__ void write_block(const CompareShare& all, const KernelLayout& layout, DType dtype, const void* actual,
+                            const void* expected, const std::int32_t* lora_of, MetricsBlock* out) {
+  const LocalMetrics& m = all.metrics;
+  out->elements = m.elements;
+  out->untouched_elements = m.untouched_elements;
+  out->nan = m.nan;
+  out->inf = m.inf;
+  out->huge = m.huge;
+  out->unwritten = m.unwritten;
+  out->untouched_rows_written = m.untouched_rows_written;
+  out->mismatches = m.mismatches;
+  out->reference_nonfinite = m.reference_nonfinite;
+  out->failing_tiles = all.failing_tiles;
+  out->max_abs_dev_bits = lp::compare_detail::double_bits(m.max_abs_dev);
+  out->max_rel_dev_bits = lp::compare_detail::double_bits(m.max_rel_dev);
+  out->max_tol_ratio_bits = lp::compare_detail::double_bits(m.worst_dev_over_tolerance);
+  out->first_bad = all.first;
+  if (all.first == lp::compare_detail::k_no_index) {
+    return;
+  }
+  const Coord c = lp::compare_detail::decode(layout, all.first);
+  out->first_expected_bits = load_bits(dtype, expected, all.first);
+  out->first_actual_bits = load_bits(dtype, actual, all.first);
+  out->first_untouched_row = lora_of[c.token] >= 0 ? 0u : 1u;
 }
 
 }  // namespace
@@ -148,80 +215,123 @@ __global__ void lp_scatter_rows_f32(const float* acc, std::int64_t n_rows, std::
   }
 }
 
-__global__ void lp_compare(KernelLayout layout, ElementRule rule, const void* actual, const void* expected,
-                               const std::int32_t* lora_of, unsigned* tile_failed, MetricsBlock* out,
-                               unsigned long long count) {
-  LocalMetrics m;
-  unsigned long long first = lp::compare_detail::k_no_index;
-  // One row (a token's, or for slice-major a slice's token's) per block at a time, its
-  // columns over the threads: the coordinates come without a division per element
-  // (decode() divides by the row stride, which made the kernel compute-bound).
-  const std::int64_t width = layout.row_stride;
-  const auto rows = static_cast<std::int64_t>(count / static_cast<unsigned long long>(width));
-  for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const std::int64_t token = layout.kind == 1 ? row % layout.num_tokens : row;
-    const int row_slice = layout.kind == 1 ? static_cast<int>(row / layout.num_tokens) : 0;
-    const bool live = lora_of[token] >= 0;
-    for (std::int64_t column = threadIdx.x; column < width; column += blockDim.x) {
-      int slice = row_slice;
-      while (layout.kind == 0 && slice + 1 < layout.num_slices && column >= layout.offset[slice + 1]) {
-        ++slice;
-      }
-      const Coord c{slice, token, column};
-      const auto i = static_cast<unsigned long long>(row * width + column);
-      const std::uint32_t a = load_bits(rule.dtype, actual, i);
-      const std::uint32_t e = load_bits(rule.dtype, expected, i);
-      const ElementOutcome o = lp::compare_detail::compare_element(rule, a, e, live);
-      m.add(o, live);
-      if (o.bad) {
-        first = first < i ? first : i;
-        const std::int64_t tile = lp::compare_detail::tile_index(layout, c);
-        // The plain read only saves atomics: flags only go 0 -> 1, and the exchange
-        // decides who counts the tile.
-        if (tile_failed[tile] == 0u && atomicExch(&tile_failed[tile], 1u) == 0u) {
-          atomicAdd(&out->failing_tiles, 1ull);
-        }
-      }
-    }
+}  // extern "C"
+
+namespace {
+
+/// Judges one element into `mine`: element `i` of the output, at `column` of `row`.
+__device__ void visit_element(const KernelLayout& layout, const ElementRule& rule, unsigned long long i,
+                              std::int64_t row, std::int64_t token, std::int64_t column, std::uint32_t a,
+                              std::uint32_t e, bool live, unsigned* tile_failed, CompareShare& mine) {
+  const ElementOutcome o = lp::compare_detail::compare_element(rule, a, e, live);
+  mine.metrics.add(o, live);
+  if (!o.bad) {
+    return;
   }
-  // Every lane reaches this point (the loop has no early exit), as the full-mask
-  // shuffles require.
-  for (int offset = 16; offset > 0; offset /= 2) {
-    merge_from_lane(m, offset);
-    const unsigned long long other = shfl_down_u64(first, offset);
-    first = first < other ? first : other;
+  mine.first = mine.first < i ? mine.first : i;
+  // The slice only matters for a bad element's tile.
+  int slice = layout.kind == 1 ? static_cast<int>(row / layout.num_tokens) : 0;
+  while (layout.kind == 0 && slice + 1 < layout.num_slices && column >= layout.offset[slice + 1]) {
+    ++slice;
   }
-  if ((threadIdx.x & 31u) == 0u) {
-    add_if(&out->elements, m.elements);
-    add_if(&out->untouched_elements, m.untouched_elements);
-    add_if(&out->nan, m.nan);
-    add_if(&out->inf, m.inf);
-    add_if(&out->huge, m.huge);
-    add_if(&out->unwritten, m.unwritten);
-    add_if(&out->untouched_rows_written, m.untouched_rows_written);
-    add_if(&out->mismatches, m.mismatches);
-    add_if(&out->reference_nonfinite, m.reference_nonfinite);
-    // Non-negative doubles order like their bit patterns.
-    atomicMax(&out->max_abs_dev_bits, lp::compare_detail::double_bits(m.max_abs_dev));
-    atomicMax(&out->max_rel_dev_bits, lp::compare_detail::double_bits(m.max_rel_dev));
-    atomicMax(&out->max_tol_ratio_bits, lp::compare_detail::double_bits(m.worst_dev_over_tolerance));
-    if (first != lp::compare_detail::k_no_index) {
-      atomicMin(&out->first_bad, first);
+  const std::int64_t tile = lp::compare_detail::tile_index(layout, Coord{slice, token, column});
+  // The plain read only saves atomics: flags only go 0 -> 1, and the exchange decides
+  // who counts the tile.
+  if (tile_failed[tile] == 0u && atomicExch(&tile_failed[tile], 1u) == 0u) {
+    ++mine.failing_tiles;
+  }
+}
+
+/// Elements [first, first + V) as raw bits: one 16-byte load of each tensor when V
+/// fills it (the caller checked alignment), else V element loads.
+template <int V>
+__device__ void load_chunk(DType t, const void* data, unsigned long long first, std::uint32_t (&bits)[V]) {
+  if constexpr (V == 1) {
+    bits[0] = load_bits(t, data, first);
+  } else {
+    const uint4 word = *reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(data) +
+                                                      first * (16 / V));
+    const std::uint32_t w[4] = {word.x, word.y, word.z, word.w};
+    for (int j = 0; j < V; ++j) {
+      bits[j] = V == 4 ? w[j] : (w[j / 2] >> (16 * (j % 2))) & 0xFFFFu;  // little-endian halves
     }
   }
 }
 
-// After the reduction: fetch the first bad element's bits and row kind, so the
-// host copies back one struct and nothing else.
-__global__ void lp_compare_finish(KernelLayout layout, DType dtype, const void* actual, const void* expected,
-                              const std::int32_t* lora_of, MetricsBlock* out) {
-  if (out->first_bad == lp::compare_detail::k_no_index) {
+/// Every chunk of V elements of the output, over all threads of the grid: consecutive
+/// threads read consecutive 16 bytes, and each has V elements of both tensors in
+/// flight (one element at a time left the kernel waiting on memory at a tenth of the
+/// bandwidth). A chunk never straddles a row (row_stride % V == 0). Index: 32-bit
+/// arithmetic for outputs of fewer than 2^31 elements.
+template <class Index, int V>
+__device__ void compare_chunks(const KernelLayout& layout, const ElementRule& rule, const void* actual,
+                               const void* expected, const std::int32_t* lora_of, unsigned* tile_failed,
+                               unsigned long long count, CompareShare& mine) {
+  const auto width = static_cast<Index>(layout.row_stride);
+  const auto tokens = static_cast<Index>(layout.num_tokens);
+  const auto chunks = static_cast<Index>(count / V);
+  const auto stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index k = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; k < chunks; k += stride) {
+    const Index first = k * V;
+    const Index row = first / width;
+    const Index column = first - row * width;
+    const Index token = layout.kind == 1 ? row % tokens : row;
+    const bool live = lora_of[token] >= 0;
+    std::uint32_t a[V];
+    std::uint32_t e[V];
+    load_chunk<V>(rule.dtype, actual, first, a);
+    load_chunk<V>(rule.dtype, expected, first, e);
+    for (int j = 0; j < V; ++j) {
+      visit_element(layout, rule, first + j, row, token, column + j, a[j], e[j], live, tile_failed, mine);
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+__global__ void lp_compare(KernelLayout layout, ElementRule rule, const void* actual, const void* expected,
+                           const std::int32_t* lora_of, unsigned* tile_failed, CompareShare* shares,
+                           MetricsBlock* out, unsigned long long count, int vector) {
+  CompareShare mine;
+  // 32-bit indices below 2^31 elements: k + stride (at most 2^18) then cannot wrap.
+  const bool narrow = count < (1ull << 31);
+  if (vector == 8) {
+    narrow ? compare_chunks<std::uint32_t, 8>(layout, rule, actual, expected, lora_of, tile_failed, count, mine)
+           : compare_chunks<std::uint64_t, 8>(layout, rule, actual, expected, lora_of, tile_failed, count, mine);
+  } else if (vector == 4) {
+    narrow ? compare_chunks<std::uint32_t, 4>(layout, rule, actual, expected, lora_of, tile_failed, count, mine)
+           : compare_chunks<std::uint64_t, 4>(layout, rule, actual, expected, lora_of, tile_failed, count, mine);
+  } else {
+    narrow ? compare_chunks<std::uint32_t, 1>(layout, rule, actual, expected, lora_of, tile_failed, count, mine)
+           : compare_chunks<std::uint64_t, 1>(layout, rule, actual, expected, lora_of, tile_failed, count, mine);
+  }
+  // Each block leaves its share; the last block to finish adds them up (one atomic per
+  // block, where every warp used to add a dozen to one MetricsBlock).
+  // Raw storage: a __shared__ array may not have CompareShare's initialisers.
+  __shared__ alignas(CompareShare) unsigned char warp_storage[k_max_warps * sizeof(CompareShare)];
+  __shared__ bool last;
+  auto* const warp_shares = reinterpret_cast<CompareShare*>(warp_storage);
+  mine = block_sum(mine, warp_shares);
+  if (threadIdx.x == 0) {
+    shares[blockIdx.x] = mine;
+    __threadfence();  // the share is visible before the count says so
+    last = atomicAdd(&out->blocks_done, 1u) + 1 == gridDim.x;
+  }
+  __syncthreads();
+  if (!last) {
     return;
   }
-  const Coord c = lp::compare_detail::decode(layout, out->first_bad);
-  out->first_expected_bits = load_bits(dtype, expected, out->first_bad);
-  out->first_actual_bits = load_bits(dtype, actual, out->first_bad);
-  out->first_untouched_row = lora_of[c.token] >= 0 ? 0u : 1u;
+  __threadfence();
+  CompareShare all;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) {
+    all.merge(load_share(shares + b));
+  }
+  all = block_sum(all, warp_shares);
+  if (threadIdx.x == 0) {
+    write_block(all, layout, rule.dtype, actual, expected, lora_of, out);
+  }
 }
 
 }  // extern "C"

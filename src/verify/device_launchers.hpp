@@ -29,11 +29,16 @@ void dequantize(const void* q, const float* scales, ScaleGrid grid, void* dst, D
 /// dst[i] = round_to(to, src[i]) for i < count.
 void convert(const void* src, DType from, void* dst, DType to, std::size_t count, CUstream stream);
 
-/// Runs the comparison kernel over `count` elements and then fetches the first bad
-/// element's bits into *out (which must hold compare_detail::empty_block() and
-/// `tile_failed` zeros beforehand).
+/// Most blocks of one comparison: 132 SMs (an H100 SXM or H200) get about 8 each,
+/// and the last block adds up as many shares.
+inline constexpr unsigned long long k_compare_max_blocks = 1024;
+
+/// Compares `count` elements (0 too) in one kernel and writes every field of *out:
+/// the metrics, the first bad element and its bits. *out's blocks_done and
+/// `tile_failed` must be zeros beforehand. `shares` is scratch of k_compare_max_blocks.
 void compare(const compare_detail::KernelLayout& layout, const compare_detail::ElementRule& rule, const void* actual,
              const void* expected, const std::int32_t* lora_of, unsigned* tile_failed,
-             compare_detail::MetricsBlock* out, unsigned long long count, CUstream stream);
+             compare_detail::CompareShare* shares, compare_detail::MetricsBlock* out, unsigned long long count,
+             CUstream stream);
 
 }  // namespace lp::device_launch

@@ -118,6 +118,10 @@ INSTANTIATE_TEST_SUITE_P(
                     PlantedCase{"y_fp16_no_poison", false, DType::f16, 257, {256}, false, 500},
                     PlantedCase{"buf_fp32", true, DType::f32, 300, {48, 48}, true, 300},
                     PlantedCase{"y_bf16_clean", false, DType::bf16, 128, {512}, true, 0},
+                    // Rows of 58 elements (116 bytes): no 16-byte loads, one element at a time.
+                    // Small outputs plant more often, so that every kind of defect occurs.
+                    PlantedCase{"y_bf16_odd_width", false, DType::bf16, 300, {37, 21}, true, 300},
+                    PlantedCase{"buf_fp32_odd_rank", true, DType::f32, 200, {7, 7, 7}, true, 3000},
                     // 4M elements: more than one pass of the grid-stride loop.
                     PlantedCase{"y_bf16_large", false, DType::bf16, 4096, {1024}, true, 2}),
     [](const testing::TestParamInfo<PlantedCase>& param_info) { return param_info.param.name; });

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "util/error.hpp"
 #include "verify/compare.hpp"
+#include "verify/compare_element.hpp"
 #include "verify/poison.hpp"
 
 namespace lp {
@@ -55,6 +57,44 @@ struct Planted {
 
   CompareMetrics run() const { return compare_on_host(layout, spec, bytes_of(actual), bytes_of(expected), lora_of); }
 };
+
+TEST(CompareHost, RaisingARatioWithoutDividingGivesWhatDividingEveryTimeGives) {
+  // raise_ratio divides only when the quotient could exceed the running maximum; its
+  // result must be max(cur, safe_div(num, den)) bit for bit, near ties, subnormal and
+  // overflowing products included.
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  const double big = std::numeric_limits<double>::max();
+  std::vector<double> values = {0.0, tiny, 3 * tiny, 1e-310, 1e-300, 1e-30, 0.1, 0.3, 1.0, 1.5, 3.0, 1e30, 1e300, big};
+  for (double x : std::vector<double>(values)) {
+    values.push_back(std::nextafter(x, 0.0));
+    values.push_back(std::nextafter(x, big));
+  }
+  std::uint64_t state = 88172645463325252ull;  // xorshift64: random doubles of every exponent
+  for (int i = 0; i < 2000; ++i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    double d;
+    const std::uint64_t bits = state & 0x7FEFFFFFFFFFFFFFull;  // positive, finite
+    std::memcpy(&d, &bits, sizeof d);
+    values.push_back(d);
+  }
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    for (std::size_t j = 0; j < values.size(); j += 7) {
+      const double num = values[i];
+      const double den = values[j];
+      // cur: the quotient itself and its neighbours (the ties), and unrelated values.
+      const double q = compare_detail::safe_div(num, den);
+      for (const double cur : {q, std::nextafter(q, 0.0), std::nextafter(q, big), values[(i + j) % values.size()]}) {
+        const double want = q > cur ? q : cur;
+        ASSERT_EQ(compare_detail::raise_ratio(cur, num, den), want) << num << " / " << den << " against " << cur;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000000u);
+}
 
 TEST(CompareHost, EveryPlantedDefectIsCountedOnce) {
   const Planted p;
