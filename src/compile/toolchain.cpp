@@ -38,14 +38,14 @@ ProcessOptions quick() {
 
 }  // namespace
 
-PtxasInfo describe_found_ptxas(std::string spec, const std::string& path) {
+PtxasInfo describe_found_ptxas(std::string spec, const std::string& path, std::optional<std::string> sha256) {
   PtxasInfo info;
   info.spec = std::move(spec);
   info.path = fs::absolute(path).lexically_normal().string();
   const ProcessResult r = run_process({info.path, "--version"}, quick());
   const std::optional<tools::ToolVersion> version = tools::parse_tool_version(r.out);
   info.version = version ? version->version : std::string();
-  info.sha256 = sha256_file_hex(info.path);
+  info.sha256 = sha256 ? std::move(*sha256) : sha256_file_hex(info.path);
   return info;
 }
 
@@ -300,8 +300,9 @@ PtxasInfo resolve_bundled_ptxas(const BundledPtxas& bundled) {
     if (!fs::is_regular_file(candidate, ec) || ::access(candidate.c_str(), X_OK) != 0) {
       continue;
     }
-    if (sha256_file_hex(candidate.string()) == bundled.sha256) {
-      return describe_found_ptxas("triton", candidate.string());
+    // A 30-40 MB binary: hashed once, here (a sweep resolves one per Triton set).
+    if (std::string sha = sha256_file_hex(candidate.string()); sha == bundled.sha256) {
+      return describe_found_ptxas("triton", candidate.string(), std::move(sha));
     }
     looked.back() += " (another binary)";
   }

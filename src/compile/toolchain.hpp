@@ -40,9 +40,10 @@ ToolkitRecord toolkit_record();
 std::optional<std::string> triton_bin_dir();
 
 /// The ptxas at `path`, which loraprobe found itself (the toolkit's, .tools/, a
-/// folder the command line names), described: `--version` run, the binary hashed.
-/// Never for a path a document names: resolve_ptxas checks those.
-PtxasInfo describe_found_ptxas(std::string spec, const std::string& path);
+/// folder the command line names), described: `--version` run, the binary hashed
+/// (unless the caller has just hashed it: `sha256`). Never for a path a document
+/// names: resolve_ptxas checks those.
+PtxasInfo describe_found_ptxas(std::string spec, const std::string& path, std::optional<std::string> sha256 = std::nullopt);
 
 /// Resolves a ptxas spec ("toolkit", "triton", a version such as "13.0" or "12.8.93"
 /// installed under tools::tools_dir()/ptxas/ (a prefix means the newest it names: "13"

@@ -97,27 +97,40 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
 }
 
 void ImageSet::resolve_compilers(const kernels::KernelSets& sets) {
-  // Resolve each ptxas once (its --version and sha256 go into the report).
+  // Resolve each ptxas once (its --version and sha256 go into the report), all at once:
+  // each hashes a binary of 30-40 MB, one per Triton set.
+  struct Wanted {
+    std::string key;
+    const kernels::KernelSet* set;
+    std::string spec;  ///< the image's ptxas spec; empty: the set's bundled ptxas
+    std::optional<compile::PtxasInfo> found;
+    std::string why_not;
+  };
+  std::vector<Wanted> wanted;
   for (const auto& [key, image] : m_images) {
     const kernels::KernelSet& set = sets.at(image.triton);
     m_options.emplace(image.triton, set.manifest().ptxas_options);
-    if (!compiled_by_ptxas(image)) {
-      continue;
-    }
     const std::string pkey = ptxas_key(image);
-    if (m_ptxas.count(pkey) > 0 || m_ptxas_errors.count(pkey) > 0) {
-      continue;
+    if (compiled_by_ptxas(image) &&
+        std::none_of(wanted.begin(), wanted.end(), [&](const Wanted& w) { return w.key == pkey; })) {
+      wanted.push_back({pkey, &set, pkey.rfind("triton@", 0) == 0 ? std::string() : image.compiler.ptxas, {}, {}});
     }
+  }
+  parallel_for(wanted.size(), 0, [&](std::size_t i) {
+    Wanted& w = wanted[i];
+    const kernels::Manifest& m = w.set->manifest();
     // A ptxas that is not here fails the images that need it, not the run.
-    const std::string why_not = error_of([&] {
-      m_ptxas.emplace(pkey, pkey.rfind("triton@", 0) == 0
-                                ? compile::resolve_bundled_ptxas({set.triton(), set.manifest().ptxas.path_hint,
-                                                                  set.manifest().ptxas.sha256,
-                                                                  set.manifest().ptxas.version})
-                                : compile::resolve_ptxas(image.compiler.ptxas));
+    w.why_not = error_of([&] {
+      w.found = w.spec.empty() ? compile::resolve_bundled_ptxas({w.set->triton(), m.ptxas.path_hint, m.ptxas.sha256,
+                                                                 m.ptxas.version})
+                               : compile::resolve_ptxas(w.spec);
     });
-    if (!why_not.empty()) {
-      m_ptxas_errors.emplace(pkey, why_not);
+  });
+  for (Wanted& w : wanted) {
+    if (w.found) {
+      m_ptxas.emplace(w.key, std::move(*w.found));
+    } else {
+      m_ptxas_errors.emplace(w.key, w.why_not);
     }
   }
   // An amplified prebuilt image whose set's bundled ptxas is not here is compiled by the
