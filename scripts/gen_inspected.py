@@ -9,8 +9,9 @@ after a header (src/inspect/shipped.hpp has the format and how they are used).
     python3 scripts/gen_inspected.py [--build build]
 
 Run it again (about 2.5 minutes on 2 cores), then rebuild, after a change to a
-kernel set, to the analysis (sass::k_analysis_version, the check table) or to the
-toolkit. tests/inspect/shipped_test.cpp fails when the file no longer matches.
+kernel set, to the analysis, to the nvdisasm pin of scripts/install_tools.sh or to
+the toolkit. tests/inspect/shipped_test.cpp fails when the analysis fingerprint or
+the pin changed, a variant has no answer, or a re-derived sample differs.
 """
 import argparse
 import json

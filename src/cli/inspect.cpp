@@ -117,7 +117,7 @@ std::string summary_line(const inspect::Work& w, const inspect::InspectTotals& t
   const std::string shipped =
       cache.shipped_sass_hits + cache.shipped_compile_hits == 0
           ? std::string()
-          : fmt::format(" ({} reports and {} compiles shipped with loraprobe)", cache.shipped_sass_hits,
+          : fmt::format(", {} of them and {} compile(s) shipped with loraprobe", cache.shipped_sass_hits,
                         cache.shipped_compile_hits);
   const std::string cache_text =
       !cache_on ? "cache off"
@@ -252,6 +252,25 @@ inspect::InspectRequest request_of(const InspectOptions& o) {
   return r;
 }
 
+/// --verify-cache: lp::EnvironmentError (exit 3) when a re-derived entry differs,
+/// naming what was wrong: a shipped entry (the binary's) or the disk cache.
+void throw_if_verification_failed(const inspect::CacheStats& stats, const std::optional<std::string>& cache_root) {
+  if (stats.shipped_differences > 0) {
+    throw EnvironmentError(fmt::format(
+        "--verify-cache: {} of {} entries differ from a fresh result, {} of them shipped with loraprobe "
+        "(first: {}); the results above are the fresh ones. The shipped results do not hold for this "
+        "machine's tools (a build defect, or a tool that is not deterministic): --no-shipped-results "
+        "computes everything",
+        stats.differences, stats.verified, stats.shipped_differences, stats.first_difference));
+  }
+  if (stats.differences > 0) {
+    throw EnvironmentError(fmt::format(
+        "--verify-cache: {} of {} cache entries differ from a fresh result (first: {}); the results above "
+        "are the fresh ones. Someone or something changed the cache under {}: remove it",
+        stats.differences, stats.verified, stats.first_difference, cache_root.value_or("?")));
+  }
+}
+
 int run_inspect(const InspectOptions& o) {
   if (o.list_checks) {
     fmt::print("{}", list_checks_text());
@@ -269,20 +288,15 @@ int run_inspect(const InspectOptions& o) {
   inspect::InspectorOptions options{tool, {o.checks, {}}, o.jobs, cache_root, progress_printer(), !o.no_skip};
   options.verify_compile_hits = !o.trust_cache;
   options.verify_sample = o.verify_cache;
-  if (!o.no_cache && !o.no_shipped) {
+  // Only the kernel sets' own cubins and PTX can be answered by what the sets ship.
+  if (!o.no_cache && !o.no_shipped && w.mode != inspect::Mode::files) {
     options.shipped = inspect::ShippedResults::embedded();
   }
   const inspect::Inspector inspector(std::move(options));
   // --verify-cache: a cached report a fresh analysis contradicts fails the run, after
   // its output (which holds the fresh reports).
   const auto verified_exit = [&](int code) {
-    const inspect::CacheStats stats = inspector.cache_stats();
-    if (stats.differences > 0) {
-      throw EnvironmentError(fmt::format(
-          "--verify-cache: {} of {} cache entries differ from a fresh result (first: {}); the results above "
-          "are the fresh ones. Someone or something changed the cache under {}: remove it",
-          stats.differences, stats.verified, stats.first_difference, cache_root.value_or("?")));
-    }
+    throw_if_verification_failed(inspector.cache_stats(), cache_root);
     return code;
   };
   const std::vector<inspect::InspectResult> results = inspector.inspect_all(w.items);
@@ -407,8 +421,9 @@ Command add_inspect_command(CLI::App& app) {
                 "and the report is looked up by the cubin it really made). Only for a cache only you write: a forged "
                 "compile record is believed (--verify-cache runs its ptxas again)");
   sub->add_option("--verify-cache", o->verify_cache,
-                  "Re-check up to N cache entries (reports by nvdisasm; with --trust-cache, compile records by their "
-                  "ptxas) and fail (exit 3) if any differs from the fresh result")
+                  "Re-check up to N cache entries, the results shipped with loraprobe included (reports by nvdisasm; "
+                  "shipped compile records, and with --trust-cache the cache's, by their ptxas) and fail (exit 3) if "
+                  "any differs from the fresh result")
       ->expected(0, 1)
       ->default_str("16")
       ->check(count_from_one());

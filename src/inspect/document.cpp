@@ -169,7 +169,8 @@ json CacheStats::to_json(const std::optional<std::string>& root) const {
               {"write_errors", write_errors},
               {"rejected", rejected},
               {"verified", verified},
-              {"differences", differences}};
+              {"differences", differences},
+              {"shipped_differences", shipped_differences}};
 }
 
 JsonText CacheStats::to_json_text(const std::optional<std::string>& root) const { return JsonText::of(to_json(root)); }

@@ -91,6 +91,7 @@ struct Inspector::Pending {
   std::optional<CompileRecord> compile;  ///< the compile record (PTX inputs)
   /// A cached report this analysis re-checks (verify_sample), else null.
   std::shared_ptr<const sass::CubinReport> recheck;
+  bool recheck_shipped = false;  ///< that report came from the shipped results
   double ms = 0.0;             ///< time spent before disassembling
   /// The cubin to disassemble.
   [[nodiscard]] std::string_view cubin() const { return given != nullptr ? std::string_view(*given) : compiled; }
@@ -148,6 +149,7 @@ CacheStats Inspector::cache_stats() const {
   stats.rejected = m_rejected;
   stats.verified = m_verified;
   stats.differences = m_differences;
+  stats.shipped_differences = m_shipped_differences;
   std::lock_guard lock(m_write_error_mutex);
   stats.first_write_error = m_first_write_error;
   stats.first_difference = m_first_difference;
@@ -221,25 +223,34 @@ void Inspector::compare_with_cache(const Pending& pending, const sass::CubinRepo
     return;
   }
   ++m_differences;
+  if (pending.recheck_shipped) {
+    ++m_shipped_differences;
+  }
   std::lock_guard lock(m_write_error_mutex);
   if (m_first_difference.empty()) {
-    m_first_difference = fmt::format("{} (cubin sha256 {}): the cache says {} finding(s), a fresh analysis {}",
-                                     pending.name, pending.cubin_sha256.substr(0, 12),
-                                     pending.recheck->finding_count(), fresh.finding_count());
+    m_first_difference = fmt::format(
+        "{} (cubin sha256 {}): {} {} finding(s) and {} early read(s), a fresh analysis {} and {}", pending.name,
+        pending.cubin_sha256.substr(0, 12), pending.recheck_shipped ? "the shipped results say" : "the cache says",
+        pending.recheck->finding_count(), pending.recheck->early_read_count(), fresh.finding_count(),
+        fresh.early_read_count());
   }
 }
 
-void Inspector::compare_compile_with_cache(const InspectItem& item, const std::string& cached_cubin,
+void Inspector::compare_compile_with_cache(const InspectItem& item, bool shipped, const std::string& cached_cubin,
                                            const std::string& fresh_cubin) const {
   ++m_verified;
   if (cached_cubin == fresh_cubin) {
     return;
   }
   ++m_differences;
+  if (shipped) {
+    ++m_shipped_differences;
+  }
   std::lock_guard lock(m_write_error_mutex);
   if (m_first_difference.empty()) {
-    m_first_difference = fmt::format("{} ({}): the cache says its PTX compiles to cubin sha256 {}, ptxas made {}",
-                                     item.name, item.compiler, cached_cubin.substr(0, 12), fresh_cubin.substr(0, 12));
+    m_first_difference = fmt::format("{} ({}): {} its PTX compiles to cubin sha256 {}, ptxas made {}", item.name,
+                                     item.compiler, shipped ? "the shipped results say" : "the cache says",
+                                     cached_cubin.substr(0, 12), fresh_cubin.substr(0, 12));
   }
 }
 
@@ -272,6 +283,7 @@ Inspector::Outcome Inspector::finish(const Pending& pending, const sass::CubinOu
 }
 
 std::optional<Inspector::Outcome> Inspector::compiled_before(const InspectItem& item, const std::string& key,
+                                                             bool& recheck_shipped,
                                                              std::optional<std::string>& recheck_cubin) const {
   // A shipped record is trusted as the binary is; the disk cache's only under --trust-cache.
   LoadedEntry<CompiledPtx> record;
@@ -301,6 +313,7 @@ std::optional<Inspector::Outcome> Inspector::compiled_before(const InspectItem& 
   }
   if (hit && take_verification()) {
     recheck_cubin = record.payload->cubin_sha256;
+    recheck_shipped = shipped;
     return std::nullopt;
   }
   if (hit) {
@@ -348,6 +361,7 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
     if (hit && take_verification()) {
       // --verify-cache: analysed again, and compared with what the cache said.
       p.recheck = std::move(hit->sass);
+      p.recheck_shipped = hit->shipped;
       hit.reset();
     }
     if (hit) {
@@ -380,7 +394,8 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
   // --trust-cache with --verify-cache: a trusted compile record this run re-checks by
   // running its ptxas again (a forged record can map a hazardous PTX to a clean cubin).
   std::optional<std::string> recheck_cubin;
-  if (std::optional<Outcome> hit = compiled_before(item, key, recheck_cubin)) {
+  bool recheck_shipped = false;
+  if (std::optional<Outcome> hit = compiled_before(item, key, recheck_shipped, recheck_cubin)) {
     return done(std::move(*hit));
   }
   if (m_cache) {
@@ -392,7 +407,7 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
   }
   const std::string cubin_sha256 = sha256_hex(out.cubin);
   if (recheck_cubin) {
-    compare_compile_with_cache(item, *recheck_cubin, cubin_sha256);
+    compare_compile_with_cache(item, recheck_shipped, *recheck_cubin, cubin_sha256);
   }
   CompiledPtx compiled{cubin_sha256, out.cubin.size(), out.ms, out.log};
   if (m_cache) {

@@ -167,8 +167,8 @@ struct InspectorOptions {
   bool verify_compile_hits = true;
   /// Re-check the first this many entries the cache has (inspect --verify-cache) and
   /// count every one that differs from the fresh result (which is used): a report by
-  /// running nvdisasm again, and under --trust-cache a compile record by running its
-  /// ptxas again.
+  /// running nvdisasm again, and a trusted compile record (a shipped one, or the disk
+  /// cache's under --trust-cache) by running its ptxas again.
   std::size_t verify_sample = 0;
   /// Results shipped with the binary (shipped.hpp: ShippedResults::embedded()), looked up
   /// before the disk cache and trusted with compiles; null: none (--no-cache,
@@ -190,8 +190,9 @@ struct CacheStats {
   std::size_t verified = 0;       ///< cache entries re-checked (verify_sample): reports, trusted compiles
   std::size_t differences = 0;    ///< of which the fresh analysis contradicts
   std::string first_difference;   ///< the first of those, for the user
+  std::size_t shipped_differences = 0;  ///< of differences, those of a shipped entry (not the disk cache's fault)
   /// {enabled, root, sass_hits, sass_misses, compile_hits, compile_misses, shipped_sass_hits, shipped_compile_hits,
-  /// write_errors, rejected, verified, differences}.
+  /// write_errors, rejected, verified, differences, shipped_differences}.
   [[nodiscard]] nlohmann::json to_json(const std::optional<std::string>& root) const;
   [[nodiscard]] JsonText to_json_text(const std::optional<std::string>& root) const;  ///< as a report carries it
 };
@@ -243,7 +244,7 @@ class Inspector {
   /// prepare's cached compile of a PTX (the record under `key`) when the disk cache also
   /// has its cubin's report; nullopt otherwise, with `recheck_cubin` set when the hit
   /// is one --verify-cache re-checks by running ptxas again.
-  [[nodiscard]] std::optional<Outcome> compiled_before(const InspectItem& item, const std::string& key,
+  [[nodiscard]] std::optional<Outcome> compiled_before(const InspectItem& item, const std::string& key, bool& recheck_shipped,
                                                        std::optional<std::string>& recheck_cubin) const;
   /// Runs the item's ptxas on its PTX into `out`; the outcome when it could not
   /// (incompatible, or an error), nullopt when it compiled.
@@ -263,7 +264,7 @@ class Inspector {
   /// One of the verify_sample re-analyses, if any is left (never more than asked, whatever the threads).
   [[nodiscard]] bool take_verification() const;
   /// Compares the cubin ptxas made with the one a trusted compile record names (verify_sample).
-  void compare_compile_with_cache(const InspectItem& item, const std::string& cached_cubin,
+  void compare_compile_with_cache(const InspectItem& item, bool shipped, const std::string& cached_cubin,
                                   const std::string& fresh_cubin) const;
   /// Compares a fresh report with the cached one it re-checks (verify_sample).
   void compare_with_cache(const Pending& pending, const sass::CubinReport& fresh) const;
@@ -297,6 +298,7 @@ class Inspector {
   mutable std::atomic<std::size_t> m_verify_left{0};
   mutable std::atomic<std::size_t> m_verified{0};
   mutable std::atomic<std::size_t> m_differences{0};
+  mutable std::atomic<std::size_t> m_shipped_differences{0};
   mutable std::string m_first_difference;  ///< under m_write_error_mutex
   mutable std::mutex m_write_error_mutex;
   mutable std::string m_first_write_error;

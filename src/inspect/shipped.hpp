@@ -1,6 +1,6 @@
 #pragma once
 // The static results shipped with the binary: kernels/inspected.jsonl.xz, made by
-// scripts/gen_inspected.sh from a cold `loraprobe inspect` of every embedded variant
+// scripts/gen_inspected.py from a cold `loraprobe inspect` of every embedded variant
 // under the compilers it names (prebuilt, and the CUDA toolkit's ptxas it was run
 // with) and the pinned nvdisasm of scripts/install_tools.sh.
 //

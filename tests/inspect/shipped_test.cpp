@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -151,6 +153,33 @@ TEST(Shipped, AShippedCompileSavesPtxasAndVerifyCacheRunsItAgain) {
   EXPECT_EQ(checked.cache_stats().differences, 0U);
 }
 
+TEST(Shipped, AForgedShippedCompileIsCaughtByVerifyCacheAndBlamedOnTheShippedResults) {
+  LP_REQUIRE_NVDISASM(tool);
+  const auto ptxas = test::some_ptxas();
+  if (!ptxas) {
+    GTEST_SKIP() << "skipped: no ptxas";
+  }
+  // A results file whose record says the hazardous PTX compiles to the clean cubin.
+  const TempDir made("lp-shipped-");
+  const InspectItem clean{test::k_clean_id, test::k_clean_id, "prebuilt", fixture(test::k_clean_id + ".cubin"),
+                          std::nullopt, nullptr, "", {}, {}};
+  (void)Inspector(options_for(*tool, made.path())).inspect_all({hazard_ptx(*ptxas), clean});
+  const InspectItem hazard = hazard_ptx(*ptxas);
+  const std::string key = compile_cache_key(sha256_hex(*hazard.ptx->ptx), ptxas->sha256, hazard.ptx->options);
+  ASSERT_FALSE(ResultCache(made.path()).store_compile(key, CompiledPtx{sha256_hex(clean.cubin), 1000, 1.0, ""}));
+  InspectorOptions o = options_for(*tool);
+  o.shipped = std::make_shared<const ShippedResults>(ShippedResults::parse(results_text_of(made.path()), "t"));
+  EXPECT_EQ(Inspector(o).inspect(hazard).status, StaticOutcome::clean);  // trusted, as the binary is
+  o.verify_sample = 1;
+  const Inspector checked(o);
+  EXPECT_EQ(checked.inspect(hazard).status, StaticOutcome::hazard);  // the fresh result is the one used
+  const CacheStats stats = checked.cache_stats();
+  EXPECT_EQ(stats.differences, 1U);
+  EXPECT_EQ(stats.shipped_differences, 1U);
+  EXPECT_NE(stats.first_difference.find("the shipped results say its PTX compiles to cubin sha256"), std::string::npos)
+      << stats.first_difference;
+}
+
 /// Every embedded variant under `compiler` (prebuilt, or PTX for `ptxas`).
 std::vector<InspectItem> embedded_items(const kernels::KernelSets& sets, const std::optional<compile::PtxasInfo>& ptxas) {
   std::vector<InspectItem> items;
@@ -174,12 +203,55 @@ std::vector<InspectItem> embedded_items(const kernels::KernelSets& sets, const s
 
 constexpr const char* k_regenerate = "; run python3 scripts/gen_inspected.py and rebuild";
 
+/// The nvdisasm version scripts/install_tools.sh pins: the one the shipped results must
+/// be made with (a new pin with old results would leave every CI run skipping them).
+std::string pinned_nvdisasm_version() {
+  const std::string script = read_file(std::string(LP_SOURCE_DIR) + "/scripts/install_tools.sh");
+  std::smatch m;
+  return std::regex_search(script, m, std::regex(R"re(nvdisasm_version="([0-9.]+)")re")) ? m[1].str() : std::string();
+}
+
+/// Derives again, with nvdisasm and ptxas, one item of each kind the shipped results
+/// answered (per set: each op's prebuilt report with and without findings and early
+/// reads, and one toolkit compile), and returns what the comparison found: what is
+/// shipped must be what this analysis says, not only carry its fingerprint (an analysis
+/// changed without a k_analysis_version bump).
+CacheStats rederive_a_sample(const std::vector<InspectItem>& items, const std::vector<InspectResult>& results,
+                             const sass::Nvdisasm& tool, const std::shared_ptr<const ShippedResults>& shipped) {
+  std::map<std::string, const InspectItem*> sample;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const InspectResult& r = results[i];
+    const std::string op = r.name.substr(0, r.name.find('-'));
+    if (r.compiler == "prebuilt" && r.sass) {
+      sample.emplace(fmt::format("{}|{}|{}|{}", r.triton, op, r.finding_count > 0, r.early_read_count > 0), &items[i]);
+    } else if (r.compiler != "prebuilt" && r.compile && r.compile->cached && r.sass) {
+      sample.emplace(fmt::format("{}|toolkit", r.triton), &items[i]);
+    }
+  }
+  std::vector<InspectItem> resampled;
+  for (const auto& [kind, item] : sample) {
+    resampled.push_back(*item);
+  }
+  InspectorOptions v = options_for(tool);
+  v.jobs = 0;
+  v.shipped = shipped;
+  v.verify_sample = 2 * resampled.size();  // a toolkit item's compile, then its report
+  const Inspector verifier(v);
+  (void)verifier.inspect_all(resampled);
+  CacheStats stats = verifier.cache_stats();
+  EXPECT_GE(stats.verified, resampled.size());  // a toolkit item re-derives its compile and its report
+  EXPECT_GT(resampled.size(), 20U);
+  return stats;
+}
+
 TEST(Shipped, TheEmbeddedResultsAnswerEveryEmbeddedVariant) {
   LP_REQUIRE_NVDISASM(tool);
   const std::shared_ptr<const ShippedResults> shipped = ShippedResults::embedded();
   ASSERT_GT(shipped->size(), 0U) << "this binary has no kernels/" << k_shipped_results_path << k_regenerate;
   ASSERT_EQ(shipped->header().analysis_fingerprint, analysis_fingerprint({}))
       << "the analysis changed since the shipped results were made" << k_regenerate;
+  ASSERT_EQ(shipped->header().nvdisasm.version, pinned_nvdisasm_version())
+      << "scripts/install_tools.sh pins another nvdisasm than the shipped results were made with" << k_regenerate;
   if (shipped->header().nvdisasm.sha256 != tool->sha256) {
     GTEST_SKIP() << "skipped: nvdisasm " << tool->version << " at " << tool->path << " is not the "
                  << shipped->header().nvdisasm.version << " the shipped results were made with";
@@ -205,7 +277,8 @@ TEST(Shipped, TheEmbeddedResultsAnswerEveryEmbeddedVariant) {
   o.jobs = 0;
   o.shipped = shipped;
   const Inspector inspector(o);
-  for (const InspectResult& r : inspector.inspect_all(items)) {
+  const std::vector<InspectResult> results = inspector.inspect_all(items);
+  for (const InspectResult& r : results) {
     if (r.compiler == "prebuilt") {
       EXPECT_TRUE(r.cached || !r.skipped.empty()) << r.triton << " " << r.name << k_regenerate;
     } else if (r.status != StaticOutcome::incompatible) {
@@ -217,6 +290,8 @@ TEST(Shipped, TheEmbeddedResultsAnswerEveryEmbeddedVariant) {
   EXPECT_EQ(stats.sass_misses, 0U);
   EXPECT_EQ(stats.shipped_sass_hits, stats.sass_hits);
   EXPECT_GT(stats.shipped_sass_hits, 2000U);
+  const CacheStats rederived = rederive_a_sample(items, results, *tool, shipped);
+  EXPECT_EQ(rederived.differences, 0U) << rederived.first_difference << k_regenerate;
   if (!same_ptxas) {
     GTEST_SKIP() << "skipped (the prebuilt part passed): the toolkit's ptxas is not one the results were made with";
   }
