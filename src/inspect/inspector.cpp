@@ -39,6 +39,14 @@ struct Inspector::Outcome {
   bool cached = false;
   bool shipped = false;  ///< the hit came from the results shipped with the binary
   double ms = 0.0;
+
+  /// Clean without nvdisasm, for the reason `why` (skip_reason).
+  static Outcome skipped_because(std::string why) {
+    Outcome o;
+    o.status = StaticOutcome::clean;
+    o.skipped = std::move(why);
+    return o;
+  }
 };
 
 namespace {
@@ -222,18 +230,11 @@ void Inspector::compare_with_cache(const Pending& pending, const sass::CubinRepo
   if (sass::same_findings(fresh, *pending.recheck)) {
     return;
   }
-  ++m_differences;
-  if (pending.recheck_shipped) {
-    ++m_shipped_differences;
-  }
-  std::lock_guard lock(m_write_error_mutex);
-  if (m_first_difference.empty()) {
-    m_first_difference = fmt::format(
-        "{} (cubin sha256 {}): {} {} finding(s) and {} early read(s), a fresh analysis {} and {}", pending.name,
-        pending.cubin_sha256.substr(0, 12), pending.recheck_shipped ? "the shipped results say" : "the cache says",
-        pending.recheck->finding_count(), pending.recheck->early_read_count(), fresh.finding_count(),
-        fresh.early_read_count());
-  }
+  note_difference(pending.recheck_shipped, [&](std::string_view says) {
+    return fmt::format("{} (cubin sha256 {}): {} {} finding(s) and {} early read(s), a fresh analysis {} and {}",
+                       pending.name, pending.cubin_sha256.substr(0, 12), says, pending.recheck->finding_count(),
+                       pending.recheck->early_read_count(), fresh.finding_count(), fresh.early_read_count());
+  });
 }
 
 void Inspector::compare_compile_with_cache(const InspectItem& item, bool shipped, const std::string& cached_cubin,
@@ -242,15 +243,20 @@ void Inspector::compare_compile_with_cache(const InspectItem& item, bool shipped
   if (cached_cubin == fresh_cubin) {
     return;
   }
+  note_difference(shipped, [&](std::string_view says) {
+    return fmt::format("{} ({}): {} its PTX compiles to cubin sha256 {}, ptxas made {}", item.name, item.compiler,
+                       says, cached_cubin.substr(0, 12), fresh_cubin.substr(0, 12));
+  });
+}
+
+void Inspector::note_difference(bool shipped, const std::function<std::string(std::string_view says)>& describe) const {
   ++m_differences;
   if (shipped) {
     ++m_shipped_differences;
   }
   std::lock_guard lock(m_write_error_mutex);
   if (m_first_difference.empty()) {
-    m_first_difference = fmt::format("{} ({}): {} its PTX compiles to cubin sha256 {}, ptxas made {}", item.name,
-                                     item.compiler, shipped ? "the shipped results say" : "the cache says",
-                                     cached_cubin.substr(0, 12), fresh_cubin.substr(0, 12));
+    m_first_difference = describe(shipped ? "the shipped results say" : "the cache says");
   }
 }
 
@@ -305,9 +311,7 @@ std::optional<Inspector::Outcome> Inspector::compiled_before(const InspectItem& 
   // cubin saves running ptxas again.
   std::optional<Outcome> hit;
   if (std::string why = skip_reason(item.ptx->ptx, m_options.skip_without_wgmma); !why.empty()) {
-    hit.emplace();
-    hit->status = StaticOutcome::clean;
-    hit->skipped = std::move(why);
+    hit = Outcome::skipped_because(std::move(why));
   } else {
     hit = cached_report(record.payload->cubin_sha256, item.produced);
   }
@@ -383,10 +387,7 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
     // empty, junk or another kernel's, and skipping on it turned a hazard clean.
     const bool source_known = item.variant.has_value();
     if (std::string why = skip_reason(item.source_ptx, m_options.skip_without_wgmma && source_known); !why.empty()) {
-      Outcome outcome;
-      outcome.status = StaticOutcome::clean;
-      outcome.skipped = std::move(why);
-      return done(std::move(outcome));
+      return done(Outcome::skipped_because(std::move(why)));
     }
     return to_disassemble(&item.cubin, input_sha256);
   }
@@ -416,9 +417,7 @@ Inspector::Pending Inspector::prepare(const InspectItem& item, const std::string
   p.compile = CompileRecord{{}, std::move(compiled), {}, false};
   // Compiled all the same: a PTX that this ptxas refuses is an error row, skipped or not.
   if (std::string why = skip_reason(item.ptx->ptx, m_options.skip_without_wgmma); !why.empty()) {
-    Outcome outcome;
-    outcome.status = StaticOutcome::clean;
-    outcome.skipped = std::move(why);
+    Outcome outcome = Outcome::skipped_because(std::move(why));
     outcome.compile = p.compile;
     return done(std::move(outcome));
   }

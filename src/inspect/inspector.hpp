@@ -173,7 +173,7 @@ struct InspectorOptions {
   /// Results shipped with the binary (shipped.hpp: ShippedResults::embedded()), looked up
   /// before the disk cache and trusted with compiles; null: none (--no-cache,
   /// --no-shipped-results).
-  std::shared_ptr<const ShippedResults> shipped;
+  std::shared_ptr<const ShippedResults> shipped{};
 };
 
 /// Counts of the disk cache's use since construction.
@@ -266,6 +266,9 @@ class Inspector {
   /// Compares the cubin ptxas made with the one a trusted compile record names (verify_sample).
   void compare_compile_with_cache(const InspectItem& item, bool shipped, const std::string& cached_cubin,
                                   const std::string& fresh_cubin) const;
+  /// Counts a re-checked entry that a fresh result contradicts (a shipped one apart) and
+  /// keeps the first one's description, `describe` given who said otherwise.
+  void note_difference(bool shipped, const std::function<std::string(std::string_view says)>& describe) const;
   /// Compares a fresh report with the cached one it re-checks (verify_sample).
   void compare_with_cache(const Pending& pending, const sass::CubinReport& fresh) const;
   /// The outcome of a pending input from its analysis (stored in the disk cache).

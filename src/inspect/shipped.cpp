@@ -9,6 +9,7 @@
 #include "kernels/xz.hpp"
 #include "util/error.hpp"
 #include "util/json_bounded.hpp"
+#include "util/json_in.hpp"
 
 namespace lp::inspect {
 
@@ -32,31 +33,24 @@ std::string_view first_string_member(std::string_view line, std::string_view nam
   return to == std::string_view::npos ? std::string_view() : line.substr(from, to - from);
 }
 
-ShippedTool tool_from_json(const nlohmann::json& j, const std::string& where) {
-  if (!j.is_object() || !j.contains("version") || !j["version"].is_string() || !j.contains("sha256") ||
-      !j["sha256"].is_string()) {
-    throw Error(fmt::format("{}: a tool must be {{\"version\": string, \"sha256\": string}}", where));
-  }
-  return {j["version"].get<std::string>(), j["sha256"].get<std::string>()};
+ShippedTool tool_from_json(const JsonIn& j) {
+  return {j.at("version").string(), j.at("sha256").string()};
 }
 
+/// The header line, read by the project's typed reader: lp::InputError
+/// "<where>:<pointer>: ..." for a missing or mistyped member.
 ShippedHeader header_from_json(std::string_view line, const std::string& where) {
-  const std::optional<nlohmann::json> j = try_parse_json_bounded(line, k_max_header_depth);
-  if (!j || !j->is_object() || j->value("format", nlohmann::json()) != k_results_format) {
-    throw Error(fmt::format("{}: not a results header of format {}", where, k_results_format));
+  const nlohmann::json parsed = parse_json_bounded(line, where, k_max_header_depth);
+  const JsonIn doc(parsed, where);
+  if (doc.at("format").whole<int>() != k_results_format) {
+    doc.at("format").fail(fmt::format("not a results header of format {}", k_results_format));
   }
   ShippedHeader h;
-  const nlohmann::json& fingerprint = j->value("analysis_fingerprint", nlohmann::json());
-  const nlohmann::json& entries = j->value("entries", nlohmann::json());
-  const nlohmann::json& ptxas = j->value("ptxas", nlohmann::json());
-  if (!fingerprint.is_string() || !entries.is_number_unsigned() || !ptxas.is_array()) {
-    throw Error(fmt::format("{}: the header needs analysis_fingerprint, entries and ptxas", where));
-  }
-  h.analysis_fingerprint = fingerprint.get<std::string>();
-  h.entries = entries.get<std::size_t>();
-  h.nvdisasm = tool_from_json(j->value("nvdisasm", nlohmann::json()), where + ": nvdisasm");
-  for (const nlohmann::json& p : ptxas) {
-    h.ptxas.push_back(tool_from_json(p, where + ": ptxas"));
+  h.analysis_fingerprint = doc.at("analysis_fingerprint").string();
+  h.entries = doc.at("entries").whole<std::size_t>();
+  h.nvdisasm = tool_from_json(doc.at("nvdisasm"));
+  for (const JsonIn& p : doc.at("ptxas").items()) {
+    h.ptxas.push_back(tool_from_json(p));
   }
   return h;
 }

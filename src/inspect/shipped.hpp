@@ -53,8 +53,9 @@ class ShippedResults {
   /// binary has none. Throws lp::Error when the embedded file is malformed (a build defect).
   static std::shared_ptr<const ShippedResults> embedded();
   /// Reads a results file's text (see above); `origin` names it in errors. Throws
-  /// lp::Error("<origin>: line N: ...") for a malformed header or an entry without
-  /// kind and key, or when the count differs from the header's.
+  /// lp::InputError("<origin>: line 1:<pointer>: ...") for a malformed header,
+  /// lp::Error("<origin>: line N: ...") for an entry without kind and key, and when the
+  /// count differs from the header's.
   static ShippedResults parse(std::string text, const std::string& origin);
 
   [[nodiscard]] const ShippedHeader& header() const noexcept { return m_header; }

@@ -311,10 +311,7 @@ TEST_F(InspectCli, NoNvdisasmExitsThree) {
 
 TEST_F(InspectCli, PtxIsCompiledWithTheGivenPtxas) {
   LP_REQUIRE_NVDISASM(tool);
-  const auto ptxas = test::some_ptxas();
-  if (!ptxas) {
-    GTEST_SKIP() << "skipped: no ptxas";
-  }
+  LP_REQUIRE_SOME_PTXAS(ptxas);
   const ProcessResult r = loraprobe({"inspect", fixture_path(k_hazard_id + ".ptx"), "--ptxas", ptxas->path});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find(fixture_path(k_hazard_id + ".ptx") + " ptxas=" + ptxas->path), std::string::npos) << r.out;
@@ -323,10 +320,7 @@ TEST_F(InspectCli, PtxIsCompiledWithTheGivenPtxas) {
 
 TEST_F(InspectCli, FolderWalkAndItsJsonValidate) {
   LP_REQUIRE_NVDISASM(tool);
-  const auto ptxas = test::some_ptxas();
-  if (!ptxas) {
-    GTEST_SKIP() << "skipped: no ptxas";
-  }
+  LP_REQUIRE_SOME_PTXAS(ptxas);
   // Laid out like a Triton cache: <hash>/<kernel>.{ptx,cubin,json,...}.
   fs::create_directories(m_scratch.path() + "/triton/AB12/");
   fs::create_directories(m_scratch.path() + "/triton/CD34/");
@@ -431,10 +425,7 @@ TEST_F(InspectCli, SigtermStopsTheRunKillsItsChildrenKeepsWhatFinishedAndExits14
 
 TEST_F(InspectCli, KernelSetJsonValidatesAndTheCacheServesTheSecondRun) {
   LP_REQUIRE_NVDISASM(tool);
-  const auto ptxas = test::some_ptxas();
-  if (!ptxas) {
-    GTEST_SKIP() << "skipped: no ptxas";
-  }
+  LP_REQUIRE_SOME_PTXAS(ptxas);
   // The disk cache alone: the results shipped with loraprobe would answer the prebuilt cubin.
   const std::vector<std::string> args = {"inspect", "--json", "--no-shipped-results", "--triton", "3.6.0",
                                          "--compiler", "prebuilt,ptxas=" + ptxas->path, "--filter",
@@ -656,10 +647,7 @@ TEST_F(InspectCli, APairingThatCannotCompileIsIncompatibleNotAnError) {
 
 TEST_F(InspectCli, PtxasMatrixOfOneVersion) {
   LP_REQUIRE_NVDISASM(tool);
-  const auto ptxas = test::some_ptxas();
-  if (!ptxas) {
-    GTEST_SKIP() << "skipped: no ptxas";
-  }
+  LP_REQUIRE_SOME_PTXAS(ptxas);
   // A matrix folder laid out as scripts/install_tools.sh does, with one version.
   const std::string dir = m_scratch.path() + "/ptxas";
   fs::create_directories(dir + "/" + ptxas->version);

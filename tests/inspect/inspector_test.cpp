@@ -27,29 +27,10 @@ using test_support::ScopedEnv;
 using test::fixture;
 using test::k_clean_id;
 using test::k_hazard_id;
-
-InspectItem cubin_item(const std::string& id, const std::string& compiler = "prebuilt") {
-  return {id, id, compiler, fixture(id + ".cubin"), std::nullopt, nullptr, "", {}, {}};
-}
-
-/// The hazardous fixture's PTX, to be compiled by `ptxas`.
-InspectItem hazard_ptx_item(const compile::PtxasInfo& ptxas) {
-  const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
-  return {k_hazard_id, k_hazard_id, "ptxas=" + ptxas.spec, {}, PtxInput{ptx, ptxas}, nullptr, "", {}, {}};
-}
-
-/// Options without the designated-initializer form, which -Wextra flags for every
-/// member left out.
-InspectorOptions options(const sass::Nvdisasm& tool, unsigned jobs = 1,
-                         std::optional<std::string> cache_root = std::nullopt,
-                         std::vector<std::string> checks = {}) {
-  InspectorOptions o;
-  o.nvdisasm = tool;
-  o.jobs = jobs;
-  o.cache_root = std::move(cache_root);
-  o.analysis.checks = std::move(checks);
-  return o;
-}
+using test::cubin_item;
+using test::forge_compile;
+using test::hazard_ptx_item;
+using test::options;
 
 /// The report without its wall-clock figures, which differ between two analyses.
 nlohmann::json without_timings(nlohmann::json sass) {
@@ -135,10 +116,7 @@ TEST(Inspector, CacheKeyFollowsTheChecksAndSurvivesACorruptEntry) {
 
 TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
   LP_REQUIRE_NVDISASM(tool);
-  const auto ptxas = test::some_ptxas();
-  if (!ptxas) {
-    GTEST_SKIP() << "skipped: no ptxas";
-  }
+  LP_REQUIRE_SOME_PTXAS(ptxas);
   const TempDir cache("lp-inspect-cache-");
   const InspectItem a = hazard_ptx_item(*ptxas);
   InspectItem b = a;
@@ -183,18 +161,14 @@ TEST(Inspector, PtxIsCompiledOnceAndACachedCompileSkipsPtxas) {
 // and --verify-cache did not run that ptxas again. Now it does, and says so.
 TEST(Inspector, VerifyCacheRunsTheTrustedPtxasAgain) {
   LP_REQUIRE_NVDISASM(tool);
-  const auto ptxas = test::some_ptxas();
-  if (!ptxas) {
-    GTEST_SKIP() << "skipped: no ptxas";
-  }
+  LP_REQUIRE_SOME_PTXAS(ptxas);
   const TempDir cache("lp-inspect-cache-");
   const InspectItem a = hazard_ptx_item(*ptxas);
   // The clean cubin's report is in the cache, and the hazardous PTX's compile record is
   // rewritten to name that cubin: what someone with write access to the cache can do.
   (void)Inspector(options(*tool, 1, cache.path())).inspect_all({a, cubin_item(k_clean_id)});
   const std::string clean_sha = sha256_hex(fixture(k_clean_id + ".cubin"));
-  const std::string key = compile_cache_key(sha256_hex(*a.ptx->ptx), ptxas->sha256, a.ptx->options);
-  ASSERT_FALSE(ResultCache(cache.path()).store_compile(key, CompiledPtx{clean_sha, 1000, 1.0, ""}));
+  ASSERT_FALSE(forge_compile(cache.path(), a, clean_sha));
   InspectorOptions trusting = options(*tool, 1, cache.path());
   trusting.verify_compile_hits = false;  // inspect --trust-cache: the forgery is believed
   EXPECT_EQ(Inspector(trusting).inspect(a).status, StaticOutcome::clean);

@@ -28,23 +28,10 @@ namespace {
 namespace fs = std::filesystem;
 using test::fixture;
 using test::k_hazard_id;
-
-InspectorOptions options_for(const sass::Nvdisasm& tool, std::optional<std::string> cache_root = std::nullopt) {
-  InspectorOptions o;
-  o.nvdisasm = tool;
-  o.jobs = 1;
-  o.cache_root = std::move(cache_root);
-  return o;
-}
-
-InspectItem hazard_cubin() {
-  return {k_hazard_id, k_hazard_id, "prebuilt", fixture(k_hazard_id + ".cubin"), std::nullopt, nullptr, "", {}, {}};
-}
-
-InspectItem hazard_ptx(const compile::PtxasInfo& ptxas) {
-  const auto ptx = std::make_shared<const std::string>(fixture(k_hazard_id + ".ptx"));
-  return {k_hazard_id, k_hazard_id, "ptxas=" + ptxas.spec, {}, PtxInput{ptx, ptxas}, nullptr, "", {}, {}};
-}
+using test::cubin_item;
+using test::forge_compile;
+using test::hazard_ptx_item;
+using test::options;
 
 /// Every entry of a cache folder, as a results file's text (the script's layout).
 std::string results_text_of(const std::string& root) {
@@ -81,13 +68,14 @@ TEST(Shipped, AResultsFileIsReadStrictly) {
     try {
       (void)ShippedResults::parse(text, "results.jsonl");
       ADD_FAILURE() << "accepted: " << text;
-    } catch (const Error& e) {
+    } catch (const std::runtime_error& e) {  // the header's InputError, an entry's lp::Error
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
     }
   };
   refused("", "results.jsonl: empty");
-  refused(R"({"format":2})", "results.jsonl: line 1: not a results header of format 1");
-  refused(R"({"format":1,"entries":0})", "line 1: the header needs analysis_fingerprint, entries and ptxas");
+  refused(R"({"format":2})", "results.jsonl: line 1:/format: not a results header of format 1");
+  refused(R"({"format":1,"entries":0})", "results.jsonl: line 1: missing \"analysis_fingerprint\"");
+  refused(header.substr(0, header.find("\"ptxas\"")) + R"("ptxas":{},"entries":0})", "line 1:/ptxas: expected a list, got an object");
   refused(header + "\n{\"kind\":\"sass\"}\n", "line 2: an entry needs a kind (sass or ptxas) and a key");
   refused(header + "\n{\"key\":\"k\",\"kind\":\"other\"}\n", "line 2: an entry needs a kind");
   std::string counted = header;
@@ -98,14 +86,14 @@ TEST(Shipped, AResultsFileIsReadStrictly) {
 TEST(Shipped, AShippedReportIsUsedAndAnEditedOneIsAMiss) {
   LP_REQUIRE_NVDISASM(tool);
   const TempDir made("lp-shipped-");
-  const InspectResult fresh = Inspector(options_for(*tool, made.path())).inspect(hazard_cubin());
+  const InspectResult fresh = Inspector(options(*tool, 1, made.path())).inspect(cubin_item(k_hazard_id));
   ASSERT_EQ(fresh.status, StaticOutcome::hazard) << fresh.error;
   const std::string text = results_text_of(made.path());
 
-  InspectorOptions o = options_for(*tool);
+  InspectorOptions o = options(*tool);
   o.shipped = std::make_shared<const ShippedResults>(ShippedResults::parse(text, "t"));
   const Inspector shipped(o);
-  const InspectResult hit = shipped.inspect(hazard_cubin());
+  const InspectResult hit = shipped.inspect(cubin_item(k_hazard_id));
   EXPECT_TRUE(hit.cached);
   EXPECT_EQ(hit.status, StaticOutcome::hazard);
   EXPECT_EQ(hit.finding_count, fresh.finding_count);
@@ -120,7 +108,7 @@ TEST(Shipped, AShippedReportIsUsedAndAnEditedOneIsAMiss) {
   edited.replace(edited.find(findings), findings.size(), "\"finding_count\":0");
   o.shipped = std::make_shared<const ShippedResults>(ShippedResults::parse(edited, "t"));
   const Inspector refusing(o);
-  const InspectResult redone = refusing.inspect(hazard_cubin());
+  const InspectResult redone = refusing.inspect(cubin_item(k_hazard_id));
   EXPECT_FALSE(redone.cached);
   EXPECT_EQ(redone.status, StaticOutcome::hazard);
   EXPECT_EQ(refusing.cache_stats().shipped_sass_hits, 0U);
@@ -128,17 +116,14 @@ TEST(Shipped, AShippedReportIsUsedAndAnEditedOneIsAMiss) {
 
 TEST(Shipped, AShippedCompileSavesPtxasAndVerifyCacheRunsItAgain) {
   LP_REQUIRE_NVDISASM(tool);
-  const auto ptxas = test::some_ptxas();
-  if (!ptxas) {
-    GTEST_SKIP() << "skipped: no ptxas";
-  }
+  LP_REQUIRE_SOME_PTXAS(ptxas);
   const TempDir made("lp-shipped-");
-  ASSERT_EQ(Inspector(options_for(*tool, made.path())).inspect(hazard_ptx(*ptxas)).status, StaticOutcome::hazard);
-  InspectorOptions o = options_for(*tool);
+  ASSERT_EQ(Inspector(options(*tool, 1, made.path())).inspect(hazard_ptx_item(*ptxas)).status, StaticOutcome::hazard);
+  InspectorOptions o = options(*tool);
   o.shipped = std::make_shared<const ShippedResults>(ShippedResults::parse(results_text_of(made.path()), "t"));
   ASSERT_TRUE(o.verify_compile_hits);  // the disk cache's records are not trusted; shipped ones are
   const Inspector shipped(o);
-  const InspectResult hit = shipped.inspect(hazard_ptx(*ptxas));
+  const InspectResult hit = shipped.inspect(hazard_ptx_item(*ptxas));
   EXPECT_EQ(hit.status, StaticOutcome::hazard);
   ASSERT_TRUE(hit.compile);
   EXPECT_TRUE(hit.compile->cached);
@@ -147,7 +132,7 @@ TEST(Shipped, AShippedCompileSavesPtxasAndVerifyCacheRunsItAgain) {
 
   o.verify_sample = 1;  // --verify-cache 1: ptxas runs, and the cubin it made is compared
   const Inspector checked(o);
-  const InspectResult rechecked = checked.inspect(hazard_ptx(*ptxas));
+  const InspectResult rechecked = checked.inspect(hazard_ptx_item(*ptxas));
   EXPECT_FALSE(rechecked.compile->cached);
   EXPECT_EQ(checked.cache_stats().verified, 1U);
   EXPECT_EQ(checked.cache_stats().differences, 0U);
@@ -155,19 +140,14 @@ TEST(Shipped, AShippedCompileSavesPtxasAndVerifyCacheRunsItAgain) {
 
 TEST(Shipped, AForgedShippedCompileIsCaughtByVerifyCacheAndBlamedOnTheShippedResults) {
   LP_REQUIRE_NVDISASM(tool);
-  const auto ptxas = test::some_ptxas();
-  if (!ptxas) {
-    GTEST_SKIP() << "skipped: no ptxas";
-  }
+  LP_REQUIRE_SOME_PTXAS(ptxas);
   // A results file whose record says the hazardous PTX compiles to the clean cubin.
   const TempDir made("lp-shipped-");
-  const InspectItem clean{test::k_clean_id, test::k_clean_id, "prebuilt", fixture(test::k_clean_id + ".cubin"),
-                          std::nullopt, nullptr, "", {}, {}};
-  (void)Inspector(options_for(*tool, made.path())).inspect_all({hazard_ptx(*ptxas), clean});
-  const InspectItem hazard = hazard_ptx(*ptxas);
-  const std::string key = compile_cache_key(sha256_hex(*hazard.ptx->ptx), ptxas->sha256, hazard.ptx->options);
-  ASSERT_FALSE(ResultCache(made.path()).store_compile(key, CompiledPtx{sha256_hex(clean.cubin), 1000, 1.0, ""}));
-  InspectorOptions o = options_for(*tool);
+  const InspectItem clean = cubin_item(test::k_clean_id);
+  (void)Inspector(options(*tool, 1, made.path())).inspect_all({hazard_ptx_item(*ptxas), clean});
+  const InspectItem hazard = hazard_ptx_item(*ptxas);
+  ASSERT_FALSE(forge_compile(made.path(), hazard, sha256_hex(clean.cubin)));
+  InspectorOptions o = options(*tool);
   o.shipped = std::make_shared<const ShippedResults>(ShippedResults::parse(results_text_of(made.path()), "t"));
   EXPECT_EQ(Inspector(o).inspect(hazard).status, StaticOutcome::clean);  // trusted, as the binary is
   o.verify_sample = 1;
@@ -232,7 +212,7 @@ CacheStats rederive_a_sample(const std::vector<InspectItem>& items, const std::v
   for (const auto& [kind, item] : sample) {
     resampled.push_back(*item);
   }
-  InspectorOptions v = options_for(tool);
+  InspectorOptions v = options(tool);
   v.jobs = 0;
   v.shipped = shipped;
   v.verify_sample = 2 * resampled.size();  // a toolkit item's compile, then its report
@@ -273,7 +253,7 @@ TEST(Shipped, TheEmbeddedResultsAnswerEveryEmbeddedVariant) {
     items.insert(items.end(), std::make_move_iterator(compiled.begin()), std::make_move_iterator(compiled.end()));
   }
   const TempDir cache("lp-shipped-");  // a disk cache only to count the misses
-  InspectorOptions o = options_for(*tool, cache.path());
+  InspectorOptions o = options(*tool, 1, cache.path());
   o.jobs = 0;
   o.shipped = shipped;
   const Inspector inspector(o);
