@@ -92,7 +92,7 @@ class RunningJob {
   std::unique_ptr<QueuedComparisons> comparisons;
   std::vector<GpuSpan> runs;
   Event done;  // after the readback: all of this job's work
-  GpuStepTimes* steps = nullptr;
+  StepTimes* steps = nullptr;
   std::vector<std::pair<double GpuStepTimes::*, Event>> marks;  // each ends the step it names
 
   /// With `steps`: an event here, ending the step `what` since the previous mark.
@@ -105,7 +105,7 @@ class RunningJob {
   /// Adds the marked steps' GPU times to `steps` (the work has finished).
   void add_step_times() const {
     for (std::size_t i = 1; i < marks.size(); ++i) {
-      steps->*(marks[i].first) += static_cast<double>(elapsed_ms(marks[i - 1].second, marks[i].second));
+      steps->gpu.*(marks[i].first) += static_cast<double>(elapsed_ms(marks[i - 1].second, marks[i].second));
     }
   }
 };
@@ -113,6 +113,27 @@ class RunningJob {
 void RunningJobDeleter::operator()(RunningJob* job) const noexcept { delete job; }
 
 namespace {
+
+/// With StepTimes, adds the CPU time since its last lap to the step each lap names.
+class Laps {
+ public:
+  explicit Laps(StepTimes* steps) : m_steps(steps) {
+    if (m_steps != nullptr) {
+      m_last = std::chrono::steady_clock::now();
+    }
+  }
+  void lap(double HostStepTimes::*step) {
+    if (m_steps != nullptr) {
+      const auto now = std::chrono::steady_clock::now();
+      m_steps->host.*step += std::chrono::duration<double, std::milli>(now - m_last).count();
+      m_last = now;
+    }
+  }
+
+ private:
+  StepTimes* m_steps;
+  std::chrono::steady_clock::time_point m_last;
+};
 
 /// Runs `body`, turning what it throws into the job's outcome: AbiViolation is
 /// "refused", another lp::Error or a CUDA error "incomplete"; a sticky CUDA error
@@ -246,8 +267,9 @@ void queue_runs(RunningJob& r, CaseBuffers& buffers, const Stream& stream) {
 }  // namespace
 
 StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandle& cublas, const Stream& stream,
-                     PinnedHostBuffer& readback, ProblemCache& cache, GpuStepTimes* steps) {
+                     PinnedHostBuffer& readback, ProblemCache& cache, StepTimes* steps) {
   StartedJob started;
+  Laps laps(steps);
   RunningJobPtr running(new RunningJob(job, job.problem, readback));
   running->steps = steps;
   started.result = judged(job, [&]() -> std::optional<JobResult> {
@@ -263,6 +285,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
         return refused;
       }
     }
+    laps.lap(&HostStepTimes::problem);
     // Everything below is queued on the stream, with stream-ordered buffers. Until
     // the work is handed on to the caller, an exception still leaves none of it queued.
     r.mark(nullptr, stream);  // the start of the setup step
@@ -273,6 +296,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
       prepared->buffers = make_case_buffers(problem, prepared->metadata, stream);
       r.prepared = std::move(prepared);
     }
+    laps.lap(&HostStepTimes::tensors);
     LoraMetadata& metadata = r.prepared->metadata;
     CaseBuffers& buffers = r.prepared->buffers;
     StreamDrain drain(stream);
@@ -282,11 +306,14 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
       r.kernels.push_back(
           {&image, std::make_unique<PreparedLaunch>(*image.variant, k.kernel, problem, metadata, buffers, stream)});
     }
+    laps.lap(&HostStepTimes::launches);
     if (!reused) {
       enqueue_reference(problem, metadata, buffers, cublas, stream, r.reference_span);
       r.computed_reference = true;
     }
+    laps.lap(&HostStepTimes::reference);
     queue_runs(r, buffers, stream);
+    laps.lap(&HostStepTimes::runs);
     if (readback.bytes() < r.comparisons->readback_bytes()) {
       // Freeing the smaller one may wait for the device: rare (a few KiB hold 100 repeats).
       readback = PinnedHostBuffer(std::max<std::size_t>(r.comparisons->readback_bytes(), std::size_t{64} << 10));
@@ -296,6 +323,7 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
     r.done.record(stream);
     drain.dismiss();
     cache.keep(r.prepared);  // queued whole: the next job of the problem may share it
+    laps.lap(&HostStepTimes::readback);
     return std::nullopt;
   });
   if (!started.result) {
@@ -305,12 +333,16 @@ StartedJob start_job(const Job& job, const ImageTable& images, const CublasHandl
 }
 
 JobResult finish_job(RunningJob& r) {
+  Laps laps(r.steps);
   return *judged(r.job, [&]() -> std::optional<JobResult> {
     r.done.synchronize();
+    laps.lap(&HostStepTimes::wait);
     if (r.steps != nullptr) {
       r.add_step_times();
     }
-    return result_of(r, r.comparisons->metrics_from(r.readback), /*timed=*/true);
+    JobResult result = result_of(r, r.comparisons->metrics_from(r.readback), /*timed=*/true);
+    laps.lap(&HostStepTimes::result);
+    return result;
   });
 }
 

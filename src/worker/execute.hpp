@@ -74,6 +74,24 @@ struct GpuStepTimes {
   double readbacks = 0;    ///< the metrics' copy to the host
 };
 
+/// The worker's CPU time in start_job and finish_job by step, in ms (LP_WORKER_TIMES=1).
+struct HostStepTimes {
+  double problem = 0;    ///< the token mapping, validation, the problem's key, the memory check
+  double tensors = 0;    ///< a new problem's tensors and metadata queued
+  double launches = 0;   ///< the kernels' arguments prepared
+  double reference = 0;  ///< a new problem's cuBLAS reference queued
+  double runs = 0;       ///< the runs with their resets and comparisons queued
+  double readback = 0;   ///< the metrics' copy and the job's event queued
+  double wait = 0;       ///< finish_job's wait for the job's event
+  double result = 0;     ///< finish_job's reading of the metrics and the times
+};
+
+/// Both, for LP_WORKER_TIMES=1.
+struct StepTimes {
+  GpuStepTimes gpu;
+  HostStepTimes host;
+};
+
 /// A job whose work is queued on the stream and not yet waited for (execute.cpp).
 class RunningJob;
 struct RunningJobDeleter {
@@ -99,10 +117,11 @@ struct StartedJob {
 /// next case while this one is on the GPU. A refused or failed start is a result
 /// (refused, incomplete). Throws StickyCudaError when the context is dead: a job
 /// queued before this one faulted, or this one's partly queued work did. With
-/// `steps`, events between its steps add their GPU times there when it finishes.
+/// `steps`, events between its steps add their GPU times there when it finishes, and
+/// its CPU time by step is added at once.
 StartedJob start_job(const protocol::Job& job, const ImageTable& images, const CublasHandle& cublas,
                      const Stream& stream, PinnedHostBuffer& readback, ProblemCache& cache,
-                     GpuStepTimes* steps = nullptr);
+                     StepTimes* steps = nullptr);
 
 /// Waits for the job's event (never for the whole stream: work queued behind it goes
 /// on) and returns its result, "ran" with metrics and timings, or "incomplete".

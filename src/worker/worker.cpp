@@ -111,19 +111,25 @@ bool fits_beside_pending(const protocol::Job& job) {
 /// environment the worker prints them on stderr when it quits.
 struct WorkerTimes {
   double waiting = 0;    ///< for a request, with nothing on the GPU
-  double parsing = 0;    ///< the request lines
+  double parsing = 0;    ///< the request lines (reading them too while a case is on the GPU)
+  double parsing_jobs = 0;  ///< of which: parse_request of the run lines
   double starting = 0;   ///< start_job: tensors, reference, launches, comparisons queued
   double finishing = 0;  ///< finish_job: the wait for the GPU, the metrics read
   double answering = 0;  ///< the answers written
   std::size_t jobs = 0;
-  GpuStepTimes gpu;  ///< the jobs' GPU time by step
+  StepTimes steps;  ///< the jobs' GPU time and start_job's and finish_job's CPU time by step
   [[nodiscard]] std::string line() const {
-    return fmt::format("worker: times: {} jobs; waiting {:.1f} ms, parsing {:.1f} ms, starting {:.1f} ms, finishing "
-                       "{:.1f} ms, answering {:.1f} ms\n"
+    const GpuStepTimes& gpu = steps.gpu;
+    const HostStepTimes& host = steps.host;
+    return fmt::format("worker: times: {} jobs; waiting {:.1f} ms, parsing {:.1f} ms (run lines {:.1f} ms), starting "
+                       "{:.1f} ms, finishing {:.1f} ms, answering {:.1f} ms\n"
                        "worker: GPU steps: setup {:.1f} ms, resets {:.1f} ms, kernels {:.1f} ms, comparisons "
-                       "{:.1f} ms, readbacks {:.1f} ms\n",
-                       jobs, waiting, parsing, starting, finishing, answering, gpu.setup, gpu.resets, gpu.kernels,
-                       gpu.comparisons, gpu.readbacks);
+                       "{:.1f} ms, readbacks {:.1f} ms\n"
+                       "worker: CPU steps: problem {:.1f} ms, tensors {:.1f} ms, launches {:.1f} ms, reference {:.1f} "
+                       "ms, runs {:.1f} ms, readback {:.1f} ms; wait {:.1f} ms, result {:.1f} ms\n",
+                       jobs, waiting, parsing, parsing_jobs, starting, finishing, answering, gpu.setup, gpu.resets,
+                       gpu.kernels, gpu.comparisons, gpu.readbacks, host.problem, host.tensors, host.launches,
+                       host.reference, host.runs, host.readback, host.wait, host.result);
   }
 };
 
@@ -177,11 +183,15 @@ class Worker {
       // worker (lp::Error), after the case on the GPU is answered.
       std::optional<Request> request;
       std::exception_ptr malformed;
+      const auto parse_start = std::chrono::steady_clock::now();
       try {
         AddTime t(m_times.parsing);
         request = parse_request(*line);
       } catch (const Error&) {
         malformed = std::current_exception();
+      }
+      if (request && std::holds_alternative<RunJob>(*request)) {
+        m_times.parsing_jobs += ms_since(parse_start);
       }
       if (const auto* job = request ? std::get_if<RunJob>(&*request) : nullptr) {
         if (const std::optional<int> code = run(job->job)) {
@@ -269,7 +279,7 @@ class Worker {
     try {
       AddTime t(m_times.starting);
       started = start_job(job, m_images, m_cublas, m_stream, m_readback[readback], m_problems,
-                          m_step_times ? &m_times.gpu : nullptr);
+                          m_step_times ? &m_times.steps : nullptr);
     } catch (const StickyCudaError& e) {
       // Its partly queued work runs only after the pending case's last copy: if that
       // landed, the fault is this job's, else the pending case's.
