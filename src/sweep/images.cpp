@@ -1,6 +1,7 @@
 #include "sweep/images.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -64,18 +65,21 @@ std::string ImageSet::add(const protocol::ImageRef& ref) {
 }
 
 void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads) {
+  m_sets = &sets;
   resolve_compilers(sets);
   std::vector<Image*> todo;
-  std::vector<Image*> without_ptx;
+  std::vector<Image*> to_amplify;
   for (auto& [key, image] : m_images) {
     if (image.cubin.empty() && image.error.empty() && image.compiler.kind != compile::CompilerKind::driver) {
       todo.push_back(&image);
     }
-    if (!image.ptx) {
-      without_ptx.push_back(&image);
+    // Only an amplified image needs its PTX to be built; the others' PTX is read for
+    // the PTX check by inspect(), beside the GPU work rather than before it.
+    if (!image.ptx && image.amplify > 0) {
+      to_amplify.push_back(&image);
     }
   }
-  read_ptx(sets, threads, without_ptx);
+  read_ptx(sets, threads, to_amplify);
   // An amplified image whose PTX the transform left as it was is its unamplified
   // image: the same cubin, built once.
   std::vector<Image*> same_as_base;
@@ -146,7 +150,7 @@ void ImageSet::resolve_compilers(const kernels::KernelSets& sets) {
 }
 
 void ImageSet::read_ptx(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& without_ptx) {
-  // Every image keeps its variant's PTX (the driver's too): the PTX check runs on it.
+  // Every image gets its variant's PTX (the driver's too): the PTX check runs on it.
   // Read in parallel: each read may decode a stream of the pack. An amplified image
   // keeps the amplified PTX: what its SASS was made from.
   parallel_for(without_ptx.size(), threads, [&](std::size_t i) {
@@ -316,6 +320,11 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   }
   if (todo.empty()) {
     return {};
+  }
+  if (m_sets != nullptr) {
+    std::vector<Image*> without_ptx;
+    std::copy_if(todo.begin(), todo.end(), std::back_inserter(without_ptx), [](const Image* i) { return !i->ptx; });
+    read_ptx(*m_sets, threads, without_ptx);
   }
   inspect::InspectorOptions options;
   const std::string no_nvdisasm = error_of([&] {

@@ -59,7 +59,8 @@ struct Image {
   std::string early_read_attribution;  ///< who made them: "ptx", "ptxas", "none"; empty until known
   std::shared_ptr<const sass::CubinReport> sass;  ///< the SASS analysis, once inspected (null: skipped)
   std::string sass_error;       ///< why it could not be inspected
-  std::shared_ptr<const std::string> ptx;  ///< the variant's PTX, for the PTX check
+  std::shared_ptr<const std::string> ptx;  ///< the variant's PTX, for the PTX check (an amplified
+                                           ///< image's once built, the others' once inspected)
   std::map<int, std::string> produced;     ///< the variant's produced parameters, for gdc-early-read
   std::optional<int> ptx_findings;         ///< the PTX check's findings, once inspected
   std::string attribution;                 ///< "ptx", "ptxas", "none"; empty until known
@@ -88,7 +89,8 @@ class ImageSet {
   /// (`driver_version` names the JIT), or its error.
   void take_jit(const std::vector<protocol::LoadResult>& results, const std::string& driver_version);
 
-  /// Inspects every built image not yet inspected, `threads` nvdisasm runs at a time.
+  /// Inspects every built image not yet inspected, `threads` nvdisasm runs at a time,
+  /// reading first the PTX of those that lack it (from the sets build_on_cpu was given).
   /// `nvdisasm` (a path) overrides the search. When no nvdisasm is found every image
   /// gets sass_error and the returned string says why (empty when all went well).
   std::string inspect(const std::optional<std::string>& nvdisasm, std::size_t threads);
@@ -114,6 +116,7 @@ class ImageSet {
   void compile_images(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& todo);
 
   std::map<std::string, Image> m_images;
+  const kernels::KernelSets* m_sets = nullptr;  ///< build_on_cpu's, for inspect()'s PTX reads
   std::optional<inspect::CacheStats> m_inspection_cache;
   /// The ptxas of an image's compiler: by spec, or "triton@<version>" for ptxas=triton.
   static std::string ptxas_key(const Image& image);
