@@ -53,9 +53,10 @@ TEST(PlanVariants, NarrowWidthsFindTheVariantsTheJitWouldSpecialise) {
     const plan::Plan p = plan::expand_plan(c, sets.versions());
     EXPECT_TRUE(cases_without_variant(p, sets).empty()) << "--tp " << tp;
     std::map<std::string, std::string> out;  // projection -> variant id
-    for (const plan::Case& c : p.cases) {
-      if (const kernels::Lookup found = sets.at(c.triton).lookup(wanted_expand_axes(c)); found.variant != nullptr) {
-        out[c.projection()] = found.variant->id;
+    for (const plan::Case& planned : p.cases) {
+      if (const kernels::Lookup found = sets.at(planned.triton).lookup(wanted_expand_axes(planned));
+          found.variant != nullptr) {
+        out[planned.projection()] = found.variant->id;
       }
     }
     return out;
