@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -227,23 +228,69 @@ const std::string& KernelSet::stream_bytes(const LazyPack& pack, std::size_t k) 
   return stream.bytes;
 }
 
-std::string KernelSet::contents(const FileRef& file) const {
-  const LazyPack& pack = indexed_pack();
-  const std::string where = fmt::format("{}/{}: {}", m_origin, m_manifest.pack.path, file.path);
+std::pair<std::size_t, std::size_t> KernelSet::streams_of(const LazyPack& pack, const FileRef& file) {
   // parse_manifest checked offset + bytes against the pack's size, and indexed_pack the streams' total.
   const std::size_t begin = file.offset;
   const std::size_t end = file.offset + file.bytes;
-  auto first = std::upper_bound(pack.streams.begin(), pack.streams.end(), begin,
-                                [](std::size_t at, const std::unique_ptr<PackStream>& s) { return at < s->span.offset; });
+  auto it = std::upper_bound(pack.streams.begin(), pack.streams.end(), begin,
+                             [](std::size_t at, const std::unique_ptr<PackStream>& s) { return at < s->span.offset; });
+  if (it != pack.streams.begin()) {
+    --it;
+  }
+  // Skip an empty stream, or one that ends where the file starts.
+  while (it != pack.streams.end() && (*it)->span.offset + (*it)->span.bytes <= begin && (*it)->span.offset < end) {
+    ++it;
+  }
+  auto last = it;
+  while (last != pack.streams.end() && (*last)->span.offset < end) {
+    ++last;
+  }
+  return {static_cast<std::size_t>(it - pack.streams.begin()), static_cast<std::size_t>(last - pack.streams.begin())};
+}
+
+void KernelSet::prefetch(const std::vector<std::pair<const KernelSet*, const FileRef*>>& files, std::size_t threads) {
+  std::set<std::pair<const KernelSet*, std::size_t>> streams;
+  std::map<const KernelSet*, const LazyPack*> packs;
+  for (const auto& [set, file] : files) {
+    auto found = packs.find(set);
+    if (found == packs.end()) {
+      const LazyPack* pack = nullptr;
+      try {
+        pack = &set->indexed_pack();
+      } catch (const Error&) {  // a broken pack, or none (Fatal): contents() says so
+      } catch (const Fatal&) {
+      }
+      found = packs.emplace(set, pack).first;
+    }
+    if (found->second == nullptr) {
+      continue;
+    }
+    const auto [first, last] = streams_of(*found->second, *file);
+    for (std::size_t k = first; k < last; ++k) {
+      streams.emplace(set, k);
+    }
+  }
+  const std::vector<std::pair<const KernelSet*, std::size_t>> todo(streams.begin(), streams.end());
+  parallel_for(todo.size(), threads, [&](std::size_t i) {
+    const auto& [set, k] = todo[i];
+    (void)error_of([&] { (void)set->stream_bytes(*packs.at(set), k); });  // contents() reports a bad stream
+  });
+}
+
+std::string KernelSet::contents(const FileRef& file) const {
+  const LazyPack& pack = indexed_pack();
+  const std::string where = fmt::format("{}/{}: {}", m_origin, m_manifest.pack.path, file.path);
+  const std::size_t begin = file.offset;
+  const std::size_t end = file.offset + file.bytes;
+  const auto [first, last] = streams_of(pack, file);
   std::string data;
   data.reserve(file.bytes);
-  for (auto it = first == pack.streams.begin() ? first : first - 1; it != pack.streams.end() && (*it)->span.offset < end;
-       ++it) {
-    const XzStreamSpan& span = (*it)->span;
+  for (std::size_t k = first; k < last; ++k) {
+    const XzStreamSpan& span = pack.streams[k]->span;
     if (span.offset + span.bytes <= begin) {
       continue;  // an empty stream, or one that ends where the file starts
     }
-    const std::string& bytes = stream_bytes(pack, static_cast<std::size_t>(it - pack.streams.begin()));
+    const std::string& bytes = stream_bytes(pack, k);
     const std::size_t from = std::max(begin, span.offset) - span.offset;
     const std::size_t to = std::min(end, span.offset + span.bytes) - span.offset;
     data.append(bytes, from, to - from);

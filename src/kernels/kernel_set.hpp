@@ -80,6 +80,13 @@ class KernelSet {
   /// manifest's; lp::UsageError when --kernel-dir has no readable pack.
   [[nodiscard]] std::string contents(const FileRef& file) const;
 
+  /// Decodes, `threads` at a time (0: every core), each pack stream that holds part of
+  /// one of `files` (each of the set it is paired with), so that contents() then only
+  /// cuts and checks. One task per stream: threads that call contents() in the files'
+  /// order wait on one another, since neighbouring files share a stream. A pack or a
+  /// stream that fails to decode is left for contents() to report.
+  static void prefetch(const std::vector<std::pair<const KernelSet*, const FileRef*>>& files, std::size_t threads);
+
   /// Decodes the whole pack and checks it against the manifest's sha256 (contents()
   /// checks only the files it returns). Throws as contents() does, and lp::Error
   /// when the sha256 differs.
@@ -137,6 +144,8 @@ class KernelSet {
   [[nodiscard]] const LazyPack& indexed_pack() const;
   /// The decoded bytes of stream `k` of the indexed pack.
   [[nodiscard]] const std::string& stream_bytes(const LazyPack& pack, std::size_t k) const;
+  /// The streams [first, last) of the indexed pack that hold a byte of `file`.
+  [[nodiscard]] static std::pair<std::size_t, std::size_t> streams_of(const LazyPack& pack, const FileRef& file);
 
   Manifest m_manifest;
   std::string m_origin;

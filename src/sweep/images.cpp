@@ -79,6 +79,7 @@ void ImageSet::build_on_cpu(const kernels::KernelSets& sets, std::size_t threads
       to_amplify.push_back(&image);
     }
   }
+  prefetch(sets, threads, todo, to_amplify);
   read_ptx(sets, threads, to_amplify);
   // An amplified image whose PTX the transform left as it was is its unamplified
   // image: the same cubin, built once.
@@ -147,6 +148,29 @@ void ImageSet::resolve_compilers(const kernels::KernelSets& sets) {
       }
     }
   }
+}
+
+void ImageSet::prefetch(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& to_build,
+                        const std::vector<Image*>& without_ptx) {
+  std::vector<std::pair<const kernels::KernelSet*, const kernels::FileRef*>> files;
+  auto add = [&](const Image& image, bool cubin) {
+    const kernels::KernelSet& set = sets.at(image.triton);
+    const kernels::Variant* v = set.find(image.variant_id);
+    const std::optional<kernels::FileRef>* file = v == nullptr ? nullptr : cubin ? &v->cubin : &v->ptx;
+    if (file != nullptr && v->ok() && file->has_value()) {
+      files.emplace_back(&set, &**file);
+    }
+  };
+  for (const Image* image : without_ptx) {
+    add(*image, false);
+  }
+  for (const Image* image : to_build) {
+    if (image->amplify == 0) {
+      // compile_images reads the set's cubin of a prebuilt image, a ptxas one's PTX.
+      add(*image, image->compiler.kind == compile::CompilerKind::prebuilt);
+    }
+  }
+  kernels::KernelSet::prefetch(files, threads);
 }
 
 void ImageSet::read_ptx(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& without_ptx) {
@@ -324,6 +348,7 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   if (m_sets != nullptr) {
     std::vector<Image*> without_ptx;
     std::copy_if(todo.begin(), todo.end(), std::back_inserter(without_ptx), [](const Image* i) { return !i->ptx; });
+    prefetch(*m_sets, threads, {}, without_ptx);
     read_ptx(*m_sets, threads, without_ptx);
   }
   inspect::InspectorOptions options;

@@ -110,6 +110,10 @@ class ImageSet {
   /// Each ptxas the images need, resolved once (its --version and sha256 go into the
   /// report); one that is not here is every such image's error.
   void resolve_compilers(const kernels::KernelSets& sets);
+  /// Decodes in parallel, one task per pack stream, the streams that the files
+  /// compile_images (of `to_build`) and read_ptx (of `without_ptx`) will read.
+  static void prefetch(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& to_build,
+                       const std::vector<Image*>& without_ptx);
   /// The variants' PTX of `without_ptx` (amplified where asked), read in parallel.
   void read_ptx(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& without_ptx);
   /// The cubins of `todo`: the set's own, or compiled by their ptxas, in parallel.

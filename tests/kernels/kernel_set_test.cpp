@@ -522,6 +522,50 @@ TEST(KernelSet, AFileAcrossAStreamBoundaryIsCutFromBoth) {
   }
 }
 
+TEST(KernelSet, PrefetchedStreamsGiveTheSameFilesAndLeaveErrorsToContents) {
+  const std::string pack = stored("set.pack.xz");
+  const std::vector<XzStreamSpan> spans = xz_streams(pack, "3.6.0", k_max_pack_bytes);
+  // Files in several streams, one across a boundary, prefetched on a fresh set.
+  std::vector<const Variant*> picked;
+  for (const Variant& v : set().variants()) {
+    if (v.ok() && (picked.empty() || v.cubin->offset > picked.back()->cubin->offset + (8U << 20))) {
+      picked.push_back(&v);
+    }
+  }
+  ASSERT_GE(picked.size(), 3U);
+  for (const KernelSet& fresh : KernelSet::embedded_sets()) {
+    if (fresh.triton() != "3.6.0") {
+      continue;
+    }
+    std::vector<std::pair<const KernelSet*, const FileRef*>> files;
+    for (const Variant* v : picked) {
+      files.emplace_back(&fresh, &*fresh.find(v->id)->cubin);
+      files.emplace_back(&fresh, &*fresh.find(v->id)->ptx);
+    }
+    KernelSet::prefetch(files, 4);
+    for (const Variant* v : picked) {
+      EXPECT_EQ(fresh.contents(*fresh.find(v->id)->cubin), set().contents(*v->cubin)) << v->id;
+      EXPECT_EQ(fresh.contents(*fresh.find(v->id)->ptx), set().contents(*v->ptx)) << v->id;
+    }
+  }
+  // A damaged stream: prefetch goes on, and contents() reports it as before.
+  const KernelDirCopy dir("lp-kernel-dir-prefetch");
+  dir.write("manifest.json", manifest_text());
+  const KernelSet copy = KernelSet::from_directory(dir.path());
+  const Variant& v = first_ok(copy);
+  EXPECT_NO_THROW(KernelSet::prefetch({{&copy, &*v.ptx}}, 2)) << "no pack yet: contents() says so";
+  std::string damaged = pack;
+  const auto holding = std::find_if(spans.begin(), spans.end(), [&](const XzStreamSpan& s) {
+    return s.offset <= v.ptx->offset && v.ptx->offset < s.offset + s.bytes;
+  });
+  ASSERT_NE(holding, spans.end());
+  damaged[holding->stored_offset + holding->stored_bytes / 2] ^= 0x5a;
+  dir.write("set.pack.xz", damaged);
+  EXPECT_NO_THROW(KernelSet::prefetch({{&copy, &*v.ptx}}, 2));
+  const std::string message = error_of([&] { (void)copy.contents(*v.ptx); });
+  EXPECT_EQ(message.rfind(dir.path() + "/set.pack.xz: corrupt xz data: ", 0), 0U) << message;
+}
+
 TEST(KernelSet, WrongFileSha256IsDetected) {
   const Variant& real = *set().find("expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1");
   FileRef shifted = *real.ptx;
