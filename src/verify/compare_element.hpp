@@ -197,6 +197,35 @@ struct LocalMetrics {
   }
 };
 
+/// Whether an element equal to its reference can skip compare_element's arithmetic
+/// under `rule`: its tolerance atol + rtol |x| is then a number >= 0 for every finite x,
+/// so a deviation of 0 is within it (a NaN or infinite atol or rtol is not).
+LP_HD inline bool plain_tolerance(const ElementRule& rule) {
+  return rule.atol >= 0.0 && rule.rtol >= 0.0 && rule.atol < static_cast<double>(INFINITY) &&
+         rule.rtol < static_cast<double>(INFINITY);
+}
+
+/// Adds a live element whose bits equal its reference's to `m` without the
+/// arithmetic, when that gives what add(compare_element(rule, bits, bits, true), true)
+/// gives: the element counts (and counts as huge when it is), and no maximum moves,
+/// since its deviation is 0 (raise_ratio keeps cur for num == 0). Returns false and
+/// adds nothing for the poison, a non-finite value or a rule without plain_tolerance;
+/// those go through compare_element. Most elements of a sweep are such: the device
+/// kernel's cost per element was the arithmetic, not the loads.
+LP_HD inline bool add_equal_live(const ElementRule& rule, std::uint32_t bits, LocalMetrics& m) {
+  if ((rule.poison_measurable && bits == rule.poison) || !plain_tolerance(rule)) {
+    return false;
+  }
+  const float v = bits_to_float(rule.dtype, bits);
+  const std::uint32_t v32 = u32_from_float(v);
+  if (f32_bits_nan(v32) || f32_bits_inf(v32)) {
+    return false;
+  }
+  m.elements += 1u;
+  m.huge += abs_d(static_cast<double>(v)) > k_huge ? 1u : 0u;
+  return true;
+}
+
 inline constexpr unsigned long long k_no_index = ~0ull;
 
 /// What one thread, warp or block of the device comparison found: its metrics, its

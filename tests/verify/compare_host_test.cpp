@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "util/error.hpp"
 #include "verify/compare.hpp"
 #include "verify/compare_element.hpp"
+#include "verify/inputs.hpp"
 #include "verify/poison.hpp"
 
 namespace lp {
@@ -94,6 +96,60 @@ TEST(CompareHost, RaisingARatioWithoutDividingGivesWhatDividingEveryTimeGives) {
     }
   }
   EXPECT_GT(checked, 1000000u);
+}
+
+// The device kernel adds an element equal to its reference through add_equal_live
+// instead of compare_element: it must give the same metrics for every bit pattern.
+TEST(CompareHost, AnEqualElementAddedWithoutArithmeticCountsAsCompareElementCountsIt) {
+  std::vector<std::uint32_t> patterns;
+  for (std::uint32_t b = 0; b < 0x10000u; ++b) {
+    patterns.push_back(b);
+  }
+  for (std::uint32_t i = 0; i < 200000u; ++i) {
+    patterns.push_back(generated_bits(DType::f32, ValueRange{-1.0f, 1.0f}, 11, 4, i) * 2654435761u);
+  }
+  for (const float special : {0.0f, -0.0f, 1e30f, -1e30f, 1.0000001e30f, 3.4e38f, INFINITY, -INFINITY, NAN}) {
+    patterns.push_back(u32_from_float(special));
+  }
+  std::vector<compare_detail::ElementRule> rules;
+  for (const DType t : {DType::bf16, DType::f16, DType::f32}) {
+    for (const auto& [atol, rtol] : std::vector<std::pair<double, double>>{
+             {1e-3, 0.0156}, {0.0, 0.0}, {0.0, INFINITY}, {NAN, 0.01}, {1e-3, -1.0}}) {
+      for (const bool poison : {false, true}) {
+        compare_detail::ElementRule r;
+        r.dtype = t;
+        r.atol = atol;
+        r.rtol = rtol;
+        r.rel_floor = 1e-6;
+        r.poison_measurable = poison;
+        r.poison = poison_bits(t);
+        rules.push_back(r);
+      }
+    }
+  }
+  std::size_t fast = 0;
+  for (const compare_detail::ElementRule& rule : rules) {
+    const std::uint32_t mask = dtype_size(rule.dtype) == 2 ? 0xFFFFu : 0xFFFFFFFFu;
+    for (const std::uint32_t pattern : patterns) {
+      const std::uint32_t bits = pattern & mask;
+      compare_detail::LocalMetrics want;
+      want.max_abs_dev = 0.5;
+      want.max_rel_dev = 0.25;
+      want.worst_dev_over_tolerance = 0.75;
+      compare_detail::LocalMetrics got = want;
+      const compare_detail::LocalMetrics before = got;
+      want.add(compare_detail::compare_element(rule, bits, bits, true), true);
+      if (!compare_detail::add_equal_live(rule, bits, got)) {
+        ASSERT_EQ(std::memcmp(&got, &before, sizeof got), 0) << "a refused element adds nothing";
+        continue;
+      }
+      ++fast;
+      ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0)
+          << "bits 0x" << std::hex << bits << " dtype " << dtype_name(rule.dtype) << " atol " << rule.atol << " rtol "
+          << rule.rtol;
+    }
+  }
+  EXPECT_GT(fast, patterns.size() * 4) << "the common element takes the short way";
 }
 
 TEST(CompareHost, EveryPlantedDefectIsCountedOnce) {
