@@ -22,12 +22,12 @@
 #include "cuda/memory.hpp"
 #include "kernels/kernel_sets.hpp"
 #include "protocol/protocol.hpp"
+#include "worker/channel.hpp"
 #include "worker/execute.hpp"
 #include "worker/race_kernel.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
 #include "util/elapsed.hpp"
-#include "util/line_reader.hpp"
 #include "util/parallel.hpp"
 
 namespace lp::worker {
@@ -77,21 +77,6 @@ PrimaryContext current_context(int device) {
   return context;
 }
 
-/// The next request line; without `wait`, only one already sent (nullopt if none).
-std::optional<std::string> next_request(LineReader& requests, bool wait) {
-  while (true) {
-    if (std::optional<std::string> line = requests.buffered_line()) {
-      return line;
-    }
-    if (requests.at_eof()) {
-      return std::nullopt;
-    }
-    if (requests.fill(wait ? -1 : 0) == LineReader::Fill::timeout && !wait) {
-      return std::nullopt;
-    }
-  }
-}
-
 /// The answer of a case whose work the dead context took with it.
 JobResult fault_of(const protocol::Job& job, const StickyCudaError& e) {
   return JobResult::lost(job.index, job.case_id, RunOutcome::fault, e.fault_reason() + ": " + e.what());
@@ -111,25 +96,24 @@ bool fits_beside_pending(const protocol::Job& job) {
 /// environment the worker prints them on stderr when it quits.
 struct WorkerTimes {
   double waiting = 0;    ///< for a request, with nothing on the GPU
-  double parsing = 0;    ///< the request lines (reading them too while a case is on the GPU)
-  double parsing_jobs = 0;  ///< of which: parse_request of the run lines
+  double taking = 0;     ///< the requests taken while a case is on the GPU (parsed by the reader)
   double starting = 0;   ///< start_job: tensors, reference, launches, comparisons queued
   double finishing = 0;  ///< finish_job: the wait for the GPU, the metrics read
-  double answering = 0;  ///< the answers written
   std::size_t jobs = 0;
   StepTimes steps;  ///< the jobs' GPU time and start_job's and finish_job's CPU time by step
-  [[nodiscard]] std::string line() const {
+  /// With the reader's and the writer's threads' own times.
+  [[nodiscard]] std::string line(const ReaderTimes& reader, double answering) const {
     const GpuStepTimes& gpu = steps.gpu;
     const HostStepTimes& host = steps.host;
-    return fmt::format("worker: times: {} jobs; waiting {:.1f} ms, parsing {:.1f} ms (run lines {:.1f} ms), starting "
-                       "{:.1f} ms, finishing {:.1f} ms, answering {:.1f} ms\n"
+    return fmt::format("worker: times: {} jobs; waiting {:.1f} ms, taking {:.1f} ms, starting {:.1f} ms, finishing "
+                       "{:.1f} ms; beside them, parsing {:.1f} ms (run lines {:.1f} ms), answering {:.1f} ms\n"
                        "worker: GPU steps: setup {:.1f} ms, resets {:.1f} ms, kernels {:.1f} ms, comparisons "
                        "{:.1f} ms, readbacks {:.1f} ms\n"
                        "worker: CPU steps: problem {:.1f} ms, tensors {:.1f} ms, launches {:.1f} ms, reference {:.1f} "
                        "ms, runs {:.1f} ms, readback {:.1f} ms; wait {:.1f} ms, result {:.1f} ms\n",
-                       jobs, waiting, parsing, parsing_jobs, starting, finishing, answering, gpu.setup, gpu.resets,
-                       gpu.kernels, gpu.comparisons, gpu.readbacks, host.problem, host.tensors, host.launches,
-                       host.reference, host.runs, host.readback, host.wait, host.result);
+                       jobs, waiting, taking, starting, finishing, reader.parsing, reader.parsing_jobs, answering,
+                       gpu.setup, gpu.resets, gpu.kernels, gpu.comparisons, gpu.readbacks, host.problem, host.tensors,
+                       host.launches, host.reference, host.runs, host.readback, host.wait, host.result);
   }
 };
 
@@ -156,43 +140,38 @@ class Worker {
     keep_freed_device_memory();  // cases reuse what earlier ones freed (cuda/memory.hpp)
   }
 
+  /// Serves requests until the input ends, `quit` or a fault; every answer is written
+  /// before it returns. The worker's exit code.
   int loop() {
-    send(Ready{::getpid(), gpu_record(m_options.device)});
-    LineReader requests(STDIN_FILENO);
+    const int code = serve();
+    m_writer.drain();
+    return code;
+  }
+
+ private:
+  int serve() {
+    reply(Ready{::getpid(), gpu_record(m_options.device)});
     while (true) {
       // Without a case on the GPU, wait for the next request; with one, take only a
       // request already there, and otherwise finish and answer that case first.
-      std::optional<std::string> line;
+      std::optional<ParsedRequest> parsed;
       {
-        AddTime t(m_pending ? m_times.parsing : m_times.waiting);
-        line = next_request(requests, /*wait=*/!m_pending);
+        AddTime t(m_pending ? m_times.taking : m_times.waiting);
+        parsed = m_requests.next(/*wait=*/!m_pending);
       }
-      if (!line) {
+      if (!parsed) {
         if (const std::optional<int> code = finish_pending(nullptr)) {
           return *code;
         }
-        if (requests.at_eof()) {
+        if (m_requests.at_end()) {
           return 0;
         }
         continue;
       }
-      if (line->empty()) {
-        continue;
-      }
       // A request of a known type that is malformed is this binary's bug: it ends the
       // worker (lp::Error), after the case on the GPU is answered.
-      std::optional<Request> request;
-      std::exception_ptr malformed;
-      const auto parse_start = std::chrono::steady_clock::now();
-      try {
-        AddTime t(m_times.parsing);
-        request = parse_request(*line);
-      } catch (const Error&) {
-        malformed = std::current_exception();
-      }
-      if (request && std::holds_alternative<RunJob>(*request)) {
-        m_times.parsing_jobs += ms_since(parse_start);
-      }
+      const std::optional<Request>& request = parsed->request;
+      const std::exception_ptr malformed = parsed->malformed;
       if (const auto* job = request ? std::get_if<RunJob>(&*request) : nullptr) {
         if (const std::optional<int> code = run(job->job)) {
           return *code;
@@ -208,7 +187,7 @@ class Worker {
         std::rethrow_exception(malformed);
       }
       if (const auto* bad = std::get_if<BadRequest>(&*request)) {
-        send(WorkerError{bad->error});
+        reply(WorkerError{bad->error});
         continue;
       }
       if (std::holds_alternative<Quit>(*request)) {
@@ -217,30 +196,33 @@ class Worker {
         // handle and the memory pool and releasing the context one by one took the
         // parent's wait 0.1-0.2 s longer on the H200; the driver frees all of it when
         // the process exits.
+        m_writer.drain();
         if (m_step_times) {
-          std::fputs(m_times.line().c_str(), stderr);
+          std::fputs(m_times.line(m_requests.times(), m_writer.answering_ms()).c_str(), stderr);
         }
         std::cout.flush();
         std::fflush(nullptr);
         std::_Exit(0);
       }
       if (const auto* batch = std::get_if<LoadBatch>(&*request)) {
-        send(LoadedBatch{load_batch(batch->items)});
+        reply(LoadedBatch{load_batch(batch->items)});
       } else if (const auto* race = std::get_if<RaceRequest>(&*request)) {
         // The race control: a cubin the parent compiled and inspected (sweep/race_control.hpp).
         try {
-          send(RaceAnswer{run_race_kernel(race->cubin, race->ctas, race->launches, m_stream), {}, false});
+          reply(RaceAnswer{run_race_kernel(race->cubin, race->ctas, race->launches, m_stream), {}, false});
         } catch (const StickyCudaError& e) {
-          send(RaceAnswer{std::nullopt, e.fault_reason() + ": " + e.what(), true});
+          reply(RaceAnswer{std::nullopt, e.fault_reason() + ": " + e.what(), true});
           return k_worker_fault_exit;
         } catch (const Error& e) {
-          send(RaceAnswer{std::nullopt, e.what(), false});
+          reply(RaceAnswer{std::nullopt, e.what(), false});
         }
       }
     }
   }
 
- private:
+  /// Queues a reply for the writer thread (answers go out in the order given).
+  void reply(Reply message) { m_writer.send(std::move(message)); }
+
   /// A case whose work is on the GPU, answered once the next request is queued
   /// behind it (or none is waiting).
   struct Pending {
@@ -256,8 +238,7 @@ class Worker {
     if (result.outcome != RunOutcome::ran || result.failed_runs > 0) {
       m_problems.forget();
     }
-    AddTime t(m_times.answering);
-    send(JobAnswer{result});
+    reply(JobAnswer{result});
   }
 
   /// Queues `job` behind the pending case (whose answer then goes out), or answers
@@ -417,6 +398,8 @@ class Worker {
     return results;
   }
 
+  ReplyWriter m_writer{stdout};  ///< first: destroyed last, after every answer was written
+  RequestReader m_requests{STDIN_FILENO};
   WorkerOptions m_options;
   kernels::KernelSets m_sets;
   PrimaryContext m_context;
