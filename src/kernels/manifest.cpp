@@ -1,7 +1,9 @@
 #include "kernels/manifest.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
+#include <optional>
 #include <regex>
 
 #include <fmt/format.h>
@@ -267,13 +269,46 @@ std::vector<Variant> parse_variants(const std::vector<JsonIn>& items, const Pack
   return variants;
 }
 
+namespace {
+
+/// Parses each element of the manifest's variants on several threads, the whole
+/// text's nesting bounded first (one pass). False when that or an element fails: the
+/// caller then parses the manifest whole, for its own error.
+bool parse_elements(std::string_view text, const JsonArraySplit& split, std::vector<json>& values) {
+  if (json_nesting(text) > k_max_manifest_depth) {
+    return false;
+  }
+  values.assign(split.elements.size(), json());
+  std::atomic<bool> failed{false};
+  constexpr std::size_t k_per_task = 64;
+  parallel_for((split.elements.size() + k_per_task - 1) / k_per_task, 0, [&](std::size_t task) {
+    for (std::size_t i = task * k_per_task; i < std::min(split.elements.size(), (task + 1) * k_per_task) && !failed;
+         ++i) {
+      values[i] = json::parse(split.elements[i], nullptr, /*allow_exceptions=*/false);
+      if (values[i].is_discarded()) {
+        failed = true;
+        return;
+      }
+    }
+  });
+  return !failed;
+}
+
+}  // namespace
+
 Manifest parse_manifest(std::string_view text, const std::string& source) {
   if (text.size() > k_max_manifest_bytes) {
     throw InputError(source, "", fmt::format("manifest is {} bytes, over the limit of {}", text.size(), k_max_manifest_bytes));
   }
   // The depth is checked by a pass over the text (util/json_bounded), not by a parser
   // callback: the callback ran for every token and slowed the 5 MB manifest of the full set.
-  const json parsed = parse_json_bounded(text, source, k_max_manifest_depth);
+  // The variants (nearly all of the 8 MB of the full set) are parsed on several threads.
+  std::optional<JsonArraySplit> split = split_top_level_array(text, "variants");
+  std::vector<json> variant_values;
+  if (split && !parse_elements(text, *split, variant_values)) {
+    split.reset();  // the whole parse below says what is wrong, as it would have
+  }
+  const json parsed = parse_json_bounded(split ? std::string_view(split->head) : text, source, k_max_manifest_depth);
   const JsonIn doc(parsed, source);
   Manifest m;
   m.source = source;
@@ -319,7 +354,11 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   }
   (void)doc.at("target").object();  // the target block (sm_90, CUDA) is the generator's; only its shape is checked
   m.pack = read_pack(doc);
-  m.variants = parse_variants(doc.at("variants").items(), m.pack);
+  std::vector<JsonIn> items = doc.at("variants").items();  // the head's is empty
+  for (std::size_t i = 0; i < variant_values.size(); ++i) {
+    items.emplace_back(variant_values[i], source, fmt::format("/variants/{}", i));
+  }
+  m.variants = parse_variants(items, m.pack);
   std::sort(m.variants.begin(), m.variants.end(), [](const Variant& a, const Variant& b) { return a.id < b.id; });
   for (std::size_t i = 1; i < m.variants.size(); ++i) {
     if (m.variants[i].id == m.variants[i - 1].id) {

@@ -86,7 +86,7 @@ struct Projection {
   std::int64_t in = 0;              ///< shrink: the input's width (K)
   std::int64_t num_experts = 0;     ///< fused_moe: experts, and each token's top_k
   std::int64_t top_k = 0;
-  std::string source;               ///< where vLLM wraps it with LoRA, when that is worth naming
+  std::string source{};             ///< where vLLM wraps it with LoRA, when that is worth naming
 };
 
 /// The embedded presets, in file order. Throws lp::InputError on a malformed file

@@ -40,6 +40,107 @@ std::size_t json_nesting(std::string_view text) {
   return deepest;
 }
 
+namespace {
+
+/// The index just past the string whose opening quote is at `open` (text.size() when
+/// it does not end).
+std::size_t string_end(std::string_view text, std::size_t open) {
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;  // the escaped character, a quote included
+    } else if (text[i] == '"') {
+      return i + 1;
+    }
+  }
+  return text.size();
+}
+
+bool json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::size_t skip_space(std::string_view text, std::size_t i) {
+  while (i < text.size() && json_space(text[i])) {
+    ++i;
+  }
+  return i;
+}
+
+/// The elements of the array whose '[' is at `open`, and the index of its ']'
+/// (nullopt when it does not close).
+std::optional<std::size_t> array_elements(std::string_view text, std::size_t open,
+                                          std::vector<std::string_view>& elements) {
+  std::size_t depth = 0;
+  std::size_t start = skip_space(text, open + 1);
+  bool after_comma = false;
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      i = string_end(text, i) - 1;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (depth == 0 && (c == ',' || c == ']')) {
+      std::size_t end = i;
+      while (end > start && json_space(text[end - 1])) {
+        --end;
+      }
+      // An empty element (",," or ",]", a comma first) is kept: its parse fails.
+      if (c == ',' || after_comma || end > start) {
+        elements.push_back(text.substr(start, end - start));
+      }
+      if (c == ']') {
+        return i;
+      }
+      after_comma = true;
+      start = skip_space(text, i + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<JsonArraySplit> split_top_level_array(std::string_view text, std::string_view key) {
+  std::size_t depth = 0;
+  std::optional<std::pair<std::size_t, std::size_t>> found;  // the array's '[' and ']'
+  JsonArraySplit split;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const std::size_t end = string_end(text, i);
+      const std::size_t colon = skip_space(text, end);
+      const bool is_key = depth == 1 && colon < text.size() && text[colon] == ':';
+      if (is_key && text.substr(i, end - i).find('\\') != std::string_view::npos) {
+        return std::nullopt;  // an escaped key could spell `key`: the whole parse decides
+      }
+      if (is_key && text.substr(i + 1, end - i - 2) == key) {
+        const std::size_t open = skip_space(text, colon + 1);
+        if (found || open >= text.size() || text[open] != '[') {
+          return std::nullopt;  // twice, or not an array: the whole parse decides
+        }
+        const std::optional<std::size_t> close = array_elements(text, open, split.elements);
+        if (!close) {
+          return std::nullopt;
+        }
+        found.emplace(open, *close);
+        i = *close;
+        continue;
+      }
+      i = end - 1;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  if (!found) {
+    return std::nullopt;
+  }
+  split.head = std::string(text.substr(0, found->first + 1));
+  split.head.append(text.substr(found->second));
+  return split;
+}
+
 void require_json_nesting(std::string_view text, const std::string& source, std::size_t max_depth) {
   if (json_nesting(text) > max_depth) {
     throw InputError(source, "", fmt::format("nesting deeper than {} levels", max_depth));

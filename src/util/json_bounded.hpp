@@ -26,6 +26,20 @@ std::size_t json_nesting(std::string_view text);
 /// (parsers that need their own callback or ordered objects call it first).
 void require_json_nesting(std::string_view text, const std::string& source, std::size_t max_depth);
 
+/// A document cut around one big array: `head` is the text with the array emptied
+/// ("[]"), `elements` the text of each of its elements, in order.
+struct JsonArraySplit {
+  std::string head;
+  std::vector<std::string_view> elements;
+};
+
+/// Finds the array at `key` of the top-level object of `text` by one pass over the
+/// bytes (strings skipped), without parsing, so that its elements can be parsed on
+/// several threads. nullopt when there is no such array, or the key appears twice at
+/// that level. Nothing is checked: the caller parses the head and every element, and
+/// on any failure parses `text` whole for the document's own error.
+std::optional<JsonArraySplit> split_top_level_array(std::string_view text, std::string_view key);
+
 /// What a nlohmann exception says, without its "[json.exception.parse_error.101] " prefix.
 std::string json_error_text(const std::exception& e);
 

@@ -21,6 +21,7 @@
 #include "plan/embedded_configs.hpp"
 #include "plan/plan.hpp"
 #include "util/error.hpp"
+#include "util/json_bounded.hpp"
 
 namespace lp::kernels {
 namespace {
@@ -564,6 +565,24 @@ TEST(KernelSet, PrefetchedStreamsGiveTheSameFilesAndLeaveErrorsToContents) {
   EXPECT_NO_THROW(KernelSet::prefetch({{&copy, &*v.ptx}}, 2));
   const std::string message = error_of([&] { (void)copy.contents(*v.ptx); });
   EXPECT_EQ(message.rfind(dir.path() + "/set.pack.xz: corrupt xz data: ", 0), 0U) << message;
+}
+
+// parse_manifest parses the variants on several threads from the text cut around them
+// (split_top_level_array): for every embedded manifest, the head and the elements
+// together must be the document the whole parse gives.
+TEST(Manifest, TheVariantsCutOutOfEveryEmbeddedManifestAreTheWholeParses) {
+  for (const KernelSet& s : KernelSet::embedded_sets()) {
+    const std::string text = unxz(*embedded_file("sets/triton-" + s.triton() + "/manifest.json.xz"), s.triton(), 0,
+                                  k_max_manifest_bytes);
+    const std::optional<JsonArraySplit> split = split_top_level_array(text, "variants");
+    ASSERT_TRUE(split.has_value()) << s.triton();
+    EXPECT_EQ(split->elements.size(), s.variants().size()) << s.triton();
+    nlohmann::json rebuilt = nlohmann::json::parse(split->head);
+    for (const std::string_view e : split->elements) {
+      rebuilt["variants"].push_back(nlohmann::json::parse(e));
+    }
+    EXPECT_TRUE(rebuilt == nlohmann::json::parse(text)) << s.triton();
+  }
 }
 
 TEST(KernelSet, WrongFileSha256IsDetected) {

@@ -99,5 +99,34 @@ TEST(JsonBounded, NestingIsRefusedBeforeAnythingIsBuilt) {
   EXPECT_EQ(parse_json_bounded("[[1]]", "x", 2), nlohmann::json::parse("[[1]]"));
 }
 
+TEST(JsonBounded, AnArrayIsSplitIntoItsElementsWithoutParsingAndOddTextIsLeftToTheParser) {
+  const std::string text =
+      R"({"a": "variants", "b": {"variants": [1]}, "variants": [ {"s": "]\",[", "t": [1, {"u": ","}]}, [1,[2]],)"
+      R"( "x" , 3 ], "z": 1})";
+  const std::optional<JsonArraySplit> split = split_top_level_array(text, "variants");
+  ASSERT_TRUE(split.has_value());
+  const std::vector<std::string_view> want = {R"({"s": "]\",[", "t": [1, {"u": ","}]})", "[1,[2]]", R"("x")", "3"};
+  EXPECT_EQ(split->elements, want);
+  EXPECT_EQ(split->head, R"({"a": "variants", "b": {"variants": [1]}, "variants": [], "z": 1})");
+  // Head plus elements is the document.
+  nlohmann::json rebuilt = nlohmann::json::parse(split->head);
+  for (const std::string_view e : split->elements) {
+    rebuilt["variants"].push_back(nlohmann::json::parse(e));
+  }
+  EXPECT_EQ(rebuilt, nlohmann::json::parse(text));
+  // Empty arrays have no element; an empty element is kept, for its parse to fail.
+  EXPECT_TRUE(split_top_level_array(R"({"variants": []})", "variants")->elements.empty());
+  EXPECT_TRUE(split_top_level_array(R"({"variants": [ ]})", "variants")->elements.empty());
+  EXPECT_EQ(split_top_level_array(R"({"variants": [1,]})", "variants")->elements,
+            (std::vector<std::string_view>{"1", ""}));
+  EXPECT_EQ(split_top_level_array(R"({"variants": [,1]})", "variants")->elements,
+            (std::vector<std::string_view>{"", "1"}));
+  // The parser decides: no such key, twice, not an array, an escaped key, no end.
+  for (const char* odd : {R"({"other": [1]})", R"({"variants": [1], "variants": [2]})", R"({"variants": {"a": 1}})",
+                          R"({"variants": [1], "variants": [2]})", R"({"variants": [1, 2)", R"([1, "variants"])"}) {
+    EXPECT_FALSE(split_top_level_array(odd, "variants").has_value()) << odd;
+  }
+}
+
 }  // namespace
 }  // namespace lp::escape
