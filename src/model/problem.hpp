@@ -85,6 +85,7 @@ struct Problem {
   [[nodiscard]] std::int64_t hidden_total() const noexcept;
   /// off_s = sum_{j<s} H_j (size S).
   [[nodiscard]] std::vector<std::int64_t> slice_offsets() const;
+  bool operator==(const Problem&) const = default;
 };
 
 /// What a problem's inputs are a function of, besides the seed, as text: the op, the

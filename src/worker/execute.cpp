@@ -61,6 +61,21 @@ struct PreparedProblem {
   std::string key;  ///< reference_key of the problem
   LoraMetadata metadata;
   CaseBuffers buffers;
+  /// The last job's tolerance, kept for the next job of the same Problem: it depends on
+  /// fields beyond the key (split_k, amplify), and its reasons take formatting.
+  std::optional<Problem> tolerance_of;
+  Tolerance tolerance;
+  std::string tolerance_why;  ///< its describe(), the metrics' tolerance_why
+
+  /// tolerance_for(problem), computed only when the problem differs from the last one's.
+  const Tolerance& tolerance_for_job(const Problem& problem) {
+    if (!tolerance_of || !(*tolerance_of == problem)) {
+      tolerance = tolerance_for(problem);
+      tolerance_why = tolerance.describe();
+      tolerance_of = problem;
+    }
+    return tolerance;
+  }
 };
 
 std::shared_ptr<PreparedProblem> ProblemCache::take(const std::string& key) {
@@ -88,7 +103,7 @@ class RunningJob {
   std::vector<Kernel> kernels;  // in launch order: shrink first for lora_linear
   GpuSpan reference_span;
   bool computed_reference = false;  // false when the cache's reference serves
-  std::optional<Tolerance> tolerance;
+  std::string tolerance_why;  // the tolerance's description (the job's own: a later job may change the problem's)
   std::unique_ptr<QueuedComparisons> comparisons;
   std::vector<GpuSpan> runs;
   Event done;  // after the readback: all of this job's work
@@ -201,7 +216,7 @@ JobResult result_of(const RunningJob& r, const std::vector<CompareMetrics>& comp
   timing.grid = {static_cast<std::int64_t>(config.grid[0]), static_cast<std::int64_t>(config.grid[1]),
                  static_cast<std::int64_t>(config.grid[2])};
   result.outcome = RunOutcome::ran;
-  worst->tolerance_why = r.tolerance->describe();
+  worst->tolerance_why = r.tolerance_why;
   result.metrics = *worst;
   result.timing = timing;
   if (result.failed_runs > 0) {
@@ -236,11 +251,12 @@ std::optional<JobResult> refused_for_memory(const Job& job, const Problem& probl
 void queue_runs(RunningJob& r, CaseBuffers& buffers, const Stream& stream) {
   const Job& job = r.job;
   const Problem& problem = r.problem;
-  r.tolerance = tolerance_for(problem);
+  const Tolerance& tolerance = r.prepared->tolerance_for_job(problem);
+  r.tolerance_why = r.prepared->tolerance_why;
   CompareSpec spec;
   spec.dtype = output_dtype(problem);
-  spec.atol = job.atol.value_or(r.tolerance->atol);
-  spec.rtol = job.rtol.value_or(r.tolerance->rtol);
+  spec.atol = job.atol.value_or(tolerance.atol);
+  spec.rtol = job.rtol.value_or(tolerance.rtol);
   spec.tile = TileShape{job.block_m, job.block_n};
   spec.unwritten_measurable = unwritten_measurable(problem);
   const CompareLayout layout = compare_layout(problem);
