@@ -27,8 +27,8 @@ CaseRecord EntryRunner::run(DeviceSlot& slot, const Entry& e, const std::vector<
   }
   const auto start = std::chrono::steady_clock::now();
   // A fresh worker when the slot has none or its old one is unusable (send_jobs.hpp).
-  const protocol::JobResult result = send_and_await(slot, e, ahead, m_images, m_case_timeout,
-                                                    [this](DeviceSlot& s) { m_workers.start_worker(s); });
+  const protocol::JobResult result = send_and_await(
+      slot, e, ahead, m_images, m_case_timeout, [this](DeviceSlot& s) { m_workers.start_worker(s); }, m_preload);
   {
     const std::lock_guard lock(m_job_time_mutex);
     m_job_time.round_trip_s += seconds_since(start);
@@ -54,6 +54,7 @@ CaseRecord EntryRunner::final_record(const Entry& e, const CaseRecord& provision
 void EntryRunner::run_all(const std::vector<const Entry*>& entries, const Finished& finished) {
   // Each job's result, written by its GPU's thread before the pool hands the task on.
   std::vector<std::optional<protocol::JobResult>> ran(entries.size());
+  m_preload = images_to_preload(entries, m_images);
   PoolCallbacks callbacks;
   callbacks.run = [&](DeviceSlot& slot, std::size_t task, const std::vector<std::size_t>& ahead) {
     std::vector<const Entry*> behind;
@@ -69,6 +70,7 @@ void EntryRunner::run_all(const std::vector<const Entry*>& entries, const Finish
     return finished(task, provisional, ran[task]);
   };
   run_on_devices(m_workers.slots(), entries.size(), callbacks);
+  m_preload.clear();
 }
 
 }  // namespace lp::sweep

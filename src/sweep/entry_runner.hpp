@@ -62,6 +62,7 @@ class EntryRunner {
   const std::chrono::seconds m_case_timeout;
   JobTime m_job_time;
   std::mutex m_job_time_mutex;  ///< run() is called from every GPU's thread
+  std::vector<std::string> m_preload;  ///< run_all's images_to_preload, read by every GPU's thread
 };
 
 }  // namespace lp::sweep

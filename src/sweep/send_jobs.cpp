@@ -14,9 +14,29 @@ bool runnable(const Entry& e, const ImageSet& images) {
          });
 }
 
+std::vector<std::string> images_to_preload(const std::vector<const Entry*>& entries, const ImageSet& images) {
+  std::vector<std::string> keys;
+  std::set<std::string> seen;
+  for (const Entry* entry : entries) {
+    if (!runnable(*entry, images)) {
+      continue;
+    }
+    for (const std::string& key : entry->image_keys) {
+      if (keys.size() == k_preload_images) {
+        return keys;
+      }
+      if (seen.insert(key).second) {
+        keys.push_back(key);
+      }
+    }
+  }
+  return keys;
+}
+
 protocol::JobResult send_and_await(DeviceSlot& slot, const Entry& e, const std::vector<const Entry*>& ahead,
                                    const ImageSet& images, std::chrono::seconds timeout,
-                                   const std::function<void(DeviceSlot&)>& start_worker) {
+                                   const std::function<void(DeviceSlot&)>& start_worker,
+                                   const std::vector<std::string>& preload) {
   const protocol::Job& job = e.job;
   if (!slot.client || !slot.client->alive()) {
     start_worker(slot);
@@ -45,22 +65,27 @@ protocol::JobResult send_and_await(DeviceSlot& slot, const Entry& e, const std::
   if (!already_sent) {
     std::vector<protocol::LoadItem> items;
     std::set<std::string> listed;
-    std::vector<const Entry*> to_load = {&e};
-    to_load.insert(to_load.end(), behind.begin(), behind.end());
-    for (const Entry* entry : to_load) {
-      for (const std::string& key : entry->image_keys) {
-        if (worker.has_loaded(key) || !listed.insert(key).second) {
-          continue;
-        }
-        const Image& image = images.at(key);
-        protocol::LoadItem item{{image.triton, image.variant_id, image.compiler, image.amplify}, std::nullopt, std::nullopt};
-        if (!image.cubin.empty()) {
-          // The bytes inspected here are the bytes the worker loads (a prebuilt one
-          // too: the worker then need not decompress its kernel set's pack).
-          item.cubin = image.cubin;
-        }
-        items.push_back(std::move(item));
+    std::vector<std::string> keys;
+    for (const Entry* entry : behind) {
+      keys.insert(keys.end(), entry->image_keys.begin(), entry->image_keys.end());
+    }
+    if (!preload.empty() && !worker.preloaded()) {
+      keys.insert(keys.end(), preload.begin(), preload.end());
+      worker.mark_preloaded();  // once per worker: a fresh one after a fault loads them again
+    }
+    keys.insert(keys.begin(), e.image_keys.begin(), e.image_keys.end());
+    for (const std::string& key : keys) {
+      if (worker.has_loaded(key) || !listed.insert(key).second) {
+        continue;
       }
+      const Image& image = images.at(key);
+      protocol::LoadItem item{{image.triton, image.variant_id, image.compiler, image.amplify}, std::nullopt, std::nullopt};
+      if (!image.cubin.empty()) {
+        // The bytes inspected here are the bytes the worker loads (a prebuilt one
+        // too: the worker then need not decompress its kernel set's pack).
+        item.cubin = image.cubin;
+      }
+      items.push_back(std::move(item));
     }
     if (!items.empty()) {
       for (const protocol::LoadResult& r : worker.load(items, timeout)) {

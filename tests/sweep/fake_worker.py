@@ -18,7 +18,7 @@ has run N jobs.)
 A job whose expand kernel is the positive control (a "-rawbits" variant) fails, as
 on a GPU. Every start and every job is appended to the log, one line each ("run I
 ACTION device D", with " pdl expand=VARIANT" before " device" for a job the parent
-asks to launch with programmatic dependent launch).
+asks to launch with programmatic dependent launch; "load KEY KEY ..." for a load batch).
 """
 import json
 import os
@@ -65,6 +65,7 @@ for line in sys.stdin:
     if kind == "quit":
         sys.exit(0)
     if kind == "load_batch":
+        log("load " + " ".join(item["key"] for item in request["items"]))
         send({"type": "loaded_batch", "results": [{"key": item["key"], "ok": True} for item in request["items"]]})
     elif kind == "race":
         send({"type": "race_result", "error": "the fake worker has no GPU to race on"})

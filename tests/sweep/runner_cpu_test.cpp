@@ -313,6 +313,33 @@ TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
   EXPECT_EQ(again["remedies"]["hazards"], report["remedies"]["hazards"]);
 }
 
+// A load is sent only while nothing is queued on the worker, so it drains the GPU:
+// the cases' images all go with the worker's first load for them, not window by window.
+TEST_F(RunnerWithFakeWorker, TheCasesImagesGoWithOneLoad) {
+  write_file_atomic(m_dir.path() + "/script.json", json{{"log", m_dir.path() + "/worker.log"}}.dump());
+  // Five images, one case each: more than a window (k_tasks_in_flight) holds.
+  std::string text = k_config;
+  const std::string from = R"("block_n": [128, 32])";
+  text.replace(text.find(from), from.size(), R"("block_n": [16, 32, 64, 128, 256])");
+  const std::string tokens = R"("tokens": [16, 32, 64])";
+  text.replace(text.find(tokens), tokens.size(), R"("tokens": [64])");
+  write_file_atomic(m_dir.path() + "/config.json", text);
+  const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
+  SweepRequest r = request();
+  r.controls = false;
+  EXPECT_EQ(run_sweep(config, r).exit_code, 0);
+  std::vector<std::string> loads;
+  for (const std::string& line : lines_of(m_dir.path() + "/worker.log")) {
+    if (line.rfind("load ", 0) == 0) {
+      loads.push_back(line);
+    }
+  }
+  ASSERT_EQ(loads.size(), 1U) << fmt::format("{}", fmt::join(loads, "\n"));
+  for (const char* tile : {"m64n16k32", "m64n32k32", "m64n64k32", "m64n128k32", "m64n256k32"}) {
+    EXPECT_NE(loads[0].find(tile), std::string::npos) << tile << ": " << loads[0];
+  }
+}
+
 TEST_F(RunnerWithFakeWorker, DualStreamCasesAskForProgrammaticDependentLaunchOfTheirGdcExpand) {
   // vLLM's dual-stream chain (--vllm-dual-stream): the job carries the launch attribute,
   // with the USE_GDC expand after the slow-tailed producer; the test hook swaps in the
