@@ -495,6 +495,7 @@ Bundle write_bundle(const formats::Document& report, const std::string& case_id,
   sweep::ImageSet images;
   const std::string key = images.add(protocol::ImageRef{bc.triton, bc.variant, bc.compiler, static_cast<int>(bc.amplify)});
   images.build_on_cpu(bc.sets, 1);
+  images.read_all_ptx(1);  // kernel.ptx
   const sweep::Image& image = images.at(key);
   if (!image.error.empty()) {
     throw EnvironmentError(fmt::format("case {}: {} of Triton {} cannot be built here: {}", case_id, bc.variant,

@@ -173,6 +173,24 @@ void ImageSet::prefetch(const kernels::KernelSets& sets, std::size_t threads, co
   kernels::KernelSet::prefetch(files, threads);
 }
 
+void ImageSet::read_missing_ptx(const std::vector<Image*>& images, std::size_t threads) {
+  if (m_sets == nullptr) {
+    return;
+  }
+  std::vector<Image*> without_ptx;
+  std::copy_if(images.begin(), images.end(), std::back_inserter(without_ptx), [](const Image* i) { return !i->ptx; });
+  prefetch(*m_sets, threads, {}, without_ptx);
+  read_ptx(*m_sets, threads, without_ptx);
+}
+
+void ImageSet::read_all_ptx(std::size_t threads) {
+  std::vector<Image*> all;
+  for (auto& [key, image] : m_images) {
+    all.push_back(&image);
+  }
+  read_missing_ptx(all, threads);
+}
+
 void ImageSet::read_ptx(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& without_ptx) {
   // Every image gets its variant's PTX (the driver's too): the PTX check runs on it.
   // Read in parallel: each read may decode a stream of the pack. An amplified image
@@ -345,12 +363,7 @@ std::string ImageSet::inspect(const std::optional<std::string>& nvdisasm, std::s
   if (todo.empty()) {
     return {};
   }
-  if (m_sets != nullptr) {
-    std::vector<Image*> without_ptx;
-    std::copy_if(todo.begin(), todo.end(), std::back_inserter(without_ptx), [](const Image* i) { return !i->ptx; });
-    prefetch(*m_sets, threads, {}, without_ptx);
-    read_ptx(*m_sets, threads, without_ptx);
-  }
+  read_missing_ptx(todo, threads);
   inspect::InspectorOptions options;
   const std::string no_nvdisasm = error_of([&] {
     sass::NvdisasmSearch search;

@@ -89,6 +89,10 @@ class ImageSet {
   /// (`driver_version` names the JIT), or its error.
   void take_jit(const std::vector<protocol::LoadResult>& results, const std::string& driver_version);
 
+  /// Reads the variant's PTX of every image that lacks it (build_on_cpu reads only an
+  /// amplified image's; inspect() the others'), from the sets build_on_cpu was given.
+  void read_all_ptx(std::size_t threads);
+
   /// Inspects every built image not yet inspected, `threads` nvdisasm runs at a time,
   /// reading first the PTX of those that lack it (from the sets build_on_cpu was given).
   /// `nvdisasm` (a path) overrides the search. When no nvdisasm is found every image
@@ -114,6 +118,8 @@ class ImageSet {
   /// compile_images (of `to_build`) and read_ptx (of `without_ptx`) will read.
   static void prefetch(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& to_build,
                        const std::vector<Image*>& without_ptx);
+  /// The PTX of those of `images` that lack it (read_ptx on build_on_cpu's sets).
+  void read_missing_ptx(const std::vector<Image*>& images, std::size_t threads);
   /// The variants' PTX of `without_ptx` (amplified where asked), read in parallel.
   void read_ptx(const kernels::KernelSets& sets, std::size_t threads, const std::vector<Image*>& without_ptx);
   /// The cubins of `todo`: the set's own, or compiled by their ptxas, in parallel.

@@ -33,6 +33,40 @@ std::vector<std::string> images_to_preload(const std::vector<const Entry*>& entr
   return keys;
 }
 
+namespace {
+
+/// What `worker` must load before `e` and the entries `behind` it can run, with the
+/// run's `preload` the first time: each image once, the job's own first.
+std::vector<protocol::LoadItem> load_items(WorkerClient& worker, const Entry& e, const std::vector<const Entry*>& behind,
+                                           const ImageSet& images, const std::vector<std::string>& preload) {
+  std::vector<std::string> keys = e.image_keys;
+  for (const Entry* entry : behind) {
+    keys.insert(keys.end(), entry->image_keys.begin(), entry->image_keys.end());
+  }
+  if (!preload.empty() && !worker.preloaded()) {
+    keys.insert(keys.end(), preload.begin(), preload.end());
+    worker.mark_preloaded();  // once per worker: a fresh one after a fault loads them again
+  }
+  std::vector<protocol::LoadItem> items;
+  std::set<std::string> listed;
+  for (const std::string& key : keys) {
+    if (worker.has_loaded(key) || !listed.insert(key).second) {
+      continue;
+    }
+    const Image& image = images.at(key);
+    protocol::LoadItem item{{image.triton, image.variant_id, image.compiler, image.amplify}, std::nullopt, std::nullopt};
+    if (!image.cubin.empty()) {
+      // The bytes inspected here are the bytes the worker loads (a prebuilt one
+      // too: the worker then need not decompress its kernel set's pack).
+      item.cubin = image.cubin;
+    }
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+}  // namespace
+
 protocol::JobResult send_and_await(DeviceSlot& slot, const Entry& e, const std::vector<const Entry*>& ahead,
                                    const ImageSet& images, std::chrono::seconds timeout,
                                    const std::function<void(DeviceSlot&)>& start_worker,
@@ -63,30 +97,7 @@ protocol::JobResult send_and_await(DeviceSlot& slot, const Entry& e, const std::
   // Loads only while no job is queued on the worker (its answer would come first):
   // a job sent ahead had its images loaded already.
   if (!already_sent) {
-    std::vector<protocol::LoadItem> items;
-    std::set<std::string> listed;
-    std::vector<std::string> keys;
-    for (const Entry* entry : behind) {
-      keys.insert(keys.end(), entry->image_keys.begin(), entry->image_keys.end());
-    }
-    if (!preload.empty() && !worker.preloaded()) {
-      keys.insert(keys.end(), preload.begin(), preload.end());
-      worker.mark_preloaded();  // once per worker: a fresh one after a fault loads them again
-    }
-    keys.insert(keys.begin(), e.image_keys.begin(), e.image_keys.end());
-    for (const std::string& key : keys) {
-      if (worker.has_loaded(key) || !listed.insert(key).second) {
-        continue;
-      }
-      const Image& image = images.at(key);
-      protocol::LoadItem item{{image.triton, image.variant_id, image.compiler, image.amplify}, std::nullopt, std::nullopt};
-      if (!image.cubin.empty()) {
-        // The bytes inspected here are the bytes the worker loads (a prebuilt one
-        // too: the worker then need not decompress its kernel set's pack).
-        item.cubin = image.cubin;
-      }
-      items.push_back(std::move(item));
-    }
+    const std::vector<protocol::LoadItem> items = load_items(worker, e, behind, images, preload);
     if (!items.empty()) {
       for (const protocol::LoadResult& r : worker.load(items, timeout)) {
         if (!r.ok && std::find(e.image_keys.begin(), e.image_keys.end(), r.key) != e.image_keys.end()) {
