@@ -279,6 +279,14 @@ bool parse_elements(std::string_view text, const JsonArraySplit& split, std::vec
     return false;
   }
   values.assign(split.elements.size(), json());
+  // nlohmann reads each element as a whole input: it skips a leading byte-order mark and
+  // stops at a NUL, which inside the array are not JSON. Such text is parsed whole.
+  const bool odd = std::any_of(split.elements.begin(), split.elements.end(), [](std::string_view e) {
+    return e.find('\0') != std::string_view::npos || e.rfind("\xEF\xBB\xBF", 0) == 0;
+  });
+  if (odd) {
+    return false;
+  }
   std::atomic<bool> failed{false};
   constexpr std::size_t k_per_task = 64;
   parallel_for((split.elements.size() + k_per_task - 1) / k_per_task, 0, [&](std::size_t task) {
@@ -294,21 +302,41 @@ bool parse_elements(std::string_view text, const JsonArraySplit& split, std::vec
   return !failed;
 }
 
+/// The manifest's JSON with its variants array empty and the variants in `variant_values`
+/// (parsed on several threads), or, for text the split does not take, the whole
+/// document with `variant_values` empty. Throws as parse_json_bounded.
+json parse_document(std::string_view text, const std::string& source, std::vector<json>& variant_values) {
+  // The depth is checked by a pass over the text (util/json_bounded), not by a parser
+  // callback: the callback ran for every token and slowed the 5 MB manifest of the full set.
+  // The variants (nearly all of the 8 MB of the full set) are parsed on several threads.
+  std::optional<JsonArraySplit> split = split_top_level_array(text, "variants");
+  if (split && !parse_elements(text, *split, variant_values)) {
+    split.reset();  // the whole parse below says what is wrong, as it would have
+  }
+  json parsed;
+  if (split) {
+    std::optional<json> head = try_parse_json_bounded(split->head, k_max_manifest_depth);
+    if (head) {
+      parsed = std::move(*head);
+    } else {
+      split.reset();  // the head's error would name the wrong place: the whole parse says where
+    }
+  }
+  if (!split) {
+    variant_values.clear();  // a failed split may have parsed some: the whole document has them all
+    parsed = parse_json_bounded(text, source, k_max_manifest_depth);
+  }
+  return parsed;
+}
+
 }  // namespace
 
 Manifest parse_manifest(std::string_view text, const std::string& source) {
   if (text.size() > k_max_manifest_bytes) {
     throw InputError(source, "", fmt::format("manifest is {} bytes, over the limit of {}", text.size(), k_max_manifest_bytes));
   }
-  // The depth is checked by a pass over the text (util/json_bounded), not by a parser
-  // callback: the callback ran for every token and slowed the 5 MB manifest of the full set.
-  // The variants (nearly all of the 8 MB of the full set) are parsed on several threads.
-  std::optional<JsonArraySplit> split = split_top_level_array(text, "variants");
-  std::vector<json> variant_values;
-  if (split && !parse_elements(text, *split, variant_values)) {
-    split.reset();  // the whole parse below says what is wrong, as it would have
-  }
-  const json parsed = parse_json_bounded(split ? std::string_view(split->head) : text, source, k_max_manifest_depth);
+  std::vector<json> variant_values;  // the variants, when parsed apart from the rest
+  const json parsed = parse_document(text, source, variant_values);
   const JsonIn doc(parsed, source);
   Manifest m;
   m.source = source;

@@ -458,7 +458,7 @@ std::string to_line(const Request& request) {
         }
       },
       request);
-  return message.dump();
+  return message.dump(-1, ' ', false, json::error_handler_t::replace);  // as the replies
 }
 
 std::string to_line(const Reply& reply) {
@@ -489,7 +489,9 @@ std::string to_line(const Reply& reply) {
         }
       },
       reply);
-  return message.dump();
+  // A driver's JIT log or an error may quote bytes that are not UTF-8: replaced, never
+  // thrown (the worker's writer thread has nobody to throw to).
+  return message.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Request parse_request(std::string_view line) {

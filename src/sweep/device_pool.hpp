@@ -27,6 +27,8 @@ struct DeviceSlot {
   /// The jobs (plan indexes) sent to the worker and not yet answered, oldest first:
   /// the worker answers them in this order. Cleared with the worker.
   std::deque<std::size_t> sent;
+  /// Whether this run's first load on this GPU took the run's images (send_and_await).
+  bool preloaded = false;
 };
 
 /// Faults or timeouts in a row that take a GPU out of the rotation (when there are others).

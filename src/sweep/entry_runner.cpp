@@ -55,6 +55,9 @@ void EntryRunner::run_all(const std::vector<const Entry*>& entries, const Finish
   // Each job's result, written by its GPU's thread before the pool hands the task on.
   std::vector<std::optional<protocol::JobResult>> ran(entries.size());
   m_preload = images_to_preload(entries, m_images);
+  for (DeviceSlot& slot : m_workers.slots()) {
+    slot.preloaded = false;  // each run's first load on each GPU takes its images
+  }
   PoolCallbacks callbacks;
   callbacks.run = [&](DeviceSlot& slot, std::size_t task, const std::vector<std::size_t>& ahead) {
     std::vector<const Entry*> behind;

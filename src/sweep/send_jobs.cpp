@@ -1,6 +1,7 @@
 #include "sweep/send_jobs.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -37,15 +38,18 @@ namespace {
 
 /// What `worker` must load before `e` and the entries `behind` it can run, with the
 /// run's `preload` the first time: each image once, the job's own first.
-std::vector<protocol::LoadItem> load_items(WorkerClient& worker, const Entry& e, const std::vector<const Entry*>& behind,
+std::vector<protocol::LoadItem> load_items(DeviceSlot& slot, const Entry& e, const std::vector<const Entry*>& behind,
                                            const ImageSet& images, const std::vector<std::string>& preload) {
+  const WorkerClient& worker = *slot.client;
   std::vector<std::string> keys = e.image_keys;
   for (const Entry* entry : behind) {
     keys.insert(keys.end(), entry->image_keys.begin(), entry->image_keys.end());
   }
-  if (!preload.empty() && !worker.preloaded()) {
+  if (!preload.empty() && !slot.preloaded) {
+    // Once per slot and run: a worker started after a fault loads window by window, so
+    // an image whose load kills its worker costs only the cases that use it.
     keys.insert(keys.end(), preload.begin(), preload.end());
-    worker.mark_preloaded();  // once per worker: a fresh one after a fault loads them again
+    slot.preloaded = true;
   }
   std::vector<protocol::LoadItem> items;
   std::set<std::string> listed;
@@ -63,6 +67,39 @@ std::vector<protocol::LoadItem> load_items(WorkerClient& worker, const Entry& e,
     items.push_back(std::move(item));
   }
   return items;
+}
+
+/// Loads what `e` and the entries `behind` it need (with the run's preload, the
+/// slot's first time); the lost result of `e` when one of its own images did not load.
+/// When a load that carried other entries' images killed its worker, a fresh one loads
+/// `e`'s alone, so that an image whose load crashes costs only the cases that use it.
+std::optional<protocol::JobResult> load_for(DeviceSlot& slot, const Entry& e, const std::vector<const Entry*>& behind,
+                                            const ImageSet& images, std::chrono::seconds timeout,
+                                            const std::function<void(DeviceSlot&)>& start_worker,
+                                            const std::vector<std::string>& preload) {
+  std::vector<protocol::LoadItem> items = load_items(slot, e, behind, images, preload);
+  if (items.empty()) {
+    return std::nullopt;
+  }
+  const auto own = [&](const std::string& key) {
+    return std::find(e.image_keys.begin(), e.image_keys.end(), key) != e.image_keys.end();
+  };
+  const bool others = std::any_of(items.begin(), items.end(), [&](const protocol::LoadItem& i) { return !own(i.image.key()); });
+  std::vector<protocol::LoadResult> results = slot.client->load(items, timeout);
+  if (others && !slot.client->alive()) {
+    slot.client.reset();
+    start_worker(slot);  // slot.preloaded is set: no preload this time
+    slot.sent.clear();
+    items = load_items(slot, e, {}, images, preload);
+    results = items.empty() ? std::vector<protocol::LoadResult>{} : slot.client->load(items, timeout);
+  }
+  for (const protocol::LoadResult& r : results) {
+    if (!r.ok && own(r.key)) {
+      return protocol::JobResult::lost(e.job.index, e.job.case_id, protocol::RunOutcome::incomplete,
+                                       fmt::format("loading {} failed: {}", r.key, r.error));
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -97,16 +134,10 @@ protocol::JobResult send_and_await(DeviceSlot& slot, const Entry& e, const std::
   // Loads only while no job is queued on the worker (its answer would come first):
   // a job sent ahead had its images loaded already.
   if (!already_sent) {
-    const std::vector<protocol::LoadItem> items = load_items(worker, e, behind, images, preload);
-    if (!items.empty()) {
-      for (const protocol::LoadResult& r : worker.load(items, timeout)) {
-        if (!r.ok && std::find(e.image_keys.begin(), e.image_keys.end(), r.key) != e.image_keys.end()) {
-          return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::incomplete,
-                                           fmt::format("loading {} failed: {}", r.key, r.error));
-        }
-      }
+    if (std::optional<protocol::JobResult> failed = load_for(slot, e, behind, images, timeout, start_worker, preload)) {
+      return *failed;
     }
-    if (!worker.send_job(job)) {
+    if (!slot.client->send_job(job)) {
       return protocol::JobResult::lost(job.index, job.case_id, protocol::RunOutcome::fault,
                                        "the GPU worker was gone before the case started");
     }

@@ -47,9 +47,7 @@ class WorkerClient {
   /// False once the worker has died or been killed.
   [[nodiscard]] bool alive() const noexcept { return m_alive; }
   [[nodiscard]] bool has_loaded(const std::string& key) const { return m_loaded.count(key) > 0; }
-  /// Whether this worker was sent its run's images to preload (send_and_await).
-  [[nodiscard]] bool preloaded() const { return m_preloaded; }
-  void mark_preloaded() { m_preloaded = true; }
+
 
   /// Sends a load_batch and returns the per-item results. A worker that dies or
   /// times out gives every item ok=false with the reason.
@@ -103,7 +101,6 @@ class WorkerClient {
   bool m_ready = false;
   protocol::GpuRecord m_gpu;
   std::set<std::string> m_loaded;
-  bool m_preloaded = false;
   bool m_alive = true;
   bool m_asked_to_quit = false;
 };

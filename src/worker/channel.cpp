@@ -30,7 +30,7 @@ RequestReader::RequestReader(int fd) : m_state(std::make_shared<State>()) {
         ParsedRequest parsed;
         try {
           parsed.request = protocol::parse_request(*line);
-        } catch (const Error&) {
+        } catch (...) {  // lp::Error for a malformed request; anything else ends the worker alike
           parsed.malformed = std::current_exception();
         }
         const bool run_line = parsed.request && std::holds_alternative<protocol::RunJob>(*parsed.request);

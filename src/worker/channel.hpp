@@ -21,7 +21,7 @@ namespace lp::worker {
 /// One request line as the reader thread parsed it.
 struct ParsedRequest {
   std::optional<protocol::Request> request;  ///< empty when the line was malformed
-  std::exception_ptr malformed;              ///< what parse_request threw (an lp::Error)
+  std::exception_ptr malformed;              ///< what parse_request threw (an lp::Error for a malformed line)
 };
 
 /// Where the reader thread spent its time, in ms (LP_WORKER_TIMES=1).

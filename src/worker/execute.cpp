@@ -70,6 +70,7 @@ struct PreparedProblem {
   /// tolerance_for(problem), computed only when the problem differs from the last one's.
   const Tolerance& tolerance_for_job(const Problem& problem) {
     if (!tolerance_of || !(*tolerance_of == problem)) {
+      tolerance_of.reset();  // until both are made: a throw leaves nothing stale
       tolerance = tolerance_for(problem);
       tolerance_why = tolerance.describe();
       tolerance_of = problem;

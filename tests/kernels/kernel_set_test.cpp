@@ -585,6 +585,30 @@ TEST(Manifest, TheVariantsCutOutOfEveryEmbeddedManifestAreTheWholeParses) {
   }
 }
 
+// Text that is not JSON must fail the split parse as it fails the whole parse, with the
+// whole parse's message: a NUL after a variant or a byte-order mark before one (each
+// element alone would parse), and a syntax error outside the variants (the head alone
+// would name the wrong line). Found by review.
+TEST(Manifest, TextThatIsNotJsonFailsTheSplitParseWithTheWholeParsesMessage) {
+  const std::string text = manifest_text();
+  const std::size_t open = text.find("\"variants\"");
+  ASSERT_NE(open, std::string::npos);
+  const std::size_t first = text.find('{', open);
+  const std::size_t after_first = text.find("\n  },", first);  // the first variant's end, as generated
+  ASSERT_NE(after_first, std::string::npos);
+  std::string nul = text;
+  nul.insert(after_first + 4, std::string("\0 not json", 11));
+  std::string bom = text;
+  bom.insert(first, "\xEF\xBB\xBF");
+  std::string comma = text;
+  comma.insert(comma.rfind('}'), ",");
+  for (const std::string* bad : {&nul, &bom, &comma}) {
+    const std::string whole = error_of<Fatal>([&] { (void)parse_json_bounded(*bad, "m.json", k_max_manifest_depth); });
+    ASSERT_FALSE(whole.empty());
+    EXPECT_EQ(error_of<Fatal>([&] { (void)parse_manifest(*bad, "m.json"); }), whole);
+  }
+}
+
 TEST(KernelSet, WrongFileSha256IsDetected) {
   const Variant& real = *set().find("expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1");
   FileRef shifted = *real.ptx;

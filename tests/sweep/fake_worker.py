@@ -15,6 +15,8 @@ has run N jobs.)
          the worker's stdout: a line with a terminal escape (a window title and a
          bell) and a line nested 100,000 deep
   sigint killed by SIGINT without answering (a terminal's Ctrl-C reaches the group)
+"die_loading": "TEXT" makes the worker exit at once on a load batch with an image key
+containing TEXT.
 A job whose expand kernel is the positive control (a "-rawbits" variant) fails, as
 on a GPU. Every start and every job is appended to the log, one line each ("run I
 ACTION device D", with " pdl expand=VARIANT" before " device" for a job the parent
@@ -66,6 +68,8 @@ for line in sys.stdin:
         sys.exit(0)
     if kind == "load_batch":
         log("load " + " ".join(item["key"] for item in request["items"]))
+        if any(script.get("die_loading", "\0") in item["key"] for item in request["items"]):
+            os._exit(9)  # a load that kills the worker (a driver crash on a cubin)
         send({"type": "loaded_batch", "results": [{"key": item["key"], "ok": True} for item in request["items"]]})
     elif kind == "race":
         send({"type": "race_result", "error": "the fake worker has no GPU to race on"})

@@ -340,6 +340,32 @@ TEST_F(RunnerWithFakeWorker, TheCasesImagesGoWithOneLoad) {
   }
 }
 
+// The preload must not spread one image's fault: an image whose load kills the worker
+// costs only the cases that use it (a worker started after a fault loads window by
+// window, and a load that carried other cases' images and killed its worker is made
+// again for the case's own). Found by review: every restarted worker preloaded it again,
+// and all five cases were incomplete.
+TEST_F(RunnerWithFakeWorker, AnImageWhoseLoadKillsTheWorkerCostsOnlyItsCases) {
+  write_file_atomic(m_dir.path() + "/script.json",
+                    json{{"log", m_dir.path() + "/worker.log"}, {"die_loading", "m64n256k32"}}.dump());
+  std::string text = k_config;
+  const std::string from = R"("block_n": [128, 32])";
+  text.replace(text.find(from), from.size(), R"("block_n": [16, 32, 64, 128, 256])");
+  const std::string tokens = R"("tokens": [16, 32, 64])";
+  text.replace(text.find(tokens), tokens.size(), R"("tokens": [64])");
+  write_file_atomic(m_dir.path() + "/config.json", text);
+  const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
+  SweepRequest r = request();
+  r.controls = false;
+  (void)run_sweep(config, r);
+  const json report = formats::full_json(formats::read_document(m_dir.path() + "/report.json"));
+  ASSERT_EQ(report["cases"].size(), 5U);
+  for (const json& c : report["cases"]) {
+    const bool dies = c["axes"]["block_n"] == 256;
+    EXPECT_EQ(c["verdict"] == "incomplete", dies) << c.dump();  // PASS or LATENT for the others
+  }
+}
+
 TEST_F(RunnerWithFakeWorker, DualStreamCasesAskForProgrammaticDependentLaunchOfTheirGdcExpand) {
   // vLLM's dual-stream chain (--vllm-dual-stream): the job carries the launch attribute,
   // with the USE_GDC expand after the slow-tailed producer; the test hook swaps in the

@@ -115,5 +115,29 @@ TEST(ReplyWriter, WritesEveryReplyWholeAndInOrderByDrainAndByItsEnd) {
   }
 }
 
+// A reply quoting bytes that are not UTF-8 (a driver's JIT log) is written with them
+// replaced, not thrown on the writer thread (which would end the worker unanswered).
+TEST(ReplyWriter, BytesThatAreNotUtf8AreReplacedNotThrown) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  {
+    ReplyWriter writer(out);
+    writer.send(protocol::WorkerError{"bad \xff byte"});
+    writer.send(protocol::WorkerError{"next"});
+  }
+  std::rewind(out);
+  char buffer[4096];
+  std::vector<std::string> errors;
+  while (std::fgets(buffer, sizeof buffer, out) != nullptr) {
+    std::string line(buffer);
+    line.pop_back();
+    const std::optional<protocol::Reply> reply = protocol::parse_reply(line);
+    ASSERT_TRUE(reply.has_value()) << line;
+    errors.push_back(std::get<protocol::WorkerError>(*reply).error);
+  }
+  std::fclose(out);
+  EXPECT_EQ(errors, (std::vector<std::string>{"bad \xEF\xBF\xBD byte", "next"}));
+}
+
 }  // namespace
 }  // namespace lp::worker
