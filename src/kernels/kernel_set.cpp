@@ -272,7 +272,8 @@ void KernelSet::prefetch(const std::vector<std::pair<const KernelSet*, const Fil
   }
   const std::vector<std::pair<const KernelSet*, std::size_t>> todo(streams.begin(), streams.end());
   parallel_for(todo.size(), threads, [&](std::size_t i) {
-    const auto& [set, k] = todo[i];
+    const KernelSet* set = todo[i].first;
+    const std::size_t k = todo[i].second;
     (void)error_of([&] { (void)set->stream_bytes(*packs.at(set), k); });  // contents() reports a bad stream
   });
 }
