@@ -5,6 +5,7 @@
 #include <exception>
 #include <optional>
 #include <regex>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -305,11 +306,18 @@ bool parse_elements(std::string_view text, const JsonArraySplit& split, std::vec
 /// The manifest's JSON with its variants array empty and the variants in `variant_values`
 /// (parsed on several threads), or, for text the split does not take, the whole
 /// document with `variant_values` empty. Throws as parse_json_bounded.
-json parse_document(std::string_view text, const std::string& source, std::vector<json>& variant_values) {
+json parse_document(std::string_view text, const std::string& source, std::vector<json>& variant_values,
+                    ManifestParse how) {
   // The depth is checked by a pass over the text (util/json_bounded), not by a parser
   // callback: the callback ran for every token and slowed the 5 MB manifest of the full set.
   // The variants (nearly all of the 8 MB of the full set) are parsed on several threads.
-  std::optional<JsonArraySplit> split = split_top_level_array(text, "variants");
+  if (how == ManifestParse::automatic) {
+    how = std::thread::hardware_concurrency() > 4 ? ManifestParse::split : ManifestParse::whole;
+  }
+  std::optional<JsonArraySplit> split;
+  if (how == ManifestParse::split) {
+    split = split_top_level_array(text, "variants");
+  }
   if (split && !parse_elements(text, *split, variant_values)) {
     split.reset();  // the whole parse below says what is wrong, as it would have
   }
@@ -331,12 +339,12 @@ json parse_document(std::string_view text, const std::string& source, std::vecto
 
 }  // namespace
 
-Manifest parse_manifest(std::string_view text, const std::string& source) {
+Manifest parse_manifest(std::string_view text, const std::string& source, ManifestParse how) {
   if (text.size() > k_max_manifest_bytes) {
     throw InputError(source, "", fmt::format("manifest is {} bytes, over the limit of {}", text.size(), k_max_manifest_bytes));
   }
   std::vector<json> variant_values;  // the variants, when parsed apart from the rest
-  const json parsed = parse_document(text, source, variant_values);
+  const json parsed = parse_document(text, source, variant_values, how);
   const JsonIn doc(parsed, source);
   Manifest m;
   m.source = source;

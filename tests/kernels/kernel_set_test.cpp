@@ -582,6 +582,20 @@ TEST(Manifest, TheVariantsCutOutOfEveryEmbeddedManifestAreTheWholeParses) {
       rebuilt["variants"].push_back(nlohmann::json::parse(e));
     }
     EXPECT_TRUE(rebuilt == nlohmann::json::parse(text)) << s.triton();
+    // And the Manifest read either way is the same.
+    const Manifest whole = parse_manifest(text, s.triton(), ManifestParse::whole);
+    const Manifest cut = parse_manifest(text, s.triton(), ManifestParse::split);
+    ASSERT_EQ(cut.variants.size(), whole.variants.size()) << s.triton();
+    for (std::size_t i = 0; i < whole.variants.size(); ++i) {
+      const Variant& a = whole.variants[i];
+      const Variant& b = cut.variants[i];
+      ASSERT_EQ(b.id, a.id);
+      EXPECT_EQ(b.status, a.status) << a.id;
+      EXPECT_EQ(b.cubin ? b.cubin->sha256 : "", a.cubin ? a.cubin->sha256 : "") << a.id;
+      EXPECT_EQ(b.ptx ? b.ptx->offset : 0, a.ptx ? a.ptx->offset : 0) << a.id;
+      EXPECT_EQ(b.params.size(), a.params.size()) << a.id;
+      EXPECT_EQ(b.axes.entries().size(), a.axes.entries().size()) << a.id;
+    }
   }
 }
 
@@ -605,7 +619,9 @@ TEST(Manifest, TextThatIsNotJsonFailsTheSplitParseWithTheWholeParsesMessage) {
   for (const std::string* bad : {&nul, &bom, &comma}) {
     const std::string whole = error_of<Fatal>([&] { (void)parse_json_bounded(*bad, "m.json", k_max_manifest_depth); });
     ASSERT_FALSE(whole.empty());
-    EXPECT_EQ(error_of<Fatal>([&] { (void)parse_manifest(*bad, "m.json"); }), whole);
+    for (const ManifestParse how : {ManifestParse::whole, ManifestParse::split}) {
+      EXPECT_EQ(error_of<Fatal>([&] { (void)parse_manifest(*bad, "m.json", how); }), whole);
+    }
   }
 }
 
@@ -680,7 +696,10 @@ TEST(Manifest, WrongTypesInAVariantNameTheirPointerInsteadOfEscapingAsAJsonError
   const auto message = [&](const char* field, const nlohmann::json& value) {
     nlohmann::json broken = doc;
     broken["variants"][ok][field] = value;
-    return fatal_of([&] { (void)parse_manifest(broken.dump(), "m.json"); });
+    const std::string whole = fatal_of([&] { (void)parse_manifest(broken.dump(), "m.json", ManifestParse::whole); });
+    // The variants parsed apart name the same pointer.
+    EXPECT_EQ(fatal_of([&] { (void)parse_manifest(broken.dump(), "m.json", ManifestParse::split); }), whole);
+    return whole;
   };
   EXPECT_EQ(message("block", {"128", 1, 1}), "m.json:" + v + "/block/0: expected a whole number in [1, 1024], got \"128\"");
   EXPECT_EQ(message("grid", {{1}, 2, {1}}), "m.json:" + v + "/grid/1: expected a list, got a whole number");
