@@ -57,6 +57,18 @@ class RunnerWithFakeWorker : public ::testing::Test {
     return r;
   }
 
+  /// The fake-worker config with five block_n and one token count: five images, one case
+  /// each, more than a window (k_tasks_in_flight) holds.
+  plan::SweepConfig five_images_one_case_each() const {
+    std::string text = k_config;
+    const std::string block_n = R"("block_n": [128, 32])";
+    text.replace(text.find(block_n), block_n.size(), R"("block_n": [16, 32, 64, 128, 256])");
+    const std::string tokens = R"("tokens": [16, 32, 64])";
+    text.replace(text.find(tokens), tokens.size(), R"("tokens": [64])");
+    write_file_atomic(m_dir.path() + "/config.json", text);
+    return plan::load_config_file(m_dir.path() + "/config.json");
+  }
+
   TempDir m_dir{"lp-runner-test-"};
 };
 
@@ -317,14 +329,7 @@ TEST_F(DevicesWithFakeWorker, RemediesRunAsNeighboursOfEachHazardousCase) {
 // the cases' images all go with the worker's first load for them, not window by window.
 TEST_F(RunnerWithFakeWorker, TheCasesImagesGoWithOneLoad) {
   write_file_atomic(m_dir.path() + "/script.json", json{{"log", m_dir.path() + "/worker.log"}}.dump());
-  // Five images, one case each: more than a window (k_tasks_in_flight) holds.
-  std::string text = k_config;
-  const std::string from = R"("block_n": [128, 32])";
-  text.replace(text.find(from), from.size(), R"("block_n": [16, 32, 64, 128, 256])");
-  const std::string tokens = R"("tokens": [16, 32, 64])";
-  text.replace(text.find(tokens), tokens.size(), R"("tokens": [64])");
-  write_file_atomic(m_dir.path() + "/config.json", text);
-  const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
+  const plan::SweepConfig config = five_images_one_case_each();
   SweepRequest r = request();
   r.controls = false;
   EXPECT_EQ(run_sweep(config, r).exit_code, 0);
@@ -348,13 +353,7 @@ TEST_F(RunnerWithFakeWorker, TheCasesImagesGoWithOneLoad) {
 TEST_F(RunnerWithFakeWorker, AnImageWhoseLoadKillsTheWorkerCostsOnlyItsCases) {
   write_file_atomic(m_dir.path() + "/script.json",
                     json{{"log", m_dir.path() + "/worker.log"}, {"die_loading", "m64n256k32"}}.dump());
-  std::string text = k_config;
-  const std::string from = R"("block_n": [128, 32])";
-  text.replace(text.find(from), from.size(), R"("block_n": [16, 32, 64, 128, 256])");
-  const std::string tokens = R"("tokens": [16, 32, 64])";
-  text.replace(text.find(tokens), tokens.size(), R"("tokens": [64])");
-  write_file_atomic(m_dir.path() + "/config.json", text);
-  const plan::SweepConfig config = plan::load_config_file(m_dir.path() + "/config.json");
+  const plan::SweepConfig config = five_images_one_case_each();
   SweepRequest r = request();
   r.controls = false;
   (void)run_sweep(config, r);
