@@ -36,8 +36,9 @@ constexpr std::size_t k_max_document_bytes = std::size_t{512} << 20;
 constexpr std::size_t k_max_document_depth = 64;
 /// The oldest schema major the converters read.
 constexpr int k_oldest_major = 2;
-/// The major before compact cases: as_report() writes it again in the current form.
-constexpr int k_rewritable_major = 3;
+/// The oldest major as_report() writes again in the current form: 3.x (cases whole, not
+/// compact) and 4.x (the amplify count under the key "pairs") differ from it only in form.
+constexpr int k_oldest_rewritable_major = 3;
 
 /// The major of a schema version ("4.2.0" -> 4); -1 for a text that is no version.
 int major_of(std::string_view version) {
@@ -369,7 +370,8 @@ Document read_document(const std::string& path) {
   const bool is_inspect = meta && meta->optional_string("command") == "inspect";
   d.kind = is_inspect ? DocumentKind::inspect : DocumentKind::report;
   // The converters read every major since 2 (2.x differs in the compiler records and
-  // the open metrics, which they read tolerantly; 4.x writes the cases compact).
+  // the open metrics, which they read tolerantly; 4.x writes the cases compact; 5.x names
+  // the amplify count "amplify", not "pairs").
   const std::string supported(is_inspect ? inspect::k_inspect_schema_version : report::schema_version());
   const int current = major_of(supported);
   const int major = major_of(version);
@@ -462,11 +464,11 @@ report::Report report_blocks(const Document& doc) {
   const std::string version = text(*doc.json, "schema_version");
   const int major = major_of(version);
   const int current = major_of(report::schema_version());
-  if (major != current && major != k_rewritable_major) {
+  if (major < k_oldest_rewritable_major || major > current) {
     throw InputError(doc.path, "/schema_version",
-                     fmt::format("report {}: only {}.x and {}.x reports can be written again (older ones differ in "
+                     fmt::format("report {}: only {}.x to {}.x reports can be written again (older ones differ in "
                                  "more than the form of their cases); the other formats read it as it is",
-                                 version, k_rewritable_major, current));
+                                 version, k_oldest_rewritable_major, current));
   }
   report::Report r;
   r.meta = doc.meta;

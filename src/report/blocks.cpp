@@ -433,7 +433,7 @@ SetControlsRecord SetControlsRecord::from_json(const JsonIn& j) {
 }
 
 json AmplifiedControlRecord::to_json() const {
-  json j = {{"triton", triton}, {"role", role}, {"pairs", amplify}, {"valid", valid}, {"record", record.to_json()}};
+  json j = {{"triton", triton}, {"role", role}, {"amplify", amplify}, {"valid", valid}, {"record", record.to_json()}};
   if (reason) {
     j["reason"] = *reason;
   }
@@ -444,7 +444,7 @@ AmplifiedControlRecord AmplifiedControlRecord::from_json(const JsonIn& j) {
   AmplifiedControlRecord a;
   a.triton = j.at("triton").string();
   a.role = j.at("role").string();
-  a.amplify = j.at("pairs").whole<int>(1, k_max_amplify);
+  a.amplify = read_amplify(j);
   a.valid = j.at("valid").boolean();
   a.reason = j.optional_string("reason");
   a.record = CaseRecord::from_json(j.at("record"));

@@ -149,7 +149,7 @@ struct SetControlsRecord {
 struct AmplifiedControlRecord {
   std::string triton;
   std::string role;  ///< "block_n_32" or "fixed_default"
-  int amplify = 0;   ///< written under the key "pairs" (report schema 4.1.0)
+  int amplify = 0;   ///< key "amplify" (before report schema 5.0.0: "pairs")
   bool valid = false;
   std::optional<std::string> reason;
   CaseRecord record;

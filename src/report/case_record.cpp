@@ -19,8 +19,13 @@ Verdict read_verdict(const JsonIn& j) {
   return *v;
 }
 
+int read_amplify(const JsonIn& j) {
+  const std::optional<JsonIn> before_5 = j.find("amplify") ? std::nullopt : j.find("pairs");
+  return (before_5 ? *before_5 : j.at("amplify")).whole<int>(1, k_max_amplify);
+}
+
 json AmplificationRecord::to_json() const {
-  return {{"pairs", amplify},
+  return {{"amplify", amplify},
           {"sites", sites},
           {"pending_sites", pending_sites},
           {"unamplified_findings", unamplified_findings ? json(*unamplified_findings) : json()},
@@ -30,7 +35,7 @@ json AmplificationRecord::to_json() const {
 
 AmplificationRecord AmplificationRecord::from_json(const JsonIn& j) {
   AmplificationRecord a;
-  a.amplify = j.at("pairs").whole<int>(1, k_max_amplify);
+  a.amplify = read_amplify(j);
   a.sites = j.at("sites").whole<std::size_t>(0, k_max_count);
   a.pending_sites = j.at("pending_sites").whole<std::size_t>(0, a.sites);
   if (const auto v = j.at("unamplified_findings"); !v.is_null()) {

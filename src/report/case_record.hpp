@@ -25,10 +25,15 @@ inline constexpr int k_max_device = 1023;
 /// value's pointer for a word that is none.
 Verdict read_verdict(const JsonIn& j);
 
+/// The amplify count of an amplification or amplified-control record: its key is
+/// "amplify" since report schema 5.0.0 and was "pairs" before. Throws lp::InputError
+/// for a record with neither, or a count outside [1, k_max_amplify].
+int read_amplify(const JsonIn& j);
+
 /// What the amplifier did to a case's expand kernel (the `amplify` axis above 0;
 /// src/ptx/amplify.hpp), and whether the amplified run can speak for the hazard.
 struct AmplificationRecord {
-  int amplify = 0;                ///< D: dependent wgmma pairs before each register-A wgmma (key "pairs")
+  int amplify = 0;                ///< D: dependent wgmma pairs before each register-A wgmma
   std::size_t sites = 0;          ///< register-A wgmmas amplified (0: the PTX is unchanged)
   std::size_t pending_sites = 0;  ///< of which the next wgmma.wait_group leaves in flight
   /// The hazards of the same (variant, compiler) without the pairs, when inspected:

@@ -559,7 +559,7 @@ TEST(Cli, DiffGroupsVerdictChangesAndExitsOneOnARegression) {
   const std::string ancient = write_temp("diff-ancient.json", R"({"schema_version": "1.0.0", "meta": {}})");
   r = loraprobe({"diff", ancient, after});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "loraprobe: " + ancient + ":/schema_version: report 1.0.0: this loraprobe reads 2.x to 4.x\n");
+  EXPECT_EQ(r.err, "loraprobe: " + ancient + ":/schema_version: report 1.0.0: this loraprobe reads 2.x to 5.x\n");
 }
 
 TEST(Cli, ReportAndDiffReadAnOlderSchemaReportAndRefuseWhatIsNone) {
@@ -586,10 +586,10 @@ TEST(Cli, ReportAndDiffReadAnOlderSchemaReportAndRefuseWhatIsNone) {
   r = loraprobe({"report", old, "--format", "html"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("<td class=\"cell L\" title=\"16 tokens: LATENT"), std::string::npos);
-  // Rewriting as 4.x is for 3.x and 4.x reports only: 2.x differs in more than its cases.
+  // Rewriting in the current schema is for 3.x to 5.x reports only: 2.x differs in more than its cases.
   r = loraprobe({"report", old, "--format", "json"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "loraprobe: " + old + ":/schema_version: report 2.0.0: only 3.x and 4.x reports can be written "
+  EXPECT_EQ(r.err, "loraprobe: " + old + ":/schema_version: report 2.0.0: only 3.x to 5.x reports can be written "
                    "again (older ones differ in more than the form of their cases); the other formats read it as it "
                    "is\n");
   const std::string three = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
@@ -597,12 +597,23 @@ TEST(Cli, ReportAndDiffReadAnOlderSchemaReportAndRefuseWhatIsNone) {
   r = loraprobe({"report", three, "--format", "json", "-o", compact});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json rewritten = nlohmann::json::parse(read_file(compact));
-  EXPECT_EQ(rewritten["schema_version"], "4.3.0");
+  EXPECT_EQ(rewritten["schema_version"], "5.0.0");
   EXPECT_EQ(rewritten["meta"]["detail"], "compact");
   EXPECT_EQ(rewritten["cases"]["rows"].size(), 80U);
   r = loraprobe({"diff", three, compact});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("diff: 80 case(s) matched", 0), 0U) << r.out;
+  // A 4.x report named the amplify count "pairs": it reads, and is written again as "amplify".
+  const std::string amplified = LP_SOURCE_DIR "/tests/stack/fixtures/h100-check-run-amplify2.json";
+  ASSERT_NE(read_file(amplified).find("\"pairs\":2"), std::string::npos) << "the fixture is no longer a 4.x report";
+  const std::string renamed = scratch().path() + "/amplified-5.json";
+  r = loraprobe({"report", amplified, "--format", "json", "-o", renamed});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string renamed_text = read_file(renamed);
+  EXPECT_EQ(renamed_text.find("\"pairs\""), std::string::npos);
+  EXPECT_NE(renamed_text.find("\"amplify\": 2"), std::string::npos);
+  r = loraprobe({"diff", amplified, renamed});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   const std::string junk = write_temp("report-junk.json", "[1, 2");
   r = loraprobe({"report", junk});
   EXPECT_EQ(r.exit_code, 2);
@@ -619,7 +630,7 @@ TEST(Cli, MergeRefusesReportsThatAreNotShards) {
   const std::string three = LP_SOURCE_DIR "/tests/report/fixtures/seed-h200-3.0.0.json";
   ProcessResult r = loraprobe({"merge", three, "-o", scratch().path() + "/merged.json"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "loraprobe: " + three + ":/schema_version: report 3.0.0: shards are reports of schema 4.3.0 "
+  EXPECT_EQ(r.err, "loraprobe: " + three + ":/schema_version: report 3.0.0: shards are reports of schema 5.0.0 "
                    "(sweep --shard)\n");
   const std::string four = scratch().path() + "/seed-4.json";
   ASSERT_EQ(loraprobe({"report", three, "--format", "json", "-o", four}).exit_code, 0);

@@ -99,11 +99,19 @@ TEST(Blocks, ControlsReadBackEveryKeyTheyWrote) {
                  {"reason", "the positive control must FAIL"}}}},
       {"race", {{"ran", true}, {"compiler", "ptxas=toolkit (13.0.88)"}, {"static_findings", 1},
                 {"result", {{"ctas", 4}, {"values", {{"64", 10}}}}}, {"shows", false}, {"summary", "no late read"}}},
-      {"amplified", {{{"triton", "3.9.0"}, {"role", "fixed_default"}, {"pairs", 2}, {"valid", true},
+      {"amplified", {{{"triton", "3.9.0"}, {"role", "fixed_default"}, {"amplify", 2}, {"valid", true},
                       {"record", case_json("PASS")}}}},
       {"amplified_notes", {"no block_n 32 variant in 3.7.1"}},
       {"reason", "Triton 3.6.0: the positive control must FAIL"}};
   EXPECT_EQ(round_trip<Controls>(controls), controls);
+  // Before report schema 5.0.0 the count was "pairs": it reads, and is written as "amplify".
+  json before_5 = controls;
+  before_5["amplified"][0].erase("amplify");
+  before_5["amplified"][0]["pairs"] = 2;
+  EXPECT_EQ(round_trip<Controls>(before_5), controls);
+  json neither = controls;
+  neither["amplified"][0].erase("amplify");
+  EXPECT_THROW(Controls::from_json(JsonIn(neither, k_file)), InputError);
   const json not_run = {{"ran", false}, {"valid", nullptr}, {"reason", "--no-controls"}};
   EXPECT_EQ(round_trip<Controls>(not_run), not_run);
   EXPECT_TRUE(Controls::from_json(JsonIn(not_run, k_file)).trusted());

@@ -158,14 +158,14 @@ TEST_F(SweepOnGpu, AmplifiedSeedCaseFailsWithTheBugsNanAndAmplifiedBlockN32Passe
   for (const json& a : report["controls"]["amplified"]) {
     EXPECT_TRUE(a["valid"].get<bool>()) << a.dump();
     EXPECT_EQ(a["record"]["verdict"], "PASS") << a.dump();
-    EXPECT_EQ(a["pairs"], 2);
+    EXPECT_EQ(a["amplify"], 2);
   }
   const json& hazard = case_with(report, 1024, 128);
   EXPECT_EQ(hazard["verdict"], "FAIL") << hazard.dump();
   EXPECT_EQ(hazard["reason"].get<std::string>().rfind("under amplification (2 queued wgmma pairs): ", 0), 0U)
       << hazard.dump();
   EXPECT_EQ(hazard["axes"]["amplify"], 2);
-  EXPECT_EQ(hazard["amplification"]["pairs"], 2);
+  EXPECT_EQ(hazard["amplification"]["amplify"], 2);
   EXPECT_EQ(hazard["amplification"]["sites"], 2);
   EXPECT_GT(hazard["amplification"]["unamplified_findings"].get<int>(), 0);
   EXPECT_GT(hazard["static_findings"].get<int>(), 0);  // the findings survived the amplification
