@@ -33,7 +33,7 @@ run:   this stack is fixed for the configuration (3.9 with its bundled 13.4 ptxa
 run:   everywhere). "incompatible" under ptxas=toolkit for 3.9: its PTX .version 9.4 needs a newer ptxas
 run:   (no stack pairs them; not a failure). The matrix at the end says it all in one table.
 run: covered: 2 configurations x 4 Triton sets x 2 compilers. Not covered here: the rest of each set
-run:   ('build/loraprobe inspect', every variant; minutes on 2 cores, then cached), other ptxas
+run:   ('build/loraprobe inspect', every variant; about 10 s on 2 cores: the sets ship their results), other ptxas
 run:   versions ('build/loraprobe inspect --ptxas-matrix'), and the numbers, which need the GPU sweep.
 run: next: 'build/loraprobe inspect --triton 3.8.0 --filter id=expand-fp32-bf16-m64n128k32-w4s2-evenk-add-s1
 run:   --ptxas 13.3 --json' shows one finding with its SASS lines; README "Is my stack fixed?" lists the gates.

@@ -116,7 +116,9 @@ void ImageSet::resolve_compilers(const kernels::KernelSets& sets) {
     const kernels::KernelSet& set = sets.at(image.triton);
     m_options.emplace(image.triton, set.manifest().ptxas_options);
     const std::string pkey = ptxas_key(image);
-    if (compiled_by_ptxas(image) &&
+    // A second build (the remedies' images) resolves only the ptxas the first did not.
+    const bool resolved = m_ptxas.count(pkey) > 0 || m_ptxas_errors.count(pkey) > 0;
+    if (compiled_by_ptxas(image) && !resolved &&
         std::none_of(wanted.begin(), wanted.end(), [&](const Wanted& w) { return w.key == pkey; })) {
       wanted.push_back({pkey, &set, pkey.rfind("triton@", 0) == 0 ? std::string() : image.compiler.ptxas, {}, {}});
     }
