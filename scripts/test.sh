@@ -23,7 +23,9 @@ phase "ctest"
 #    installed with its dependencies into a fresh virtual environment and held to the
 #    source build's answers (tests/wheel/install_test.sh).
 logs="$(mktemp -d "${TMPDIR:-/tmp}/lp-test-logs-XXXXXX")"
-trap 'rm -rf "$logs"' EXIT
+# An interrupted test.sh stops the phase beside it (a fuzzer or compiler it already
+# started ends on its own) and leaves no logs behind.
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT
 timed() {  # timed NAME COMMAND...: runs it into $logs/NAME.log, its status and seconds beside
   local start=$SECONDS rc=0
   "${@:2}" >"$logs/$1.log" 2>&1 || rc=$?

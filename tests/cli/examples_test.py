@@ -38,6 +38,8 @@ NOT_RUN = {"check": "needs the Python environment vLLM runs in, with Triton"}
 PLACEHOLDERS = ("/path/to", "~/", "my-set", "kernel.ptx", "/opt/", "/tmp/", "bug.json", "bug.jsonl", "report.json",
                 "old.json", "new.json", "base.json", "shard")
 RUN_AS_WRITTEN = ("list", "env", "version")
+# What each command line run in each folder did (check() runs each once).
+RAN = {}
 
 
 def commands_of(line: str) -> list:
@@ -129,7 +131,10 @@ def check(lp: str, where: str, command: str, cwd: str, env: dict, helps: dict) -
     run, accepted = run_of(sub, words)
     if problems or run is None:
         return problems, False
-    r = subprocess.run(run, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    key = (tuple(run), cwd)
+    if key not in RAN:  # the docs repeat commands: each command line runs once per folder
+        RAN[key] = subprocess.run(run, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    r = RAN[key]
     if r.returncode not in accepted:
         last = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
         where_run = "the checkout" if cwd != env["LP_EXAMPLES_OUTSIDE"] else "a folder outside the checkout"
