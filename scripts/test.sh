@@ -24,8 +24,9 @@ phase "ctest"
 #    source build's answers (tests/wheel/install_test.sh).
 logs="$(mktemp -d "${TMPDIR:-/tmp}/lp-test-logs-XXXXXX")"
 # An interrupted test.sh stops the phase beside it (a fuzzer or compiler it already
-# started ends on its own) and leaves no logs behind.
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT
+# started ends on its own) and leaves no logs behind. `|| true`: with no job left, kill
+# fails, and under set -e that failure would become test.sh's exit status (it did: 2).
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
 timed() {  # timed NAME COMMAND...: runs it into $logs/NAME.log, its status and seconds beside
   local start=$SECONDS rc=0
   "${@:2}" >"$logs/$1.log" 2>&1 || rc=$?
