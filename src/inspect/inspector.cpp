@@ -7,7 +7,6 @@
 #include <chrono>
 #include <exception>
 #include <future>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -124,7 +123,7 @@ Inspector::Inspector(InspectorOptions options)
       m_fingerprint(analysis_fingerprint(m_options.analysis)),
       m_memo(std::make_unique<Memo>()) {
   if (m_options.jobs == 0) {
-    m_options.jobs = std::max(1U, std::thread::hardware_concurrency());
+    m_options.jobs = static_cast<unsigned>(hardware_threads());
   }
   if (m_options.cache_root) {
     m_cache.emplace(*m_options.cache_root);

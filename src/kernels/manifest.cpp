@@ -5,7 +5,6 @@
 #include <exception>
 #include <optional>
 #include <regex>
-#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -312,7 +311,7 @@ json parse_document(std::string_view text, const std::string& source, std::vecto
   // callback: the callback ran for every token and slowed the 5 MB manifest of the full set.
   // The variants (nearly all of the 8 MB of the full set) are parsed on several threads.
   if (how == ManifestParse::automatic) {
-    how = std::thread::hardware_concurrency() > 4 ? ManifestParse::split : ManifestParse::whole;
+    how = hardware_threads() > 4 ? ManifestParse::split : ManifestParse::whole;
   }
   std::optional<JsonArraySplit> split;
   if (how == ManifestParse::split) {

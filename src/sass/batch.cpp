@@ -244,7 +244,7 @@ class BatchRun {
 
 std::vector<BatchOutput> disassemble_batch(const Nvdisasm& tool, const std::vector<BatchInput>& inputs,
                                            unsigned jobs, std::chrono::milliseconds timeout) {
-  const std::size_t threads = jobs == 0 ? std::max(1U, std::thread::hardware_concurrency()) : jobs;
+  const std::size_t threads = jobs == 0 ? hardware_threads() : jobs;
   return BatchRun(tool, inputs, timeout).run(threads);
 }
 

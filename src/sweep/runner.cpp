@@ -5,7 +5,6 @@
 #include <map>
 #include <numeric>
 #include <optional>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -32,6 +31,7 @@
 #include "util/error.hpp"
 #include "util/elapsed.hpp"
 #include "util/interrupt.hpp"
+#include "util/parallel.hpp"
 
 namespace lp::sweep {
 
@@ -337,7 +337,7 @@ class Sweep {
   /// CPU whatever its size; it has the time of the controls and the cases).
   void start_inspection() {
     m_workers.jit_driver_images(m_images);
-    const std::size_t all = m_request.jobs == 0 ? std::max(1U, std::thread::hardware_concurrency()) : m_request.jobs;
+    const std::size_t all = m_request.jobs == 0 ? hardware_threads() : m_request.jobs;
     m_inspection.start(m_request.nvdisasm, std::max<std::size_t>(1, all / 2));
   }
 

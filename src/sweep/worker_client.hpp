@@ -48,7 +48,6 @@ class WorkerClient {
   [[nodiscard]] bool alive() const noexcept { return m_alive; }
   [[nodiscard]] bool has_loaded(const std::string& key) const { return m_loaded.count(key) > 0; }
 
-
   /// Sends a load_batch and returns the per-item results. A worker that dies or
   /// times out gives every item ok=false with the reason.
   std::vector<protocol::LoadResult> load(const std::vector<protocol::LoadItem>& items, std::chrono::seconds timeout);

@@ -13,6 +13,10 @@
 
 namespace lp {
 
+/// The hardware's thread count, at least 1 (std::thread says 0 when it cannot tell):
+/// what "0: the hardware's count" means wherever a thread count is asked for.
+inline std::size_t hardware_threads() { return std::max(1U, std::thread::hardware_concurrency()); }
+
 /// What the loop does after fn threw.
 enum class StopPolicy {
   finish_all,   ///< every index is still processed (independent items: one bad cubin spoils none)
@@ -25,7 +29,7 @@ enum class StopPolicy {
 template <class Fn>
 void parallel_for(std::size_t n, std::size_t threads, Fn&& fn, StopPolicy policy = StopPolicy::finish_all) {
   if (threads == 0) {
-    threads = std::max(1U, std::thread::hardware_concurrency());
+    threads = hardware_threads();
   }
   threads = std::min(threads, n);
   std::atomic<std::size_t> next{0};

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -76,7 +75,7 @@ void tally_race_launch(std::span<const float> outputs, unsigned ctas, std::size_
   }
   const std::size_t per_tile = outputs.size() / ctas;
   if (threads == 0) {
-    threads = std::max(1U, std::thread::hardware_concurrency());
+    threads = hardware_threads();
   }
   // Contiguous ranges of tiles, one per thread, merged in order.
   const std::size_t parts = std::min<std::size_t>(threads, ctas);
@@ -125,7 +124,7 @@ RaceResult run_race_kernel(std::string_view cubin, unsigned ctas, unsigned launc
     out.copy_to_host(host.data(), host.size() * sizeof(float), stream);
     stream.synchronize();
     // Half the cores: the static inspection's nvdisasm runs beside the controls.
-    tally_race_launch(host, ctas, std::max(1U, std::thread::hardware_concurrency() / 2), r);
+    tally_race_launch(host, ctas, std::max<std::size_t>(1, hardware_threads() / 2), r);
   }
   return r;
 }
